@@ -1,0 +1,94 @@
+// The Env seam: every file the storage engine touches goes through an Env (after LevelDB's
+// include/leveldb/env.h). core/posix_env.h is the real one (pwrite/pread, fsync, mmap'd index);
+// sim/ has a virtual disk that keeps page-cache bytes apart from durable bytes so that a crash
+// can drop what was never synced. Both pass the same contract tests
+// (tests/core/env_contract.h).
+//
+// Paths are '/'-separated strings. Errors are Status values: kNotFound, kAlreadyExists,
+// kIoError (EIO), kNoSpace (ENOSPC). An Env and its files are used from one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/bytes.h"
+#include "core/status.h"
+
+namespace ksim {
+
+// An open regular file. Writes go to the end (Append) or, for rewriting a header, anywhere
+// (WriteAt); nothing written is durable until Sync() returns ok.
+class File {
+ public:
+  virtual ~File() = default;
+
+  virtual Status Append(ByteView data) = 0;
+  virtual Status WriteAt(uint64_t position, ByteView data) = 0;
+  // Reads up to out.size() bytes at `position`; fewer only at end of file. Returns the count.
+  virtual Result<size_t> ReadAt(uint64_t position, MutableByteView out) const = 0;
+  // Makes every byte written so far durable (fsync).
+  virtual Status Sync() = 0;
+  // Shrinks (or extends with zeros) to `size` bytes.
+  virtual Status Truncate(uint64_t size) = 0;
+  virtual uint64_t Size() const = 0;
+  virtual const std::string& path() const = 0;
+};
+
+// A file mapped into memory at a fixed length (the offset and time indexes, as Kafka mmaps
+// them). Stores through data() reach the file; Flush() makes them durable (msync).
+class MappedFile {
+ public:
+  virtual ~MappedFile() = default;
+
+  virtual MutableByteView data() = 0;
+  virtual ByteView data() const = 0;
+  // Changes the file's and the mapping's length (Kafka's AbstractIndex.resize); data() is
+  // invalidated. Bytes past the old length read as zero.
+  virtual Status Resize(uint64_t length) = 0;
+  virtual Status Flush() = 0;
+  virtual const std::string& path() const = 0;
+};
+
+enum class OpenMode {
+  kOpenExisting,    // fail with kNotFound when missing
+  kCreateIfMissing, // open, or create empty
+  kCreateNew,       // fail with kAlreadyExists when present
+  kTruncate,        // create or empty an existing file
+};
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  virtual Result<std::unique_ptr<File>> OpenFile(const std::string& path, OpenMode mode) = 0;
+  // Maps `path`, creating it when missing. A `length` >= 0 sets the file's length first
+  // (preallocation); -1 maps it at its current length.
+  virtual Result<std::unique_ptr<MappedFile>> MapFile(const std::string& path, int64_t length) = 0;
+
+  virtual bool FileExists(const std::string& path) = 0;
+  virtual Result<uint64_t> FileSize(const std::string& path) = 0;
+  // Atomically replaces `to` with `from` (rename(2)); durable after SyncDir of the parent.
+  virtual Status RenameFile(const std::string& from, const std::string& to) = 0;
+  virtual Status RemoveFile(const std::string& path) = 0;
+  // Names (not paths) of a directory's entries, sorted, without "." and "..".
+  virtual Result<std::vector<std::string>> ListDir(const std::string& dir) = 0;
+  // Creates `dir` and missing parents; ok when it exists.
+  virtual Status CreateDir(const std::string& dir) = 0;
+  // Removes an empty directory.
+  virtual Status RemoveDir(const std::string& dir) = 0;
+  virtual bool DirExists(const std::string& dir) = 0;
+  // Makes the directory's entries (creations, renames, removals) durable (fsync of the dir).
+  virtual Status SyncDir(const std::string& dir) = 0;
+};
+
+// Joins path components with '/'.
+std::string JoinPath(const std::string& dir, const std::string& name);
+
+// Reads the whole of a file (for tests and tools).
+Result<Bytes> ReadWholeFile(Env& env, const std::string& path);
+// Removes a directory tree (files first).
+Status RemoveTree(Env& env, const std::string& dir);
+
+}  // namespace ksim

@@ -1,0 +1,19 @@
+// The `ksim` subcommands. Each file tools/cmd_<name>.cc adds one subcommand to the CLI11 app
+// and returns the function that runs it once arguments are parsed. Exit codes: 0 success,
+// 1 the run completed but something it checks failed, 2 bad input (arguments, files).
+#pragma once
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace ksim::tools {
+
+using Command = std::function<int()>;
+
+Command AddDumpLog(CLI::App& app);
+Command AddLogAppend(CLI::App& app);
+
+}  // namespace ksim::tools

@@ -1,0 +1,32 @@
+// ksim: one binary, subcommands in the style of Kafka's own tools (docs/cli.md).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ksim: a deterministic Kafka cluster simulator over a real storage engine"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ksim 0.1");
+
+  std::map<std::string, ksim::tools::Command> commands;
+  auto add = [&](ksim::tools::Command command) {
+    commands.emplace(app.get_subcommands({}).back()->get_name(), std::move(command));
+  };
+  add(ksim::tools::AddDumpLog(app));
+  add(ksim::tools::AddLogAppend(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    // CLI11 returns 0 for --help/--version and 1..n for errors; errors are exit 2 (docs/cli.md).
+    return code == 0 ? 0 : 2;
+  }
+  for (CLI::App* sub : app.get_subcommands()) {
+    return commands.at(sub->get_name())();
+  }
+  return 2;
+}
