@@ -1,0 +1,188 @@
+// The discrete-event kernel of the simulated world. An EventLoop holds callbacks scheduled at
+// virtual times (integer microseconds) and runs them in (time, insertion sequence) order, so two
+// events at the same time run in the order they were scheduled and a run is a pure function of
+// the schedule (docs/DESIGN.md, determinism rules). It is also the simulator's implementation of
+// core's Clock and Timers seams (core/clock.h): core code handed an EventLoop schedules on
+// virtual time without knowing it.
+//
+// Layout: the heap holds 24-byte POD entries (time, sequence, slot index); the callables live out
+// of line in slots of fixed addresses (chunks that never move), with a small inline buffer so
+// that typical lambdas and std::function values are stored without a heap allocation. Freed slots
+// go to a free list. Cancellation is lazy: the slot is marked and its callable destroyed at once,
+// the heap entry is skipped when it surfaces; when cancelled entries dominate the heap it is
+// compacted (heap shape does not affect order, which is total on (time, sequence)).
+//
+// Ownership and threads: the loop owns every pending callable and destroys the ones that never
+// ran when it is destroyed. Single-threaded: the simulated world has no threads. Callbacks may
+// schedule and cancel events (including cancelling themselves: a no-op once running), but must
+// not call Step/RunUntil/RunUntilIdle (re-entrancy is a programmer error).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <new>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/check.h"
+#include "core/clock.h"
+#include "core/types.h"
+
+namespace ksim::sim {
+
+class EventLoop final : public Clock, public Timers {
+ public:
+  // Callables up to this size (and alignment up to kInlineAlign) are stored inside the slot;
+  // larger ones are heap-allocated once. A std::function<void()> (32 bytes) fits.
+  static constexpr size_t kInlineBytes = 48;
+  static constexpr size_t kInlineAlign = alignof(std::max_align_t);
+
+  explicit EventLoop(TimeUs start_us = 0);
+  ~EventLoop() override;
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Clock: the virtual time. During a callback it is that event's time; after RunUntil(t) it
+  // is t.
+  TimeUs Now() const override { return now_us_; }
+
+  // Timers: runs `callback` `delay_us` from now; 0 runs after every event already at Now().
+  // REQUIRES: delay_us >= 0, callback non-empty.
+  TimerId Schedule(TimeUs delay_us, std::function<void()> callback) override {
+    KSIM_CHECK_MSG(static_cast<bool>(callback), "scheduling an empty std::function");
+    return ScheduleAfter(delay_us, std::move(callback));
+  }
+  // Cancels a pending event; cancelling one that ran, is running or was cancelled is a no-op.
+  // REQUIRES: `id` was returned by this loop.
+  void Cancel(TimerId id) override;
+
+  // The allocation-free path: any void() callable (move-only ones too). `label` is for
+  // debugging and the viewer only (a string with static storage duration, or null).
+  // REQUIRES: time_us >= Now() (scheduling in the past is a programmer error).
+  template <class F>
+  TimerId ScheduleAt(TimeUs time_us, F&& callback, const char* label = nullptr);
+  // REQUIRES: delay_us >= 0.
+  template <class F>
+  TimerId ScheduleAfter(TimeUs delay_us, F&& callback, const char* label = nullptr) {
+    KSIM_CHECK_MSG(delay_us >= 0, "negative delay");
+    KSIM_CHECK_MSG(delay_us <= kTimeMax - now_us_, "event time overflows");
+    return ScheduleAt(now_us_ + delay_us, std::forward<F>(callback), label);
+  }
+
+  // Runs exactly one event (the earliest live one) and returns true, or returns false when
+  // nothing is pending. Now() becomes that event's time.
+  bool Step();
+  // Runs every event with time <= `time_us`, including those scheduled meanwhile, then sets
+  // Now() to `time_us` (even if no event ran). Returns how many events ran.
+  // REQUIRES: time_us >= Now().
+  uint64_t RunUntil(TimeUs time_us);
+  // Runs events until none is pending or `max_events` have run. Returns true if the loop is
+  // idle (pending() == 0), false if the bound stopped it. Now() stays at the last event's time.
+  bool RunUntilIdle(uint64_t max_events);
+
+  struct NextEvent {
+    TimeUs time_us;
+    const char* label;  // may be null
+  };
+  // The event Step() would run next, if any (skips and frees cancelled entries at the top).
+  std::optional<NextEvent> PeekNext();
+
+  // True while `id` is scheduled and has neither run, started running nor been cancelled.
+  bool IsPending(TimerId id) const;
+  // Live (not cancelled, not yet started) events.
+  size_t pending() const { return pending_; }
+  uint64_t events_executed() const { return events_executed_; }
+  // True while a callback runs; the label of the running event (null if none or unlabelled).
+  bool running() const { return running_; }
+  const char* current_label() const { return current_label_; }
+
+ private:
+  static constexpr TimeUs kTimeMax = INT64_MAX;
+  static constexpr uint32_t kChunkShift = 10;
+  static constexpr uint32_t kChunkSlots = 1u << kChunkShift;
+  // Compaction starts once this many cancelled entries sit in the heap and they are the majority.
+  static constexpr size_t kCompactMinCancelled = 1024;
+
+  enum class SlotState : uint8_t { kFree, kPending, kRunning, kCancelled };
+
+  struct Slot {
+    alignas(kInlineAlign) unsigned char storage[kInlineBytes];
+    void (*invoke)(void*) = nullptr;
+    void (*destroy)(void*) = nullptr;  // null when there is nothing to destroy
+    const char* label = nullptr;
+    uint32_t generation = 1;  // bumped each time the slot is freed; part of the TimerId
+    SlotState state = SlotState::kFree;
+  };
+
+  // The heap entry: plain data, so sifting moves 24 bytes.
+  struct Entry {
+    TimeUs time_us;
+    uint64_t sequence;
+    uint32_t slot;
+  };
+  static_assert(sizeof(Entry) <= 24);
+  // Heap order: std::*_heap build a max-heap, so "less" means "runs later".
+  struct RunsLater {
+    bool operator()(const Entry& a, const Entry& b) const {
+      if (a.time_us != b.time_us) return a.time_us > b.time_us;
+      return a.sequence > b.sequence;
+    }
+  };
+
+  Slot& SlotAt(uint32_t index) { return chunks_[index >> kChunkShift][index & (kChunkSlots - 1)]; }
+  const Slot& SlotAt(uint32_t index) const {
+    return chunks_[index >> kChunkShift][index & (kChunkSlots - 1)];
+  }
+  uint32_t AllocateSlot();
+  void FreeSlot(uint32_t index);
+  static void DestroyCallable(Slot& slot);
+  TimerId Push(TimeUs time_us, uint32_t index, const char* label);
+  // Pops cancelled entries off the top; returns false if the heap is then empty.
+  bool DropCancelledTop();
+  // Runs the top entry. REQUIRES: heap non-empty and its top is live.
+  void RunTop();
+  void MaybeCompact();
+
+  TimeUs now_us_;
+  uint64_t next_sequence_ = 0;
+  uint64_t events_executed_ = 0;
+  size_t pending_ = 0;
+  size_t cancelled_in_heap_ = 0;
+  bool running_ = false;
+  const char* current_label_ = nullptr;
+  std::vector<Entry> heap_;
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  uint32_t slots_created_ = 0;
+  std::vector<uint32_t> free_slots_;
+};
+
+template <class F>
+TimerId EventLoop::ScheduleAt(TimeUs time_us, F&& callback, const char* label) {
+  using Fn = std::decay_t<F>;
+  static_assert(std::is_invocable_r_v<void, Fn&>, "an event callback is a void() callable");
+  KSIM_CHECK_MSG(time_us >= now_us_, "scheduling an event in the past");
+  const uint32_t index = AllocateSlot();
+  Slot& slot = SlotAt(index);
+  if constexpr (sizeof(Fn) <= kInlineBytes && alignof(Fn) <= kInlineAlign &&
+                std::is_nothrow_move_constructible_v<Fn>) {
+    ::new (static_cast<void*>(slot.storage)) Fn(std::forward<F>(callback));
+    slot.invoke = [](void* p) { (*std::launder(static_cast<Fn*>(p)))(); };
+    if constexpr (std::is_trivially_destructible_v<Fn>) {
+      slot.destroy = nullptr;
+    } else {
+      slot.destroy = [](void* p) { std::launder(static_cast<Fn*>(p))->~Fn(); };
+    }
+  } else {
+    Fn* boxed = new Fn(std::forward<F>(callback));
+    ::new (static_cast<void*>(slot.storage)) Fn*(boxed);
+    slot.invoke = [](void* p) { (**std::launder(static_cast<Fn**>(p)))(); };
+    slot.destroy = [](void* p) { delete *std::launder(static_cast<Fn**>(p)); };
+  }
+  return Push(time_us, index, label);
+}
+
+}  // namespace ksim::sim
