@@ -65,6 +65,8 @@ std::string_view ErrcName(Errc code) {
     case Errc::kInvalidArgument: return "INVALID_ARGUMENT";
     case Errc::kCorruption: return "CORRUPTION";
     case Errc::kUnsupported: return "UNSUPPORTED";
+    case Errc::kOffsetsOutOfOrder: return "OFFSETS_OUT_OF_ORDER";
+    case Errc::kUnexpectedAppendOffset: return "UNEXPECTED_APPEND_OFFSET";
   }
   return "UNKNOWN_ERROR_CODE";
 }

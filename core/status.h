@@ -69,6 +69,8 @@ enum class Errc : int16_t {
   kInvalidArgument = -104,
   kCorruption = -105,     // damaged bytes on disk (Kafka: CorruptRecordException)
   kUnsupported = -106,
+  kOffsetsOutOfOrder = -107,      // Kafka's OffsetsOutOfOrderException (follower append)
+  kUnexpectedAppendOffset = -108,  // Kafka's UnexpectedAppendOffsetException (follower append)
 };
 
 // Kafka's name for the code ("NOT_LEADER_FOR_PARTITION"), or a local name ("IO_ERROR").
