@@ -36,11 +36,11 @@
 
 namespace ksim {
 
-inline constexpr size_t kLogOverhead = 12;        // baseOffset + batchLength
-inline constexpr size_t kBatchHeaderSize = 61;    // through the records count
+inline constexpr size_t kLogOverhead = 12;      // baseOffset + batchLength
+inline constexpr size_t kBatchHeaderSize = 61;  // through the records count
 inline constexpr int8_t kMagicV2 = 2;
-inline constexpr size_t kCrcOffset = 17;          // position of the crc field
-inline constexpr size_t kAttributesOffset = 21;   // CRC coverage starts here
+inline constexpr size_t kCrcOffset = 17;         // position of the crc field
+inline constexpr size_t kAttributesOffset = 21;  // CRC coverage starts here
 
 struct RecordHeader {
   std::string key;
@@ -105,19 +105,30 @@ struct Record {
   std::vector<RecordHeader> headers;
 };
 
-// Encodes one batch. REQUIRES: !records.empty().
+// Encodes one uncompressed batch into a buffer of exactly its size. As Kafka's
+// MemoryRecordsBuilder: baseTimestamp is the first record's timestamp, maxTimestamp the largest,
+// offset deltas run 0..n-1, lastOffsetDelta = n-1, record attributes are 0.
+// REQUIRES: !records.empty(); every timestamp >= kNoTimestamp (-1); sizes fit Kafka's int32s.
 Bytes EncodeBatch(const BatchSpec& spec, std::span<const RecordInput> records);
 
 // Parses the header of the batch at the start of `bytes` without checking the CRC. Fails with
-// kCorruption when fewer than kBatchHeaderSize bytes are there, the magic is not 2, or the
-// length fields are impossible. Does not require the whole batch to be present.
+// kCorruption when fewer than kBatchHeaderSize bytes are there, batchLength < 49, the magic is
+// not 2, baseOffset or lastOffsetDelta is negative (or their sum overflows), or the records count
+// is negative or larger than the batch's bytes could hold (a record takes at least 7 bytes).
+// Does not require the whole batch to be present.
 Result<BatchHeader> ParseBatchHeader(ByteView bytes);
 
-// Checks a whole batch: header, size == bytes.size(), CRC, and that the records parse and their
-// count, offset deltas and timestamps agree with the header.
+// Checks a whole batch: header, size == bytes.size(), CRC, and that the records parse and agree
+// with the header: exactly records_count of them fill the batch, offset deltas are 0, 1, 2, ...
+// (ksim never compacts), lastOffsetDelta = count - 1, and for create-time batches maxTimestamp is
+// the largest record timestamp. kCorruption names the field and its byte position in the batch;
+// a compressed batch is kUnsupported.
 Status VerifyBatch(ByteView batch);
 
-// Decodes every record of a whole (verified or not) batch; kCorruption on any damage.
+// Decodes every record of a whole (verified or not) batch; no CRC check. kCorruption on any
+// structural damage (lengths, varints, count, offset deltas not rising within
+// [0, lastOffsetDelta]); kUnsupported when compressed. With log-append time every record's
+// timestamp is maxTimestamp, as in Kafka.
 Result<std::vector<Record>> DecodeRecords(ByteView batch);
 
 // Stamps fields outside the CRC's coverage. REQUIRES: batch.size() >= kBatchHeaderSize.
@@ -126,12 +137,16 @@ void SetPartitionLeaderEpoch(MutableByteView batch, LeaderEpoch epoch);
 
 // Walks consecutive batches in a buffer (a fetch response, a segment read). Stops at the first
 // batch that is incomplete (a partial batch at the end of a read is normal) or corrupt; status()
-// tells which.
+// tells which. As Kafka's log input streams do, batchLength (< 49) and magic are judged as soon
+// as their bytes are there, everything else once the whole batch is; each batch's header is
+// parsed (ParseBatchHeader) and, with verify_crc, its CRC checked. Records are not walked: call
+// VerifyBatch or DecodeRecords on an item for that. The buffer must outlive the iterator.
 class BatchIterator {
  public:
-  explicit BatchIterator(ByteView buffer, bool verify_crc = true) : buffer_(buffer), verify_(verify_crc) {}
+  explicit BatchIterator(ByteView buffer, bool verify_crc = true)
+      : buffer_(buffer), verify_(verify_crc) {}
 
-  // The next whole batch, or nullopt at the end.
+  // The next whole batch, or nullopt at the end (and on every call after that).
   struct Item {
     BatchHeader header;
     ByteView bytes;       // the whole batch
@@ -140,7 +155,8 @@ class BatchIterator {
   std::optional<Item> Next();
 
   // ok at a clean end; kCorruption when a corrupt batch stopped the walk. A truncated last batch
-  // is not an error here: position() says where the valid bytes end.
+  // is not an error here: position() says where the valid bytes end. Messages start with
+  // "batch at position N: ".
   const Status& status() const { return status_; }
   size_t position() const { return position_; }
   // True when the walk stopped on an incomplete final batch.
