@@ -614,7 +614,9 @@ TEST(RecordBatchTest, DecodersRejectEveryPrefixOfABatch) {
     const Bytes prefix(batch.begin(), batch.begin() + static_cast<ptrdiff_t>(length));
     EXPECT_EQ(VerifyBatch(prefix).code(), Errc::kCorruption) << length;
     EXPECT_EQ(DecodeRecords(prefix).status().code(), Errc::kCorruption) << length;
-    if (length >= kBatchHeaderSize) EXPECT_TRUE(ParseBatchHeader(prefix).ok()) << length;
+    if (length >= kBatchHeaderSize) {
+      EXPECT_TRUE(ParseBatchHeader(prefix).ok()) << length;
+    }
   }
 }
 
