@@ -18,9 +18,8 @@ uint32_t IdGeneration(TimerId id) { return static_cast<uint32_t>(id >> 32); }
 EventLoop::EventLoop(TimeUs start_us) : now_us_(start_us) { KSIM_CHECK(start_us >= 0); }
 
 EventLoop::~EventLoop() {
-  for (uint32_t index = 0; index < slots_created_; ++index) {
-    Slot& slot = SlotAt(index);
-    if (slot.state == SlotState::kPending) DestroyCallable(slot);
+  for (uint32_t index = 0; index < meta_.size(); ++index) {
+    if (meta_[index].state == SlotState::kPending) DestroyCallable(SlotAt(index));
   }
 }
 
@@ -28,25 +27,24 @@ uint32_t EventLoop::AllocateSlot() {
   if (!free_slots_.empty()) {
     const uint32_t index = free_slots_.back();
     free_slots_.pop_back();
-    KSIM_CHECK(SlotAt(index).state == SlotState::kFree);
+    KSIM_CHECK(meta_[index].state == SlotState::kFree);
     return index;
   }
-  KSIM_CHECK_MSG(slots_created_ < UINT32_MAX - 1, "too many simultaneous events");
-  if ((slots_created_ & (kChunkSlots - 1)) == 0) {
-    chunks_.push_back(std::make_unique<Slot[]>(kChunkSlots));
-  }
-  return slots_created_++;
+  KSIM_CHECK_MSG(meta_.size() < kSlotsMax, "too many simultaneous events");
+  const auto index = static_cast<uint32_t>(meta_.size());
+  if ((index & (kChunkSlots - 1)) == 0) chunks_.push_back(std::make_unique<Slot[]>(kChunkSlots));
+  meta_.emplace_back();
+  return index;
 }
 
 void EventLoop::FreeSlot(uint32_t index) {
-  Slot& slot = SlotAt(index);
-  KSIM_CHECK(slot.state != SlotState::kFree);
-  KSIM_CHECK(slot.invoke == nullptr);
-  slot.state = SlotState::kFree;
-  slot.label = nullptr;
+  SlotMeta& meta = meta_[index];
+  KSIM_CHECK(meta.state != SlotState::kFree);
+  KSIM_CHECK(SlotAt(index).invoke == nullptr);
+  meta.state = SlotState::kFree;
   // A slot whose generation would wrap is retired, so that no TimerId is ever reused.
-  if (slot.generation == UINT32_MAX) return;
-  ++slot.generation;
+  if (meta.generation == UINT32_MAX) return;
+  ++meta.generation;
   free_slots_.push_back(index);
 }
 
@@ -55,26 +53,76 @@ void EventLoop::DestroyCallable(Slot& slot) {
   if (slot.destroy != nullptr) slot.destroy(slot.storage);
   slot.invoke = nullptr;
   slot.destroy = nullptr;
+  slot.label = nullptr;
 }
 
 TimerId EventLoop::Push(TimeUs time_us, uint32_t index, const char* label) {
-  Slot& slot = SlotAt(index);
-  KSIM_CHECK(slot.state == SlotState::kFree);
-  slot.state = SlotState::kPending;
-  slot.label = label;
-  heap_.push_back(Entry{time_us, next_sequence_++, index});
-  std::push_heap(heap_.begin(), heap_.end(), RunsLater{});
+  SlotMeta& meta = meta_[index];
+  KSIM_CHECK(meta.state == SlotState::kFree);
+  KSIM_CHECK_MSG(next_sequence_ <= kSequenceMax, "event sequence numbers exhausted");
+  meta.state = SlotState::kPending;
+  SlotAt(index).label = label;
+  HeapPush(Entry{time_us, (next_sequence_++ << kSlotBits) | index});
   ++pending_;
-  return MakeId(slot.generation, index);
+  return MakeId(meta.generation, index);
+}
+
+void EventLoop::HeapPush(Entry entry) {
+  size_t hole = heap_.size();
+  heap_.push_back(entry);
+  while (hole > 0) {
+    const size_t parent = (hole - 1) / 4;
+    if (!RunsBefore(entry, heap_[parent])) break;
+    heap_[hole] = heap_[parent];
+    hole = parent;
+  }
+  heap_[hole] = entry;
+}
+
+void EventLoop::HeapPop() {
+  KSIM_CHECK(!heap_.empty());
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  const size_t size = heap_.size();
+  if (size == 0) return;
+  // Floyd's variant: walk the hole from the root down to a leaf along the earliest children
+  // (no comparison with `last` on the way down, and branch-free choices among four children),
+  // then sift `last` up from there; it usually belongs near the bottom.
+  size_t hole = 0;
+  Entry* const data = heap_.data();
+  for (;;) {
+    const size_t first = 4 * hole + 1;
+    size_t best = first;
+    if (first + 4 <= size) {
+      const size_t best01 = RunsBefore(data[first + 1], data[first]) ? first + 1 : first;
+      const size_t best23 = RunsBefore(data[first + 3], data[first + 2]) ? first + 3 : first + 2;
+      best = RunsBefore(data[best23], data[best01]) ? best23 : best01;
+    } else if (first < size) {
+      for (size_t child = first + 1; child < size; ++child) {
+        if (RunsBefore(data[child], data[best])) best = child;
+      }
+    } else {
+      break;
+    }
+    data[hole] = data[best];
+    hole = best;
+  }
+  while (hole > 0) {
+    const size_t parent = (hole - 1) / 4;
+    if (!RunsBefore(last, data[parent])) break;
+    data[hole] = data[parent];
+    hole = parent;
+  }
+  data[hole] = last;
 }
 
 void EventLoop::Cancel(TimerId id) {
   const uint32_t index = IdIndex(id);
-  KSIM_CHECK_MSG(id != 0 && index < slots_created_, "cancelling an id this loop never issued");
-  Slot& slot = SlotAt(index);
-  if (slot.generation != IdGeneration(id) || slot.state != SlotState::kPending) return;
-  DestroyCallable(slot);
-  slot.state = SlotState::kCancelled;
+  KSIM_CHECK_MSG(id != 0 && index < meta_.size(), "cancelling an id this loop never issued");
+  SlotMeta& meta = meta_[index];
+  if (meta.generation != IdGeneration(id) || meta.state != SlotState::kPending) return;
+  DestroyCallable(SlotAt(index));
+  meta.state = SlotState::kCancelled;
   KSIM_CHECK(pending_ > 0);
   --pending_;
   ++cancelled_in_heap_;
@@ -83,33 +131,27 @@ void EventLoop::Cancel(TimerId id) {
 
 bool EventLoop::IsPending(TimerId id) const {
   const uint32_t index = IdIndex(id);
-  if (id == 0 || index >= slots_created_) return false;
-  const Slot& slot = SlotAt(index);
-  return slot.generation == IdGeneration(id) && slot.state == SlotState::kPending;
+  if (id == 0 || index >= meta_.size()) return false;
+  return meta_[index].generation == IdGeneration(id) && meta_[index].state == SlotState::kPending;
 }
 
 void EventLoop::MaybeCompact() {
   if (cancelled_in_heap_ < kCompactMinCancelled || cancelled_in_heap_ * 2 <= heap_.size()) return;
-  auto cancelled = [this](const Entry& entry) {
-    return SlotAt(entry.slot).state == SlotState::kCancelled;
-  };
-  for (const Entry& entry : heap_) {
-    if (cancelled(entry)) FreeSlot(entry.slot);
-  }
-  // FreeSlot marked them kFree; drop those (a running event's slot is not in the heap).
-  std::erase_if(
-      heap_, [this](const Entry& entry) { return SlotAt(entry.slot).state == SlotState::kFree; });
-  std::make_heap(heap_.begin(), heap_.end(), RunsLater{});
+  std::erase_if(heap_, [this](const Entry& entry) {
+    if (meta_[entry.slot()].state != SlotState::kCancelled) return false;
+    FreeSlot(entry.slot());
+    return true;
+  });
+  std::sort(heap_.begin(), heap_.end(), RunsBefore);  // a sorted array is a valid heap
   cancelled_in_heap_ = 0;
   KSIM_CHECK(heap_.size() == pending_);
 }
 
 bool EventLoop::DropCancelledTop() {
   while (!heap_.empty()) {
-    const uint32_t index = heap_.front().slot;
-    if (SlotAt(index).state != SlotState::kCancelled) return true;
-    std::pop_heap(heap_.begin(), heap_.end(), RunsLater{});
-    heap_.pop_back();
+    const uint32_t index = heap_.front().slot();
+    if (meta_[index].state != SlotState::kCancelled) return true;
+    HeapPop();
     FreeSlot(index);
     KSIM_CHECK(cancelled_in_heap_ > 0);
     --cancelled_in_heap_;
@@ -120,14 +162,16 @@ bool EventLoop::DropCancelledTop() {
 void EventLoop::RunTop() {
   KSIM_CHECK_MSG(!running_, "Step/RunUntil called from inside an event callback");
   const Entry top = heap_.front();
-  std::pop_heap(heap_.begin(), heap_.end(), RunsLater{});
-  heap_.pop_back();
-  Slot& slot = SlotAt(top.slot);  // chunks never move: valid while the callback schedules more
-  KSIM_CHECK(slot.state == SlotState::kPending);
+  const uint32_t index = top.slot();
+  HeapPop();
+  // The next event's callable is a cache miss in a large queue; start loading it now.
+  if (!heap_.empty()) __builtin_prefetch(&SlotAt(heap_.front().slot()));
+  KSIM_CHECK(meta_[index].state == SlotState::kPending);
   KSIM_CHECK(top.time_us >= now_us_);
   now_us_ = top.time_us;
-  slot.state = SlotState::kRunning;
+  meta_[index].state = SlotState::kRunning;
   --pending_;
+  Slot& slot = SlotAt(index);  // chunks never move: valid while the callback schedules more
   running_ = true;
   current_label_ = slot.label;
   slot.invoke(slot.storage);
@@ -135,7 +179,7 @@ void EventLoop::RunTop() {
   current_label_ = nullptr;
   ++events_executed_;
   DestroyCallable(slot);
-  FreeSlot(top.slot);
+  FreeSlot(index);
 }
 
 bool EventLoop::Step() {
@@ -144,7 +188,6 @@ bool EventLoop::Step() {
   RunTop();
   return true;
 }
-
 uint64_t EventLoop::RunUntil(TimeUs time_us) {
   KSIM_CHECK_MSG(time_us >= now_us_, "RunUntil a time in the past");
   KSIM_CHECK_MSG(!running_, "RunUntil called from inside an event callback");
@@ -169,7 +212,7 @@ bool EventLoop::RunUntilIdle(uint64_t max_events) {
 std::optional<EventLoop::NextEvent> EventLoop::PeekNext() {
   if (!DropCancelledTop()) return std::nullopt;
   const Entry& top = heap_.front();
-  return NextEvent{top.time_us, SlotAt(top.slot).label};
+  return NextEvent{top.time_us, SlotAt(top.slot()).label};
 }
 
 }  // namespace ksim::sim
