@@ -44,6 +44,8 @@ std::string_view TopologyChangeKindName(TopologyChangeKind kind) {
       return "node_down";
     case TopologyChangeKind::kNodeUp:
       return "node_up";
+    case TopologyChangeKind::kSlow:
+      return "slow";
   }
   return "unknown";
 }
@@ -63,7 +65,7 @@ Result<NodeId> Topology::AddNode(std::string name) {
   const NodeId id(static_cast<uint32_t>(nodes_.size()));
   KSIM_CHECK(vertex == id.value());
   ids_.emplace(name, id);
-  nodes_.push_back(NodeState{std::move(name), true});
+  nodes_.push_back(NodeState{std::move(name), true, 0});
   KSIM_CHECK(boost::num_vertices(graph_) == nodes_.size());
   Notify(TopologyChange{TopologyChangeKind::kNodeAdded, {id}, {}, {}});
   return id;
@@ -172,6 +174,14 @@ Status Topology::SetNodeUp(std::string_view node, bool up) {
   return Status::Ok();
 }
 
+Status Topology::SetSlow(std::string_view node, TimeUs extra_delay_us) {
+  if (extra_delay_us < 0) return Status(Errc::kInvalidArgument, "a slow node's delay is negative");
+  KSIM_ASSIGN_OR_RETURN(const NodeId id, Lookup(node));
+  nodes_[id.value()].slow_extra_us = extra_delay_us;
+  Notify(TopologyChange{TopologyChangeKind::kSlow, {id}, {}, {}});
+  return Status::Ok();
+}
+
 std::optional<NodeId> Topology::Find(std::string_view name) const {
   auto it = ids_.find(name);
   if (it == ids_.end()) return std::nullopt;
@@ -192,6 +202,11 @@ const std::string& Topology::Name(NodeId id) const {
 bool Topology::IsUp(NodeId id) const {
   KSIM_CHECK(id.value() < nodes_.size());
   return nodes_[id.value()].up;
+}
+
+TimeUs Topology::SlowExtraUs(NodeId id) const {
+  KSIM_CHECK(id.value() < nodes_.size());
+  return nodes_[id.value()].slow_extra_us;
 }
 
 std::optional<LinkSpec> Topology::Link(NodeId from, NodeId to) const {

@@ -64,7 +64,8 @@ enum class TopologyChangeKind {
   kHeal,
   kIsolate,
   kNodeDown,
-  kNodeUp
+  kNodeUp,
+  kSlow,  // a node's outbound delay changed
 };
 std::string_view TopologyChangeKindName(TopologyChangeKind kind);
 
@@ -115,6 +116,10 @@ class Topology {
   Status Isolate(std::string_view node);
   // A crashed node: it sends and receives nothing until NodeUp. Its links keep their cut state.
   Status SetNodeUp(std::string_view node, bool up);
+  // Every message `node` sends from now on arrives `extra_delay_us` later than the link alone
+  // would deliver it (0: back to normal). Network::SlowFor times this. kNotFound for an unknown
+  // name, kInvalidArgument for a negative delay.
+  Status SetSlow(std::string_view node, TimeUs extra_delay_us);
 
   // --- Queries --------------------------------------------------------------------------------
   size_t NodeCount() const { return nodes_.size(); }
@@ -124,6 +129,7 @@ class Topology {
   // REQUIRES: id < NodeCount().
   const std::string& Name(NodeId id) const;
   bool IsUp(NodeId id) const;
+  TimeUs SlowExtraUs(NodeId id) const;
   // The link from -> to, whatever its cut state; nullopt when there is none.
   std::optional<LinkSpec> Link(NodeId from, NodeId to) const;
   bool IsCut(NodeId from, NodeId to) const;
@@ -156,6 +162,7 @@ class Topology {
   struct NodeState {
     std::string name;
     bool up = true;
+    TimeUs slow_extra_us = 0;
   };
 
   Result<NodeId> Lookup(std::string_view name) const;
