@@ -51,12 +51,12 @@ bool EnvContractLinked();
 
 }  // namespace ksim::testing
 
-// Runs every contract test against the Env that `factory` (callable returning EnvUnderTest)
-// makes. `name` prefixes the tests: Posix/EnvContractTest.AppendThenReadBack/0. Use at namespace
-// scope.
-#define INSTANTIATE_ENV_CONTRACT(name, factory)                        \
+// Runs every contract test against the Env that the factory (the second argument: a callable
+// returning EnvUnderTest; commas allowed) makes. `name` prefixes the tests:
+// Posix/EnvContractTest.AppendThenReadBack/0. Use at namespace scope.
+#define INSTANTIATE_ENV_CONTRACT(name, ...)                            \
   [[maybe_unused]] static const bool ksim_env_contract_linked_##name = \
       ::ksim::testing::EnvContractLinked();                            \
   using ::ksim::testing::EnvContractTest;                              \
   INSTANTIATE_TEST_SUITE_P(name, EnvContractTest,                      \
-                           ::testing::Values(::ksim::testing::EnvFactory(factory)))
+                           ::testing::Values(::ksim::testing::EnvFactory(__VA_ARGS__)))
