@@ -42,7 +42,6 @@ constexpr int32_t kMinBatchLength = static_cast<int32_t>(kBatchHeaderSize - kLog
 // and header count, one byte each.
 constexpr size_t kMinRecordBytes = 7;
 
-constexpr int16_t kCompressionMask = 0x07;
 constexpr int16_t kTimestampTypeMask = 0x08;
 constexpr int16_t kTransactionalMask = 0x10;
 constexpr int16_t kControlMask = 0x20;
