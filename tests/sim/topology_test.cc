@@ -233,6 +233,24 @@ TEST_F(TopologyTest, ChangeEventsListExactlyTheLinksThatFlipped) {
   EXPECT_EQ(changes.size(), 4u);
 }
 
+TEST_F(TopologyTest, SlowDelayIsANodePropertyWithItsOwnEvent) {
+  std::vector<TopologyChange> changes;
+  topology_->AddListener([&](const TopologyChange& c) { changes.push_back(c); });
+  const NodeId b3 = topology_->Id("broker-3");
+  EXPECT_EQ(topology_->SlowExtraUs(b3), 0);
+  ASSERT_TRUE(topology_->SetSlow("broker-3", 15'000'000).ok());
+  EXPECT_EQ(topology_->SlowExtraUs(b3), 15'000'000);
+  EXPECT_EQ(topology_->SlowExtraUs(topology_->Id("broker-1")), 0);
+  EXPECT_TRUE(CanSend("broker-3", "broker-1"));  // slow is not cut
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].kind, TopologyChangeKind::kSlow);
+  EXPECT_EQ(TopologyChangeKindName(changes[0].kind), "slow");
+  EXPECT_EQ(changes[0].nodes, (std::vector<NodeId>{b3}));
+  EXPECT_EQ(topology_->SetSlow("broker-3", -1).code(), Errc::kInvalidArgument);
+  EXPECT_EQ(topology_->SetSlow("broker-9", 1).code(), Errc::kNotFound);
+  EXPECT_EQ(topology_->SlowExtraUs(b3), 15'000'000);
+}
+
 TEST_F(TopologyTest, ListenersRunInTheOrderTheyWereAdded) {
   std::string order;
   topology_->AddListener([&](const TopologyChange&) { order += "a"; });
