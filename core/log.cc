@@ -103,6 +103,7 @@ Status Log::LoadSegment(Offset base) {
     if (recovery_report_.first_damage.ok() && !recovery.damage.ok()) {
       recovery_report_.first_damage = recovery.damage;
     }
+    recovered_on_load_[base] = recovery.damage;
   }
   ++recovery_report_.segments_loaded;
   segments_.emplace(base, std::move(segment));
@@ -142,13 +143,19 @@ Status Log::RecoverFrom(Offset recovery_point) {
   if (it != segments_.begin()) --it;
   for (; it != segments_.end(); ++it) {
     LogSegment& segment = *it->second;
-    KSIM_ASSIGN_OR_RETURN(SegmentRecovery recovery, segment.Recover());
+    Status damage;
+    if (auto loaded = recovered_on_load_.find(it->first); loaded != recovered_on_load_.end()) {
+      damage = loaded->second;  // already verified batch by batch while loading
+    } else {
+      KSIM_ASSIGN_OR_RETURN(SegmentRecovery recovery, segment.Recover());
+      recovery_report_.bytes_truncated += recovery.truncated_bytes;
+      damage = recovery.damage;
+    }
     ++recovery_report_.segments_recovered;
-    recovery_report_.bytes_truncated += recovery.truncated_bytes;
     // What was verified is made durable, so that the recovery point can be the LEO.
     KSIM_RETURN_IF_ERROR(segment.Flush());
-    if (recovery.damage.ok()) continue;
-    if (recovery_report_.first_damage.ok()) recovery_report_.first_damage = recovery.damage;
+    if (damage.ok()) continue;
+    if (recovery_report_.first_damage.ok()) recovery_report_.first_damage = damage;
     std::vector<Offset> later;
     for (auto next = std::next(it); next != segments_.end(); ++next) later.push_back(next->first);
     for (Offset base : later) {
@@ -196,6 +203,7 @@ Status Log::LoadSegments(const LogOpenOptions& options) {
   } else {
     KSIM_RETURN_IF_ERROR(RecoverFrom(options.recovery_point));
   }
+  recovered_on_load_.clear();
   KSIM_RETURN_IF_ERROR(CompletePendingDeletes());
 
   log_start_offset_ = std::max(options.log_start_offset, segments_.begin()->first);

@@ -252,6 +252,9 @@ class Log {
   int64_t last_flush_ms_ = 0;
   std::vector<PendingDelete> pending_deletes_;
   LogRecoveryReport recovery_report_;
+  // While opening: segments already verified because their indexes needed a rebuild, with the
+  // damage found (ok when none).
+  std::map<Offset, Status> recovered_on_load_;
   LogObserver* observer_ = nullptr;
   Status storage_error_;
   bool closed_ = false;
