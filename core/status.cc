@@ -67,6 +67,13 @@ std::string_view ErrcName(Errc code) {
     case Errc::kUnsupported: return "UNSUPPORTED";
     case Errc::kOffsetsOutOfOrder: return "OFFSETS_OUT_OF_ORDER";
     case Errc::kUnexpectedAppendOffset: return "UNEXPECTED_APPEND_OFFSET";
+    case Errc::kConnectionLoss: return "CONNECTIONLOSS";
+    case Errc::kNoNode: return "NONODE";
+    case Errc::kBadVersion: return "BADVERSION";
+    case Errc::kNoChildrenForEphemerals: return "NOCHILDRENFOREPHEMERALS";
+    case Errc::kNodeExists: return "NODEEXISTS";
+    case Errc::kNotEmpty: return "NOTEMPTY";
+    case Errc::kSessionExpired: return "SESSIONEXPIRED";
   }
   return "UNKNOWN_ERROR_CODE";
 }

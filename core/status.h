@@ -71,6 +71,15 @@ enum class Errc : int16_t {
   kUnsupported = -106,
   kOffsetsOutOfOrder = -107,      // Kafka's OffsetsOutOfOrderException (follower append)
   kUnexpectedAppendOffset = -108,  // Kafka's UnexpectedAppendOffsetException (follower append)
+  // ZooKeeper's KeeperException codes, as -1000 + ZooKeeper's own (negative) code so that they
+  // never collide with the local codes above (ZooKeeper's NONODE is -101, ours -1101).
+  kConnectionLoss = -1004,           // CONNECTIONLOSS: the request's fate is unknown
+  kNoNode = -1101,                   // NONODE
+  kBadVersion = -1103,               // BADVERSION
+  kNoChildrenForEphemerals = -1108,  // NOCHILDRENFOREPHEMERALS
+  kNodeExists = -1110,               // NODEEXISTS
+  kNotEmpty = -1111,                 // NOTEMPTY
+  kSessionExpired = -1112,           // SESSIONEXPIRED
 };
 
 // Kafka's name for the code ("NOT_LEADER_FOR_PARTITION"), or a local name ("IO_ERROR").
