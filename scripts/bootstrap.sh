@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache pkg-config git
+  build-essential cmake ninja-build ccache pkg-config git python3
   libboost-graph-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libegl-dev libgl-dev libstb-dev libegl1-mesa-dev libgl1-mesa-dri
