@@ -48,7 +48,14 @@ Result<std::unique_ptr<Log>> Log::Open(Env& env, const Clock& clock, std::string
   KSIM_CHECK(options.recovery_point >= Offset(0));
   KSIM_CHECK(options.log_start_offset >= Offset(0));
   std::unique_ptr<Log> log(new Log(env, clock, std::move(dir), config));
-  KSIM_RETURN_IF_ERROR(env.CreateDir(log->dir_));
+  if (!env.DirExists(log->dir_)) {
+    // A new partition directory must survive a crash as an entry of the log directory too.
+    KSIM_RETURN_IF_ERROR(env.CreateDir(log->dir_));
+    const size_t slash = log->dir_.find_last_of('/');
+    if (slash != std::string::npos && slash > 0) {
+      KSIM_RETURN_IF_ERROR(env.SyncDir(log->dir_.substr(0, slash)));
+    }
+  }
   KSIM_RETURN_IF_ERROR(log->LoadSegments(options));
   log->CheckInvariants();
   return log;
