@@ -5,17 +5,18 @@
 // core's Clock and Timers seams (core/clock.h): core code handed an EventLoop schedules on
 // virtual time without knowing it.
 //
-// Layout: the heap holds 24-byte POD entries (time, sequence, slot index); the callables live out
-// of line in slots of fixed addresses (chunks that never move), with a small inline buffer so
-// that typical lambdas and std::function values are stored without a heap allocation. Freed slots
-// go to a free list. Cancellation is lazy: the slot is marked and its callable destroyed at once,
-// the heap entry is skipped when it surfaces; when cancelled entries dominate the heap it is
-// compacted (heap shape does not affect order, which is total on (time, sequence)).
+// Layout: a 4-ary heap of 16-byte POD entries (time; sequence and slot index packed in one word);
+// the callables live out of line in 64-byte slots at fixed addresses (chunks that never move),
+// with an inline buffer so that typical lambdas and std::function values are stored without a
+// heap allocation, and run in place. Freed slots go to a free list. Cancellation is lazy: the
+// slot is marked and its callable destroyed at once, the heap entry is skipped when it surfaces;
+// when cancelled entries dominate the heap it is compacted (heap shape does not affect order,
+// which is total on (time, sequence)). Figures: bench/event_loop_bench.cc.
 //
 // Ownership and threads: the loop owns every pending callable and destroys the ones that never
 // ran when it is destroyed. Single-threaded: the simulated world has no threads. Callbacks may
 // schedule and cancel events (including cancelling themselves: a no-op once running), but must
-// not call Step/RunUntil/RunUntilIdle (re-entrancy is a programmer error).
+// not call Step/RunUntil/RunUntilIdle (re-entrancy is a programmer error) and must not throw.
 #pragma once
 
 #include <cstddef>
@@ -54,7 +55,6 @@ class EventLoop final : public Clock, public Timers {
   // Timers: runs `callback` `delay_us` from now; 0 runs after every event already at Now().
   // REQUIRES: delay_us >= 0, callback non-empty.
   TimerId Schedule(TimeUs delay_us, std::function<void()> callback) override {
-    KSIM_CHECK_MSG(static_cast<bool>(callback), "scheduling an empty std::function");
     return ScheduleAfter(delay_us, std::move(callback));
   }
   // Cancels a pending event; cancelling one that ran, is running or was cancelled is a no-op.
@@ -181,6 +181,10 @@ TimerId EventLoop::ScheduleAt(TimeUs time_us, F&& callback, const char* label) {
   using Fn = std::decay_t<F>;
   static_assert(std::is_invocable_r_v<void, Fn&>, "an event callback is a void() callable");
   KSIM_CHECK_MSG(time_us >= now_us_, "scheduling an event in the past");
+  if constexpr (std::is_constructible_v<bool, const Fn&>) {
+    // An empty std::function or a null function pointer would fail only when the event runs.
+    KSIM_CHECK_MSG(static_cast<bool>(callback), "scheduling an empty callback");
+  }
   const uint32_t index = AllocateSlot();
   Slot& slot = SlotAt(index);
   if constexpr (sizeof(Fn) <= kInlineBytes && alignof(Fn) <= kInlineAlign &&

@@ -317,6 +317,14 @@ TEST(EventLoopDeathTest, SchedulingInThePastIsAProgrammerError) {
   EXPECT_DEATH(loop.RunUntil(50), "past");
 }
 
+TEST(EventLoopDeathTest, EmptyCallbacksAreRejectedWhenScheduled) {
+  EventLoop loop;
+  Timers& timers = loop;
+  EXPECT_DEATH(timers.Schedule(1, std::function<void()>()), "empty callback");
+  void (*null_function)() = nullptr;
+  EXPECT_DEATH(loop.ScheduleAt(1, null_function), "empty callback");
+}
+
 TEST(EventLoopDeathTest, RunningTheLoopFromACallbackIsAProgrammerError) {
   EventLoop loop;
   loop.ScheduleAt(1, [&] { loop.Step(); });
