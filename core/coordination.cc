@@ -89,7 +89,7 @@ Status ValidateZnodePath(std::string_view path, bool sequential) {
       return invalid("relative paths not allowed", i);
     }
     if (c == '.' && last == '/' && component_ends) return invalid("relative paths not allowed", i);
-    if ((c > 0 && c < 0x1f) || c == 0x7f) return invalid("invalid character", i);
+    if (c > 0 && c < 0x1f) return invalid("invalid character", i);  // as Java's check
   }
   return Status::Ok();
 }

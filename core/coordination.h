@@ -174,7 +174,8 @@ class Coordination {
 
 // ZooKeeper's PathUtils.validatePath: absolute, no empty, "." or ".." component, no trailing
 // slash (except "/" itself, or when `sequential`: the server appends the counter), no NUL or
-// control character. kInvalidArgument says why.
+// control character (0x01-0x1e; ZooKeeper's non-ASCII ranges are not checked on UTF-8 bytes).
+// kInvalidArgument says why.
 Status ValidateZnodePath(std::string_view path, bool sequential = false);
 // "/a/b" -> "/a"; "/a" -> "/". REQUIRES: path starts with '/' and is not "/".
 std::string_view ParentPath(std::string_view path);
