@@ -10,119 +10,10 @@
 
 #include "core/big_endian.h"
 #include "core/check.h"
+#include "core/file_batch_reader.h"
 
 namespace ksim {
 namespace {
-
-// Chunk sizes for walking a .log file: headers alone are small, whole batches (recovery) are read
-// in large chunks so that a segment is verified with few reads.
-constexpr size_t kHeaderScanChunkBytes = 4096;
-constexpr size_t kBatchScanChunkBytes = 1 << 20;
-constexpr size_t kBatchLengthPos = 8;
-constexpr size_t kMagicPos = 16;
-constexpr int32_t kMinBatchLength = static_cast<int32_t>(kBatchHeaderSize - kLogOverhead);
-
-// Walks consecutive batches of a .log file between two positions, reading through a buffer.
-// Stops at the end, at a partial batch (torn write, or the end of a read window), or at a header
-// that cannot be parsed (damage, reported in damage()). With `whole_batches` the batch bytes are
-// available through batch(); otherwise only headers are read.
-class BatchReader {
- public:
-  BatchReader(const File& file, uint64_t position, uint64_t end, bool whole_batches)
-      : file_(file), position_(position), end_(end), whole_batches_(whole_batches) {}
-
-  // Advances to the next batch: true when there is one, false at the end (see partial() and
-  // damage()). Only I/O errors are returned as errors.
-  Result<bool> Next() {
-    if (has_current_) position_ += current_size_;
-    has_current_ = false;
-    if (!damage_.ok() || partial_ || position_ >= end_) return false;
-    const uint64_t remaining = end_ - position_;
-    if (remaining < kLogOverhead) return Partial();
-    KSIM_RETURN_IF_ERROR(Ensure(position_, std::min<uint64_t>(remaining, kBatchHeaderSize)));
-    const uint8_t* p = At(position_);
-    const auto batch_length = static_cast<int32_t>(LoadBigEndian32(p + kBatchLengthPos));
-    if (batch_length < kMinBatchLength) {
-      return Damage("batch length " + std::to_string(batch_length) + " is below the minimum");
-    }
-    if (remaining > kMagicPos && static_cast<int8_t>(p[kMagicPos]) != kMagicV2) {
-      return Damage("magic " + std::to_string(static_cast<int8_t>(p[kMagicPos])) + " is not 2");
-    }
-    const uint64_t size = kLogOverhead + static_cast<uint64_t>(batch_length);
-    if (size > remaining) return Partial();
-    Result<BatchHeader> header = ParseBatchHeader(ByteView(p, kBatchHeaderSize));
-    if (!header.ok()) return Damage(header.status().message());
-    if (whole_batches_) KSIM_RETURN_IF_ERROR(Ensure(position_, size));
-    header_ = *header;
-    current_size_ = size;
-    has_current_ = true;
-    last_size_ = size;
-    return true;
-  }
-
-  const BatchHeader& header() const { return header_; }
-  uint64_t position() const { return position_; }
-  uint64_t size() const { return current_size_; }
-  // REQUIRES: whole_batches and Next() returned true.
-  ByteView batch() const {
-    KSIM_CHECK(whole_batches_ && has_current_);
-    return ByteView(At(position_), current_size_);
-  }
-  bool partial() const { return partial_; }
-  const Status& damage() const { return damage_; }
-  uint64_t bytes_read() const { return bytes_read_; }
-
- private:
-  Result<bool> Partial() {
-    partial_ = true;
-    return false;
-  }
-  Result<bool> Damage(const std::string& what) {
-    damage_ = Status(Errc::kCorruption, "batch at position " + std::to_string(position_) + " in " +
-                                            file_.path() + ": " + what);
-    return false;
-  }
-  const uint8_t* At(uint64_t position) const {
-    KSIM_CHECK(position >= buffer_start_ && position - buffer_start_ < buffer_.size());
-    return buffer_.data() + (position - buffer_start_);
-  }
-  // Makes [position, position + length) available in the buffer.
-  Status Ensure(uint64_t position, uint64_t length) {
-    KSIM_CHECK(position + length <= end_);
-    if (position >= buffer_start_ && position + length <= buffer_start_ + buffer_.size()) {
-      return Status::Ok();
-    }
-    // Read ahead by a chunk, except when batches are big: then a header costs a header.
-    size_t chunk = whole_batches_ ? kBatchScanChunkBytes : kHeaderScanChunkBytes;
-    if (!whole_batches_ && last_size_ > chunk) chunk = kBatchHeaderSize;
-    const uint64_t want = std::min<uint64_t>(std::max<uint64_t>(length, chunk), end_ - position);
-    buffer_.resize(want);
-    KSIM_ASSIGN_OR_RETURN(size_t got, file_.ReadAt(position, MutableByteView(buffer_)));
-    bytes_read_ += got;
-    buffer_start_ = position;
-    buffer_.resize(got);
-    if (got < length) {
-      return Status(Errc::kIoError, "short read of " + file_.path() + " at " +
-                                        std::to_string(position) + ": " + std::to_string(got) +
-                                        " of " + std::to_string(length) + " bytes");
-    }
-    return Status::Ok();
-  }
-
-  const File& file_;
-  uint64_t position_;
-  uint64_t end_;
-  bool whole_batches_;
-  Bytes buffer_;
-  uint64_t buffer_start_ = 0;
-  uint64_t bytes_read_ = 0;
-  BatchHeader header_;
-  uint64_t current_size_ = 0;
-  uint64_t last_size_ = 0;
-  bool has_current_ = false;
-  bool partial_ = false;
-  Status damage_;
-};
 
 Status RemoveIfExists(Env& env, const std::string& path) {
   if (!env.FileExists(path)) return Status::Ok();
@@ -268,7 +159,7 @@ Result<std::optional<BatchLocation>> LogSegment::TranslateOffset(Offset offset,
   const OffsetPosition mapping = offset_index_->Lookup(offset);
   const uint64_t from =
       std::max<uint64_t>(static_cast<uint64_t>(mapping.position), starting_position);
-  BatchReader reader(*log_, from, size_, /*whole_batches=*/false);
+  FileBatchReader reader(*log_, from, size_, /*whole_batches=*/false);
   std::optional<BatchLocation> found;
   while (true) {
     KSIM_ASSIGN_OR_RETURN(bool more, reader.Next());
@@ -330,7 +221,7 @@ Result<std::optional<TimestampOffset>> LogSegment::FindOffsetByTimestamp(
   const TimestampOffset entry = time_index_->Lookup(timestamp_ms);
   const uint64_t from = static_cast<uint64_t>(
       offset_index_->Lookup(std::max(entry.offset, starting_offset)).position);
-  BatchReader reader(*log_, from, size_, /*whole_batches=*/true);
+  FileBatchReader reader(*log_, from, size_, /*whole_batches=*/true);
   while (true) {
     KSIM_ASSIGN_OR_RETURN(bool more, reader.Next());
     if (!more) break;
@@ -350,7 +241,7 @@ Result<std::optional<TimestampOffset>> LogSegment::FindOffsetByTimestamp(
 Status LogSegment::ForEachBatch(Offset from, const BatchVisitor& visit) const {
   KSIM_CHECK(log_ != nullptr);
   const uint64_t position = static_cast<uint64_t>(offset_index_->Lookup(from).position);
-  BatchReader reader(*log_, position, size_, /*whole_batches=*/false);
+  FileBatchReader reader(*log_, position, size_, /*whole_batches=*/false);
   while (true) {
     KSIM_ASSIGN_OR_RETURN(bool more, reader.Next());
     if (!more) break;
@@ -406,7 +297,7 @@ Status LogSegment::LoadFromIndexes() {
   if (from > size_) {
     return Status(Errc::kCorruption, "index of " + log_path_ + " points past the end of the log");
   }
-  BatchReader reader(*log_, from, size_, /*whole_batches=*/false);
+  FileBatchReader reader(*log_, from, size_, /*whole_batches=*/false);
   Offset next = base_offset_;
   bool any = false;
   while (true) {
@@ -447,7 +338,7 @@ Result<SegmentRecovery> LogSegment::Recover(const BatchVisitor& visit) {
   Offset offset_of_max_timestamp = base_offset_;
   uint64_t last_index_entry = 0;
   std::optional<Offset> previous_last;
-  BatchReader reader(*log_, 0, size_, /*whole_batches=*/true);
+  FileBatchReader reader(*log_, 0, size_, /*whole_batches=*/true);
   while (true) {
     KSIM_ASSIGN_OR_RETURN(bool more, reader.Next());
     if (!more) {
@@ -518,7 +409,7 @@ Result<SegmentRecovery> LogSegment::Recover(const BatchVisitor& visit) {
 }
 
 Result<std::optional<BatchHeader>> LogSegment::ReadFirstBatchHeader() const {
-  BatchReader reader(*log_, 0, size_, /*whole_batches=*/false);
+  FileBatchReader reader(*log_, 0, size_, /*whole_batches=*/false);
   KSIM_ASSIGN_OR_RETURN(bool found, reader.Next());
   if (!found) {
     if (!reader.damage().ok()) return reader.damage();

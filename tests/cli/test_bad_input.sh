@@ -6,7 +6,7 @@ expect_exit 2 "$KSIM"
 expect_exit 2 "$KSIM" no-such-command
 expect_exit 0 "$KSIM" --help
 expect_exit 0 "$KSIM" dump-log --help
-expect_grep -- '--print-data-log' "$WORK/stdout"
+expect_grep '--print-data-log' "$WORK/stdout"
 expect_exit 0 "$KSIM" log-append --help
 
 expect_exit 2 "$KSIM" log-append --dir "$WORK/l" --topic t --partition 0
