@@ -352,6 +352,51 @@ TEST_F(LogCrashTest, RetentionDeletionsThatWereNotSyncedComeBackConsistent) {
   ExpectIntactPrefix(*log);
 }
 
+TEST_F(LogCrashTest, AnIoErrorTakesTheLogOfflineUntilReopened) {
+  auto disk_owner = MakeDisk(5);
+  sim::VirtualDisk& disk = *disk_owner;
+  auto log = OpenLog(disk, ConfigFor(10), Offset(0));
+  AppendValues(*log, 0, 5);
+  disk.InjectFault(sim::DiskFault::kWriteError, sim::FaultPersistence::kOnce);
+  Bytes batch = MakeBatch(Offset(0), {ValueFor(5)}, kStartMs + 5);
+  EXPECT_EQ(log->AppendAsLeader(batch, LeaderEpoch(1)).status().code(), Errc::kKafkaStorageError);
+  EXPECT_EQ(log->storage_error().code(), Errc::kKafkaStorageError);
+  // The fault is gone, but the log stays offline: it cannot know what reached the disk.
+  EXPECT_EQ(log->Read(Offset(0), 1000).status().code(), Errc::kKafkaStorageError);
+  EXPECT_EQ(log->AppendAsLeader(batch, LeaderEpoch(1)).status().code(), Errc::kKafkaStorageError);
+  EXPECT_EQ(log->Flush().code(), Errc::kKafkaStorageError);
+  log.reset();
+  log = OpenLog(disk, ConfigFor(10), Offset(0));
+  EXPECT_EQ(log->log_end_offset(), Offset(5));
+  ExpectIntactPrefix(*log);
+  AppendValues(*log, 5, 8);
+  ExpectIntactPrefix(*log);
+}
+
+TEST_F(LogCrashTest, AFullDiskTakesTheLogOffline) {
+  auto disk_owner = MakeDisk(6);
+  sim::VirtualDisk& disk = *disk_owner;
+  LogConfig config = ConfigFor(10);
+  config.max_index_size_bytes = 1024;
+  auto log = OpenLog(disk, config, Offset(0));
+  AppendValues(*log, 0, 5);
+  disk.set_capacity_bytes(disk.used_bytes() + 100);
+  Status status;
+  for (int64_t offset = 5; offset < 20 && status.ok(); ++offset) {
+    Bytes batch = MakeBatch(Offset(0), {ValueFor(offset)}, kStartMs + offset);
+    status = log->AppendAsLeader(batch, LeaderEpoch(1)).status();
+  }
+  EXPECT_EQ(status.code(), Errc::kKafkaStorageError);
+  EXPECT_NE(status.message().find("NO_SPACE"), std::string::npos) << status.message();
+  const Offset reached = log->log_end_offset();
+  log.reset();
+  disk.set_capacity_bytes(0);
+  log = OpenLog(disk, config, Offset(0));
+  EXPECT_GE(log->log_end_offset(), Offset(5));
+  EXPECT_LE(log->log_end_offset(), reached);
+  ExpectIntactPrefix(*log);
+}
+
 // Random appends, flushes, rolls and truncations, then a crash that tears and corrupts unsynced
 // tails: after reopening, nothing flushed is lost, every record is the one appended at its
 // offset, and the index agrees with a scan.
