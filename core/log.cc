@@ -282,6 +282,12 @@ Result<LogAppendInfo> Log::Append(MutableByteView bytes, bool as_leader, LeaderE
   }
 
   if (as_leader) {
+    int64_t records = 0;
+    for (const BatchRef& batch : batches) records += batch.header.last_offset_delta + int64_t{1};
+    if (next_offset_.value() > std::numeric_limits<int64_t>::max() - records) {
+      return Status(Errc::kInvalidRequest,
+                    "offsets past " + ToString(next_offset_) + " would overflow in " + dir_);
+    }
     // Offsets from the LEO on, and the leader's epoch (KIP-101), both outside the CRC.
     Offset offset = next_offset_;
     for (BatchRef& batch : batches) {

@@ -424,7 +424,12 @@ Result<int64_t> LogSegment::TimeWaitedForRollMs(int64_t now_ms, int64_t message_
     if (first) rolling_based_timestamp_ms_ = first->max_timestamp;
   }
   if (rolling_based_timestamp_ms_ && *rolling_based_timestamp_ms_ >= 0) {
-    return message_timestamp_ms - *rolling_based_timestamp_ms_;
+    // Timestamps come from producers: any int64 is possible, so saturate rather than overflow.
+    int64_t waited = 0;
+    if (__builtin_sub_overflow(message_timestamp_ms, *rolling_based_timestamp_ms_, &waited)) {
+      waited = std::numeric_limits<int64_t>::min();
+    }
+    return waited;
   }
   return now_ms - created_ms_;
 }

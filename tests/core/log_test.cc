@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -344,6 +345,15 @@ TEST_F(LogTest, FollowerAppendKeepsGivenOffsetsAndEpochs) {
   EXPECT_EQ(read[0].partition_leader_epoch, LeaderEpoch(19));
   EXPECT_EQ(read[1].base_offset, Offset(20));
   EXPECT_EQ(read[1].partition_leader_epoch, LeaderEpoch(20));
+}
+
+TEST_F(LogTest, LeaderAppendThatWouldOverflowOffsetsIsRefused) {
+  const Offset near_end(std::numeric_limits<int64_t>::max() - 1);
+  auto log = OpenLog(LogConfig{}, LogOpenOptions{Offset(0), near_end});
+  Bytes two = MakeBatch(Offset(0), {"a", "b"});
+  EXPECT_EQ(log->AppendAsLeader(two, LeaderEpoch(0)).status().code(), Errc::kInvalidRequest);
+  EXPECT_EQ(AppendLeader(*log, Singleton("a")).first_offset, near_end);
+  EXPECT_EQ(log->log_end_offset(), Offset(std::numeric_limits<int64_t>::max()));
 }
 
 TEST_F(LogTest, AppendWithNullValueAndWithoutTimestamp) {
