@@ -62,6 +62,12 @@ constexpr bool kCloseMakesTruncationDurable = false;
 // comes back and overlaps the next segment.
 // DISABLED_TruncatedSegmentDoesNotComeBackOverlappingTheNextOne shows it; flip once it passes.
 constexpr bool kRecoveryRemovesOverlaps = false;
+// Damage found by recovery in a segment wholly below the log start offset (a deleted segment
+// whose unsynced deletion a power loss undid, its tail torn) makes recovery delete every later
+// segment, flushed records above the log start included. Reached when the recovery point
+// handed to Open is below the log start (a stale checkpoint).
+// DISABLED_DamageBelowTheLogStartDoesNotCostRecordsAboveIt shows it; flip once it passes.
+constexpr bool kRecoverySparesDataAboveTheLogStart = false;
 constexpr char kLogDir[] = "/kafka-logs/t-0";
 
 int64_t EnvInt(const char* name, int64_t fallback) {
@@ -478,12 +484,15 @@ class Sequence {
   }
 
   LogOpenOptions Checkpoints(int64_t durable) {
-    // Kafka's recovery-point checkpoint lags the real one; any value up to it is sound.
+    // Kafka's recovery-point checkpoint lags the real one; any value up to it is sound. (Until
+    // kRecoverySparesDataAboveTheLogStart, not below the log start offset when segments under
+    // it may have come back from the dead.)
+    const int64_t lowest = kRecoverySparesDataAboveTheLogStart ? 0 : std::min(start_, durable);
     LogOpenOptions options;
     const int64_t pick = rng_.UniformInt(0, 2);
-    options.recovery_point = Offset(pick == 0   ? 0
+    options.recovery_point = Offset(pick == 0   ? lowest
                                     : pick == 1 ? durable
-                                                : rng_.UniformInt(0, durable));
+                                                : rng_.UniformInt(lowest, durable));
     options.log_start_offset = Offset(start_);
     return options;
   }
@@ -1071,6 +1080,46 @@ TEST_F(LogOnVirtualDiskTest, DISABLED_TruncatedSegmentDoesNotComeBackOverlapping
                                  })
                   .ok());
   EXPECT_EQ(bases, (std::vector<int64_t>{0, 3}));  // actual: {0, 3, 3}
+}
+
+// Three flushed segments, the log start moved to 6 (the first two are deletable). Bit rot in
+// segment 0, then an unclean restart with no recovery-point checkpoint (0): recovery finds the
+// damage in segment 0, deletes every later segment, and starts over empty at the log start:
+// the flushed records 6..8, above the log start, are gone. The same happens when a deleted
+// segment comes back after a power loss (its rename to .deleted was never synced) with a torn
+// tail. Kafka's recoverLog shares the rule; records below the log start are not worth live ones.
+TEST_F(LogOnVirtualDiskTest, DISABLED_DamageBelowTheLogStartDoesNotCostRecordsAboveIt) {
+  ASSERT_TRUE(disk_.CreateDir(kLogDir).ok());
+  ASSERT_TRUE(disk_.SyncDir("/").ok());
+  ASSERT_TRUE(disk_.SyncDir(kLogParentDir).ok());
+  std::string first_segment;
+  {
+    Result<std::unique_ptr<Log>> log = Log::Open(disk_, clock_, kLogDir, config_);
+    ASSERT_TRUE(log.ok()) << log.status().ToString();
+    ASSERT_NO_FATAL_FAILURE(AppendRecords(**log, 3));  // offsets 0..2
+    first_segment = (*log)->active_segment().log_path();
+    ASSERT_TRUE((*log)->Roll().ok());
+    ASSERT_NO_FATAL_FAILURE(AppendRecords(**log, 3));  // offsets 3..5
+    ASSERT_TRUE((*log)->Roll().ok());
+    ASSERT_NO_FATAL_FAILURE(AppendRecords(**log, 3));  // offsets 6..8
+    ASSERT_TRUE((*log)->Flush().ok());
+    ASSERT_TRUE((*log)->MaybeIncrementLogStartOffset(Offset(6)).ok());
+  }
+  {
+    Result<std::unique_ptr<File>> file = disk_.OpenFile(first_segment, OpenMode::kOpenExisting);
+    ASSERT_TRUE(file.ok());
+    const uint8_t junk = 0x5A;
+    ASSERT_TRUE((*file)->WriteAt(40, ByteView(&junk, 1)).ok());  // inside the CRC's coverage
+    ASSERT_TRUE((*file)->Sync().ok());
+  }
+  disk_.Crash();
+  LogOpenOptions options;
+  options.recovery_point = Offset(0);
+  options.log_start_offset = Offset(6);
+  Result<std::unique_ptr<Log>> log = Log::Open(disk_, clock_, kLogDir, config_, options);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_start_offset(), Offset(6));
+  EXPECT_EQ((*log)->log_end_offset(), Offset(9));  // actual: 6, records 6..8 deleted
 }
 
 // baseOffset (and partitionLeaderEpoch) lie outside the CRC, so recovery cannot see them
