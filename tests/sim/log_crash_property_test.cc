@@ -976,16 +976,16 @@ void RunVariant(const Variant& variant, int64_t default_sequences) {
 }
 
 TEST(LogCrashPropertyTest, AppendFlushCrashRecoverKeepsAFlushedPrefix) {
-  RunVariant(Variant{"append-flush-crash"}, 2000);
+  RunVariant(Variant{"append-flush-crash"}, 1000);
 }
 
 TEST(LogCrashPropertyTest, TruncationAndRetentionSurviveCrashes) {
-  RunVariant(Variant{"truncation-retention", /*truncation=*/true, /*retention=*/true}, 1000);
+  RunVariant(Variant{"truncation-retention", /*truncation=*/true, /*retention=*/true}, 500);
 }
 
 TEST(LogCrashPropertyTest, InjectedDiskErrorsTakeTheLogOfflineAndRecoveryRepairsIt) {
   RunVariant(Variant{"disk-errors", /*truncation=*/false, /*retention=*/false, /*faults=*/true},
-             1000);
+             500);
 }
 
 // ---- Minimal failing cases found by the property test (core/log.cc; disabled until fixed) ----
