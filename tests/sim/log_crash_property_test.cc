@@ -51,17 +51,16 @@ namespace ksim::sim {
 namespace {
 
 constexpr char kLogParentDir[] = "/kafka-logs";
-// Log::Close flushes only up to the LEO, which after a truncation is at or below the recovery
-// point, so the truncated segment is never synced (Kafka's FileRecords.close forces the file):
-// a power loss after a clean close can bring truncated batches back.
-// DISABLED_ClosingATruncatedLogMakesTheTruncationDurable shows it; flip this once it passes.
-constexpr bool kCloseMakesTruncationDurable = false;
-// A roll right after a truncation does not sync the truncated segment (Flush(offset) returns
-// early when offset <= the recovery point, which truncation lowered), and recovery does not cut
-// a segment that reaches past the next segment's base offset: after a power loss the old tail
-// comes back and overlaps the next segment.
-// DISABLED_TruncatedSegmentDoesNotComeBackOverlappingTheNextOne shows it; flip once it passes.
-constexpr bool kRecoveryRemovesOverlaps = false;
+// A truncation never reaches the disk by itself: TruncateTo lowers the recovery point, so the
+// flush of a later roll or Close() (Flush up to an offset at or below it) syncs nothing, and
+// the segments it deleted are renamed without a directory sync. After a power loss the old tail
+// comes back: after a clean close (DISABLED_ClosingATruncatedLogMakesTheTruncationDurable), as a
+// segment overlapping the next (DISABLED_TruncatedSegmentDoesNotComeBackOverlappingTheNextOne),
+// or mixed with the batches appended after the truncation, old bytes up to the old durable length
+// and new ones after it, with a gap in the offsets. Until the Log makes truncation durable, the
+// test does it for the Log (VirtualDisk::SyncAll after each truncation), so that every other
+// property stays checked; flip this once those cases pass.
+constexpr bool kTruncationIsDurable = false;
 // Damage found by recovery in a segment wholly below the log start offset (a deleted segment
 // whose unsynced deletion a power loss undid, its tail torn) makes recovery delete every later
 // segment, flushed records above the log start included. Reached when the recovery point
@@ -105,8 +104,6 @@ struct Stats {
   uint64_t truncations = 0;
   uint64_t segments_deleted_by_retention = 0;
   uint64_t undetectable_header_corruptions = 0;
-  uint64_t truncations_undone_after_close = 0;
-  uint64_t overlapping_segments_after_recovery = 0;
 };
 
 std::string FormatStats(const Stats& s) {
@@ -127,10 +124,7 @@ std::string FormatStats(const Stats& s) {
          " faults_hit=" + std::to_string(s.faults_hit) +
          " truncations=" + std::to_string(s.truncations) +
          " segments_deleted_by_retention=" + std::to_string(s.segments_deleted_by_retention) +
-         " undetectable_header_corruptions=" + std::to_string(s.undetectable_header_corruptions) +
-         " truncations_undone_after_close=" + std::to_string(s.truncations_undone_after_close) +
-         " overlapping_segments_after_recovery=" +
-         std::to_string(s.overlapping_segments_after_recovery);
+         " undetectable_header_corruptions=" + std::to_string(s.undetectable_header_corruptions);
 }
 
 // A record as the model knows it; its value spells its id, so a misplaced record is visible.
@@ -271,7 +265,6 @@ class Sequence {
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     log_ = std::move(opened).value();
     ++epoch_;
-    truncated_since_open_ = false;
   }
 
   int64_t Leo() const { return log_->log_end_offset().value(); }
@@ -395,7 +388,7 @@ class Sequence {
     ASSERT_EQ(*truncated, target < leo);
     model_.erase(model_.lower_bound(target), model_.end());
     ++stats_.truncations;
-    truncated_since_open_ = true;
+    if (!kTruncationIsDurable) disk_.SyncAll();
     ASSERT_EQ(Leo(), target);
     Note("  segments" + SegmentsText());
     flushed_ = std::min(flushed_, target);
@@ -410,7 +403,7 @@ class Sequence {
     start_ = target;
     flushed_ = target;
     ++stats_.truncations;
-    truncated_since_open_ = true;
+    if (!kTruncationIsDurable) disk_.SyncAll();
     ASSERT_EQ(Leo(), target);
     ASSERT_EQ(log_->log_start_offset(), Offset(target));
   }
@@ -556,17 +549,10 @@ class Sequence {
     const int64_t durable = log_->recovery_point().value();
     ASSERT_EQ(durable, leo);
     log_.reset();
-    // After a clean close even a torn power loss loses nothing...
+    // After a clean close even a torn power loss loses nothing.
     disk_.Crash(DrawCrash());
     ++stats_.clean_reopens;
-    if (kCloseMakesTruncationDurable || !truncated_since_open_) {
-      ASSERT_NO_FATAL_FAILURE(Reopen(Checkpoints(durable), durable, /*nothing_lost=*/true));
-      return;
-    }
-    // ...except, for now, a truncation (see kCloseMakesTruncationDurable): truncated batches
-    // may come back; what was there before must not change.
-    ASSERT_NO_FATAL_FAILURE(Reopen(Checkpoints(durable), durable, /*nothing_lost=*/false));
-    if (Leo() > leo) ++stats_.truncations_undone_after_close;
+    ASSERT_NO_FATAL_FAILURE(Reopen(Checkpoints(durable), durable, /*nothing_lost=*/true));
   }
 
   // Opens the log after a crash, kill or close and checks it against the model; then the
@@ -682,22 +668,6 @@ class Sequence {
   void VerifyRecovered(int64_t durable) {
     const Scan scan = ScanLog();
     ASSERT_FALSE(::testing::Test::HasFailure());
-    if (!kRecoveryRemovesOverlaps) {
-      // A segment holding offsets at or past the next segment's base: the pre-truncation tail
-      // of a segment whose truncation never reached the disk. Known (see the constant); the
-      // log is inconsistent from here on, so the sequence ends.
-      for (size_t s = 0; s + 1 < scan.segments.size(); ++s) {
-        for (size_t i : scan.segments[s].batches) {
-          if (scan.batches[i].header.last_offset().value() < scan.segments[s + 1].base) continue;
-          Note("  segment " + std::to_string(scan.segments[s].base) + " overlaps the next one (" +
-               std::to_string(scan.segments[s + 1].base) +
-               "): its truncation was lost; sequence ends");
-          ++stats_.overlapping_segments_after_recovery;
-          ended_ = true;
-          return;
-        }
-      }
-    }
     for (const ScannedBatch& scanned : scan.batches) {
       const ModelBatch found = FindVersion(scanned);
       if (found.base == -1 && IsHeaderCorruptionOfAKnownBatch(scanned)) {
@@ -941,7 +911,6 @@ class Sequence {
   int64_t flushed_ = 0;
   std::vector<std::string> history_;
   bool ended_ = false;  // an undetectable corruption made the model moot
-  bool truncated_since_open_ = false;
 };
 
 void RunVariant(const Variant& variant, int64_t default_sequences) {
