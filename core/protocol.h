@@ -563,3 +563,10 @@ int64_t ApproximateWireSize(const Message& message);
 nlohmann::ordered_json Describe(const Message& message);
 
 }  // namespace ksim
+
+template <>
+struct std::hash<ksim::TopicPartition> {
+  size_t operator()(const ksim::TopicPartition& tp) const noexcept {
+    return std::hash<std::string>{}(tp.topic) * 31 + std::hash<int32_t>{}(tp.partition.value());
+  }
+};
