@@ -33,6 +33,7 @@ class LogManagerTest : public ::testing::Test {
     for (int i = 0; i < dirs; ++i)
       config.log_dirs.push_back(tmp_.path() + "/logs" + std::to_string(i));
     config.default_log_config.segment_bytes = 1024;
+    config.default_log_config.max_index_size_bytes = 4096;
     return config;
   }
 

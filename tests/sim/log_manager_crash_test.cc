@@ -28,6 +28,7 @@ class LogManagerCrashTest : public ::testing::Test {
     LogManagerConfig config;
     config.log_dirs = {"/kafka-logs"};
     config.default_log_config.segment_bytes = 512;  // a few batches per segment: rolls happen
+    config.default_log_config.max_index_size_bytes = 4096;
     return config;
   }
 
