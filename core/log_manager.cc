@@ -75,7 +75,7 @@ Result<std::map<TopicPartition, Offset>> LogManager::ReadCheckpoint(const std::s
         !ParseJavaInt64(fields[2], offset) || partition < 0 || offset < 0) {
       return file.Corruption(line.line_number, "expected \"<topic> <partition> <offset>\"");
     }
-    offsets[TopicPartition{std::string(fields[0]), partition}] = Offset(offset);
+    offsets[TopicPartition{std::string(fields[0]), PartitionId(partition)}] = Offset(offset);
   }
   return offsets;
 }
@@ -239,7 +239,7 @@ Status LogManager::WriteCheckpoints(size_t dir_index, bool recovery_points,
   std::vector<std::string> start_lines;
   for (auto& [tp, entry] : logs_) {
     if (entry.dir_index != dir_index) continue;
-    const std::string prefix = tp.topic + " " + std::to_string(tp.partition) + " ";
+    const std::string prefix = tp.topic + " " + ToString(tp.partition) + " ";
     recovery_lines.push_back(prefix + ToString(entry.log->recovery_point()));
     // Kafka 1.0 records only log start offsets above the first segment's base offset; the
     // others are found again from the segment files.
@@ -338,13 +338,13 @@ size_t LogManager::NextLogDir() const {
 Result<Log*> LogManager::GetOrCreateLog(const TopicPartition& tp,
                                         const std::optional<LogConfig>& config) {
   KSIM_CHECK_MSG(state_ == State::kRunning, "LogManager is not running");
-  KSIM_CHECK_MSG(!tp.topic.empty() && tp.partition >= 0, "bad topic partition");
+  KSIM_CHECK_MSG(!tp.topic.empty() && tp.partition.value() >= 0, "bad topic partition");
   if (Log* log = GetLog(tp)) return log;
   const size_t dir_index = NextLogDir();
   const LogConfig log_config = config                 ? *config
                                : config_.topic_config ? config_.topic_config(tp.topic)
                                                       : config_.default_log_config;
-  const std::string path = JoinPath(config_.log_dirs[dir_index], tp.ToString());
+  const std::string path = JoinPath(config_.log_dirs[dir_index], ToString(tp));
   KSIM_ASSIGN_OR_RETURN(std::unique_ptr<Log> log, Log::Open(env_, clock_, path, log_config));
   Log* raw = log.get();
   logs_.emplace(tp, Entry{std::move(log), dir_index});
@@ -384,7 +384,7 @@ Result<bool> LogManager::DeleteLog(const TopicPartition& tp) {
   log.reset();
   std::string to;
   do {
-    to = JoinPath(dir, tp.ToString() + "." + std::to_string(next_delete_id_++) +
+    to = JoinPath(dir, ToString(tp) + "." + std::to_string(next_delete_id_++) +
                            std::string(kDeleteDirSuffix));
   } while (env_.DirExists(to));
   KSIM_RETURN_IF_ERROR(env_.RenameFile(from, to));

@@ -13,7 +13,7 @@ std::optional<TopicPartition> ParseTopicPartitionDirName(std::string_view name) 
   }
   int32_t partition = 0;
   if (!ParseJavaInt32(digits, partition)) return std::nullopt;
-  return TopicPartition{std::string(name.substr(0, dash)), partition};
+  return TopicPartition{std::string(name.substr(0, dash)), PartitionId(partition)};
 }
 
 }  // namespace ksim

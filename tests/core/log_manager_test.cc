@@ -23,6 +23,10 @@ using testing::MakeBatch;
 
 constexpr TimeUs kMs = kUsPerMs;
 
+TopicPartition TP(std::string topic, int32_t partition) {
+  return TopicPartition{std::move(topic), PartitionId(partition)};
+}
+
 class LogManagerTest : public ::testing::Test {
  protected:
   LogManagerTest() : loop_(1000 * kMs) {}
@@ -75,10 +79,10 @@ TEST(TopicPartitionTest, ParsesDirNamesWithDashesInTopic) {
   auto tp = ParseTopicPartitionDirName("my-topic-12");
   ASSERT_TRUE(tp.has_value());
   EXPECT_EQ(tp->topic, "my-topic");
-  EXPECT_EQ(tp->partition, 12);
-  EXPECT_EQ(tp->ToString(), "my-topic-12");
+  EXPECT_EQ(tp->partition, PartitionId(12));
+  EXPECT_EQ(ToString(*tp), "my-topic-12");
   // The partition follows the last '-': "t--1" is topic "t-", partition 1.
-  EXPECT_EQ(ParseTopicPartitionDirName("t--1"), (TopicPartition{"t-", 1}));
+  EXPECT_EQ(ParseTopicPartitionDirName("t--1"), TP("t-", 1));
   for (const char* bad :
        {"nodash", "-3", "topic-", "topic-x", "topic-+1", "topic-99999999999", "topic-1.5-delete"}) {
     EXPECT_FALSE(ParseTopicPartitionDirName(bad).has_value()) << bad;
@@ -99,7 +103,7 @@ TEST_F(LogManagerTest, StartupCreatesMissingLogDirs) {
 
 TEST_F(LogManagerTest, CreateAndGetLogsInPartitionOrder) {
   auto manager = Start(Config());
-  const TopicPartition b1{"b", 1}, a2{"a", 2}, a10{"a", 10};
+  const TopicPartition b1 = TP("b", 1), a2 = TP("a", 2), a10 = TP("a", 10);
   EXPECT_EQ(manager->GetLog(b1), nullptr);
   auto created = manager->GetOrCreateLog(b1);
   ASSERT_TRUE(created.ok()) << created.status().ToString();
@@ -111,7 +115,7 @@ TEST_F(LogManagerTest, CreateAndGetLogsInPartitionOrder) {
   std::vector<TopicPartition> order;
   for (const auto& [tp, log] : manager->AllLogs()) order.push_back(tp);
   EXPECT_EQ(order, (std::vector<TopicPartition>{a2, a10, b1}));
-  EXPECT_EQ(manager->GetLog(TopicPartition{"b", 2}), nullptr);
+  EXPECT_EQ(manager->GetLog(TP("b", 2)), nullptr);
 }
 
 TEST_F(LogManagerTest, TopicConfigProviderAndExplicitConfig) {
@@ -122,11 +126,11 @@ TEST_F(LogManagerTest, TopicConfigProviderAndExplicitConfig) {
     return log;
   };
   auto manager = Start(config);
-  EXPECT_EQ((*manager->GetOrCreateLog({"big", 0}))->config().segment_bytes, 1 << 20);
-  EXPECT_EQ((*manager->GetOrCreateLog({"small", 0}))->config().segment_bytes, 2048);
+  EXPECT_EQ((*manager->GetOrCreateLog(TP("big", 0)))->config().segment_bytes, 1 << 20);
+  EXPECT_EQ((*manager->GetOrCreateLog(TP("small", 0)))->config().segment_bytes, 2048);
   LogConfig explicit_config;
   explicit_config.segment_bytes = 4096;
-  EXPECT_EQ((*manager->GetOrCreateLog({"small", 1}, explicit_config))->config().segment_bytes,
+  EXPECT_EQ((*manager->GetOrCreateLog(TP("small", 1), explicit_config))->config().segment_bytes,
             4096);
 }
 
@@ -142,7 +146,7 @@ TEST_F(LogManagerTest, NewLogsGoToTheLeastLoadedDir) {
   EXPECT_EQ(report.logs_loaded, 3);
   std::vector<std::string> chosen;
   for (int p = 10; p < 16; ++p) {
-    const TopicPartition tp{"u", p};
+    const TopicPartition tp = TP("u", p);
     ASSERT_TRUE(manager->GetOrCreateLog(tp).ok());
     chosen.push_back(manager->LogDirOf(tp).substr(tmp_.path().size()));
   }
@@ -154,7 +158,7 @@ TEST_F(LogManagerTest, NewLogsGoToTheLeastLoadedDir) {
 TEST_F(LogManagerTest, RecoveryPointCheckpointWrittenPeriodicallyAndReadBack) {
   LogManagerConfig config = Config();
   auto manager = Start(config);
-  Log* log = *manager->GetOrCreateLog({"t", 0});
+  Log* log = *manager->GetOrCreateLog(TP("t", 0));
   Append(*log, 5);
   ASSERT_TRUE(log->Flush(Offset(3)).ok());
   const std::string path = config.log_dirs[0] + "/recovery-point-offset-checkpoint";
@@ -172,8 +176,8 @@ TEST_F(LogManagerTest, RecoveryPointCheckpointWrittenPeriodicallyAndReadBack) {
 TEST_F(LogManagerTest, LogStartOffsetCheckpointKeepsRaisedStartOffsets) {
   LogManagerConfig config = Config();
   auto manager = Start(config);
-  Log* log = *manager->GetOrCreateLog({"t", 0});
-  ASSERT_TRUE(manager->GetOrCreateLog({"t", 1}).ok());
+  Log* log = *manager->GetOrCreateLog(TP("t", 0));
+  ASSERT_TRUE(manager->GetOrCreateLog(TP("t", 1)).ok());
   Append(*log, 10);
   ASSERT_TRUE(log->MaybeIncrementLogStartOffset(Offset(4)).ok());
   ASSERT_TRUE(manager->CheckpointLogStartOffsets().ok());
@@ -182,14 +186,14 @@ TEST_F(LogManagerTest, LogStartOffsetCheckpointKeepsRaisedStartOffsets) {
             (std::vector<std::string>{"t 0 4"}));
   manager.reset();  // crash
   manager = Start(config);
-  EXPECT_EQ(manager->GetLog({"t", 0})->log_start_offset(), Offset(4));
-  EXPECT_EQ(manager->GetLog({"t", 1})->log_start_offset(), Offset(0));
+  EXPECT_EQ(manager->GetLog(TP("t", 0))->log_start_offset(), Offset(4));
+  EXPECT_EQ(manager->GetLog(TP("t", 1))->log_start_offset(), Offset(0));
 }
 
 TEST_F(LogManagerTest, CleanShutdownMarkerSkipsRecoveryAndIsRemovedAtStartup) {
   LogManagerConfig config = Config();
   auto manager = Start(config);
-  Log* log = *manager->GetOrCreateLog({"t", 0});
+  Log* log = *manager->GetOrCreateLog(TP("t", 0));
   Append(*log, 40);  // ~150 bytes each in 1 KiB segments: several segments
   const int64_t segments = static_cast<int64_t>(log->number_of_segments());
   ASSERT_GE(segments, 4);
@@ -207,7 +211,7 @@ TEST_F(LogManagerTest, CleanShutdownMarkerSkipsRecoveryAndIsRemovedAtStartup) {
   // Only the active segment is looked at (the Log always checks it).
   EXPECT_EQ(report.segments_recovered, 1);
   EXPECT_EQ(report.bytes_truncated, 0u);
-  EXPECT_EQ(manager->GetLog({"t", 0})->log_end_offset(), Offset(40));
+  EXPECT_EQ(manager->GetLog(TP("t", 0))->log_end_offset(), Offset(40));
 
   // The marker served one startup: a crash now means recovery from the checkpoint on.
   manager.reset();
@@ -219,7 +223,7 @@ TEST_F(LogManagerTest, CleanShutdownMarkerSkipsRecoveryAndIsRemovedAtStartup) {
 TEST_F(LogManagerTest, CrashWithoutCheckpointRecoversEverySegmentAndCutsTornTail) {
   LogManagerConfig config = Config();
   auto manager = Start(config);
-  Log* log = *manager->GetOrCreateLog({"t", 0});
+  Log* log = *manager->GetOrCreateLog(TP("t", 0));
   Append(*log, 40);
   const int64_t segments = static_cast<int64_t>(log->number_of_segments());
   const std::string active = log->Segments().back().log_path;
@@ -234,13 +238,13 @@ TEST_F(LogManagerTest, CrashWithoutCheckpointRecoversEverySegmentAndCutsTornTail
   EXPECT_FALSE(report.dirs[0].clean_shutdown);
   EXPECT_EQ(report.segments_recovered, segments);  // recovery point 0: all of them
   EXPECT_EQ(report.bytes_truncated, 37u);
-  EXPECT_EQ(manager->GetLog({"t", 0})->log_end_offset(), Offset(40));
+  EXPECT_EQ(manager->GetLog(TP("t", 0))->log_end_offset(), Offset(40));
 }
 
 TEST_F(LogManagerTest, CheckpointedRecoveryPointBoundsCrashRecovery) {
   LogManagerConfig config = Config();
   auto manager = Start(config);
-  Log* log = *manager->GetOrCreateLog({"t", 0});
+  Log* log = *manager->GetOrCreateLog(TP("t", 0));
   Append(*log, 40);
   ASSERT_TRUE(log->Flush().ok());
   ASSERT_TRUE(manager->CheckpointRecoveryPoints().ok());
@@ -255,8 +259,8 @@ TEST_F(LogManagerTest, CheckpointedRecoveryPointBoundsCrashRecovery) {
 TEST_F(LogManagerTest, UnreadableCheckpointIsReportedAndRecoveryStartsAtZero) {
   LogManagerConfig config = Config();
   auto manager = Start(config);
-  Append(**manager->GetOrCreateLog({"t", 0}), 40);
-  const int64_t segments = static_cast<int64_t>(manager->GetLog({"t", 0})->number_of_segments());
+  Append(**manager->GetOrCreateLog(TP("t", 0)), 40);
+  const int64_t segments = static_cast<int64_t>(manager->GetLog(TP("t", 0))->number_of_segments());
   ASSERT_TRUE(manager->CheckpointRecoveryPoints().ok());
   manager.reset();
   {
@@ -276,7 +280,7 @@ TEST_F(LogManagerTest, RetentionTaskDeletesOldSegmentsOnVirtualTime) {
   config.default_log_config.retention_ms = 600000;
   const TimeUs start = loop_.Now();
   auto manager = Start(config);
-  Log* log = *manager->GetOrCreateLog({"t", 0});
+  Log* log = *manager->GetOrCreateLog(TP("t", 0));
   Append(*log, 40);
   ASSERT_GE(log->number_of_segments(), 4u);
   // Runs at 30 s, 330 s, 630 s; the records are 600 s old only at the third.
@@ -298,8 +302,8 @@ TEST_F(LogManagerTest, FlushTaskFlushesOnlyWhenFlushMsElapsed) {
   const TimeUs start = loop_.Now();
   auto manager = Start(config);
   LogConfig unbounded;  // Kafka's default flush.ms: never flushed by time
-  Log* timed = *manager->GetOrCreateLog({"timed", 0});
-  Log* never = *manager->GetOrCreateLog({"never", 0}, unbounded);
+  Log* timed = *manager->GetOrCreateLog(TP("timed", 0));
+  Log* never = *manager->GetOrCreateLog(TP("never", 0), unbounded);
   Append(*timed, 3);
   Append(*never, 3);
   loop_.RunUntil(start + 29999 * kMs);
@@ -314,12 +318,12 @@ TEST_F(LogManagerTest, DeleteLogRenamesThenRemovesAfterDelay) {
   LogManagerConfig config = Config();
   config.file_delete_delay_ms = 60000;
   auto manager = Start(config);
-  Append(**manager->GetOrCreateLog({"t", 0}), 3);
-  ASSERT_TRUE(manager->GetOrCreateLog({"t", 1}).ok());
-  auto deleted = manager->DeleteLog({"t", 0});
+  Append(**manager->GetOrCreateLog(TP("t", 0)), 3);
+  ASSERT_TRUE(manager->GetOrCreateLog(TP("t", 1)).ok());
+  auto deleted = manager->DeleteLog(TP("t", 0));
   ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
   EXPECT_TRUE(*deleted);
-  EXPECT_EQ(manager->GetLog({"t", 0}), nullptr);
+  EXPECT_EQ(manager->GetLog(TP("t", 0)), nullptr);
   const std::string dir = config.log_dirs[0];
   EXPECT_FALSE(env_.DirExists(dir + "/t-0"));
   EXPECT_TRUE(env_.DirExists(dir + "/t-0.0-delete"));
@@ -331,9 +335,9 @@ TEST_F(LogManagerTest, DeleteLogRenamesThenRemovesAfterDelay) {
   loop_.RunUntil(loop_.Now() + 1 * kMs);
   EXPECT_FALSE(env_.DirExists(dir + "/t-0.0-delete"));
   EXPECT_EQ(manager->task_stats().deleted_dirs_removed, 1);
-  EXPECT_FALSE(*manager->DeleteLog({"t", 0}));
+  EXPECT_FALSE(*manager->DeleteLog(TP("t", 0)));
   // A re-created log starts empty.
-  EXPECT_EQ((*manager->GetOrCreateLog({"t", 0}))->log_end_offset(), Offset(0));
+  EXPECT_EQ((*manager->GetOrCreateLog(TP("t", 0)))->log_end_offset(), Offset(0));
 }
 
 TEST_F(LogManagerTest, MalformedDirsReportedAndDeleteDirsRemovedAtStartup) {
@@ -351,7 +355,7 @@ TEST_F(LogManagerTest, MalformedDirsReportedAndDeleteDirsRemovedAtStartup) {
   EXPECT_EQ(report.dirs[0].deleted_dirs_removed, (std::vector<std::string>{"a-b-2.4-delete"}));
   EXPECT_FALSE(env_.DirExists(dir + "/a-b-2.4-delete"));
   EXPECT_EQ(report.logs_loaded, 1);
-  EXPECT_NE(manager->GetLog({"a-b", 2}), nullptr);
+  EXPECT_NE(manager->GetLog(TP("a-b", 2)), nullptr);
 }
 
 TEST_F(LogManagerTest, SamePartitionInTwoDirsFailsStartup) {
@@ -367,8 +371,8 @@ TEST_F(LogManagerTest, SamePartitionInTwoDirsFailsStartup) {
 TEST_F(LogManagerTest, ShutdownAndCrashCancelTheirTimers) {
   auto manager = Start(Config());
   EXPECT_EQ(loop_.pending(), 4u);  // retention, flush, two checkpoints
-  ASSERT_TRUE(manager->GetOrCreateLog({"t", 0}).ok());
-  ASSERT_TRUE(manager->DeleteLog({"t", 0}).ok());
+  ASSERT_TRUE(manager->GetOrCreateLog(TP("t", 0)).ok());
+  ASSERT_TRUE(manager->DeleteLog(TP("t", 0)).ok());
   EXPECT_EQ(loop_.pending(), 5u);
   ASSERT_TRUE(manager->Shutdown().ok());
   EXPECT_EQ(loop_.pending(), 0u);

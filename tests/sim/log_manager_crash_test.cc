@@ -18,7 +18,11 @@
 namespace ksim::sim {
 namespace {
 
-const TopicPartition kTp{"orders", 0};
+TopicPartition TP(std::string topic, int32_t partition) {
+  return TopicPartition{std::move(topic), PartitionId(partition)};
+}
+
+const TopicPartition kTp = TP("orders", 0);
 
 class LogManagerCrashTest : public ::testing::Test {
  protected:
@@ -176,14 +180,14 @@ TEST_F(LogManagerCrashTest, MarkerRemovalAtStartupSurvivesACrash) {
 TEST_F(LogManagerCrashTest, DeleteLogRenameSurvivesACrashAndIsFinishedAtStartup) {
   auto manager = Start();
   Append(**manager->GetOrCreateLog(kTp), 0, 5);
-  ASSERT_TRUE(manager->GetOrCreateLog({"kept", 0}).ok());
+  ASSERT_TRUE(manager->GetOrCreateLog(TP("kept", 0)).ok());
   ASSERT_TRUE(*manager->DeleteLog(kTp));
   manager.reset();  // crash before file.delete.delay.ms
   disk_.Crash();
   LogManagerStartupReport report;
   manager = Start(&report);
   EXPECT_EQ(manager->GetLog(kTp), nullptr);
-  EXPECT_NE(manager->GetLog({"kept", 0}), nullptr);
+  EXPECT_NE(manager->GetLog(TP("kept", 0)), nullptr);
   EXPECT_EQ(report.dirs[0].deleted_dirs_removed, (std::vector<std::string>{"orders-0.0-delete"}));
   auto names = disk_.ListDir("/kafka-logs");
   ASSERT_TRUE(names.ok());
