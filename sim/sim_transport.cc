@@ -10,7 +10,7 @@ sim::Message ToNetworkMessage(ksim::Message message) {
   sim::Message out;
   out.kind = std::string(MessageKind(message));
   out.size_bytes = ApproximateWireSize(message);
-  out.payload = std::make_shared<const TransportPayload>(std::move(message));
+  out.payload = std::make_shared<TransportPayload>(std::move(message));  // see OnMessage
   return out;
 }
 
@@ -35,9 +35,14 @@ bool SimTransport::OnMessage(const Delivery& delivery) {
     ++unhandled_;
     return true;
   }
-  // The payload is shared and immutable; the handler gets its own copy to own.
+  // The handler gets a Message of its own. When the delivery holds the only reference (the
+  // usual case: the sender's went into the network) the contents are moved, not copied; the
+  // payload object was created non-const (ToNetworkMessage), so this is no write to a const.
+  ksim::Message message = delivery.message.payload.use_count() == 1
+                              ? std::move(const_cast<TransportPayload*>(payload)->message)
+                              : payload->message;
   handler_->OnMessage(network_.topology().Name(delivery.from), delivery.connection_epoch,
-                      payload->message);
+                      std::move(message));
   return true;
 }
 

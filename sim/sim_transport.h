@@ -48,7 +48,8 @@ class SimTransport final : public Transport {
   // Registers this transport as its node's network handler.
   void Attach();
   // For a node's own handler: returns true when the delivery carried a core Message (handed to
-  // the handler), false when it is someone else's (e.g. ZooKeeper's protocol).
+  // the handler), false when it is someone else's (e.g. ZooKeeper's protocol). Takes the
+  // message's contents out of the payload when the delivery holds its only reference.
   bool OnMessage(const Delivery& delivery);
   void OnDisconnect(const Disconnect& notice);
 
