@@ -26,7 +26,8 @@ ZooKeeperClient::ZooKeeperClient(EventLoop& loop, Network& network, std::string_
   KSIM_CHECK_MSG(server.has_value(), "the ZooKeeper node is not in the topology");
   KSIM_CHECK(*self != *server);
   KSIM_CHECK(options_.session_timeout_us >= 3 * kUsPerMs);
-  KSIM_CHECK(options_.reconnect_pause_us_max >= 0);
+  // A zero pause would retry a refused connect forever at one instant of virtual time.
+  KSIM_CHECK(options_.reconnect_pause_us_max > 0);
   node_ = *self;
   server_ = *server;
 }
@@ -191,10 +192,7 @@ void ZooKeeperClient::ConnectionLost() {
   std::deque<Call> failed = TakeOutstanding();
   if (!closing) {
     state_ = SessionState::kConnecting;
-    const TimeUs pause_us = options_.reconnect_pause_us_max > 0
-                                ? rng_.UniformInt(0, options_.reconnect_pause_us_max - 1)
-                                : 0;
-    ScheduleAttempt(pause_us);
+    ScheduleAttempt(rng_.UniformInt(0, options_.reconnect_pause_us_max - 1));
   }
   for (Call& call : failed) {
     call.complete(Status(Errc::kConnectionLoss, call.path), nullptr);

@@ -56,7 +56,7 @@ struct ZkClientOptions {
 class ZooKeeperClient final : public Coordination {
  public:
   // `rng` draws the reconnect pauses. REQUIRES: `node` and options.server_node exist in the
-  // topology and differ; session_timeout_us >= 3 ms; reconnect_pause_us_max >= 0.
+  // topology and differ; session_timeout_us >= 3 ms; reconnect_pause_us_max > 0.
   ZooKeeperClient(EventLoop& loop, Network& network, std::string_view node, Stream rng,
                   ZkClientOptions options = {});
   ~ZooKeeperClient() override;
