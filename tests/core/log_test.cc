@@ -265,7 +265,7 @@ TEST_F(LogTest, LeaderAppendDropsAPartialBatchAtTheEnd) {
   auto log = OpenLog(LogConfig{});
   const Bytes whole = Singleton("whole");
   Bytes appended = testing::Concat({whole, Singleton("cut")});
-  appended.resize(appended.size() - 3);
+  appended.erase(appended.end() - 3, appended.end());
   auto info = log->AppendAsLeader(appended, LeaderEpoch(0));
   ASSERT_TRUE(info.ok());
   EXPECT_EQ(info->num_batches, 1);
