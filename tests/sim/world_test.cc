@@ -73,7 +73,9 @@ TEST_F(WorldTest, NodesAreLinkedToEveryOtherAndOnlyStorageNodesHaveDisks) {
   EXPECT_NE(world_.node("broker-1").disk(), world_.node("broker-2").disk());
   for (const auto& from : world_.nodes()) {
     for (const auto& to : world_.nodes()) {
-      if (from != to) EXPECT_TRUE(world_.topology().CanSend(from->id(), to->id()));
+      if (from != to) {
+        EXPECT_TRUE(world_.topology().CanSend(from->id(), to->id()));
+      }
     }
   }
   EXPECT_EQ(world_.node(world_.node("broker-2").id()).name(), "broker-2");
