@@ -67,9 +67,9 @@ enum class Errc : int16_t {
   kNotFound = -102,       // ENOENT
   kAlreadyExists = -103,  // EEXIST
   kInvalidArgument = -104,
-  kCorruption = -105,     // damaged bytes on disk (Kafka: CorruptRecordException)
+  kCorruption = -105,  // damaged bytes on disk (Kafka: CorruptRecordException)
   kUnsupported = -106,
-  kOffsetsOutOfOrder = -107,      // Kafka's OffsetsOutOfOrderException (follower append)
+  kOffsetsOutOfOrder = -107,       // Kafka's OffsetsOutOfOrderException (follower append)
   kUnexpectedAppendOffset = -108,  // Kafka's UnexpectedAppendOffsetException (follower append)
   // ZooKeeper's KeeperException codes, as -1000 + ZooKeeper's own (negative) code so that they
   // never collide with the local codes above (ZooKeeper's NONODE is -101, ours -1101).
@@ -109,7 +109,7 @@ class [[nodiscard]] Status {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
+  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}        // NOLINT: implicit
   Result(Status status) : state_(std::in_place_index<1>, std::move(status)) {  // NOLINT
     KSIM_CHECK(!std::get<1>(state_).ok());
   }
@@ -146,9 +146,9 @@ class [[nodiscard]] Result {
 #define KSIM_CONCAT(a, b) KSIM_CONCAT_INNER(a, b)
 
 // Returns the Status from the enclosing function when `expr` (a Status) is not ok.
-#define KSIM_RETURN_IF_ERROR(expr)          \
-  do {                                      \
-    ::ksim::Status ksim_status_ = (expr);   \
+#define KSIM_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::ksim::Status ksim_status_ = (expr);        \
     if (!ksim_status_.ok()) return ksim_status_; \
   } while (0)
 

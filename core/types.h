@@ -24,8 +24,12 @@ class StrongInt {
   friend constexpr bool operator==(StrongInt, StrongInt) = default;
 
   // Moving a position by a count keeps its kind; the distance between two positions is a count.
-  friend constexpr StrongInt operator+(StrongInt a, Rep delta) { return StrongInt(a.value_ + delta); }
-  friend constexpr StrongInt operator-(StrongInt a, Rep delta) { return StrongInt(a.value_ - delta); }
+  friend constexpr StrongInt operator+(StrongInt a, Rep delta) {
+    return StrongInt(a.value_ + delta);
+  }
+  friend constexpr StrongInt operator-(StrongInt a, Rep delta) {
+    return StrongInt(a.value_ - delta);
+  }
   friend constexpr Rep operator-(StrongInt a, StrongInt b) { return a.value_ - b.value_; }
   constexpr StrongInt& operator++() {
     ++value_;
@@ -56,9 +60,9 @@ using Offset = StrongInt<OffsetTag, int64_t>;            // position of a record
 using LeaderEpoch = StrongInt<LeaderEpochTag, int32_t>;  // partition leader epoch (KIP-101)
 using BrokerId = StrongInt<BrokerIdTag, int32_t>;        // broker.id
 using PartitionId = StrongInt<PartitionIdTag, int32_t>;
-using ProducerId = StrongInt<ProducerIdTag, int64_t>;    // idempotent producer id (KIP-98)
+using ProducerId = StrongInt<ProducerIdTag, int64_t>;  // idempotent producer id (KIP-98)
 using ProducerEpoch = StrongInt<ProducerEpochTag, int16_t>;
-using Sequence = StrongInt<SequenceTag, int32_t>;        // per-partition producer sequence
+using Sequence = StrongInt<SequenceTag, int32_t>;  // per-partition producer sequence
 using ControllerEpoch = StrongInt<ControllerEpochTag, int32_t>;
 
 // Wire sentinels (Kafka: RecordBatch.NO_PRODUCER_ID etc.).
@@ -76,5 +80,7 @@ inline constexpr TimeUs kUsPerMs = 1000;
 
 template <class Tag, class Rep>
 struct std::hash<ksim::StrongInt<Tag, Rep>> {
-  size_t operator()(ksim::StrongInt<Tag, Rep> v) const noexcept { return std::hash<Rep>{}(v.value()); }
+  size_t operator()(ksim::StrongInt<Tag, Rep> v) const noexcept {
+    return std::hash<Rep>{}(v.value());
+  }
 };

@@ -81,16 +81,17 @@ static uint64_t NegLogFixed(uint64_t x32) {  // x32 in [1, 2^32]
     }
   }
   const uint64_t neg_log2 = (32ULL << 32) - log2;  // log2(2^32 / x), 32.32
-  constexpr uint64_t kLn2 = 2977044472ULL;          // ln(2) * 2^32
+  constexpr uint64_t kLn2 = 2977044472ULL;         // ln(2) * 2^32
   return static_cast<uint64_t>((static_cast<unsigned __int128>(neg_log2) * kLn2) >> 32);
 }
 
 int64_t Stream::Exponential(int64_t mean) {
   KSIM_CHECK(mean >= 0);
   if (mean == 0) return 0;
-  const uint64_t x = (Next() >> 32) + 1;  // uniform in [1, 2^32]
+  const uint64_t x = (Next() >> 32) + 1;    // uniform in [1, 2^32]
   const uint64_t neg_log = NegLogFixed(x);  // 32.32
-  return static_cast<int64_t>((static_cast<unsigned __int128>(neg_log) * static_cast<uint64_t>(mean)) >> 32);
+  return static_cast<int64_t>(
+      (static_cast<unsigned __int128>(neg_log) * static_cast<uint64_t>(mean)) >> 32);
 }
 
 Stream Seeds::StreamFor(std::string_view name) const {

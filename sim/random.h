@@ -24,7 +24,8 @@ class Stream {
   // Uniform integer in [low, high] (inclusive), unbiased (Lemire's multiply-and-reject).
   // REQUIRES: low <= high.
   int64_t UniformInt(int64_t low, int64_t high);
-  // True with probability numerator/denominator. REQUIRES: 0 <= numerator <= denominator, 0 < denominator.
+  // True with probability numerator/denominator. REQUIRES: 0 <= numerator <= denominator, 0 <
+  // denominator.
   bool Bernoulli(uint64_t numerator, uint64_t denominator);
   // True with probability `parts_per_million` / 1e6 (how scenario probabilities are stored).
   bool ChancePpm(uint32_t parts_per_million) { return Bernoulli(parts_per_million, 1'000'000); }
