@@ -36,11 +36,21 @@ Result<std::unique_ptr<Log>> Log::Open(Env& env, const Clock& clock, std::string
   KSIM_CHECK(options.log_start_offset >= Offset(0));
   std::unique_ptr<Log> log(new Log(env, clock, std::move(dir), config));
   if (!env.DirExists(log->dir_)) {
-    // A new partition directory must survive a crash as an entry of the log directory too.
+    // A new partition directory must survive a crash as an entry of the log directory too, and
+    // so must every ancestor CreateDir makes along the way (e.g. a new log directory): each
+    // created directory's parent is synced, deepest first.
+    std::vector<std::string> created;
+    for (std::string dir = log->dir_; !dir.empty() && !env.DirExists(dir);) {
+      created.push_back(dir);
+      const size_t slash = dir.find_last_of('/');
+      if (slash == std::string::npos) break;
+      dir = dir.substr(0, slash == 0 ? 1 : slash);
+    }
     KSIM_RETURN_IF_ERROR(env.CreateDir(log->dir_));
-    const size_t slash = log->dir_.find_last_of('/');
-    if (slash != std::string::npos && slash > 0) {
-      KSIM_RETURN_IF_ERROR(env.SyncDir(log->dir_.substr(0, slash)));
+    for (const std::string& dir : created) {
+      const size_t slash = dir.find_last_of('/');
+      if (slash == std::string::npos) continue;
+      KSIM_RETURN_IF_ERROR(env.SyncDir(dir.substr(0, slash == 0 ? 1 : slash)));
     }
   }
   KSIM_RETURN_IF_ERROR(log->LoadSegments(options));
