@@ -323,6 +323,12 @@ Result<bool> Log::TruncateTo(Offset target) {
   }
   Result<uint64_t> truncated = active_segment().TruncateTo(target);
   if (!truncated.ok()) return Fail(truncated.status());
+  // The truncation is made durable at once: the recovery point drops to the target, so no later
+  // flush would sync the shortened file or the renames of the deleted segments.
+  Status flushed = active_segment().Flush();
+  if (!flushed.ok()) return Fail(flushed);
+  Status synced = env_.SyncDir(dir_);
+  if (!synced.ok()) return Fail(synced);
   next_offset_ = target;
   recovery_point_ = std::min(recovery_point_, target);
   log_start_offset_ = std::min(log_start_offset_, target);
@@ -339,6 +345,11 @@ Status Log::TruncateFullyAndStartAt(Offset new_offset) {
       LogSegment::Create(env_, clock_, dir_, new_offset, config_);
   if (!segment.ok()) return Fail(segment.status());
   segments_.emplace(new_offset, std::move(segment).value());
+  // Durable at once, like TruncateTo: the deletions and the new empty segment.
+  Status flushed = segments_.begin()->second->Flush();
+  if (!flushed.ok()) return Fail(flushed);
+  Status synced = env_.SyncDir(dir_);
+  if (!synced.ok()) return Fail(synced);
   next_offset_ = new_offset;
   // Nothing below the new offset exists any more, so nothing below it is unflushed.
   recovery_point_ = new_offset;

@@ -226,6 +226,8 @@ class Log {
   Status LoadSegment(Offset base);
   Status CompleteSwap(Offset base);
   Status RecoverFrom(Offset recovery_point);
+  // Cuts each segment whose batches reach past the next segment's base offset.
+  Status CutOverlaps();
 
   Result<LogAppendInfo> Append(MutableByteView batches, bool as_leader, LeaderEpoch epoch);
   Status AppendRun(MutableByteView run, Offset first, Offset last, int64_t max_timestamp_ms,

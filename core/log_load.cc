@@ -169,6 +169,22 @@ Status Log::RecoverFrom(Offset recovery_point) {
   return Status::Ok();
 }
 
+Status Log::CutOverlaps() {
+  // A segment whose batches reach past the next segment's base offset (a truncation whose sync
+  // was lost, or damage) is cut there: the next segment holds those offsets.
+  for (auto it = segments_.begin(); it != segments_.end(); ++it) {
+    const auto next = std::next(it);
+    if (next == segments_.end()) break;
+    LogSegment& segment = *it->second;
+    if (segment.next_offset() <= next->first) continue;
+    KSIM_ASSIGN_OR_RETURN(uint64_t cut, segment.TruncateTo(next->first));
+    recovery_report_.bytes_truncated += cut;
+    KSIM_RETURN_IF_ERROR(segment.OnBecomeInactive());
+    KSIM_RETURN_IF_ERROR(segment.Flush());
+  }
+  return Status::Ok();
+}
+
 Status Log::LoadSegments(const LogOpenOptions& options) {
   std::vector<Offset> swap_bases;
   KSIM_RETURN_IF_ERROR(RemoveLeftovers(&swap_bases));
@@ -204,6 +220,7 @@ Status Log::LoadSegments(const LogOpenOptions& options) {
     segments_.emplace(options.log_start_offset, std::move(segment));
   } else {
     KSIM_RETURN_IF_ERROR(RecoverFrom(options.recovery_point));
+    KSIM_RETURN_IF_ERROR(CutOverlaps());
   }
   recovered_on_load_.clear();
   KSIM_RETURN_IF_ERROR(CompletePendingDeletes());

@@ -468,7 +468,10 @@ Status LogSegment::OnBecomeInactive() {
 
 Status LogSegment::Close() {
   if (log_ == nullptr) return Status::Ok();
+  // Like Kafka's FileRecords.close, closing flushes: whatever happened to the files (appends,
+  // truncation, trimmed indexes) is durable afterwards.
   Status status = OnBecomeInactive();
+  if (status.ok()) status = Flush();
   time_index_.reset();
   offset_index_.reset();
   log_.reset();

@@ -186,7 +186,8 @@ class LogSegment {
   // When the segment stops being the active one: adds the final time-index entry and trims both
   // indexes to their entries.
   Status OnBecomeInactive();
-  // OnBecomeInactive, then closes the files. The segment is unusable afterwards.
+  // OnBecomeInactive, Flush (durable like Kafka's FileRecords.close), then closes the files. The
+  // segment is unusable afterwards.
   Status Close();
   // Closes the files (without trimming) and renames all three to <name><suffix>.deleted. Returns
   // the new paths of the files that existed. The segment is unusable afterwards.

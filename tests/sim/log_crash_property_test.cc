@@ -51,16 +51,6 @@ namespace ksim::sim {
 namespace {
 
 constexpr char kLogParentDir[] = "/kafka-logs";
-// A truncation never reaches the disk by itself: TruncateTo lowers the recovery point, so the
-// flush of a later roll or Close() (Flush up to an offset at or below it) syncs nothing, and
-// the segments it deleted are renamed without a directory sync. After a power loss the old tail
-// comes back: after a clean close (DISABLED_ClosingATruncatedLogMakesTheTruncationDurable), as a
-// segment overlapping the next (DISABLED_TruncatedSegmentDoesNotComeBackOverlappingTheNextOne),
-// or mixed with the batches appended after the truncation, old bytes up to the old durable length
-// and new ones after it, with a gap in the offsets. Until the Log makes truncation durable, the
-// test does it for the Log (VirtualDisk::SyncAll after each truncation), so that every other
-// property stays checked; flip this once those cases pass.
-constexpr bool kTruncationIsDurable = false;
 // Damage found by recovery in a segment wholly below the log start offset (a deleted segment
 // whose unsynced deletion a power loss undid, its tail torn) makes recovery delete every later
 // segment, flushed records above the log start included. Reached when the recovery point
@@ -383,7 +373,6 @@ class Sequence {
     ASSERT_EQ(*truncated, target < leo);
     model_.erase(model_.lower_bound(target), model_.end());
     ++stats_.truncations;
-    if (!kTruncationIsDurable) disk_.SyncAll();
     ASSERT_EQ(Leo(), target);
     Note("  segments" + SegmentsText());
     flushed_ = std::min(flushed_, target);
@@ -398,7 +387,6 @@ class Sequence {
     start_ = target;
     flushed_ = target;
     ++stats_.truncations;
-    if (!kTruncationIsDurable) disk_.SyncAll();
     ASSERT_EQ(Leo(), target);
     ASSERT_EQ(log_->log_start_offset(), Offset(target));
   }
@@ -990,10 +978,10 @@ TEST_F(LogOnVirtualDiskTest, FlushedRecordsOfANewLogSurviveAPowerLoss) {
   EXPECT_EQ((*log)->log_end_offset(), Offset(3));
 }
 
-// Close() flushes up to the LEO, a no-op after TruncateTo moved the LEO to (or below) the
-// recovery point, and LogSegment::Close does not sync; the truncated file length never reaches
-// the disk, and a power loss after the clean close brings the truncated batch back.
-TEST_F(LogOnVirtualDiskTest, DISABLED_ClosingATruncatedLogMakesTheTruncationDurable) {
+// TruncateTo lowers the recovery point to the LEO, so Close()'s flush up to the LEO is a no-op:
+// TruncateTo itself syncs the shortened segment (and LogSegment::Close syncs too, like Kafka's
+// FileRecords.close), so a power loss after the clean close does not bring the batch back.
+TEST_F(LogOnVirtualDiskTest, ClosingATruncatedLogMakesTheTruncationDurable) {
   ASSERT_TRUE(disk_.CreateDir(kLogDir).ok());
   ASSERT_TRUE(disk_.SyncDir("/").ok());
   ASSERT_TRUE(disk_.SyncDir(kLogParentDir).ok());
@@ -1009,14 +997,14 @@ TEST_F(LogOnVirtualDiskTest, DISABLED_ClosingATruncatedLogMakesTheTruncationDura
   disk_.Crash();
   Result<std::unique_ptr<Log>> log = Log::Open(disk_, clock_, kLogDir, config_);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  EXPECT_EQ((*log)->log_end_offset(), Offset(3));  // actual: 6, the truncated batch is back
+  EXPECT_EQ((*log)->log_end_offset(), Offset(3));
 }
 
 // TruncateTo(3) lowers the recovery point to 3; the Roll() that follows flushes "up to 3", a
-// no-op, so segment 0's truncation never reaches the disk; a Flush() later syncs only segment 3.
-// After a power loss segment 0 is back with its old batch at 3..5, overlapping segment 3, and
-// Open() keeps both: a scan of the log sees offsets 0..5 then 3..5 again.
-TEST_F(LogOnVirtualDiskTest, DISABLED_TruncatedSegmentDoesNotComeBackOverlappingTheNextOne) {
+// no-op, and a Flush() later syncs only segment 3: unless TruncateTo syncs segment 0 itself, a
+// power loss brings back its old batch at 3..5, overlapping segment 3 (and recovery then cuts a
+// segment that reaches past the next one's base offset).
+TEST_F(LogOnVirtualDiskTest, TruncatedSegmentDoesNotComeBackOverlappingTheNextOne) {
   ASSERT_TRUE(disk_.CreateDir(kLogDir).ok());
   ASSERT_TRUE(disk_.SyncDir("/").ok());
   ASSERT_TRUE(disk_.SyncDir(kLogParentDir).ok());
@@ -1035,7 +1023,7 @@ TEST_F(LogOnVirtualDiskTest, DISABLED_TruncatedSegmentDoesNotComeBackOverlapping
   Result<std::unique_ptr<Log>> log = Log::Open(disk_, clock_, kLogDir, config_);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   EXPECT_EQ((*log)->log_end_offset(), Offset(6));
-  EXPECT_LE((*log)->LogSegments().front()->next_offset(), Offset(3));  // actual: 6
+  EXPECT_LE((*log)->LogSegments().front()->next_offset(), Offset(3));
   std::vector<int64_t> bases;
   ASSERT_TRUE((*log)
                   ->ForEachBatch(Offset(0),
@@ -1044,7 +1032,7 @@ TEST_F(LogOnVirtualDiskTest, DISABLED_TruncatedSegmentDoesNotComeBackOverlapping
                                    return Status::Ok();
                                  })
                   .ok());
-  EXPECT_EQ(bases, (std::vector<int64_t>{0, 3}));  // actual: {0, 3, 3}
+  EXPECT_EQ(bases, (std::vector<int64_t>{0, 3}));
 }
 
 // Three flushed segments, the log start moved to 6 (the first two are deletable). Bit rot in
