@@ -94,6 +94,11 @@ int64_t Stream::Exponential(int64_t mean) {
       (static_cast<unsigned __int128>(neg_log) * static_cast<uint64_t>(mean)) >> 32);
 }
 
+int32_t StreamRandomSource::NextInt(int32_t bound) {
+  KSIM_CHECK(bound > 0);
+  return static_cast<int32_t>(stream_.UniformInt(0, bound - 1));
+}
+
 Stream Seeds::StreamFor(std::string_view name) const {
   uint64_t state = seed_ ^ HashName(name);
   return Stream(SplitMix64(state));

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/random_source.h"
+
 namespace ksim::sim {
 
 // SplitMix64 step: used to expand seeds and to hash stream names into seeds.
@@ -47,6 +49,18 @@ class Seeds {
 
  private:
   uint64_t seed_;
+};
+
+// core's RandomSource seam over a seeded Stream: how the simulator hands its randomness to core
+// code that Kafka makes random (replica assignment start, the random-isr election policy).
+class StreamRandomSource final : public RandomSource {
+ public:
+  explicit StreamRandomSource(uint64_t seed) : stream_(seed) {}
+  explicit StreamRandomSource(Stream stream) : stream_(stream) {}
+  int32_t NextInt(int32_t bound) override;
+
+ private:
+  Stream stream_;
 };
 
 }  // namespace ksim::sim

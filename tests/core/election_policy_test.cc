@@ -14,17 +14,7 @@
 namespace ksim {
 namespace {
 
-// The simulator's seeded stream behind the RandomSource seam.
-class StreamRandom : public RandomSource {
- public:
-  explicit StreamRandom(uint64_t seed) : stream_(seed) {}
-  int32_t NextInt(int32_t bound) override {
-    return static_cast<int32_t>(stream_.UniformInt(0, bound - 1));
-  }
-
- private:
-  sim::Stream stream_;
-};
+using StreamRandom = sim::StreamRandomSource;
 
 std::vector<BrokerId> B(std::initializer_list<int32_t> ids) {
   std::vector<BrokerId> out;
