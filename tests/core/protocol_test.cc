@@ -107,7 +107,9 @@ TEST(ProtocolTest, ProduceWireSizeCountsFieldsAndRecordBytes) {
 
 TEST(ProtocolTest, FetchResponseWireSizeGrowsByTheRecordBytes) {
   FetchResponse response;
-  response.responses.push_back({TopicPartition{"t", PartitionId(0)}});
+  FetchPartitionResponse partition;
+  partition.tp = TopicPartition{"t", PartitionId(0)};
+  response.responses.push_back(partition);
   const int64_t empty = ApproximateWireSize(response);
   // header 8 + throttle 4 + array 4 + tp 7 + error 2 + hw/lso/log start 24 + records 4
   EXPECT_EQ(empty, 8 + 4 + 4 + 7 + 2 + 24 + 4);
