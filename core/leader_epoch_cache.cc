@@ -57,20 +57,20 @@ LeaderEpoch LeaderEpochCache::LatestEpoch() const {
   return entries_.empty() ? kUndefinedEpoch : entries_.back().epoch;
 }
 
-EpochEndOffset LeaderEpochCache::EndOffsetFor(LeaderEpoch requested_epoch,
+EpochAndEndOffset LeaderEpochCache::EndOffsetFor(LeaderEpoch requested_epoch,
                                               Offset log_end_offset) const {
   // A bootstrapping follower, or one on an old message format, asks for UNDEFINED_EPOCH.
-  if (requested_epoch == kUndefinedEpoch) return EpochEndOffset{};
-  if (requested_epoch == LatestEpoch()) return EpochEndOffset{requested_epoch, log_end_offset};
+  if (requested_epoch == kUndefinedEpoch) return EpochAndEndOffset{};
+  if (requested_epoch == LatestEpoch()) return EpochAndEndOffset{requested_epoch, log_end_offset};
   // The first epoch after the requested one ends it; the epoch it ends is the last one not
   // after the requested one (KIP-279), which may be an earlier epoch than requested.
   const auto subsequent =
       std::find_if(entries_.begin(), entries_.end(),
                    [&](const EpochEntry& entry) { return entry.epoch > requested_epoch; });
-  if (subsequent == entries_.end() || subsequent == entries_.begin()) return EpochEndOffset{};
+  if (subsequent == entries_.end() || subsequent == entries_.begin()) return EpochAndEndOffset{};
   const EpochEntry& previous = *(subsequent - 1);
   KSIM_CHECK(previous.epoch <= requested_epoch);
-  return EpochEndOffset{previous.epoch, subsequent->start_offset};
+  return EpochAndEndOffset{previous.epoch, subsequent->start_offset};
 }
 
 Status LeaderEpochCache::TruncateFromEnd(Offset end_offset) {

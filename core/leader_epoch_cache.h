@@ -35,10 +35,6 @@
 
 namespace ksim {
 
-// EpochEndOffset.UNDEFINED_EPOCH and UNDEFINED_EPOCH_OFFSET.
-inline constexpr LeaderEpoch kUndefinedEpoch{-1};
-inline constexpr Offset kUndefinedEpochOffset{-1};
-
 struct EpochEntry {
   LeaderEpoch epoch;
   Offset start_offset;  // offset of the first record written in this epoch
@@ -46,11 +42,11 @@ struct EpochEntry {
 };
 
 // The answer to an OffsetsForLeaderEpoch request (KIP-279): the epoch the end offset belongs to.
-struct EpochEndOffset {
+struct EpochAndEndOffset {
   LeaderEpoch epoch = kUndefinedEpoch;
   Offset end_offset = kUndefinedEpochOffset;
   bool undefined() const { return end_offset == kUndefinedEpochOffset; }
-  friend bool operator==(const EpochEndOffset&, const EpochEndOffset&) = default;
+  friend bool operator==(const EpochAndEndOffset&, const EpochAndEndOffset&) = default;
 };
 
 class LeaderEpochCache {
@@ -66,7 +62,7 @@ class LeaderEpochCache {
   Status Assign(LeaderEpoch epoch, Offset start_offset);
   // The latest epoch, kUndefinedEpoch when empty.
   LeaderEpoch LatestEpoch() const;
-  EpochEndOffset EndOffsetFor(LeaderEpoch requested_epoch, Offset log_end_offset) const;
+  EpochAndEndOffset EndOffsetFor(LeaderEpoch requested_epoch, Offset log_end_offset) const;
   // Kafka's clearAndFlushLatest / truncateFromEnd. A negative offset does nothing.
   Status TruncateFromEnd(Offset end_offset);
   // Kafka's clearAndFlushEarliest / truncateFromStart. A negative offset does nothing.

@@ -84,8 +84,6 @@ inline constexpr BrokerId kNoBroker{-1};           // "no leader", "no controlle
 inline constexpr BrokerId kConsumerReplicaId{-1};  // Fetch/ListOffsets replica_id of a consumer
 inline constexpr int64_t kLatestTimestamp = -1;    // ListOffsets: the log end (or HW)
 inline constexpr int64_t kEarliestTimestamp = -2;  // ListOffsets: the log start
-inline constexpr Offset kUndefinedOffset{-1};      // UNDEFINED_EPOCH_OFFSET and friends
-inline constexpr LeaderEpoch kUndefinedEpoch{-1};
 
 // A broker as Metadata/UpdateMetadata/LeaderAndIsr name it.
 struct BrokerEndpoint {

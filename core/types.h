@@ -71,6 +71,10 @@ inline constexpr ProducerEpoch kNoProducerEpoch{-1};
 inline constexpr Sequence kNoSequence{-1};
 inline constexpr LeaderEpoch kNoPartitionLeaderEpoch{-1};
 inline constexpr int64_t kNoTimestamp = -1;
+// OffsetsForLeaderEpoch's UNDEFINED_EPOCH / UNDEFINED_EPOCH_OFFSET, and "no offset" in responses.
+inline constexpr LeaderEpoch kUndefinedEpoch{-1};
+inline constexpr Offset kUndefinedOffset{-1};
+inline constexpr Offset kUndefinedEpochOffset{-1};
 
 // Simulated and real time alike are integer microseconds (docs/DESIGN.md, determinism rules).
 using TimeUs = int64_t;

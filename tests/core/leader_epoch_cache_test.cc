@@ -18,10 +18,10 @@ namespace {
 EpochEntry E(int32_t epoch, int64_t offset) {
   return EpochEntry{LeaderEpoch(epoch), Offset(offset)};
 }
-EpochEndOffset EO(int32_t epoch, int64_t offset) {
-  return EpochEndOffset{LeaderEpoch(epoch), Offset(offset)};
+EpochAndEndOffset EO(int32_t epoch, int64_t offset) {
+  return EpochAndEndOffset{LeaderEpoch(epoch), Offset(offset)};
 }
-const EpochEndOffset kUndefined{};
+const EpochAndEndOffset kUndefined{};
 
 class LeaderEpochCacheTest : public ::testing::Test {
  protected:
@@ -35,7 +35,7 @@ class LeaderEpochCacheTest : public ::testing::Test {
   void Assign(int32_t epoch, int64_t offset) {
     ASSERT_TRUE(cache_.Assign(LeaderEpoch(epoch), Offset(offset)).ok());
   }
-  EpochEndOffset EndOffsetFor(int32_t epoch) const {
+  EpochAndEndOffset EndOffsetFor(int32_t epoch) const {
     return cache_.EndOffsetFor(LeaderEpoch(epoch), Offset(leo_));
   }
   std::string FileText() {

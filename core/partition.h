@@ -1,0 +1,227 @@
+// Partition: one broker's replica of one partition and, while the broker leads it, the leader's
+// view of every replica: Kafka's kafka.cluster.Partition and Replica (0.10 rules, with 1.x's
+// lagging-follower fix and KIP-101/279 leader epochs). It is sans-IO: it owns no network, no
+// timer and no ZooKeeper session. The broker (core/broker.h) feeds it requests and fetch results
+// and carries out what it asks for (an ISR change to write to ZooKeeper, a truncation offset
+// asked of the leader).
+//
+// What it keeps, and the rules (docs/replication.md has the full story):
+// - Role: leader, follower or none (not yet told by the controller, or stopped), the current
+//   leader epoch, the assigned replicas, the ISR and the ZooKeeper version of the partition's
+//   state znode (ISR writes are conditional on it, as Kafka's Partition.updateIsr).
+// - Offsets on this replica, checked after every change: log start <= HW <= LEO.
+// - As leader, per remote replica: its LEO (the offset it last fetched from; unknown until its
+//   first fetch) and the last time it was caught up. A fetch at offset >= the leader's LEO at that
+//   moment marks it caught up now; a fetch at offset >= the leader's LEO at its previous fetch
+//   marks it caught up as of that previous fetch (Kafka 1.x, KAFKA-3978's fix: a follower that
+//   keeps up with a steady stream is never counted as lagging).
+// - ISR shrink (Kafka's maybeShrinkIsr): followers in the ISR not caught up for longer than
+//   replica.lag.time.max.ms leave it. ISR expand (maybeExpandIsr): an assigned follower outside
+//   the ISR whose LEO reached the leader's HW joins it. Both are proposals (ProposeIsrShrink,
+//   the result of UpdateFollowerFetch); the ISR changes only when the broker reports the
+//   ZooKeeper write succeeded (ApplyIsrChange). One proposal at a time.
+// - HW on the leader = min LEO over the ISR (the leader's own LEO included); it never decreases.
+//   On a follower, HW = min(own LEO, the leader's HW in the last fetch response). After a restart
+//   the HW comes from the replication-offset-checkpoint (clamped to the LEO).
+// - Leader epochs: the leader stamps its epoch into every batch it appends; every append (leader or
+//   follower) records a new epoch's first offset in the LeaderEpochCache, truncation cuts it back,
+//   a rising log start trims it (the Partition is the Log's LogObserver). MakeLeader records the
+//   new epoch at the current LEO (Kafka's makeLeader: leaderEpochCache.assign(epoch, LEO)).
+// - acks: acks=-1 is refused before the append with NOT_ENOUGH_REPLICAS when the ISR is smaller
+//   than min.insync.replicas; it completes when HW passes the batch, with
+//   NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas meanwhile.
+//   acks=N > 1 (the seed's 0.8 semantics) completes when N ISR members, the leader included, have
+//   the batch. acks=1 completes at the append, acks=0 is never answered (the broker's concern).
+// - Truncation when becoming follower, by policy: kHighWatermark truncates to the replica's own HW
+//   (Kafka 0.10; loses acknowledged records in KIP-101's scenarios); kLeaderEpoch asks the leader
+//   OffsetsForLeaderEpoch(latest local epoch) and truncates where that epoch ends on the leader
+//   (KIP-101), taking KIP-279's rounds when the leader answers an earlier epoch.
+//
+// Ownership and threads: borrows the Log (owned by the broker's LogManager; it must outlive the
+// Partition or the Partition is destroyed first) and the Clock; owns its LeaderEpochCache. One
+// thread at a time. Events (become_leader, become_follower, hw, isr_shrink, isr_expand, truncate,
+// append) go to the EventSink, partition-scoped.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "core/bytes.h"
+#include "core/clock.h"
+#include "core/events.h"
+#include "core/leader_epoch_cache.h"
+#include "core/log.h"
+#include "core/protocol.h"
+#include "core/status.h"
+#include "core/types.h"
+
+namespace ksim {
+
+enum class ReplicaRole : uint8_t { kNone, kLeader, kFollower };
+std::string_view ReplicaRoleName(ReplicaRole role);
+
+// How a replica that becomes follower decides where to cut its log (a scenario's
+// policy.truncation).
+enum class TruncationPolicy : uint8_t {
+  kHighWatermark,  // "high-watermark": Kafka 0.10, truncate to the own HW
+  kLeaderEpoch,    // "leader-epoch": KIP-101 OffsetsForLeaderEpoch, with KIP-279's rounds
+};
+std::string_view TruncationPolicyName(TruncationPolicy policy);
+// kInvalidArgument naming the valid names otherwise.
+Result<TruncationPolicy> ParseTruncationPolicy(std::string_view name);
+
+struct PartitionConfig {
+  int64_t replica_lag_time_max_ms = 10000;  // replica.lag.time.max.ms
+  int32_t min_insync_replicas = 1;          // min.insync.replicas (topic or broker)
+};
+
+// What the leader knows of one remote replica (Kafka's Replica on the leader).
+struct RemoteReplicaState {
+  std::optional<Offset> log_end_offset;  // nullopt until its first fetch in this leadership
+  int64_t last_caught_up_time_ms = 0;
+  int64_t last_fetch_time_ms = 0;
+  Offset last_fetch_leader_log_end_offset{0};  // the leader's LEO at its previous fetch
+};
+
+// The outcome of a produce with acks=-1 or N > 1, asked again whenever HW or a LEO moves.
+struct AcksProgress {
+  bool done = false;
+  Errc error = Errc::kNone;  // when done: NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND, or
+                             // NOT_LEADER_FOR_PARTITION (leadership lost meanwhile)
+};
+
+// A follower's next step after the leader answered OffsetsForLeaderEpoch (KIP-279).
+struct TruncationDecision {
+  Offset truncate_to{0};  // cut the log here (nothing happens when >= LEO)
+  bool complete = true;   // false: ask again for `next_epoch` (the leader knew an earlier epoch)
+  LeaderEpoch next_epoch = kUndefinedEpoch;
+};
+
+class Partition final : public LogObserver {
+ public:
+  // `log` is this broker's log of `tp`; `epochs` its leader-epoch cache (opened from the
+  // partition directory); `checkpointed_hw` the HW from replication-offset-checkpoint (0 when
+  // none), clamped to the log. Installs itself as the log's observer.
+  Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderEpochCache epochs,
+            const Clock& clock, PartitionConfig config, Offset checkpointed_hw, EventSink events);
+  ~Partition() override;
+  Partition(const Partition&) = delete;
+  Partition& operator=(const Partition&) = delete;
+
+  // ---- Role changes (LeaderAndIsr) --------------------------------------------------------------
+  // Kafka's makeLeader: role leader with `state`'s epoch, ISR, replicas and zk version; remote
+  // replicas start unknown, ISR members counted as caught up now; the epoch is recorded at the
+  // LEO; HW may rise. Returns false (and changes nothing) when `state.leader_epoch` is older than
+  // the current one. REQUIRES: state.leader == local broker.
+  Result<bool> MakeLeader(const LeaderAndIsrPartitionState& state);
+  // Kafka's makeFollower: role follower of `state.leader`. Returns true when the leader or epoch
+  // changed (the broker then truncates per policy and (re)starts fetching), false when nothing
+  // changed or the epoch is older. REQUIRES: state.leader != local broker.
+  bool MakeFollower(const LeaderAndIsrPartitionState& state);
+  // StopReplica: role none (the log stays unless the broker deletes it).
+  void Stop();
+
+  // ---- Leader
+  // ------------------------------------------------------------------------------------ Appends a
+  // producer's batches with the current epoch. NOT_LEADER_FOR_PARTITION when not leader;
+  // NOT_ENOUGH_REPLICAS for acks=-1 with ISR < min.insync.replicas (nothing appended); the Log's
+  // errors otherwise. HW may rise (a lone ISR member).
+  Result<LogAppendInfo> AppendAsLeader(MutableByteView batches, int16_t acks);
+  // Whether a produce whose last offset is `required_offset - 1` is satisfied for `acks` (-1 or
+  // N > 1). REQUIRES: acks == -1 or acks > 1.
+  AcksProgress CheckEnoughReplicasReached(Offset required_offset, int16_t acks) const;
+  // A follower fetched from `fetch_offset` (Kafka's updateReplicaLogReadResult): records its LEO
+  // and caught-up time, raises HW when it can. Returns the expanded ISR when the follower should
+  // join it (to be written to ZooKeeper, then ApplyIsrChange), else nullopt. Ignored (nullopt)
+  // when not leader or `replica` is not assigned.
+  std::optional<std::vector<BrokerId>> UpdateFollowerFetch(BrokerId replica, Offset fetch_offset);
+  // The ISR without the followers that have not caught up for replica.lag.time.max.ms, when that
+  // removes anyone; nullopt otherwise or when not leader or a proposal is outstanding.
+  std::optional<std::vector<BrokerId>> ProposeIsrShrink();
+  // The ZooKeeper write of `isr` succeeded with the state znode now at `zk_version`: the ISR is
+  // `isr` (HW may rise). Emits isr_shrink or isr_expand.
+  void ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version);
+  // The write failed (BADVERSION: the controller changed the state; it will send LeaderAndIsr):
+  // the proposal is dropped.
+  void AbandonIsrChange();
+  bool isr_change_in_flight() const { return isr_change_in_flight_; }
+  // OffsetsForLeaderEpoch on the leader (KIP-279 answer), from the epoch cache and the LEO.
+  EpochAndEndOffset EndOffsetForEpoch(LeaderEpoch epoch) const;
+
+  // ---- Reads
+  // ------------------------------------------------------------------------------------- A fetch
+  // (consumers below HW, followers below LEO) or NOT_LEADER_FOR_PARTITION when not leader.
+  Result<FetchDataInfo> Read(Offset fetch_offset, int32_t max_bytes, bool from_follower);
+
+  // ---- Follower
+  // ---------------------------------------------------------------------------------- Appends what
+  // the leader sent, then HW = min(LEO, leader_hw) and the log start follows the leader's.
+  // NOT_LEADER_FOR_PARTITION when not a follower.
+  Result<LogAppendInfo> AppendAsFollower(ByteView records, Offset leader_hw,
+                                         Offset leader_log_start_offset);
+  // Where to cut when becoming follower under kHighWatermark: the own HW.
+  Offset HighWatermarkTruncationOffset() const { return high_watermark_; }
+  // KIP-279's step for the leader's answer to OffsetsForLeaderEpoch(latest local epoch).
+  TruncationDecision DecideTruncation(const EpochAndEndOffset& leader_answer) const;
+  // Truncates the log (and the epoch cache) to `offset` when it is below the LEO; HW follows.
+  // Emits truncate with the records removed and `reason`.
+  Status TruncateTo(Offset offset, std::string_view reason);
+  // The leader's log starts past our LEO: restart empty there (Kafka's handleOffsetOutOfRange).
+  Status TruncateFullyAndStartAt(Offset offset);
+
+  // ---- State
+  // -------------------------------------------------------------------------------------
+  const TopicPartition& tp() const { return tp_; }
+  ReplicaRole role() const { return role_; }
+  bool is_leader() const { return role_ == ReplicaRole::kLeader; }
+  BrokerId leader() const { return leader_; }  // kNoBroker when unknown
+  LeaderEpoch leader_epoch() const { return leader_epoch_; }
+  const std::vector<BrokerId>& assigned_replicas() const { return assigned_replicas_; }
+  const std::vector<BrokerId>& isr() const { return isr_; }
+  int32_t zk_version() const { return zk_version_; }
+  Offset high_watermark() const { return high_watermark_; }
+  Offset log_end_offset() const { return log_.log_end_offset(); }
+  Offset log_start_offset() const { return log_.log_start_offset(); }
+  LeaderEpoch latest_epoch() const { return epochs_.LatestEpoch(); }
+  const LeaderEpochCache& epochs() const { return epochs_; }
+  // The leader's view of remote replicas (empty when not leader).
+  const std::map<BrokerId, RemoteReplicaState>& remote_replicas() const { return remotes_; }
+  const PartitionConfig& config() const { return config_; }
+  void set_config(PartitionConfig config) { config_ = config; }
+  Log& log() { return log_; }
+
+  // LogObserver: keeps the epoch cache in step with the log.
+  void OnAppend(const BatchHeader& batch) override;
+  void OnTruncateTo(Offset end_offset) override;
+  void OnTruncateFullyAndStartAt(Offset start_offset) override;
+  void OnLogStartOffsetIncremented(Offset log_start_offset) override;
+
+ private:
+  // Leader: HW = min LEO over the ISR when that is higher (Kafka's maybeIncrementLeaderHW).
+  bool MaybeIncrementLeaderHw();
+  void SetHighWatermark(Offset hw);
+  void CheckInvariants() const;
+
+  TopicPartition tp_;
+  BrokerId local_;
+  Log& log_;
+  LeaderEpochCache epochs_;
+  const Clock& clock_;
+  PartitionConfig config_;
+  EventSink events_;
+  ReplicaRole role_ = ReplicaRole::kNone;
+  BrokerId leader_ = kNoBroker;
+  LeaderEpoch leader_epoch_ = kUndefinedEpoch;
+  std::vector<BrokerId> assigned_replicas_;
+  std::vector<BrokerId> isr_;
+  int32_t zk_version_ = 0;
+  Offset high_watermark_{0};
+  std::map<BrokerId, RemoteReplicaState> remotes_;
+  bool isr_change_in_flight_ = false;
+};
+
+}  // namespace ksim
