@@ -94,7 +94,9 @@ struct LogRecoveryReport {
   int64_t indexes_rebuilt = 0;           // of segments below the recovery point: missing or corrupt
   uint64_t bytes_truncated = 0;          // torn or corrupt tails cut off
   std::vector<Offset> segments_deleted;  // segments after the damage
-  int64_t leftover_files_removed = 0;    // .deleted, .cleaned, orphan indexes
+  // Segments wholly below the log start offset, deleted before recovery.
+  std::vector<Offset> segments_below_log_start_deleted;
+  int64_t leftover_files_removed = 0;  // .deleted, .cleaned, orphan indexes
   int64_t swaps_completed = 0;
   Status first_damage;  // the first damage found, ok when none
 };
@@ -225,6 +227,7 @@ class Log {
   Status RemoveLeftovers(std::vector<Offset>* swap_bases);
   Status LoadSegment(Offset base);
   Status CompleteSwap(Offset base);
+  Status DeleteSegmentsBelowLogStart(Offset log_start_offset);
   Status RecoverFrom(Offset recovery_point);
   // Cuts each segment whose batches reach past the next segment's base offset.
   Status CutOverlaps();

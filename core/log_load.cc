@@ -169,6 +169,22 @@ Status Log::RecoverFrom(Offset recovery_point) {
   return Status::Ok();
 }
 
+Status Log::DeleteSegmentsBelowLogStart(Offset log_start_offset) {
+  // A segment wholly below the log start offset (the next segment starts at or before it) holds
+  // nothing a reader may see: retention deleted it, or would at its next pass, and a power loss
+  // may have undone that unsynced deletion. It goes before recovery, so that damage in it cannot
+  // make recovery delete the live segments after it. (Kafka recovers such a segment and, on
+  // damage, deletes everything after it: flushed records above the log start included. ksim is
+  // stricter here; docs/storage.md.)
+  while (segments_.size() > 1 && std::next(segments_.begin())->first <= log_start_offset) {
+    const Offset base = segments_.begin()->first;
+    recovered_on_load_.erase(base);
+    KSIM_RETURN_IF_ERROR(DeleteSegment(base));
+    recovery_report_.segments_below_log_start_deleted.push_back(base);
+  }
+  return Status::Ok();
+}
+
 Status Log::CutOverlaps() {
   // A segment whose batches reach past the next segment's base offset (a truncation whose sync
   // was lost, or damage) is cut there: the next segment holds those offsets.
@@ -219,6 +235,7 @@ Status Log::LoadSegments(const LogOpenOptions& options) {
         LogSegment::Create(env_, clock_, dir_, options.log_start_offset, config_));
     segments_.emplace(options.log_start_offset, std::move(segment));
   } else {
+    KSIM_RETURN_IF_ERROR(DeleteSegmentsBelowLogStart(options.log_start_offset));
     KSIM_RETURN_IF_ERROR(RecoverFrom(options.recovery_point));
     KSIM_RETURN_IF_ERROR(CutOverlaps());
   }

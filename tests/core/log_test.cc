@@ -1000,10 +1000,16 @@ TEST_F(LogTest, ReopenWithALogStartPastTheRecoveredEndStartsOverThere) {
     ASSERT_TRUE(file.ok());
     ASSERT_TRUE((*file)->Append(AsBytes("corruptRecord")).ok());
   }
+  // Segments 0..3 lie wholly below the log start: they are deleted before recovery, so the
+  // damage in segment 1 costs nothing above the log start (Kafka would delete every segment after
+  // the damaged one and start over empty at 4).
   log = OpenLog(LogConfig{}, LogOpenOptions{Offset(0), Offset(4)});
-  EXPECT_EQ(log->number_of_segments(), 1u);
+  EXPECT_EQ(log->number_of_segments(), 2u);
   EXPECT_EQ(log->log_start_offset(), Offset(4));
-  EXPECT_EQ(log->log_end_offset(), Offset(4));
+  EXPECT_EQ(log->log_end_offset(), Offset(5));
+  EXPECT_EQ(log->recovery_report().segments_below_log_start_deleted,
+            (std::vector<Offset>{Offset(0), Offset(1), Offset(2), Offset(3)}));
+  EXPECT_EQ(OffsetsIn(ReadLog(*log, 4, 1 << 20).records), (std::vector<int64_t>{4}));
 }
 
 TEST_F(LogTest, OpenWithoutSegmentsStartsAtTheLogStartOffset) {

@@ -55,8 +55,8 @@ constexpr char kLogParentDir[] = "/kafka-logs";
 // whose unsynced deletion a power loss undid, its tail torn) makes recovery delete every later
 // segment, flushed records above the log start included. Reached when the recovery point
 // handed to Open is below the log start (a stale checkpoint).
-// DISABLED_DamageBelowTheLogStartDoesNotCostRecordsAboveIt shows it; flip once it passes.
-constexpr bool kRecoverySparesDataAboveTheLogStart = false;
+// DamageBelowTheLogStartDoesNotCostRecordsAboveIt shows it; flip once it passes.
+constexpr bool kRecoverySparesDataAboveTheLogStart = true;
 constexpr char kLogDir[] = "/kafka-logs/t-0";
 
 int64_t EnvInt(const char* name, int64_t fallback) {
@@ -193,7 +193,9 @@ class Sequence {
       ASSERT_NO_FATAL_FAILURE(Step());
       ++stats_.operations;
     }
-    if (!ended_) ASSERT_NO_FATAL_FAILURE(CrashAndRecover());
+    if (!ended_) {
+      ASSERT_NO_FATAL_FAILURE(CrashAndRecover());
+    }
     ++stats_.sequences;
   }
 
@@ -460,9 +462,9 @@ class Sequence {
   }
 
   LogOpenOptions Checkpoints(int64_t durable) {
-    // Kafka's recovery-point checkpoint lags the real one; any value up to it is sound. (Until
-    // kRecoverySparesDataAboveTheLogStart, not below the log start offset when segments under
-    // it may have come back from the dead.)
+    // Kafka's recovery-point checkpoint lags the real one; any value up to it is sound (even
+    // below the log start offset, where segments may have come back from the dead:
+    // kRecoverySparesDataAboveTheLogStart).
     const int64_t lowest = kRecoverySparesDataAboveTheLogStart ? 0 : std::min(start_, durable);
     LogOpenOptions options;
     const int64_t pick = rng_.UniformInt(0, 2);
@@ -1038,12 +1040,12 @@ TEST_F(LogOnVirtualDiskTest, TruncatedSegmentDoesNotComeBackOverlappingTheNextOn
 }
 
 // Three flushed segments, the log start moved to 6 (the first two are deletable). Bit rot in
-// segment 0, then an unclean restart with no recovery-point checkpoint (0): recovery finds the
-// damage in segment 0, deletes every later segment, and starts over empty at the log start:
-// the flushed records 6..8, above the log start, are gone. The same happens when a deleted
-// segment comes back after a power loss (its rename to .deleted was never synced) with a torn
-// tail. Kafka's recoverLog shares the rule; records below the log start are not worth live ones.
-TEST_F(LogOnVirtualDiskTest, DISABLED_DamageBelowTheLogStartDoesNotCostRecordsAboveIt) {
+// segment 0, then an unclean restart with no recovery-point checkpoint (0). Kafka's recoverLog
+// would find the damage in segment 0, delete every later segment and start over empty at the log
+// start, losing the flushed records 6..8 above it; the same would happen when a deleted segment
+// comes back after a power loss (its rename to .deleted never synced) with a torn tail. ksim
+// deletes segments wholly below the log start before recovering, so nothing above it is lost.
+TEST_F(LogOnVirtualDiskTest, DamageBelowTheLogStartDoesNotCostRecordsAboveIt) {
   ASSERT_TRUE(disk_.CreateDir(kLogDir).ok());
   ASSERT_TRUE(disk_.SyncDir("/").ok());
   ASSERT_TRUE(disk_.SyncDir(kLogParentDir).ok());
@@ -1074,7 +1076,8 @@ TEST_F(LogOnVirtualDiskTest, DISABLED_DamageBelowTheLogStartDoesNotCostRecordsAb
   Result<std::unique_ptr<Log>> log = Log::Open(disk_, clock_, kLogDir, config_, options);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   EXPECT_EQ((*log)->log_start_offset(), Offset(6));
-  EXPECT_EQ((*log)->log_end_offset(), Offset(9));  // actual: 6, records 6..8 deleted
+  EXPECT_EQ((*log)->log_end_offset(), Offset(9));
+  EXPECT_TRUE((*log)->recovery_report().first_damage.ok());
 }
 
 // baseOffset (and partitionLeaderEpoch) lie outside the CRC, so recovery cannot see them
