@@ -118,9 +118,11 @@ class Partition final : public LogObserver {
   // LEO; HW may rise. Returns false (and changes nothing) when `state.leader_epoch` is older than
   // the current one. REQUIRES: state.leader == local broker.
   Result<bool> MakeLeader(const LeaderAndIsrPartitionState& state);
-  // Kafka's makeFollower: role follower of `state.leader`. Returns true when the leader or epoch
-  // changed (the broker then truncates per policy and (re)starts fetching), false when nothing
-  // changed or the epoch is older. REQUIRES: state.leader != local broker.
+  // Kafka's makeFollower: role follower of `state.leader`; the ISR and the remote replicas are
+  // forgotten (only a leader tracks them). Returns true when the broker must truncate per policy
+  // and (re)start fetching: a new leader, or the same one more than one epoch later (an epoch was
+  // missed, Kafka 2.0). False when it stays the follower of the same leader at the same or the
+  // next epoch, or when the epoch is stale. REQUIRES: state.leader != local broker.
   bool MakeFollower(const LeaderAndIsrPartitionState& state);
   // StopReplica: role none (the log stays unless the broker deletes it).
   void Stop();
@@ -168,9 +170,10 @@ class Partition final : public LogObserver {
   // KIP-279's step for the leader's answer to OffsetsForLeaderEpoch(latest local epoch).
   TruncationDecision DecideTruncation(const EpochAndEndOffset& leader_answer) const;
   // Truncates the log (and the epoch cache) to `offset` when it is below the LEO; HW follows.
-  // Emits truncate with the records removed and `reason`.
+  // Emits truncate with the records removed and `reason`. REQUIRES: not leader, offset >= 0.
   Status TruncateTo(Offset offset, std::string_view reason);
   // The leader's log starts past our LEO: restart empty there (Kafka's handleOffsetOutOfRange).
+  // REQUIRES: not leader, offset >= 0.
   Status TruncateFullyAndStartAt(Offset offset);
 
   // ---- State
@@ -205,6 +208,15 @@ class Partition final : public LogObserver {
   bool MaybeIncrementLeaderHw();
   void SetHighWatermark(Offset hw);
   void CheckInvariants() const;
+  // An epoch this replica must ignore (ReplicaManager.becomeLeaderOrFollower).
+  bool IsStale(LeaderEpoch epoch) const;
+  // "topic", "partition": the first fields of every event.
+  EventFields Fields() const;
+  void EmitAppend(const LogAppendInfo& info, std::string_view role);
+  // The LogObserver hooks cannot return errors: the first failed epoch-cache write is kept and
+  // handed back (as KAFKA_STORAGE_ERROR) by the operation that caused it.
+  void KeepObserverError(Status status);
+  Status TakeObserverError();
 
   TopicPartition tp_;
   BrokerId local_;
@@ -222,6 +234,8 @@ class Partition final : public LogObserver {
   Offset high_watermark_{0};
   std::map<BrokerId, RemoteReplicaState> remotes_;
   bool isr_change_in_flight_ = false;
+  LeaderEpoch last_appended_epoch_ = kUndefinedEpoch;  // of the last batch appended
+  Status observer_error_;
 };
 
 }  // namespace ksim

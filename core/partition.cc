@@ -1,0 +1,512 @@
+#include "core/partition.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "core/check.h"
+
+namespace ksim {
+
+namespace {
+
+std::vector<int32_t> Ids(const std::vector<BrokerId>& brokers) {
+  std::vector<int32_t> ids;
+  ids.reserve(brokers.size());
+  for (BrokerId b : brokers) ids.push_back(b.value());
+  return ids;
+}
+
+bool Contains(const std::vector<BrokerId>& brokers, BrokerId id) {
+  return std::find(brokers.begin(), brokers.end(), id) != brokers.end();
+}
+
+}  // namespace
+
+std::string_view ReplicaRoleName(ReplicaRole role) {
+  switch (role) {
+    case ReplicaRole::kNone:
+      return "none";
+    case ReplicaRole::kLeader:
+      return "leader";
+    case ReplicaRole::kFollower:
+      return "follower";
+  }
+  return "none";
+}
+
+std::string_view TruncationPolicyName(TruncationPolicy policy) {
+  switch (policy) {
+    case TruncationPolicy::kHighWatermark:
+      return "high-watermark";
+    case TruncationPolicy::kLeaderEpoch:
+      return "leader-epoch";
+  }
+  return "high-watermark";
+}
+
+Result<TruncationPolicy> ParseTruncationPolicy(std::string_view name) {
+  if (name == "high-watermark") return TruncationPolicy::kHighWatermark;
+  if (name == "leader-epoch") return TruncationPolicy::kLeaderEpoch;
+  return Status(Errc::kInvalidArgument, "unknown truncation policy \"" + std::string(name) +
+                                            "\" (valid: high-watermark, leader-epoch)");
+}
+
+Partition::Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderEpochCache epochs,
+                     const Clock& clock, PartitionConfig config, Offset checkpointed_hw,
+                     EventSink events)
+    : tp_(std::move(tp)),
+      local_(local_broker),
+      log_(log),
+      epochs_(std::move(epochs)),
+      clock_(clock),
+      config_(config),
+      events_(std::move(events)) {
+  // Kafka's Replica: the HW read from replication-offset-checkpoint, clamped into the log.
+  high_watermark_ =
+      std::max(log_.log_start_offset(), std::min(checkpointed_hw, log_.log_end_offset()));
+  log_.set_observer(this);
+  CheckInvariants();
+}
+
+Partition::~Partition() { log_.set_observer(nullptr); }
+
+EventFields Partition::Fields() const {
+  EventFields fields;
+  fields["topic"] = tp_.topic;
+  fields["partition"] = tp_.partition.value();
+  return fields;
+}
+
+// ---- Role changes ---------------------------------------------------------------------------
+
+bool Partition::IsStale(LeaderEpoch epoch) const {
+  // ReplicaManager.becomeLeaderOrFollower acts only on a leader epoch newer than the current one
+  // (an older or equal one is answered STALE_CONTROLLER_EPOCH). A replica that has no role yet
+  // (fresh, or stopped) accepts the current epoch again.
+  if (epoch < leader_epoch_) return true;
+  return epoch == leader_epoch_ && role_ != ReplicaRole::kNone;
+}
+
+Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
+  KSIM_CHECK(state.leader == local_);
+  if (IsStale(state.leader_epoch)) return false;
+  const bool is_new_leader = role_ != ReplicaRole::kLeader;
+  role_ = ReplicaRole::kLeader;
+  leader_ = local_;
+  leader_epoch_ = state.leader_epoch;
+  assigned_replicas_ = state.replicas;
+  isr_ = state.isr;
+  zk_version_ = state.zk_version;
+  isr_change_in_flight_ = false;
+
+  // Kafka's makeLeader: leaderEpochCache.assign(leaderEpoch, LEO). A follower whose log holds a
+  // later epoch than ours asks for it and learns where ours ends.
+  const Offset leo = log_.log_end_offset();
+  KSIM_RETURN_IF_ERROR(epochs_.Assign(leader_epoch_, leo));
+  KSIM_RETURN_IF_ERROR(TakeObserverError());
+
+  // Remote replicas: forget those no longer assigned; a new leader knows no remote LEO until
+  // the first fetch; the ISR members count as caught up now, the others never
+  // (Replica.resetLastCaughtUpTime).
+  const int64_t now_ms = clock_.NowMs();
+  std::map<BrokerId, RemoteReplicaState> remotes;
+  for (BrokerId replica : assigned_replicas_) {
+    if (replica == local_) continue;
+    RemoteReplicaState remote;
+    auto old = remotes_.find(replica);
+    if (!is_new_leader && old != remotes_.end()) remote = old->second;
+    if (is_new_leader) remote.log_end_offset.reset();
+    remote.last_fetch_leader_log_end_offset = leo;
+    remote.last_fetch_time_ms = now_ms;
+    remote.last_caught_up_time_ms = Contains(isr_, replica) ? now_ms : 0;
+    remotes.emplace(replica, remote);
+  }
+  remotes_ = std::move(remotes);
+
+  EventFields fields = Fields();
+  fields["epoch"] = leader_epoch_.value();
+  fields["isr"] = Ids(isr_);
+  fields["replicas"] = Ids(assigned_replicas_);
+  Emit(events_, "become_leader", std::move(fields));
+  // The ISR may be down to the leader alone.
+  MaybeIncrementLeaderHw();
+  CheckInvariants();
+  return true;
+}
+
+bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
+  KSIM_CHECK(state.leader != local_);
+  if (IsStale(state.leader_epoch)) return false;
+  const LeaderEpoch old_epoch = leader_epoch_;
+  const bool was_follower_of_same_leader =
+      role_ == ReplicaRole::kFollower && leader_ == state.leader;
+  role_ = ReplicaRole::kFollower;
+  leader_epoch_ = state.leader_epoch;
+  assigned_replicas_ = state.replicas;
+  isr_.clear();  // only the leader tracks the ISR (Kafka's makeFollower empties it)
+  zk_version_ = state.zk_version;
+  remotes_.clear();
+  isr_change_in_flight_ = false;
+  // Kafka 2.0: the same leader one epoch later means nothing to redo; otherwise an epoch was
+  // missed and the leader's log may have been truncated meanwhile.
+  if (was_follower_of_same_leader &&
+      (leader_epoch_ == old_epoch || leader_epoch_ == old_epoch + 1)) {
+    CheckInvariants();
+    return false;
+  }
+  leader_ = state.leader;
+  EventFields fields = Fields();
+  fields["leader"] = leader_.value();
+  fields["epoch"] = leader_epoch_.value();
+  Emit(events_, "become_follower", std::move(fields));
+  CheckInvariants();
+  return true;
+}
+
+void Partition::Stop() {
+  role_ = ReplicaRole::kNone;
+  leader_ = kNoBroker;
+  isr_.clear();
+  remotes_.clear();
+  isr_change_in_flight_ = false;
+  CheckInvariants();
+}
+
+// ---- Leader ---------------------------------------------------------------------------------
+
+Result<LogAppendInfo> Partition::AppendAsLeader(MutableByteView batches, int16_t acks) {
+  if (role_ != ReplicaRole::kLeader) {
+    return Status(Errc::kNotLeaderForPartition,
+                  ToString(tp_) + ": broker " + ToString(local_) + " is not the leader");
+  }
+  // Partition.appendRecordsToLeader: refuse before writing when acks=all cannot be safe.
+  const int32_t isr_size = static_cast<int32_t>(isr_.size());
+  if (acks == -1 && isr_size < config_.min_insync_replicas) {
+    return Status(Errc::kNotEnoughReplicas, "number of insync replicas for partition " +
+                                                ToString(tp_) + " is [" + std::to_string(isr_size) +
+                                                "], below required minimum [" +
+                                                std::to_string(config_.min_insync_replicas) + "]");
+  }
+  Result<LogAppendInfo> info = log_.AppendAsLeader(batches, leader_epoch_);
+  Status observed = TakeObserverError();
+  if (!info.ok()) return info;
+  KSIM_RETURN_IF_ERROR(observed);
+  EmitAppend(*info, "leader");
+  MaybeIncrementLeaderHw();
+  CheckInvariants();
+  return info;
+}
+
+AcksProgress Partition::CheckEnoughReplicasReached(Offset required_offset, int16_t acks) const {
+  KSIM_CHECK(acks == -1 || acks > 1);
+  if (role_ != ReplicaRole::kLeader) return {true, Errc::kNotLeaderForPartition};
+  if (acks == -1) {
+    // Partition.checkEnoughReplicasReachOffset.
+    if (high_watermark_ < required_offset) return {};
+    const int32_t isr_size = static_cast<int32_t>(isr_.size());
+    if (isr_size >= config_.min_insync_replicas) return {true, Errc::kNone};
+    return {true, Errc::kNotEnoughReplicasAfterAppend};
+  }
+  // Kafka 0.8's acks=N: N ISR members, the leader included, hold the batch.
+  int32_t count = 0;
+  for (BrokerId replica : isr_) {
+    if (replica == local_) {
+      if (log_.log_end_offset() >= required_offset) ++count;
+      continue;
+    }
+    auto it = remotes_.find(replica);
+    if (it != remotes_.end() && it->second.log_end_offset.has_value() &&
+        *it->second.log_end_offset >= required_offset) {
+      ++count;
+    }
+  }
+  if (count >= acks) return {true, Errc::kNone};
+  return {};
+}
+
+std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId replica,
+                                                                    Offset fetch_offset) {
+  if (role_ != ReplicaRole::kLeader) return std::nullopt;
+  auto it = remotes_.find(replica);
+  if (it == remotes_.end()) return std::nullopt;
+  RemoteReplicaState& remote = it->second;
+  const int64_t now_ms = clock_.NowMs();
+  const Offset leader_leo = log_.log_end_offset();
+  // Replica.updateLogReadResult (Kafka 1.x, KAFKA-3978): caught up now when the fetch reached
+  // the leader's LEO; caught up as of the previous fetch when it reached the LEO the leader had
+  // then (a follower keeping pace with a steady stream never falls behind by this measure).
+  if (fetch_offset >= leader_leo) {
+    remote.last_caught_up_time_ms = std::max(remote.last_caught_up_time_ms, now_ms);
+  } else if (fetch_offset >= remote.last_fetch_leader_log_end_offset) {
+    remote.last_caught_up_time_ms =
+        std::max(remote.last_caught_up_time_ms, remote.last_fetch_time_ms);
+  }
+  remote.log_end_offset = fetch_offset;
+  remote.last_fetch_leader_log_end_offset = leader_leo;
+  remote.last_fetch_time_ms = now_ms;
+
+  // Partition.maybeExpandIsr: an assigned follower outside the ISR whose LEO reached the HW.
+  std::optional<std::vector<BrokerId>> expanded;
+  if (!isr_change_in_flight_ && !Contains(isr_, replica) && Contains(assigned_replicas_, replica) &&
+      fetch_offset >= high_watermark_) {
+    expanded = isr_;
+    expanded->push_back(replica);
+    isr_change_in_flight_ = true;
+  }
+  // Its LEO moved: the HW may rise (it may already be in the ISR).
+  MaybeIncrementLeaderHw();
+  CheckInvariants();
+  return expanded;
+}
+
+std::optional<std::vector<BrokerId>> Partition::ProposeIsrShrink() {
+  if (role_ != ReplicaRole::kLeader || isr_change_in_flight_) return std::nullopt;
+  // Partition.getOutOfSyncReplicas: ISR followers not caught up for more than the lag time.
+  const int64_t now_ms = clock_.NowMs();
+  std::vector<BrokerId> shrunk;
+  bool removed = false;
+  for (BrokerId replica : isr_) {
+    if (replica != local_) {
+      auto it = remotes_.find(replica);
+      const int64_t caught_up_ms = it == remotes_.end() ? 0 : it->second.last_caught_up_time_ms;
+      if (now_ms - caught_up_ms > config_.replica_lag_time_max_ms) {
+        removed = true;
+        continue;
+      }
+    }
+    shrunk.push_back(replica);
+  }
+  if (!removed) return std::nullopt;
+  isr_change_in_flight_ = true;
+  return shrunk;
+}
+
+void Partition::ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version) {
+  isr_change_in_flight_ = false;
+  if (role_ != ReplicaRole::kLeader) return;  // leadership moved while the write was out
+  std::vector<BrokerId> added;
+  std::vector<BrokerId> removed;
+  for (BrokerId b : isr) {
+    if (!Contains(isr_, b)) added.push_back(b);
+  }
+  for (BrokerId b : isr_) {
+    if (!Contains(isr, b)) removed.push_back(b);
+  }
+  isr_ = std::move(isr);
+  zk_version_ = zk_version;
+  if (!removed.empty()) {
+    EventFields fields = Fields();
+    fields["isr"] = Ids(isr_);
+    fields["removed"] = Ids(removed);
+    Emit(events_, "isr_shrink", std::move(fields));
+  }
+  if (!added.empty()) {
+    EventFields fields = Fields();
+    fields["isr"] = Ids(isr_);
+    fields["added"] = Ids(added);
+    Emit(events_, "isr_expand", std::move(fields));
+  }
+  MaybeIncrementLeaderHw();
+  CheckInvariants();
+}
+
+void Partition::AbandonIsrChange() { isr_change_in_flight_ = false; }
+
+EpochAndEndOffset Partition::EndOffsetForEpoch(LeaderEpoch epoch) const {
+  return epochs_.EndOffsetFor(epoch, log_.log_end_offset());
+}
+
+// ---- Reads ----------------------------------------------------------------------------------
+
+Result<FetchDataInfo> Partition::Read(Offset fetch_offset, int32_t max_bytes, bool from_follower) {
+  if (role_ != ReplicaRole::kLeader) {
+    return Status(Errc::kNotLeaderForPartition,
+                  ToString(tp_) + ": broker " + ToString(local_) + " is not the leader");
+  }
+  // Consumers see only committed records (below the HW), followers everything. At least one
+  // batch comes back even when larger than max_bytes (KIP-74).
+  std::optional<Offset> max_offset;
+  if (!from_follower) max_offset = high_watermark_;
+  return log_.Read(fetch_offset, max_bytes, max_offset, /*min_one_message=*/true);
+}
+
+// ---- Follower -------------------------------------------------------------------------------
+
+Result<LogAppendInfo> Partition::AppendAsFollower(ByteView records, Offset leader_hw,
+                                                  Offset leader_log_start_offset) {
+  if (role_ != ReplicaRole::kFollower) {
+    return Status(Errc::kNotLeaderForPartition,
+                  ToString(tp_) + ": broker " + ToString(local_) + " is not a follower");
+  }
+  Result<LogAppendInfo> info = log_.AppendAsFollower(records);
+  Status observed = TakeObserverError();
+  if (!info.ok()) return info;
+  KSIM_RETURN_IF_ERROR(observed);
+  if (info->num_batches > 0) EmitAppend(*info, "follower");
+  // ReplicaFetcherThread.processPartitionData: HW = min(LEO, leader's HW); the log start
+  // follows the leader's (kept at or below the new HW so that log start <= HW holds).
+  SetHighWatermark(std::min(log_.log_end_offset(), leader_hw));
+  const Offset new_log_start = std::min(leader_log_start_offset, high_watermark_);
+  if (new_log_start > log_.log_start_offset()) {
+    KSIM_RETURN_IF_ERROR(log_.MaybeIncrementLogStartOffset(new_log_start));
+    KSIM_RETURN_IF_ERROR(TakeObserverError());
+  }
+  CheckInvariants();
+  return info;
+}
+
+TruncationDecision Partition::DecideTruncation(const EpochAndEndOffset& leader_answer) const {
+  // AbstractFetcherThread.getOffsetTruncationState (Kafka 2.0, KIP-279).
+  const Offset leo = log_.log_end_offset();
+  TruncationDecision decision;
+  if (leader_answer.undefined()) {
+    // The leader knows nothing of our epoch: fall back to the initial fetch offset, the HW.
+    decision.truncate_to = high_watermark_;
+    return decision;
+  }
+  if (leader_answer.epoch == kUndefinedEpoch) {
+    // A v0 answer (KIP-101 without the epoch): trust the offset.
+    decision.truncate_to = std::min(leader_answer.end_offset, leo);
+    return decision;
+  }
+  const EpochAndEndOffset ours = epochs_.EndOffsetFor(leader_answer.epoch, leo);
+  if (ours.undefined()) {
+    // We did not track epochs back then; the leader answered below our epoch, so its offset is
+    // a safe place to cut (KIP-101's behaviour).
+    decision.truncate_to = leader_answer.end_offset;
+    return decision;
+  }
+  if (ours.epoch != leader_answer.epoch) {
+    // We never had the leader's epoch: cut to where our largest epoch below it ends and ask
+    // again for that epoch.
+    decision.truncate_to = std::min(ours.end_offset, leo);
+    decision.complete = false;
+    decision.next_epoch = ours.epoch;
+    return decision;
+  }
+  decision.truncate_to = std::min({ours.end_offset, leader_answer.end_offset, leo});
+  return decision;
+}
+
+Status Partition::TruncateTo(Offset offset, std::string_view reason) {
+  KSIM_CHECK(role_ != ReplicaRole::kLeader);
+  KSIM_CHECK(offset >= Offset(0));
+  const Offset from_leo = log_.log_end_offset();
+  if (offset >= from_leo) return Status::Ok();
+  Result<bool> truncated = log_.TruncateTo(offset);
+  Status observed = TakeObserverError();
+  if (!truncated.ok()) return truncated.status();
+  KSIM_RETURN_IF_ERROR(observed);
+  EventFields fields = Fields();
+  fields["from_leo"] = from_leo.value();
+  fields["to"] = log_.log_end_offset().value();
+  fields["records"] = from_leo - log_.log_end_offset();
+  fields["reason"] = reason;
+  Emit(events_, "truncate", std::move(fields));
+  CheckInvariants();
+  return Status::Ok();
+}
+
+Status Partition::TruncateFullyAndStartAt(Offset offset) {
+  KSIM_CHECK(role_ != ReplicaRole::kLeader);
+  KSIM_CHECK(offset >= Offset(0));
+  const Offset from_leo = log_.log_end_offset();
+  const int64_t records = from_leo - log_.log_start_offset();
+  Status status = log_.TruncateFullyAndStartAt(offset);
+  Status observed = TakeObserverError();
+  KSIM_RETURN_IF_ERROR(status);
+  KSIM_RETURN_IF_ERROR(observed);
+  EventFields fields = Fields();
+  fields["from_leo"] = from_leo.value();
+  fields["to"] = offset.value();
+  fields["records"] = records;
+  fields["reason"] = "offset_out_of_range";
+  Emit(events_, "truncate", std::move(fields));
+  CheckInvariants();
+  return Status::Ok();
+}
+
+// ---- LogObserver ----------------------------------------------------------------------------
+
+void Partition::OnAppend(const BatchHeader& batch) {
+  last_appended_epoch_ = batch.partition_leader_epoch;
+  // Log.append: leaderEpochCache.assign(batch.partitionLeaderEpoch, batch.baseOffset); the cache
+  // ignores epochs it already has.
+  if (batch.partition_leader_epoch < LeaderEpoch(0)) return;
+  if (batch.partition_leader_epoch <= epochs_.LatestEpoch()) return;
+  KeepObserverError(epochs_.Assign(batch.partition_leader_epoch, batch.base_offset));
+}
+
+void Partition::OnTruncateTo(Offset end_offset) {
+  KeepObserverError(epochs_.TruncateFromEnd(end_offset));
+  if (high_watermark_ > end_offset) SetHighWatermark(end_offset);
+}
+
+void Partition::OnTruncateFullyAndStartAt(Offset start_offset) {
+  KeepObserverError(epochs_.ClearAndFlush());
+  SetHighWatermark(start_offset);
+}
+
+void Partition::OnLogStartOffsetIncremented(Offset log_start_offset) {
+  KeepObserverError(epochs_.TruncateFromStart(log_start_offset));
+  if (high_watermark_ < log_start_offset) SetHighWatermark(log_start_offset);
+}
+
+// ---- Private --------------------------------------------------------------------------------
+
+bool Partition::MaybeIncrementLeaderHw() {
+  if (role_ != ReplicaRole::kLeader) return false;
+  // Kafka 0.10's maybeIncrementLeaderHW: min LEO over the ISR, the leader's own included; a
+  // follower whose LEO is unknown (no fetch yet in this leadership) holds the HW where it is.
+  Offset min_leo = log_.log_end_offset();
+  for (BrokerId replica : isr_) {
+    if (replica == local_) continue;
+    auto it = remotes_.find(replica);
+    if (it == remotes_.end() || !it->second.log_end_offset.has_value()) return false;
+    min_leo = std::min(min_leo, *it->second.log_end_offset);
+  }
+  if (min_leo <= high_watermark_) return false;
+  SetHighWatermark(min_leo);
+  return true;
+}
+
+void Partition::SetHighWatermark(Offset hw) {
+  if (hw == high_watermark_) return;
+  if (role_ == ReplicaRole::kLeader) KSIM_CHECK(hw > high_watermark_);
+  high_watermark_ = hw;
+  EventFields fields = Fields();
+  fields["hw"] = hw.value();
+  Emit(events_, "hw", std::move(fields));
+}
+
+void Partition::EmitAppend(const LogAppendInfo& info, std::string_view role) {
+  if (info.num_batches == 0) return;
+  EventFields fields = Fields();
+  fields["first_offset"] = info.first_offset.value();
+  fields["last_offset"] = info.last_offset.value();
+  fields["leo"] = log_.log_end_offset().value();
+  fields["epoch"] = last_appended_epoch_.value();
+  fields["role"] = role;
+  Emit(events_, "append", std::move(fields));
+}
+
+void Partition::KeepObserverError(Status status) {
+  if (!status.ok() && observer_error_.ok()) observer_error_ = std::move(status);
+}
+
+Status Partition::TakeObserverError() {
+  if (observer_error_.ok()) return Status::Ok();
+  Status error(Errc::kKafkaStorageError,
+               ToString(tp_) + ": leader-epoch-checkpoint: " + observer_error_.ToString());
+  observer_error_ = Status::Ok();
+  return error;
+}
+
+void Partition::CheckInvariants() const {
+  KSIM_CHECK(log_.log_start_offset() <= high_watermark_);
+  KSIM_CHECK(high_watermark_ <= log_.log_end_offset());
+  KSIM_CHECK(!isr_change_in_flight_ || role_ == ReplicaRole::kLeader);
+}
+
+}  // namespace ksim
