@@ -112,7 +112,7 @@ class Partition final : public LogObserver {
   Partition(const Partition&) = delete;
   Partition& operator=(const Partition&) = delete;
 
-  // ---- Role changes (LeaderAndIsr) --------------------------------------------------------------
+  // ---- Role changes (LeaderAndIsr) ----
   // Kafka's makeLeader: role leader with `state`'s epoch, ISR, replicas and zk version; remote
   // replicas start unknown, ISR members counted as caught up now; the epoch is recorded at the
   // LEO; HW may rise. Returns false (and changes nothing) when `state.leader_epoch` is older than
@@ -127,9 +127,8 @@ class Partition final : public LogObserver {
   // StopReplica: role none (the log stays unless the broker deletes it).
   void Stop();
 
-  // ---- Leader
-  // ------------------------------------------------------------------------------------ Appends a
-  // producer's batches with the current epoch. NOT_LEADER_FOR_PARTITION when not leader;
+  // ---- Leader ----
+  // Appends a producer's batches with the current epoch. NOT_LEADER_FOR_PARTITION when not leader;
   // NOT_ENOUGH_REPLICAS for acks=-1 with ISR < min.insync.replicas (nothing appended); the Log's
   // errors otherwise. HW may rise (a lone ISR member).
   Result<LogAppendInfo> AppendAsLeader(MutableByteView batches, int16_t acks);
@@ -154,14 +153,14 @@ class Partition final : public LogObserver {
   // OffsetsForLeaderEpoch on the leader (KIP-279 answer), from the epoch cache and the LEO.
   EpochAndEndOffset EndOffsetForEpoch(LeaderEpoch epoch) const;
 
-  // ---- Reads
-  // ------------------------------------------------------------------------------------- A fetch
-  // (consumers below HW, followers below LEO) or NOT_LEADER_FOR_PARTITION when not leader.
+  // ---- Reads ----
+  // A fetch (consumers below HW, followers below LEO; at least one batch, KIP-74) or
+  // NOT_LEADER_FOR_PARTITION when not leader.
   Result<FetchDataInfo> Read(Offset fetch_offset, int32_t max_bytes, bool from_follower);
 
-  // ---- Follower
-  // ---------------------------------------------------------------------------------- Appends what
-  // the leader sent, then HW = min(LEO, leader_hw) and the log start follows the leader's.
+  // ---- Follower ----
+  // Appends what the leader sent, then HW = min(LEO, leader_hw) and the log start follows the
+  // leader's (up to the new HW).
   // NOT_LEADER_FOR_PARTITION when not a follower.
   Result<LogAppendInfo> AppendAsFollower(ByteView records, Offset leader_hw,
                                          Offset leader_log_start_offset);
@@ -176,8 +175,7 @@ class Partition final : public LogObserver {
   // REQUIRES: not leader, offset >= 0.
   Status TruncateFullyAndStartAt(Offset offset);
 
-  // ---- State
-  // -------------------------------------------------------------------------------------
+  // ---- State ----
   const TopicPartition& tp() const { return tp_; }
   ReplicaRole role() const { return role_; }
   bool is_leader() const { return role_ == ReplicaRole::kLeader; }
