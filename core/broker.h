@@ -80,6 +80,16 @@ struct BrokerSeams {
   EventSink events;
 };
 
+class MetadataCache;
+class NetworkClient;
+class ReplicaManager;
+
+// A hook for requests a later component serves (a group coordinator, a transaction
+// coordinator): return true when it took the request (and will call `respond`), false to let the
+// broker answer. Runs before the broker's own dispatch.
+using ExtraRequestHandler = std::function<bool(std::string_view from, Message& request,
+                                               const std::function<void(Message)>& respond)>;
+
 enum class BrokerState : uint8_t {
   kNotRunning,
   kStarting,  // logs loaded, registering in ZooKeeper
@@ -115,6 +125,12 @@ class Broker {
   // Every partition this broker holds a replica of, ordered by TopicPartition.
   std::vector<const Partition*> Partitions() const;
   LogManager& log_manager();
+  // The parts, for tests, the simulator's checks and tools.
+  const MetadataCache& metadata_cache() const;
+  ReplicaManager& replica_manager();
+  const NetworkClient& network_client() const;
+  // See ExtraRequestHandler. REQUIRES: set before Startup.
+  void set_extra_request_handler(ExtraRequestHandler handler);
 
  private:
   struct Impl;
