@@ -233,7 +233,7 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
   RemoteReplicaState& remote = it->second;
   const int64_t now_ms = clock_.NowMs();
   const Offset leader_leo = log_.log_end_offset();
-  // Replica.updateLogReadResult (Kafka 1.x, KAFKA-3978): caught up now when the fetch reached
+  // Replica.updateLogReadResult (Kafka 0.10.2+, KAFKA-4485): caught up now when the fetch reached
   // the leader's LEO; caught up as of the previous fetch when it reached the LEO the leader had
   // then (a follower keeping pace with a steady stream never falls behind by this measure).
   if (fetch_offset >= leader_leo) {

@@ -1,5 +1,5 @@
 // Partition: one broker's replica of one partition and, while the broker leads it, the leader's
-// view of every replica: Kafka's kafka.cluster.Partition and Replica (0.10 rules, with 1.x's
+// view of every replica: Kafka's kafka.cluster.Partition and Replica (0.10 rules, with 0.10.2's
 // lagging-follower fix and KIP-101/279 leader epochs). It is sans-IO: it owns no network, no
 // timer and no ZooKeeper session. The broker (core/broker.h) feeds it requests and fetch results
 // and carries out what it asks for (an ISR change to write to ZooKeeper, a truncation offset
@@ -13,7 +13,7 @@
 // - As leader, per remote replica: its LEO (the offset it last fetched from; unknown until its
 //   first fetch) and the last time it was caught up. A fetch at offset >= the leader's LEO at that
 //   moment marks it caught up now; a fetch at offset >= the leader's LEO at its previous fetch
-//   marks it caught up as of that previous fetch (Kafka 1.x, KAFKA-3978's fix: a follower that
+//   marks it caught up as of that previous fetch (Kafka 0.10.2+, KAFKA-4485: a follower that
 //   keeps up with a steady stream is never counted as lagging).
 // - ISR shrink (Kafka's maybeShrinkIsr): followers in the ISR not caught up for longer than
 //   replica.lag.time.max.ms leave it. ISR expand (maybeExpandIsr): an assigned follower outside

@@ -1,5 +1,5 @@
 // Partition: the behaviours Kafka's PartitionTest, ReplicaManagerTest and IsrExpirationTest check
-// for one replica's state (ISR shrink after replica.lag.time.max.ms and not before, the KAFKA-3978
+// for one replica's state (ISR shrink after replica.lag.time.max.ms and not before, the KAFKA-4485
 // caught-up rule, ISR expansion at the HW, HW = min LEO over the ISR and never decreasing, the
 // acks rules with min.insync.replicas, stale LeaderAndIsr), plus KIP-101/279: leader epochs
 // stamped and cached, the OffsetsForLeaderEpoch answer, the follower's truncation decision, and
@@ -276,9 +276,9 @@ TEST_F(PartitionTest, FollowerThatNeverFetchesLeavesIsr) {
   EXPECT_EQ(*shrunk, (std::vector<BrokerId>{kB1, kB3}));
 }
 
-// KAFKA-3978's rule (Replica.updateLogReadResult, 1.x): a follower fetching the LEO the leader had
-// at its previous fetch is caught up as of that fetch, so one that keeps pace with a steady stream
-// stays, although it never fetches at the leader's current LEO.
+// KAFKA-4485's rule (Replica.updateLogReadResult, 0.10.2+): a follower fetching the LEO the leader
+// had at its previous fetch is caught up as of that fetch, so one that keeps pace with a steady
+// stream stays, although it never fetches at the leader's current LEO.
 TEST_F(PartitionTest, FollowerKeepingUpWithSteadyStreamStaysInIsr) {
   Replica& r1 = AddReplica(kB1);
   MakeLeader(r1, State(kB1, 0, {kB1, kB2}, {kB1, kB2}));
