@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "core/check.h"
-#include "core/replica_assignment.h"
 
 namespace ksim::sim {
 
@@ -31,6 +30,7 @@ Cluster::Cluster(World& world, ClusterOptions options)
 Cluster::~Cluster() {
   // As a crash: nothing more is written. Brokers go before the ZooKeeper server they talk to.
   for (BrokerSlot& slot : slots_) slot.process.reset();
+  topic_admin_.reset();
   admin_zk_.reset();
   zk_server_.reset();
 }
@@ -71,6 +71,9 @@ Status Cluster::Build() {
   admin_zk_ = std::make_unique<ZooKeeperClient>(world_.loop(), world_.network(), kAdminNodeName,
                                                 world_.StreamFor("zkclient/admin"), admin_options);
   admin_zk_->Attach();
+  admin_random_ = std::make_unique<StreamRandomSource>(world_.StreamFor("admin/topics"));
+  topic_admin_ = std::make_unique<TopicAdmin>(*admin_zk_, *admin_random_, slots_.front().config,
+                                              std::string(kZooKeeperConnect));
 
   if (options_.check_invariants) {
     checker_ = std::make_unique<InvariantChecker>([this](const InvariantViolation& violation) {
@@ -330,66 +333,11 @@ Status Cluster::ExpireSession(BrokerId id) {
 
 void Cluster::CreateTopic(TopicSpec spec, std::function<void(Status)> done) {
   KSIM_CHECK(done != nullptr);
-  Coordination& zk = *admin_zk_;
-  // As kafka-topics.sh --create (AdminUtils.createTopic): the live brokers, the assignment, the
-  // topic's config, then the assignment znode the controller watches.
-  zk.GetChildren(
-      std::string(zk::kBrokerIdsPath), false,
-      [this, spec = std::move(spec),
-       done = std::move(done)](Result<std::vector<std::string>> children) mutable {
-        if (!children.ok()) return done(children.status());
-        std::vector<BrokerId> brokers;
-        for (const std::string& child : *children) {
-          Result<BrokerId> id = zk::ParseBrokerIdNode(child);
-          if (id.ok()) brokers.push_back(*id);
-        }
-        std::sort(brokers.begin(), brokers.end());
-        zk::ReplicaAssignment assignment = spec.assignment;
-        if (assignment.empty()) {
-          if (spec.replication_factor > static_cast<int32_t>(brokers.size())) {
-            return done(
-                Status(Errc::kInvalidReplicationFactor,
-                       "replication factor: " + std::to_string(spec.replication_factor) +
-                           " larger than available brokers: " + std::to_string(brokers.size())));
-          }
-          StreamRandomSource random(world_.StreamFor("admin/assignment/" + spec.name));
-          Result<ReplicaAssignment> assigned = AssignReplicasToBrokers(
-              brokers, spec.partitions, spec.replication_factor,
-              DrawAssignmentStart(random, static_cast<int32_t>(brokers.size())));
-          if (!assigned.ok()) return done(assigned.status());
-          assignment = std::move(assigned).value();
-        }
-        const std::string topic = spec.name;
-        const std::string assignment_json = zk::EncodeReplicaAssignment(assignment);
-        auto write_assignment = [this, topic, assignment_json, done]() mutable {
-          CreateWithParents(*admin_zk_, zk::TopicPath(topic), assignment_json,
-                            CreateMode::kPersistent, [topic, done](Result<std::string> created) {
-                              if (created.ok()) return done(Status::Ok());
-                              if (created.status().code() == Errc::kNodeExists) {
-                                return done(Status(Errc::kTopicAlreadyExists,
-                                                   "Topic \"" + topic + "\" already exists."));
-                              }
-                              done(created.status());
-                            });
-        };
-        if (spec.config.empty()) return write_assignment();
-        CreateWithParents(*admin_zk_, zk::TopicConfigPath(topic),
-                          zk::EncodeTopicConfig(spec.config), CreateMode::kPersistent,
-                          [this, topic, config = zk::EncodeTopicConfig(spec.config), done,
-                           write_assignment](Result<std::string> created) mutable {
-                            if (created.ok()) return write_assignment();
-                            if (created.status().code() != Errc::kNodeExists) {
-                              return done(created.status());
-                            }
-                            // Left by an earlier topic of that name: overwritten, as Kafka does.
-                            admin_zk_->SetData(
-                                zk::TopicConfigPath(topic), config, kAnyVersion,
-                                [done, write_assignment](Result<ZnodeStat> set) mutable {
-                                  if (!set.ok()) return done(set.status());
-                                  write_assignment();
-                                });
-                          });
-      });
+  std::optional<ReplicaAssignment> manual;
+  if (!spec.assignment.empty()) manual = spec.assignment;
+  topic_admin_->CreateTopic(
+      spec.name, spec.partitions, spec.replication_factor, std::move(manual), spec.config,
+      [done = std::move(done)](Result<ReplicaAssignment> created) { done(created.status()); });
 }
 
 Status Cluster::CreateTopicAndWait(TopicSpec spec, TimeUs max_us) {

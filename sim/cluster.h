@@ -52,6 +52,7 @@
 #include "core/protocol.h"
 #include "core/server_config.h"
 #include "core/status.h"
+#include "core/topic_admin.h"
 #include "core/types.h"
 #include "core/zk_paths.h"
 #include "sim/invariant_checker.h"
@@ -148,9 +149,10 @@ class Cluster {
   void Heal() { world_.Heal(); }
 
   // --- Topics ---------------------------------------------------------------------------------
-  // Writes the topic's config and assignment to ZooKeeper through the admin client, as
-  // kafka-topics.sh --create does; `done` gets the outcome (kTopicAlreadyExists,
-  // kInvalidReplicationFactor when larger than the registered brokers, ZooKeeper errors).
+  // kafka-topics.sh --create through the admin node's TopicAdmin (core/topic_admin.h): writes
+  // the topic's config and assignment to ZooKeeper; `done` gets the outcome
+  // (TOPIC_ALREADY_EXISTS, INVALID_REPLICATION_FACTOR when larger than the registered brokers,
+  // INVALID_CONFIG, ZooKeeper errors).
   void CreateTopic(TopicSpec spec, std::function<void(Status)> done);
   // CreateTopic, then runs until every partition has a leader known to the active controller
   // (or `max_us` passed: kRequestTimedOut).
@@ -161,6 +163,8 @@ class Cluster {
   ZooKeeperServer& zookeeper() { return *zk_server_; }
   // The admin node's ZooKeeper session (topic administration).
   Coordination& admin() { return *admin_zk_; }
+  // kafka-topics.sh over the admin session (topic defaults: broker 1's configuration).
+  TopicAdmin& topic_admin() { return *topic_admin_; }
   const ClusterOptions& options() const { return options_; }
   // 1..N.
   std::vector<BrokerId> broker_ids() const;
@@ -205,6 +209,8 @@ class Cluster {
   Node* admin_node_ = nullptr;
   std::unique_ptr<ZooKeeperServer> zk_server_;
   std::unique_ptr<ZooKeeperClient> admin_zk_;
+  std::unique_ptr<StreamRandomSource> admin_random_;  // stream "admin/topics"
+  std::unique_ptr<TopicAdmin> topic_admin_;
   std::vector<BrokerSlot> slots_;  // index id - 1
   std::unique_ptr<InvariantChecker> checker_;
   std::vector<StepHook> hooks_;
