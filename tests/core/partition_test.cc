@@ -381,6 +381,10 @@ TEST_F(PartitionTest, LeaderHighWatermarkIsMinLogEndOffsetOverIsrAndNeverDecreas
   auto consumer = r1.p().Read(Offset(0), 1 << 20, false);
   ASSERT_TRUE(consumer.ok());
   EXPECT_EQ(OffsetsIn(consumer->records), (std::vector<int64_t>{0, 1, 2}));
+  // A consumer at the HW, below the LEO, gets nothing yet (no error).
+  auto above_hw = r1.p().Read(Offset(3), 1 << 20, false);
+  ASSERT_TRUE(above_hw.ok()) << above_hw.status().ToString();
+  EXPECT_TRUE(above_hw->records.empty());
   auto follower = r1.p().Read(Offset(3), 1 << 20, true);
   ASSERT_TRUE(follower.ok());
   EXPECT_EQ(OffsetsIn(follower->records), (std::vector<int64_t>{3, 4}));
