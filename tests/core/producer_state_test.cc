@@ -7,8 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/posix_env.h"
+#include "sim/random.h"
 #include "tests/support/temp_dir.h"
 
 namespace ksim {
@@ -502,6 +506,77 @@ TEST(ProducerSnapshotFormatTest, EveryFlippedBitAndTruncationIsCorruption) {
     EXPECT_EQ(ProducerStateManager::DecodeSnapshot(ByteView(good).first(n)).status(),
               Errc::kCorruption);
   }
+}
+
+// An idempotent producer with up to five batches in flight over a lossy link (requests and
+// responses dropped at random, retries in any order): the log must end up holding every
+// sequence exactly once, in order, and every answer must carry the offsets the batch was first
+// appended at. Acknowledgements are taken in order, so the unacknowledged batches are always the
+// last five at most, as Kafka's producer keeps them (max.in.flight.requests.per.connection <= 5).
+TEST_F(ProducerStateTest, LossyRetriesNeverDuplicateOrReorder) {
+  sim::StreamRandomSource random(11);
+  struct InFlight {
+    int32_t first_sequence;
+    int32_t count;
+    std::optional<Offset> answered;  // first offset from a response that got through
+  };
+  int duplicates = 0;
+  int refusals = 0;
+  for (int run = 0; run < 20; ++run) {
+    ProducerStateManager state(env_, dir_, kExpirationMs);
+    const ProducerId pid(100 + run);
+    std::deque<InFlight> window;
+    std::map<int32_t, Offset> appended_at;  // first sequence -> first offset
+    std::vector<int32_t> log_sequences;
+    int32_t next_sequence = 0;
+    Offset log_end(0);
+    for (int step = 0; step < 400 || !window.empty(); ++step) {
+      const bool draining = step >= 400;
+      if (!draining && window.size() < ProducerStateEntry::kBatchesToRetain &&
+          random.NextInt(3) == 0) {
+        const int32_t count = 1 + random.NextInt(3);
+        window.push_back(InFlight{next_sequence, count, std::nullopt});
+        next_sequence += count;
+        continue;
+      }
+      if (window.empty()) continue;
+      InFlight& batch =
+          window[static_cast<size_t>(random.NextInt(static_cast<int32_t>(window.size())))];
+      if (!draining && random.NextInt(4) == 0) continue;  // request lost
+      const BatchHeader header = Batch(pid, 0, batch.first_sequence, log_end.value(), batch.count);
+      const Result<AppendCheck> check = state.ValidateAppend(header);
+      Offset first{-1};
+      if (!check.ok()) {
+        // Only a batch that overtook an earlier, not yet appended one may be refused; before
+        // the producer's first batch is in, the broker does not know it at all.
+        ASSERT_EQ(check.status(),
+                  appended_at.empty() ? Errc::kUnknownProducerId : Errc::kOutOfOrderSequenceNumber);
+        ASSERT_EQ(appended_at.count(batch.first_sequence), 0u);
+        ++refusals;
+        continue;
+      }
+      if (check->duplicate) {
+        first = check->duplicate->first_offset;
+        ASSERT_EQ(appended_at.at(batch.first_sequence), first);
+        ++duplicates;
+      } else {
+        ASSERT_EQ(appended_at.count(batch.first_sequence), 0u) << "appended twice";
+        state.Update(header);
+        appended_at[batch.first_sequence] = log_end;
+        for (int32_t i = 0; i < batch.count; ++i) log_sequences.push_back(batch.first_sequence + i);
+        first = log_end;
+        log_end += batch.count;
+      }
+      if (!draining && random.NextInt(4) == 0) continue;  // response lost
+      batch.answered = first;
+      while (!window.empty() && window.front().answered) window.pop_front();
+    }
+    ASSERT_EQ(static_cast<int32_t>(log_sequences.size()), next_sequence);
+    for (int32_t i = 0; i < next_sequence; ++i) ASSERT_EQ(log_sequences[i], i);
+  }
+  // Both paths were taken many times over.
+  EXPECT_GT(duplicates, 100);
+  EXPECT_GT(refusals, 100);
 }
 
 // --- with a real Log ---
