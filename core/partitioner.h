@@ -3,9 +3,9 @@
 // KIP-480's sticky partitioner):
 //   - a keyed record goes to toPositive(murmur2(key)) % numPartitions, whether or not that
 //     partition has a leader (the key decides, availability does not);
-//   - an unkeyed record goes round-robin: a per-topic counter (Kafka 0.11+ keeps one per topic;
-//     0.10 had one shared counter) taken modulo the partitions that have a leader, or modulo all
-//     partitions when none has.
+//   - an unkeyed record goes round-robin: a per-topic counter (later versions keep one per
+//     topic; 0.10 had one shared counter) taken modulo the partitions that have a leader, or
+//     modulo all partitions when none has.
 // Kafka starts each counter at ThreadLocalRandom.nextInt(); here the start comes from the
 // RandomSource handed in (the simulator's seeded stream) or is 0 without one, which gives the
 // seed notes' 0, 1, 2, 0, 1, 2 for three partitions. docs/clients.md has the details.
