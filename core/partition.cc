@@ -283,8 +283,10 @@ std::optional<std::vector<BrokerId>> Partition::ProposeIsrShrink() {
 }
 
 void Partition::ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version) {
+  // No proposal outstanding: the role changed while the write was out (a new LeaderAndIsr
+  // dropped the proposal); the controller's state wins.
+  if (!isr_change_in_flight_ || role_ != ReplicaRole::kLeader) return;
   isr_change_in_flight_ = false;
-  if (role_ != ReplicaRole::kLeader) return;  // leadership moved while the write was out
   std::vector<BrokerId> added;
   std::vector<BrokerId> removed;
   for (BrokerId b : isr) {
@@ -389,9 +391,17 @@ TruncationDecision Partition::DecideTruncation(const EpochAndEndOffset& leader_a
   return decision;
 }
 
+Status Partition::LeaderMustNotTruncate() const {
+  // A leader's log is the truth and its HW never goes back: a truncation asked of a leader is
+  // a stale follower-side step (a fetch answer that arrived after the role changed).
+  if (role_ != ReplicaRole::kLeader) return Status::Ok();
+  return Status(Errc::kNotLeaderForPartition, ToString(tp_) + ": broker " + ToString(local_) +
+                                                  " is the leader; it never truncates");
+}
+
 Status Partition::TruncateTo(Offset offset, std::string_view reason) {
-  KSIM_CHECK(role_ != ReplicaRole::kLeader);
   KSIM_CHECK(offset >= Offset(0));
+  KSIM_RETURN_IF_ERROR(LeaderMustNotTruncate());
   const Offset from_leo = log_.log_end_offset();
   if (offset >= from_leo) return Status::Ok();
   Result<bool> truncated = log_.TruncateTo(offset);
@@ -409,8 +419,8 @@ Status Partition::TruncateTo(Offset offset, std::string_view reason) {
 }
 
 Status Partition::TruncateFullyAndStartAt(Offset offset) {
-  KSIM_CHECK(role_ != ReplicaRole::kLeader);
   KSIM_CHECK(offset >= Offset(0));
+  KSIM_RETURN_IF_ERROR(LeaderMustNotTruncate());
   const Offset from_leo = log_.log_end_offset();
   const int64_t records = from_leo - log_.log_start_offset();
   Status status = log_.TruncateFullyAndStartAt(offset);

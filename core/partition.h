@@ -144,7 +144,8 @@ class Partition final : public LogObserver {
   // removes anyone; nullopt otherwise or when not leader or a proposal is outstanding.
   std::optional<std::vector<BrokerId>> ProposeIsrShrink();
   // The ZooKeeper write of `isr` succeeded with the state znode now at `zk_version`: the ISR is
-  // `isr` (HW may rise). Emits isr_shrink or isr_expand.
+  // `isr` (HW may rise). Emits isr_shrink or isr_expand. Ignored when no proposal is outstanding
+  // (a role change since dropped it).
   void ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version);
   // The write failed (BADVERSION: the controller changed the state; it will send LeaderAndIsr):
   // the proposal is dropped.
@@ -169,10 +170,11 @@ class Partition final : public LogObserver {
   // KIP-279's step for the leader's answer to OffsetsForLeaderEpoch(latest local epoch).
   TruncationDecision DecideTruncation(const EpochAndEndOffset& leader_answer) const;
   // Truncates the log (and the epoch cache) to `offset` when it is below the LEO; HW follows.
-  // Emits truncate with the records removed and `reason`. REQUIRES: not leader, offset >= 0.
+  // Emits truncate with the records removed and `reason`. NOT_LEADER_FOR_PARTITION when this
+  // replica is the leader (a leader never truncates). REQUIRES: offset >= 0.
   Status TruncateTo(Offset offset, std::string_view reason);
   // The leader's log starts past our LEO: restart empty there (Kafka's handleOffsetOutOfRange).
-  // REQUIRES: not leader, offset >= 0.
+  // NOT_LEADER_FOR_PARTITION when this replica is the leader. REQUIRES: offset >= 0.
   Status TruncateFullyAndStartAt(Offset offset);
 
   // ---- State ----
@@ -208,6 +210,7 @@ class Partition final : public LogObserver {
   void CheckInvariants() const;
   // An epoch this replica must ignore (ReplicaManager.becomeLeaderOrFollower).
   bool IsStale(LeaderEpoch epoch) const;
+  Status LeaderMustNotTruncate() const;
   // "topic", "partition": the first fields of every event.
   EventFields Fields() const;
   void EmitAppend(const LogAppendInfo& info, std::string_view role);

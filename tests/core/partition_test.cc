@@ -237,6 +237,26 @@ TEST_F(PartitionTest, NotLeaderErrorsWhenFollowingOrStopped) {
             Errc::kNotLeaderForPartition);
 }
 
+TEST_F(PartitionTest, LeaderRefusesTruncationAndStaleIsrWritesAreIgnored) {
+  Replica& r1 = AddReplica(kB1);
+  MakeLeader(r1, State(kB1, 0, {kB1, kB2}, {kB1, kB2}));
+  Produce(r1, 3);
+  EXPECT_EQ(r1.p().TruncateTo(Offset(1), "stale"), Errc::kNotLeaderForPartition);
+  EXPECT_EQ(r1.p().TruncateFullyAndStartAt(Offset(9)), Errc::kNotLeaderForPartition);
+  EXPECT_EQ(r1.p().log_end_offset(), Offset(3));
+
+  clock_.AdvanceMs(kLagMs + 1);
+  auto shrunk = r1.p().ProposeIsrShrink();
+  ASSERT_TRUE(shrunk.has_value());
+  // A new LeaderAndIsr (epoch 1, the controller's ISR) arrives before the write's answer.
+  MakeLeader(r1, State(kB1, 1, {kB1, kB2}, {kB1, kB2}, 5));
+  EXPECT_FALSE(r1.p().isr_change_in_flight());
+  r1.p().ApplyIsrChange(*shrunk, 6);
+  EXPECT_EQ(r1.p().isr(), (std::vector<BrokerId>{kB1, kB2}));
+  EXPECT_EQ(r1.p().zk_version(), 5);
+  EXPECT_TRUE(r1.Named("isr_shrink").empty());
+}
+
 // ---- ISR ---------------------------------------------------------------------------------------
 
 // IsrExpirationTest.testIsrExpirationForStuckFollowers: a follower that never catches up leaves
