@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,6 +43,15 @@ class ClusterSim {
     cluster_ = std::move(cluster).value();
   }
 
+  ~ClusterSim() {
+    // Debugging aid: KSIM_DEBUG_TRACE_DIR=<dir> keeps each test's trace (without verdict) there.
+    if (const char* dir = std::getenv("KSIM_DEBUG_TRACE_DIR"); dir != nullptr &&
+        world_.trace().header().level == TraceLevel::kState && !world_.trace().has_verdict()) {
+      const std::string path = std::string(dir) + "/" + world_.trace().header().scenario + ".jsonl";
+      std::ofstream(path) << world_.trace().bytes();
+    }
+  }
+
   World& world() { return world_; }
   Cluster& cluster() { return *cluster_; }
 
@@ -64,7 +75,13 @@ class ClusterSim {
     if (options.bootstrap.empty()) {
       for (BrokerId id : cluster_->broker_ids()) options.bootstrap.push_back(BrokerNodeName(id));
     }
-    if (options.request_timeout_us == 30'000'000) options.request_timeout_us = 5 * kSecondUs;
+    // Shorter than Kafka's 30 s so tests retry sooner; the leader's acks wait stays below the
+    // request timeout (as Kafka requires of request.timeout.ms and timeout.ms), or a retry would
+    // append the record a second time.
+    if (options.request_timeout_us == 30'000'000) {
+      options.request_timeout_us = 10 * kSecondUs;
+      options.produce_timeout_ms = 7000;
+    }
     clients_.push_back(
         std::make_unique<ksim::testing::ClusterClient>(world_, std::move(name), options));
     return *clients_.back();
@@ -133,11 +150,32 @@ class ClusterSim {
         max_us);
   }
 
+  // Writes the verdict (ok = no invariant violation) and reads the in-memory trace back.
+  // REQUIRES: the trace is in memory; called once.
+  Trace FinishAndParse() {
+    const bool ok = cluster_->checker() == nullptr || cluster_->checker()->ok();
+    Status finished = world_.Finish(ok, TraceFields::object());
+    KSIM_CHECK(finished.ok());
+    Result<Trace> trace = ParseTrace(world_.trace().bytes(), "memory");
+    KSIM_CHECK_MSG(trace.ok(), "the trace does not parse");
+    return std::move(trace).value();
+  }
+
  private:
   World world_;
   std::unique_ptr<Cluster> cluster_;
   std::vector<std::unique_ptr<ksim::testing::ClusterClient>> clients_;
 };
+
+// The events named `ev` (on `node` when not empty).
+inline std::vector<const TraceEvent*> Events(const Trace& trace, std::string_view ev,
+                                             std::string_view node = "") {
+  std::vector<const TraceEvent*> out;
+  for (const TraceEvent& e : trace.events) {
+    if (e.ev == ev && (node.empty() || e.node == node)) out.push_back(&e);
+  }
+  return out;
+}
 
 // Values of the records, in offset order.
 inline std::vector<std::string> Values(const std::vector<ksim::testing::FetchedRecord>& records) {
