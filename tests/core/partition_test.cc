@@ -687,5 +687,85 @@ INSTANTIATE_TEST_SUITE_P(Policies, Kip101Scenario1Test,
                                       : std::string("LeaderEpoch");
                          });
 
+// KIP-101, scenario 2 ("replica divergence on restart after multiple hard failures"): B had m2
+// acknowledged but lost it unflushed in a power failure; B comes back first, leads epoch 1 and
+// takes m3 at offset 1. A returns with HW 2: under the 0.10 policy it keeps m2 and the two logs
+// differ at offset 1, below the HW; with leader epochs B answers that epoch 0 ended at 1, A cuts
+// m2 and fetches m3.
+class Kip101Scenario2Test : public PartitionTest,
+                            public ::testing::WithParamInterface<TruncationPolicy> {
+ protected:
+  static void ProduceValue(Replica& leader, const std::string& value) {
+    Bytes batch = MakeBatch(Offset(0), {value});
+    auto info = leader.p().AppendAsLeader(batch, -1);
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+  }
+  static std::vector<std::string> Values(Replica& r) {
+    auto read = r.log->Read(Offset(0), 1 << 20);
+    EXPECT_TRUE(read.ok()) << read.status().ToString();
+    std::vector<std::string> values;
+    if (!read.ok()) return values;
+    for (const Record& record : testing::RecordsIn(read->records)) {
+      values.push_back(testing::ValueOf(record));
+    }
+    return values;
+  }
+};
+
+TEST_P(Kip101Scenario2Test, LogsDivergeBelowTheHighWatermarkOnlyWithoutLeaderEpochs) {
+  Replica& a = AddReplica(kB1);
+  Replica& b = AddReplica(kB2);
+  const std::vector<BrokerId> both{kB1, kB2};
+  MakeLeader(a, State(kB1, 0, both, both));
+  ASSERT_TRUE(b.p().MakeFollower(State(kB1, 0, both, both)));
+  ProduceValue(a, "m1");
+  ProduceValue(a, "m2");
+  Fetch(a, b);  // B gets m1 and m2
+  Fetch(a, b);  // A's HW 2, B's HW 2
+  ASSERT_EQ(a.p().high_watermark(), Offset(2));
+  ASSERT_EQ(b.p().high_watermark(), Offset(2));
+
+  // Power failure on both. B lost m2 (never flushed): its log and checkpoint say 1.
+  ASSERT_TRUE(b.p().TruncateTo(Offset(1), "power_failure").ok());
+  OpenPartition(b, Offset(1));
+  OpenPartition(a, Offset(2));
+  // B comes back first and leads epoch 1; m3 lands at offset 1.
+  MakeLeader(b, State(kB2, 1, {kB2}, both));
+  ProduceValue(b, "m3");
+  ASSERT_EQ(b.p().high_watermark(), Offset(2));
+
+  // A comes back as B's follower.
+  ASSERT_TRUE(a.p().MakeFollower(State(kB2, 1, {kB2}, both)));
+  if (GetParam() == TruncationPolicy::kHighWatermark) {
+    ASSERT_TRUE(a.p().TruncateTo(a.p().HighWatermarkTruncationOffset(), "high_watermark").ok());
+  } else {
+    EpochAndEndOffset answer = b.p().EndOffsetForEpoch(a.p().latest_epoch());
+    EXPECT_EQ(answer, (EpochAndEndOffset{LeaderEpoch(0), Offset(1)}));
+    TruncationDecision d = a.p().DecideTruncation(answer);
+    ASSERT_TRUE(d.complete);
+    ASSERT_TRUE(a.p().TruncateTo(d.truncate_to, "leader_epoch").ok());
+  }
+  Fetch(b, a);
+  Fetch(b, a);
+  EXPECT_EQ(a.p().high_watermark(), Offset(2));
+  EXPECT_EQ(Values(b), (std::vector<std::string>{"m1", "m3"}));
+  if (GetParam() == TruncationPolicy::kHighWatermark) {
+    EXPECT_EQ(Values(a), (std::vector<std::string>{"m1", "m2"}));  // diverged below HW 2
+  } else {
+    EXPECT_EQ(Values(a), (std::vector<std::string>{"m1", "m3"}));
+    EXPECT_EQ(a.p().epochs().entries(),
+              (std::vector<EpochEntry>{{LeaderEpoch(0), Offset(0)}, {LeaderEpoch(1), Offset(1)}}));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, Kip101Scenario2Test,
+                         ::testing::Values(TruncationPolicy::kHighWatermark,
+                                           TruncationPolicy::kLeaderEpoch),
+                         [](const auto& info) {
+                           return info.param == TruncationPolicy::kHighWatermark
+                                      ? std::string("HighWatermark")
+                                      : std::string("LeaderEpoch");
+                         });
+
 }  // namespace
 }  // namespace ksim
