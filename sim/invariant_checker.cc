@@ -53,6 +53,16 @@ void InvariantChecker::BeginPass(TimeUs now_us) {
 }
 
 void InvariantChecker::EndPass() {
+  // The newest leader epoch of each partition first, so that a zombie observed before the new
+  // leader in the same pass is known as one.
+  for (const ReplicaObservation& leader : pending_leaders_) {
+    PartitionTrack& partition = partitions_[leader.tp];
+    partition.newest_epoch = std::max(partition.newest_epoch, leader.leader_epoch);
+  }
+  for (const ReplicaObservation& leader : pending_leaders_) {
+    CheckCommitted(leader, partitions_[leader.tp]);
+  }
+  pending_leaders_.clear();
   // Replicas not seen in this pass are gone: a restarted broker starts a fresh track.
   for (auto it = replicas_.begin(); it != replicas_.end();) {
     if (it->second.seen_pass != pass_) {
@@ -73,18 +83,34 @@ void InvariantChecker::Observe(const ReplicaObservation& replica) {
   CheckOffsets(replica, track);
   if (known) CheckLeaderHw(replica, track);
 
-  PartitionTrack& partition = partitions_[replica.tp];
   if (replica.role == ReplicaRole::kLeader) {
-    CheckEpochLeader(replica, partition);
-    const Leadership leadership{replica.broker, replica.incarnation, replica.leader_epoch};
-    if (partition.verified != leadership) {
-      ++counters_.leaderships;
-      VerifyLeadership(replica, partition);
-      partition.verified = leadership;
-    }
-    if (replica.high_watermark > partition.committed_end) RecordCommitted(replica, partition);
+    CheckEpochLeader(replica, partitions_[replica.tp]);
+    pending_leaders_.push_back(replica);  // (c) once the pass knows every leader
   }
+  Remember(replica, track);
+}
 
+void InvariantChecker::CheckCommitted(const ReplicaObservation& replica,
+                                      PartitionTrack& partition) {
+  // (c) follows the newest leadership only. A leader of an older epoch is a zombie (its session
+  // expired, or it has not heard of the election yet): what it appends is not committed by the
+  // cluster and it need not hold what later leaders committed. Two leaders of one epoch are
+  // (a)'s violation; (c) keeps following the first.
+  if (replica.leader_epoch < partition.newest_epoch) return;
+  if (partition.verified && partition.verified->epoch == replica.leader_epoch &&
+      partition.verified->broker != replica.broker) {
+    return;
+  }
+  const Leadership leadership{replica.broker, replica.incarnation, replica.leader_epoch};
+  if (partition.verified != leadership) {
+    ++counters_.leaderships;
+    VerifyLeadership(replica, partition);
+    partition.verified = leadership;
+  }
+  if (replica.high_watermark > partition.committed_end) RecordCommitted(replica, partition);
+}
+
+void InvariantChecker::Remember(const ReplicaObservation& replica, ReplicaTrack& track) {
   track.incarnation = replica.incarnation;
   track.role = replica.role;
   track.epoch = replica.leader_epoch;

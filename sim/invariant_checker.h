@@ -15,7 +15,10 @@
 //       first seen, and on each HW move for the newly covered batches. The first divergence is
 //       reported and the new history adopted from there (no cascade of reports). An unclean
 //       election (the controller's leader_elected event with "unclean": true) forgets the
-//       partition's committed batches and stops recording for it.
+//       partition's committed batches and stops recording for it. (c) follows the newest
+//       leadership only: a leader of an older epoch than one already seen is a zombie (its
+//       session expired or it has not heard of the election yet; with acks=1 it may still take
+//       writes, which Kafka then loses) and is neither recorded nor checked.
 //   (d) offsets_ordered: log start <= HW <= LEO on every live replica.
 //
 // Input: one ReplicaObservation per live replica per pass (the Cluster builds them from each live
@@ -89,8 +92,9 @@ class InvariantChecker {
 
   explicit InvariantChecker(ViolationSink sink = nullptr);
 
-  // One pass: Begin, one Observe per live replica (any order), End. Replicas not observed in a
-  // pass are gone (crashed or stopped): their per-replica state is dropped at End.
+  // One pass: Begin, one Observe per live replica (any order), End (which runs rule (c), once it
+  // knows every leader of the pass; the logs observed must stay alive until then). Replicas not
+  // observed in a pass are gone (crashed or stopped): their per-replica state is dropped at End.
   void BeginPass(TimeUs now_us);
   void Observe(const ReplicaObservation& replica);
   void EndPass();
@@ -124,7 +128,8 @@ class InvariantChecker {
     std::map<Offset, BatchId> committed;  // (c): base offset -> identity
     Offset committed_end{0};              // every batch below this was processed
     bool unclean = false;
-    std::optional<Leadership> verified;  // the last leadership checked against `committed`
+    LeaderEpoch newest_epoch = kUndefinedEpoch;  // of the leaders (c) followed
+    std::optional<Leadership> verified;          // the last leadership checked against `committed`
   };
   struct ReplicaTrack {
     uint64_t incarnation = 0;
@@ -135,10 +140,14 @@ class InvariantChecker {
     uint64_t seen_pass = 0;
   };
 
+  // Stores what (b) and (d) compare the next observation of the replica with.
+  void Remember(const ReplicaObservation& replica, ReplicaTrack& track);
   void Violate(std::string rule, const TopicPartition& tp, std::string message);
   void CheckOffsets(const ReplicaObservation& replica, ReplicaTrack& track);
   void CheckLeaderHw(const ReplicaObservation& replica, const ReplicaTrack& track);
   void CheckEpochLeader(const ReplicaObservation& replica, PartitionTrack& partition);
+  // (c) for one leader observed in the pass.
+  void CheckCommitted(const ReplicaObservation& replica, PartitionTrack& partition);
   // (c): a new leadership against what was committed.
   void VerifyLeadership(const ReplicaObservation& replica, PartitionTrack& partition);
   // (c): batches of the leader in [committed_end, HW).
@@ -157,6 +166,7 @@ class InvariantChecker {
   uint64_t pass_ = 0;
   std::map<TopicPartition, PartitionTrack> partitions_;
   std::map<std::pair<TopicPartition, BrokerId>, ReplicaTrack> replicas_;
+  std::vector<ReplicaObservation> pending_leaders_;  // this pass's leaders, for (c) at EndPass
   std::vector<InvariantViolation> violations_;
   InvariantCheckerCounters counters_;
 };

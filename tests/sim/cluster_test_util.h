@@ -23,6 +23,12 @@ namespace ksim::sim::testing {
 
 inline constexpr TimeUs kSecondUs = 1'000'000;
 
+// Errors after which a read is tried again (metadata from a dead broker, a moved leader).
+inline bool Retriable(Errc error) {
+  return error == Errc::kRequestTimedOut || error == Errc::kNetworkException ||
+         error == Errc::kNotLeaderForPartition || error == Errc::kLeaderNotAvailable;
+}
+
 inline TraceHeader Header(std::string scenario, uint64_t seed) {
   TraceHeader header;
   header.scenario = std::move(scenario);
@@ -44,9 +50,9 @@ class ClusterSim {
   }
 
   ~ClusterSim() {
-    // Debugging aid: KSIM_DEBUG_TRACE_DIR=<dir> keeps each test's trace (without verdict) there.
-    if (const char* dir = std::getenv("KSIM_DEBUG_TRACE_DIR"); dir != nullptr &&
-        world_.trace().header().level == TraceLevel::kState && !world_.trace().has_verdict()) {
+    // Debugging aid: KSIM_DEBUG_TRACE_DIR=<dir> keeps each test's trace there.
+    if (const char* dir = std::getenv("KSIM_DEBUG_TRACE_DIR");
+        dir != nullptr && world_.trace().header().level == TraceLevel::kState) {
       const std::string path = std::string(dir) + "/" + world_.trace().header().scenario + ".jsonl";
       std::ofstream(path) << world_.trace().bytes();
     }
@@ -99,6 +105,7 @@ class ClusterSim {
                                      Offset from = Offset(0), TimeUs max_us = 60 * kSecondUs) {
     ksim::testing::FetchResult all;
     Offset next = from;
+    int retries = 10;
     for (int round = 0; round < 1000; ++round) {
       std::optional<ksim::testing::FetchResult> result;
       client.Fetch(tp, next, [&](ksim::testing::FetchResult r) { result = std::move(r); });
@@ -106,6 +113,7 @@ class ClusterSim {
         all.error = Errc::kRequestTimedOut;
         return all;
       }
+      if (Retriable(result->error) && retries-- > 0) continue;  // e.g. a dead bootstrap broker
       all.error = result->error;
       all.leader = result->leader;
       all.high_watermark = result->high_watermark;

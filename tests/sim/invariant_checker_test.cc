@@ -276,6 +276,26 @@ TEST_F(InvariantCheckerTest, NewLeaderMissingCommittedRecordsIsAViolation) {
       << checker_.violations()[0].message;
 }
 
+TEST_F(InvariantCheckerTest, ZombieLeaderOfAnOlderEpochIsNeitherRecordedNorChecked) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 1, {kB1});
+  Produce(r1, {"a"});
+  Pass({&r1});
+  // Broker 2 is elected in epoch 2 (with broker 1's batch) while broker 1 has not heard of it.
+  MakeFollower(r2, kB1, 1, {kB1, kB2});
+  Fetch(r1, r2);
+  MakeLeader(r2, 2, {kB2});
+  Produce(r2, {"b"});
+  Produce(r1, {"zombie"});  // acks=1 at offset 1 on the old leader
+  Pass({&r1, &r2});
+  Pass({&r2, &r1});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  EXPECT_EQ(checker_.CommittedBatches(kTp),
+            (std::map<Offset, Offset>{{Offset(0), Offset(1)}, {Offset(1), Offset(2)}}));
+  EXPECT_EQ(checker_.counters().leaderships, 2u);
+}
+
 TEST_F(InvariantCheckerTest, UncleanElectionForgetsWhatWasCommitted) {
   Replica& r1 = AddReplica(kB1);
   Replica& r2 = AddReplica(kB2);
