@@ -47,6 +47,16 @@ bool GotLeaderAndIsr(const ControllerNode& node, const TopicPartition& tp, Broke
   return false;
 }
 
+// The active controller `c` has seen its own last write of the partition's state (ZooKeeper
+// applies a write before the controller hears the answer).
+bool Synced(ControllerCluster& cluster, int c, const std::string& topic, int partition) {
+  std::optional<zk::PartitionState> state = cluster.State(topic, partition);
+  const auto& partitions = cluster.controller(c).partitions();
+  auto it = partitions.find(Tp(topic, partition));
+  return state && it != partitions.end() && it->second.state == *state &&
+         it->second.zk_version == cluster.StateVersion(topic, partition);
+}
+
 // Brokers 1, 2, 3 with broker 1 as controller (it starts first).
 int StartWithControllerOne(ControllerCluster& cluster) {
   cluster.Start(1);
@@ -139,14 +149,16 @@ TEST(ControllerTest, CrashedControllerIsReplacedAfterItsSessionTimesOut) {
   ControllerCluster cluster;
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
   cluster.CreateTopic("t", {{PartitionId(0), Ids({1, 2, 3})}});
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0).has_value(); }));
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
 
   cluster.Crash(1);
   ASSERT_TRUE(cluster.RunUntil([&] { return cluster.ActiveController().has_value(); }));
   const int next = *cluster.ActiveController();
   EXPECT_EQ(cluster.controller(next).epoch(), ControllerEpoch(2));
   // The new controller elects a leader for the partition broker 1 led.
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0)->leader == BrokerId(2); }));
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return cluster.State("t", 0)->leader == BrokerId(2) && Synced(cluster, next, "t", 0);
+  }));
   const zk::PartitionState state = *cluster.State("t", 0);
   EXPECT_EQ(state.isr, Ids({2, 3}));
   EXPECT_EQ(state.leader_epoch, LeaderEpoch(1));
@@ -208,7 +220,7 @@ TEST(ControllerTest, NewTopicWithADeadReplicaLeadsWithTheLiveOnes) {
   cluster.Start(2);
   ASSERT_EQ(cluster.WaitForController(), 1);
   cluster.CreateTopic("t", {{PartitionId(0), Ids({3, 2, 1})}});
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0).has_value(); }));
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
   EXPECT_EQ(cluster.State("t", 0)->leader, BrokerId(2));
   EXPECT_EQ(cluster.State("t", 0)->isr, Ids({2, 1}));
 
@@ -223,10 +235,11 @@ TEST(ControllerTest, LeaderFailureElectsTheNextLiveIsrMember) {
   ControllerCluster cluster;
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
   cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3, 1})}});
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0).has_value(); }));
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
 
   cluster.Crash(2);
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0)->leader == BrokerId(3); }));
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] { return cluster.State("t", 0)->leader == BrokerId(3) && Synced(cluster, 1, "t", 0); }));
   EXPECT_EQ(*cluster.State("t", 0),
             (zk::PartitionState{BrokerId(3), LeaderEpoch(1), Ids({3, 1}), ControllerEpoch(1)}));
   EXPECT_EQ(cluster.controller(1).elections(), 1);
@@ -251,10 +264,12 @@ TEST(ControllerTest, FollowerFailureRemovesItFromTheIsrWithANewLeaderEpoch) {
   ControllerCluster cluster;
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
   cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3, 1})}});
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0).has_value(); }));
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
 
   cluster.Crash(3);
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0)->isr == Ids({2, 1}); }));
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return cluster.State("t", 0)->isr == Ids({2, 1}) && Synced(cluster, 1, "t", 0);
+  }));
   EXPECT_EQ(cluster.State("t", 0)->leader, BrokerId(2));
   EXPECT_EQ(cluster.State("t", 0)->leader_epoch, LeaderEpoch(1));
   EXPECT_EQ(cluster.controller(1).elections(), 0);
@@ -288,11 +303,12 @@ TEST(ControllerTest, UncleanPolicyElectsAReplicaOutsideTheIsr) {
   ControllerCluster cluster(BrokerConfig(), options);
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
   cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3, 1})}});
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0).has_value(); }));
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
   ShrinkIsr(cluster, "t", 0, Ids({2}));
 
   cluster.Crash(2);
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0)->leader != BrokerId(2); }));
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] { return cluster.State("t", 0)->leader != BrokerId(2) && Synced(cluster, 1, "t", 0); }));
   EXPECT_EQ(cluster.State("t", 0)->leader, BrokerId(3));
   EXPECT_EQ(cluster.State("t", 0)->isr, Ids({3}));
   EXPECT_EQ(cluster.State("t", 0)->leader_epoch, LeaderEpoch(1));
@@ -309,13 +325,16 @@ TEST(ControllerTest, CleanPolicyKeepsPartitionOfflineUntilTheLastIsrMemberReturn
   ControllerCluster cluster(config);
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
   cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3})}});
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0).has_value(); }));
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
 
   cluster.Crash(3);
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0)->isr == Ids({2}); }));
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] { return cluster.State("t", 0)->isr == Ids({2}) && Synced(cluster, 1, "t", 0); }));
   EXPECT_EQ(cluster.State("t", 0)->leader_epoch, LeaderEpoch(1));
   cluster.Crash(2);
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0)->leader == zk::kNoLeader; }));
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return cluster.State("t", 0)->leader == zk::kNoLeader && Synced(cluster, 1, "t", 0);
+  }));
   // Offline: no leader, the ISR keeps its last member.
   EXPECT_EQ(*cluster.State("t", 0),
             (zk::PartitionState{zk::kNoLeader, LeaderEpoch(2), Ids({2}), ControllerEpoch(1)}));
@@ -333,7 +352,8 @@ TEST(ControllerTest, CleanPolicyKeepsPartitionOfflineUntilTheLastIsrMemberReturn
 
   // The last ISR member returns and leads again.
   cluster.Start(2);
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0)->leader == BrokerId(2); }));
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] { return cluster.State("t", 0)->leader == BrokerId(2) && Synced(cluster, 1, "t", 0); }));
   EXPECT_EQ(cluster.State("t", 0)->isr, Ids({2}));
   EXPECT_EQ(cluster.State("t", 0)->leader_epoch, LeaderEpoch(3));
   const auto elected = Events(cluster.node(1), "leader_elected");
@@ -351,10 +371,12 @@ TEST(ControllerTest, TopicConfigCanDisableUncleanElection) {
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
   cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3})}},
                       {{"unclean.leader.election.enable", "false"}});
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0).has_value(); }));
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
   ShrinkIsr(cluster, "t", 0, Ids({2}));
   cluster.Crash(2);
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0)->leader_epoch.value() > 0; }));
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return cluster.State("t", 0)->leader_epoch.value() > 0 && Synced(cluster, 1, "t", 0);
+  }));
   EXPECT_EQ(cluster.State("t", 0)->leader, zk::kNoLeader);
   EXPECT_EQ(cluster.State("t", 0)->isr, Ids({2}));
   EXPECT_EQ(cluster.controller(1).unclean_elections(), 0);
@@ -364,7 +386,7 @@ TEST(ControllerTest, IsrChangeNotificationSendsUpdateMetadata) {
   ControllerCluster cluster;
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
   cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3, 1})}});
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0).has_value(); }));
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
 
   // The leader shrank the ISR and announces it (ReplicationUtils.propagateIsrChanges).
   ShrinkIsr(cluster, "t", 0, Ids({2, 3}));
@@ -449,7 +471,8 @@ TEST(ControllerTest, TopicDeletionStopsAndDeletesReplicasThenRemovesTheZnodes) {
   ASSERT_TRUE(cluster.world().Create("admin", zk::DeleteTopicPath("t")).ok());
   ASSERT_TRUE(cluster.RunUntil([&] {
     return !cluster.server().Read(zk::TopicPath("t")) &&
-           !cluster.server().Read(zk::DeleteTopicPath("t"));
+           !cluster.server().Read(zk::DeleteTopicPath("t")) &&
+           !Events(cluster.node(1), "topic_deleted").empty();
   }));
   EXPECT_FALSE(cluster.server().Read(zk::TopicConfigPath("t")).has_value());
   EXPECT_FALSE(cluster.server().Read(zk::PartitionStatePath("t", PartitionId(0))).has_value());
@@ -477,7 +500,7 @@ TEST(ControllerTest, TopicDeletionLeavesTheMarkerWhenDisabled) {
   ControllerCluster cluster;  // delete.topic.enable=false, 0.10's default
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
   cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3})}});
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0).has_value(); }));
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
   ASSERT_TRUE(cluster.world().Create("admin", zk::DeleteTopicPath("t")).ok());
   cluster.RunFor(5 * kSecondUs);
 
@@ -502,7 +525,7 @@ TEST(ControllerTest, StaleControllerRequestsCarryTheOldEpoch) {
   ControllerCluster cluster;
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
   cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3})}});
-  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.State("t", 0).has_value(); }));
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
 
   // Broker 1 loses ZooKeeper but not the brokers: its session expires on the server, another
   // broker becomes controller, and broker 1 does not know yet.
@@ -513,6 +536,13 @@ TEST(ControllerTest, StaleControllerRequestsCarryTheOldEpoch) {
   }));
   const int next = cluster.controller(2).is_active() ? 2 : 3;
   EXPECT_EQ(cluster.controller(next).epoch(), ControllerEpoch(2));
+  // Broker 3 has heard from the new controller.
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    for (const RecordedRequest& recorded : cluster.node(3).requests) {
+      if (RequestEpoch(recorded.request) == ControllerEpoch(2)) return true;
+    }
+    return false;
+  }));
   EXPECT_TRUE(cluster.controller(1).is_active());
   EXPECT_EQ(cluster.controller(1).epoch(), ControllerEpoch(1));
 
@@ -529,7 +559,9 @@ TEST(ControllerTest, StaleControllerRequestsCarryTheOldEpoch) {
       if (cluster.node(3).requests[i].from == "broker-1") return true;
     }
     return false;
-  }));
+  })) << "answered: "
+      << response.has_value()
+      << ", requests queued for broker 3: " << cluster.node(1).channel().queued(BrokerId(3));
   bool saw_new_epoch_before_stale = false;
   for (int id = 2; id <= 3; ++id) {
     bool saw_new = false;

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,10 +47,10 @@ inline std::string BrokerNode(int id) { return "broker-" + std::to_string(id); }
 class ControllerNode {
  public:
   ControllerNode(ZooKeeperWorld& world, int id, const BrokerConfig& config,
-                 const ControllerOptions& options, uint64_t incarnation)
+                 const ControllerOptions& options, uint64_t seed, uint64_t incarnation)
       : world_(world), id_(id), name_(BrokerNode(id)), config_(config) {
     config_.broker_id = id;
-    Seeds seeds(1000 + static_cast<uint64_t>(id) * 100 + incarnation);
+    Seeds seeds(seed * 1'000'003 + static_cast<uint64_t>(id) * 100 + incarnation);
     zk_ = std::make_unique<ZooKeeperClient>(world.loop(), world.network(), name_,
                                             seeds.StreamFor("zk"));
     transport_ = std::make_unique<SimTransport>(world.network(), name_);
@@ -184,9 +185,11 @@ class ControllerNode {
 
 class ControllerCluster {
  public:
+  // KSIM_CONTROLLER_SEED overrides the seed (to run the suite over many network timings).
   explicit ControllerCluster(BrokerConfig config = BrokerConfig(),
-                             ControllerOptions options = ControllerOptions(), uint64_t seed = 7)
-      : world_(seed), config_(std::move(config)), options_(std::move(options)) {
+                             ControllerOptions options = ControllerOptions(),
+                             uint64_t seed = DefaultSeed())
+      : world_(seed), seed_(seed), config_(std::move(config)), options_(std::move(options)) {
     world_.StartClient("admin");
     EXPECT_TRUE(world_.Connected("admin"));
     for (const std::string& path : zk::CommonPaths()) {
@@ -194,6 +197,10 @@ class ControllerCluster {
       EnsurePersistentPath(world_.client("admin"), path, [&](Status s) { done.emplace(s); });
       EXPECT_TRUE(world_.Wait(done).ok());
     }
+  }
+  static uint64_t DefaultSeed() {
+    const char* seed = std::getenv("KSIM_CONTROLLER_SEED");
+    return seed != nullptr ? std::strtoull(seed, nullptr, 10) : 7;
   }
   ~ControllerCluster() {
     for (auto& [id, node] : nodes_) node.reset();
@@ -205,7 +212,8 @@ class ControllerCluster {
   ControllerNode& Start(int id) {
     world_.topology().SetNodeUp(BrokerNode(id), true);
     auto& node = nodes_[id];
-    node = std::make_unique<ControllerNode>(world_, id, config_, options_, incarnations_[id]++);
+    node =
+        std::make_unique<ControllerNode>(world_, id, config_, options_, seed_, incarnations_[id]++);
     return *node;
   }
   void StartAll() {
@@ -277,6 +285,7 @@ class ControllerCluster {
 
  private:
   ZooKeeperWorld world_;
+  uint64_t seed_;
   BrokerConfig config_;
   ControllerOptions options_;
   std::map<int, std::unique_ptr<ControllerNode>> nodes_;
