@@ -134,35 +134,44 @@ void Controller::UpdatePartitionState(const TopicPartition& tp, StateChange chan
   }
   KSIM_CHECK(!next->isr.empty());  // the ISR never empties (the last member stays recorded)
   // ReplicationUtils.updateLeaderAndIsr: conditional on the version the controller read.
-  zk_.SetData(
-      zk::PartitionStatePath(tp.topic, tp.partition), zk::EncodePartitionState(*next),
-      it->second.zk_version,
-      Guarded([this, tp, change, done, attempt, next](Result<ZnodeStat> stat) mutable {
-        auto it = partitions_.find(tp);
-        if (it == partitions_.end()) {
-          done(false);
-          return;
-        }
-        if (stat.ok()) {
-          it->second.state = *next;
-          it->second.zk_version = stat->version;
-          done(true);
-          return;
-        }
-        if (stat.status().code() != Errc::kBadVersion || attempt + 1 >= kMaxStateWriteAttempts) {
-          done(false);
-          return;
-        }
-        // Someone (the leader shrinking or expanding its ISR) wrote it meanwhile: read it again
-        // and decide again from what is there now.
-        ReadPartitionState(tp, [this, tp, change, done, attempt](Status read) mutable {
-          if (!read.ok()) {
-            done(false);
-            return;
-          }
-          UpdatePartitionState(tp, std::move(change), std::move(done), attempt + 1);
-        });
-      }));
+  zk_.SetData(zk::PartitionStatePath(tp.topic, tp.partition), zk::EncodePartitionState(*next),
+              it->second.zk_version,
+              Guarded([this, tp, change, done, attempt, next](Result<ZnodeStat> stat) mutable {
+                auto it = partitions_.find(tp);
+                if (it == partitions_.end()) {
+                  done(false);
+                  return;
+                }
+                if (stat.ok()) {
+                  it->second.state = *next;
+                  it->second.zk_version = stat->version;
+                  done(true);
+                  return;
+                }
+                const Errc code = stat.status().code();
+                if ((code != Errc::kBadVersion && code != Errc::kConnectionLoss) ||
+                    attempt + 1 >= kMaxStateWriteAttempts) {
+                  done(false);
+                  return;
+                }
+                // BADVERSION: someone (the leader shrinking or expanding its ISR) wrote it
+                // meanwhile. CONNECTIONLOSS: the write may or may not have been applied. Either
+                // way: read it again (the read waits for the connection) and decide again from what
+                // is there now.
+                ReadPartitionState(
+                    tp, [this, tp, change, done, attempt, next](Status read) mutable {
+                      if (!read.ok()) {
+                        done(false);
+                        return;
+                      }
+                      auto it = partitions_.find(tp);
+                      if (it != partitions_.end() && it->second.state == *next) {
+                        done(true);  // our write went through before the connection dropped
+                        return;
+                      }
+                      UpdatePartitionState(tp, std::move(change), std::move(done), attempt + 1);
+                    });
+              }));
 }
 
 // ---- New partitions (NewPartition -> OnlinePartition) -------------------------------------------
@@ -205,11 +214,13 @@ void Controller::InitializePartition(const TopicPartition& tp, Done done) {
                         done();
                         return;
                       }
-                      if (created.status().code() != Errc::kNodeExists) {
+                      const Errc code = created.status().code();
+                      if (code != Errc::kNodeExists && code != Errc::kConnectionLoss) {
                         done();
                         return;
                       }
-                      // Kafka: "partition already exists": take what is there.
+                      // Kafka: "partition already exists": take what is there (after a
+                      // CONNECTIONLOSS the create may have been applied: the read tells).
                       ReadPartitionState(tp, [this, tp, done](Status read) {
                         if (read.ok()) {
                           AddLeaderAndIsrToLiveReplicas(tp, /*is_new=*/true);
