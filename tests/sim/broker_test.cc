@@ -350,6 +350,62 @@ TEST_F(BrokerTest, ControlledShutdownMovesLeadershipAway) {
   EXPECT_EQ(Produce(BrokerNodeName(leader), kTp, -1, 1).base_offset, Offset(3));
 }
 
+TEST_F(BrokerTest, ControllerAsksItselfForControlledShutdown) {
+  const BrokerId controller = cluster_->ActiveController();
+  const BrokerId other = controller == k1 ? k2 : k1;
+  CreateTopic("t", {controller, other});
+  EXPECT_EQ(Produce(BrokerNodeName(controller), kTp, -1, 2).error_code, Errc::kNone);
+  bool done = false;
+  ASSERT_TRUE(cluster_->ShutdownBroker(controller, [&] { done = true; }).ok());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return done; }, 120 * kSecondUs));
+  std::vector<nlohmann::ordered_json> attempts = Events("controlled_shutdown");
+  ASSERT_FALSE(attempts.empty());
+  EXPECT_EQ(attempts.back()["error"], "NONE");
+  // Another broker took over the controller and the partition.
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        const BrokerId now = cluster_->ActiveController();
+        return now != kNoBroker && now != controller && PartitionOn(other, kTp)->is_leader();
+      },
+      60 * kSecondUs));
+  EXPECT_EQ(Produce(BrokerNodeName(other), kTp, 1, 1).base_offset, Offset(2));
+}
+
+TEST_F(BrokerTest, SameSeedSameTrace) {
+  auto run = [](uint64_t seed) {
+    World world(seed,
+                TraceWriter::ToMemory(TraceHeader{"broker_test", "base", seed, TraceLevel::kState}),
+                WorldOptions{.default_link = LinkSpec{1000, 3000, 0, 0}});
+    ClusterOptions options;
+    options.brokers = 3;
+    auto cluster = Cluster::Create(world, options);
+    EXPECT_TRUE(cluster.ok());
+    EXPECT_TRUE((*cluster)->Start().ok());
+    (*cluster)->RunUntil(
+        [&] {
+          for (BrokerId id : (*cluster)->broker_ids()) {
+            if ((*cluster)->broker(id)->state() != BrokerState::kRunning) return false;
+          }
+          return true;
+        },
+        30 * kSecondUs);
+    TopicSpec spec;
+    spec.name = "t";
+    spec.partitions = 2;
+    spec.replication_factor = 3;
+    EXPECT_TRUE((*cluster)->CreateTopicAndWait(spec).ok());
+    (*cluster)->RunFor(2 * kSecondUs);
+    EXPECT_TRUE((*cluster)->CrashBroker(BrokerId(2)).ok());
+    (*cluster)->RunFor(20 * kSecondUs);
+    EXPECT_TRUE((*cluster)->RestartBroker(BrokerId(2)).ok());
+    (*cluster)->RunFor(20 * kSecondUs);
+    return world.trace().bytes();
+  };
+  const std::string first = run(11);
+  EXPECT_EQ(first, run(11));
+  EXPECT_NE(first.find("become_follower"), std::string::npos);
+}
+
 TEST_F(BrokerTest, ExpiredSessionRegistersAgain) {
   std::optional<ZnodeData> before = cluster_->zookeeper().Read(zk::BrokerIdPath(k2));
   ASSERT_TRUE(before.has_value());
