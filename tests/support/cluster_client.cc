@@ -126,10 +126,16 @@ void ClusterClient::Pump() {
   producing_ = true;
   const size_t index = queue_.front();
   ++records_[index].attempts;
+  auto cached = leaders_.find(records_[index].tp);
+  if (cached != leaders_.end()) {
+    // The leader the last metadata named, until an error says otherwise (Kafka's producer).
+    return SendProduce(records_[index], cached->second.first, cached->second.second);
+  }
   FindLeader(records_[index].tp,
              [this, index](Errc error, BrokerId leader, const std::string& host) {
                ProducedRecord& record = records_[index];
                if (error != Errc::kNone) return OnProduceError(record, error);
+               leaders_[record.tp] = {leader, host};
                SendProduce(record, leader, host);
              });
 }
@@ -177,6 +183,7 @@ void ClusterClient::SendProduce(ProducedRecord& record, BrokerId /*leader*/,
 
 void ClusterClient::OnProduceError(ProducedRecord& record, Errc error) {
   record.error = error;
+  leaders_.erase(record.tp);  // ask the metadata again
   Trace("error", record, error);
   if (Retriable(error) && record.attempts <= options_.retries) {
     node_->Schedule(options_.retry_backoff_us, [this] {
@@ -208,20 +215,33 @@ void ClusterClient::Trace(std::string_view ev, const ProducedRecord& record,
 
 void ClusterClient::Metadata(const std::string& topic,
                              std::function<void(Result<MetadataResponse>)> done) {
-  const std::string& peer = options_.bootstrap[next_bootstrap_ % options_.bootstrap.size()];
+  // The live brokers the last answer listed, else the bootstrap list (as Kafka's client picks a
+  // known node), the next one on every call.
+  const std::vector<std::string>& peers =
+      known_brokers_.empty() ? options_.bootstrap : known_brokers_;
+  const std::string peer = peers[next_bootstrap_ % peers.size()];
   ++next_bootstrap_;
   MetadataRequest request;
   request.topics = std::vector<std::string>{topic};
   ++outstanding_;
-  SendRequest(peer, std::move(request), [this, done = std::move(done)](Result<Message> response) {
-    --outstanding_;
-    if (!response.ok()) return done(response.status());
-    const auto* metadata = std::get_if<MetadataResponse>(&*response);
-    if (metadata == nullptr) {
-      return done(Status(Errc::kUnknownServerError, "not a MetadataResponse"));
-    }
-    done(*metadata);
-  });
+  SendRequest(peer, std::move(request),
+              [this, peer, done = std::move(done)](Result<Message> response) {
+                --outstanding_;
+                if (!response.ok()) {
+                  // Not asked again until the list is exhausted (then: the bootstrap list).
+                  std::erase(known_brokers_, peer);
+                  return done(response.status());
+                }
+                const auto* metadata = std::get_if<MetadataResponse>(&*response);
+                if (metadata == nullptr) {
+                  return done(Status(Errc::kUnknownServerError, "not a MetadataResponse"));
+                }
+                known_brokers_.clear();
+                for (const BrokerEndpoint& broker : metadata->brokers) {
+                  known_brokers_.push_back(broker.host);
+                }
+                done(*metadata);
+              });
 }
 
 void ClusterClient::FindLeader(const TopicPartition& tp,

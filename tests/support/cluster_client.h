@@ -4,14 +4,16 @@
 // cleverness:
 //
 // - Produce: records with numbered values ("<prefix>-<n>", n = 0, 1, ...), one record per batch,
-//   one request in flight at a time, in order. The partition's leader comes from a Metadata
-//   request to a bootstrap broker (the next one on each failure). acks=0 requests get no answer:
-//   the record's fate is kSent. Retriable errors (NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE,
-//   UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT,
-//   NETWORK_EXCEPTION) refresh the metadata and retry after retry_backoff_us, up to `retries`
-//   times; then, or on any other error, the record is kFailed with the last error. A record acked
-//   after a retry may also have been appended by an earlier attempt (as Kafka's non-idempotent
-//   producer).
+//   one request in flight at a time, in order. The partition's leader is cached from a Metadata
+//   answer until a produce to it fails; it comes from a Metadata
+//   request to one of the live brokers the last answer listed (the bootstrap brokers before the
+//   first answer and after a failed one), the next one on each request. acks=0 requests get no
+//   answer: the record's fate is kSent. Retriable errors (NOT_LEADER_FOR_PARTITION,
+//   LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
+//   REQUEST_TIMED_OUT, NETWORK_EXCEPTION) refresh the metadata and retry after retry_backoff_us, up
+//   to `retries` times; then, or on any other error, the record is kFailed with the last error. A
+//   record acked after a retry may also have been appended by an earlier attempt (as Kafka's
+//   non-idempotent producer).
 // - Fetch: one consumer Fetch (replica_id -1, below the HW) from the partition's leader, from an
 //   offset; ReadAll fetches until the HW. Metadata: the raw answer, for availability checks.
 // - Every send, ack and error is written to the trace ("send", "ack", "error" on the client's
@@ -24,6 +26,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -121,6 +124,8 @@ class ClusterClient {
   int32_t outstanding_ = 0;   // metadata and fetch requests of the caller's
   // Requests waiting for a free slot to their peer, in order.
   std::deque<std::tuple<std::string, Message, NetworkClient::ResponseCallback>> waiting_;
+  std::map<TopicPartition, std::pair<BrokerId, std::string>> leaders_;  // cached: id, host
+  std::vector<std::string> known_brokers_;  // hosts of the last Metadata answer's brokers
   size_t next_bootstrap_ = 0;
   int64_t next_number_ = 0;
 };
