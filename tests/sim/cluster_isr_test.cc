@@ -8,8 +8,11 @@
 // SlowBroker slows every message of the node, its ZooKeeper pings too: with the default 6 s
 // session the slow broker loses its session before the lag rule fires and the controller drops it
 // from the ISR instead (the second test). The first test gives sessions 40 s (ZooKeeper's
-// maximum, 20 ticks) and delays 12 s, so that ping round trips (24 s) stay within the client's
-// read timeout (2/3 of 40 s) and only replication lags.
+// maximum, 20 ticks): the slow broker's pings still reach ZooKeeper within the session (its
+// client may see its connection time out and reconnect, which ends nothing), and only
+// replication lags. The delay is 15 s: with 12 s, fetches arriving every ~12 s can fall between
+// the leader's ISR checks (every replica.lag.time.max.ms / 2) so that it never sees a gap of
+// more than 10 s.
 #include <gtest/gtest.h>
 
 #include "tests/sim/cluster_test_util.h"
@@ -43,13 +46,18 @@ TEST(ClusterIsrTest, LaggingFollowerLeavesTheIsrAfterTenSecondsAndRejoins) {
     if (!cluster.zookeeper().Read("/brokers/ids/3")) registration_lost = true;
   });
 
-  auto& client = sim.AddClient("p1");
+  // The leader may wait up to 30 s for acks=all (the ISR shrinks within that), and the client
+  // longer: no retry, so no duplicate.
+  ksim::testing::ClusterClientOptions patient;
+  patient.request_timeout_us = 40 * kSecondUs;
+  patient.produce_timeout_ms = 30000;
+  auto& client = sim.AddClient("p1", patient);
   ASSERT_TRUE(sim.ProduceAndWait(client, kT0, -1, 10));
   ASSERT_EQ(client.Acked().size(), 10u);
 
-  // Broker 3's messages take 12 s longer for 20 s: its fetches reach the leader too late.
+  // Broker 3's messages take 15 s longer for 30 s: its fetches reach the leader too late.
   const TimeUs slow_at_us = sim.world().Now();
-  ASSERT_TRUE(cluster.SlowBroker(kB3, 12 * kSecondUs, 20 * kSecondUs).ok());
+  ASSERT_TRUE(cluster.SlowBroker(kB3, 15 * kSecondUs, 30 * kSecondUs).ok());
   client.Produce(kT0, -1, 5);  // waits for the ISR, then completes with {1, 2}
   ASSERT_TRUE(cluster.RunUntil([&] { return IsrIs(cluster, {kB1, kB2}); }, 30 * kSecondUs));
   const TimeUs shrunk_after_us = sim.world().Now() - slow_at_us;
