@@ -429,9 +429,10 @@ Status Broker::Startup() {
   Result<LogManagerStartupReport> logs = impl_->log_manager.Startup();
   if (!logs.ok()) return logs.status();
   state_ = BrokerState::kStarting;
-  if (Status status = impl_->replicas.Startup(); !status.ok()) {
-    // An unreadable HW checkpoint is not fatal (reported by the replica manager).
-  }
+  // An unreadable HW checkpoint is not fatal: the replica manager reported it (an event) and
+  // those replicas start at HW 0, as Kafka's do.
+  Status hw_status = impl_->replicas.Startup();
+  (void)hw_status;
   Coordination& zk = impl_->seams.zk;
   zk.SetWatcher(impl_->Guarded(
       [impl = impl_.get()](const WatchEvent& event) { impl->controller.OnWatchEvent(event); }));

@@ -33,10 +33,16 @@
 //   session. Destroying a Broker without Shutdown() is a crash: nothing more is written; the disk
 //   keeps what it had synced.
 //
-// Events (EventSink, the broker's node): broker_registered, plus the Partition's and the
-// Controller's. Ownership: borrows every seam (they outlive it); owns its LogManager, partitions,
-// controller, NetworkClient. Installs itself (through its NetworkClient) as the Transport's
-// handler and as the Coordination's watcher and session listener. One thread.
+// Events (EventSink, the broker's node): broker_registered {broker, host},
+// broker_session_expired {broker}, controlled_shutdown {broker, attempt, error, remaining};
+// failures the broker survives: replica_fetch_error {topic, partition, stage, error},
+// isr_update_failed, hw_checkpoint_error, topic_config_error, partition_create_error,
+// log_delete_error, log_manager_shutdown_error; plus the Partition's and the Controller's.
+// Requests that no component here serves (consumer groups, InitProducerId) are answered
+// COORDINATOR_NOT_AVAILABLE (retriable), unless an ExtraRequestHandler takes them. Ownership:
+// borrows every seam (they outlive it); owns its LogManager, partitions, controller, NetworkClient.
+// Installs itself (through its NetworkClient) as the Transport's handler and as the Coordination's
+// watcher and session listener. One thread.
 #pragma once
 
 #include <cstdint>
