@@ -366,6 +366,44 @@ TEST(ControllerTest, CleanPolicyKeepsPartitionOfflineUntilTheLastIsrMemberReturn
   }));
 }
 
+TEST(ControllerTest, WaitForLastIsrLetsOnlyTheLastIsrMemberLeadAfterAllDied) {
+  ControllerOptions options;
+  options.election_policy = "wait-for-last-isr";
+  ControllerCluster cluster(BrokerConfig(), options);
+  ASSERT_EQ(StartWithControllerOne(cluster), 1);
+  cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3})}});
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
+
+  // Both replicas die at about the same time (one step or two, as the sessions expire).
+  cluster.Crash(2);
+  cluster.Crash(3);
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return cluster.controller(1).live_brokers().size() == 1 &&
+           cluster.State("t", 0)->leader == zk::kNoLeader && Synced(cluster, 1, "t", 0);
+  }));
+  const std::vector<BrokerId> isr = cluster.State("t", 0)->isr;
+  ASSERT_EQ(isr.size(), 1u);  // the ISR never empties: the last member stays recorded
+  const int last = isr[0].value();
+  const int other = last == 2 ? 3 : 2;
+
+  // The other replica returns first: it may not lead.
+  cluster.Start(other);
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] { return cluster.controller(1).live_brokers().contains(BrokerId(other)); }));
+  cluster.RunFor(2 * kSecondUs);
+  EXPECT_EQ(cluster.State("t", 0)->leader, zk::kNoLeader);
+
+  // The last ISR member returns and leads, with the ISR reset to it.
+  cluster.Start(last);
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return cluster.State("t", 0)->leader == BrokerId(last) && Synced(cluster, 1, "t", 0);
+  }));
+  EXPECT_EQ(cluster.State("t", 0)->isr, Ids({last}));
+  EXPECT_EQ(cluster.controller(1).unclean_elections(), 0);
+  EXPECT_EQ(Events(cluster.node(1), "leader_elected").back()->fields["policy"],
+            "wait-for-last-isr");
+}
+
 TEST(ControllerTest, TopicConfigCanDisableUncleanElection) {
   ControllerCluster cluster;  // the broker default allows unclean elections
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
