@@ -26,7 +26,8 @@ inline constexpr TimeUs kSecondUs = 1'000'000;
 // Errors after which a read is tried again (metadata from a dead broker, a moved leader).
 inline bool Retriable(Errc error) {
   return error == Errc::kRequestTimedOut || error == Errc::kNetworkException ||
-         error == Errc::kNotLeaderForPartition || error == Errc::kLeaderNotAvailable;
+         error == Errc::kNotLeaderForPartition || error == Errc::kLeaderNotAvailable ||
+         error == Errc::kUnknownTopicOrPartition;  // a leader not yet told by the controller
 }
 
 inline TraceHeader Header(std::string scenario, uint64_t seed) {
@@ -113,7 +114,10 @@ class ClusterSim {
         all.error = Errc::kRequestTimedOut;
         return all;
       }
-      if (Retriable(result->error) && retries-- > 0) continue;  // e.g. a dead bootstrap broker
+      if (Retriable(result->error) && retries-- > 0) {  // e.g. a dead bootstrap broker
+        cluster_->RunFor(kSecondUs / 10);               // retry.backoff.ms
+        continue;
+      }
       all.error = result->error;
       all.leader = result->leader;
       all.high_watermark = result->high_watermark;
