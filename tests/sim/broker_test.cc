@@ -375,7 +375,7 @@ TEST_F(BrokerTest, SameSeedSameTrace) {
   auto run = [](uint64_t seed) {
     World world(seed,
                 TraceWriter::ToMemory(TraceHeader{"broker_test", "base", seed, TraceLevel::kState}),
-                WorldOptions{.default_link = LinkSpec{1000, 3000, 0, 0}});
+                WorldOptions{LinkSpec{1000, 3000, 0, 0}, NetworkOptions{}});
     ClusterOptions options;
     options.brokers = 3;
     auto cluster = Cluster::Create(world, options);

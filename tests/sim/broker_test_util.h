@@ -53,7 +53,7 @@ class BrokerClusterTest : public ::testing::Test {
   explicit BrokerClusterTest(uint64_t seed = 7)
       : world_(seed,
                TraceWriter::ToMemory(TraceHeader{"broker_test", "base", seed, TraceLevel::kState}),
-               WorldOptions{.default_link = LinkSpec{1000, 3000, 0, 0}}) {}
+               WorldOptions{LinkSpec{1000, 3000, 0, 0}, NetworkOptions{}}) {}
 
   // Builds and starts the cluster, adds the client, waits until every broker is registered.
   void StartCluster(ClusterOptions options) {
