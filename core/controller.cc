@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/metadata_cache.h"  // kLeaderDuringDelete
 
 namespace ksim {
 
@@ -698,7 +699,7 @@ void Controller::SendUpdateMetadataToAll() {
     state.controller_epoch = p.state.controller_epoch;
     // A topic being deleted is announced with LeaderAndIsr.LeaderDuringDelete (-2): brokers drop
     // it from their metadata cache (TopicDeletionManager.onTopicDeletion).
-    state.leader = BeingDeleted(tp.topic) ? BrokerId(-2) : p.state.leader;
+    state.leader = BeingDeleted(tp.topic) ? kLeaderDuringDelete : p.state.leader;
     state.leader_epoch = p.state.leader_epoch;
     state.isr = p.state.isr;
     state.zk_version = p.zk_version;

@@ -32,10 +32,10 @@
 //   LeaderAndIsr; where it follows, remove it from the ISR and send it StopReplica (no delete).
 //   Answers with the partitions it still leads (retried by the broker).
 // - Topic deletion (children of /admin/delete_topics, when delete.topic.enable): StopReplica with
-//   delete_partitions to every replica, then delete /brokers/topics/<t> (recursively) and
-//   /admin/delete_topics/<t>. When deletion is disabled the marker stays (Kafka 0.10 prints
-//   "Topic t is marked for deletion. Note: This will have no impact if delete.topic.enable is not
-//   set to true.").
+//   delete_partitions to every replica (replicas on dead brokers when they return), then delete
+//   /brokers/topics/<t> (recursively), /config/topics/<t> and /admin/delete_topics/<t>. When
+//   deletion is disabled the marker stays (Kafka 0.10 prints "Topic t is marked for deletion. Note:
+//   This will have no impact if delete.topic.enable is not set to true.").
 // - Every request carries the controller epoch; a broker refuses an older one with
 //   STALE_CONTROLLER_EPOCH (that fencing is the broker's, core/broker.h).
 //
@@ -43,6 +43,10 @@
 // leader_elected {topic, partition, leader, epoch, isr, unclean, policy, reason},
 // partition_offline {topic, partition, isr}, broker_joined/broker_left {broker},
 // topic_deletion_started/topic_deleted {topic}.
+//
+// Work is serialized through an internal queue (Kafka 1.x's ControllerEventManager): one task at
+// a time, each finishing its ZooKeeper steps before the next starts. The election policy
+// `longest-log` is refused (ValidateOptions): the controller does not know replicas' log ends.
 //
 // Ownership and threads: borrows every seam (they outlive it). Destroying it is a crash: its
 // callbacks never run afterwards (it keeps a liveness token the callbacks check). One thread.
@@ -138,7 +142,8 @@ class Controller {
   const std::map<TopicPartition, ControllerPartitionState>& partitions() const {
     return partitions_;
   }
-  // Elections run while active (clean and unclean), for traces and tests.
+  // Leader changes written while active: failover elections (clean and unclean) and controlled
+  // shutdown moves; a new partition's first leader is not counted. For traces and tests.
   int64_t elections() const { return elections_; }
   int64_t unclean_elections() const { return unclean_elections_; }
 
