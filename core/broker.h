@@ -135,7 +135,7 @@ class Broker {
   const MetadataCache& metadata_cache() const;
   ReplicaManager& replica_manager();
   const NetworkClient& network_client() const;
-  // See ExtraRequestHandler. REQUIRES: set before Startup.
+  // See ExtraRequestHandler; replaces the previous one (empty: none).
   void set_extra_request_handler(ExtraRequestHandler handler);
 
  private:

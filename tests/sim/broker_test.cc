@@ -406,6 +406,64 @@ TEST_F(BrokerTest, SameSeedSameTrace) {
   EXPECT_NE(first.find("become_follower"), std::string::npos);
 }
 
+TEST_F(BrokerTest, StopReplicaWithDeleteRemovesTheLogAndItsCheckpointEntry) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] { return PartitionOn(k2, kTp)->high_watermark() == Offset(3); }, 10 * kSecondUs));
+  Broker* broker = cluster_->broker(k2);
+  ASSERT_TRUE(broker->replica_manager().CheckpointHighWatermarks().ok());
+  StopReplicaRequest stop;
+  stop.controller_id = cluster_->ActiveController();
+  stop.controller_epoch = broker->replica_manager().controller_epoch();
+  stop.delete_partitions = true;
+  stop.partitions = {kTp};
+  StopReplicaResponse answer = CallFor<StopReplicaResponse>("broker-2", stop);
+  EXPECT_EQ(answer.error_code, Errc::kNone);
+  EXPECT_EQ(PartitionOn(k2, kTp), nullptr);
+  EXPECT_EQ(broker->log_manager().GetLog(kTp), nullptr);
+  EXPECT_EQ(broker->log_manager().PendingDeletions().size(), 1u);
+  EXPECT_FALSE(broker->replica_manager().fetchers().LeaderOf(kTp).has_value());
+  ASSERT_TRUE(broker->replica_manager().CheckpointHighWatermarks().ok());
+  Result<std::map<TopicPartition, Offset>> on_disk =
+      ReadHighWatermarks(*world_.node("broker-2").disk(), std::string(kBrokerLogDir));
+  ASSERT_TRUE(on_disk.ok());
+  EXPECT_EQ(on_disk->count(kTp), 0u);
+  // The leader no longer hears from it; its data there is untouched.
+  EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(3));
+}
+
+TEST_F(BrokerTest, UnservedApisAreRetriableErrorsUnlessAHandlerTakesThem) {
+  FindCoordinatorRequest find;
+  find.coordinator_key = "g1";
+  EXPECT_EQ(CallFor<FindCoordinatorResponse>("broker-1", find).error_code,
+            Errc::kCoordinatorNotAvailable);
+  EXPECT_EQ(CallFor<InitProducerIdResponse>("broker-1", InitProducerIdRequest{}).error_code,
+            Errc::kCoordinatorNotAvailable);
+  OffsetCommitRequest commit;
+  commit.group_id = "g1";
+  commit.partitions.push_back(OffsetCommitPartition{kTp, Offset(1), std::nullopt});
+  OffsetCommitResponse committed = CallFor<OffsetCommitResponse>("broker-1", commit);
+  ASSERT_EQ(committed.responses.size(), 1u);
+  EXPECT_EQ(committed.responses[0].error_code, Errc::kCoordinatorNotAvailable);
+
+  cluster_->broker(k1)->set_extra_request_handler(
+      [](std::string_view, ksim::Message& request,
+         const std::function<void(ksim::Message)>& respond) {
+        if (!std::holds_alternative<InitProducerIdRequest>(request)) return false;
+        InitProducerIdResponse response;
+        response.producer_id = ProducerId(42);
+        respond(response);
+        return true;
+      });
+  InitProducerIdResponse init =
+      CallFor<InitProducerIdResponse>("broker-1", InitProducerIdRequest{});
+  EXPECT_EQ(init.error_code, Errc::kNone);
+  EXPECT_EQ(init.producer_id, ProducerId(42));
+  EXPECT_EQ(CallFor<FindCoordinatorResponse>("broker-1", find).error_code,
+            Errc::kCoordinatorNotAvailable);
+}
+
 TEST_F(BrokerTest, ExpiredSessionRegistersAgain) {
   std::optional<ZnodeData> before = cluster_->zookeeper().Read(zk::BrokerIdPath(k2));
   ASSERT_TRUE(before.has_value());
