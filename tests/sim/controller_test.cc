@@ -534,6 +534,39 @@ TEST(ControllerTest, TopicDeletionStopsAndDeletesReplicasThenRemovesTheZnodes) {
   EXPECT_EQ(deleted(3), (std::vector<TopicPartition>{Tp("t", 0), Tp("t", 1)}));
 }
 
+TEST(ControllerTest, TopicDeletionWaitsForAReplicaThatIsDown) {
+  BrokerConfig config;
+  config.delete_topic_enable = true;
+  ControllerCluster cluster(config);
+  ASSERT_EQ(StartWithControllerOne(cluster), 1);
+  cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3})}});
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
+  cluster.Crash(3);
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] { return !cluster.controller(1).live_brokers().contains(BrokerId(3)); }));
+
+  ASSERT_TRUE(cluster.world().Create("admin", zk::DeleteTopicPath("t")).ok());
+  cluster.RunFor(5 * kSecondUs);
+  // Broker 2 deleted its replica; broker 3's is still on its disk: the topic stays.
+  EXPECT_TRUE(cluster.server().Read(zk::TopicPath("t")).has_value());
+  EXPECT_EQ(Events(cluster.node(1), "topic_deletion_started").size(), 1u);
+  EXPECT_TRUE(Events(cluster.node(1), "topic_deleted").empty());
+
+  cluster.Start(3);
+  ASSERT_TRUE(cluster.RunUntil([&] { return !Events(cluster.node(1), "topic_deleted").empty(); }));
+  EXPECT_FALSE(cluster.server().Read(zk::TopicPath("t")).has_value());
+  EXPECT_FALSE(cluster.server().Read(zk::DeleteTopicPath("t")).has_value());
+  bool deleted_on_3 = false;
+  for (const RecordedRequest& recorded : cluster.node(3).requests) {
+    const auto* stop = std::get_if<StopReplicaRequest>(&recorded.request);
+    if (stop != nullptr && stop->delete_partitions) {
+      EXPECT_EQ(stop->partitions, std::vector<TopicPartition>{Tp("t", 0)});
+      deleted_on_3 = true;
+    }
+  }
+  EXPECT_TRUE(deleted_on_3);
+}
+
 TEST(ControllerTest, TopicDeletionLeavesTheMarkerWhenDisabled) {
   ControllerCluster cluster;  // delete.topic.enable=false, 0.10's default
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
