@@ -41,7 +41,9 @@ inline TraceHeader Header(std::string scenario, uint64_t seed) {
 class ClusterSim {
  public:
   ClusterSim(const std::string& scenario, uint64_t seed, ClusterOptions options)
-      : ClusterSim(TraceWriter::ToMemory(Header(scenario, seed)), std::move(options)) {}
+      : ClusterSim(TraceWriter::ToMemory(Header(scenario, seed)), std::move(options)) {
+    memory_trace_ = true;
+  }
   ClusterSim(TraceWriter trace, ClusterOptions options)
       : world_(trace.header().seed, std::move(trace),
                WorldOptions{LinkSpec{1000, 3000, 0, 0}, NetworkOptions{}}) {
@@ -165,6 +167,7 @@ class ClusterSim {
   // Writes the verdict (ok = no invariant violation) and reads the in-memory trace back.
   // REQUIRES: the trace is in memory; called once.
   Trace FinishAndParse() {
+    KSIM_CHECK(memory_trace_);
     const bool ok = cluster_->checker() == nullptr || cluster_->checker()->ok();
     Status finished = world_.Finish(ok, TraceFields::object());
     KSIM_CHECK(finished.ok());
@@ -174,6 +177,7 @@ class ClusterSim {
   }
 
  private:
+  bool memory_trace_ = false;
   World world_;
   std::unique_ptr<Cluster> cluster_;
   std::vector<std::unique_ptr<ksim::testing::ClusterClient>> clients_;
