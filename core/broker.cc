@@ -159,8 +159,9 @@ Broker::Impl::~Impl() {
 // ---- Requests -----------------------------------------------------------------------------------
 
 void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond respond) {
-  if (state() == BrokerState::kShuttingDown || state() == BrokerState::kShutDown) {
-    return;  // the socket server is down (KafkaServer.shutdown stops it first)
+  if (state() == BrokerState::kNotRunning || state() == BrokerState::kShuttingDown ||
+      state() == BrokerState::kShutDown) {
+    return;  // no socket server: not started yet, or stopped (KafkaServer.shutdown stops it first)
   }
   // Every answer carries its request's correlation id.
   Respond answer = [correlation_id = CorrelationId(request),
