@@ -28,10 +28,12 @@
 //   for followers to drop from the ISR; ISR changes are written to the partition's state znode
 //   (conditional on its version) and announced under /isr_change_notification.
 // - Shutdown(): controlled shutdown first when controlled.shutdown.enable (ask the controller to
-//   move leadership away, up to controlled.shutdown.max.retries times), then stop fetchers, close
-//   every log (flushed, clean-shutdown marker), write the HW checkpoint, close the ZooKeeper
-//   session. Destroying a Broker without Shutdown() is a crash: nothing more is written; the disk
-//   keeps what it had synced.
+//   move leadership away, up to controlled.shutdown.max.retries attempts), then, in
+//   KafkaServer.shutdown's order: stop fetchers and timers, write the HW checkpoint, close every
+//   log (flushed, clean-shutdown marker), shut the controller down, close the ZooKeeper session.
+//   Destroying a Broker without Shutdown() is a crash: nothing more is written; the disk keeps
+//   what it had synced. The parts: core/replica_manager.h, core/replica_fetcher.h,
+//   core/purgatory.h, core/metadata_cache.h, core/hw_checkpoint.h.
 //
 // Events (EventSink, the broker's node): broker_registered {broker, host},
 // broker_session_expired {broker}, controlled_shutdown {broker, attempt, error, remaining};
