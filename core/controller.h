@@ -192,7 +192,8 @@ class Controller {
     Done done_;
   };
 
-  // ---- controller.cc: queue, liveness, election, failover, watches, requests.
+  // ---- controller.cc: queue, liveness, election, failover, requests;
+  // ---- controller_listeners.cc: OnWatchEvent and the Handle*Change tasks.
   // Wraps `f` so that it runs only while this controller lives and has not resigned since.
   template <class F>
   auto Guarded(F f) {

@@ -49,18 +49,23 @@ class ControllerChannelTest : public ::testing::Test {
     peer_transport_->Attach();
     peer_ = std::make_unique<NetworkClient>(
         *peer_transport_, loop_,
-        NetworkClient::Handlers{.on_request = [this](std::string_view from, ksim::Message request) {
-          peer_received_.push_back(TagOf(request));
-          held_.emplace_back(std::string(from), std::move(request));
-          if (!holding_) Release();
-        }});
+        NetworkClient::Handlers{.on_request =
+                                    [this](std::string_view from, ksim::Message request) {
+                                      peer_received_.push_back(TagOf(request));
+                                      held_.emplace_back(std::string(from), std::move(request));
+                                      if (!holding_) Release();
+                                    },
+                                .on_disconnect = nullptr,
+                                .on_ready = nullptr});
     transport_ = std::make_unique<SimTransport>(*network_, "broker-1");
     transport_->Attach();
     NetworkClientOptions options;
     options.request_timeout_us = 500'000;
     client_ =
         std::make_unique<NetworkClient>(*transport_, loop_,
-                                        NetworkClient::Handlers{.on_ready =
+                                        NetworkClient::Handlers{.on_request = nullptr,
+                                                                .on_disconnect = nullptr,
+                                                                .on_ready =
                                                                     [this](std::string_view peer) {
                                                                       if (channel_)
                                                                         channel_->OnReady(peer);

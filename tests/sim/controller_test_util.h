@@ -62,6 +62,11 @@ class ControllerNode {
                                     [this](std::string_view from, ksim::Message request) {
                                       ksim::Message response = Record(std::string(from), request);
                                       client_->Respond(from, std::move(response));
+                                    },
+                                .on_disconnect = nullptr,
+                                .on_ready =
+                                    [this](std::string_view peer) {
+                                      if (channel_) channel_->OnReady(peer);
                                     }},
         client_options);
     channel_ = std::make_unique<ControllerChannelManager>(
@@ -210,7 +215,7 @@ class ControllerCluster {
   ZooKeeperServer& server() { return world_.server(); }
 
   ControllerNode& Start(int id) {
-    world_.topology().SetNodeUp(BrokerNode(id), true);
+    EXPECT_TRUE(world_.topology().SetNodeUp(BrokerNode(id), true).ok());
     auto& node = nodes_[id];
     node =
         std::make_unique<ControllerNode>(world_, id, config_, options_, seed_, incarnations_[id]++);
@@ -223,7 +228,7 @@ class ControllerCluster {
   void Crash(int id) {
     nodes_.at(id).reset();
     nodes_.erase(id);
-    world_.topology().SetNodeUp(BrokerNode(id), false);
+    EXPECT_TRUE(world_.topology().SetNodeUp(BrokerNode(id), false).ok());
   }
   bool Running(int id) const { return nodes_.contains(id); }
   ControllerNode& node(int id) { return *nodes_.at(id); }
