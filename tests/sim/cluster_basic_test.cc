@@ -1,7 +1,9 @@
 // The simulated cluster end to end without faults: brokers register, a controller is elected,
 // kafka-topics.sh --create gives every partition a leader and a full ISR (in ZooKeeper and on the
 // brokers), produced records come back from a fetch in order, and the invariant checker, on
-// after every step, finds nothing.
+// after every step, finds nothing. Also: how each broker's configuration is layered
+// (server.properties, the Cluster's index default, cluster-wide and per-broker overrides, what
+// the simulation fixes), and kafka-topics.sh's refusals through the admin node.
 #include <gtest/gtest.h>
 
 #include "tests/sim/cluster_test_util.h"
@@ -63,6 +65,72 @@ TEST(ClusterBasicTest, ProducedRecordsAreReplicatedAndReadBack) {
       30 * kSecondUs));
   EXPECT_TRUE(sim.NoViolations());
   EXPECT_GT(cluster.checker()->counters().batches_committed, 0u);
+}
+
+TEST(ClusterBasicTest, BrokerConfigurationLayers) {
+  TraceWriter trace = TraceWriter::ToMemory(Header("config", 1));
+  World world(1, std::move(trace));
+  ClusterOptions options;
+  options.brokers = 3;
+  options.server_properties[2] =
+      "broker.id=7\nlog.dirs=/data/kafka\nlog.index.size.max.bytes=2097152\n"
+      "num.partitions=4\nlog.retention.hours=24\n";
+  options.config = {{"log.retention.ms", "60000"}, {"num.partitions", "2"}};
+  options.broker_config[3] = {{"num.partitions", "5"}};
+  Result<std::unique_ptr<Cluster>> created = Cluster::Create(world, options);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Cluster& cluster = **created;
+  for (BrokerId id : cluster.broker_ids()) {
+    const BrokerConfig& config = cluster.broker_config(id);
+    // What the simulation fixes wins over everything.
+    EXPECT_EQ(config.broker_id, id.value());
+    EXPECT_EQ(config.log_dirs, std::vector<std::string>{"/kafka-logs"});
+    EXPECT_EQ(config.zookeeper_connect, "zk:2181");
+    EXPECT_EQ(config.host_name, BrokerNodeName(id));
+    // The scenario's log.retention.ms beats the file's log.retention.hours.
+    EXPECT_EQ(config.log_retention_ms, 60000);
+  }
+  // The Cluster's 1 MiB index unless the configuration names the key.
+  EXPECT_EQ(cluster.broker_config(BrokerId(1)).log_index_size_max_bytes, 1 << 20);
+  EXPECT_EQ(cluster.broker_config(BrokerId(2)).log_index_size_max_bytes, 2 << 20);
+  // Cluster-wide overrides beat the file; the broker's own beat the cluster's.
+  EXPECT_EQ(cluster.broker_config(BrokerId(1)).num_partitions, 2);
+  EXPECT_EQ(cluster.broker_config(BrokerId(2)).num_partitions, 2);
+  EXPECT_EQ(cluster.broker_config(BrokerId(3)).num_partitions, 5);
+  // Nodes: zk, the brokers with disks, admin.
+  EXPECT_NE(world.FindNode("zk"), nullptr);
+  EXPECT_NE(world.node("broker-3").disk(), nullptr);
+  EXPECT_NE(world.FindNode("admin"), nullptr);
+  EXPECT_EQ(world.FindNode("admin")->disk(), nullptr);
+}
+
+TEST(ClusterBasicTest, BadConfigurationNamesTheBroker) {
+  World world(1, TraceWriter::ToMemory(Header("bad-config", 1)));
+  ClusterOptions options;
+  options.brokers = 2;
+  options.broker_config[2] = {{"num.partitions", "many"}};
+  Result<std::unique_ptr<Cluster>> created = Cluster::Create(world, options);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.status().code(), Errc::kInvalidConfig);
+  EXPECT_NE(created.status().message().find("broker 2"), std::string::npos)
+      << created.status().message();
+}
+
+TEST(ClusterBasicTest, ReplicationFactorAboveLiveBrokersIsRefused) {
+  ClusterOptions options;
+  options.brokers = 2;
+  ClusterSim sim("rf-too-large", 2, options);
+  ASSERT_TRUE(sim.Start());
+  TopicSpec topic;
+  topic.name = "t";
+  topic.replication_factor = 3;
+  Status created = sim.cluster().CreateTopicAndWait(topic);
+  EXPECT_EQ(created.code(), Errc::kInvalidReplicationFactor) << created.ToString();
+  TopicSpec again;
+  again.name = "u";
+  again.replication_factor = 2;
+  ASSERT_TRUE(sim.cluster().CreateTopicAndWait(again).ok());
+  EXPECT_EQ(sim.cluster().CreateTopicAndWait(again).code(), Errc::kTopicAlreadyExists);
 }
 
 }  // namespace
