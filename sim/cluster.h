@@ -136,7 +136,8 @@ class Cluster {
   Status CrashBroker(BrokerId id, const CrashOptions& options = {});
   Status RestartBroker(BrokerId id);
   // Broker::Shutdown (controlled shutdown, clean stop), then World::CleanShutdownNode. `done`
-  // (optional) runs after the node went down. kInvalidArgument when the broker is not running.
+  // (optional) runs after the node went down; never if the node crashes first.
+  // kInvalidArgument when the broker is not running or already shutting down.
   Status ShutdownBroker(BrokerId id, std::function<void()> done = nullptr);
   // Every message to and from the broker takes `extra_delay_us` longer for `duration_us`: a
   // follower whose fetches arrive later than replica.lag.time.max.ms lags out of the ISR.
