@@ -119,6 +119,10 @@ void InvariantChecker::Remember(const ReplicaObservation& replica, ReplicaTrack&
 }
 
 void InvariantChecker::OnEvent(std::string_view ev, const EventFields& fields) {
+  if (ev == "topic_deleted" && fields.is_object() && fields.contains("topic") &&
+      fields["topic"].is_string()) {
+    return ForgetTopic(fields["topic"].get<std::string>());
+  }
   if (ev != "leader_elected") return;
   if (!fields.is_object() || !fields.contains("unclean") || !fields["unclean"].is_boolean()) return;
   if (!fields["unclean"].get<bool>()) return;
@@ -126,6 +130,12 @@ void InvariantChecker::OnEvent(std::string_view ev, const EventFields& fields) {
   if (!fields.contains("partition") || !fields["partition"].is_number_integer()) return;
   NoteUncleanElection(TopicPartition{fields["topic"].get<std::string>(),
                                      PartitionId(fields["partition"].get<int32_t>())});
+}
+
+void InvariantChecker::ForgetTopic(const std::string& topic) {
+  // A topic created again under the same name starts over at leader epoch 0.
+  auto it = partitions_.lower_bound(TopicPartition{topic, PartitionId(0)});
+  while (it != partitions_.end() && it->first.topic == topic) it = partitions_.erase(it);
 }
 
 void InvariantChecker::NoteUncleanElection(const TopicPartition& tp) {

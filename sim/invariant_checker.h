@@ -99,9 +99,12 @@ class InvariantChecker {
   void Observe(const ReplicaObservation& replica);
   void EndPass();
 
-  // A controller event (leader_elected with "unclean": true marks the partition unclean).
+  // A controller event: leader_elected with "unclean": true marks the partition unclean;
+  // topic_deleted forgets the topic (ForgetTopic).
   void OnEvent(std::string_view ev, const EventFields& fields);
   void NoteUncleanElection(const TopicPartition& tp);
+  // Forgets every partition of `topic` (it was deleted; one created again starts afresh).
+  void ForgetTopic(const std::string& topic);
 
   const std::vector<InvariantViolation>& violations() const { return violations_; }
   bool ok() const { return violations_.empty(); }

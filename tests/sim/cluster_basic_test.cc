@@ -67,6 +67,33 @@ TEST(ClusterBasicTest, ProducedRecordsAreReplicatedAndReadBack) {
   EXPECT_GT(cluster.checker()->counters().batches_committed, 0u);
 }
 
+TEST(ClusterBasicTest, DeletedTopicCreatedAgainStartsOver) {
+  ClusterOptions options;
+  options.brokers = 3;
+  options.config = {{"delete.topic.enable", "true"}};
+  ClusterSim sim("delete-recreate", 3, options);
+  ASSERT_TRUE(sim.Start());
+  Cluster& cluster = sim.cluster();
+  TopicSpec topic{"t", 1, 3, {}, {}};
+  ASSERT_TRUE(cluster.CreateTopicAndWait(topic).ok());
+  auto& client = sim.AddClient("p1");
+  ASSERT_TRUE(sim.ProduceAndWait(client, kT0, -1, 5));
+
+  std::optional<Result<std::string>> deleted;
+  cluster.topic_admin().DeleteTopic("t", [&](Result<std::string> r) { deleted = std::move(r); });
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] { return deleted.has_value() && !cluster.zookeeper().Read("/brokers/topics/t"); },
+      60 * kSecondUs));
+  ASSERT_TRUE(deleted->ok()) << deleted->status().ToString();
+
+  ASSERT_TRUE(cluster.CreateTopicAndWait(topic).ok());
+  ASSERT_TRUE(sim.ProduceAndWait(client, kT0, -1, 2));
+  ksim::testing::FetchResult read = sim.ReadAll(client, kT0);
+  ASSERT_EQ(read.error, Errc::kNone);
+  EXPECT_EQ(Values(read.records), (std::vector<std::string>{"v-5", "v-6"}));
+  EXPECT_TRUE(sim.NoViolations()) << "the checker forgot the deleted topic";
+}
+
 TEST(ClusterBasicTest, BrokerConfigurationLayers) {
   TraceWriter trace = TraceWriter::ToMemory(Header("config", 1));
   World world(1, std::move(trace));

@@ -334,6 +334,23 @@ TEST_F(InvariantCheckerTest, CleanElectionEventKeepsCheckingCommittedRecords) {
   EXPECT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
 }
 
+TEST_F(InvariantCheckerTest, DeletedTopicCreatedAgainStartsAfresh) {
+  Replica& r1 = AddReplica(kB1);
+  MakeLeader(r1, 0, {kB1});
+  Produce(r1, {"a"});
+  Pass({&r1});
+  EventFields deleted;
+  deleted["topic"] = "t";
+  checker_.OnEvent("topic_deleted", deleted);
+  EXPECT_TRUE(checker_.CommittedBatches(kTp).empty());
+  // The new t-0 on broker 2, leader epoch 0 again, with other records.
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r2, 0, {kB2});
+  Produce(r2, {"x"});
+  Pass({&r2});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+}
+
 TEST_F(InvariantCheckerTest, BatchesCoveredWhileIsrIsBelowMinInsyncAreNotCommitted) {
   Replica& r1 = AddReplica(kB1, /*min_insync_replicas=*/2);
   Replica& r2 = AddReplica(kB2);
