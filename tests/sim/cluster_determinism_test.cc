@@ -53,6 +53,7 @@ TEST(ClusterDeterminismTest, StoryHoldsAcrossSeeds) {
     StoryOutcome outcome = RunStory(TraceWriter::HashOnly(Header("story", seed)));
     EXPECT_TRUE(outcome.finished);
     EXPECT_EQ(outcome.lost_acked, 0);
+    EXPECT_EQ(outcome.violations, 0);
     EXPECT_EQ(outcome.sent, 40);
   }
 }

@@ -27,6 +27,7 @@ TEST(ClusterStoryTest, TraceFileHoldsTheStoryAndItsVerdict) {
   ASSERT_TRUE(outcome.committed.ok()) << outcome.committed.ToString();
   EXPECT_EQ(outcome.sent, 40);
   EXPECT_EQ(outcome.lost_acked, 0);
+  EXPECT_EQ(outcome.violations, 0);
   EXPECT_EQ(outcome.acked, 40) << "a patient producer gets every record acked";
 
   Result<Trace> read = ReadTraceFile(path);
