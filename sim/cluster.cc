@@ -39,6 +39,10 @@ Status Cluster::Build() {
   if (options_.brokers < 1) {
     return Status(Errc::kInvalidArgument, "a cluster needs at least one broker");
   }
+  // An election policy the controller cannot run is bad input, not a crash later.
+  ControllerOptions controller_options;
+  controller_options.election_policy = options_.election_policy;
+  KSIM_RETURN_IF_ERROR(Controller::ValidateOptions(controller_options));
   ZooKeeperOptions zk_options = options_.zookeeper;
   zk_options.node = std::string(kZooKeeperNodeName);
   KSIM_ASSIGN_OR_RETURN(zk_node_, world_.AddNode(zk_options.node));
@@ -240,6 +244,14 @@ void Cluster::AfterStep() {
 }
 
 void Cluster::ObserveBrokers() {
+  // The checker reads batch headers from the brokers' logs: on their disks, but without cost or
+  // faults, so that a checked run is the same run as an unchecked one.
+  std::vector<std::unique_ptr<VirtualDisk::InspectionScope>> inspections;
+  for (BrokerSlot& slot : slots_) {
+    if (slot.node->disk() != nullptr) {
+      inspections.push_back(std::make_unique<VirtualDisk::InspectionScope>(*slot.node->disk()));
+    }
+  }
   checker_->BeginPass(world_.Now());
   for (BrokerSlot& slot : slots_) {
     if (slot.process == nullptr) continue;

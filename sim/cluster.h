@@ -87,9 +87,9 @@ struct ClusterOptions {
   std::string election_policy;
   // policy.truncation.
   TruncationPolicy truncation = TruncationPolicy::kHighWatermark;
-  // Every broker's disk. The invariant checker reads batch headers through the logs; with zero
-  // latencies (the default) that draws nothing from the disks' streams, so checking changes
-  // nothing in the run.
+  // Every broker's disk. The invariant checker reads batch headers through the logs inside a
+  // VirtualDisk::InspectionScope: no latency drawn, no fault met, nothing counted, so checking
+  // changes nothing in the run, whatever the latencies.
   VirtualDiskOptions disk;
   // Registers an InvariantChecker as a step hook.
   bool check_invariants = true;

@@ -243,7 +243,19 @@ VirtualDisk::VirtualDisk(Stream stream, VirtualDiskOptions options)
 
 VirtualDisk::~VirtualDisk() = default;
 
+VirtualDisk::InspectionScope::InspectionScope(VirtualDisk& disk)
+    : disk_(disk), saved_counters_(disk.counters_) {
+  ++disk_.inspection_depth_;
+}
+
+VirtualDisk::InspectionScope::~InspectionScope() {
+  KSIM_CHECK(disk_.inspection_depth_ > 0);
+  --disk_.inspection_depth_;
+  disk_.counters_ = saved_counters_;
+}
+
 void VirtualDisk::Charge(Cost cost) {
+  if (inspection_depth_ > 0) return;
   const LatencyRangeUs* range = nullptr;
   switch (cost) {
     case Cost::kRead:
@@ -291,7 +303,7 @@ void VirtualDisk::ClearAllFaults() {
 Status VirtualDisk::CheckFault(DiskFault fault, const std::string& operation,
                                const std::string& path) {
   const int index = FaultIndex(fault);
-  if (!fault_active_[index]) return Status::Ok();
+  if (!fault_active_[index] || inspection_depth_ > 0) return Status::Ok();
   if (fault_once_[index]) ClearFault(fault);
   counters_.injected_errors += 1;
   return Status(Errc::kIoError, operation + " " + path + ": Input/output error (injected)");

@@ -121,6 +121,22 @@ class VirtualDisk final : public Env {
   // Makes everything written so far durable (every file's bytes, every directory's entries).
   void SyncAll();
 
+  // Inspection: while an InspectionScope is alive, operations draw no latency, meet no injected
+  // fault (a one-shot fault stays armed) and count nothing, so that an observer (the invariant
+  // checker, a tool) can read a node's files without changing the run. Scopes nest.
+  class InspectionScope {
+   public:
+    explicit InspectionScope(VirtualDisk& disk);
+    ~InspectionScope();
+    InspectionScope(const InspectionScope&) = delete;
+    InspectionScope& operator=(const InspectionScope&) = delete;
+
+   private:
+    VirtualDisk& disk_;
+    DiskCounters saved_counters_;
+  };
+  bool inspecting() const { return inspection_depth_ > 0; }
+
   // Microseconds of work done since the last call, and resets it (the owner charges it).
   TimeUs TakeBusyTime();
   TimeUs busy_time_us() const { return busy_time_us_; }
@@ -161,6 +177,7 @@ class VirtualDisk final : public Env {
   std::shared_ptr<Node> root_;
   uint64_t generation_ = 0;
   TimeUs busy_time_us_ = 0;
+  int inspection_depth_ = 0;
   DiskCounters counters_;
   bool fault_active_[3] = {false, false, false};
   bool fault_once_[3] = {false, false, false};

@@ -143,6 +143,23 @@ TEST(ClusterBasicTest, BadConfigurationNamesTheBroker) {
       << created.status().message();
 }
 
+TEST(ClusterBasicTest, ElectionPolicyTheControllerCannotRunIsRefused) {
+  for (const char* policy : {"longest-log", "fastest"}) {
+    World world(1, TraceWriter::ToMemory(Header("bad-policy", 1)));
+    ClusterOptions options;
+    options.election_policy = policy;
+    Result<std::unique_ptr<Cluster>> created = Cluster::Create(world, options);
+    ASSERT_FALSE(created.ok()) << policy;
+    EXPECT_EQ(created.status().code(), Errc::kInvalidArgument);
+    EXPECT_NE(created.status().message().find(policy), std::string::npos)
+        << created.status().message();
+  }
+  World world(1, TraceWriter::ToMemory(Header("good-policy", 1)));
+  ClusterOptions options;
+  options.election_policy = "wait-for-last-isr";
+  EXPECT_TRUE(Cluster::Create(world, options).ok());
+}
+
 TEST(ClusterBasicTest, ReplicationFactorAboveLiveBrokersIsRefused) {
   ClusterOptions options;
   options.brokers = 2;

@@ -28,10 +28,12 @@ struct StoryOutcome {
 
 // Runs the story on `trace` (its header gives the seed) and writes the verdict.
 inline StoryOutcome RunStory(TraceWriter trace, bool check_invariants = true,
-                             TruncationPolicy truncation = TruncationPolicy::kLeaderEpoch) {
+                             TruncationPolicy truncation = TruncationPolicy::kLeaderEpoch,
+                             VirtualDiskOptions disk = {}) {
   StoryOutcome outcome;
   ClusterOptions options;
   options.check_invariants = check_invariants;
+  options.disk = disk;
   options.brokers = 3;
   options.truncation = truncation;
   // Long sessions: the slow follower keeps its session and leaves the ISR by the lag rule.

@@ -443,6 +443,46 @@ TEST_F(VirtualDiskTest, OneShotReadErrorFailsOnceThenClears) {
   EXPECT_EQ(disk_.counters().injected_errors, 1u);
 }
 
+TEST(VirtualDiskInspectionTest, InspectionCostsNothingMeetsNoFaultAndCountsNothing) {
+  VirtualDiskOptions options;
+  options.read_latency = {10, 100};
+  options.metadata_latency = {5, 50};
+  VirtualDisk disk(Stream(3), options);
+  VirtualDisk twin(Stream(3), options);  // the same disk, never inspected
+  for (VirtualDisk* d : {&disk, &twin}) {
+    ASSERT_TRUE(d->CreateDir("/d").ok());
+    auto file = d->OpenFile("/d/f", OpenMode::kTruncate);
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE((*file)->Append(AsBytes("abc")).ok());
+    d->InjectFault(DiskFault::kReadError, FaultPersistence::kOnce);
+  }
+  const DiskCounters before = disk.counters();
+  const TimeUs busy_before = disk.busy_time_us();
+  {
+    VirtualDisk::InspectionScope inspection(disk);
+    EXPECT_TRUE(disk.inspecting());
+    auto file = disk.OpenFile("/d/f", OpenMode::kOpenExisting);
+    ASSERT_TRUE(file.ok());
+    uint8_t buffer[3];
+    auto read = (*file)->ReadAt(0, MutableByteView(buffer, 3));
+    ASSERT_TRUE(read.ok()) << "an inspection meets no injected fault";
+    EXPECT_EQ(*read, 3u);
+  }
+  EXPECT_FALSE(disk.inspecting());
+  EXPECT_EQ(disk.busy_time_us(), busy_before);
+  EXPECT_EQ(disk.counters().bytes_read, before.bytes_read);
+  EXPECT_EQ(disk.counters().copies, before.copies);
+  // The one-shot fault is still armed, and the stream was not drawn from: the next read fails
+  // and costs exactly what the twin's does.
+  for (VirtualDisk* d : {&disk, &twin}) {
+    auto file = d->OpenFile("/d/f", OpenMode::kOpenExisting);
+    ASSERT_TRUE(file.ok());
+    uint8_t buffer[3];
+    EXPECT_FALSE((*file)->ReadAt(0, MutableByteView(buffer, 3)).ok());
+  }
+  EXPECT_EQ(disk.busy_time_us(), twin.busy_time_us());
+}
+
 TEST_F(VirtualDiskTest, PersistentWriteErrorFailsUntilClearedAndWritesNothing) {
   WriteDurably("/d/f", "abc");
   auto file = disk_.OpenFile("/d/f", OpenMode::kOpenExisting);
