@@ -34,17 +34,6 @@ std::string_view BrokerStateName(BrokerState state) {
 
 namespace {
 
-// LogManager wants a mutable Clock; the broker is handed a const one. Clock has only const
-// methods, so forwarding loses nothing.
-class ForwardingClock final : public Clock {
- public:
-  explicit ForwardingClock(const Clock& clock) : clock_(clock) {}
-  TimeUs Now() const override { return clock_.Now(); }
-
- private:
-  const Clock& clock_;
-};
-
 // How long a registration waits before trying again when /brokers/ids/<id> still belongs to our
 // previous session (its ephemeral lives until that session times out) or ZooKeeper failed.
 constexpr int64_t kRegistrationRetryBackoffMs = 1000;
@@ -89,7 +78,6 @@ struct Broker::Impl {
   const BrokerOptions& options;
   BrokerSeams seams;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  ForwardingClock clock;
   TimerGroup timers;
   LogManager log_manager;
   MetadataCache metadata;
@@ -110,9 +98,9 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
     : broker(broker_in),
       options(broker_in.options_),
       seams(std::move(seams_in)),
-      clock(seams.clock),
       timers(seams.timers),
-      log_manager(seams.env, clock, seams.timers, LogManagerConfig::FromBroker(options.config)),
+      log_manager(seams.env, seams.clock, seams.timers,
+                  LogManagerConfig::FromBroker(options.config)),
       network(seams.transport, seams.timers,
               NetworkClient::Handlers{
                   .on_request =

@@ -46,7 +46,7 @@ LogManagerConfig LogManagerConfig::FromBroker(const BrokerConfig& broker) {
   return config;
 }
 
-LogManager::LogManager(Env& env, Clock& clock, Timers& timers, LogManagerConfig config)
+LogManager::LogManager(Env& env, const Clock& clock, Timers& timers, LogManagerConfig config)
     : env_(env), clock_(clock), timers_(timers), config_(std::move(config)) {
   KSIM_CHECK_MSG(!config_.log_dirs.empty(), "log.dirs is empty");
   std::vector<std::string> sorted = config_.log_dirs;

@@ -119,7 +119,7 @@ struct LogManagerTaskStats {
 
 class LogManager {
  public:
-  LogManager(Env& env, Clock& clock, Timers& timers, LogManagerConfig config);
+  LogManager(Env& env, const Clock& clock, Timers& timers, LogManagerConfig config);
   // Without Shutdown() this is a crash: timers are cancelled, logs dropped unflushed.
   ~LogManager();
   LogManager(const LogManager&) = delete;
@@ -182,7 +182,7 @@ class LogManager {
   void NoteError(const Status& status);
 
   Env& env_;
-  Clock& clock_;
+  const Clock& clock_;
   Timers& timers_;
   LogManagerConfig config_;
   State state_ = State::kCreated;
