@@ -463,7 +463,11 @@ void Controller::ControlledShutdown(const ControlledShutdownRequest& request,
     respond(std::move(response));
     done();
   }));
-  for (const auto& [tp, p] : partitions_) {
+  for (const auto& entry : partitions_) {
+    // Named copies, not structured bindings: lambdas below capture them (clang 14 cannot capture
+    // a structured binding).
+    const TopicPartition tp = entry.first;
+    const ControllerPartitionState& p = entry.second;
     if (BeingDeleted(tp.topic) || !Contains(p.assigned_replicas, broker)) continue;
     if (p.state.leader == broker) {
       if (p.assigned_replicas.size() <= 1) continue;
