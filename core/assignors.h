@@ -79,21 +79,21 @@ class PartitionAssignor {
   virtual std::string_view Name() const = 0;
   // REQUIRES: every partition count >= 0.
   virtual MemberPartitions Assign(const std::map<std::string, int32_t>& partitions_per_topic,
-                                 const GroupSubscriptions& subscriptions) const = 0;
+                                  const GroupSubscriptions& subscriptions) const = 0;
 };
 
 class RangeAssignor final : public PartitionAssignor {
  public:
   std::string_view Name() const override { return "range"; }
   MemberPartitions Assign(const std::map<std::string, int32_t>& partitions_per_topic,
-                         const GroupSubscriptions& subscriptions) const override;
+                          const GroupSubscriptions& subscriptions) const override;
 };
 
 class RoundRobinAssignor final : public PartitionAssignor {
  public:
   std::string_view Name() const override { return "roundrobin"; }
   MemberPartitions Assign(const std::map<std::string, int32_t>& partitions_per_topic,
-                         const GroupSubscriptions& subscriptions) const override;
+                          const GroupSubscriptions& subscriptions) const override;
 };
 
 // "range" or "roundrobin" (partition.assignment.strategy takes Kafka's class names too:

@@ -58,7 +58,7 @@ LeaderEpoch LeaderEpochCache::LatestEpoch() const {
 }
 
 EpochAndEndOffset LeaderEpochCache::EndOffsetFor(LeaderEpoch requested_epoch,
-                                              Offset log_end_offset) const {
+                                                 Offset log_end_offset) const {
   // A bootstrapping follower, or one on an old message format, asks for UNDEFINED_EPOCH.
   if (requested_epoch == kUndefinedEpoch) return EpochAndEndOffset{};
   if (requested_epoch == LatestEpoch()) return EpochAndEndOffset{requested_epoch, log_end_offset};
