@@ -4,8 +4,12 @@
 #include <charconv>
 #include <memory>
 
+#include "core/check.h"
+
 namespace ksim {
 namespace {
+
+constexpr int32_t kOffsetCheckpointVersion = 0;  // OffsetCheckpointFile.CurrentVersion
 
 // The directory holding `path` ("." for a bare name), for the fsync that makes a rename durable.
 std::string ParentDir(const std::string& path) {
@@ -134,6 +138,34 @@ Result<std::vector<CheckpointLine>> CheckpointFile::Read() const {
 Status CheckpointFile::Corruption(int line_number, std::string_view what) const {
   return Status(Errc::kCorruption,
                 path_ + ":" + std::to_string(line_number) + ": " + std::string(what));
+}
+
+Result<std::map<TopicPartition, Offset>> ReadOffsetCheckpoint(Env& env, const std::string& path) {
+  CheckpointFile file(env, path, kOffsetCheckpointVersion);
+  KSIM_ASSIGN_OR_RETURN(std::vector<CheckpointLine> lines, file.Read());
+  std::map<TopicPartition, Offset> offsets;
+  for (const CheckpointLine& line : lines) {
+    const std::vector<std::string_view> fields = SplitOnWhitespace(line.text);
+    int32_t partition = 0;
+    int64_t offset = 0;
+    if (fields.size() != 3 || fields[0].empty() || !ParseJavaInt32(fields[1], partition) ||
+        !ParseJavaInt64(fields[2], offset) || partition < 0 || offset < 0) {
+      return file.Corruption(line.line_number, "expected \"<topic> <partition> <offset>\"");
+    }
+    offsets[TopicPartition{std::string(fields[0]), PartitionId(partition)}] = Offset(offset);
+  }
+  return offsets;
+}
+
+Status WriteOffsetCheckpoint(Env& env, const std::string& path,
+                             const std::map<TopicPartition, Offset>& offsets) {
+  std::vector<std::string> lines;
+  lines.reserve(offsets.size());
+  for (const auto& [tp, offset] : offsets) {
+    KSIM_CHECK(offset.value() >= 0);
+    lines.push_back(tp.topic + " " + ToString(tp.partition) + " " + ToString(offset));
+  }
+  return CheckpointFile(env, path, kOffsetCheckpointVersion).Write(lines);
 }
 
 }  // namespace ksim

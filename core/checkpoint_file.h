@@ -17,11 +17,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/env.h"
+#include "core/protocol.h"
 #include "core/status.h"
 
 namespace ksim {
@@ -61,5 +63,13 @@ bool ParseJavaInt64(std::string_view text, int64_t& out);
 // Java's line.split("\\s+"): fields between runs of whitespace; a leading run gives an empty
 // first field, trailing empty fields are dropped.
 std::vector<std::string_view> SplitOnWhitespace(std::string_view line);
+
+// Kafka's OffsetCheckpointFile (version 0): one "<topic> <partition> <offset>" line per
+// partition, the format of recovery-point-offset-checkpoint, log-start-offset-checkpoint and
+// replication-offset-checkpoint. A missing file reads as empty; a malformed line is kCorruption
+// naming the file and line. The write is atomic, ordered by partition. REQUIRES: offsets >= 0.
+Result<std::map<TopicPartition, Offset>> ReadOffsetCheckpoint(Env& env, const std::string& path);
+Status WriteOffsetCheckpoint(Env& env, const std::string& path,
+                             const std::map<TopicPartition, Offset>& offsets);
 
 }  // namespace ksim

@@ -12,7 +12,6 @@ namespace ksim {
 namespace {
 
 // Kafka's OffsetCheckpoint version for recovery-point and log-start-offset checkpoints.
-constexpr int32_t kCheckpointVersion = 0;
 
 bool EndsWith(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
@@ -64,20 +63,7 @@ LogManager::~LogManager() {
 }
 
 Result<std::map<TopicPartition, Offset>> LogManager::ReadCheckpoint(const std::string& path) const {
-  CheckpointFile file(env_, path, kCheckpointVersion);
-  KSIM_ASSIGN_OR_RETURN(std::vector<CheckpointLine> lines, file.Read());
-  std::map<TopicPartition, Offset> offsets;
-  for (const CheckpointLine& line : lines) {
-    const std::vector<std::string_view> fields = SplitOnWhitespace(line.text);
-    int32_t partition = 0;
-    int64_t offset = 0;
-    if (fields.size() != 3 || fields[0].empty() || !ParseJavaInt32(fields[1], partition) ||
-        !ParseJavaInt64(fields[2], offset) || partition < 0 || offset < 0) {
-      return file.Corruption(line.line_number, "expected \"<topic> <partition> <offset>\"");
-    }
-    offsets[TopicPartition{std::string(fields[0]), PartitionId(partition)}] = Offset(offset);
-  }
-  return offsets;
+  return ReadOffsetCheckpoint(env_, path);
 }
 
 Status LogManager::LoadDir(size_t dir_index, LogDirStartupReport& dir_report,
@@ -235,30 +221,28 @@ Status LogManager::FlushDirtyLogs() {
 Status LogManager::WriteCheckpoints(size_t dir_index, bool recovery_points,
                                     bool log_start_offsets) {
   const std::string& dir = config_.log_dirs[dir_index];
-  std::vector<std::string> recovery_lines;
-  std::vector<std::string> start_lines;
+  std::map<TopicPartition, Offset> recovery_points_by_tp;
+  std::map<TopicPartition, Offset> log_start_offsets_by_tp;
   for (auto& [tp, entry] : logs_) {
     if (entry.dir_index != dir_index) continue;
-    const std::string prefix = tp.topic + " " + ToString(tp.partition) + " ";
-    recovery_lines.push_back(prefix + ToString(entry.log->recovery_point()));
+    recovery_points_by_tp[tp] = entry.log->recovery_point();
     // Kafka 1.0 records only log start offsets above the first segment's base offset; the
     // others are found again from the segment files.
     std::vector<LogSegment*> segments = entry.log->LogSegments();
     if (!segments.empty() && entry.log->log_start_offset() > segments.front()->base_offset()) {
-      start_lines.push_back(prefix + ToString(entry.log->log_start_offset()));
+      log_start_offsets_by_tp[tp] = entry.log->log_start_offset();
     }
   }
   Status first;
   if (recovery_points) {
-    CheckpointFile file(env_, JoinPath(dir, std::string(kRecoveryPointCheckpointFileName)),
-                        kCheckpointVersion);
-    first = file.Write(recovery_lines);
+    first = WriteOffsetCheckpoint(
+        env_, JoinPath(dir, std::string(kRecoveryPointCheckpointFileName)), recovery_points_by_tp);
     if (first.ok()) ++stats_.recovery_point_checkpoints;
   }
   if (log_start_offsets) {
-    CheckpointFile file(env_, JoinPath(dir, std::string(kLogStartOffsetCheckpointFileName)),
-                        kCheckpointVersion);
-    Status status = file.Write(start_lines);
+    Status status =
+        WriteOffsetCheckpoint(env_, JoinPath(dir, std::string(kLogStartOffsetCheckpointFileName)),
+                              log_start_offsets_by_tp);
     if (status.ok()) ++stats_.log_start_offset_checkpoints;
     if (first.ok()) first = status;
   }
