@@ -190,43 +190,34 @@ bool Broker::Impl::HandleUnserved(Message& request, const Respond& respond) {
   // No group or transaction coordinator runs here yet: COORDINATOR_NOT_AVAILABLE is retriable
   // for every client, so consumers and idempotent producers keep asking instead of failing.
   constexpr Errc kError = Errc::kCoordinatorNotAvailable;
-  if (std::holds_alternative<InitProducerIdRequest>(request)) {
-    InitProducerIdResponse response;
+  auto refuse = [&](auto response) {
     response.error_code = kError;
     respond(std::move(response));
+  };
+  if (std::holds_alternative<InitProducerIdRequest>(request)) {
+    refuse(InitProducerIdResponse{});
   } else if (std::holds_alternative<FindCoordinatorRequest>(request)) {
     FindCoordinatorResponse response;
-    response.error_code = kError;
     response.coordinator.node_id = kNoBroker;
     response.coordinator.host = "";
     response.coordinator.port = -1;
-    respond(std::move(response));
+    refuse(std::move(response));
   } else if (std::holds_alternative<JoinGroupRequest>(request)) {
-    JoinGroupResponse response;
-    response.error_code = kError;
-    respond(std::move(response));
+    refuse(JoinGroupResponse{});
   } else if (std::holds_alternative<SyncGroupRequest>(request)) {
-    SyncGroupResponse response;
-    response.error_code = kError;
-    respond(std::move(response));
+    refuse(SyncGroupResponse{});
   } else if (std::holds_alternative<HeartbeatRequest>(request)) {
-    HeartbeatResponse response;
-    response.error_code = kError;
-    respond(std::move(response));
+    refuse(HeartbeatResponse{});
   } else if (std::holds_alternative<LeaveGroupRequest>(request)) {
-    LeaveGroupResponse response;
-    response.error_code = kError;
-    respond(std::move(response));
+    refuse(LeaveGroupResponse{});
   } else if (auto* commit = std::get_if<OffsetCommitRequest>(&request)) {
-    OffsetCommitResponse response;
+    OffsetCommitResponse response;  // errors per partition: the response has no top-level one
     for (const OffsetCommitPartition& partition : commit->partitions) {
       response.responses.push_back(PartitionError{partition.tp, kError});
     }
     respond(std::move(response));
   } else if (std::holds_alternative<OffsetFetchRequest>(request)) {
-    OffsetFetchResponse response;
-    response.error_code = kError;
-    respond(std::move(response));
+    refuse(OffsetFetchResponse{});
   } else {
     return false;
   }
