@@ -196,6 +196,7 @@ class Partition final : public LogObserver {
   const PartitionConfig& config() const { return config_; }
   void set_config(PartitionConfig config) { config_ = config; }
   Log& log() { return log_; }
+  const Log& log() const { return log_; }
 
   // LogObserver: keeps the epoch cache in step with the log.
   void OnAppend(const BatchHeader& batch) override;

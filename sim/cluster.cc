@@ -246,23 +246,20 @@ void Cluster::AfterStep() {
 void Cluster::ObserveBrokers() {
   // The checker reads batch headers from the brokers' logs: on their disks, but without cost or
   // faults, so that a checked run is the same run as an unchecked one.
-  std::vector<std::unique_ptr<VirtualDisk::InspectionScope>> inspections;
   for (BrokerSlot& slot : slots_) {
-    if (slot.node->disk() != nullptr) {
-      inspections.push_back(std::make_unique<VirtualDisk::InspectionScope>(*slot.node->disk()));
-    }
+    if (slot.node->disk() != nullptr) slot.node->disk()->BeginInspection();
   }
   checker_->BeginPass(world_.Now());
   for (BrokerSlot& slot : slots_) {
     if (slot.process == nullptr) continue;
-    Broker& broker = *slot.process->broker;
-    for (const ksim::Partition* view : broker.Partitions()) {
-      ksim::Partition* partition = broker.GetPartition(view->tp());
-      KSIM_CHECK(partition != nullptr);
+    for (const ksim::Partition* partition : slot.process->broker->Partitions()) {
       checker_->Observe(ObserveReplica(slot.id, slot.process->incarnation, *partition));
     }
   }
   checker_->EndPass();
+  for (BrokerSlot& slot : slots_) {
+    if (slot.node->disk() != nullptr) slot.node->disk()->EndInspection();
+  }
 }
 
 void Cluster::RunFor(TimeUs duration_us) {

@@ -27,7 +27,8 @@ std::string Hex(uint32_t value) {
 
 }  // namespace
 
-ReplicaObservation ObserveReplica(BrokerId broker, uint64_t incarnation, Partition& partition) {
+ReplicaObservation ObserveReplica(BrokerId broker, uint64_t incarnation,
+                                  const Partition& partition) {
   ReplicaObservation replica;
   replica.broker = broker;
   replica.incarnation = incarnation;

@@ -67,7 +67,8 @@ struct ReplicaObservation {
 };
 
 // The observation of a real replica.
-ReplicaObservation ObserveReplica(BrokerId broker, uint64_t incarnation, Partition& partition);
+ReplicaObservation ObserveReplica(BrokerId broker, uint64_t incarnation,
+                                  const Partition& partition);
 
 struct InvariantViolation {
   TimeUs t_us = 0;

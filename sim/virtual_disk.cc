@@ -243,16 +243,22 @@ VirtualDisk::VirtualDisk(Stream stream, VirtualDiskOptions options)
 
 VirtualDisk::~VirtualDisk() = default;
 
-VirtualDisk::InspectionScope::InspectionScope(VirtualDisk& disk)
-    : disk_(disk), saved_counters_(disk.counters_) {
-  ++disk_.inspection_depth_;
+void VirtualDisk::BeginInspection() {
+  if (inspection_depth_ == 0) counters_before_inspection_ = counters_;
+  ++inspection_depth_;
 }
 
-VirtualDisk::InspectionScope::~InspectionScope() {
-  KSIM_CHECK(disk_.inspection_depth_ > 0);
-  --disk_.inspection_depth_;
-  disk_.counters_ = saved_counters_;
+void VirtualDisk::EndInspection() {
+  KSIM_CHECK(inspection_depth_ > 0);
+  --inspection_depth_;
+  if (inspection_depth_ == 0) counters_ = counters_before_inspection_;
 }
+
+VirtualDisk::InspectionScope::InspectionScope(VirtualDisk& disk) : disk_(disk) {
+  disk_.BeginInspection();
+}
+
+VirtualDisk::InspectionScope::~InspectionScope() { disk_.EndInspection(); }
 
 void VirtualDisk::Charge(Cost cost) {
   if (inspection_depth_ > 0) return;

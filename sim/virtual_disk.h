@@ -121,9 +121,12 @@ class VirtualDisk final : public Env {
   // Makes everything written so far durable (every file's bytes, every directory's entries).
   void SyncAll();
 
-  // Inspection: while an InspectionScope is alive, operations draw no latency, meet no injected
-  // fault (a one-shot fault stays armed) and count nothing, so that an observer (the invariant
-  // checker, a tool) can read a node's files without changing the run. Scopes nest.
+  // Inspection: between BeginInspection and EndInspection (or while an InspectionScope is alive)
+  // operations draw no latency, meet no injected fault (a one-shot fault stays armed) and count
+  // nothing, so that an observer (the invariant checker, a tool) can read a node's files without
+  // changing the run. Inspections nest. REQUIRES (End): an inspection is open.
+  void BeginInspection();
+  void EndInspection();
   class InspectionScope {
    public:
     explicit InspectionScope(VirtualDisk& disk);
@@ -133,7 +136,6 @@ class VirtualDisk final : public Env {
 
    private:
     VirtualDisk& disk_;
-    DiskCounters saved_counters_;
   };
   bool inspecting() const { return inspection_depth_ > 0; }
 
@@ -178,6 +180,7 @@ class VirtualDisk final : public Env {
   uint64_t generation_ = 0;
   TimeUs busy_time_us_ = 0;
   int inspection_depth_ = 0;
+  DiskCounters counters_before_inspection_;
   DiskCounters counters_;
   bool fault_active_[3] = {false, false, false};
   bool fault_once_[3] = {false, false, false};
