@@ -1,7 +1,7 @@
 // Simulated clients: a ProducerClient or ConsumerClient is a node of the World (named by the
 // client id) running core's Producer or Consumer (core/producer.h, core/consumer.h) through a
 // SimTransport, driven by a scenario's workload and recording every operation in the run's
-// History (sim/history.h). docs/clients.md, "Simulated clients and the history".
+// History (sim/history.h). docs/simulated-clients.md.
 //
 // - Options mirror a scenario's `clients` entry (docs/DESIGN.md, scenario format) one to one:
 //   `type` picks the class; topic(s), messages, rate_per_s, start_ms, key, group, commit,

@@ -1,6 +1,5 @@
 // History: what the run's clients did, Jepsen-style, in the order it happened: the record the
-// history checker (issue 6) compares with the brokers' final logs. docs/clients.md, "Simulated
-// clients and the history".
+// history checker (issue 6) compares with the brokers' final logs. docs/simulated-clients.md.
 //
 // - Operations. A producer's send is an `invoke` {record id, topic, key, value} followed by
 //   exactly one completion: `ok` {partition, offset} (offset -1 with acks=0), `fail` {error} (no
