@@ -53,23 +53,33 @@ Result<TruncationPolicy> ParseTruncationPolicy(std::string_view name) {
 }
 
 Partition::Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderEpochCache epochs,
-                     const Clock& clock, PartitionConfig config, Offset checkpointed_hw,
-                     EventSink events)
+                     ProducerStateManager producers, const Clock& clock, PartitionConfig config,
+                     Offset checkpointed_hw, EventSink events)
     : tp_(std::move(tp)),
       local_(local_broker),
       log_(log),
       epochs_(std::move(epochs)),
+      producers_(std::move(producers)),
       clock_(clock),
       config_(config),
       events_(std::move(events)) {
   // Kafka's Replica: the HW read from replication-offset-checkpoint, clamped into the log.
   high_watermark_ =
       std::max(log_.log_start_offset(), std::min(checkpointed_hw, log_.log_end_offset()));
+  // The producer state must describe exactly this log, or the first append would trip Update.
+  KSIM_CHECK(producers_.map_end_offset() == log_.log_end_offset());
   log_.set_observer(this);
   CheckInvariants();
 }
 
 Partition::~Partition() { log_.set_observer(nullptr); }
+
+Result<ProducerStateManager> Partition::LoadProducerState(Env& env, const Log& log,
+                                                          int64_t now_ms) {
+  ProducerStateManager producers(env, log.dir());
+  KSIM_RETURN_IF_ERROR(producers.RebuildFromLog(log, now_ms));
+  return producers;
+}
 
 EventFields Partition::Fields() const {
   EventFields fields;
@@ -173,6 +183,12 @@ void Partition::Stop() {
   CheckInvariants();
 }
 
+Status Partition::Close() {
+  // Log.close: producerStateManager.takeSnapshot() at the log end (every batch is applied).
+  KSIM_CHECK(producers_.map_end_offset() >= log_.log_end_offset());
+  return producers_.TakeSnapshot();
+}
+
 // ---- Leader ---------------------------------------------------------------------------------
 
 Result<LogAppendInfo> Partition::AppendAsLeader(MutableByteView batches, int16_t acks) {
@@ -187,6 +203,26 @@ Result<LogAppendInfo> Partition::AppendAsLeader(MutableByteView batches, int16_t
                                                 ToString(tp_) + " is [" + std::to_string(isr_size) +
                                                 "], below required minimum [" +
                                                 std::to_string(config_.min_insync_replicas) + "]");
+  }
+  // Log.append (Kafka 1.x/2.0): a client's batches are checked against the producer state
+  // before anything is written; a retried batch already in the log is answered, not appended.
+  KSIM_ASSIGN_OR_RETURN(const AppendCheck check, ValidateProducerState(batches));
+  if (check.duplicate.has_value()) {
+    const ProducerBatch& original = *check.duplicate;
+    LogAppendInfo info;
+    info.first_offset = original.first_offset;
+    info.last_offset = original.last_offset;
+    info.max_timestamp_ms = original.timestamp_ms;
+    info.offset_of_max_timestamp = original.last_offset;
+    info.num_records = original.last_offset - original.first_offset + 1;
+    EventFields fields = Fields();
+    fields["first_offset"] = original.first_offset.value();
+    fields["last_offset"] = original.last_offset.value();
+    fields["first_sequence"] = original.first_sequence.value();
+    fields["last_sequence"] = original.last_sequence.value();
+    Emit(events_, "duplicate_batch", std::move(fields));
+    CheckInvariants();
+    return info;
   }
   Result<LogAppendInfo> info = log_.AppendAsLeader(batches, leader_epoch_);
   Status observed = TakeObserverError();
@@ -440,6 +476,8 @@ Status Partition::TruncateFullyAndStartAt(Offset offset) {
 // ---- LogObserver ----------------------------------------------------------------------------
 
 void Partition::OnAppend(const BatchHeader& batch) {
+  // Log.append: producer state updated with every batch (leader or follower, unvalidated here).
+  producers_.Update(batch);
   last_appended_epoch_ = batch.partition_leader_epoch;
   // Log.append: leaderEpochCache.assign(batch.partitionLeaderEpoch, batch.baseOffset); the cache
   // ignores epochs it already has.
@@ -451,16 +489,53 @@ void Partition::OnAppend(const BatchHeader& batch) {
 void Partition::OnTruncateTo(Offset end_offset) {
   KeepObserverError(epochs_.TruncateFromEnd(end_offset));
   if (high_watermark_ > end_offset) SetHighWatermark(end_offset);
+  // Log.truncateTo: loadProducerState(targetOffset): the latest snapshot at or below the new end,
+  // then the batches after it.
+  ReloadProducerState();
 }
 
 void Partition::OnTruncateFullyAndStartAt(Offset start_offset) {
   KeepObserverError(epochs_.ClearAndFlush());
   SetHighWatermark(start_offset);
+  // Log.truncateFullyAndStartAt: producerStateManager.truncate(), then nothing to load.
+  KeepObserverError(producers_.Reset());
+  producers_.UpdateMapEndOffset(start_offset);
 }
 
 void Partition::OnLogStartOffsetIncremented(Offset log_start_offset) {
   KeepObserverError(epochs_.TruncateFromStart(log_start_offset));
   if (high_watermark_ < log_start_offset) SetHighWatermark(log_start_offset);
+  // Log.maybeIncrementLogStartOffset / deleteSegments: producerStateManager.truncateHead.
+  KeepObserverError(producers_.TruncateHead(log_start_offset));
+}
+
+void Partition::OnRoll(Offset base_offset) {
+  // Log.roll: every batch below the new segment is applied; snapshot the state there.
+  KSIM_CHECK(producers_.map_end_offset() <= base_offset);
+  producers_.UpdateMapEndOffset(base_offset);
+  KeepObserverError(producers_.TakeSnapshot());
+}
+
+// ---- Producer state -------------------------------------------------------------------------
+
+Result<AppendCheck> Partition::ValidateProducerState(ByteView batches) const {
+  std::vector<BatchHeader> headers;
+  BatchIterator iterator(batches, /*verify_crc=*/true);
+  while (std::optional<BatchIterator::Item> item = iterator.Next()) {
+    headers.push_back(item->header);
+  }
+  // Damage is the Log's to report (CORRUPT_MESSAGE), as Kafka validates records first.
+  if (!iterator.status().ok()) return AppendCheck{};
+  return producers_.ValidateAppend(headers);
+}
+
+void Partition::ReloadProducerState() {
+  Status rebuilt = producers_.RebuildFromLog(log_, clock_.NowMs());
+  if (rebuilt.ok()) return;
+  KeepObserverError(std::move(rebuilt));
+  // Never leave the state ahead of the log: empty at the log end, later batches apply on top.
+  (void)producers_.Reset();
+  producers_.UpdateMapEndOffset(log_.log_end_offset());
 }
 
 // ---- Private --------------------------------------------------------------------------------
@@ -508,7 +583,8 @@ void Partition::KeepObserverError(Status status) {
 Status Partition::TakeObserverError() {
   if (observer_error_.ok()) return Status::Ok();
   Status error(Errc::kKafkaStorageError,
-               ToString(tp_) + ": leader-epoch-checkpoint: " + observer_error_.ToString());
+               ToString(tp_) +
+                   ": leader-epoch-checkpoint or producer snapshot: " + observer_error_.ToString());
   observer_error_ = Status::Ok();
   return error;
 }

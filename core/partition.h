@@ -27,6 +27,13 @@
 //   follower) records a new epoch's first offset in the LeaderEpochCache, truncation cuts it back,
 //   a rising log start trims it (the Partition is the Log's LogObserver). MakeLeader records the
 //   new epoch at the current LEO (Kafka's makeLeader: leaderEpochCache.assign(epoch, LEO)).
+// - Producer state (KIP-98 idempotence, core/producer_state.h), kept here as Kafka keeps it in
+//   the Log: the leader validates a produce's batches before the append (a fenced epoch, a gap,
+//   an unknown producer are refused; a retried batch among the producer's last five is answered
+//   with the original offsets and not written again); every append, leader or follower, updates
+//   it (so a follower that becomes leader deduplicates too); a truncation rebuilds it from the
+//   latest snapshot and the log; a rising log start trims it; each segment roll and a clean
+//   Close() snapshot it. The creator rebuilds it from snapshots and the log before handing it in.
 // - acks: acks=-1 is refused before the append with NOT_ENOUGH_REPLICAS when the ISR is smaller
 //   than min.insync.replicas; it completes when HW passes the batch, with
 //   NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas meanwhile.
@@ -55,6 +62,7 @@
 #include "core/events.h"
 #include "core/leader_epoch_cache.h"
 #include "core/log.h"
+#include "core/producer_state.h"
 #include "core/protocol.h"
 #include "core/status.h"
 #include "core/types.h"
@@ -105,9 +113,14 @@ class Partition final : public LogObserver {
  public:
   // `log` is this broker's log of `tp`; `epochs` its leader-epoch cache (opened from the
   // partition directory); `checkpointed_hw` the HW from replication-offset-checkpoint (0 when
-  // none), clamped to the log. Installs itself as the log's observer.
+  // none), clamped to the log. `producers` is the producer state of the log's directory, already
+  // in line with the log (LoadProducerState). Installs itself as the log's observer.
   Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderEpochCache epochs,
-            const Clock& clock, PartitionConfig config, Offset checkpointed_hw, EventSink events);
+            ProducerStateManager producers, const Clock& clock, PartitionConfig config,
+            Offset checkpointed_hw, EventSink events);
+  // The producer state of `log`: its latest usable snapshot plus the batches after it (Kafka's
+  // Log.loadProducerState, on open and after a crash). Errors: the Env's.
+  static Result<ProducerStateManager> LoadProducerState(Env& env, const Log& log, int64_t now_ms);
   ~Partition() override;
   Partition(const Partition&) = delete;
   Partition& operator=(const Partition&) = delete;
@@ -126,11 +139,19 @@ class Partition final : public LogObserver {
   bool MakeFollower(const LeaderAndIsrPartitionState& state);
   // StopReplica: role none (the log stays unless the broker deletes it).
   void Stop();
+  // Clean shutdown, before the log is closed: snapshots the producer state at the LEO (Kafka's
+  // Log.close), so that the next open reads it instead of replaying the log.
+  Status Close();
 
   // ---- Leader ----
   // Appends a producer's batches with the current epoch. NOT_LEADER_FOR_PARTITION when not leader;
-  // NOT_ENOUGH_REPLICAS for acks=-1 with ISR < min.insync.replicas (nothing appended); the Log's
-  // errors otherwise. HW may rise (a lone ISR member).
+  // NOT_ENOUGH_REPLICAS for acks=-1 with ISR < min.insync.replicas (nothing appended); producer
+  // state errors (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID;
+  // nothing appended); the Log's errors otherwise. HW may rise (a lone ISR member).
+  // A batch that repeats one of its producer's last five is not appended: the answer carries the
+  // original batch's offsets (first_offset, last_offset), num_batches 0 and num_records the
+  // offsets it covers, so that acks=-1 still waits for the HW to pass it (Kafka's Log.append
+  // returning the duplicate's LogAppendInfo).
   Result<LogAppendInfo> AppendAsLeader(MutableByteView batches, int16_t acks);
   // Whether a produce whose last offset is `required_offset - 1` is satisfied for `acks` (-1 or
   // N > 1). REQUIRES: acks == -1 or acks > 1.
@@ -191,6 +212,7 @@ class Partition final : public LogObserver {
   Offset log_start_offset() const { return log_.log_start_offset(); }
   LeaderEpoch latest_epoch() const { return epochs_.LatestEpoch(); }
   const LeaderEpochCache& epochs() const { return epochs_; }
+  const ProducerStateManager& producer_state() const { return producers_; }
   // The leader's view of remote replicas (empty when not leader).
   const std::map<BrokerId, RemoteReplicaState>& remote_replicas() const { return remotes_; }
   const PartitionConfig& config() const { return config_; }
@@ -198,11 +220,12 @@ class Partition final : public LogObserver {
   Log& log() { return log_; }
   const Log& log() const { return log_; }
 
-  // LogObserver: keeps the epoch cache in step with the log.
+  // LogObserver: keeps the epoch cache and the producer state in step with the log.
   void OnAppend(const BatchHeader& batch) override;
   void OnTruncateTo(Offset end_offset) override;
   void OnTruncateFullyAndStartAt(Offset start_offset) override;
   void OnLogStartOffsetIncremented(Offset log_start_offset) override;
+  void OnRoll(Offset base_offset) override;
 
  private:
   // Leader: HW = min LEO over the ISR when that is higher (Kafka's maybeIncrementLeaderHW).
@@ -215,6 +238,12 @@ class Partition final : public LogObserver {
   // "topic", "partition": the first fields of every event.
   EventFields Fields() const;
   void EmitAppend(const LogAppendInfo& info, std::string_view role);
+  // The leader's producer-state check of a produce's batches (Kafka's
+  // analyzeAndValidateProducerState). Batches that do not parse are left to the Log to refuse.
+  Result<AppendCheck> ValidateProducerState(ByteView batches) const;
+  // After a truncation: the producer state rebuilt from the latest snapshot and the log; on an
+  // I/O error it is emptied (the error kept for the caller) rather than left ahead of the log.
+  void ReloadProducerState();
   // The LogObserver hooks cannot return errors: the first failed epoch-cache write is kept and
   // handed back (as KAFKA_STORAGE_ERROR) by the operation that caused it.
   void KeepObserverError(Status status);
@@ -224,6 +253,7 @@ class Partition final : public LogObserver {
   BrokerId local_;
   Log& log_;
   LeaderEpochCache epochs_;
+  ProducerStateManager producers_;
   const Clock& clock_;
   PartitionConfig config_;
   EventSink events_;

@@ -80,6 +80,11 @@ Status ReplicaManager::Shutdown() {
   produce_purgatory_.Clear();
   fetch_purgatory_.Clear();
   Status status = CheckpointHighWatermarks();
+  // Log.close's producer snapshot, for each log a Partition holds (before LogManager closes it).
+  for (auto& [tp, partition] : partitions_) {
+    Status closed = partition->Close();
+    if (status.ok() && !closed.ok()) status = std::move(closed);
+  }
   partitions_.clear();
   return status;
 }
@@ -171,14 +176,19 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
   const TopicConfig& topic = ConfigOf(tp.topic);
   KSIM_ASSIGN_OR_RETURN(Log * log, seams_.logs.GetOrCreateLog(tp, topic.log));
   KSIM_ASSIGN_OR_RETURN(LeaderEpochCache epochs, LeaderEpochCache::Open(seams_.env, log->dir()));
+  // Kafka's Log.loadProducerState at open: snapshots plus the log after them (after a crash,
+  // the recovered log decides which snapshots still hold).
+  KSIM_ASSIGN_OR_RETURN(ProducerStateManager producers,
+                        Partition::LoadProducerState(seams_.env, *log, seams_.clock.NowMs()));
   Offset hw{0};
   if (auto checkpointed = checkpointed_hw_.find(tp); checkpointed != checkpointed_hw_.end()) {
     hw = checkpointed->second;
   }
   PartitionConfig partition_config{.replica_lag_time_max_ms = config_.replica_lag_time_max_ms,
                                    .min_insync_replicas = topic.min_insync_replicas};
-  auto partition = std::make_unique<Partition>(tp, local_, *log, std::move(epochs), seams_.clock,
-                                               partition_config, hw, seams_.events);
+  auto partition =
+      std::make_unique<Partition>(tp, local_, *log, std::move(epochs), std::move(producers),
+                                  seams_.clock, partition_config, hw, seams_.events);
   Partition* raw = partition.get();
   partitions_.emplace(tp, std::move(partition));
   return raw;

@@ -92,9 +92,12 @@ class PartitionTest : public ::testing::Test {
     auto epochs = LeaderEpochCache::Open(env_, r.dir);
     ASSERT_TRUE(epochs.ok()) << epochs.status().ToString();
     config.replica_lag_time_max_ms = kLagMs;
+    auto producers = Partition::LoadProducerState(env_, *r.log, clock_.NowMs());
+    ASSERT_TRUE(producers.ok()) << producers.status().ToString();
     r.partition = std::make_unique<Partition>(
-        TopicPartition{"t", PartitionId(0)}, r.id, *r.log, std::move(epochs).value(), clock_,
-        config, checkpointed_hw, [&r](std::string_view ev, EventFields fields) {
+        TopicPartition{"t", PartitionId(0)}, r.id, *r.log, std::move(epochs).value(),
+        std::move(producers).value(), clock_, config, checkpointed_hw,
+        [&r](std::string_view ev, EventFields fields) {
           r.events.push_back({std::string(ev), std::move(fields)});
         });
   }

@@ -52,9 +52,11 @@ class InvariantCheckerTest : public ::testing::Test {
     EXPECT_TRUE(epochs.ok()) << epochs.status().ToString();
     PartitionConfig partition_config;
     partition_config.min_insync_replicas = min_insync_replicas;
-    replica->partition =
-        std::make_unique<ksim::Partition>(kTp, id, *replica->log, std::move(epochs).value(), clock_,
-                                          partition_config, Offset(0), EventSink());
+    auto producers = ksim::Partition::LoadProducerState(disk_, *replica->log, clock_.NowMs());
+    EXPECT_TRUE(producers.ok()) << producers.status().ToString();
+    replica->partition = std::make_unique<ksim::Partition>(
+        kTp, id, *replica->log, std::move(epochs).value(), std::move(producers).value(), clock_,
+        partition_config, Offset(0), EventSink());
     replicas_.push_back(std::move(replica));
     return *replicas_.back();
   }
