@@ -480,6 +480,13 @@ Status RequireZookeeperConnect(const BrokerConfig& config) {
                 "Missing required configuration \"zookeeper.connect\" which has no default value.");
 }
 
+std::vector<std::string_view> BrokerConfigNames() {
+  std::vector<std::string_view> names;
+  for (const ConfigKeyDef& key : BrokerKeys()) names.push_back(key.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 std::vector<std::string_view> TopicConfigNames() {
   std::vector<std::string_view> names;
   for (const ConfigKeyDef& key : TopicKeys()) names.push_back(key.name);

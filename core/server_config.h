@@ -141,6 +141,8 @@ Result<BrokerConfig> ApplyConfigOverrides(const BrokerConfig& base,
 // Kafka refuses to start without zookeeper.connect: kInvalidConfig with Kafka's words.
 Status RequireZookeeperConnect(const BrokerConfig& config);
 
+// The broker-level names KafkaConfig 0.10 knows (no security keys), sorted: for "did you mean".
+std::vector<std::string_view> BrokerConfigNames();
 // The topic-level names LogConfig 0.10 knows, sorted.
 std::vector<std::string_view> TopicConfigNames();
 // `broker` defaults plus topic `overrides` (retention.ms, segment.bytes, cleanup.policy,
