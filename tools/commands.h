@@ -13,6 +13,7 @@ namespace ksim::tools {
 
 using Command = std::function<int()>;
 
+Command AddCheck(CLI::App& app);
 Command AddDumpLog(CLI::App& app);
 Command AddLogAppend(CLI::App& app);
 

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   auto add = [&](ksim::tools::Command command) {
     commands.emplace(app.get_subcommands({}).back()->get_name(), std::move(command));
   };
+  add(ksim::tools::AddCheck(app));
   add(ksim::tools::AddDumpLog(app));
   add(ksim::tools::AddLogAppend(app));
 
