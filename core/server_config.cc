@@ -124,6 +124,8 @@ const std::vector<ConfigKeyDef>& BrokerKeys() {
       // Group coordinator and offsets
       Key("group.min.session.timeout.ms", T::kInt, "6000"),
       Key("group.max.session.timeout.ms", T::kInt, "30000"),
+      // KIP-134 (Kafka 0.11, default 3000 there): 0.10 has no delay, so 0 here.
+      Key("group.initial.rebalance.delay.ms", T::kInt, "0", 0),
       Key("offset.metadata.max.bytes", T::kInt, "4096"),
       Key("offsets.load.buffer.size", T::kInt, "5242880", 1),
       Key("offsets.topic.replication.factor", T::kShort, "3", 1),
@@ -354,6 +356,7 @@ void FillTypedFields(const ParsedBrokerSettings& s, BrokerConfig& c) {
   c.controlled_shutdown_retry_backoff_ms = s.Integer("controlled.shutdown.retry.backoff.ms");
   c.group_min_session_timeout_ms = i32("group.min.session.timeout.ms");
   c.group_max_session_timeout_ms = i32("group.max.session.timeout.ms");
+  c.group_initial_rebalance_delay_ms = i32("group.initial.rebalance.delay.ms");
   c.offsets_topic_num_partitions = i32("offsets.topic.num.partitions");
   c.offsets_topic_replication_factor =
       static_cast<int16_t>(s.Integer("offsets.topic.replication.factor"));

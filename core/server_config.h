@@ -98,6 +98,7 @@ struct BrokerConfig {
   // Group coordinator and offsets
   int32_t group_min_session_timeout_ms = 6000;
   int32_t group_max_session_timeout_ms = 30000;
+  int32_t group_initial_rebalance_delay_ms = 0;  // KIP-134 (0.11+: 3000); 0.10 has none
   int32_t offsets_topic_num_partitions = 50;
   int16_t offsets_topic_replication_factor = 3;
   int32_t offsets_topic_segment_bytes = 100 * 1024 * 1024;

@@ -122,6 +122,10 @@ Result<BrokerConfig> Cluster::MakeConfig(int32_t id, const std::string& node_nam
   if (!named("log.index.size.max.bytes")) {
     defaults.emplace_back("log.index.size.max.bytes", std::to_string(kClusterIndexSizeMaxBytes));
   }
+  if (!named("offsets.topic.num.partitions")) {
+    defaults.emplace_back("offsets.topic.num.partitions",
+                          std::to_string(kClusterOffsetsTopicNumPartitions));
+  }
 
   ConfigOverrides all = defaults;
   all.insert(all.end(), options_.config.begin(), options_.config.end());

@@ -26,6 +26,9 @@
 //   copies them on crash and shutdown, which made simulations slow, so the Cluster sets 1 MiB
 //   unless the configuration names the key (131072 index entries, one per 4 KiB appended: a
 //   segment of 512 MiB before the index fills, more than a simulated run writes).
+// - Offsets topic: Kafka creates __consumer_offsets with offsets.topic.num.partitions (50)
+//   partitions of 3 replicas; 150 logs of two mapped index files each are heavy in a simulation,
+//   so the Cluster sets 3 partitions unless the configuration names the key.
 //
 // Steps and checkers: RunFor/RunUntil run the event loop one event at a time (EventLoop::Step)
 // and call every registered step hook after each event; the InvariantChecker
@@ -70,6 +73,8 @@ inline constexpr std::string_view kZooKeeperConnect = "zk:2181";
 inline constexpr std::string_view kBrokerLogDir = "/kafka-logs";
 // The Cluster's log.index.size.max.bytes unless the configuration names it (see above).
 inline constexpr int32_t kClusterIndexSizeMaxBytes = 1 << 20;
+// The Cluster's offsets.topic.num.partitions unless the configuration names it (see above).
+inline constexpr int32_t kClusterOffsetsTopicNumPartitions = 3;
 
 struct ClusterOptions {
   int32_t brokers = 3;  // ids 1..brokers
