@@ -6,10 +6,13 @@
 #include <utility>
 
 #include "core/controller_channel.h"
+#include "core/group_coordinator.h"
+#include "core/group_locator.h"
 #include "core/metadata_cache.h"
 #include "core/network_client.h"
 #include "core/replica_manager.h"
 #include "core/timer_group.h"
+#include "core/topic.h"
 #include "core/zk_paths.h"
 
 namespace ksim {
@@ -53,6 +56,11 @@ struct Broker::Impl {
   // Requests for APIs this broker does not serve (consumer groups, InitProducerId).
   bool HandleUnserved(Message& request, const Respond& respond);
   void DeliverLocal(Message request, Respond respond);
+  // ---- Consumer groups (core/group_coordinator.h, core/group_locator.h) ----
+  bool HandleGroupRequest(std::string_view from, Message& request, const Respond& respond);
+  // KafkaApis' onLeadershipChange: offsets partitions led here are loaded, others unloaded.
+  void OnOffsetsLeadership(const std::vector<PartitionError>& partitions, bool stopped);
+  GroupCoordinatorSeams GroupSeams();
 
   // ---- ZooKeeper session and registration (KafkaHealthcheck) ----
   void OnSessionEvent(SessionEvent event);
@@ -85,6 +93,8 @@ struct Broker::Impl {
   ControllerChannelManager channel;
   Controller controller;
   ReplicaManager replicas;
+  GroupCoordinator groups;
+  GroupLocator group_locator;
   ExtraRequestHandler extra_handler;
 
   ZkSessionId registered_session = kNoSession;
@@ -136,7 +146,9 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
                                    .logs = log_manager,
                                    .metadata = metadata,
                                    .network = network,
-                                   .events = seams.events}) {}
+                                   .events = seams.events}),
+      groups(options.config, GroupSeams()),
+      group_locator(options.config, seams.zk, seams.random, metadata, seams.events) {}
 
 Broker::Impl::~Impl() {
   // The ZooKeeper client outlives us: it must not call into a dead broker.
@@ -166,13 +178,21 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
   } else if (auto* list = std::get_if<ListOffsetsRequest>(&request)) {
     answer(replicas.HandleListOffsets(*list));
   } else if (auto* metadata_request = std::get_if<MetadataRequest>(&request)) {
-    answer(metadata.Answer(*metadata_request));
+    MetadataResponse response = metadata.Answer(*metadata_request);
+    for (TopicMetadata& topic : response.topic_metadata) {
+      topic.is_internal = IsInternalTopic(topic.topic);
+    }
+    answer(std::move(response));
   } else if (auto* leader_and_isr = std::get_if<LeaderAndIsrRequest>(&request)) {
-    replicas.HandleLeaderAndIsr(std::move(*leader_and_isr),
-                                [answer](LeaderAndIsrResponse r) { answer(std::move(r)); });
+    replicas.HandleLeaderAndIsr(std::move(*leader_and_isr), [this, answer](LeaderAndIsrResponse r) {
+      OnOffsetsLeadership(r.partitions, /*stopped=*/false);
+      answer(std::move(r));
+    });
   } else if (auto* stop = std::get_if<StopReplicaRequest>(&request)) {
-    replicas.HandleStopReplica(std::move(*stop),
-                               [answer](StopReplicaResponse r) { answer(std::move(r)); });
+    replicas.HandleStopReplica(std::move(*stop), [this, answer](StopReplicaResponse r) {
+      OnOffsetsLeadership(r.partitions, /*stopped=*/true);
+      answer(std::move(r));
+    });
   } else if (auto* update = std::get_if<UpdateMetadataRequest>(&request)) {
     replicas.HandleUpdateMetadata(std::move(*update),
                                   [answer](UpdateMetadataResponse r) { answer(std::move(r)); });
@@ -181,7 +201,7 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
         *shutdown, [answer](ControlledShutdownResponse r) { answer(std::move(r)); });
   } else if (auto* epochs = std::get_if<OffsetsForLeaderEpochRequest>(&request)) {
     answer(replicas.HandleOffsetsForLeaderEpoch(*epochs));
-  } else if (!HandleUnserved(request, answer)) {
+  } else if (!HandleGroupRequest(from, request, answer) && !HandleUnserved(request, answer)) {
     KSIM_CHECK(false && "HandleRequest: not a request");
   }
 }
@@ -222,6 +242,82 @@ bool Broker::Impl::HandleUnserved(Message& request, const Respond& respond) {
     return false;
   }
   return true;
+}
+
+// ---- Consumer groups ----------------------------------------------------------------------------
+
+GroupCoordinatorSeams Broker::Impl::GroupSeams() {
+  auto append = [this](const TopicPartition& tp, Bytes batch, std::function<void(Errc)> done) {
+    // GroupMetadataManager.appendForGroup: the produce path, as leader, with the commit acks.
+    ProduceRequest request;
+    request.acks = options.config.offsets_commit_required_acks;
+    request.timeout_ms = options.config.offsets_commit_timeout_ms;
+    request.topic_data.push_back(ProducePartitionData{tp, std::move(batch)});
+    const bool answered = request.acks != 0;
+    replicas.HandleProduce(std::move(request), [done](ProduceResponse response) {
+      done(response.responses.empty() ? Errc::kUnknownServerError
+                                      : response.responses.front().error_code);
+    });
+    if (!answered) done(Errc::kNone);
+  };
+  auto read = [this](const TopicPartition& tp, Offset start) -> Result<Bytes> {
+    Partition* partition = replicas.GetPartition(tp);
+    if (partition == nullptr) return Status(Errc::kUnknownTopicOrPartition, ToString(tp));
+    Log& log = partition->log();
+    const Offset from = std::max(start, log.log_start_offset());
+    if (from >= log.log_end_offset()) return Bytes{};
+    KSIM_ASSIGN_OR_RETURN(FetchDataInfo info,
+                          log.Read(from, options.config.replica_fetch_max_bytes, std::nullopt,
+                                   /*min_one_message=*/true));
+    return std::move(info.records);
+  };
+  return GroupCoordinatorSeams{.clock = seams.clock,
+                               .timers = seams.timers,
+                               .random = seams.random,
+                               .events = seams.events,
+                               .append = std::move(append),
+                               .read = std::move(read)};
+}
+
+bool Broker::Impl::HandleGroupRequest(std::string_view from, Message& request,
+                                      const Respond& respond) {
+  auto reply = [respond](auto response) { respond(std::move(response)); };
+  if (auto* find = std::get_if<FindCoordinatorRequest>(&request)) {
+    respond(group_locator.Handle(*find));
+  } else if (auto* join = std::get_if<JoinGroupRequest>(&request)) {
+    groups.HandleJoinGroup(from, std::move(*join), reply);
+  } else if (auto* sync = std::get_if<SyncGroupRequest>(&request)) {
+    groups.HandleSyncGroup(std::move(*sync), reply);
+  } else if (auto* heartbeat = std::get_if<HeartbeatRequest>(&request)) {
+    groups.HandleHeartbeat(*heartbeat, reply);
+  } else if (auto* leave = std::get_if<LeaveGroupRequest>(&request)) {
+    groups.HandleLeaveGroup(*leave, reply);
+  } else if (auto* commit = std::get_if<OffsetCommitRequest>(&request)) {
+    groups.HandleOffsetCommit(std::move(*commit), reply);
+  } else if (auto* fetch = std::get_if<OffsetFetchRequest>(&request)) {
+    respond(groups.HandleOffsetFetch(*fetch));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void Broker::Impl::OnOffsetsLeadership(const std::vector<PartitionError>& partitions,
+                                       bool stopped) {
+  for (const PartitionError& entry : partitions) {
+    if (entry.tp.topic != kGroupMetadataTopicName) continue;
+    const int32_t index = entry.tp.partition.value();
+    if (index < 0 || index >= options.config.offsets_topic_num_partitions) continue;
+    Partition* partition = replicas.GetPartition(entry.tp);
+    const bool leads = !stopped && entry.error_code == Errc::kNone && partition != nullptr &&
+                       partition->is_leader();
+    if (leads && groups.owned_partitions().count(index) == 0 &&
+        groups.loading_partitions().count(index) == 0) {
+      groups.OnElection(index);
+    } else if (!leads && (partition == nullptr || !partition->is_leader())) {
+      groups.OnResignation(index);
+    }
+  }
 }
 
 void Broker::Impl::DeliverLocal(Message request, Respond respond) {
@@ -379,6 +475,7 @@ void Broker::Impl::OnControlledShutdownAnswer(int attempt, Result<Message> answe
 void Broker::Impl::FinishShutdown() {
   state() = BrokerState::kShuttingDown;
   timers.CancelAll();
+  groups.Shutdown();
   // KafkaServer.shutdown's order: replica manager (fetchers, purgatories, HW checkpoint), log
   // manager (flush, checkpoints, clean-shutdown marker), controller, ZooKeeper session.
   if (Status status = replicas.Shutdown(); !status.ok()) {
@@ -409,6 +506,7 @@ Status Broker::Startup() {
   Result<LogManagerStartupReport> logs = impl_->log_manager.Startup();
   if (!logs.ok()) return logs.status();
   state_ = BrokerState::kStarting;
+  impl_->groups.Startup();
   // An unreadable HW checkpoint is not fatal: the replica manager reported it (an event) and
   // those replicas start at HW 0, as Kafka's do.
   Status hw_status = impl_->replicas.Startup();

@@ -40,8 +40,12 @@
 // failures the broker survives: replica_fetch_error {topic, partition, stage, error},
 // isr_update_failed, hw_checkpoint_error, topic_config_error, partition_create_error,
 // log_delete_error, log_manager_shutdown_error; plus the Partition's and the Controller's.
-// Requests that no component here serves (consumer groups, InitProducerId) are answered
-// COORDINATOR_NOT_AVAILABLE (retriable), unless an ExtraRequestHandler takes them. Ownership:
+// - Consumer groups: FindCoordinator through the GroupLocator (creates __consumer_offsets when
+//   missing), the group APIs through the GroupCoordinator (core/group_coordinator.h), which loads
+//   and unloads the groups of the __consumer_offsets partitions this broker leads after each
+//   LeaderAndIsr and StopReplica (docs/group-coordinator.md).
+// Requests that no component here serves are answered COORDINATOR_NOT_AVAILABLE (retriable),
+// unless an ExtraRequestHandler takes them. Ownership:
 // borrows every seam (they outlive it); owns its LogManager, partitions, controller, NetworkClient.
 // Installs itself (through its NetworkClient) as the Transport's handler and as the Coordination's
 // watcher and session listener. One thread.
