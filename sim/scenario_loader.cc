@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -528,6 +529,21 @@ std::vector<ScenarioVariant> ParseVariants(ScenarioReader& r, const Json& doc,
   return variants;
 }
 
+// One error per line: control characters from the input (a key with "\n" in it) are escaped.
+std::string OneLine(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char escaped[7];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned char>(c));
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 // nlohmann's byte position -> "line:column" (both from 1).
 std::string LineColumn(std::string_view text, size_t byte) {
   const size_t at = std::min(byte == 0 ? 0 : byte - 1, text.size());
@@ -555,7 +571,7 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view file_name
     const size_t colon = what.find(": ", what.find("parse error"));
     if (colon != std::string::npos) what = what.substr(colon + 2);
     return Status(Errc::kInvalidConfig,
-                  std::string(file_name) + ":" + LineColumn(text, e.byte) + ": " + what);
+                  OneLine(std::string(file_name) + ":" + LineColumn(text, e.byte) + ": " + what));
   }
   ScenarioReader reader;
   Scenario scenario = ParseDocument(reader, doc);
@@ -566,8 +582,8 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view file_name
   std::string message;
   for (const ScenarioError& error : reader.errors()) {
     if (!message.empty()) message += '\n';
-    message += std::string(file_name) + ":" + (error.path.empty() ? "/" : error.path) + ": " +
-               error.message;
+    message += OneLine(std::string(file_name) + ":" + (error.path.empty() ? "/" : error.path) +
+                       ": " + error.message);
   }
   return Status(Errc::kInvalidConfig, message);
 }
