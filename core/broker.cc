@@ -10,6 +10,7 @@
 #include "core/group_locator.h"
 #include "core/metadata_cache.h"
 #include "core/network_client.h"
+#include "core/producer_id_manager.h"
 #include "core/replica_manager.h"
 #include "core/timer_group.h"
 #include "core/topic.h"
@@ -53,7 +54,7 @@ struct Broker::Impl {
   // ---- Requests (KafkaApis.handle) ----
   using Respond = std::function<void(Message)>;
   void HandleRequest(std::string_view from, Message request, Respond respond);
-  // Requests for APIs this broker does not serve (consumer groups, InitProducerId).
+  // Requests for APIs this broker does not serve (consumer groups).
   bool HandleUnserved(Message& request, const Respond& respond);
   void DeliverLocal(Message request, Respond respond);
   // ---- Consumer groups (core/group_coordinator.h, core/group_locator.h) ----
@@ -96,6 +97,8 @@ struct Broker::Impl {
   GroupCoordinator groups;
   GroupLocator group_locator;
   ExtraRequestHandler extra_handler;
+  // InitProducerId (KIP-98): ids from blocks claimed in ZooKeeper.
+  ProducerIdManager producer_ids{id(), seams.zk, seams.events};
 
   ZkSessionId registered_session = kNoSession;
   bool registering = false;
@@ -201,6 +204,9 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
         *shutdown, [answer](ControlledShutdownResponse r) { answer(std::move(r)); });
   } else if (auto* epochs = std::get_if<OffsetsForLeaderEpochRequest>(&request)) {
     answer(replicas.HandleOffsetsForLeaderEpoch(*epochs));
+  } else if (auto* init = std::get_if<InitProducerIdRequest>(&request)) {
+    producer_ids.HandleInitProducerId(
+        *init, [answer](InitProducerIdResponse r) { answer(std::move(r)); });
   } else if (!HandleGroupRequest(from, request, answer) && !HandleUnserved(request, answer)) {
     KSIM_CHECK(false && "HandleRequest: not a request");
   }
@@ -214,9 +220,7 @@ bool Broker::Impl::HandleUnserved(Message& request, const Respond& respond) {
     response.error_code = kError;
     respond(std::move(response));
   };
-  if (std::holds_alternative<InitProducerIdRequest>(request)) {
-    refuse(InitProducerIdResponse{});
-  } else if (std::holds_alternative<FindCoordinatorRequest>(request)) {
+  if (std::holds_alternative<FindCoordinatorRequest>(request)) {
     FindCoordinatorResponse response;
     response.coordinator.node_id = kNoBroker;
     response.coordinator.host = "";
