@@ -259,6 +259,27 @@ TEST(ProducerTest, LeaderCrashRetriesReachTheNewLeader) {
   EXPECT_TRUE(sim->NoViolations());
 }
 
+TEST(ProducerTest, IdempotentLeaderCrashKeepsEveryRecordOnceAndInOrder) {
+  auto sim = StartCluster("producer-idempotent-crash", 18);
+  Cluster& cluster = sim->cluster();
+  ProducerNode p(sim->world(), "p1",
+                 {{"enable.idempotence", "true"}, {"request.timeout.ms", "3000"}});
+  p.SendEvery("i", 200, 20'000);
+  const BrokerId old_leader = cluster.LeaderOf(kT0);
+  cluster.RunFor(2 * kSecondUs);
+  ASSERT_TRUE(cluster.CrashBroker(old_leader).ok());
+  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(200); }, 120 * kSecondUs));
+  const BrokerId new_leader = cluster.LeaderOf(kT0);
+  ASSERT_NE(new_leader, old_leader);
+  const auto log = LogRecords(cluster, new_leader, kT0);
+  std::vector<std::string> values;
+  for (const auto& [offset, value] : log) values.push_back(value);
+  EXPECT_EQ(values, p.send_order()) << "each record once, in send order";
+  for (const auto& [value, outcome] : p.outcomes()) EXPECT_EQ(outcome.error, Errc::kNone);
+  EXPECT_GT(p.producer().counters().retries, 0u);
+  EXPECT_TRUE(sim->NoViolations());
+}
+
 // A Produce reaches the leader and is appended, but the way back is cut: the request times out,
 // and the retry appends the record again (retries > 0, no idempotence): the at-least-once
 // duplicate. With idempotence the broker answers the retry with the original offset.
