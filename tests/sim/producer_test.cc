@@ -230,6 +230,29 @@ TEST(ProducerTest, AcksOneAndAllGetOffsetsInOrder) {
   EXPECT_TRUE(sim->NoViolations());
 }
 
+TEST(ProducerTest, FlushEndsLingerAndCloseWaitsForEveryOutcome) {
+  auto sim = StartCluster("producer-flush-close", 19);
+  Cluster& cluster = sim->cluster();
+  ProducerNode p(sim->world(), "p1", {{"linger.ms", "60000"}, {"delivery.timeout.ms", "120000"}});
+  for (int i = 0; i < 5; ++i) p.Send("f-" + std::to_string(i));
+  cluster.RunFor(5 * kSecondUs);
+  EXPECT_EQ(p.producer().pending(), 5) << "lingering";
+  bool flushed = false;
+  p.producer().Flush([&] { flushed = true; });
+  ASSERT_TRUE(cluster.RunUntil([&] { return flushed; }, 10 * kSecondUs));
+  EXPECT_TRUE(p.Done(5));
+  EXPECT_EQ(p.producer().counters().batches_sent, 1u) << "one batch of five";
+  for (int i = 5; i < 8; ++i) p.Send("f-" + std::to_string(i));
+  bool closed = false;
+  p.producer().Close([&] { closed = true; });
+  ASSERT_TRUE(cluster.RunUntil([&] { return closed; }, 10 * kSecondUs));
+  EXPECT_TRUE(p.Done(8));
+  EXPECT_EQ(p.producer().pending(), 0);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(p.Outcome("f-" + std::to_string(i)).offset, Offset(i));
+  }
+}
+
 TEST(ProducerTest, LeaderCrashRetriesReachTheNewLeader) {
   auto sim = StartCluster("producer-leader-crash", 14);
   Cluster& cluster = sim->cluster();
