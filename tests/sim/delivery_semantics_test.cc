@@ -225,6 +225,12 @@ TEST(DeliverySemanticsTest, TwoGroupsEachSeeEveryRecord) {
   const std::set<std::string> expected(acked.begin(), acked.end());
   EXPECT_EQ(run.DeliveredIds("g1"), expected);
   EXPECT_EQ(run.DeliveredIds("g2"), expected);
+  // Auto commit: the Consumer's own commits are in the history, for both groups.
+  std::set<std::string> committing;
+  for (const HistoryOp* op : run.history().Select(OpFunction::kCommit, OpType::kOk)) {
+    committing.insert(op->group);
+  }
+  EXPECT_EQ(committing, (std::set<std::string>{"g1", "g2"}));
   // Round robin over the three partitions: every partition was used.
   std::set<int32_t> partitions;
   for (const HistoryOp* op : run.history().Select(OpFunction::kSend, OpType::kOk)) {
