@@ -465,6 +465,9 @@ Scenario ParseDocument(ScenarioReader& r, const Json& doc) {
   }
   std::optional<BrokerConfig> base;
   s.cluster = ParseCluster(r, doc, base);
+  // Topic and action settings are still checked when the cluster's own have errors: against
+  // Kafka's defaults.
+  if (!base) base = MakeBrokerConfig({}).value();
   s.policy = ParsePolicy(r, doc);
   s.topics = ParseTopics(r, doc, s.cluster.brokers, base);
   std::map<std::string, int32_t, std::less<>> topic_partitions;

@@ -254,7 +254,7 @@ TEST(ScenarioLoaderTest, SyntaxErrorNamesLineAndColumn) {
   EXPECT_TRUE(errors[0].starts_with("s.json:3:15: syntax error while parsing object key"))
       << errors[0];
   EXPECT_EQ(Errors("")[0].substr(0, 11), "s.json:1:1:");
-  EXPECT_TRUE(Errors("{\"ksim\": 1,\n\"name\": \"x\"")[0].starts_with("s.json:2:11: "))
+  EXPECT_TRUE(Errors("{\"ksim\": 1,\n\"name\": \"x\"")[0].starts_with("s.json:2:12: "))
       << Errors("{\"ksim\": 1,\n\"name\": \"x\"")[0];
 }
 
