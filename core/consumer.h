@@ -41,7 +41,9 @@
 // generation, member_id, leader, protocol}; partitions_assigned / partitions_revoked {group,
 // partitions: ["t-0", ...]}; offset_commit {group, topic, partition, offset, error};
 // offset_fetched {group, topic, partition, offset}; offset_reset {topic, partition, strategy,
-// offset}; fetch_error {topic, partition, error}. Record delivery (poll, deliver) is the
+// offset, from} (from: the position it replaced, -1 when none); fetch_error {topic, partition,
+// error}; group_join_failed {group, error} (a JoinGroup refusal such as INVALID_SESSION_TIMEOUT,
+// retried after retry.backoff.ms). Record delivery (poll, deliver) is the
 // caller's to record.
 //
 // Ownership: borrows every seam; owns its NetworkClient, installed as the Transport's handler.

@@ -175,6 +175,12 @@ void ConsumerCoordinator::OnJoinGroup(Result<Message> response) {
     } else if (CoordinatorError(error)) {
       CoordinatorDead();
     } else {
+      if (error != Errc::kRebalanceInProgress) {
+        // INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL, ...: Kafka throws them from
+        // poll(); here the member says so and tries again after retry.backoff.ms.
+        Emit(events_, "group_join_failed",
+             EventFields{{"group", config_.group_id}, {"error", std::string(ErrcName(error))}});
+      }
       join_not_before_us_ = clock_.Now() + config_.retry_backoff_ms * kUsPerMs;
     }
     return Progress();
