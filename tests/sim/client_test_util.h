@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
@@ -32,9 +33,15 @@ inline ClusterOptions ClientClusterOptions(int32_t brokers = 3) {
 
 class ClientSim {
  public:
+  // KSIM_CLIENT_SEED_OFFSET=<n> adds n to every seed: the same tests over other seeds.
   ClientSim(const std::string& scenario, uint64_t seed,
             ClusterOptions options = ClientClusterOptions())
-      : sim_(scenario, seed, std::move(options)), history_(sim_.world()) {}
+      : sim_(scenario, seed + SeedOffset(), std::move(options)), history_(sim_.world()) {}
+
+  static uint64_t SeedOffset() {
+    const char* offset = std::getenv("KSIM_CLIENT_SEED_OFFSET");
+    return offset == nullptr ? 0 : std::strtoull(offset, nullptr, 10);
+  }
 
   ClusterSim& sim() { return sim_; }
   Cluster& cluster() { return sim_.cluster(); }

@@ -225,7 +225,9 @@ TEST(DeliverySemanticsTest, TwoGroupsEachSeeEveryRecord) {
   const std::set<std::string> expected(acked.begin(), acked.end());
   EXPECT_EQ(run.DeliveredIds("g1"), expected);
   EXPECT_EQ(run.DeliveredIds("g2"), expected);
-  // Auto commit: the Consumer's own commits are in the history, for both groups.
+  // Auto commit: the Consumer's own commits (inside a Poll once auto.commit.interval.ms passed)
+  // are in the history, for both groups.
+  run.cluster().RunFor(3 * kSecondUs);
   std::set<std::string> committing;
   for (const HistoryOp* op : run.history().Select(OpFunction::kCommit, OpType::kOk)) {
     committing.insert(op->group);
