@@ -86,6 +86,11 @@ TEST(DeliverySemanticsTest, AcksZeroDuringLeaderCrashLosesRecordsTheProducerBeli
   ClientSim run("acks0-leader-crash", 5);
   ASSERT_TRUE(run.Start());
   ASSERT_TRUE(run.CreateTopic("t", 1, 3, LedByBroker1()));
+  // Let both followers fetch first: a follower's first Fetch may reach broker 1 before it leads
+  // (UNKNOWN_TOPIC_OR_PARTITION) and back off replica.fetch.backoff.ms (1 s); a follower still in
+  // that backoff at the crash stays in the ISR with an empty log and may be elected, truncating
+  // everything (correct Kafka behaviour, but not what this test is about).
+  run.cluster().RunFor(2 * kSecondUs);
   ProducerClientOptions options;
   options.id = "p1";
   options.topic = "t";
