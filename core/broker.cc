@@ -55,7 +55,6 @@ struct Broker::Impl {
   using Respond = std::function<void(Message)>;
   void HandleRequest(std::string_view from, Message request, Respond respond);
   // Requests for APIs this broker does not serve (consumer groups).
-  bool HandleUnserved(Message& request, const Respond& respond);
   void DeliverLocal(Message request, Respond respond);
   // ---- Consumer groups (core/group_coordinator.h, core/group_locator.h) ----
   bool HandleGroupRequest(std::string_view from, Message& request, const Respond& respond);
@@ -207,45 +206,9 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
   } else if (auto* init = std::get_if<InitProducerIdRequest>(&request)) {
     producer_ids.HandleInitProducerId(
         *init, [answer](InitProducerIdResponse r) { answer(std::move(r)); });
-  } else if (!HandleGroupRequest(from, request, answer) && !HandleUnserved(request, answer)) {
+  } else if (!HandleGroupRequest(from, request, answer)) {
     KSIM_CHECK(false && "HandleRequest: not a request");
   }
-}
-
-bool Broker::Impl::HandleUnserved(Message& request, const Respond& respond) {
-  // No group or transaction coordinator runs here yet: COORDINATOR_NOT_AVAILABLE is retriable
-  // for every client, so consumers and idempotent producers keep asking instead of failing.
-  constexpr Errc kError = Errc::kCoordinatorNotAvailable;
-  auto refuse = [&](auto response) {
-    response.error_code = kError;
-    respond(std::move(response));
-  };
-  if (std::holds_alternative<FindCoordinatorRequest>(request)) {
-    FindCoordinatorResponse response;
-    response.coordinator.node_id = kNoBroker;
-    response.coordinator.host = "";
-    response.coordinator.port = -1;
-    refuse(std::move(response));
-  } else if (std::holds_alternative<JoinGroupRequest>(request)) {
-    refuse(JoinGroupResponse{});
-  } else if (std::holds_alternative<SyncGroupRequest>(request)) {
-    refuse(SyncGroupResponse{});
-  } else if (std::holds_alternative<HeartbeatRequest>(request)) {
-    refuse(HeartbeatResponse{});
-  } else if (std::holds_alternative<LeaveGroupRequest>(request)) {
-    refuse(LeaveGroupResponse{});
-  } else if (auto* commit = std::get_if<OffsetCommitRequest>(&request)) {
-    OffsetCommitResponse response;  // errors per partition: the response has no top-level one
-    for (const OffsetCommitPartition& partition : commit->partitions) {
-      response.responses.push_back(PartitionError{partition.tp, kError});
-    }
-    respond(std::move(response));
-  } else if (std::holds_alternative<OffsetFetchRequest>(request)) {
-    refuse(OffsetFetchResponse{});
-  } else {
-    return false;
-  }
-  return true;
 }
 
 // ---- Consumer groups ----------------------------------------------------------------------------

@@ -44,8 +44,8 @@
 //   missing), the group APIs through the GroupCoordinator (core/group_coordinator.h), which loads
 //   and unloads the groups of the __consumer_offsets partitions this broker leads after each
 //   LeaderAndIsr and StopReplica (docs/group-coordinator.md).
-// Requests that no component here serves are answered COORDINATOR_NOT_AVAILABLE (retriable),
-// unless an ExtraRequestHandler takes them. Ownership:
+// - InitProducerId through the ProducerIdManager (core/producer_id_manager.h): ids from blocks
+//   claimed in ZooKeeper. An ExtraRequestHandler may take any request first. Ownership:
 // borrows every seam (they outlive it); owns its LogManager, partitions, controller, NetworkClient.
 // Installs itself (through its NetworkClient) as the Transport's handler and as the Coordination's
 // watcher and session listener. One thread.
