@@ -204,8 +204,8 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
   } else if (auto* epochs = std::get_if<OffsetsForLeaderEpochRequest>(&request)) {
     answer(replicas.HandleOffsetsForLeaderEpoch(*epochs));
   } else if (auto* init = std::get_if<InitProducerIdRequest>(&request)) {
-    producer_ids.HandleInitProducerId(
-        *init, [answer](InitProducerIdResponse r) { answer(std::move(r)); });
+    producer_ids.HandleInitProducerId(*init,
+                                      [answer](InitProducerIdResponse r) { answer(std::move(r)); });
   } else if (!HandleGroupRequest(from, request, answer)) {
     KSIM_CHECK(false && "HandleRequest: not a request");
   }
