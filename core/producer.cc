@@ -24,24 +24,6 @@
 namespace ksim {
 namespace {
 
-// Errors after which Kafka's Sender retries a batch (RetriableException subclasses).
-bool IsRetriable(Errc error) {
-  switch (error) {
-    case Errc::kNotLeaderForPartition:
-    case Errc::kLeaderNotAvailable:
-    case Errc::kUnknownTopicOrPartition:
-    case Errc::kNotEnoughReplicas:
-    case Errc::kNotEnoughReplicasAfterAppend:
-    case Errc::kRequestTimedOut:
-    case Errc::kNetworkException:
-    case Errc::kCorruptMessage:
-    case Errc::kKafkaStorageError:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Kafka's InvalidMetadataException subclasses: the producer asks for new metadata.
 bool NeedsMetadata(Errc error) {
   return error == Errc::kNotLeaderForPartition || error == Errc::kLeaderNotAvailable ||

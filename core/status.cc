@@ -13,6 +13,26 @@ void CheckFailed(const char* condition, const char* file, int line, const char* 
 }
 }  // namespace detail
 
+bool IsRetriable(Errc code) {
+  switch (code) {
+    case Errc::kCorruptMessage:
+    case Errc::kUnknownTopicOrPartition:
+    case Errc::kLeaderNotAvailable:
+    case Errc::kNotLeaderForPartition:
+    case Errc::kRequestTimedOut:
+    case Errc::kNetworkException:
+    case Errc::kCoordinatorLoadInProgress:
+    case Errc::kCoordinatorNotAvailable:
+    case Errc::kNotCoordinator:
+    case Errc::kNotEnoughReplicas:
+    case Errc::kNotEnoughReplicasAfterAppend:
+    case Errc::kKafkaStorageError:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::string_view ErrcName(Errc code) {
   switch (code) {
     case Errc::kNone:

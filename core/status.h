@@ -85,6 +85,13 @@ enum class Errc : int16_t {
 // Kafka's name for the code ("NOT_LEADER_FOR_PARTITION"), or a local name ("IO_ERROR").
 std::string_view ErrcName(Errc code);
 
+// Whether Kafka's exception for the code is a RetriableException (org.apache.kafka.common.errors):
+// a client may send the same request again. Among the codes Errc names: CORRUPT_MESSAGE,
+// UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_FOR_PARTITION, REQUEST_TIMED_OUT,
+// NETWORK_EXCEPTION, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR,
+// NOT_ENOUGH_REPLICAS(_AFTER_APPEND), KAFKA_STORAGE_ERROR. Local codes are not.
+bool IsRetriable(Errc code);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;

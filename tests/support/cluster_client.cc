@@ -12,21 +12,6 @@ namespace ksim::testing {
 
 namespace {
 
-bool Retriable(Errc error) {
-  switch (error) {
-    case Errc::kNotLeaderForPartition:
-    case Errc::kLeaderNotAvailable:
-    case Errc::kUnknownTopicOrPartition:
-    case Errc::kNotEnoughReplicas:
-    case Errc::kNotEnoughReplicasAfterAppend:
-    case Errc::kRequestTimedOut:
-    case Errc::kNetworkException:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string AsString(const std::optional<Bytes>& bytes) {
   return bytes ? std::string(bytes->begin(), bytes->end()) : std::string();
 }
@@ -185,7 +170,7 @@ void ClusterClient::OnProduceError(ProducedRecord& record, Errc error) {
   record.error = error;
   leaders_.erase(record.tp);  // ask the metadata again
   Trace("error", record, error);
-  if (Retriable(error) && record.attempts <= options_.retries) {
+  if (IsRetriable(error) && record.attempts <= options_.retries) {
     node_->Schedule(options_.retry_backoff_us, [this] {
       producing_ = false;
       Pump();

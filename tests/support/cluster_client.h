@@ -8,12 +8,11 @@
 //   answer until a produce to it fails; it comes from a Metadata
 //   request to one of the live brokers the last answer listed (the bootstrap brokers before the
 //   first answer and after a failed one), the next one on each request. acks=0 requests get no
-//   answer: the record's fate is kSent. Retriable errors (NOT_LEADER_FOR_PARTITION,
-//   LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND),
-//   REQUEST_TIMED_OUT, NETWORK_EXCEPTION) refresh the metadata and retry after retry_backoff_us, up
-//   to `retries` times; then, or on any other error, the record is kFailed with the last error. A
-//   record acked after a retry may also have been appended by an earlier attempt (as Kafka's
-//   non-idempotent producer).
+//   answer: the record's fate is kSent. Retriable errors (IsRetriable in core/status.h:
+//   NOT_LEADER_FOR_PARTITION, NOT_ENOUGH_REPLICAS, REQUEST_TIMED_OUT, ...) refresh the metadata and
+//   retry after retry_backoff_us, up to `retries` times; then, or on any other error, the record is
+//   kFailed with the last error. A record acked after a retry may also have been appended by an
+//   earlier attempt (as Kafka's non-idempotent producer).
 // - Fetch: one consumer Fetch (replica_id -1, below the HW) from the partition's leader, from an
 //   offset; ReadAll fetches until the HW. Metadata: the raw answer, for availability checks.
 // - Every send, ack and error is written to the trace ("send", "ack", "error" on the client's
