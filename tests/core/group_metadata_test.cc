@@ -346,16 +346,20 @@ class CoordinatorTest : public ::testing::Test {
   std::optional<Errc> Commit(const std::string& group, int32_t generation,
                              const std::string& member_id, const TopicPartition& tp,
                              int64_t offset) {
-    std::optional<Errc> error;
+    // The answer may come after this returns (a held append): it lands in last_commit_answer_.
+    auto answer = std::make_shared<std::optional<Errc>>();
+    last_commit_answer_ = answer;
     OffsetCommitRequest request;
     request.group_id = group;
     request.generation_id = generation;
     request.member_id = member_id;
     request.partitions.push_back(OffsetCommitPartition{.tp = tp, .offset = Offset(offset)});
     coordinator_->HandleOffsetCommit(
-        request, [&error](OffsetCommitResponse r) { error = r.responses.at(0).error_code; });
-    return error;
+        request, [answer](OffsetCommitResponse r) { *answer = r.responses.at(0).error_code; });
+    return *answer;
   }
+  // The answer to the last Commit, once it came.
+  std::optional<Errc> last_commit_answer() const { return *last_commit_answer_; }
   OffsetFetchPartitionResponse Fetch(const std::string& group, const TopicPartition& tp) {
     OffsetFetchResponse r = coordinator_->HandleOffsetFetch(
         OffsetFetchRequest{.group_id = group, .partitions = std::vector<TopicPartition>{tp}});
@@ -381,6 +385,8 @@ class CoordinatorTest : public ::testing::Test {
   std::unique_ptr<GroupCoordinator> coordinator_;
   Errc fail_appends_ = Errc::kNone;
   bool hold_appends_ = false;
+  std::shared_ptr<std::optional<Errc>> last_commit_answer_ =
+      std::make_shared<std::optional<Errc>>();
   int appends_ = 0;
   std::vector<std::function<void()>> held_;
   const TopicPartition tp_{"t", PartitionId(0)};
@@ -571,6 +577,7 @@ TEST_F(CoordinatorTest, CommitIsAnsweredOnlyOnceTheAppendCompletes) {
   EXPECT_FALSE(error.has_value());
   EXPECT_EQ(Fetch("g", tp_).offset, kUndefinedOffset);  // not in the cache before the log has it
   Release();
+  EXPECT_EQ(last_commit_answer(), Errc::kNone);
   EXPECT_EQ(Fetch("g", tp_).offset, Offset(12));
 }
 
