@@ -340,12 +340,14 @@ void GroupCoordinator::UnloadGroup(GroupMetadata& group) {
     timers_.Cancel(member.heartbeat_timer);
     member.heartbeat_timer = 0;
     if (previous == GroupState::kPreparingRebalance && member.awaiting_join) {
-      answers.push_back([callback = std::exchange(member.awaiting_join, nullptr), id]() {
-        JoinGroupResponse response;
-        response.error_code = Errc::kNotCoordinator;
-        response.member_id = id;
-        callback(std::move(response));
-      });
+      // (clang 14 cannot capture a structured binding: copy the id by name.)
+      answers.push_back(
+          [callback = std::exchange(member.awaiting_join, nullptr), member_id = id]() {
+            JoinGroupResponse response;
+            response.error_code = Errc::kNotCoordinator;
+            response.member_id = member_id;
+            callback(std::move(response));
+          });
     }
     if (member.awaiting_sync) {
       answers.push_back([callback = std::exchange(member.awaiting_sync, nullptr)]() {
