@@ -1,23 +1,20 @@
 // The group coordinator in a running simulated cluster, spoken to with plain protocol requests
-// from a client node (a SimTransport and a NetworkClient): FindCoordinator creates
+// from a client node (tests/support/cluster_client.h): FindCoordinator creates
 // __consumer_offsets and finds its leader; two members join and sync; a silent member is removed
 // after its session timeout; committed offsets survive the coordinator broker's crash (the new
 // leader of the offsets partition loads them from its log) and a restart of the whole cluster.
 #include <gtest/gtest.h>
 
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
-#include "core/network_client.h"
 #include "core/offsets_records.h"
 #include "core/protocol.h"
 #include "core/topic.h"
-#include "sim/sim_transport.h"
 #include "tests/sim/cluster_test_util.h"
+#include "tests/support/cluster_client.h"
 
 namespace ksim::sim::testing {
 namespace {
@@ -27,38 +24,18 @@ constexpr int32_t kSessionMs = 10000;
 // A client node that sends one request at a time to any broker and waits for its answer.
 class GroupClient {
  public:
-  GroupClient(ClusterSim& sim, std::string name) : sim_(sim), name_(std::move(name)) {
-    Result<Node*> node = sim_.world().AddNode(name_);
-    KSIM_CHECK(node.ok());
-    transport_ = std::make_unique<SimTransport>(sim_.world().network(), name_);
-    transport_->Attach();
-    NetworkClient::Handlers handlers;
-    handlers.on_ready = [this](std::string_view peer) {
-      for (auto it = waiting_.begin(); it != waiting_.end();) {
-        auto& [to, request, done] = *it;
-        if (to != peer || !network_->Ready(to)) {
-          ++it;
-          continue;
-        }
-        network_->Send(to, std::move(request), std::move(done));
-        it = waiting_.erase(it);
-      }
-    };
-    NetworkClientOptions options;
-    options.request_timeout_us = 10 * kSecondUs;
-    network_ = std::make_unique<NetworkClient>(*transport_, **node, std::move(handlers), options);
-  }
+  GroupClient(ClusterSim& sim, std::string name)
+      : sim_(sim),
+        client_(sim.world(), std::move(name),
+                ksim::testing::ClusterClientOptions{.bootstrap = {"broker-1"},
+                                                    .request_timeout_us = 10 * kSecondUs}) {}
 
   // Sends without waiting; the answer lands in the returned slot.
   std::shared_ptr<std::optional<Result<ksim::Message>>> Send(const std::string& broker,
                                                              ksim::Message request) {
     auto slot = std::make_shared<std::optional<Result<ksim::Message>>>();
-    auto done = [slot](Result<ksim::Message> answer) { *slot = std::move(answer); };
-    if (network_->Ready(broker)) {
-      network_->Send(broker, std::move(request), std::move(done));
-    } else {
-      waiting_.emplace_back(broker, std::move(request), std::move(done));
-    }
+    client_.SendRequest(broker, std::move(request),
+                        [slot](Result<ksim::Message> answer) { *slot = std::move(answer); });
     return slot;
   }
 
@@ -100,10 +77,7 @@ class GroupClient {
 
  private:
   ClusterSim& sim_;
-  std::string name_;
-  std::unique_ptr<SimTransport> transport_;
-  std::unique_ptr<NetworkClient> network_;
-  std::deque<std::tuple<std::string, ksim::Message, NetworkClient::ResponseCallback>> waiting_;
+  ksim::testing::ClusterClient client_;
 };
 
 JoinGroupRequest Join(const std::string& group, const std::string& member_id) {

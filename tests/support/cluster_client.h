@@ -96,6 +96,9 @@ class ClusterClient {
   void Metadata(const std::string& topic, std::function<void(Result<MetadataResponse>)> done);
   // One consumer fetch of `tp` from `offset` at the partition's current leader.
   void Fetch(const TopicPartition& tp, Offset offset, std::function<void(FetchResult)> done);
+  // Any request to `peer`, sent now or, while its in-flight slots are full, once one frees up
+  // (requests to one peer keep their order). `done` hears the answer or the transport's error.
+  void SendRequest(const std::string& peer, Message request, NetworkClient::ResponseCallback done);
 
   const std::string& name() const { return name_; }
 
@@ -109,7 +112,6 @@ class ClusterClient {
   void FindLeader(const TopicPartition& tp,
                   std::function<void(Errc, BrokerId, const std::string&)> done);
   void Trace(std::string_view ev, const ProducedRecord& record, std::optional<Errc> error);
-  void SendRequest(const std::string& peer, Message request, NetworkClient::ResponseCallback done);
 
   sim::World& world_;
   std::string name_;
