@@ -162,7 +162,10 @@ Result<Node*> World::Lookup(std::string_view name) {
 
 void World::Trace(std::string_view node, std::string_view ev, const TraceFields& fields) {
   trace_.Event(loop_.Now(), node, ev, fields);
+  for (const TraceTap& tap : taps_) tap(loop_.Now(), node, ev, fields);
 }
+
+void World::AddTraceTap(TraceTap tap) { taps_.push_back(std::move(tap)); }
 
 void World::OnNetEvent(const NetEvent& event) {
   // Fields mirror NetEvent (docs/trace-format.md, network message events).

@@ -171,6 +171,14 @@ class World {
 
   // A state event at the current time. REQUIRES: as TraceWriter::Event.
   void Trace(std::string_view node, std::string_view ev, const TraceFields& fields = TraceFields());
+  // Taps see every state event Trace writes (whatever the trace level and sink), after it is
+  // written, in the order added: how the scenario runner follows elections, truncations and
+  // faults without reading the trace back. A tap must not call Trace. Message events (msg_*)
+  // are not tapped. Taps live as long as the World.
+  using TraceTap =
+      std::function<void(TimeUs t_us, std::string_view node, std::string_view ev,
+                         const TraceFields& fields)>;
+  void AddTraceTap(TraceTap tap);
 
   // --- Faults ---------------------------------------------------------------------------------
   // Each returns kNotFound for an unknown node and then changes and traces nothing.
@@ -212,6 +220,7 @@ class World {
   Topology topology_;
   std::unique_ptr<Network> network_;
   std::vector<std::unique_ptr<Node>> nodes_;  // by NodeId
+  std::vector<TraceTap> taps_;
 };
 
 std::string_view DiskFaultName(DiskFault fault);

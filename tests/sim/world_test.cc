@@ -131,6 +131,33 @@ TEST(WorldLevelsTest, StateLevelTracesNoMessages) {
   EXPECT_EQ(world.trace().lines(), 1u);  // the header only
 }
 
+TEST(WorldTapTest, TapsSeeEveryStateEventInOrderButNoMessages) {
+  // The state level keeps no message events in the trace, and the tap sees none at any level.
+  World world(5, TraceWriter::ToMemory(Header(5)), FixedLatency());
+  ASSERT_TRUE(world.AddNode("a").ok());
+  ASSERT_TRUE(world.AddNode("b").ok());
+  world.node("b").Listen(NetworkHandler{[](Delivery) {}, nullptr});
+  std::vector<std::string> first;
+  std::vector<std::string> second;
+  world.AddTraceTap([&](TimeUs t_us, std::string_view node, std::string_view ev,
+                        const TraceFields& fields) {
+    first.push_back(std::to_string(t_us) + " " + std::string(node) + " " + std::string(ev) +
+                    (fields.contains("k") ? " k=" + fields["k"].dump() : ""));
+  });
+  world.AddTraceTap([&](TimeUs, std::string_view, std::string_view ev, const TraceFields&) {
+    // Added second, told second: the first tap has already seen this event.
+    second.push_back(std::string(ev) + "/" + std::to_string(first.size()));
+  });
+  world.Trace("a", "custom", TraceFields{{"k", 3}});
+  world.node("a").Send("b", Ping());
+  world.loop().RunUntil(10 * kMs);
+  ASSERT_TRUE(world.CrashNode("b").ok());
+  EXPECT_EQ(first, (std::vector<std::string>{"0 a custom k=3", "10000 b crash"}));
+  EXPECT_EQ(second, (std::vector<std::string>{"custom/1", "crash/2"}));
+  // The messages level wrote the send and deliver lines; the taps saw neither.
+  EXPECT_NE(world.trace().bytes().find("msg_deliver"), std::string::npos);
+}
+
 TEST_F(WorldTest, CrashDropsInFlightCancelsTimersRemovesHandlerAndLosesUnsyncedBytes) {
   Node& broker = world_.node("broker-1");
   std::vector<std::string> seen;

@@ -1,0 +1,135 @@
+// RunObserver: what happened in a run besides the clients' history, gathered from the World's
+// state events (World::AddTraceTap) as they are written: leader elections, truncations, faults,
+// producer retries, consumer rebalances, invariant violations, and per partition the time it was
+// unavailable. The history checker (sim/history_checker.h) reads it to count elections and
+// unavailability and to name the cause of each loss or duplicate. docs/scenarios.md, "Metrics".
+//
+// Events read (docs/trace-format.md): the controller's leader_elected {topic, partition,
+// leader, epoch, isr, unclean, reason, policy} and partition_offline {topic, partition};
+// a partition's isr_shrink / isr_expand {topic, partition, isr} on its leader's node and
+// truncate {topic, partition, from_leo, to, records, reason} on the truncating broker's node;
+// the World's crash / shutdown / restart (on broker-<id> and client nodes), partition, heal,
+// slow, disk_fault and the Cluster's zk_expire; a producer's produce_retry {topic, partition,
+// attempt, error}; a consumer's partitions_assigned / partitions_revoked; the checker's
+// invariant_violation. Other events are ignored.
+//
+// Unavailability (the `unavailable_ms` metric): a partition is unavailable while it has no
+// leader (before its first election, after partition_offline, or while the elected leader's
+// node is down: crashed or shut down and not yet replaced) or while its ISR is smaller than its
+// min.insync.replicas (SetMinInsyncReplicas; 1 when never set). It is counted from the moment
+// the partition is first known (its first leader_elected or partition_offline, or
+// WatchPartition) to the end given to UnavailableMs. Internal topics (names starting with "__")
+// are watched like any other; the checker decides which to sum.
+//
+// Single-threaded; borrows nothing after construction but the World it taps (which must
+// outlive it: the tap holds `this`).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/topic_partition.h"
+#include "core/types.h"
+#include "sim/world.h"
+
+namespace ksim::sim {
+
+struct ElectionRecord {
+  TimeUs t_us = 0;
+  TopicPartition tp;
+  BrokerId leader{-1};
+  int32_t epoch = 0;
+  std::vector<int32_t> isr;
+  bool unclean = false;
+  std::string reason;  // new_partition, controller_failover, broker_failure, ...
+  std::string policy;  // the election policy's name
+};
+
+struct TruncationRecord {
+  TimeUs t_us = 0;
+  BrokerId broker{-1};
+  TopicPartition tp;
+  Offset from_leo{0};  // the log end before
+  Offset to{0};        // the log end after: offsets [to, from_leo) were removed
+  std::string reason;  // the truncate event's reason
+};
+
+// A fault or lifecycle change of a node, or a network change (node "world").
+struct FaultRecord {
+  TimeUs t_us = 0;
+  std::string node;
+  std::string ev;      // crash, shutdown, restart, partition, heal, slow, disk_fault, zk_expire
+  std::string detail;  // a short human text of the event's fields ("" when none)
+};
+
+struct RetryRecord {
+  TimeUs t_us = 0;
+  std::string client;
+  TopicPartition tp;
+  int32_t attempt = 0;
+  std::string error;  // Kafka's error name
+};
+
+struct RebalanceRecord {
+  TimeUs t_us = 0;
+  std::string client;
+  std::string ev;  // partitions_assigned or partitions_revoked
+  std::vector<TopicPartition> partitions;
+};
+
+class RunObserver {
+ public:
+  // Taps `world`.
+  explicit RunObserver(World& world);
+  RunObserver(const RunObserver&) = delete;
+  RunObserver& operator=(const RunObserver&) = delete;
+
+  // What the tap calls; public so tests can feed events by hand.
+  void OnEvent(TimeUs t_us, std::string_view node, std::string_view ev, const TraceFields& fields);
+
+  // The topic's min.insync.replicas from now on (topic creation, a config change).
+  void SetMinInsyncReplicas(const std::string& topic, int32_t min_isr);
+  // Starts counting `tp` as unavailable (no leader yet) from `t_us` if it is not known yet.
+  void WatchPartition(const TopicPartition& tp, TimeUs t_us);
+
+  const std::vector<ElectionRecord>& elections() const { return elections_; }
+  const std::vector<TruncationRecord>& truncations() const { return truncations_; }
+  const std::vector<FaultRecord>& faults() const { return faults_; }
+  const std::vector<RetryRecord>& retries() const { return retries_; }
+  const std::vector<RebalanceRecord>& rebalances() const { return rebalances_; }
+  // invariant_violation events, each as "<rule> <topic>-<partition>: <message>".
+  const std::vector<std::string>& invariant_violations() const { return violations_; }
+
+  // Every partition known, in order.
+  std::vector<TopicPartition> partitions() const;
+  // Milliseconds (rounded down) `tp` was unavailable from when it became known until `end_us`.
+  int64_t UnavailableMs(const TopicPartition& tp, TimeUs end_us) const;
+
+ private:
+  struct PartitionTrack {
+    TimeUs known_since_us = 0;
+    BrokerId leader{-1};
+    std::vector<int32_t> isr;
+    bool unavailable = true;
+    TimeUs unavailable_since_us = 0;
+    TimeUs unavailable_total_us = 0;
+  };
+  PartitionTrack& Track(const TopicPartition& tp, TimeUs t_us);
+  void Reassess(const TopicPartition& tp, PartitionTrack& track, TimeUs t_us);
+  bool BrokerUp(BrokerId broker) const;
+
+  std::vector<ElectionRecord> elections_;
+  std::vector<TruncationRecord> truncations_;
+  std::vector<FaultRecord> faults_;
+  std::vector<RetryRecord> retries_;
+  std::vector<RebalanceRecord> rebalances_;
+  std::vector<std::string> violations_;
+  std::map<TopicPartition, PartitionTrack> partitions_;
+  std::map<std::string, int32_t, std::less<>> min_isr_;
+  std::map<int32_t, bool> broker_up_;  // broker id -> node up (absent: up)
+};
+
+}  // namespace ksim::sim
