@@ -42,9 +42,21 @@ std::string_view ActionName(const ActionKind& what) {
 
 const std::vector<std::string_view>& MetricNames() {
   static const std::vector<std::string_view> kNames = {
-      "sent",           "acked",      "lost_acked",        "lost_unacked",
-      "log_duplicates", "duplicated", "reordered",         "replica_divergence",
-      "unavailable_ms", "elections",  "unclean_elections", "truncated_records"};
+      "sent",
+      "acked",
+      "lost_acked",
+      "lost_unacked",
+      "log_duplicates",
+      "duplicated",
+      "reordered",
+      "undelivered",
+      "replica_divergence",
+      "unavailable_ms",
+      "elections",
+      "unclean_elections",
+      "truncated_records",
+      "invariant_violations",
+  };
   return kNames;
 }
 
