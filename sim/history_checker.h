@@ -80,9 +80,10 @@ struct Anomaly {
 };
 
 struct CheckResult {
-  std::vector<Metric> metrics;                   // every metric, in MetricNames() order
-  std::vector<Anomaly> anomalies;                // in kind order as listed above, then record order
-  int64_t expired = 0;                           // acked records deleted by retention (not lost)
+  std::vector<Metric> metrics;     // every metric, in MetricNames() order
+  std::vector<Anomaly> anomalies;  // in kind order as listed above, then record order
+  int64_t expired = 0;             // acked records deleted by retention (not lost)
+  int64_t foreign_records = 0;     // final-log records whose value no send of the run carried
   int64_t Value(std::string_view metric) const;  // REQUIRES: a metric name
 };
 
@@ -100,6 +101,7 @@ struct CheckInput {
   std::vector<Consumer> consumers;
 };
 
+// REQUIRES: history, audit and observer are set.
 CheckResult CheckHistory(const CheckInput& input);
 
 }  // namespace ksim::sim

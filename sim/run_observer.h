@@ -21,6 +21,16 @@
 // WatchPartition) to the end given to UnavailableMs. Internal topics (names starting with "__")
 // are watched like any other; the checker decides which to sum.
 //
+// Details: an isr_shrink / isr_expand counts only from the node of the partition's current
+// leader (a deposed leader's late ISR write must not overwrite its successor's ISR); a
+// leader_elected naming a broker whose node is down (the controller had not noticed the crash
+// yet) leaves the partition unavailable until that broker restarts or another is elected; a
+// restart of the leader's node makes the partition available again (the broker recovers as the
+// leader the controller still names). A network partition that cuts a live leader off is not
+// unavailability by this measure (the controller still names a live leader). Faults are
+// recorded whatever node they hit (isolate included); only broker nodes change availability.
+// SetMinInsyncReplicas takes effect at the later of the World's time and the last event seen.
+//
 // Single-threaded; borrows nothing after construction but the World it taps (which must
 // outlive it: the tap holds `this`).
 #pragma once
@@ -52,9 +62,12 @@ struct TruncationRecord {
   TimeUs t_us = 0;
   BrokerId broker{-1};
   TopicPartition tp;
-  Offset from_leo{0};  // the log end before
-  Offset to{0};        // the log end after: offsets [to, from_leo) were removed
-  std::string reason;  // the truncate event's reason
+  Offset from_leo{0};   // the log end before
+  Offset to{0};         // the log end after (the new log start for offset_out_of_range)
+  int64_t records = 0;  // records removed: offsets [from_leo - records, from_leo)
+  std::string reason;   // the truncate event's reason: high_watermark, leader_epoch, ...
+  // Whether the truncation removed `offset`.
+  bool Removed(Offset offset) const { return offset < from_leo && offset >= from_leo - records; }
 };
 
 // A fault or lifecycle change of a node, or a network change (node "world").
@@ -79,6 +92,9 @@ struct RebalanceRecord {
   std::string ev;  // partitions_assigned or partitions_revoked
   std::vector<TopicPartition> partitions;
 };
+
+// "12.300 s": a time in seconds with 3 decimals (milliseconds, rounded down), as causes say it.
+std::string FormatSeconds(TimeUs t_us);
 
 class RunObserver {
  public:
@@ -119,7 +135,12 @@ class RunObserver {
   };
   PartitionTrack& Track(const TopicPartition& tp, TimeUs t_us);
   void Reassess(const TopicPartition& tp, PartitionTrack& track, TimeUs t_us);
+  void ReassessAll(TimeUs t_us);
   bool BrokerUp(BrokerId broker) const;
+  void OnFault(TimeUs t_us, std::string_view node, std::string_view ev, const TraceFields& fields);
+
+  World& world_;
+  TimeUs last_t_us_ = 0;  // the latest time seen (an event or the world's clock)
 
   std::vector<ElectionRecord> elections_;
   std::vector<TruncationRecord> truncations_;

@@ -1,0 +1,529 @@
+#include "sim/history_checker.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "core/check.h"
+#include "sim/scenario.h"
+
+namespace ksim::sim {
+namespace {
+
+struct Copy {
+  TopicPartition tp;
+  Offset offset{-1};
+};
+
+// One record a producer tried to send.
+struct Send {
+  const HistoryOp* invoke = nullptr;
+  const HistoryOp* completion = nullptr;  // null: never completed
+  bool acked = false;
+  std::vector<Copy> copies;  // where the final log holds it, in audit order
+  TimeUs end_us() const { return completion != nullptr ? completion->t_us : INT64_MAX; }
+};
+
+std::string TpText(const TopicPartition& tp) { return ToString(tp); }
+
+// Everything the checker looks up, indexed once (maps keyed by record id, partition, client).
+class Checker {
+ public:
+  explicit Checker(const CheckInput& input) : in_(input) {}
+
+  CheckResult Run();
+
+ private:
+  void IndexSends();
+  void IndexLogs(CheckResult& result);
+  void IndexEvents();
+  void IndexConsumers();
+
+  void CheckPresence(CheckResult& result);
+  void CheckDeliveries();
+  void CheckOrder();
+  void ObserverMetrics();
+
+  std::string LostCause(const Send& send, TimeUs* cause_t_us) const;
+  std::string DuplicateCause(const Send& send, const TopicPartition& tp, TimeUs* cause_t_us) const;
+  std::string RetryCause(const Send& send, const TopicPartition& tp, TimeUs* cause_t_us) const;
+  std::string RedeliveryCause(const std::string& group, const Send& send,
+                              const std::vector<const HistoryOp*>& deliveries,
+                              TimeUs* cause_t_us) const;
+  std::string UndeliveredCause(const std::string& group, const Copy& copy,
+                               TimeUs* cause_t_us) const;
+  // The last ok commit of `group` for `tp` at or before `t_us`, or null.
+  const HistoryOp* LastCommitBefore(const std::string& group, const TopicPartition& tp,
+                                    TimeUs t_us) const;
+  std::string LastCommitText(const std::string& group, const TopicPartition& tp, TimeUs t_us) const;
+  // The last election of `tp` at or before `t_us`, or null.
+  const ElectionRecord* ElectionBefore(const TopicPartition& tp, TimeUs t_us) const;
+  bool Audited(const std::string& topic) const { return audited_topics_.contains(topic); }
+
+  const CheckInput& in_;
+  std::vector<Send> sends_;                   // in invoke order
+  std::map<std::string, size_t> send_of_id_;  // record id -> sends_ index
+  std::map<std::string, std::vector<size_t>> sends_of_value_;
+  std::set<std::string> audited_topics_;
+  std::set<TopicPartition> audited_partitions_;
+  std::map<TopicPartition, std::vector<const ElectionRecord*>> elections_;
+  std::map<TopicPartition, std::vector<const TruncationRecord*>> truncations_;
+  std::map<std::pair<std::string, TopicPartition>, std::vector<const RetryRecord*>> retries_;
+  std::map<std::string, std::vector<const FaultRecord*>> faults_;  // node -> its faults
+  std::map<std::string, std::set<std::string>> groups_of_topic_;
+  std::map<std::string, std::set<std::string>> members_;  // group -> client ids
+  // (group, record id) -> its deliveries, in history order.
+  std::map<std::pair<std::string, std::string>, std::vector<const HistoryOp*>> deliveries_;
+  // (group, partition) -> ok commits, in history order.
+  std::map<std::pair<std::string, TopicPartition>, std::vector<const HistoryOp*>> commits_;
+
+  std::map<std::string, int64_t, std::less<>> metrics_;  // absent: 0
+  std::vector<Anomaly> lost_acked_;
+  std::vector<Anomaly> log_duplicates_;
+  std::vector<Anomaly> duplicated_;
+  std::vector<Anomaly> undelivered_;
+  std::vector<Anomaly> reordered_;
+};
+
+std::string GroupOf(const HistoryOp& op) { return op.group.empty() ? op.process : op.group; }
+
+void Checker::IndexSends() {
+  for (const HistoryOp& op : in_.history->ops()) {
+    if (op.f != OpFunction::kSend || op.type != OpType::kInvoke) continue;
+    Send send;
+    send.invoke = &op;
+    send.completion = in_.history->CompletionOf(op.index);
+    send.acked = send.completion != nullptr && send.completion->type == OpType::kOk &&
+                 send.completion->offset >= Offset(0);
+    send_of_id_.emplace(op.record_id, sends_.size());
+    sends_of_value_[op.value].push_back(sends_.size());
+    sends_.push_back(std::move(send));
+  }
+}
+
+void Checker::IndexLogs(CheckResult& result) {
+  for (const PartitionAudit& partition : in_.audit->partitions) {
+    audited_topics_.insert(partition.tp.topic);
+    audited_partitions_.insert(partition.tp);
+    for (const AuditedRecord& record : partition.records) {
+      std::optional<std::string> id = in_.history->RecordIdForValue(record.value);
+      auto send = id ? send_of_id_.find(*id) : send_of_id_.end();
+      if (send == send_of_id_.end()) {
+        ++result.foreign_records;
+        continue;
+      }
+      sends_[send->second].copies.push_back(Copy{partition.tp, record.offset});
+    }
+  }
+}
+
+void Checker::IndexEvents() {
+  const RunObserver& observer = *in_.observer;
+  for (const ElectionRecord& e : observer.elections()) elections_[e.tp].push_back(&e);
+  for (const TruncationRecord& t : observer.truncations()) truncations_[t.tp].push_back(&t);
+  for (const RetryRecord& r : observer.retries()) retries_[{r.client, r.tp}].push_back(&r);
+  for (const FaultRecord& f : observer.faults()) faults_[f.node].push_back(&f);
+  for (const HistoryOp& op : in_.history->ops()) {
+    if (op.f == OpFunction::kDeliver && !op.record_id.empty()) {
+      deliveries_[{GroupOf(op), op.record_id}].push_back(&op);
+    } else if (op.f == OpFunction::kCommit && op.type == OpType::kOk) {
+      commits_[{GroupOf(op), TopicPartition{op.topic, op.partition}}].push_back(&op);
+    }
+  }
+}
+
+void Checker::IndexConsumers() {
+  for (const CheckInput::Consumer& consumer : in_.consumers) {
+    const std::string group = consumer.group.empty() ? consumer.id : consumer.group;
+    members_[group].insert(consumer.id);
+    for (const std::string& topic : consumer.topics) groups_of_topic_[topic].insert(group);
+  }
+}
+
+const ElectionRecord* Checker::ElectionBefore(const TopicPartition& tp, TimeUs t_us) const {
+  auto it = elections_.find(tp);
+  if (it == elections_.end()) return nullptr;
+  const ElectionRecord* last = nullptr;
+  for (const ElectionRecord* e : it->second) {
+    if (e->t_us > t_us) break;
+    last = e;
+  }
+  return last;
+}
+
+std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
+  const TopicPartition tp{send.completion->topic, send.completion->partition};
+  const Offset offset = send.completion->offset;
+  const TimeUs acked_us = send.completion->t_us;
+  const ElectionRecord* leading = ElectionBefore(tp, acked_us);
+  const BrokerId leader = leading != nullptr ? leading->leader : BrokerId(-1);
+  // The write happened before the ack reached the producer: a truncation may come in between.
+  const TimeUs from_us = send.invoke->t_us;
+  const TruncationRecord* found = nullptr;
+  auto truncations = truncations_.find(tp);
+  if (truncations != truncations_.end()) {
+    for (const TruncationRecord* t : truncations->second) {
+      if (t->t_us < from_us || !t->Removed(offset)) continue;
+      if (t->broker == leader) {
+        found = t;
+        break;
+      }
+      if (found == nullptr) found = t;  // another replica's, kept unless the leader's follows
+    }
+  }
+  if (found != nullptr) {
+    *cause_t_us = found->t_us;
+    std::string cause = "truncated on " + BrokerNodeName(found->broker) + " at " +
+                        FormatSeconds(found->t_us) + " (to offset " +
+                        std::to_string(found->to.value()) + ", " + found->reason + ")";
+    if (const ElectionRecord* e = ElectionBefore(tp, found->t_us)) {
+      cause += " after " + BrokerNodeName(e->leader) + " was elected leader (epoch " +
+               std::to_string(e->epoch) + (e->unclean ? ", unclean" : "") + ") at " +
+               FormatSeconds(e->t_us);
+    }
+    return cause;
+  }
+  // No truncation: the leader lost the data itself (a crash losing unsynced writes, a disk
+  // fault), or nothing is left to read.
+  if (leader.value() >= 0) {
+    auto faults = faults_.find(BrokerNodeName(leader));
+    if (faults != faults_.end()) {
+      for (const FaultRecord* f : faults->second) {
+        if (f->t_us < from_us || (f->ev != "crash" && f->ev != "disk_fault")) continue;
+        *cause_t_us = f->t_us;
+        return BrokerNodeName(leader) + ", its leader at the ack, " +
+               (f->ev == "crash" ? std::string("crashed")
+                                 : "had a disk fault (" + f->detail + ")") +
+               " at " + FormatSeconds(f->t_us) +
+               (f->ev == "crash" && !f->detail.empty() ? " (" + f->detail + ")" : "") +
+               " and no replica kept the record";
+      }
+    }
+  }
+  const PartitionAudit* audited = in_.audit->Find(tp);
+  if (audited != nullptr && audited->leader.value() < 0) {
+    return TpText(tp) + " has no live leader at the end";
+  }
+  return "unknown";
+}
+
+std::string Checker::RetryCause(const Send& send, const TopicPartition& tp,
+                                TimeUs* cause_t_us) const {
+  auto retries = retries_.find({send.invoke->process, tp});
+  if (retries != retries_.end()) {
+    for (const RetryRecord* r : retries->second) {
+      if (r->t_us < send.invoke->t_us) continue;
+      if (r->t_us > send.end_us()) break;
+      *cause_t_us = r->t_us;
+      return "producer " + r->client + " retried " + TpText(r->tp) + " (attempt " +
+             std::to_string(r->attempt) + ") after " + r->error + " at " + FormatSeconds(r->t_us);
+    }
+  }
+  return "";
+}
+
+std::string Checker::DuplicateCause(const Send& send, const TopicPartition& tp,
+                                    TimeUs* cause_t_us) const {
+  std::string cause = RetryCause(send, tp, cause_t_us);
+  if (!cause.empty()) return cause;
+  // A value typed twice is one record to the checker (History::RecordIdForValue).
+  auto same = sends_of_value_.find(send.invoke->value);
+  if (same != sends_of_value_.end() && same->second.size() > 1) {
+    const HistoryOp& again = *sends_[same->second[1]].invoke;
+    *cause_t_us = again.t_us;
+    return "the same value was sent again as " + again.record_id + " by " + again.process + " at " +
+           FormatSeconds(again.t_us);
+  }
+  return "unknown";
+}
+
+const HistoryOp* Checker::LastCommitBefore(const std::string& group, const TopicPartition& tp,
+                                           TimeUs t_us) const {
+  auto commits = commits_.find({group, tp});
+  if (commits == commits_.end()) return nullptr;
+  const HistoryOp* last = nullptr;
+  for (const HistoryOp* c : commits->second) {
+    if (c->t_us > t_us) break;
+    last = c;
+  }
+  return last;
+}
+
+std::string Checker::LastCommitText(const std::string& group, const TopicPartition& tp,
+                                    TimeUs t_us) const {
+  const HistoryOp* commit = LastCommitBefore(group, tp, t_us);
+  if (commit == nullptr) return "no commit of " + TpText(tp) + " before it";
+  return "last commit of " + TpText(tp) + " was offset " + std::to_string(commit->offset.value()) +
+         " at " + FormatSeconds(commit->t_us);
+}
+
+std::string Checker::RedeliveryCause(const std::string& group, const Send& send,
+                                     const std::vector<const HistoryOp*>& deliveries,
+                                     TimeUs* cause_t_us) const {
+  const HistoryOp& first = *deliveries[0];
+  const HistoryOp& again = *deliveries[1];
+  const TopicPartition tp{again.topic, again.partition};
+  if (first.topic != again.topic || first.partition != again.partition ||
+      first.offset != again.offset) {
+    // Two copies in the log, each delivered once.
+    std::string cause = "the log holds it twice (" +
+                        TpText(TopicPartition{first.topic, first.partition}) + " offset " +
+                        std::to_string(first.offset.value()) + ", " + TpText(tp) + " offset " +
+                        std::to_string(again.offset.value()) + ")";
+    TimeUs retry_us = -1;
+    std::string retry = RetryCause(send, tp, &retry_us);
+    if (!retry.empty()) {
+      *cause_t_us = retry_us;
+      cause += ": " + retry;
+    }
+    return cause;
+  }
+  std::string cause = "redelivered to " + group + " by " + again.process + " (incarnation " +
+                      std::to_string(again.incarnation) + ")";
+  // The last crash or shutdown of a member between the two deliveries.
+  const FaultRecord* stop = nullptr;
+  std::set<std::string> members;
+  auto known = members_.find(group);
+  if (known != members_.end()) members = known->second;
+  for (const HistoryOp* d : deliveries) members.insert(d->process);
+  for (const std::string& member : members) {
+    auto faults = faults_.find(member);
+    if (faults == faults_.end()) continue;
+    for (const FaultRecord* f : faults->second) {
+      if (f->t_us < first.t_us || f->t_us > again.t_us) continue;
+      if (f->ev != "crash" && f->ev != "shutdown") continue;
+      if (stop == nullptr || f->t_us > stop->t_us) stop = f;
+    }
+  }
+  if (stop != nullptr) {
+    *cause_t_us = stop->t_us;
+    cause += " after " + stop->node + (stop->ev == "crash" ? " crashed" : " shut down") + " at " +
+             FormatSeconds(stop->t_us);
+  } else {
+    // Else the last rebalance of a member that handed the partition on.
+    const RebalanceRecord* moved = nullptr;
+    for (const RebalanceRecord& r : in_.observer->rebalances()) {
+      if (r.t_us < first.t_us || r.t_us > again.t_us || !members.contains(r.client)) continue;
+      if (std::find(r.partitions.begin(), r.partitions.end(), tp) == r.partitions.end()) continue;
+      moved = &r;
+    }
+    if (moved != nullptr) {
+      *cause_t_us = moved->t_us;
+      cause += " after a rebalance (" + moved->client + " " + moved->ev + " at " +
+               FormatSeconds(moved->t_us) + ")";
+    }
+  }
+  return cause + "; " + LastCommitText(group, tp, again.t_us);
+}
+
+std::string Checker::UndeliveredCause(const std::string& group, const Copy& copy,
+                                      TimeUs* cause_t_us) const {
+  auto commits = commits_.find({group, copy.tp});
+  const HistoryOp* covering = nullptr;
+  if (commits != commits_.end()) {
+    for (const HistoryOp* c : commits->second) {
+      if (c->offset > copy.offset) {
+        covering = c;
+        break;
+      }
+    }
+  }
+  if (covering == nullptr) {
+    return "never processed by " + group + "; " +
+           LastCommitText(group, copy.tp, in_.end_us > 0 ? in_.end_us : INT64_MAX);
+  }
+  *cause_t_us = covering->t_us;
+  std::string cause = "offset " + std::to_string(copy.offset.value()) + " of " + TpText(copy.tp) +
+                      " was committed by " + covering->process + " at " +
+                      FormatSeconds(covering->t_us) + " before it was processed";
+  // The crash that followed: the first of a member after the commit.
+  const FaultRecord* crash = nullptr;
+  auto members = members_.find(group);
+  std::set<std::string> names;
+  if (members != members_.end()) names = members->second;
+  names.insert(covering->process);
+  for (const std::string& member : names) {
+    auto faults = faults_.find(member);
+    if (faults == faults_.end()) continue;
+    for (const FaultRecord* f : faults->second) {
+      if (f->t_us < covering->t_us || f->ev != "crash") continue;
+      if (crash == nullptr || f->t_us < crash->t_us) crash = f;
+      break;
+    }
+  }
+  if (crash != nullptr) {
+    *cause_t_us = crash->t_us;
+    cause += "; " + crash->node + " crashed at " + FormatSeconds(crash->t_us);
+  }
+  return cause;
+}
+
+void Checker::CheckPresence(CheckResult& result) {
+  for (const Send& send : sends_) {
+    if (send.acked) ++metrics_["acked"];
+    if (send.copies.size() >= 2) {
+      ++metrics_["log_duplicates"];
+      Anomaly a;
+      a.kind = "log_duplicate";
+      a.record_id = send.invoke->record_id;
+      a.tp = send.copies[1].tp;
+      a.offset = send.copies[1].offset;
+      a.cause = DuplicateCause(send, a.tp, &a.cause_t_us);
+      log_duplicates_.push_back(std::move(a));
+    }
+    // A record sent to a topic the audit did not read is neither lost nor kept.
+    if (!send.copies.empty() || !Audited(send.invoke->topic)) continue;
+    if (!send.acked) {
+      ++metrics_["lost_unacked"];
+      continue;
+    }
+    const TopicPartition tp{send.completion->topic, send.completion->partition};
+    const PartitionAudit* audited = in_.audit->Find(tp);
+    if (audited != nullptr && send.completion->offset < audited->log_start_offset) {
+      ++result.expired;
+      continue;
+    }
+    ++metrics_["lost_acked"];
+    Anomaly a;
+    a.kind = "lost_acked";
+    a.record_id = send.invoke->record_id;
+    a.tp = tp;
+    a.offset = send.completion->offset;
+    a.cause = LostCause(send, &a.cause_t_us);
+    lost_acked_.push_back(std::move(a));
+  }
+  metrics_["sent"] = static_cast<int64_t>(sends_.size());
+}
+
+void Checker::CheckDeliveries() {
+  // Never delivered: every (group consuming the topic, record in the final log) pair.
+  for (const Send& send : sends_) {
+    if (send.copies.empty()) continue;
+    auto groups = groups_of_topic_.find(send.invoke->topic);
+    if (groups == groups_of_topic_.end()) continue;
+    for (const std::string& group : groups->second) {
+      if (deliveries_.contains({group, send.invoke->record_id})) continue;
+      ++metrics_["undelivered"];
+      Anomaly a;
+      a.kind = "undelivered";
+      a.record_id = send.invoke->record_id;
+      a.tp = send.copies[0].tp;
+      a.offset = send.copies[0].offset;
+      a.group = group;
+      a.cause = UndeliveredCause(group, send.copies[0], &a.cause_t_us);
+      undelivered_.push_back(std::move(a));
+    }
+  }
+  // Delivered more than once, to any group that received it (declared a consumer or not).
+  std::vector<std::pair<size_t, Anomaly>> ordered;
+  for (const auto& [key, ops] : deliveries_) {
+    if (ops.size() < 2) continue;
+    auto send = send_of_id_.find(key.second);
+    if (send == send_of_id_.end()) continue;
+    ++metrics_["duplicated"];
+    Anomaly a;
+    a.kind = "duplicated";
+    a.record_id = key.second;
+    a.tp = TopicPartition{ops[1]->topic, ops[1]->partition};
+    a.offset = ops[1]->offset;
+    a.group = key.first;
+    a.cause = RedeliveryCause(key.first, sends_[send->second], ops, &a.cause_t_us);
+    ordered.push_back({send->second, std::move(a)});
+  }
+  // Record order, then group order (the map's order within one record).
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& entry : ordered) duplicated_.push_back(std::move(entry.second));
+}
+
+void Checker::CheckOrder() {
+  std::vector<std::pair<size_t, Anomaly>> ordered;
+  for (const PartitionAudit& partition : in_.audit->partitions) {
+    std::set<size_t> seen;  // only a record's first copy has a place in the order
+    // Per producer: the latest-sent record found so far in this log.
+    std::map<std::string, std::pair<size_t, Offset>> latest;
+    for (const AuditedRecord& record : partition.records) {
+      std::optional<std::string> id = in_.history->RecordIdForValue(record.value);
+      auto found = id ? send_of_id_.find(*id) : send_of_id_.end();
+      if (found == send_of_id_.end() || !seen.insert(found->second).second) continue;
+      const size_t index = found->second;
+      const Send& send = sends_[index];
+      auto [it, first] = latest.try_emplace(send.invoke->process, index, record.offset);
+      if (first || it->second.first < index) {
+        it->second = {index, record.offset};
+        continue;
+      }
+      ++metrics_["reordered"];
+      const Send& later = sends_[it->second.first];
+      Anomaly a;
+      a.kind = "reordered";
+      a.record_id = send.invoke->record_id;
+      a.tp = partition.tp;
+      a.offset = record.offset;
+      std::string cause = "sent before " + later.invoke->record_id + " (offset " +
+                          std::to_string(it->second.second.value()) + ") but written after it";
+      std::string retry = RetryCause(send, partition.tp, &a.cause_t_us);
+      a.cause = cause + (retry.empty() ? "" : ": " + retry);
+      ordered.push_back({index, std::move(a)});
+    }
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& entry : ordered) reordered_.push_back(std::move(entry.second));
+}
+
+void Checker::ObserverMetrics() {
+  const RunObserver& observer = *in_.observer;
+  for (const PartitionAudit& partition : in_.audit->partitions) {
+    metrics_["replica_divergence"] += static_cast<int64_t>(partition.divergences.size());
+    metrics_["unavailable_ms"] += observer.UnavailableMs(partition.tp, in_.end_us);
+  }
+  for (const ElectionRecord& e : observer.elections()) {
+    if (!audited_partitions_.contains(e.tp) || e.reason == "new_partition") continue;
+    ++metrics_["elections"];
+    if (e.unclean) ++metrics_["unclean_elections"];
+  }
+  for (const TruncationRecord& t : observer.truncations()) {
+    if (audited_partitions_.contains(t.tp)) metrics_["truncated_records"] += t.records;
+  }
+  metrics_["invariant_violations"] = static_cast<int64_t>(observer.invariant_violations().size());
+}
+
+CheckResult Checker::Run() {
+  CheckResult result;
+  IndexSends();
+  IndexLogs(result);
+  IndexEvents();
+  IndexConsumers();
+  CheckPresence(result);
+  CheckDeliveries();
+  CheckOrder();
+  ObserverMetrics();
+  for (std::string_view name : MetricNames()) {
+    auto it = metrics_.find(name);
+    result.metrics.push_back(Metric{std::string(name), it == metrics_.end() ? 0 : it->second});
+  }
+  for (std::vector<Anomaly>* kind :
+       {&lost_acked_, &log_duplicates_, &duplicated_, &undelivered_, &reordered_}) {
+    for (Anomaly& a : *kind) result.anomalies.push_back(std::move(a));
+  }
+  return result;
+}
+
+}  // namespace
+
+int64_t CheckResult::Value(std::string_view metric) const {
+  for (const Metric& m : metrics) {
+    if (m.name == metric) return m.value;
+  }
+  KSIM_CHECK_MSG(false, "not a metric name");
+  return 0;
+}
+
+CheckResult CheckHistory(const CheckInput& input) {
+  KSIM_CHECK(input.history != nullptr && input.audit != nullptr && input.observer != nullptr);
+  return Checker(input).Run();
+}
+
+}  // namespace ksim::sim
