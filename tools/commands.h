@@ -16,5 +16,6 @@ using Command = std::function<int()>;
 Command AddCheck(CLI::App& app);
 Command AddDumpLog(CLI::App& app);
 Command AddLogAppend(CLI::App& app);
+Command AddRun(CLI::App& app);
 
 }  // namespace ksim::tools

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   add(ksim::tools::AddCheck(app));
   add(ksim::tools::AddDumpLog(app));
   add(ksim::tools::AddLogAppend(app));
+  add(ksim::tools::AddRun(app));
 
   try {
     app.parse(argc, argv);

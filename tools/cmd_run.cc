@@ -1,0 +1,376 @@
+// `ksim run SCENARIO.json`: runs a scenario (sim/scenario_runner.h) and prints, per variant, the
+// readable report (sim/run_report.h); docs/scenarios.md, "ksim run", is the user's reference.
+//
+// Which runs: `--variant V` runs one (the base is `base`); without it, the base and every
+// variant run, in the order written (`--all-variants` says so explicitly): a scenario's variants
+// are the point of it (the delivery-semantics trio is one scenario with three variants).
+// Outputs: `--trace FILE` writes each run's trace, as FILE itself when one run is made, else as
+// `<FILE without .jsonl>.<variant>.jsonl`; `--report FILE.json` writes the report JSON once every
+// run is done. Every output is written atomically (sim/atomic_file.h): the report's temporary
+// file is created before anything runs, so a bad path fails at once and no half-written file is
+// ever left behind. `--check-determinism` runs every variant twice and compares the trace hashes.
+// `--matrix` runs the election-policy matrix instead (the base, or `--variant V`), prints it,
+// and compares it with `--golden FILE.json` or writes it with `--write-golden FILE.json`.
+//
+// Exit codes (tools/commands.h): 0 every expectation met (and the matrix equal to its golden,
+// the traces deterministic); 1 an expectation failed, a golden matrix differs or a variant is
+// not deterministic; 2 bad input: arguments, a scenario file that does not load, an unknown
+// variant, a policy the cluster refuses, an output that cannot be written.
+//
+// Progress: only when stderr is a terminal, one line rewritten in place
+// ("[base] 45% (27.0 s of 60.0 s simulated)") and erased when the run ends.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/controller.h"
+#include "core/text_distance.h"
+#include "sim/atomic_file.h"
+#include "sim/run_report.h"
+#include "sim/scenario_loader.h"
+#include "sim/scenario_runner.h"
+#include "sim/trace.h"
+#include "tools/commands.h"
+
+namespace ksim::tools {
+namespace {
+
+struct RunArgs {
+  std::string file;
+  std::string seed_text;
+  std::string variant;
+  bool all_variants = false;
+  std::string trace_path;
+  std::string trace_level_text = "state";
+  std::string report_path;
+  bool check_determinism = false;
+  bool matrix = false;
+  std::string golden_path;
+  std::string write_golden_path;
+};
+
+int BadInput(const std::string& message) {
+  std::cerr << "ksim run: " << message << "\n";
+  return 2;
+}
+
+// The one progress line on a terminal; nothing otherwise.
+class Progress {
+ public:
+  Progress() : enabled_(isatty(STDERR_FILENO) == 1) {}
+  ~Progress() { Clear(); }
+
+  void Show(const std::string& label, TimeUs done_us, TimeUs total_us) {
+    if (!enabled_) return;
+    const int64_t percent = total_us > 0 ? std::min<int64_t>(100, done_us * 100 / total_us) : 0;
+    std::string line = "[" + label + "] " + std::to_string(percent) + "% (" + Tenths(done_us) +
+                       " s of " + Tenths(total_us) + " s simulated)";
+    const size_t width = line.size();
+    if (line.size() < shown_width_) line.append(shown_width_ - line.size(), ' ');
+    shown_width_ = width;
+    std::fprintf(stderr, "\r%s", line.c_str());
+    std::fflush(stderr);
+  }
+
+  void Clear() {
+    if (!enabled_ || shown_width_ == 0) return;
+    std::fprintf(stderr, "\r%s\r", std::string(shown_width_, ' ').c_str());
+    std::fflush(stderr);
+    shown_width_ = 0;
+  }
+
+ private:
+  static std::string Tenths(TimeUs t_us) {
+    const int64_t tenths = t_us / 100000;
+    return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10);
+  }
+
+  bool enabled_;
+  size_t shown_width_ = 0;
+};
+
+Result<uint64_t> ParseSeed(const std::string& text) {
+  uint64_t seed = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+    return Status(Errc::kInvalidArgument, "--seed '" + text +
+                                              "' is not a seed: expected an integer 0 to " +
+                                              std::to_string(UINT64_MAX));
+  }
+  return seed;
+}
+
+struct Selected {
+  std::string name;
+  const sim::Scenario* scenario;
+};
+
+// The runs to make: `--variant V` alone, else the base and every variant.
+Result<std::vector<Selected>> SelectVariants(const sim::Scenario& base, const RunArgs& args) {
+  std::vector<Selected> all = {{"base", &base}};
+  for (const sim::ScenarioVariant& variant : base.variants) {
+    all.push_back({variant.name, &variant.scenario});
+  }
+  if (args.variant.empty()) return all;
+  std::vector<std::string_view> names;
+  for (const Selected& selected : all) {
+    if (selected.name == args.variant) return std::vector<Selected>{selected};
+    names.push_back(selected.name);
+  }
+  std::string message = "unknown variant \"" + args.variant + "\" in " + args.file + ": ";
+  if (std::optional<std::string_view> closest = ClosestName(args.variant, names)) {
+    message += "did you mean \"" + std::string(*closest) + "\"? ";
+  }
+  message += "valid variants are";
+  for (size_t i = 0; i < names.size(); ++i) {
+    message += std::string(i == 0 ? " " : ", ") + std::string(names[i]);
+  }
+  return Status(Errc::kInvalidArgument, message);
+}
+
+// A policy the loader accepts but the controller refuses (longest-log) is bad input too: say so
+// before anything runs or is written.
+Status CheckRunnable(const std::vector<Selected>& runs, const std::string& file) {
+  for (const Selected& run : runs) {
+    ControllerOptions options;
+    options.election_policy = run.scenario->policy.election;
+    const Status valid = Controller::ValidateOptions(options);
+    if (!valid.ok()) {
+      const std::string where = run.name == "base" ? "" : "/variants/" + run.name;
+      return Status(Errc::kInvalidConfig,
+                    file + ":" + where + "/policy/election: " + std::string(valid.message()));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string TracePathFor(const std::string& trace_path, const std::string& variant, size_t runs) {
+  if (trace_path.empty() || runs == 1) return trace_path;
+  std::string stem = trace_path;
+  constexpr std::string_view kSuffix = ".jsonl";
+  if (stem.ends_with(kSuffix)) stem.resize(stem.size() - kSuffix.size());
+  return stem + "." + variant + ".jsonl";
+}
+
+// Opens an output before the runs, so that a path that cannot be written is bad input at once.
+Result<std::optional<sim::AtomicFile>> OpenOutput(const std::string& path) {
+  if (path.empty()) return std::optional<sim::AtomicFile>();
+  Result<sim::AtomicFile> file = sim::AtomicFile::Create(path);
+  if (!file.ok()) {
+    return Status(file.status().code(),
+                  "cannot write " + path + ": " + std::string(file.status().message()));
+  }
+  return std::optional<sim::AtomicFile>(std::move(file).value());
+}
+
+Status Finish(std::optional<sim::AtomicFile>& file, const std::string& contents) {
+  KSIM_RETURN_IF_ERROR(file->Append(contents));
+  return file->Commit();
+}
+
+int RunMatrix(const sim::Scenario& scenario, const std::string& name, std::optional<uint64_t> seed,
+              const RunArgs& args) {
+  std::optional<sim::Matrix> golden;
+  if (!args.golden_path.empty()) {
+    std::ifstream in(args.golden_path);
+    if (!in) return BadInput("cannot open golden matrix " + args.golden_path);
+    nlohmann::ordered_json json =
+        nlohmann::ordered_json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded()) return BadInput(args.golden_path + ": not valid JSON");
+    Result<sim::Matrix> parsed = sim::ParseMatrixJson(json);
+    if (!parsed.ok()) {
+      const std::string& why = parsed.status().message();
+      return BadInput(args.golden_path + (why.starts_with("/") ? ":" : ": ") + why +
+                      " (a golden matrix is what --write-golden writes)");
+    }
+    golden = std::move(parsed).value();
+  }
+  Result<std::optional<sim::AtomicFile>> out = OpenOutput(args.write_golden_path);
+  if (!out.ok()) return BadInput(out.status().message());
+
+  Progress progress;
+  Result<sim::Matrix> matrix =
+      sim::RunPolicyMatrix(scenario, seed,
+                           [&progress, &name](const std::string& cell, size_t index, size_t cells,
+                                              TimeUs done_us, TimeUs total_us) {
+                             progress.Show(name + " " + cell + " " + std::to_string(index + 1) +
+                                               "/" + std::to_string(cells),
+                                           done_us, total_us);
+                           });
+  progress.Clear();
+  if (!matrix.ok()) return BadInput(args.file + ": " + matrix.status().message());
+  std::cout << sim::FormatMatrix(*matrix);
+
+  if (out->has_value()) {
+    const Status written = Finish(*out, sim::MatrixJson(*matrix).dump(2) + "\n");
+    if (!written.ok())
+      return BadInput("cannot write " + args.write_golden_path + ": " +
+                      std::string(written.message()));
+    std::cout << "golden matrix written to " << args.write_golden_path << "\n";
+  }
+  if (golden) {
+    const std::vector<std::string> diff = sim::DiffMatrix(*golden, *matrix);
+    if (!diff.empty()) {
+      std::cout << "FAILED: the matrix differs from " << args.golden_path << " (golden -> now):\n";
+      for (const std::string& line : diff) std::cout << "  " << line << "\n";
+      return 1;
+    }
+    std::cout << "ok: the matrix equals " << args.golden_path << "\n";
+  }
+  return 0;
+}
+
+int RunScenarioCommand(const RunArgs& args) {
+  std::optional<uint64_t> seed;
+  if (!args.seed_text.empty()) {
+    Result<uint64_t> parsed = ParseSeed(args.seed_text);
+    if (!parsed.ok()) return BadInput(parsed.status().message());
+    seed = *parsed;
+  }
+  Result<sim::TraceLevel> level = sim::ParseTraceLevel(args.trace_level_text);
+  if (!level.ok()) {
+    return BadInput("--trace-level '" + args.trace_level_text +
+                    "' is not a trace level: expected state or messages");
+  }
+  Result<sim::Scenario> scenario = sim::LoadScenario(args.file);
+  if (!scenario.ok()) {
+    std::cerr << scenario.status().message() << "\n";  // names the file already
+    return 2;
+  }
+  Result<std::vector<Selected>> runs = SelectVariants(*scenario, args);
+  if (!runs.ok()) return BadInput(runs.status().message());
+  // The matrix sets the policies itself.
+  if (args.matrix) return RunMatrix(*runs->front().scenario, runs->front().name, seed, args);
+  if (const Status runnable = CheckRunnable(*runs, args.file); !runnable.ok()) {
+    return BadInput(runnable.message());
+  }
+
+  Result<std::optional<sim::AtomicFile>> report = OpenOutput(args.report_path);
+  if (!report.ok()) return BadInput(report.status().message());
+
+  Progress progress;
+  std::vector<sim::RunResult> results;
+  std::vector<std::string> nondeterministic;
+  for (const Selected& run : *runs) {
+    sim::RunOptions options;
+    options.seed = seed;
+    options.variant = run.name;
+    options.trace_level = *level;
+    options.trace_path = TracePathFor(args.trace_path, run.name, runs->size());
+    const std::string label = run.name;
+    options.progress = [&progress, label](TimeUs done_us, TimeUs total_us) {
+      progress.Show(label, done_us, total_us);
+    };
+    Result<sim::RunResult> result = sim::RunScenario(*run.scenario, options);
+    progress.Clear();
+    if (!result.ok()) {
+      return BadInput(args.file + " (" + run.name + "): " + result.status().message());
+    }
+    if (args.check_determinism) {
+      sim::RunOptions again = options;
+      again.trace_path.clear();
+      again.progress = [&progress, label](TimeUs done_us, TimeUs total_us) {
+        progress.Show(label + " again", done_us, total_us);
+      };
+      Result<sim::RunResult> second = sim::RunScenario(*run.scenario, again);
+      progress.Clear();
+      if (!second.ok()) {
+        return BadInput(args.file + " (" + run.name + "): " + second.status().message());
+      }
+      if (second->trace_hash != result->trace_hash || second->trace_lines != result->trace_lines) {
+        nondeterministic.push_back(
+            run.name + ": trace hashes differ: " + sim::Fnv1a64::Hex(result->trace_hash) + " (" +
+            std::to_string(result->trace_lines) + " lines) then " +
+            sim::Fnv1a64::Hex(second->trace_hash) + " (" + std::to_string(second->trace_lines) +
+            " lines)");
+      }
+    }
+    std::cout << sim::FormatRunReport(*result);
+    if (!options.trace_path.empty()) std::cout << "Trace: " << options.trace_path << "\n";
+    std::cout << "\n" << std::flush;
+    results.push_back(std::move(result).value());
+  }
+
+  if (report->has_value()) {
+    const Status written = Finish(*report, sim::ReportJson(results).dump(2) + "\n");
+    if (!written.ok()) {
+      return BadInput("cannot write " + args.report_path + ": " + std::string(written.message()));
+    }
+  }
+
+  bool all_ok = true;
+  if (results.size() > 1) std::cout << "Summary:\n";
+  for (const sim::RunResult& result : results) {
+    all_ok = all_ok && result.ok;
+    if (results.size() > 1) {
+      std::cout << "  " << (result.ok ? "ok      " : "FAILED  ") << result.variant << "\n";
+    }
+  }
+  if (args.check_determinism) {
+    if (nondeterministic.empty()) {
+      std::cout << "Determinism: every variant ran twice with the same trace hash\n";
+    } else {
+      for (const std::string& line : nondeterministic) {
+        std::cout << "NOT DETERMINISTIC: " << line << "\n";
+        std::cerr << "ksim run: not deterministic: " << line << "\n";
+      }
+    }
+  }
+  if (!args.report_path.empty()) std::cout << "Report: " << args.report_path << "\n";
+  return all_ok && nondeterministic.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+Command AddRun(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "run",
+      "Run a scenario and report what happened to every record (exit 0 expectations met, 1 an "
+      "expectation failed, 2 bad input)");
+  sub->add_option("scenario", args->file, "Scenario file (JSON, docs/scenarios.md)")->required();
+  sub->add_option("--seed", args->seed_text, "Seed for every run (default: the scenario's)");
+  CLI::Option* variant = sub->add_option(
+      "--variant", args->variant, "Run only this variant (`base`: the scenario without a variant)");
+  CLI::Option* all = sub->add_flag("--all-variants", args->all_variants,
+                                   "Run the base and every variant (the default)");
+  variant->excludes(all);
+  CLI::Option* trace = sub->add_option(
+      "--trace", args->trace_path,
+      "Write the trace (JSON Lines); with several runs, <FILE without .jsonl>.<variant>.jsonl");
+  CLI::Option* level =
+      sub->add_option("--trace-level", args->trace_level_text,
+                      "state (state changes and client operations) or messages (also every "
+                      "network message); default state");
+  CLI::Option* report =
+      sub->add_option("--report", args->report_path, "Write the report as JSON to this file");
+  CLI::Option* determinism =
+      sub->add_flag("--check-determinism", args->check_determinism,
+                    "Run each variant twice and fail (exit 1) when the two traces differ");
+  CLI::Option* matrix = sub->add_flag(
+      "--matrix", args->matrix,
+      "Run the election-policy matrix (every election x truncation policy) and print it");
+  CLI::Option* golden = sub->add_option("--golden", args->golden_path,
+                                        "With --matrix: compare with this golden matrix (exit 1 "
+                                        "and the differences when it differs)");
+  CLI::Option* write_golden = sub->add_option("--write-golden", args->write_golden_path,
+                                              "With --matrix: write the matrix as golden JSON");
+  golden->needs(matrix);
+  write_golden->needs(matrix);
+  golden->excludes(write_golden);
+  matrix->excludes(all)->excludes(trace)->excludes(level)->excludes(report)->excludes(determinism);
+  return [args] { return RunScenarioCommand(*args); };
+}
+
+}  // namespace ksim::tools
