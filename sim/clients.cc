@@ -148,7 +148,10 @@ void ProducerClient::StopProcess(bool record_crash) {
   const std::set<uint64_t> pending = std::move(pending_);
   pending_.clear();
   if (!record_crash) return;
-  for (uint64_t invoke : pending) history_.SendInfo(invoke, TopicPartition{}, Errc::kNone, true);
+  for (uint64_t invoke : pending) {
+    history_.SendInfo(invoke, TopicPartition{}, Errc::kNone, true);
+    if (options_.on_completion) options_.on_completion(*history_.CompletionOf(invoke));
+  }
 }
 
 void ProducerClient::ScheduleNext() {
@@ -197,6 +200,7 @@ void ProducerClient::SendRecord(std::string record_id, std::string value,
     } else {
       history_.SendFail(invoke, outcome.tp, outcome.error);
     }
+    if (options_.on_completion) options_.on_completion(*history_.CompletionOf(invoke));
   });
 }
 
@@ -296,9 +300,20 @@ std::vector<TopicPartition> ConsumerClient::assignment() const {
   return process_->consumer->assignment();
 }
 
+void ConsumerClient::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  // Not from inside the caller's callback: the process is destroyed by the shutdown.
+  world_.loop().Schedule(0, [&world = world_, id = options_.id] {
+    Node* node = world.FindNode(id);
+    if (node != nullptr && node->up()) KSIM_CHECK(world.CleanShutdownNode(id).ok());
+  });
+}
+
 void ConsumerClient::StartProcess() {
   KSIM_CHECK(process_ == nullptr);
   KSIM_CHECK(node_->up());
+  if (stopped_) return;  // a stopped client runs nothing on its node any more
   auto process = std::make_unique<Process>(*node_);
   process->incarnation = node_->incarnation();
   process->transport = std::make_unique<SimTransport>(world_.network(), options_.id);
@@ -386,6 +401,7 @@ void ConsumerClient::PollLoop(Process& process) {
 }
 
 void ConsumerClient::OnRecords(Process& process, std::vector<ConsumerRecord> records) {
+  if (stopped_) return;
   history_.Poll(options_.id, process.incarnation, options_.group,
                 static_cast<int32_t>(records.size()));
   if (records.empty()) {
@@ -417,21 +433,24 @@ void ConsumerClient::ProcessNext(Process& process, std::vector<ConsumerRecord> r
     if (options_.processing_ms > 0) {
       process.timers.Schedule(options_.processing_ms * kUsPerMs,
                               [this, &process, records = std::move(records), next]() mutable {
-                                const ConsumerRecord& r = records[next];
-                                history_.Deliver(options_.id, process.incarnation, options_.group,
-                                                 r.tp, r.offset, r.key, r.value);
-                                ++delivered_;
+                                if (!DeliverRecord(process, records[next])) return;
                                 ProcessNext(process, std::move(records), next + 1);
                               });
       return;
     }
-    const ConsumerRecord& r = records[next];
-    history_.Deliver(options_.id, process.incarnation, options_.group, r.tp, r.offset, r.key,
-                     r.value);
-    ++delivered_;
+    if (!DeliverRecord(process, records[next])) return;
     ++next;
   }
   AfterProcessing(process, std::move(records));
+}
+
+bool ConsumerClient::DeliverRecord(Process& process, const ConsumerRecord& r) {
+  if (stopped_) return false;
+  history_.Deliver(options_.id, process.incarnation, options_.group, r.tp, r.offset, r.key,
+                   r.value);
+  ++delivered_;
+  if (options_.on_deliver) options_.on_deliver(r);
+  return !stopped_;  // Stop() from on_deliver: nothing more is processed
 }
 
 void ConsumerClient::AfterProcessing(Process& process, std::vector<ConsumerRecord> records) {

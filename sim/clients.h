@@ -32,6 +32,14 @@
 //   ends. Commit ops come from the Commit answers (explicit modes) or the Consumer's
 //   offset_commit events (auto).
 //
+// - Observers (optional, for the console tools, sim/cli_tools.h): a producer's on_completion
+//   runs after each send's completion op is written (ok, fail, info, including the `crashed`
+//   infos of a process that died); a consumer's on_deliver after each `deliver` op. They may
+//   call Stop() but must not destroy the client.
+// - ConsumerClient::Stop() ends the client for good, as a console consumer at --max-messages:
+//   no op is written after it, and the node is shut down cleanly (World::CleanShutdownNode) in
+//   an event of its own; a later restart of the node runs nothing.
+//
 // Ownership: borrows the World and the History (both outlive the client); adds its node on
 // Create and listens to its lifecycle for as long as it lives. Destroying a client destroys its
 // process as a crash would, without recording anything. Single-threaded.
@@ -66,6 +74,8 @@ struct ProducerClientOptions {
   std::optional<std::string> key;
   ConfigOverrides config;              // Kafka names (acks, retries, enable.idempotence, ...)
   std::vector<std::string> bootstrap;  // used when config has no bootstrap.servers
+  // Runs after each send's completion op is written (see above); null: none.
+  std::function<void(const HistoryOp& completion)> on_completion;
 };
 
 class ProducerClient {
@@ -131,6 +141,8 @@ struct ConsumerClientOptions {
   ConfigOverrides config;     // Kafka names (auto.offset.reset, session.timeout.ms, ...)
   std::vector<std::string> bootstrap;
   int64_t poll_timeout_ms = 1000;  // each Poll's timeout
+  // Runs after each record's `deliver` op is written (see above); null: none.
+  std::function<void(const ConsumerRecord& record)> on_deliver;
 };
 
 class ConsumerClient {
@@ -151,6 +163,9 @@ class ConsumerClient {
   std::vector<TopicPartition> assignment() const;
   // Records delivered (processed) over every incarnation.
   int64_t delivered() const { return delivered_; }
+  // Ends the client for good (see above). Idempotent.
+  void Stop();
+  bool stopped() const { return stopped_; }
 
  private:
   struct Process;
@@ -164,6 +179,8 @@ class ConsumerClient {
   void PollLoop(Process& process);
   void OnRecords(Process& process, std::vector<ConsumerRecord> records);
   void ProcessNext(Process& process, std::vector<ConsumerRecord> records, size_t next);
+  // Writes the deliver op and tells on_deliver; false once the client is stopped.
+  bool DeliverRecord(Process& process, const ConsumerRecord& record);
   void AfterProcessing(Process& process, std::vector<ConsumerRecord> records);
   void CommitRecords(Process& process, const std::vector<ConsumerRecord>& records,
                      std::function<void(bool ok)> then);
@@ -177,6 +194,7 @@ class ConsumerClient {
   Node::ListenerId listener_ = 0;
   std::unique_ptr<Process> process_;
   int64_t delivered_ = 0;
+  bool stopped_ = false;
 };
 
 }  // namespace ksim::sim
