@@ -330,6 +330,14 @@ Status Cluster::SlowBroker(BrokerId id, TimeUs extra_delay_us, TimeUs duration_u
   return world_.SlowNode(slot(id).node->name(), extra_delay_us, duration_us);
 }
 
+Status Cluster::UpdateBrokerConfig(BrokerId id, const ConfigOverrides& overrides) {
+  BrokerSlot& s = slot(id);
+  KSIM_ASSIGN_OR_RETURN(BrokerConfig config,
+                        ApplyConfigOverrides(s.config, overrides, "config " + s.node->name()));
+  s.config = std::move(config);
+  return Status::Ok();
+}
+
 Status Cluster::ExpireSession(BrokerId id) {
   BrokerSlot& s = slot(id);
   if (s.process == nullptr) return Status(Errc::kInvalidArgument, s.node->name() + " is down");

@@ -149,6 +149,10 @@ class Cluster {
   Status SlowBroker(BrokerId id, TimeUs extra_delay_us, TimeUs duration_us);
   // The broker's current ZooKeeper session expires now (a scenario's zk_expire).
   Status ExpireSession(BrokerId id);
+  // The broker's configuration for its next start: `overrides` applied on top of what it has (a
+  // scenario's broker `config` action; 0.10 brokers read their settings at start-up). The
+  // running process keeps its own. kInvalidConfig for a bad setting (nothing changes then).
+  Status UpdateBrokerConfig(BrokerId id, const ConfigOverrides& overrides);
   Status Partition(const std::vector<std::vector<std::string>>& sides, bool one_way = false) {
     return world_.Partition(sides, one_way);
   }
