@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "core/check.h"
@@ -39,6 +40,8 @@ class Checker {
   void IndexLogs(CheckResult& result);
   void IndexEvents();
   void IndexConsumers();
+  void Place(size_t send, const TopicPartition& tp, const AuditedRecord& record);
+  std::string DeliveredId(const HistoryOp& op) const;
 
   void CheckPresence(CheckResult& result);
   void CheckDeliveries();
@@ -60,13 +63,19 @@ class Checker {
   // The last election of `tp` at or before `t_us`, or null.
   const ElectionRecord* ElectionBefore(const TopicPartition& tp, TimeUs t_us) const;
   bool Audited(const std::string& topic) const { return audited_topics_.contains(topic); }
+  const PartitionAudit* AuditOf(const TopicPartition& tp) const {
+    auto it = audited_partitions_.find(tp);
+    return it == audited_partitions_.end() ? nullptr : it->second;
+  }
 
   const CheckInput& in_;
-  std::vector<Send> sends_;                   // in invoke order
-  std::map<std::string, size_t> send_of_id_;  // record id -> sends_ index
-  std::map<std::string, std::vector<size_t>> sends_of_value_;
+  std::vector<Send> sends_;                                    // in invoke order
+  std::map<std::string, size_t> send_of_id_;                   // record id -> sends_ index
+  std::map<std::string, std::vector<size_t>> sends_of_value_;  // in send order
+  // (partition, offset) of a final-log copy -> the send it belongs to.
+  std::map<std::pair<TopicPartition, Offset>, size_t> owner_;
   std::set<std::string> audited_topics_;
-  std::set<TopicPartition> audited_partitions_;
+  std::map<TopicPartition, const PartitionAudit*> audited_partitions_;
   std::map<TopicPartition, std::vector<const ElectionRecord*>> elections_;
   std::map<TopicPartition, std::vector<const TruncationRecord*>> truncations_;
   std::map<std::pair<std::string, TopicPartition>, std::vector<const RetryRecord*>> retries_;
@@ -103,19 +112,62 @@ void Checker::IndexSends() {
 }
 
 void Checker::IndexLogs(CheckResult& result) {
+  // Which send each copy in the final logs belongs to. Generated values are unique, so the
+  // value decides; a value typed in several sends is shared out: a copy goes to the send acked
+  // at its offset, else to the earliest send of that value with no copy yet, else to the first
+  // send of the value (a duplicate).
+  std::map<std::pair<TopicPartition, Offset>, size_t> acked_at;
+  for (size_t i = 0; i < sends_.size(); ++i) {
+    if (!sends_[i].acked) continue;
+    const HistoryOp& ok = *sends_[i].completion;
+    acked_at.emplace(std::pair{TopicPartition{ok.topic, ok.partition}, ok.offset}, i);
+  }
+  std::vector<std::pair<const PartitionAudit*, const AuditedRecord*>> unplaced;
   for (const PartitionAudit& partition : in_.audit->partitions) {
     audited_topics_.insert(partition.tp.topic);
-    audited_partitions_.insert(partition.tp);
+    audited_partitions_.emplace(partition.tp, &partition);
     for (const AuditedRecord& record : partition.records) {
-      std::optional<std::string> id = in_.history->RecordIdForValue(record.value);
-      auto send = id ? send_of_id_.find(*id) : send_of_id_.end();
-      if (send == send_of_id_.end()) {
+      auto acked = acked_at.find({partition.tp, record.offset});
+      if (acked != acked_at.end() && sends_[acked->second].invoke->value == record.value) {
+        Place(acked->second, partition.tp, record);
+      } else if (!sends_of_value_.contains(record.value)) {
         ++result.foreign_records;
-        continue;
+      } else {
+        unplaced.push_back({&partition, &record});
       }
-      sends_[send->second].copies.push_back(Copy{partition.tp, record.offset});
     }
   }
+  for (const auto& [partition, record] : unplaced) {
+    const std::vector<size_t>& candidates = sends_of_value_.at(record->value);
+    size_t owner = candidates.front();
+    for (size_t candidate : candidates) {
+      if (sends_[candidate].copies.empty()) {
+        owner = candidate;
+        break;
+      }
+    }
+    Place(owner, partition->tp, *record);
+  }
+  for (Send& send : sends_) {
+    std::sort(send.copies.begin(), send.copies.end(), [](const Copy& a, const Copy& b) {
+      return std::tie(a.tp, a.offset) < std::tie(b.tp, b.offset);
+    });
+  }
+}
+
+void Checker::Place(size_t send, const TopicPartition& tp, const AuditedRecord& record) {
+  sends_[send].copies.push_back(Copy{tp, record.offset});
+  owner_.emplace(std::pair{tp, record.offset}, send);
+}
+
+// The record a delivery was: the send owning the final log's copy at the delivered offset when
+// that copy has the delivered value, else the history's id for the value.
+std::string Checker::DeliveredId(const HistoryOp& op) const {
+  auto owner = owner_.find({TopicPartition{op.topic, op.partition}, op.offset});
+  if (owner != owner_.end() && sends_[owner->second].invoke->value == op.value) {
+    return sends_[owner->second].invoke->record_id;
+  }
+  return op.record_id;
 }
 
 void Checker::IndexEvents() {
@@ -125,8 +177,9 @@ void Checker::IndexEvents() {
   for (const RetryRecord& r : observer.retries()) retries_[{r.client, r.tp}].push_back(&r);
   for (const FaultRecord& f : observer.faults()) faults_[f.node].push_back(&f);
   for (const HistoryOp& op : in_.history->ops()) {
-    if (op.f == OpFunction::kDeliver && !op.record_id.empty()) {
-      deliveries_[{GroupOf(op), op.record_id}].push_back(&op);
+    if (op.f == OpFunction::kDeliver) {
+      std::string id = DeliveredId(op);
+      if (!id.empty()) deliveries_[{GroupOf(op), std::move(id)}].push_back(&op);
     } else if (op.f == OpFunction::kCommit && op.type == OpType::kOk) {
       commits_[{GroupOf(op), TopicPartition{op.topic, op.partition}}].push_back(&op);
     }
@@ -201,7 +254,7 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
       }
     }
   }
-  const PartitionAudit* audited = in_.audit->Find(tp);
+  const PartitionAudit* audited = AuditOf(tp);
   if (audited != nullptr && audited->leader.value() < 0) {
     return TpText(tp) + " has no live leader at the end";
   }
@@ -227,14 +280,6 @@ std::string Checker::DuplicateCause(const Send& send, const TopicPartition& tp,
                                     TimeUs* cause_t_us) const {
   std::string cause = RetryCause(send, tp, cause_t_us);
   if (!cause.empty()) return cause;
-  // A value typed twice is one record to the checker (History::RecordIdForValue).
-  auto same = sends_of_value_.find(send.invoke->value);
-  if (same != sends_of_value_.end() && same->second.size() > 1) {
-    const HistoryOp& again = *sends_[same->second[1]].invoke;
-    *cause_t_us = again.t_us;
-    return "the same value was sent again as " + again.record_id + " by " + again.process + " at " +
-           FormatSeconds(again.t_us);
-  }
   return "unknown";
 }
 
@@ -379,7 +424,7 @@ void Checker::CheckPresence(CheckResult& result) {
       continue;
     }
     const TopicPartition tp{send.completion->topic, send.completion->partition};
-    const PartitionAudit* audited = in_.audit->Find(tp);
+    const PartitionAudit* audited = AuditOf(tp);
     if (audited != nullptr && send.completion->offset < audited->log_start_offset) {
       ++result.expired;
       continue;
@@ -444,9 +489,8 @@ void Checker::CheckOrder() {
     // Per producer: the latest-sent record found so far in this log.
     std::map<std::string, std::pair<size_t, Offset>> latest;
     for (const AuditedRecord& record : partition.records) {
-      std::optional<std::string> id = in_.history->RecordIdForValue(record.value);
-      auto found = id ? send_of_id_.find(*id) : send_of_id_.end();
-      if (found == send_of_id_.end() || !seen.insert(found->second).second) continue;
+      auto found = owner_.find({partition.tp, record.offset});
+      if (found == owner_.end() || !seen.insert(found->second).second) continue;
       const size_t index = found->second;
       const Send& send = sends_[index];
       auto [it, first] = latest.try_emplace(send.invoke->process, index, record.offset);

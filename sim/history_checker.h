@@ -7,13 +7,19 @@
 // - acked: its send completed `ok` with an offset >= 0 (the broker acknowledged it; an acks=0
 //   `ok` has offset -1 and counts as not acked); otherwise unacked (fail, info, acks=0, or no
 //   completion at all);
-// - present in the final log 0, 1 or n times (matched by value: History::RecordIdForValue); a
-//   record acked at an offset now below its partition's log start offset is `expired` (deleted
-//   by retention), not lost;
+// - present in the final log 0, 1 or n times, matched by value: a generated record's value is
+//   its id; a value typed in several sends is shared out among them (a copy goes to the send
+//   acked at its partition and offset, else to the earliest send of that value with no copy
+//   yet, else to the first one: a duplicate). A final-log value no send carried is counted in
+//   `foreign_records` and otherwise ignored. A record acked at an offset now below its
+//   partition's log start offset and absent is `expired` (deleted by retention), not lost. A
+//   record sent to a topic the audit did not read counts in sent/acked only;
+// - a delivery is the record whose final-log copy sits at the delivered partition and offset
+//   with the delivered value, else the history's id for the value (History::RecordIdForValue);
 // - delivered to each consumer group 0, 1 or n times (a consumer without a group counts as a
 //   group of its own, named by its client id); only groups that consume the record's topic;
-// - in order or not: within one partition's final log, a record that comes after a record its
-//   producer sent later (a higher send invoke index) is reordered.
+// - in order or not: within one partition's final log, a record whose first copy comes after
+//   the first copy of a record its producer (client id) sent later is reordered.
 //
 // Metrics (MetricNames(), in that order):
 //   sent                 send invokes;
