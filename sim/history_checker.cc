@@ -28,6 +28,21 @@ struct Send {
 
 std::string TpText(const TopicPartition& tp) { return ToString(tp); }
 
+// Searches in records sorted by time (each list is in the order events happened).
+template <class T>
+typename std::vector<const T*>::const_iterator FirstAtOrAfter(const std::vector<const T*>& sorted,
+                                                              TimeUs t_us) {
+  return std::lower_bound(sorted.begin(), sorted.end(), t_us,
+                          [](const T* x, TimeUs t) { return x->t_us < t; });
+}
+// The last record at or before `t_us`, or null.
+template <class T>
+const T* LastAtOrBefore(const std::vector<const T*>& sorted, TimeUs t_us) {
+  auto it = std::upper_bound(sorted.begin(), sorted.end(), t_us,
+                             [](TimeUs t, const T* x) { return t < x->t_us; });
+  return it == sorted.begin() ? nullptr : *(it - 1);
+}
+
 // Everything the checker looks up, indexed once (maps keyed by record id, partition, client).
 class Checker {
  public:
@@ -84,8 +99,12 @@ class Checker {
   std::map<std::string, std::set<std::string>> members_;  // group -> client ids
   // (group, record id) -> its deliveries, in history order.
   std::map<std::pair<std::string, std::string>, std::vector<const HistoryOp*>> deliveries_;
-  // (group, partition) -> ok commits, in history order.
-  std::map<std::pair<std::string, TopicPartition>, std::vector<const HistoryOp*>> commits_;
+  // (group, partition) -> ok commits, in history order, and the highest offset so far.
+  struct Commits {
+    std::vector<const HistoryOp*> ops;
+    std::vector<Offset> highest;
+  };
+  std::map<std::pair<std::string, TopicPartition>, Commits> commits_;
 
   std::map<std::string, int64_t, std::less<>> metrics_;  // absent: 0
   std::vector<Anomaly> lost_acked_;
@@ -181,7 +200,10 @@ void Checker::IndexEvents() {
       std::string id = DeliveredId(op);
       if (!id.empty()) deliveries_[{GroupOf(op), std::move(id)}].push_back(&op);
     } else if (op.f == OpFunction::kCommit && op.type == OpType::kOk) {
-      commits_[{GroupOf(op), TopicPartition{op.topic, op.partition}}].push_back(&op);
+      Commits& commits = commits_[{GroupOf(op), TopicPartition{op.topic, op.partition}}];
+      commits.highest.push_back(commits.ops.empty() ? op.offset
+                                                    : std::max(op.offset, commits.highest.back()));
+      commits.ops.push_back(&op);
     }
   }
 }
@@ -197,12 +219,7 @@ void Checker::IndexConsumers() {
 const ElectionRecord* Checker::ElectionBefore(const TopicPartition& tp, TimeUs t_us) const {
   auto it = elections_.find(tp);
   if (it == elections_.end()) return nullptr;
-  const ElectionRecord* last = nullptr;
-  for (const ElectionRecord* e : it->second) {
-    if (e->t_us > t_us) break;
-    last = e;
-  }
-  return last;
+  return LastAtOrBefore(it->second, t_us);
 }
 
 std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
@@ -265,8 +282,9 @@ std::string Checker::RetryCause(const Send& send, const TopicPartition& tp,
                                 TimeUs* cause_t_us) const {
   auto retries = retries_.find({send.invoke->process, tp});
   if (retries != retries_.end()) {
-    for (const RetryRecord* r : retries->second) {
-      if (r->t_us < send.invoke->t_us) continue;
+    for (auto it = FirstAtOrAfter(retries->second, send.invoke->t_us); it != retries->second.end();
+         ++it) {
+      const RetryRecord* r = *it;
       if (r->t_us > send.end_us()) break;
       *cause_t_us = r->t_us;
       return "producer " + r->client + " retried " + TpText(r->tp) + " (attempt " +
@@ -287,12 +305,7 @@ const HistoryOp* Checker::LastCommitBefore(const std::string& group, const Topic
                                            TimeUs t_us) const {
   auto commits = commits_.find({group, tp});
   if (commits == commits_.end()) return nullptr;
-  const HistoryOp* last = nullptr;
-  for (const HistoryOp* c : commits->second) {
-    if (c->t_us > t_us) break;
-    last = c;
-  }
-  return last;
+  return LastAtOrBefore(commits->second.ops, t_us);
 }
 
 std::string Checker::LastCommitText(const std::string& group, const TopicPartition& tp,
@@ -367,12 +380,10 @@ std::string Checker::UndeliveredCause(const std::string& group, const Copy& copy
   auto commits = commits_.find({group, copy.tp});
   const HistoryOp* covering = nullptr;
   if (commits != commits_.end()) {
-    for (const HistoryOp* c : commits->second) {
-      if (c->offset > copy.offset) {
-        covering = c;
-        break;
-      }
-    }
+    // The first commit past the offset: the running maximum is sorted, so search it.
+    const std::vector<Offset>& highest = commits->second.highest;
+    auto it = std::upper_bound(highest.begin(), highest.end(), copy.offset);
+    if (it != highest.end()) covering = commits->second.ops[it - highest.begin()];
   }
   if (covering == nullptr) {
     return "never processed by " + group + "; " +

@@ -39,22 +39,36 @@
 //   invariant_violations the invariant checker's reports (sim/invariant_checker.h).
 //
 // Causes: each lost_acked, log_duplicates, duplicated, undelivered and reordered record becomes
-// one Anomaly whose `cause` names the fault or protocol event responsible, with its time:
-// - lost_acked: the first truncation of the partition after the ack that removed the acked
-//   offset on the broker that led the partition when it was acked, and the election that
-//   preceded it ("truncated on broker-1 at 15.200 s (to offset 40, high-watermark) after
+// one Anomaly whose `cause` names the fault or protocol event responsible, with its time
+// (FormatSeconds; docs/scenarios.md, "Causes", has the exact wording of each):
+// - lost_acked: the first truncation after the send that removed the acked offset, on the
+//   broker that led the partition when it was acked (else on another replica), and the election
+//   that preceded it ("truncated on broker-1 at 15.200 s (to offset 40, high_watermark) after
 //   broker-2 was elected leader (epoch 3, unclean) at 14.900 s"); without such a truncation,
-//   the leader's loss of the partition's data (crash_replicas, a disk fault) or "unknown";
-// - log_duplicates: the producer's retries of the record's partition between its invoke and its
-//   completion ("producer p1 retried t-0 (attempt 2) after REQUEST_TIMED_OUT at 3.100 s");
-// - duplicated: a log duplicate, else the later delivery's consumer incarnation and the last
-//   successful commit of the group for that partition before it ("redelivered to g1 by c1
-//   (incarnation 2) after c1 crashed at 12.000 s; last commit of t-0 was offset 10 at
-//   9.500 s"), or a rebalance;
-// - undelivered: a commit of the group covering the record's offset made before the record was
-//   delivered, and the consumer crash that followed (commit before processing);
-// - reordered: the producer's retry of the earlier record.
+//   that leader's crash or disk fault after the send ("broker-1, its leader at the ack, crashed
+//   at 5.000 s (torn unsynced tail) and no replica kept the record"), "t-0 has no live leader
+//   at the end", or "unknown";
+// - log_duplicate: the producer's first retry of the partition between the invoke and the
+//   completion ("producer p1 retried t-0 (attempt 2) after REQUEST_TIMED_OUT at 3.100 s"), or
+//   "unknown";
+// - duplicated: two copies in the log ("the log holds it twice (t-0 offset 4, t-0 offset 7):
+//   <retry>"), else the redelivering consumer's incarnation, the last crash or shutdown of a
+//   group member between the two deliveries (else the last rebalance of a member naming the
+//   partition) and the group's last successful commit of the partition before the redelivery
+//   ("redelivered to g1 by c1 (incarnation 2) after c1 crashed at 12.000 s; last commit of t-0
+//   was offset 10 at 9.500 s"; "...; no commit of t-0 before it");
+// - undelivered: the group's first commit past the record's offset (made before it was
+//   processed: commit before processing) and the first crash of a member after it ("offset 12
+//   of t-0 was committed by c1 at 3.000 s before it was processed; c1 crashed at 3.500 s"), else
+//   "never processed by g1; last commit of t-0 was offset 7 at 2.000 s";
+// - reordered: the later-sent record written first and the producer's retry of the earlier one
+//   ("sent before p1-4 (offset 3) but written after it: producer p1 retried t-0 (attempt 1)
+//   after NOT_LEADER_FOR_PARTITION at 1.500 s").
+// `cause_t_us` is the time of the decisive event named (the truncation, the crash, the retry,
+// the rebalance, the covering commit when no crash followed it), -1 when none is known.
 //
+// Cost: maps keyed by record id, partition and client; searches by time are binary. Linear in
+// the history, the final logs and the events, plus the anomalies' lookups.
 // Pure: no I/O, no clock. Single-threaded.
 #pragma once
 
