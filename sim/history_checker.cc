@@ -105,6 +105,7 @@ class Checker {
     std::vector<Offset> highest;
   };
   std::map<std::pair<std::string, TopicPartition>, Commits> commits_;
+  std::map<std::pair<std::string, TopicPartition>, std::vector<const HistoryOp*>> failed_commits_;
 
   std::map<std::string, int64_t, std::less<>> metrics_;  // absent: 0
   std::vector<Anomaly> lost_acked_;
@@ -199,6 +200,8 @@ void Checker::IndexEvents() {
     if (op.f == OpFunction::kDeliver) {
       std::string id = DeliveredId(op);
       if (!id.empty()) deliveries_[{GroupOf(op), std::move(id)}].push_back(&op);
+    } else if (op.f == OpFunction::kCommit && op.type == OpType::kFail) {
+      failed_commits_[{GroupOf(op), TopicPartition{op.topic, op.partition}}].push_back(&op);
     } else if (op.f == OpFunction::kCommit && op.type == OpType::kOk) {
       Commits& commits = commits_[{GroupOf(op), TopicPartition{op.topic, op.partition}}];
       commits.highest.push_back(commits.ops.empty() ? op.offset
@@ -359,12 +362,15 @@ std::string Checker::RedeliveryCause(const std::string& group, const Send& send,
     cause += " after " + stop->node + (stop->ev == "crash" ? " crashed" : " shut down") + " at " +
              FormatSeconds(stop->t_us);
   } else {
-    // Else the last rebalance of a member that handed the partition on.
+    // Else the rebalance that took the partition from the member (its first event between the
+    // deliveries naming the partition: the revoke, when there was one).
     const RebalanceRecord* moved = nullptr;
     for (const RebalanceRecord& r : in_.observer->rebalances()) {
-      if (r.t_us < first.t_us || r.t_us > again.t_us || !members.contains(r.client)) continue;
+      if (r.t_us > again.t_us) break;
+      if (r.t_us < first.t_us || !members.contains(r.client)) continue;
       if (std::find(r.partitions.begin(), r.partitions.end(), tp) == r.partitions.end()) continue;
       moved = &r;
+      break;
     }
     if (moved != nullptr) {
       *cause_t_us = moved->t_us;
@@ -372,7 +378,18 @@ std::string Checker::RedeliveryCause(const std::string& group, const Send& send,
                FormatSeconds(moved->t_us) + ")";
     }
   }
-  return cause + "; " + LastCommitText(group, tp, again.t_us);
+  cause += "; " + LastCommitText(group, tp, again.t_us);
+  // A commit that failed in between (a rebalance fences it: UNKNOWN_MEMBER_ID, ...) is why the
+  // position was not saved.
+  auto failed = failed_commits_.find({group, tp});
+  if (failed != failed_commits_.end()) {
+    const HistoryOp* last = LastAtOrBefore(failed->second, again.t_us);
+    if (last != nullptr && last->t_us >= first.t_us) {
+      cause += "; the commit of offset " + std::to_string(last->offset.value()) + " at " +
+               FormatSeconds(last->t_us) + " failed (" + std::string(ErrcName(last->error)) + ")";
+    }
+  }
+  return cause;
 }
 
 std::string Checker::UndeliveredCause(const std::string& group, const Copy& copy,

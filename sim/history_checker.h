@@ -53,10 +53,12 @@
 //   "unknown";
 // - duplicated: two copies in the log ("the log holds it twice (t-0 offset 4, t-0 offset 7):
 //   <retry>"), else the redelivering consumer's incarnation, the last crash or shutdown of a
-//   group member between the two deliveries (else the last rebalance of a member naming the
-//   partition) and the group's last successful commit of the partition before the redelivery
-//   ("redelivered to g1 by c1 (incarnation 2) after c1 crashed at 12.000 s; last commit of t-0
-//   was offset 10 at 9.500 s"; "...; no commit of t-0 before it");
+//   group member between the two deliveries (else the first rebalance event of a member naming
+//   the partition in between: the revoke), the group's last successful commit of the partition
+//   before the redelivery and the last failed one in between ("redelivered to g1 by c1
+//   (incarnation 2) after c1 crashed at 12.000 s; last commit of t-0 was offset 10 at 9.500 s";
+//   "...; no commit of t-0 before it; the commit of offset 298 at 34.650 s failed
+//   (UNKNOWN_MEMBER_ID)");
 // - undelivered: the group's first commit past the record's offset (made before it was
 //   processed: commit before processing) and the first crash of a member after it ("offset 12
 //   of t-0 was committed by c1 at 3.000 s before it was processed; c1 crashed at 3.500 s"), else

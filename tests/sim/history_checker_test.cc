@@ -361,6 +361,10 @@ TEST_F(HistoryCheckerTest, RedeliveryAfterARebalanceNamesIt) {
   At(3 * kSecond);
   Event("c1", "partitions_revoked",
         TraceFields{{"group", "g1"}, {"partitions", TraceFields::array({"t-0"})}});
+  history_.Commit("c1", 1, "g1", t0_, Offset(1), Errc::kUnknownMemberId);
+  At(3 * kSecond + 200 * kMs);
+  Event("c2", "partitions_assigned",
+        TraceFields{{"group", "g1"}, {"partitions", TraceFields::array({"t-0"})}});
   At(4 * kSecond);
   Deliver("c2", 1, "g1", t0_, 0, Id(a));
   Log(t0_, {Id(a)});
@@ -370,7 +374,9 @@ TEST_F(HistoryCheckerTest, RedeliveryAfterARebalanceNamesIt) {
   ASSERT_EQ(anomalies.size(), 1u);
   EXPECT_EQ(anomalies[0]->cause,
             "redelivered to g1 by c2 (incarnation 1) after a rebalance (c1 partitions_revoked "
-            "at 3.000 s); no commit of t-0 before it");
+            "at 3.000 s); no commit of t-0 before it; the commit of offset 1 at 3.000 s failed "
+            "(UNKNOWN_MEMBER_ID)");
+  EXPECT_EQ(anomalies[0]->cause_t_us, 3 * kSecond);
 }
 
 TEST_F(HistoryCheckerTest, OnceToEachOfTwoGroupsIsNotDuplicated) {
