@@ -264,5 +264,13 @@ TEST(ScenarioLibrarySeedTest, TheConsoleConsumerPrintsWhatTheProducerTyped) {
   EXPECT_EQ(printed, (std::vector<std::string>{"hello java"}));
 }
 
+TEST(ScenarioLibrarySeedTest, RetentionExpiresOldSegmentsWithoutLosingRecords) {
+  const RunResult result = RunBase("seed/retention.json");
+  EXPECT_EQ(result.check.Value("lost_acked"), 0);
+  // Whole old segments went; the newest records, in segments younger than retention.ms, stay.
+  EXPECT_GT(result.check.expired, 0);
+  EXPECT_LT(result.check.expired, result.check.Value("acked"));
+}
+
 }  // namespace
 }  // namespace ksim::sim
