@@ -233,8 +233,29 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
   const BrokerId leader = leading != nullptr ? leading->leader : BrokerId(-1);
   // The write happened before the ack reached the producer: a truncation may come in between.
   const TimeUs from_us = send.invoke->t_us;
-  const TruncationRecord* found = nullptr;
   auto truncations = truncations_.find(tp);
+  auto elections = elections_.find(tp);
+  // A replica that truncated the record away and was elected leader afterwards (KIP-101's
+  // follower truncation): the first such election after the send.
+  if (truncations != truncations_.end() && elections != elections_.end()) {
+    for (auto e = FirstAtOrAfter(elections->second, from_us); e != elections->second.end(); ++e) {
+      const TruncationRecord* before = nullptr;
+      for (const TruncationRecord* t : truncations->second) {
+        if (t->t_us > (*e)->t_us) break;
+        if (t->t_us >= from_us && t->broker == (*e)->leader && t->Removed(offset)) before = t;
+      }
+      if (before == nullptr) continue;
+      *cause_t_us = before->t_us;
+      return "truncated on " + BrokerNodeName(before->broker) + " at " +
+             FormatSeconds(before->t_us) + " (to offset " + std::to_string(before->to.value()) +
+             ", " + before->reason + ") before " + BrokerNodeName((*e)->leader) +
+             " was elected leader (epoch " + std::to_string((*e)->epoch) +
+             ((*e)->unclean ? ", unclean" : "") + ") at " + FormatSeconds((*e)->t_us);
+    }
+  }
+  // Else the leader's own truncation after another broker was elected without the record (an
+  // unclean election, ...).
+  const TruncationRecord* found = nullptr;
   if (truncations != truncations_.end()) {
     for (const TruncationRecord* t : truncations->second) {
       if (t->t_us < from_us || !t->Removed(offset)) continue;

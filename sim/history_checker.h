@@ -41,13 +41,17 @@
 // Causes: each lost_acked, log_duplicates, duplicated, undelivered and reordered record becomes
 // one Anomaly whose `cause` names the fault or protocol event responsible, with its time
 // (FormatSeconds; docs/scenarios.md, "Causes", has the exact wording of each):
-// - lost_acked: the first truncation after the send that removed the acked offset, on the
-//   broker that led the partition when it was acked (else on another replica), and the election
-//   that preceded it ("truncated on broker-1 at 15.200 s (to offset 40, high_watermark) after
-//   broker-2 was elected leader (epoch 3, unclean) at 14.900 s"); without such a truncation,
-//   that leader's crash or disk fault after the send ("broker-1, its leader at the ack, crashed
-//   at 5.000 s (torn unsynced tail) and no replica kept the record"), "t-0 has no live leader
-//   at the end", or "unknown";
+// - lost_acked: a replica that truncated the acked offset away after the send and was then
+//   elected leader (the first such election: KIP-101's follower truncation; "truncated on
+//   broker-3 at 4.162 s (to offset 398, high_watermark) before broker-3 was elected leader
+//   (epoch 2) at 6.513 s"); else the first truncation after the send that removed the acked
+//   offset on the broker that led the partition when it was acked (else on another replica),
+//   and the election that preceded it ("truncated on broker-1 at 15.200 s (to offset 40,
+//   high_watermark) after broker-2 was elected leader (epoch 3, unclean) at 14.900 s"); without
+//   a truncation, that leader's crash or disk fault after the send ("broker-1, its leader at the
+//   ack, crashed at 5.000 s (torn unsynced tail) and no replica kept the record"), "t-0 has no
+//   live leader at the end", or "unknown". (The logs at each election are not known: a replica
+//   that truncated a record and fetched it again before its election would be named wrongly.)
 // - log_duplicate: the producer's first retry of the partition between the invoke and the
 //   completion ("producer p1 retried t-0 (attempt 2) after REQUEST_TIMED_OUT at 3.100 s"), or
 //   "unknown";

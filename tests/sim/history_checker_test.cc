@@ -209,6 +209,32 @@ TEST_F(HistoryCheckerTest, AckedAndMissingIsLostWithTheTruncationAsCause) {
   EXPECT_EQ(anomalies[0]->cause_t_us, 15 * kSecond + 200 * kMs);
 }
 
+TEST_F(HistoryCheckerTest, AckedLossByAFollowerThatTruncatedThenLedNamesItsTruncation) {
+  // KIP-101: broker 3 truncates to its high watermark when broker 2 takes over, then is elected
+  // while broker 2 is down; broker 2 truncates to broker 3's log when it comes back.
+  Elected(t0_, 1, 0, false, "new_partition");
+  At(1 * kSecond);
+  const uint64_t lost = Send("p1");
+  At(1 * kSecond + 10 * kMs);
+  Ok(lost, t0_, 398);
+  At(4 * kSecond + 162 * kMs);
+  Elected(t0_, 2, 1, false, "controlled_shutdown");
+  Truncated(3, t0_, 400, 398);
+  At(6 * kSecond + 513 * kMs);
+  Elected(t0_, 3, 2);
+  At(7 * kSecond + 205 * kMs);
+  Truncated(2, t0_, 400, 398, "offset_out_of_range");
+  Log(t0_, {});
+
+  const CheckResult result = Check();
+  const std::vector<const Anomaly*> anomalies = Of(result, "lost_acked");
+  ASSERT_EQ(anomalies.size(), 1u);
+  EXPECT_EQ(anomalies[0]->cause,
+            "truncated on broker-3 at 4.162 s (to offset 398, high_watermark) before broker-3 "
+            "was elected leader (epoch 2) at 6.513 s");
+  EXPECT_EQ(anomalies[0]->cause_t_us, 4 * kSecond + 162 * kMs);
+}
+
 TEST_F(HistoryCheckerTest, AckedLossWithoutTruncationNamesTheLeadersCrash) {
   Elected(t0_, 1, 0, false, "new_partition");
   At(1 * kSecond);
