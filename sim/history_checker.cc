@@ -1,6 +1,7 @@
 #include "sim/history_checker.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <tuple>
@@ -22,7 +23,7 @@ struct Send {
   const HistoryOp* invoke = nullptr;
   const HistoryOp* completion = nullptr;  // null: never completed
   bool acked = false;
-  std::vector<Copy> copies;  // where the final log holds it, in audit order
+  std::vector<Copy> copies;  // where the final logs hold it, in (partition, offset) order
   TimeUs end_us() const { return completion != nullptr ? completion->t_us : INT64_MAX; }
 };
 
