@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -155,6 +156,12 @@ Status CheckRunnable(const std::vector<Selected>& runs, const std::string& file)
   return Status::Ok();
 }
 
+bool SameFile(const std::string& a, const std::string& b) {
+  std::error_code error;
+  const bool same = std::filesystem::equivalent(a, b, error);
+  return !error && same;
+}
+
 std::string TracePathFor(const std::string& trace_path, const std::string& variant, size_t runs) {
   if (trace_path.empty() || runs == 1) return trace_path;
   std::string stem = trace_path;
@@ -163,15 +170,17 @@ std::string TracePathFor(const std::string& trace_path, const std::string& varia
   return stem + "." + variant + ".jsonl";
 }
 
-// Opens an output before the runs, so that a path that cannot be written is bad input at once.
-Result<std::optional<sim::AtomicFile>> OpenOutput(const std::string& path) {
+// Opens an output before the runs, so that a path that cannot be written is bad input at once
+// (AtomicFile's messages name the path). Never the scenario file itself.
+Result<std::optional<sim::AtomicFile>> OpenOutput(const std::string& path,
+                                                  const std::string& scenario_file) {
   if (path.empty()) return std::optional<sim::AtomicFile>();
-  Result<sim::AtomicFile> file = sim::AtomicFile::Create(path);
-  if (!file.ok()) {
-    return Status(file.status().code(),
-                  "cannot write " + path + ": " + std::string(file.status().message()));
+  if (SameFile(path, scenario_file)) {
+    return Status(Errc::kInvalidArgument,
+                  "refusing to write over the scenario file " + scenario_file);
   }
-  return std::optional<sim::AtomicFile>(std::move(file).value());
+  KSIM_ASSIGN_OR_RETURN(sim::AtomicFile file, sim::AtomicFile::Create(path));
+  return std::optional<sim::AtomicFile>(std::move(file));
 }
 
 Status Finish(std::optional<sim::AtomicFile>& file, const std::string& contents) {
@@ -196,7 +205,7 @@ int RunMatrix(const sim::Scenario& scenario, const std::string& name, std::optio
     }
     golden = std::move(parsed).value();
   }
-  Result<std::optional<sim::AtomicFile>> out = OpenOutput(args.write_golden_path);
+  Result<std::optional<sim::AtomicFile>> out = OpenOutput(args.write_golden_path, args.file);
   if (!out.ok()) return BadInput(out.status().message());
 
   Progress progress;
@@ -256,8 +265,14 @@ int RunScenarioCommand(const RunArgs& args) {
     return BadInput(runnable.message());
   }
 
-  Result<std::optional<sim::AtomicFile>> report = OpenOutput(args.report_path);
+  Result<std::optional<sim::AtomicFile>> report = OpenOutput(args.report_path, args.file);
   if (!report.ok()) return BadInput(report.status().message());
+  for (const Selected& run : *runs) {
+    const std::string trace = TracePathFor(args.trace_path, run.name, runs->size());
+    if (!trace.empty() && SameFile(trace, args.file)) {
+      return BadInput("refusing to write over the scenario file " + args.file);
+    }
+  }
 
   Progress progress;
   std::vector<sim::RunResult> results;

@@ -44,6 +44,13 @@ expect_exit 2 "$KSIM" run "$DATA/run_small.json" --report "$WORK/no-such-dir/r.j
 expect_grep 'cannot write .*no-such-dir/r.json' "$WORK/stderr"
 no_outputs
 
+# An output over the scenario itself is refused; the scenario is untouched.
+cp "$DATA/run_fails.json" "$WORK/self.in.json"
+expect_exit 2 "$KSIM" run "$WORK/self.in.json" --report "$WORK/self.in.json"
+expect_grep 'refusing to write over the scenario file .*self.in.json' "$WORK/stderr"
+expect_exit 2 "$KSIM" run "$WORK/self.in.json" --trace "$WORK/self.in.json"
+cmp -s "$DATA/run_fails.json" "$WORK/self.in.json" || fail "the scenario file was overwritten"
+
 # A scenario that does not load: the loader's errors (file:line:column), exit 2.
 printf '{\n  "ksim": 1,\n  "name": "x",,\n}\n' >"$WORK/syntax.in.json"
 expect_exit 2 "$KSIM" run "$WORK/syntax.in.json" --report "$WORK/r.json" --trace "$WORK/t.jsonl"
