@@ -81,10 +81,10 @@ class CliSim {
 
 using Lines = std::vector<std::string>;
 
-const std::string kTopics = "sh kafka-topics.sh --zookeeper hadoop01:2181 ";
+const std::string kTopics = "kafka-topics.sh --zookeeper hadoop01:2181 ";
 const std::string kProducer =
-    "sh kafka-console-producer.sh --broker-list hadoop01:9092,hadoop02:9092,hadoop03:9092 ";
-const std::string kConsumer = "sh kafka-console-consumer.sh --zookeeper hadoop01:2181 ";
+    "kafka-console-producer.sh --broker-list hadoop01:9092,hadoop02:9092,hadoop03:9092 ";
+const std::string kConsumer = "kafka-console-consumer.sh --zookeeper hadoop01:2181 ";
 
 TEST(CliToolsTest, CreateAnswersAsTopicCommand) {
   CliSim sim("cli-create");
