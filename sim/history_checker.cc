@@ -98,6 +98,9 @@ class Checker {
   std::map<std::string, std::vector<const FaultRecord*>> faults_;  // node -> its faults
   std::map<std::string, std::set<std::string>> groups_of_topic_;
   std::map<std::string, std::set<std::string>> members_;  // group -> client ids
+  // (group, partition) -> where the group first started reading it (its first offset_reset
+  // without a position): the records before are not owed to the group.
+  std::map<std::pair<std::string, TopicPartition>, Offset> owed_from_;
   // (group, record id) -> its deliveries, in history order.
   std::map<std::pair<std::string, std::string>, std::vector<const HistoryOp*>> deliveries_;
   // (group, partition) -> ok commits, in history order, and the highest offset so far.
@@ -213,10 +216,17 @@ void Checker::IndexEvents() {
 }
 
 void Checker::IndexConsumers() {
+  std::map<std::string, std::string> group_of;
   for (const CheckInput::Consumer& consumer : in_.consumers) {
     const std::string group = consumer.group.empty() ? consumer.id : consumer.group;
+    group_of[consumer.id] = group;
     members_[group].insert(consumer.id);
     for (const std::string& topic : consumer.topics) groups_of_topic_[topic].insert(group);
+  }
+  for (const OffsetResetRecord& reset : in_.observer->offset_resets()) {
+    auto group = group_of.find(reset.client);
+    if (group == group_of.end() || reset.from >= Offset(0)) continue;
+    owed_from_.try_emplace({group->second, reset.tp}, reset.offset);  // the first one
   }
 }
 
@@ -499,6 +509,8 @@ void Checker::CheckDeliveries() {
     if (groups == groups_of_topic_.end()) continue;
     for (const std::string& group : groups->second) {
       if (deliveries_.contains({group, send.invoke->record_id})) continue;
+      auto owed = owed_from_.find({group, send.copies[0].tp});
+      if (owed != owed_from_.end() && send.copies[0].offset < owed->second) continue;
       ++metrics_["undelivered"];
       Anomaly a;
       a.kind = "undelivered";

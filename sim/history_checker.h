@@ -28,7 +28,10 @@
 //   lost_unacked         unacked, absent from the final log;
 //   log_duplicates       records present at two or more offsets;
 //   duplicated           (group, record) pairs delivered more than once;
-//   undelivered          (group, record) pairs present in the final log, never delivered;
+//   undelivered          (group, record) pairs present in the final log, never delivered, at
+//                        or after the offset where the group first started reading the
+//                        partition (its first offset_reset without a position: a group that
+//                        starts at `latest` owes nothing written before it joined);
 //   reordered            records reordered in their partition's final log;
 //   replica_divergence   replica divergences found by the audit;
 //   unavailable_ms       the sum over the audited partitions of RunObserver::UnavailableMs;

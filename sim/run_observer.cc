@@ -180,6 +180,12 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
       }
     }
     rebalances_.push_back(std::move(rebalance));
+  } else if (ev == "offset_reset") {
+    std::optional<TopicPartition> tp = TpField(fields);
+    if (!tp) return;
+    offset_resets_.push_back(OffsetResetRecord{
+        t_us, std::string(node), *tp, StringField(fields, "strategy"),
+        Offset(IntField(fields, "offset", 0)), Offset(IntField(fields, "from", -1))});
   } else if (ev == "invariant_violation") {
     violations_.push_back(StringField(fields, "rule") + " " + StringField(fields, "topic") + "-" +
                           std::to_string(IntField(fields, "partition")) + ": " +

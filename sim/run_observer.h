@@ -10,7 +10,8 @@
 // truncate {topic, partition, from_leo, to, records, reason} on the truncating broker's node;
 // the World's crash / shutdown / restart (on broker-<id> and client nodes), partition, heal,
 // slow, disk_fault and the Cluster's zk_expire; a producer's produce_retry {topic, partition,
-// attempt, error}; a consumer's partitions_assigned / partitions_revoked; the checker's
+// attempt, error}; a consumer's partitions_assigned / partitions_revoked and offset_reset
+// {topic, partition, strategy, offset, from}; the checker's
 // invariant_violation. Other events are ignored.
 //
 // Unavailability (the `unavailable_ms` metric): a partition is unavailable while it has no
@@ -86,6 +87,17 @@ struct RetryRecord {
   std::string error;  // Kafka's error name
 };
 
+// A consumer's offset_reset {topic, partition, strategy, offset, from}: where it started (from
+// -1: it had no position, e.g. no committed offset) or restarted (from: the position out of range).
+struct OffsetResetRecord {
+  TimeUs t_us = 0;
+  std::string client;
+  TopicPartition tp;
+  std::string strategy;  // earliest or latest
+  Offset offset{0};      // the position it reset to
+  Offset from{-1};       // the position it had, -1 when none
+};
+
 struct RebalanceRecord {
   TimeUs t_us = 0;
   std::string client;
@@ -116,6 +128,7 @@ class RunObserver {
   const std::vector<FaultRecord>& faults() const { return faults_; }
   const std::vector<RetryRecord>& retries() const { return retries_; }
   const std::vector<RebalanceRecord>& rebalances() const { return rebalances_; }
+  const std::vector<OffsetResetRecord>& offset_resets() const { return offset_resets_; }
   // invariant_violation events, each as "<rule> <topic>-<partition>: <message>".
   const std::vector<std::string>& invariant_violations() const { return violations_; }
 
@@ -147,6 +160,7 @@ class RunObserver {
   std::vector<FaultRecord> faults_;
   std::vector<RetryRecord> retries_;
   std::vector<RebalanceRecord> rebalances_;
+  std::vector<OffsetResetRecord> offset_resets_;
   std::vector<std::string> violations_;
   std::map<TopicPartition, PartitionTrack> partitions_;
   std::map<std::string, int32_t, std::less<>> min_isr_;

@@ -455,6 +455,43 @@ TEST_F(HistoryCheckerTest, CommitBeforeProcessingThenCrashIsUndelivered) {
   EXPECT_EQ(anomalies[0]->cause_t_us, 3 * kSecond);
 }
 
+TEST_F(HistoryCheckerTest, AGroupStartingAtLatestOwesOnlyWhatCameAfter) {
+  At(1 * kSecond);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t invoke = Send("p1");
+    Ok(invoke, t0_, i);
+    ids.push_back(Id(invoke));
+  }
+  Consumer("c1", "g1");
+  At(2 * kSecond);
+  // c1 joins with no committed offset and starts at the end (offset 2); it processes 2, then
+  // after a restart without a commit starts at the end again (4): 3 was skipped, 0 and 1 were
+  // never owed.
+  auto reset = [this](int64_t offset) {
+    Event("c1", "offset_reset",
+          TraceFields{{"topic", "t"},
+                      {"partition", 0},
+                      {"strategy", "latest"},
+                      {"offset", offset},
+                      {"from", -1}});
+  };
+  reset(2);
+  Deliver("c1", 1, "g1", t0_, 2, ids[2]);
+  At(3 * kSecond);
+  Fault("c1", "crash");
+  At(4 * kSecond);
+  reset(4);
+  Log(t0_, ids);
+
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("undelivered"), 1);
+  const std::vector<const Anomaly*> anomalies = Of(result, "undelivered");
+  ASSERT_EQ(anomalies.size(), 1u);
+  EXPECT_EQ(anomalies[0]->record_id, ids[3]);
+  EXPECT_EQ(anomalies[0]->cause, "never processed by g1; no commit of t-0 before it");
+}
+
 TEST_F(HistoryCheckerTest, AckedBelowTheLogStartIsExpiredNotLost) {
   At(1 * kSecond);
   const uint64_t old = Send("p1");

@@ -212,6 +212,10 @@ TEST_F(RunObserverTest, RetriesRebalancesAndViolationsAreRecorded) {
       TraceFields{{"group", "g1"}, {"partitions", TraceFields::array({"t-0", "my-topic-12"})}});
   observer_.OnEvent(3 * kSecond, "c1", "partitions_revoked",
                     TraceFields{{"group", "g1"}, {"partitions", TraceFields::array()}});
+  observer_.OnEvent(
+      3 * kSecond, "c1", "offset_reset",
+      TraceFields{
+          {"topic", "t"}, {"partition", 2}, {"strategy", "latest"}, {"offset", 40}, {"from", -1}});
   observer_.OnEvent(4 * kSecond, "checker", "invariant_violation",
                     TraceFields{{"rule", "hw_monotonic"},
                                 {"topic", "t"},
@@ -228,6 +232,12 @@ TEST_F(RunObserverTest, RetriesRebalancesAndViolationsAreRecorded) {
             (std::vector<TopicPartition>{Tp("t", 0), Tp("my-topic", 12)}));
   EXPECT_EQ(observer_.rebalances()[1].ev, "partitions_revoked");
   EXPECT_TRUE(observer_.rebalances()[1].partitions.empty());
+  ASSERT_EQ(observer_.offset_resets().size(), 1u);
+  EXPECT_EQ(observer_.offset_resets()[0].client, "c1");
+  EXPECT_EQ(observer_.offset_resets()[0].tp, Tp("t", 2));
+  EXPECT_EQ(observer_.offset_resets()[0].strategy, "latest");
+  EXPECT_EQ(observer_.offset_resets()[0].offset, Offset(40));
+  EXPECT_EQ(observer_.offset_resets()[0].from, Offset(-1));
   EXPECT_EQ(observer_.invariant_violations(),
             std::vector<std::string>{"hw_monotonic t-0: HW went from 5 to 3"});
 }
