@@ -258,7 +258,14 @@ std::string_view CliToolName(Tool tool) {
 }
 
 Result<CliCommand> ParseCliCommand(std::string_view command) {
-  KSIM_ASSIGN_OR_RETURN(const std::vector<std::string> words, SplitWords(command));
+  KSIM_ASSIGN_OR_RETURN(std::vector<std::string> words, SplitWords(command));
+  // The seed runs each tool through the shell ("sh kafka-topics.sh ..."): the interpreter word
+  // is dropped.
+  if (words.size() > 1) {
+    const std::string_view first = words.front();
+    const std::string_view base = first.substr(first.rfind('/') + 1);
+    if (base == "sh" || base == "bash") words.erase(words.begin());
+  }
   if (words.empty()) return Invalid("empty command");
   const std::optional<Tool> tool = ToolOf(words.front());
   if (!tool) {

@@ -5,7 +5,8 @@
 // --bootstrap-server, --topic, --from-beginning, --group, --max-messages.
 //
 // The command is split into words as a POSIX shell would for plain words and '…' / "…" quotes
-// (no expansion); the tool is the first word's base name with or without ".sh"; options are
+// (no expansion); a leading `sh` or `bash` (the seed writes `sh kafka-topics.sh ...`) is dropped;
+// the tool is the first word's base name with or without ".sh"; options are
 // --name value or --name=value, as joptsimple (Kafka's option parser) takes them. Errors are the
 // words Kafka's tools print (`Missing required argument "[topic]"`, `--foo is not a recognized
 // option`) as kInvalidArgument. Host names are kept, never resolved: they all mean the simulated

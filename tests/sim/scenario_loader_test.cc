@@ -441,6 +441,19 @@ TEST(ScenarioCliTest, ParsesTheSeedsCommandLines) {
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(list->action, CliCommand::TopicsAction::kList);
   EXPECT_FALSE(list->topic.has_value());
+  // The seed's own lines start with the shell that runs the script.
+  Result<CliCommand> seed_line = ParseCliCommand(
+      "sh kafka-topics.sh --create --zookeeper hadoop01:2181 --replication-factor 1 "
+      "--partitions 1 --topic enbook");
+  ASSERT_TRUE(seed_line.ok()) << seed_line.status().message();
+  EXPECT_EQ(seed_line->tool, CliCommand::Tool::kTopics);
+  EXPECT_EQ(seed_line->topic, "enbook");
+  Result<CliCommand> bash_line =
+      ParseCliCommand("/bin/bash bin/kafka-console-producer.sh --broker-list h:9092 --topic t");
+  ASSERT_TRUE(bash_line.ok()) << bash_line.status().message();
+  EXPECT_EQ(bash_line->tool, CliCommand::Tool::kConsoleProducer);
+  // A shell alone is not a tool.
+  EXPECT_FALSE(ParseCliCommand("sh").ok());
 }
 
 TEST(ScenarioCliTest, RefusesWhatKafkasToolsRefuse) {
