@@ -72,6 +72,12 @@ class Checker {
                               TimeUs* cause_t_us) const;
   std::string UndeliveredCause(const std::string& group, const Copy& copy,
                                TimeUs* cause_t_us) const;
+  std::string LostCommitAnswerCause(const std::string& group, const Copy& copy,
+                                    const OffsetFetchRecord& fetched, TimeUs* cause_t_us) const;
+  // The first crash or shutdown in [from_us, to_us] of a member of `group` (or `also`), else of
+  // a broker (`broker` first when set), else the first network partition or isolation.
+  const FaultRecord* DropFault(const std::string& group, const std::string& also, BrokerId broker,
+                               TimeUs from_us, TimeUs to_us) const;
   // The last ok commit of `group` for `tp` at or before `t_us`, or null.
   const HistoryOp* LastCommitBefore(const std::string& group, const TopicPartition& tp,
                                     TimeUs t_us) const;
@@ -110,6 +116,10 @@ class Checker {
   };
   std::map<std::pair<std::string, TopicPartition>, Commits> commits_;
   std::map<std::pair<std::string, TopicPartition>, std::vector<const HistoryOp*>> failed_commits_;
+  // (group, partition) -> the positions its members resumed from (offset_fetched), in order.
+  std::map<std::pair<std::string, TopicPartition>, std::vector<const OffsetFetchRecord*>> fetches_;
+  // group -> its coordinators' successful commit writes (offsets_committed NONE), in order.
+  std::map<std::string, std::vector<const CommitWriteRecord*>> commit_writes_;
 
   std::map<std::string, int64_t, std::less<>> metrics_;  // absent: 0
   std::vector<Anomaly> lost_acked_;
@@ -200,6 +210,12 @@ void Checker::IndexEvents() {
   for (const TruncationRecord& t : observer.truncations()) truncations_[t.tp].push_back(&t);
   for (const RetryRecord& r : observer.retries()) retries_[{r.client, r.tp}].push_back(&r);
   for (const FaultRecord& f : observer.faults()) faults_[f.node].push_back(&f);
+  for (const OffsetFetchRecord& f : observer.offset_fetches()) {
+    fetches_[{f.group.empty() ? f.client : f.group, f.tp}].push_back(&f);
+  }
+  for (const CommitWriteRecord& w : observer.commit_writes()) {
+    if (w.error == "NONE") commit_writes_[w.group].push_back(&w);
+  }
   for (const HistoryOp& op : in_.history->ops()) {
     if (op.f == OpFunction::kDeliver) {
       std::string id = DeliveredId(op);
@@ -434,9 +450,30 @@ std::string Checker::UndeliveredCause(const std::string& group, const Copy& copy
     auto it = std::upper_bound(highest.begin(), highest.end(), copy.offset);
     if (it != highest.end()) covering = commits->second.ops[it - highest.begin()];
   }
+  // A member that resumed past the offset before any ok commit covered it: a commit whose
+  // answer the client never saw (failed, or lost with the coordinator) had been written.
+  auto fetches = fetches_.find({group, copy.tp});
+  if (fetches != fetches_.end()) {
+    for (const OffsetFetchRecord* f : fetches->second) {
+      if (covering != nullptr && f->t_us >= covering->t_us) break;
+      if (f->offset > copy.offset) return LostCommitAnswerCause(group, copy, *f, cause_t_us);
+    }
+  }
   if (covering == nullptr) {
-    return "never processed by " + group + "; " +
-           LastCommitText(group, copy.tp, in_.end_us > 0 ? in_.end_us : INT64_MAX);
+    std::string cause = "never processed by " + group + "; " +
+                        LastCommitText(group, copy.tp, in_.end_us > 0 ? in_.end_us : INT64_MAX);
+    // A failed commit past the offset may still have been written.
+    auto failed = failed_commits_.find({group, copy.tp});
+    if (failed != failed_commits_.end()) {
+      for (const HistoryOp* op : failed->second) {
+        if (op->offset <= copy.offset) continue;
+        cause += "; the commit of offset " + std::to_string(op->offset.value()) + " at " +
+                 FormatSeconds(op->t_us) + " failed (" + std::string(ErrcName(op->error)) +
+                 ") and may have been written";
+        break;
+      }
+    }
+    return cause;
   }
   *cause_t_us = covering->t_us;
   std::string cause = "offset " + std::to_string(copy.offset.value()) + " of " + TpText(copy.tp) +
@@ -462,6 +499,106 @@ std::string Checker::UndeliveredCause(const std::string& group, const Copy& copy
     cause += "; " + crash->node + " crashed at " + FormatSeconds(crash->t_us);
   }
   return cause;
+}
+
+std::string Checker::LostCommitAnswerCause(const std::string& group, const Copy& copy,
+                                           const OffsetFetchRecord& fetched,
+                                           TimeUs* cause_t_us) const {
+  const TimeUs fetched_us = fetched.t_us;
+  // The client's own word on that commit: its last failed commit of the fetched position (else
+  // of any offset past the record) before the fetch.
+  const HistoryOp* attempt = nullptr;
+  auto failed = failed_commits_.find({group, copy.tp});
+  if (failed != failed_commits_.end()) {
+    for (const HistoryOp* op : failed->second) {
+      if (op->t_us > fetched_us) break;
+      if (op->offset == fetched.offset ||
+          (op->offset > copy.offset && (attempt == nullptr || attempt->offset != fetched.offset))) {
+        attempt = op;
+      }
+    }
+  }
+  // Where it was written: the group's last commit write after its last ok commit of the
+  // partition (those were answered) and before the fetch.
+  const HistoryOp* last_ok = LastCommitBefore(group, copy.tp, fetched_us);
+  const TimeUs after_us = last_ok != nullptr ? last_ok->t_us : -1;
+  const CommitWriteRecord* write = nullptr;
+  auto writes = commit_writes_.find(group);
+  if (writes != commit_writes_.end()) {
+    const CommitWriteRecord* last = LastAtOrBefore(writes->second, fetched_us);
+    if (last != nullptr && last->t_us > after_us) write = last;
+  }
+  const std::string position = std::to_string(fetched.offset.value());
+  std::string cause =
+      "offset " + std::to_string(copy.offset.value()) + " of " + TpText(copy.tp) +
+      " was committed before it was processed: " + (attempt != nullptr ? attempt->process : group) +
+      "'s commit of offset " + position + " reached the coordinator";
+  if (write != nullptr) {
+    cause +=
+        " (written by " + BrokerNodeName(write->broker) + " at " + FormatSeconds(write->t_us) + ")";
+  }
+  if (attempt != nullptr) {
+    cause += " though " + attempt->process + " saw it fail (" +
+             std::string(ErrcName(attempt->error)) + " at " + FormatSeconds(attempt->t_us) + ")";
+  }
+  // What made the client drop the records it had polled.
+  const TimeUs from_us = write != nullptr ? write->t_us : after_us;
+  const FaultRecord* fault = DropFault(
+      group, fetched.client, write != nullptr ? write->broker : BrokerId(-1), from_us, fetched_us);
+  if (fault != nullptr) {
+    cause +=
+        "; " + fault->node + " " +
+        (fault->ev == "crash" ? std::string("crashed")
+         : fault->ev == "shutdown"
+             ? std::string("shut down")
+             : fault->ev + (fault->detail.empty() ? std::string() : " (" + fault->detail + ")")) +
+        " at " + FormatSeconds(fault->t_us);
+  }
+  cause += "; " + fetched.client + " resumed from offset " + position + " at " +
+           FormatSeconds(fetched_us);
+  *cause_t_us = fault != nullptr     ? fault->t_us
+                : write != nullptr   ? write->t_us
+                : attempt != nullptr ? attempt->t_us
+                                     : fetched_us;
+  return cause;
+}
+
+const FaultRecord* Checker::DropFault(const std::string& group, const std::string& also,
+                                      BrokerId broker, TimeUs from_us, TimeUs to_us) const {
+  std::set<std::string> members;
+  auto known = members_.find(group);
+  if (known != members_.end()) members = known->second;
+  members.insert(also);
+  // The first fault within the window of a node `on` accepts whose event `of` accepts, or null.
+  auto first = [&](auto&& on, auto&& of) {
+    const FaultRecord* found = nullptr;
+    for (const auto& [node, faults] : faults_) {
+      if (!on(node)) continue;
+      for (auto it = FirstAtOrAfter(faults, from_us); it != faults.end(); ++it) {
+        const FaultRecord* f = *it;
+        if (f->t_us > to_us) break;
+        if (!of(f->ev)) continue;
+        if (found == nullptr || f->t_us < found->t_us) found = f;
+        break;
+      }
+    }
+    return found;
+  };
+  auto stop = [](const std::string& ev) { return ev == "crash" || ev == "shutdown"; };
+  const std::string coordinator = broker.value() >= 0 ? BrokerNodeName(broker) : "";
+  const FaultRecord* f =
+      first([&](const std::string& node) { return members.contains(node); }, stop);
+  if (f == nullptr && !coordinator.empty()) {
+    f = first([&](const std::string& node) { return node == coordinator; }, stop);
+  }
+  if (f == nullptr) {
+    f = first([](const std::string& node) { return node.starts_with("broker-"); }, stop);
+  }
+  if (f == nullptr) {
+    f = first([](const std::string&) { return true; },
+              [](const std::string& ev) { return ev == "partition" || ev == "isolate"; });
+  }
+  return f;
 }
 
 void Checker::CheckPresence(CheckResult& result) {

@@ -66,15 +66,28 @@
 //   (incarnation 2) after c1 crashed at 12.000 s; last commit of t-0 was offset 10 at 9.500 s";
 //   "...; no commit of t-0 before it; the commit of offset 298 at 34.650 s failed
 //   (UNKNOWN_MEMBER_ID)");
-// - undelivered: the group's first commit past the record's offset (made before it was
-//   processed: commit before processing) and the first crash of a member after it ("offset 12
-//   of t-0 was committed by c1 at 3.000 s before it was processed; c1 crashed at 3.500 s"), else
-//   "never processed by g1; last commit of t-0 was offset 7 at 2.000 s";
+// - undelivered: a member that resumed past the record (offset_fetched) before any ok commit
+//   covered it means a commit whose answer the client never saw had been written: that commit
+//   (the client's last failed commit of that position, or else past the record, before the
+//   fetch), where it was written (the group's last offsets_committed after its last ok commit of
+//   the partition), the fault that made the client drop what it had polled (the first crash or
+//   shutdown after the write of a member, else of that coordinator, else of any broker, else a
+//   network partition or isolation) and the fetch ("offset 194 of t-0 was committed before it
+//   was processed: c1's commit of offset 197 reached the coordinator (written by broker-1 at
+//   4.136 s) though c1 saw it fail (UNKNOWN_MEMBER_ID at 34.152 s); broker-1 crashed at 4.138 s;
+//   c1 resumed from offset 197 at 34.176 s"); else the group's first ok commit past the
+//   record's offset (made before it was processed: commit before processing) and the first
+//   crash of a member after it ("offset 12 of t-0 was committed by c1 at 3.000 s before it was
+//   processed; c1 crashed at 3.500 s"); else "never processed by g1; last commit of t-0 was
+//   offset 7 at 2.000 s", with the first failed commit past the record if any ("; the commit of
+//   offset 9 at 2.500 s failed (REQUEST_TIMED_OUT) and may have been written");
 // - reordered: the later-sent record written first and the producer's retry of the earlier one
 //   ("sent before p1-4 (offset 3) but written after it: producer p1 retried t-0 (attempt 1)
 //   after NOT_LEADER_FOR_PARTITION at 1.500 s").
 // `cause_t_us` is the time of the decisive event named (the truncation, the crash, the retry,
-// the rebalance, the covering commit when no crash followed it), -1 when none is known.
+// the rebalance, the covering commit when no crash followed it; for a lost commit answer the
+// fault, else the write, else the failed commit, else the fetch), -1 when none is known. All
+// times are trace times (the trace is the truth), not scenario times.
 //
 // Cost: maps keyed by record id, partition and client; searches by time are binary. Linear in
 // the history, the final logs and the events, plus the anomalies' lookups.

@@ -98,8 +98,13 @@ std::string FaultDetail(std::string_view ev, const TraceFields& fields) {
 
 bool IsFault(std::string_view ev) {
   return ev == "crash" || ev == "shutdown" || ev == "restart" || ev == "partition" ||
-         ev == "heal" || ev == "isolate" || ev == "slow" || ev == "disk_fault" || ev == "zk_expire";
+         ev == "heal" || ev == "isolate" || ev == "slow" || ev == "disk_fault" ||
+         ev == "zk_expire" || ev == "zk_down" || ev == "zk_up";
 }
+
+// The console consumer's exit line (ConsoleConsumer.process at --max-messages; CliTools prints
+// it when the tool stops its client).
+constexpr std::string_view kConsoleConsumerExit = "Processed a total of ";
 
 }  // namespace
 
@@ -186,6 +191,22 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
     offset_resets_.push_back(OffsetResetRecord{
         t_us, std::string(node), *tp, StringField(fields, "strategy"),
         Offset(IntField(fields, "offset", 0)), Offset(IntField(fields, "from", -1))});
+  } else if (ev == "offset_fetched") {
+    std::optional<TopicPartition> tp = TpField(fields);
+    if (!tp) return;
+    offset_fetches_.push_back(OffsetFetchRecord{t_us, std::string(node),
+                                                StringField(fields, "group"), *tp,
+                                                Offset(IntField(fields, "offset", -1))});
+  } else if (ev == "offsets_committed") {
+    commit_writes_.push_back(CommitWriteRecord{t_us, BrokerId(BrokerOfNode(node)),
+                                               StringField(fields, "group"),
+                                               StringField(fields, "error")});
+  } else if (ev == "cli_output") {
+    const int64_t index = IntField(fields, "index");
+    if (node == "scenario" && index >= 0 &&
+        StringField(fields, "line").starts_with(kConsoleConsumerExit)) {
+      stopped_tools_.insert("cli-" + std::to_string(index));
+    }
   } else if (ev == "invariant_violation") {
     violations_.push_back(StringField(fields, "rule") + " " + StringField(fields, "topic") + "-" +
                           std::to_string(IntField(fields, "partition")) + ": " +
@@ -197,6 +218,8 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
 
 void RunObserver::OnFault(TimeUs t_us, std::string_view node, std::string_view ev,
                           const TraceFields& fields) {
+  // A console consumer that stopped itself, and the final phase restarting its empty node.
+  if ((ev == "shutdown" || ev == "restart") && stopped_tools_.contains(std::string(node))) return;
   faults_.push_back(FaultRecord{t_us, std::string(node), std::string(ev), FaultDetail(ev, fields)});
   const int32_t broker = BrokerOfNode(node);
   if (broker < 0) return;

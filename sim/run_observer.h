@@ -11,8 +11,16 @@
 // the World's crash / shutdown / restart (on broker-<id> and client nodes), partition, heal,
 // slow, disk_fault and the Cluster's zk_expire; a producer's produce_retry {topic, partition,
 // attempt, error}; a consumer's partitions_assigned / partitions_revoked and offset_reset
-// {topic, partition, strategy, offset, from}; the checker's
-// invariant_violation. Other events are ignored.
+// {topic, partition, strategy, offset, from} and offset_fetched {group, topic, partition,
+// offset}; a group coordinator's offsets_committed {group, partitions, error} on its broker's
+// node; ZooKeeperServer's zk_down / zk_up on node `zk`; the checker's invariant_violation; the
+// runner's cli_output {index, line} on node `scenario` (only to see a console consumer stop
+// itself). Other events are ignored.
+//
+// Faults: a console consumer stopped at --max-messages (ConsumerClient::Stop: the tool prints
+// "Processed a total of N messages" as cli_output of its action index N, then its node cli-<N>
+// shuts down) is not a fault: that shutdown, and the final phase's restart of that node (which
+// runs nothing), are not listed. Its crash, if one were injected, still is.
 //
 // Unavailability (the `unavailable_ms` metric): a partition is unavailable while it has no
 // leader (before its first election, after partition_offline, or while the elected leader's
@@ -38,6 +46,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,7 +84,9 @@ struct TruncationRecord {
 struct FaultRecord {
   TimeUs t_us = 0;
   std::string node;
-  std::string ev;      // crash, shutdown, restart, partition, heal, slow, disk_fault, zk_expire
+  // crash, shutdown, restart, partition, heal, isolate, slow, disk_fault, zk_expire, zk_down,
+  // zk_up
+  std::string ev;
   std::string detail;  // a short human text of the event's fields ("" when none)
 };
 
@@ -96,6 +107,26 @@ struct OffsetResetRecord {
   std::string strategy;  // earliest or latest
   Offset offset{0};      // the position it reset to
   Offset from{-1};       // the position it had, -1 when none
+};
+
+// A consumer's offset_fetched: the committed position of `group` it resumed `tp` from (-1:
+// none). A position past what the consumer saw committed means a commit it thought lost (or
+// never heard back from) had been written.
+struct OffsetFetchRecord {
+  TimeUs t_us = 0;
+  std::string client;
+  std::string group;  // "" without a group
+  TopicPartition tp;
+  Offset offset{-1};
+};
+
+// A group coordinator's offsets_committed: a commit of `group` written to the offsets log
+// (error NONE) or refused, on broker `broker`, whether or not its answer reached the client.
+struct CommitWriteRecord {
+  TimeUs t_us = 0;
+  BrokerId broker{-1};
+  std::string group;
+  std::string error;  // Kafka's error name, NONE when written
 };
 
 struct RebalanceRecord {
@@ -129,6 +160,8 @@ class RunObserver {
   const std::vector<RetryRecord>& retries() const { return retries_; }
   const std::vector<RebalanceRecord>& rebalances() const { return rebalances_; }
   const std::vector<OffsetResetRecord>& offset_resets() const { return offset_resets_; }
+  const std::vector<OffsetFetchRecord>& offset_fetches() const { return offset_fetches_; }
+  const std::vector<CommitWriteRecord>& commit_writes() const { return commit_writes_; }
   // invariant_violation events, each as "<rule> <topic>-<partition>: <message>".
   const std::vector<std::string>& invariant_violations() const { return violations_; }
 
@@ -161,10 +194,13 @@ class RunObserver {
   std::vector<RetryRecord> retries_;
   std::vector<RebalanceRecord> rebalances_;
   std::vector<OffsetResetRecord> offset_resets_;
+  std::vector<OffsetFetchRecord> offset_fetches_;
+  std::vector<CommitWriteRecord> commit_writes_;
   std::vector<std::string> violations_;
   std::map<TopicPartition, PartitionTrack> partitions_;
   std::map<std::string, int32_t, std::less<>> min_isr_;
-  std::map<int32_t, bool> broker_up_;  // broker id -> node up (absent: up)
+  std::map<int32_t, bool> broker_up_;    // broker id -> node up (absent: up)
+  std::set<std::string> stopped_tools_;  // cli-<n> nodes whose console consumer stopped itself
 };
 
 }  // namespace ksim::sim

@@ -455,6 +455,87 @@ TEST_F(HistoryCheckerTest, CommitBeforeProcessingThenCrashIsUndelivered) {
   EXPECT_EQ(anomalies[0]->cause_t_us, 3 * kSecond);
 }
 
+TEST_F(HistoryCheckerTest, UndeliveredAfterALostCommitAnswerNamesTheWriteTheFaultAndTheFetch) {
+  // At most once (delivery-semantics): c1 processed 0 and 1, polled 2..4 and committed 5 before
+  // processing them; broker-1, the coordinator, wrote that commit and crashed before answering.
+  // 30 s later c1's commit of 5 fails (UNKNOWN_MEMBER_ID: its member timed out meanwhile), it
+  // rejoins, resumes from the 5 that was written and commits 7 before processing 5 and 6.
+  At(1 * kSecond);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 7; ++i) {
+    const uint64_t invoke = Send("p1");
+    Ok(invoke, t0_, i);
+    ids.push_back(Id(invoke));
+  }
+  Consumer("c1", "g1");
+  auto written = [this] {
+    Event("broker-1", "offsets_committed",
+          TraceFields{{"group", "g1"}, {"partitions", 1}, {"error", "NONE"}});
+  };
+  auto fetched = [this](int64_t offset) {
+    Event("c1", "offset_fetched",
+          TraceFields{{"group", "g1"}, {"topic", "t"}, {"partition", 0}, {"offset", offset}});
+  };
+  fetched(-1);
+  At(2 * kSecond);
+  written();
+  Commit("c1", 1, "g1", t0_, 2);
+  Deliver("c1", 1, "g1", t0_, 0, ids[0]);
+  Deliver("c1", 1, "g1", t0_, 1, ids[1]);
+  At(4 * kSecond + 136 * kMs);
+  written();
+  At(4 * kSecond + 138 * kMs);
+  Fault("broker-1", "crash");
+  At(34 * kSecond + 152 * kMs);
+  history_.Commit("c1", 1, "g1", t0_, Offset(5), Errc::kUnknownMemberId);
+  At(34 * kSecond + 176 * kMs);
+  fetched(5);
+  At(34 * kSecond + 195 * kMs);
+  Commit("c1", 1, "g1", t0_, 7);
+  Deliver("c1", 1, "g1", t0_, 5, ids[5]);
+  Deliver("c1", 1, "g1", t0_, 6, ids[6]);
+  Log(t0_, ids);
+
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("undelivered"), 3);
+  const std::vector<const Anomaly*> anomalies = Of(result, "undelivered");
+  ASSERT_EQ(anomalies.size(), 3u);
+  EXPECT_EQ(anomalies[0]->record_id, ids[2]);
+  EXPECT_EQ(anomalies[0]->cause,
+            "offset 2 of t-0 was committed before it was processed: c1's commit of offset 5 "
+            "reached the coordinator (written by broker-1 at 4.136 s) though c1 saw it fail "
+            "(UNKNOWN_MEMBER_ID at 34.152 s); broker-1 crashed at 4.138 s; c1 resumed from "
+            "offset 5 at 34.176 s");
+  EXPECT_EQ(anomalies[0]->cause_t_us, 4 * kSecond + 138 * kMs);
+  EXPECT_EQ(anomalies[2]->record_id, ids[4]);
+}
+
+TEST_F(HistoryCheckerTest, NeverProcessedNamesAFailedCommitPastIt) {
+  At(1 * kSecond);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 3; ++i) {
+    const uint64_t invoke = Send("p1");
+    Ok(invoke, t0_, i);
+    ids.push_back(Id(invoke));
+  }
+  Consumer("c1", "g1");
+  At(2 * kSecond);
+  Commit("c1", 1, "g1", t0_, 1);
+  Deliver("c1", 1, "g1", t0_, 0, ids[0]);
+  At(3 * kSecond);
+  history_.Commit("c1", 1, "g1", t0_, Offset(1), Errc::kRequestTimedOut);  // not past 1
+  history_.Commit("c1", 1, "g1", t0_, Offset(3), Errc::kRequestTimedOut);
+  Log(t0_, ids);
+
+  const CheckResult result = Check();
+  const std::vector<const Anomaly*> anomalies = Of(result, "undelivered");
+  ASSERT_EQ(anomalies.size(), 2u);
+  EXPECT_EQ(anomalies[0]->cause,
+            "never processed by g1; last commit of t-0 was offset 1 at 2.000 s; the commit of "
+            "offset 3 at 3.000 s failed (REQUEST_TIMED_OUT) and may have been written");
+  EXPECT_EQ(anomalies[0]->cause_t_us, -1);
+}
+
 TEST_F(HistoryCheckerTest, AGroupStartingAtLatestOwesOnlyWhatCameAfter) {
   At(1 * kSecond);
   std::vector<std::string> ids;

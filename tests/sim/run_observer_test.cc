@@ -276,6 +276,66 @@ TEST_F(RunObserverTest, FaultsAreRecordedWithAShortDetailAndOthersIgnored) {
   EXPECT_TRUE(observer_.retries().empty());
 }
 
+TEST_F(RunObserverTest, ZooKeeperDownAndUpAreFaults) {
+  observer_.OnEvent(5 * kSecond, "zk", "zk_down", TraceFields::object());
+  observer_.OnEvent(5 * kSecond + 500'000, "zk", "zk_up", TraceFields::object());
+  std::vector<std::string> seen;
+  for (const FaultRecord& f : observer_.faults()) {
+    seen.push_back(FormatSeconds(f.t_us) + " " + f.node + " " + f.ev + " [" + f.detail + "]");
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"5.000 s zk zk_down []", "5.500 s zk zk_up []"}));
+}
+
+TEST_F(RunObserverTest, AConsoleConsumerStoppingItselfIsNotAFault) {
+  // cli-3 stops at --max-messages (its exit line, then its shutdown at the same time) and the
+  // final phase restarts its node; cli-4 is shut down without having stopped itself, and cli-3
+  // crashed later still is a fault.
+  auto output = [this](TimeUs t_us, int64_t index, const std::string& line) {
+    observer_.OnEvent(t_us, "scenario", "cli_output",
+                      TraceFields{{"index", index}, {"line", line}});
+  };
+  output(3 * kSecond, 3, "hello java");
+  output(3 * kSecond, 3, "Processed a total of 1 messages");
+  observer_.OnEvent(3 * kSecond, "cli-3", "shutdown", TraceFields::object());
+  output(4 * kSecond, 4, "hello java");
+  observer_.OnEvent(4 * kSecond, "cli-4", "shutdown", TraceFields::object());
+  // The exit line printed by another node than the runner's does not count.
+  observer_.OnEvent(5 * kSecond, "cli-5", "cli_output",
+                    TraceFields{{"index", 5}, {"line", "Processed a total of 0 messages"}});
+  observer_.OnEvent(5 * kSecond, "cli-5", "shutdown", TraceFields::object());
+  observer_.OnEvent(8 * kSecond, "cli-3", "restart", TraceFields{{"incarnation", 2}});
+  observer_.OnEvent(9 * kSecond, "cli-3", "crash", TraceFields::object());
+  std::vector<std::string> seen;
+  for (const FaultRecord& f : observer_.faults()) {
+    seen.push_back(FormatSeconds(f.t_us) + " " + f.node + " " + f.ev);
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"4.000 s cli-4 shutdown", "5.000 s cli-5 shutdown",
+                                            "9.000 s cli-3 crash"}));
+}
+
+TEST_F(RunObserverTest, FetchedPositionsAndCommitWritesAreRecorded) {
+  observer_.OnEvent(
+      1 * kSecond, "c1", "offset_fetched",
+      TraceFields{{"group", "g1"}, {"topic", "t"}, {"partition", 0}, {"offset", 197}});
+  observer_.OnEvent(2 * kSecond, "broker-1", "offsets_committed",
+                    TraceFields{{"group", "g1"}, {"partitions", 1}, {"error", "NONE"}});
+  observer_.OnEvent(3 * kSecond, "c1", "offset_fetched",
+                    TraceFields{{"group", "g1"}, {"topic", "t"}});  // no partition: skipped
+  ASSERT_EQ(observer_.offset_fetches().size(), 1u);
+  const OffsetFetchRecord& fetched = observer_.offset_fetches()[0];
+  EXPECT_EQ(fetched.t_us, 1 * kSecond);
+  EXPECT_EQ(fetched.client, "c1");
+  EXPECT_EQ(fetched.group, "g1");
+  EXPECT_EQ(fetched.tp, tp_);
+  EXPECT_EQ(fetched.offset, Offset(197));
+  ASSERT_EQ(observer_.commit_writes().size(), 1u);
+  const CommitWriteRecord& write = observer_.commit_writes()[0];
+  EXPECT_EQ(write.t_us, 2 * kSecond);
+  EXPECT_EQ(write.broker, BrokerId(1));
+  EXPECT_EQ(write.group, "g1");
+  EXPECT_EQ(write.error, "NONE");
+}
+
 TEST_F(RunObserverTest, MalformedFieldsAreSkippedNotFatal) {
   observer_.OnEvent(1 * kSecond, "broker-1", "leader_elected", TraceFields{{"topic", 3}});
   observer_.OnEvent(1 * kSecond, "broker-1", "truncate", TraceFields::object());
