@@ -52,9 +52,11 @@ std::string AnomalyLine(const Anomaly& anomaly) {
 
 void AppendActions(const RunResult& result, std::string& out) {
   if (result.actions.empty()) return;
-  out += "Actions:\n";
+  // Trace times, as the causes and the trace itself: scenario time 0 is start_us.
+  out += "Actions (trace time; the scenario's at_ms counts from " + SecondsText(result.start_us) +
+         "):\n";
   for (const ActionOutput& action : result.actions) {
-    const std::string when = PadLeft(SecondsText(action.at_ms * kUsPerMs), 12);
+    const std::string when = PadLeft(SecondsText(result.start_us + action.at_ms * kUsPerMs), 12);
     out += "  " + when + "  " + action.description;
     if (action.skipped) {
       out += " (skipped";
@@ -238,6 +240,7 @@ Json RunResultJson(const RunResult& result) {
     Json item = Json::object();
     item["index"] = action.index;
     item["at_ms"] = action.at_ms;
+    item["t_us"] = result.start_us + action.at_ms * kUsPerMs;
     item["action"] = action.description;
     item["output"] = action.output;
     item["skipped"] = action.skipped;
@@ -247,6 +250,7 @@ Json RunResultJson(const RunResult& result) {
   json["invariant_violations"] = result.invariant_violations;
   json["expired"] = result.check.expired;
   json["audit_errors"] = result.audit.errors;
+  json["start_us"] = result.start_us;
   json["end_us"] = result.end_us;
   json["trace_lines"] = result.trace_lines;
   json["trace_hash"] = Fnv1a64::Hex(result.trace_hash);

@@ -363,7 +363,31 @@ void ScenarioRun::RestartAll() {
   for (const auto& consumer : cli_->consumers()) restart_client(consumer->id());
 }
 
+bool ScenarioRun::PartitionsSettled() {
+  // Every audited partition has a live leader whose high watermark reached its log end and whose
+  // ISR holds every assigned replica that is running: the audit then reads what the cluster
+  // really kept, not a moment of a failover (a leader not yet elected, acks=1 records above a
+  // new leader's HW still being replicated).
+  for (const std::string& topic : AuditedTopics()) {
+    for (PartitionId partition : TopicPartitions(*cluster_, topic)) {
+      const TopicPartition tp{topic, partition};
+      const BrokerId leader = cluster_->LeaderOf(tp);
+      Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
+      const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+      if (led == nullptr || led->role() != ReplicaRole::kLeader) return false;
+      if (led->high_watermark() < led->log_end_offset()) return false;
+      for (BrokerId replica : led->assigned_replicas()) {
+        if (cluster_->broker(replica) == nullptr) continue;
+        const std::vector<BrokerId>& isr = led->isr();
+        if (std::find(isr.begin(), isr.end(), replica) == isr.end()) return false;
+      }
+    }
+  }
+  return true;
+}
+
 bool ScenarioRun::Drained() {
+  if (!PartitionsSettled()) return false;
   for (const auto& producer : producers_) {
     if (!producer->done()) return false;
   }
@@ -412,6 +436,7 @@ Status ScenarioRun::Finish(RunResult& result) {
   result.scenario = scenario_.name;
   result.variant = options_.variant;
   result.seed = seed_;
+  result.start_us = t0_us_;
   result.end_us = world_->Now();
   result.audit = AuditCluster(*cluster_, AuditedTopics());
 

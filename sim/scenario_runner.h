@@ -88,6 +88,9 @@ struct RunResult {
   std::vector<ActionOutput> actions;
   FinalAudit audit;
   std::vector<std::string> invariant_violations;
+  // Scenario time 0 in trace time (the scenario_start event: the cluster ready, every topic
+  // led); an action at at_ms ran at start_us + at_ms * 1000. Reports print trace times.
+  TimeUs start_us = 0;
   TimeUs end_us = 0;  // virtual time at the end of the final phase
   uint64_t trace_hash = 0;
   uint64_t trace_lines = 0;

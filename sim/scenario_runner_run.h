@@ -60,6 +60,8 @@ class ScenarioRun {
   void ReportProgress();
   void RunFinalPhase();
   void RestartAll();
+  // Every audited partition led, its HW at its log end, every running replica in its ISR.
+  bool PartitionsSettled();
   bool Drained();
   Status Finish(RunResult& result);
   std::vector<std::string> AuditedTopics() const;

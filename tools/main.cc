@@ -1,4 +1,5 @@
-// ksim: one binary, subcommands in the style of Kafka's own tools (docs/cli.md).
+// ksim: one binary, subcommands in the style of Kafka's own tools (README.md, "The command
+// line"; tools/commands.h for the exit codes; docs/scenarios.md for run and check).
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <map>
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    // CLI11 returns 0 for --help/--version and 1..n for errors; errors are exit 2 (docs/cli.md).
+    // CLI11 returns 0 for --help/--version and 1..n for errors; errors are exit 2
+    // (tools/commands.h).
     return code == 0 ? 0 : 2;
   }
   for (CLI::App* sub : app.get_subcommands()) {

@@ -93,6 +93,7 @@ RunResult SampleResult() {
   skipped.skipped = true;
   result.actions = {cli, skipped};
   result.invariant_violations = {"t-0: HW moved back from 10 to 8 on broker-2"};
+  result.start_us = 250000;
   result.end_us = 92100000;
   result.trace_hash = 0x0123456789abcdefULL;
   result.trace_lines = 4321;
@@ -151,14 +152,17 @@ TEST(RunReportTest, ExpectationsSayOkOrFailedWithExpectedAndActual) {
 
 TEST(RunReportTest, ActionsWithCliOutputSkippedActionsAndViolations) {
   const std::string text = FormatRunReport(SampleResult());
+  // Actions are printed in trace time: scenario time 0 is start_us (0.250 s here).
+  EXPECT_TRUE(HasLine(text, "Actions (trace time; the scenario's at_ms counts from 0.250 s):"))
+      << text;
   EXPECT_TRUE(HasLine(text,
-                      "       0.500 s  kafka-topics.sh --describe --zookeeper hadoop01:2181 "
+                      "       0.750 s  kafka-topics.sh --describe --zookeeper hadoop01:2181 "
                       "--topic t"))
       << text;
   EXPECT_TRUE(
       HasLine(text, "                | Topic: t Partition: 0 Leader: 1 Replicas: 1,2,3 Isr: 1,2,3"))
       << text;
-  EXPECT_TRUE(HasLine(text, "      12.000 s  restart broker-2 (skipped: broker-2 is running)"))
+  EXPECT_TRUE(HasLine(text, "      12.250 s  restart broker-2 (skipped: broker-2 is running)"))
       << text;
   EXPECT_TRUE(HasLine(text, "Invariant violations:")) << text;
   EXPECT_TRUE(HasLine(text, "  t-0: HW moved back from 10 to 8 on broker-2")) << text;
@@ -176,7 +180,7 @@ TEST(RunReportTest, EmptyRunSaysNone) {
   const std::string text = FormatRunReport(result);
   EXPECT_TRUE(HasLine(text, "Anomalies: none")) << text;
   EXPECT_TRUE(HasLine(text, "Expectations: none")) << text;
-  EXPECT_EQ(text.find("Actions:"), std::string::npos) << text;
+  EXPECT_EQ(text.find("Actions"), std::string::npos) << text;
   EXPECT_EQ(text.find("Invariant violations"), std::string::npos) << text;
 }
 
@@ -187,7 +191,7 @@ TEST(RunReportTest, ResultJsonFollowsDesign) {
   EXPECT_EQ(keys,
             (std::vector<std::string>{"metrics", "expectations", "ok", "seed", "anomalies",
                                       "actions", "invariant_violations", "expired", "audit_errors",
-                                      "end_us", "trace_lines", "trace_hash"}));
+                                      "start_us", "end_us", "trace_lines", "trace_hash"}));
   EXPECT_EQ(json["metrics"].dump(), R"({"sent":1000,"acked":998,"lost_acked":5,"duplicated":0})");
   EXPECT_EQ(json["expectations"][0].dump(),
             R"({"metric":"sent","expected":1000,"actual":1000,"ok":true})");
@@ -202,8 +206,9 @@ TEST(RunReportTest, ResultJsonFollowsDesign) {
             R"j("cause":"truncated on broker-1 at 15.200 s (to offset 40, high-watermark)",)j"
             R"("cause_t_us":15200000})");
   EXPECT_EQ(json["anomalies"][5]["group"], "g1");
-  EXPECT_EQ(json["actions"][1].dump(), R"({"index":1,"at_ms":12000,"action":"restart broker-2",)"
-                                       R"("output":["broker-2 is running"],"skipped":true})");
+  EXPECT_EQ(json["actions"][1].dump(),
+            R"({"index":1,"at_ms":12000,"t_us":12250000,"action":"restart broker-2",)"
+            R"("output":["broker-2 is running"],"skipped":true})");
   EXPECT_EQ(json["trace_hash"], "0123456789abcdef");
 }
 

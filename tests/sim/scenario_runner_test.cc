@@ -349,3 +349,35 @@ TEST(ScenarioRunnerTest, ExpectedTextNamesTheBounds) {
 
 }  // namespace
 }  // namespace ksim::sim
+
+namespace ksim::sim {
+namespace {
+
+TEST(ScenarioRunnerTest, TheDrainWaitsForAFailoverToSettleBeforeTheAudit) {
+  // The leader crashes 2 s before the end and producers are done by then: without waiting for
+  // the partition to settle, the audit would run before any new leader exists (the crashed
+  // leader's 6 s session is still open) and count every acked record as lost.
+  const Scenario scenario = Parse(R"({"ksim": 1, "name": "drain-settles", "seed": 3,
+    "duration_ms": 4000, "cluster": {"brokers": 3},
+    "topics": {"t": {"partitions": 1, "replication_factor": 3, "assignment": {"0": [1, 2, 3]}}},
+    "clients": {"p1": {"type": "producer", "topic": "t", "messages": 20, "rate_per_s": 20,
+                       "start_ms": 500, "config": {"acks": "all"}}},
+    "actions": [{"at_ms": 2000, "do": "crash", "leader_of": "t-0"}],
+    "final": {"drain_ms": 20000}})");
+  const RunResult result = RunIt(scenario);
+  EXPECT_EQ(MetricOf(result, "acked"), 20);
+  EXPECT_EQ(MetricOf(result, "lost_acked"), 0);
+  const PartitionAudit* t0 = result.audit.Find(TopicPartition{"t", PartitionId(0)});
+  ASSERT_NE(t0, nullptr);
+  EXPECT_NE(t0->leader, BrokerId(-1));
+  EXPECT_EQ(t0->high_watermark, t0->log_end_offset);
+  EXPECT_EQ(t0->isr.size(), 3u);  // the restarted broker is back in the ISR
+  EXPECT_EQ(t0->records.size(), 20u);
+  const Trace trace = ParsedTrace(result);
+  const std::vector<const TraceEvent*> drained = Events(trace, "drained", "scenario");
+  ASSERT_EQ(drained.size(), 1u);
+  EXPECT_TRUE(drained[0]->fields["complete"].get<bool>());
+}
+
+}  // namespace
+}  // namespace ksim::sim
