@@ -11,7 +11,10 @@
 //   it. Heartbeats every heartbeat.interval.ms on a timer (0.10.1's background heartbeat);
 //   REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID (the latter two also reset
 //   the member id) make it rejoin; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / a disconnect
-//   from the coordinator make it rediscover. Before rejoining (onJoinPrepare) it commits the
+//   from the coordinator make it rediscover, and so does session.timeout.ms passing without any
+//   heartbeat answer since the last one, the join or the discovery (0.10.1's HeartbeatThread:
+//   sessionTimeoutExpired -> coordinatorDead; a crashed coordinator's broker never answers and
+//   its disconnect may come much later). Before rejoining (onJoinPrepare) it commits the
 //   consumed positions when enable.auto.commit is on, then tells the listener its partitions are
 //   revoked; after SyncGroup it tells the listener what it got.
 // - Manual assignment (Assign): no group protocol; commits still go to the group.id's
@@ -37,7 +40,8 @@
 // - Close(done): commits (auto commit on), LeaveGroup, done. Destroying it without Close is the
 //   process dying: the coordinator notices after session.timeout.ms.
 //
-// Events (EventSink, the client's node): coordinator_found {group, broker}; group_joined {group,
+// Events (EventSink, the client's node): coordinator_found {group, broker}; coordinator_unknown
+// {group, reason: "session_timeout"} (no heartbeat answer for a session); group_joined {group,
 // generation, member_id, leader, protocol}; partitions_assigned / partitions_revoked {group,
 // partitions: ["t-0", ...]}; offset_commit {group, topic, partition, offset, error};
 // offset_fetched {group, topic, partition, offset}; offset_reset {topic, partition, strategy,

@@ -96,6 +96,7 @@ void ConsumerCoordinator::EnsureCoordinator() {
       return RetryLater();
     }
     coordinator_ = found->coordinator.host;
+    session_reset_us_ = clock_.Now();  // Kafka: heartbeat.resetSessionTimeout()
     Emit(events_, "coordinator_found",
          EventFields{{"group", config_.group_id}, {"broker", found->coordinator.node_id.value()}});
     Progress();
@@ -104,7 +105,16 @@ void ConsumerCoordinator::EnsureCoordinator() {
 
 void ConsumerCoordinator::CoordinatorDead() {
   if (!coordinator_) return;
+  const std::string old = *coordinator_;
   coordinator_.reset();
+  // A heartbeat still awaiting the old coordinator's answer (a dead broker's arrives only with the
+  // disconnect) no longer holds back heartbeats to the next one.
+  heartbeat_in_flight_ = false;
+  ++heartbeat_epoch_;
+  // Kafka 0.11's coordinatorDead: "disconnect from the coordinator to ensure that there are no
+  // in-flight requests remaining": commits and offset fetches stuck there fail now and are sent
+  // again to the next coordinator.
+  network_.Disconnect(old);
   Progress();
 }
 
@@ -280,6 +290,7 @@ void ConsumerCoordinator::OnSyncGroup(Result<Message> response) {
   Emit(events_, "partitions_assigned",
        EventFields{{"group", config_.group_id}, {"partitions", PartitionNames(partitions)}});
   if (listener_.on_assigned) listener_.on_assigned(partitions);
+  session_reset_us_ = clock_.Now();
   ScheduleHeartbeat();
   Progress();
 }
@@ -302,13 +313,27 @@ void ConsumerCoordinator::RejoinAfter(Errc error) {
 
 void ConsumerCoordinator::ScheduleHeartbeat() {
   timers_.Cancel(heartbeat_timer_);
-  heartbeat_timer_ =
-      timers_.Schedule(static_cast<TimeUs>(config_.heartbeat_interval_ms) * kUsPerMs, [this] {
-        heartbeat_timer_ = 0;
-        if (closed_ || state_ != State::kStable) return;
-        SendHeartbeat();
-        ScheduleHeartbeat();
-      });
+  // The next beat, or the end of the session if that comes first (checked then, as Kafka's
+  // HeartbeatThread wakes at least every retry.backoff.ms).
+  const TimeUs session_us = static_cast<TimeUs>(config_.session_timeout_ms) * kUsPerMs;
+  const TimeUs session_end_us = session_reset_us_ + session_us + 1;
+  TimeUs delay_us = static_cast<TimeUs>(config_.heartbeat_interval_ms) * kUsPerMs;
+  if (coordinator_ && session_end_us > clock_.Now()) {
+    delay_us = std::min(delay_us, session_end_us - clock_.Now());
+  }
+  heartbeat_timer_ = timers_.Schedule(delay_us, [this, session_us] {
+    heartbeat_timer_ = 0;
+    if (closed_ || state_ != State::kStable) return;
+    if (coordinator_ && clock_.Now() - session_reset_us_ > session_us) {
+      // Kafka's sessionTimeoutExpired -> markCoordinatorUnknown: no answer from the coordinator
+      // for a whole session; it may be dead, and the group may live on another broker.
+      Emit(events_, "coordinator_unknown",
+           EventFields{{"group", config_.group_id}, {"reason", "session_timeout"}});
+      CoordinatorDead();
+    }
+    SendHeartbeat();
+    ScheduleHeartbeat();
+  });
 }
 
 void ConsumerCoordinator::SendHeartbeat() {
@@ -320,17 +345,22 @@ void ConsumerCoordinator::SendHeartbeat() {
   request.generation_id = generation_;
   request.member_id = member_id_;
   const int32_t generation = generation_;
-  network_.Send(*coordinator_, std::move(request), [this, generation](Result<Message> response) {
-    heartbeat_in_flight_ = false;
-    if (closed_) return;
-    const auto* beat = response.ok() ? std::get_if<HeartbeatResponse>(&*response) : nullptr;
-    const Errc error = beat != nullptr ? beat->error_code
-                       : response.ok() ? Errc::kUnknownServerError
-                                       : response.status().code();
-    if (error == Errc::kNone || generation != generation_) return;
-    if (CoordinatorError(error)) return CoordinatorDead();
-    if (NeedsRejoin(error)) return RejoinAfter(error);
-  });
+  const uint64_t epoch = heartbeat_epoch_;
+  network_.Send(
+      *coordinator_, std::move(request), [this, generation, epoch](Result<Message> response) {
+        if (epoch != heartbeat_epoch_) return;  // to a coordinator forgotten since
+        heartbeat_in_flight_ = false;
+        if (closed_) return;
+        const auto* beat = response.ok() ? std::get_if<HeartbeatResponse>(&*response) : nullptr;
+        const Errc error = beat != nullptr ? beat->error_code
+                           : response.ok() ? Errc::kUnknownServerError
+                                           : response.status().code();
+        // Kafka's receiveHeartbeat: any answer from the coordinator shows it alive.
+        if (beat != nullptr) session_reset_us_ = clock_.Now();
+        if (error == Errc::kNone || generation != generation_) return;
+        if (CoordinatorError(error)) return CoordinatorDead();
+        if (NeedsRejoin(error)) return RejoinAfter(error);
+      });
 }
 
 // ---- Offsets (OffsetFetch, OffsetCommit) ---------------------------------------------

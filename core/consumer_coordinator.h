@@ -123,6 +123,10 @@ class ConsumerCoordinator {
   TimeUs join_not_before_us_ = 0;
   TimerId heartbeat_timer_ = 0;
   bool heartbeat_in_flight_ = false;
+  uint64_t heartbeat_epoch_ = 0;  // bumped when the coordinator is forgotten
+  // Kafka's Heartbeat: max(lastSessionReset, lastHeartbeatReceive). session.timeout.ms past it
+  // without an answer marks the coordinator unknown (HeartbeatThread, sessionTimeoutExpired).
+  TimeUs session_reset_us_ = 0;
 
   // Offsets.
   bool offset_fetch_in_flight_ = false;

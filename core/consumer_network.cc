@@ -16,6 +16,7 @@ ConsumerNetwork::ConsumerNetwork(const ConsumerConfig& config, Transport& transp
   handlers.on_ready = [this](std::string_view peer) { OnReady(peer); };
   handlers.on_disconnect = [this](std::string_view peer) {
     if (shut_down_) return;
+    disconnected_.emplace(peer);
     RequestUpdate();
     if (listeners_.on_disconnect) listeners_.on_disconnect(peer);
   };
@@ -46,6 +47,23 @@ void ConsumerNetwork::Send(const std::string& peer, Message request,
   }
 }
 
+void ConsumerNetwork::Disconnect(const std::string& peer) {
+  if (shut_down_) return;
+  std::vector<NetworkClient::ResponseCallback> unsent;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (std::get<0>(*it) == peer) {
+      unsent.push_back(std::move(std::get<2>(*it)));
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (NetworkClient::ResponseCallback& done : unsent) {
+    done(Status(Errc::kNetworkException, "connection to " + peer + " closed"));
+  }
+  network_->Disconnect(peer);
+}
+
 void ConsumerNetwork::OnReady(std::string_view peer) {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     auto& [to, request, done] = *it;
@@ -62,10 +80,26 @@ void ConsumerNetwork::OnReady(std::string_view peer) {
   }
 }
 
+// Kafka's leastLoadedNode: the broker with the fewest requests awaiting an answer or queued,
+// trying them from a rotating start. A crashed broker keeps the requests sent to it until its
+// disconnect notice, so a lookup after a crash goes to a live one.
 std::string ConsumerNetwork::AnyBroker() {
   const std::vector<std::string>& peers =
       known_brokers_.empty() ? config_.bootstrap_servers : known_brokers_;
-  return peers[next_broker_++ % peers.size()];
+  const size_t start = next_broker_++;
+  size_t best = start % peers.size();
+  int64_t best_load = INT64_MAX;
+  for (size_t i = 0; i < peers.size(); ++i) {
+    const size_t index = (start + i) % peers.size();
+    int64_t load = network_->in_flight(peers[index]);
+    if (disconnected_.count(peers[index])) load += INT32_MAX;  // only when all are
+    for (const auto& waiting : waiting_) load += std::get<0>(waiting) == peers[index] ? 1 : 0;
+    if (load < best_load) {
+      best = index;
+      best_load = load;
+    }
+  }
+  return peers[best];
 }
 
 void ConsumerNetwork::AddTopics(const std::vector<std::string>& topics) {
@@ -114,6 +148,7 @@ void ConsumerNetwork::SendMetadataRequest() {
 
 void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
   ++version_;
+  disconnected_.clear();
   known_brokers_.clear();
   hosts_.clear();
   for (const BrokerEndpoint& broker : response.brokers) {

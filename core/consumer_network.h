@@ -5,8 +5,8 @@
 //   order until a slot frees up (ConsumerNetworkClient's unsent queue);
 // - keeps the cluster metadata for the topics of interest: the brokers (id -> host), each
 //   partition's leader, each topic's partition count. A Metadata request goes to the bootstrap
-//   servers or to the brokers the last answer listed, rotating, when asked (RequestUpdate: at most
-//   once per retry.backoff.ms) and every metadata.max.age.ms.
+//   servers or to the brokers the last answer listed, the least loaded first, when asked
+//   (RequestUpdate: at most once per retry.backoff.ms) and every metadata.max.age.ms.
 // - tells its owner of every metadata update and every disconnect (on_change / on_disconnect).
 //
 // Ownership: borrows the Transport, Timers and Clock (they outlive it). Destroying it cancels its
@@ -49,8 +49,13 @@ class ConsumerNetwork {
 
   // Sends now if the peer has a free slot, else after the requests queued before it.
   void Send(const std::string& peer, Message request, NetworkClient::ResponseCallback done);
-  // A broker to ask for cluster-wide things (FindCoordinator): the next known one, rotating.
+  // A broker to ask for cluster-wide things (FindCoordinator, Metadata): the known one with the
+  // fewest requests in flight or queued (Kafka's leastLoadedNode), ties rotating.
   std::string AnyBroker();
+
+  // Kafka's ConsumerNetworkClient.disconnect: fails the requests queued for `peer` and those in
+  // flight to it (NETWORK_EXCEPTION), as a disconnect notice would.
+  void Disconnect(const std::string& peer);
 
   // Topics whose metadata is kept (added to; never removed while the consumer lives).
   void AddTopics(const std::vector<std::string>& topics);
@@ -83,6 +88,9 @@ class ConsumerNetwork {
   std::set<std::string> topics_;
   std::vector<std::string> known_brokers_;  // hosts of the last answer, else bootstrap
   size_t next_broker_ = 0;
+  // Peers whose connection broke or was closed since the last metadata answer: AnyBroker asks
+  // them last (Kafka: a closed connection must be reopened; a dead host never answers).
+  std::set<std::string, std::less<>> disconnected_;
   std::map<BrokerId, std::string> hosts_;
   std::map<TopicPartition, BrokerId> leaders_;
   std::map<std::string, int32_t> partition_counts_;

@@ -1,5 +1,6 @@
 #include "core/network_client.h"
 
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -106,10 +107,20 @@ void NetworkClient::OnTimeout(int32_t correlation_id) {
 }
 
 void NetworkClient::OnDisconnect(std::string_view peer, ConnectionId broken_through) {
+  FailConnection(peer, broken_through, "connection to " + std::string(peer) + " broke");
+}
+
+void NetworkClient::Disconnect(std::string_view peer) {
+  FailConnection(peer, std::numeric_limits<ConnectionId>::max(),
+                 "connection to " + std::string(peer) + " closed");
+}
+
+void NetworkClient::FailConnection(std::string_view peer, ConnectionId through,
+                                   const std::string& why) {
   // Collect first: callbacks may send new requests, which go on a newer connection.
   std::vector<InFlight> failed;
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
-    if (it->second.peer == peer && it->second.connection <= broken_through) {
+    if (it->second.peer == peer && it->second.connection <= through) {
       failed.push_back(Complete(it++));
     } else {
       ++it;
@@ -118,7 +129,7 @@ void NetworkClient::OnDisconnect(std::string_view peer, ConnectionId broken_thro
   for (InFlight& request : failed) {
     timers_.Cancel(request.timer);
     ++counters_.disconnect_failures;
-    request.callback(Status(Errc::kNetworkException, "connection to " + request.peer + " broke"));
+    request.callback(Status(Errc::kNetworkException, why));
   }
   if (handlers_.on_disconnect) handlers_.on_disconnect(peer);
   if (!failed.empty()) NotifyReady(std::string(peer));

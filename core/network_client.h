@@ -87,6 +87,10 @@ class NetworkClient final : public TransportHandler {
   // Sends `request` and returns its correlation id. REQUIRES: IsRequest(request), Ready(peer),
   // and `callback` non-empty exactly when ExpectsResponse(request).
   int32_t Send(std::string_view peer, Message request, ResponseCallback callback);
+  // Closes the connection to `peer` as Kafka's NetworkClient.disconnect does: every request to it
+  // in flight fails with NETWORK_EXCEPTION now (their late answers are dropped), then
+  // on_disconnect and on_ready run as for a disconnect notice. The next Send opens a new one.
+  void Disconnect(std::string_view peer);
   // Answers a request from `peer`. REQUIRES: !IsRequest(response); its correlation id is the
   // request's.
   void Respond(std::string_view peer, Message response);
@@ -111,6 +115,8 @@ class NetworkClient final : public TransportHandler {
   };
 
   void OnTimeout(int32_t correlation_id);
+  // Fails the requests in flight to `peer` on connections up to `through`, then tells the owner.
+  void FailConnection(std::string_view peer, ConnectionId through, const std::string& why);
   // Removes the request from the in-flight set and returns it.
   InFlight Complete(std::map<int32_t, InFlight>::iterator it);
   void NotifyReady(const std::string& peer);

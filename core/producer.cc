@@ -72,7 +72,8 @@ struct Producer::Impl {
 
   // Produce.
   void SendProduce(BrokerId node, const std::string& host, std::vector<ProducerBatch*> batches);
-  void OnProduceResponse(const std::vector<BatchId>& ids, BrokerId node, Result<Message> result);
+  void OnProduceResponse(const std::vector<BatchId>& ids, const std::string& host,
+                         Result<Message> result);
   void OnBatchResult(BatchId id, Errc error, Offset base_offset);
 
   ProducerConfig config;
@@ -99,6 +100,10 @@ struct Producer::Impl {
   int64_t next_metadata_attempt_ms = 0;  // refresh backoff
   Errc last_metadata_error = Errc::kNone;
   size_t next_peer = 0;
+  // Kafka's NetworkClient closes a connection whose request timed out or broke, and reconnecting
+  // to a dead host takes longer than asking another broker for metadata: nothing is drained to
+  // these hosts, and no metadata asked from them, until the next metadata answer.
+  std::set<std::string, std::less<>> reconnecting;
 
   // Idempotence (Kafka's TransactionManager, idempotent part).
   bool init_pid_in_flight = false;
@@ -125,8 +130,9 @@ Producer::Impl::Impl(ProducerConfig config_in, ProducerSeams seams_in)
   KSIM_CHECK_MSG(!config.bootstrap_servers.empty(), "bootstrap.servers is empty");
   KSIM_CHECK(!config.enable_idempotence || config.acks == -1);
   NetworkClient::Handlers handlers;
-  handlers.on_disconnect = [this](std::string_view) {
+  handlers.on_disconnect = [this](std::string_view peer) {
     metadata_needed = true;
+    reconnecting.emplace(peer);
     Wakeup();
   };
   handlers.on_ready = [this](std::string_view) { Wakeup(); };
@@ -190,7 +196,8 @@ void Producer::Impl::RunOnce() {
         metadata_needed = true;
         continue;
       }
-      if (!network->Ready(host->second)) continue;  // on_ready wakes us
+      if (!network->Ready(host->second)) continue;     // on_ready wakes us
+      if (reconnecting.count(host->second)) continue;  // the metadata answer wakes us
       std::vector<ProducerBatch*> batches = accumulator.Drain(leader_of, node, now_ms);
       if (!batches.empty()) SendProduce(node, host->second, std::move(batches));
     }
@@ -336,16 +343,20 @@ std::optional<BrokerId> Producer::Impl::LeaderOf(const TopicPartition& tp) const
 }
 
 // Kafka's leastLoadedNode, simplified: the brokers of the last answer (else the bootstrap
-// servers) in turn, skipping those without a free slot.
+// servers) in turn, skipping those without a free slot, and those whose connection was closed
+// by a timeout or a disconnect while another one is available.
 std::optional<std::string> Producer::Impl::NextPeer() {
   std::vector<std::string> peers;
   for (const auto& [id, host] : brokers) peers.push_back(host);
   if (peers.empty()) peers = config.bootstrap_servers;
+  std::optional<std::string> fallback;
   for (size_t i = 0; i < peers.size(); ++i) {
     const std::string& peer = peers[next_peer++ % peers.size()];
-    if (network->Ready(peer)) return peer;
+    if (!network->Ready(peer)) continue;
+    if (!reconnecting.count(peer)) return peer;
+    if (!fallback) fallback = peer;
   }
-  return std::nullopt;
+  return fallback;
 }
 
 void Producer::Impl::MaybeSendMetadata(int64_t now_ms) {
@@ -367,6 +378,7 @@ void Producer::Impl::MaybeSendMetadata(int64_t now_ms) {
     if (response == nullptr) {
       last_metadata_error = result.ok() ? Errc::kUnknownServerError : result.status().code();
       metadata_needed = true;
+      if (!result.ok()) reconnecting.insert(peer);
       // Kafka's client forgets a node it cannot reach until metadata lists it again.
       for (auto it = brokers.begin(); it != brokers.end(); ++it) {
         if (it->second == peer) {
@@ -383,6 +395,7 @@ void Producer::Impl::MaybeSendMetadata(int64_t now_ms) {
 
 void Producer::Impl::OnMetadata(const MetadataResponse& response) {
   last_metadata_ms = NowMs();
+  reconnecting.clear();  // reconnects to whichever broker leads now
   brokers.clear();
   for (const BrokerEndpoint& broker : response.brokers) brokers[broker.node_id] = broker.host;
   EventFields leaders = EventFields::object();
@@ -491,18 +504,23 @@ void Producer::Impl::SendProduce(BrokerId node, const std::string& host,
     return;
   }
   std::weak_ptr<int> alive = life;
-  network->Send(host, std::move(request), [this, alive, ids, node](Result<Message> result) {
+  network->Send(host, std::move(request), [this, alive, ids, host](Result<Message> result) {
     if (alive.expired()) return;
-    OnProduceResponse(ids, node, std::move(result));
+    OnProduceResponse(ids, host, std::move(result));
     Wakeup();
   });
 }
 
-void Producer::Impl::OnProduceResponse(const std::vector<BatchId>& ids, BrokerId /*node*/,
+void Producer::Impl::OnProduceResponse(const std::vector<BatchId>& ids, const std::string& host,
                                        Result<Message> result) {
   const ProduceResponse* response = result.ok() ? std::get_if<ProduceResponse>(&*result) : nullptr;
-  // Kafka closes a connection whose request timed out; either way the cluster may have moved.
-  if (response == nullptr) metadata_needed = true;
+  // Kafka closes a connection whose request timed out (NetworkClient.handleTimedOutRequests) and
+  // asks for metadata; the queued batches wait for the answer instead of following the stale
+  // leader onto a new connection to the same dead host.
+  if (response == nullptr) {
+    metadata_needed = true;
+    if (!result.ok()) reconnecting.insert(host);
+  }
   for (BatchId id : ids) {
     ProducerBatch* batch = accumulator.Find(id);
     if (batch == nullptr || !batch->in_flight) continue;  // expired meanwhile

@@ -35,6 +35,10 @@
 //   it, and every metadata.max.age.ms. A record whose topic has no metadata after
 //   max.block.ms (60000) fails with the last metadata error (Kafka's TimeoutException: here
 //   REQUEST_TIMED_OUT, never written).
+//   A request that timed out or whose connection broke closes that connection (Kafka's
+//   NetworkClient): until the next metadata answer, no batch is drained to that broker and no
+//   metadata asked of it while another broker can answer, so batches queued behind a dead leader
+//   go to the leader the refreshed metadata names instead of to a new connection to the dead one.
 //
 // Outcome of each record (SendCallback, exactly once, in send order per partition):
 //   ok: error kNone, the partition and offset (-1 with acks=0);

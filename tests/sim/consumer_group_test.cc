@@ -1,9 +1,12 @@
 // Consumer groups in a simulated 3-broker cluster through the simulated clients: one consumer
 // per partition inside a group (a fourth member on a 3-partition topic stays idle), and a member
 // that dies has its partitions moved to the others once its session times out, after which they
-// still receive every record.
+// still receive every record; a member whose coordinator's broker crashes finds the new
+// coordinator within a session and stays in the group.
 #include <gtest/gtest.h>
 
+#include "core/offsets_records.h"
+#include "core/topic.h"
 #include "tests/sim/client_test_util.h"
 
 namespace ksim::sim::testing {
@@ -116,6 +119,64 @@ TEST(ConsumerGroupTest, KilledMemberPartitionsMoveToTheOthersAfterSessionTimeout
   const std::vector<std::string> acked = run.AckedIds("p1");
   EXPECT_EQ(run.DeliveredIds("g1"), std::set<std::string>(acked.begin(), acked.end()));
   EXPECT_TRUE(run.Deliveries("g1", "c2").empty());
+}
+
+// Kafka 0.10.1's HeartbeatThread: a whole session without a heartbeat answer marks the
+// coordinator unknown, so a consumer whose coordinator's broker crashed finds the group's new
+// coordinator, keeps its membership there and commits again, well before the dead broker's
+// disconnect notice (30 s, sim/network.h) would have told it. Without that, its commits hang on
+// the dead broker, the new coordinator expires the silent member, and what it consumed meanwhile
+// is redelivered after the rebalance.
+TEST(ConsumerGroupTest, CoordinatorCrashMemberFindsTheNewCoordinatorAndKeepsCommitting) {
+  ClientSim run("group-coordinator-crash", 8);
+  ASSERT_TRUE(run.Start());
+  ASSERT_TRUE(run.CreateTopic("t", 3, 3));
+  ConsumerClientOptions member = Member("c1");
+  member.commit = CommitMode::kAfterProcessing;  // each commit in the history
+  ConsumerClient& c1 = run.AddConsumer(member);
+  ProducerClientOptions producer;
+  producer.id = "p1";
+  producer.topic = "t";
+  producer.messages = 1200;
+  producer.rate_per_s = 20;
+  producer.start_ms = run.world().Now() / kUsPerMs;
+  producer.config = {{"acks", "all"}, {"retries", "1000"}, {"request.timeout.ms", "3000"}};
+  ProducerClient& p1 = run.AddProducer(producer);
+  ASSERT_TRUE(run.RunUntil(
+      [&] {
+        return c1.consumer() != nullptr && c1.consumer()->generation() > 0 &&
+               run.DeliveredIds("g1").size() >= 20;
+      },
+      120 * kSecondUs));
+  const int32_t generation = c1.consumer()->generation();
+  const std::string member_id = c1.consumer()->member_id();
+  const TopicPartition offsets_partition{std::string(kGroupMetadataTopicName),
+                                         PartitionId(OffsetsPartitionFor("g1", 3))};
+  const BrokerId coordinator = run.cluster().LeaderOf(offsets_partition);
+  ASSERT_NE(coordinator, kNoBroker);
+
+  ASSERT_TRUE(run.cluster().CrashBroker(coordinator).ok());
+  const TimeUs crashed_at_us = run.world().Now();
+  // Less than the disconnect notice's 30 s: only the session timeout can tell c1.
+  run.cluster().RunFor(25 * kSecondUs);
+  EXPECT_EQ(c1.consumer()->generation(), generation) << "no rebalance";
+  EXPECT_EQ(c1.consumer()->member_id(), member_id);
+  int commits_after_crash = 0;
+  for (const HistoryOp* op : run.history().Select(OpFunction::kCommit, OpType::kOk)) {
+    if (op->process == "c1" && op->t_us > crashed_at_us) ++commits_after_crash;
+  }
+  EXPECT_GT(commits_after_crash, 0) << "commits reach the new coordinator";
+  for (const HistoryOp* op : run.history().Select(OpFunction::kCommit, OpType::kFail)) {
+    EXPECT_LE(op->t_us, crashed_at_us) << ErrcName(op->error);
+  }
+
+  // Every record once: nothing redelivered by a rebalance.
+  ASSERT_TRUE(run.RunUntil([&] { return p1.done() && run.DeliveredIds("g1").size() == 1200; },
+                           300 * kSecondUs));
+  EXPECT_EQ(c1.consumer()->generation(), generation);
+  for (const auto& [where, times] : run.Deliveries("g1")) {
+    EXPECT_EQ(times, 1) << where.first << "/" << where.second;
+  }
 }
 
 }  // namespace

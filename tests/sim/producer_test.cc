@@ -2,6 +2,7 @@
 // offsets in order, retries across a leader crash, the at-least-once duplicate of a retry after
 // a lost response (and none with idempotence), acks=0 losing records the producer counted as
 // sent, and delivery.timeout.ms giving "unknown" for sent batches and "fail" for unsent ones.
+// Without retries, a leader crash fails only the requests in flight to it.
 // Every outcome comes from the protocol running on the virtual network, not from flags.
 #include "core/producer.h"
 
@@ -279,6 +280,41 @@ TEST(ProducerTest, LeaderCrashRetriesReachTheNewLeader) {
   EXPECT_GT(retried, 0) << "the crash made some batch go to the new leader";
   EXPECT_GT(p.producer().counters().metadata_requests, 1u);
   EXPECT_GT(p.producer().counters().retries, 0u);
+  EXPECT_TRUE(sim->NoViolations());
+}
+
+// Kafka 0.10's defaults (retries 0, request.timeout.ms 30 s) under a leader that dies without a
+// word: the requests in flight to it time out and fail, nothing else. The records queued behind
+// them meanwhile wait for the metadata asked after the timeout (Kafka closes the timed-out
+// connection; the NetworkClient then asks another broker) and go to the new leader, instead of
+// following the stale leader onto a new connection to the dead host and timing out again.
+TEST(ProducerTest, LeaderCrashWithoutRetriesFailsOnlyTheRequestsInFlight) {
+  auto sim = StartCluster("producer-failover-no-retries", 19);
+  Cluster& cluster = sim->cluster();
+  ProducerNode p(sim->world(), "p1", {{"acks", "all"}});
+  ASSERT_EQ(p.producer().config().retries, 0);
+  p.SendEvery("f", 1000, 62'500);  // 16 a second for 62.5 s: one record per request
+  const BrokerId old_leader = cluster.LeaderOf(kT0);
+  cluster.RunFor(20 * kSecondUs);
+  ASSERT_TRUE(cluster.CrashBroker(old_leader).ok());
+  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(1000); }, 200 * kSecondUs));
+  const BrokerId new_leader = cluster.LeaderOf(kT0);
+  ASSERT_NE(new_leader, old_leader);
+  const auto log = LogRecords(cluster, new_leader, kT0);
+  std::map<Offset, std::string> by_offset(log.begin(), log.end());
+  int failed = 0;
+  for (const auto& [value, outcome] : p.outcomes()) {
+    EXPECT_EQ(outcome.attempts, 1) << value;
+    if (outcome.error != Errc::kNone) {
+      ++failed;
+      EXPECT_TRUE(outcome.maybe_written) << value << ": it was sent and never answered";
+      continue;
+    }
+    EXPECT_EQ(by_offset[outcome.offset], value);
+  }
+  EXPECT_GT(failed, 0) << "the requests in flight to the dead leader";
+  EXPECT_LE(failed, p.producer().config().max_in_flight_requests_per_connection)
+      << "only the requests in flight at the crash fail";
   EXPECT_TRUE(sim->NoViolations());
 }
 
