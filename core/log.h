@@ -156,8 +156,8 @@ class Log {
                              std::optional<Offset> max_offset = std::nullopt,
                              bool min_one_message = false);
 
-  // Removes every record at or after `target` (Kafka's truncateTo). False when `target` >= LEO
-  // (nothing to do). REQUIRES: target >= 0.
+  // Removes every batch holding an offset >= `target`, whole (Kafka's truncateTo); LEO = target
+  // even if that batch began below it. False when `target` >= LEO. REQUIRES: target >= 0.
   Result<bool> TruncateTo(Offset target);
   // Deletes every segment and restarts the log empty at `new_offset` (log start offset too).
   // REQUIRES: new_offset >= 0.

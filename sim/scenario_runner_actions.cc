@@ -84,7 +84,8 @@ void ScenarioRun::CliOutput(size_t index, const std::string& line) {
   if (slot != action_slot_.end()) actions_[slot->second].output.push_back(line);
 }
 
-std::optional<BrokerId> ScenarioRun::ResolveBroker(const Target& target, std::string& reason) {
+std::optional<BrokerId> ScenarioRun::ResolveBroker(const Target& target, std::string& description,
+                                                   TraceFields& fields, std::string& reason) {
   switch (target.kind) {
     case Target::Kind::kBroker:
       return BrokerId(target.broker);
@@ -95,6 +96,9 @@ std::optional<BrokerId> ScenarioRun::ResolveBroker(const Target& target, std::st
         reason = PartitionName(target.topic, target.partition) + " has no leader";
         return std::nullopt;
       }
+      // The broker the role named at this moment, in the report and the trace.
+      description += " (" + BrokerNodeName(leader) + ")";
+      fields["broker"] = leader.value();
       return leader;
     }
     case Target::Kind::kClient:
@@ -160,11 +164,7 @@ void ScenarioRun::RunCrash(const Action& action, const Target& target) {
     return;
   }
   std::string reason;
-  const std::optional<BrokerId> broker = ResolveBroker(target, reason);
-  if (broker && target.kind == Target::Kind::kLeaderOf) {
-    description += " (" + BrokerNodeName(*broker) + ")";
-    fields["broker"] = broker->value();
-  }
+  const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
   BeginAction(action, description, fields);
   if (!broker) return Skip(action, reason);
   Status crashed = cluster_->CrashBroker(*broker);
@@ -175,15 +175,16 @@ void ScenarioRun::RunRestart(const Action& action, const Target& target) {
   std::string description = "restart";
   TraceFields fields = TraceFields::object();
   DescribeTarget(target, description, fields);
-  BeginAction(action, description, fields);
   if (target.kind == Target::Kind::kClient) {
+    BeginAction(action, description, fields);
     Status restarted = world_->RestartNode(target.client);
     if (!restarted.ok()) Skip(action, restarted.message());
     ApplyLinkOverrides();
     return;
   }
   std::string reason;
-  const std::optional<BrokerId> broker = ResolveBroker(target, reason);
+  const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
+  BeginAction(action, description, fields);
   if (!broker) return Skip(action, reason);
   Status restarted = cluster_->RestartBroker(*broker);
   if (!restarted.ok()) Skip(action, restarted.message());
@@ -194,11 +195,7 @@ void ScenarioRun::RunShutdown(const Action& action, const Target& target) {
   TraceFields fields = TraceFields::object();
   DescribeTarget(target, description, fields);
   std::string reason;
-  const std::optional<BrokerId> broker = ResolveBroker(target, reason);
-  if (broker && target.kind == Target::Kind::kLeaderOf) {
-    description += " (" + BrokerNodeName(*broker) + ")";
-    fields["broker"] = broker->value();
-  }
+  const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
   BeginAction(action, description, fields);
   if (!broker) return Skip(action, reason);
   Status stopping = cluster_->ShutdownBroker(*broker);
@@ -210,11 +207,7 @@ void ScenarioRun::RunSlow(const Action& action, const SlowAction& slow) {
   TraceFields fields = TraceFields::object();
   DescribeTarget(slow.target, description, fields);
   std::string reason;
-  const std::optional<BrokerId> broker = ResolveBroker(slow.target, reason);
-  if (broker && slow.target.kind == Target::Kind::kLeaderOf) {
-    description += " (" + BrokerNodeName(*broker) + ")";
-    fields["broker"] = broker->value();
-  }
+  const std::optional<BrokerId> broker = ResolveBroker(slow.target, description, fields, reason);
   description += " by " + std::to_string(slow.fetch_delay_ms) + " ms for " +
                  std::to_string(slow.for_ms) + " ms";
   fields["fetch_delay_ms"] = slow.fetch_delay_ms;
@@ -282,11 +275,7 @@ void ScenarioRun::RunDiskFault(const Action& action, const DiskFaultAction& faul
   TraceFields fields{{"kind", std::string(DiskFaultKindName(fault.kind))}};
   DescribeTarget(fault.target, description, fields);
   std::string reason;
-  const std::optional<BrokerId> broker = ResolveBroker(fault.target, reason);
-  if (broker && fault.target.kind == Target::Kind::kLeaderOf) {
-    description += " (" + BrokerNodeName(*broker) + ")";
-    fields["broker"] = broker->value();
-  }
+  const std::optional<BrokerId> broker = ResolveBroker(fault.target, description, fields, reason);
   BeginAction(action, description, fields);
   if (!broker) return Skip(action, reason);
   const std::string node = BrokerNodeName(*broker);
@@ -323,11 +312,7 @@ void ScenarioRun::RunZkExpire(const Action& action, const Target& target) {
   TraceFields fields = TraceFields::object();
   DescribeTarget(target, description, fields);
   std::string reason;
-  const std::optional<BrokerId> broker = ResolveBroker(target, reason);
-  if (broker && target.kind == Target::Kind::kLeaderOf) {
-    description += " (" + BrokerNodeName(*broker) + ")";
-    fields["broker"] = broker->value();
-  }
+  const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
   BeginAction(action, description, fields);
   if (!broker) return Skip(action, reason);
   Status expired = cluster_->ExpireSession(*broker);

@@ -68,8 +68,10 @@ class ScenarioRun {
 
   // --- scenario_runner_actions.cc ---
   void RunAction(const Action& action);
-  // The broker a target names now; nullopt with `reason` when it cannot be resolved.
-  std::optional<BrokerId> ResolveBroker(const Target& target, std::string& reason);
+  // The broker a target names now (a leader_of target adds " (broker-<id>)" to `description`
+  // and "broker" to `fields`); nullopt with `reason` when it cannot be resolved.
+  std::optional<BrokerId> ResolveBroker(const Target& target, std::string& description,
+                                        TraceFields& fields, std::string& reason);
   // Writes the `action` event and opens the action's ActionOutput.
   void BeginAction(const Action& action, std::string description, TraceFields fields);
   void Skip(const Action& action, const std::string& reason);
