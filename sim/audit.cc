@@ -63,17 +63,6 @@ Result<std::vector<AuditedRecord>> ReadRecords(Log& log, Offset from, Offset end
   return records;
 }
 
-// The partition count of `topic` from its assignment znode, 0 when the topic is unknown.
-std::vector<PartitionId> PartitionsOf(Cluster& cluster, const std::string& topic) {
-  std::vector<PartitionId> partitions;
-  std::optional<ZnodeData> data = cluster.zookeeper().Read(zk::TopicPath(topic));
-  if (!data) return partitions;
-  Result<zk::ReplicaAssignment> assignment = zk::DecodeReplicaAssignment(data->data);
-  if (!assignment.ok()) return partitions;
-  for (const auto& [partition, replicas] : *assignment) partitions.push_back(partition);
-  return partitions;
-}
-
 std::string Describe(const AuditedRecord& record) {
   std::string text = "\"" + record.value + "\"";
   if (record.key) text += " (key \"" + *record.key + "\")";
@@ -177,12 +166,22 @@ const PartitionAudit* FinalAudit::Find(const TopicPartition& tp) const {
   return nullptr;
 }
 
+std::vector<PartitionId> PartitionsInZooKeeper(Cluster& cluster, const std::string& topic) {
+  std::vector<PartitionId> partitions;
+  std::optional<ZnodeData> data = cluster.zookeeper().Read(zk::TopicPath(topic));
+  if (!data) return partitions;
+  Result<zk::ReplicaAssignment> assignment = zk::DecodeReplicaAssignment(data->data);
+  if (!assignment.ok()) return partitions;
+  for (const auto& [partition, replicas] : *assignment) partitions.push_back(partition);
+  return partitions;
+}
+
 FinalAudit AuditCluster(Cluster& cluster, const std::vector<std::string>& topics) {
   FinalAudit audit;
   audit.t_us = cluster.world().Now();
   const std::set<std::string> names(topics.begin(), topics.end());
   for (const std::string& topic : names) {
-    const std::vector<PartitionId> partitions = PartitionsOf(cluster, topic);
+    const std::vector<PartitionId> partitions = PartitionsInZooKeeper(cluster, topic);
     if (partitions.empty()) {
       audit.errors.push_back("topic " + topic + ": not in ZooKeeper (never created or deleted)");
       continue;

@@ -62,4 +62,8 @@ struct FinalAudit {
 // the cluster stands now. The leader is Cluster::LeaderOf; the ISR is the leader's.
 FinalAudit AuditCluster(Cluster& cluster, const std::vector<std::string>& topics);
 
+// The partitions of `topic` as its assignment znode lists them now; empty when the topic is not
+// in ZooKeeper (never created, or deleted).
+std::vector<PartitionId> PartitionsInZooKeeper(Cluster& cluster, const std::string& topic);
+
 }  // namespace ksim::sim

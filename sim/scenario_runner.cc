@@ -42,16 +42,6 @@ CommitMode ToCommitMode(CommitKind kind) {
   return CommitMode::kAuto;
 }
 
-std::vector<PartitionId> TopicPartitions(Cluster& cluster, const std::string& topic) {
-  std::vector<PartitionId> partitions;
-  std::optional<ZnodeData> data = cluster.zookeeper().Read(zk::TopicPath(topic));
-  if (!data) return partitions;
-  Result<zk::ReplicaAssignment> assignment = zk::DecodeReplicaAssignment(data->data);
-  if (!assignment.ok()) return partitions;
-  for (const auto& [partition, replicas] : *assignment) partitions.push_back(partition);
-  return partitions;
-}
-
 std::optional<int64_t> MetricValue(const CheckResult& check, std::string_view name) {
   for (const Metric& metric : check.metrics) {
     if (metric.name == name) return metric.value;
@@ -369,7 +359,7 @@ bool ScenarioRun::PartitionsSettled() {
   // really kept, not a moment of a failover (a leader not yet elected, acks=1 records above a
   // new leader's HW still being replicated).
   for (const std::string& topic : AuditedTopics()) {
-    for (PartitionId partition : TopicPartitions(*cluster_, topic)) {
+    for (PartitionId partition : PartitionsInZooKeeper(*cluster_, topic)) {
       const TopicPartition tp{topic, partition};
       const BrokerId leader = cluster_->LeaderOf(tp);
       Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
@@ -408,7 +398,7 @@ bool ScenarioRun::Drained() {
     if (client.type != ClientType::kConsumer) continue;
     const std::string& group = client.group.empty() ? client.id : client.group;
     for (const std::string& topic : client.topics) {
-      for (PartitionId partition : TopicPartitions(*cluster_, topic)) {
+      for (PartitionId partition : PartitionsInZooKeeper(*cluster_, topic)) {
         const TopicPartition tp{topic, partition};
         const BrokerId leader = cluster_->LeaderOf(tp);
         Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
