@@ -37,7 +37,7 @@ python3 - "$out/report.json" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 cols = ["sent", "acked", "lost_acked", "lost_unacked", "log_duplicates", "duplicated",
-        "reordered"]
+        "undelivered", "reordered"]
 print(f"{'variant':<14}" + "".join(f"{c:>{len(c) + 2}}" for c in cols) + "  expectations")
 for name, v in report["variants"].items():
     m = v["metrics"]
