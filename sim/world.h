@@ -175,9 +175,8 @@ class World {
   // written, in the order added: how the scenario runner follows elections, truncations and
   // faults without reading the trace back. A tap must not call Trace. Message events (msg_*)
   // are not tapped. Taps live as long as the World.
-  using TraceTap =
-      std::function<void(TimeUs t_us, std::string_view node, std::string_view ev,
-                         const TraceFields& fields)>;
+  using TraceTap = std::function<void(TimeUs t_us, std::string_view node, std::string_view ev,
+                                      const TraceFields& fields)>;
   void AddTraceTap(TraceTap tap);
 
   // --- Faults ---------------------------------------------------------------------------------

@@ -139,11 +139,11 @@ TEST(WorldTapTest, TapsSeeEveryStateEventInOrderButNoMessages) {
   world.node("b").Listen(NetworkHandler{[](Delivery) {}, nullptr});
   std::vector<std::string> first;
   std::vector<std::string> second;
-  world.AddTraceTap([&](TimeUs t_us, std::string_view node, std::string_view ev,
-                        const TraceFields& fields) {
-    first.push_back(std::to_string(t_us) + " " + std::string(node) + " " + std::string(ev) +
-                    (fields.contains("k") ? " k=" + fields["k"].dump() : ""));
-  });
+  world.AddTraceTap(
+      [&](TimeUs t_us, std::string_view node, std::string_view ev, const TraceFields& fields) {
+        first.push_back(std::to_string(t_us) + " " + std::string(node) + " " + std::string(ev) +
+                        (fields.contains("k") ? " k=" + fields["k"].dump() : ""));
+      });
   world.AddTraceTap([&](TimeUs, std::string_view, std::string_view ev, const TraceFields&) {
     // Added second, told second: the first tap has already seen this event.
     second.push_back(std::string(ev) + "/" + std::to_string(first.size()));
