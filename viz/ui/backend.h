@@ -1,0 +1,42 @@
+// The viewer's platform code, behind one header (docs/STYLE.md: Tracy's backends): a desktop
+// window (GLFW + OpenGL 3, viz/ui/backend_glfw.cc) and a headless renderer (EGL on Mesa's
+// surfaceless platform into an offscreen framebuffer, viz/ui/backend_egl.cc) that writes one
+// frame as a PNG. Both create their own ImGui context, set it up with SetUpImGui, draw
+// DrawViewer each frame and destroy the context before returning.
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+#include "viz/ui/view_state.h"
+
+namespace ksim::viz {
+
+// Style and font shared by both backends and the tests: the dark style, a TrueType font from
+// the system (DejaVu Sans when installed, else ImGui's built-in one) at `font_px`, ini file off.
+// REQUIRES: a current ImGui context whose font atlas is not built yet.
+void SetUpImGui(float font_px);
+
+struct WindowOptions {
+  int width = 1600;
+  int height = 1000;
+  std::string title = "ksim";
+};
+
+// Opens the window and runs the viewer until it is closed. kUnavailable when no window can be
+// opened (no display), naming why.
+Status RunWindow(const Runs& runs, ViewState& state, const WindowOptions& options);
+
+struct ScreenshotOptions {
+  int width = 1600;
+  int height = 1000;
+  int frames = 4;  // frames drawn before the capture (ImGui settles its layout over a few)
+  std::string path;
+};
+
+// Renders `frames` frames at a fixed 1/60 s step without a display and writes the last one as
+// an RGBA PNG to options.path, atomically (temporary file, rename). kUnavailable when EGL or
+// its surfaceless platform is missing, kIoError when the file cannot be written.
+Status RenderScreenshot(const Runs& runs, ViewState& state, const ScreenshotOptions& options);
+
+}  // namespace ksim::viz
