@@ -23,7 +23,7 @@ struct WindowOptions {
   std::string title = "ksim";
 };
 
-// Opens the window and runs the viewer until it is closed. kUnavailable when no window can be
+// Opens the window and runs the viewer until it is closed. kUnsupported when no window can be
 // opened (no display), naming why.
 Status RunWindow(const Runs& runs, ViewState& state, const WindowOptions& options);
 
@@ -35,7 +35,7 @@ struct ScreenshotOptions {
 };
 
 // Renders `frames` frames at a fixed 1/60 s step without a display and writes the last one as
-// an RGBA PNG to options.path, atomically (temporary file, rename). kUnavailable when EGL or
+// an RGBA PNG to options.path, atomically (temporary file, rename). kUnsupported when EGL or
 // its surfaceless platform is missing, kIoError when the file cannot be written.
 Status RenderScreenshot(const Runs& runs, ViewState& state, const ScreenshotOptions& options);
 
