@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -237,6 +238,8 @@ struct ScenarioAction {
 
 // ---- The model -------------------------------------------------------------------------------
 
+struct ModelReplay;  // the builder's replay data (viz/model/model_internal.h)
+
 class TimelineModel {
  public:
   static constexpr size_t kCheckpointEvents = 1024;
@@ -319,6 +322,8 @@ class TimelineModel {
   std::vector<Snapshot> checkpoints_;
   // cells_[partition][replica slot] (slot = index into partitions_[p].replicas).
   std::vector<std::vector<std::vector<Cell>>> cells_;
+  // The compact state changes of every event (viz/model/model_internal.h), shared by copies.
+  std::shared_ptr<const ModelReplay> replay_;
 };
 
 }  // namespace ksim::viz
