@@ -1,0 +1,39 @@
+// The Ledger panel's pieces a test (or another panel) needs without drawing: which records a
+// filter and a search show, each record's fate in words, and where the last frame drew each
+// visible row (screen coordinates), so a test can click a row where a user would. Private to
+// viz/ui/ and tests/viz/; not part of the panels' contract (viz/ui/panels.h).
+#pragma once
+
+#include <imgui.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "viz/ui/view_state.h"
+
+namespace ksim::viz {
+
+// True when `record` passes `filter`: kAnomalies keeps records with a checker anomaly, lost or
+// duplicated ones; kUnacked those never acknowledged.
+bool LedgerFilterKeeps(const TimelineModel& model, const LedgerRecord& record, LedgerFilter filter);
+
+// Indices into model.records() of the rows shown, in send order: the filter, then `search`
+// (case-insensitive substring of id, producer, key, value, error or "partition@offset";
+// empty: everything).
+std::vector<int32_t> LedgerRows(const TimelineModel& model, LedgerFilter filter,
+                                std::string_view search);
+
+// "lost: acked at offset 12, not in the final log", "duplicated: 2 copies in the log", ...
+std::string LedgerFateText(const LedgerRecord& record);
+
+// A row as the last DrawLedgerPanel drew it.
+struct LedgerRowRect {
+  int32_t record = -1;
+  ImVec2 min;
+  ImVec2 max;
+};
+// The rows drawn by the last DrawLedgerPanel call (the clipper's visible ones), in row order.
+const std::vector<LedgerRowRect>& LastLedgerRowRects();
+
+}  // namespace ksim::viz
