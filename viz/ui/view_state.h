@@ -49,6 +49,9 @@ struct ViewState {
   int32_t selected_partition = 0;  // index into the model's partitions()
   int32_t selected_record = -1;    // index into records(); -1 none
   int32_t selected_event = -1;     // index into events() (the last jump target)
+  // A run clicked in the Compare panel (index into Runs::models), -1 none: Runs is const to the
+  // panels, so whoever owns it (the viewer's main loop) makes it active and resets this to -1.
+  int32_t requested_active = -1;
   LedgerFilter ledger_filter = LedgerFilter::kAnomalies;
   char ledger_search[64] = "";
   EventKind jump_kind = EventKind::kFault;  // what next/previous-event jumps to
