@@ -1,0 +1,872 @@
+// TimelineModel::Build: two passes over the trace. The first finds who exists (nodes, brokers,
+// partitions and their replicas, groups, clients), so every snapshot has the same layout; the
+// second turns each event into compact state changes (ApplyOp, shared with StateAt), cells of the
+// replicas' logs, ledger entries and the timeline's events, keeping a checkpoint Snapshot every
+// kCheckpointEvents events. The verdict gives the end time, metrics, expectations, anomalies and
+// the final committed logs (audit). Every malformed field is kCorruption "<name>:<line>: ...".
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "viz/model/model_internal.h"
+#include "viz/model/model_summary_internal.h"
+#include "viz/model/timeline_model.h"
+
+namespace ksim::viz {
+namespace {
+
+using Fields = sim::TraceFields;
+
+// "broker-12" -> 12; -1 for any other node.
+int32_t BrokerOfNode(std::string_view node) {
+  constexpr std::string_view kPrefix = "broker-";
+  if (!node.starts_with(kPrefix) || node.size() == kPrefix.size() || node.size() > 16) return -1;
+  int32_t id = 0;
+  for (char c : node.substr(kPrefix.size())) {
+    if (c < '0' || c > '9') return -1;
+    id = id * 10 + (c - '0');
+  }
+  return id;
+}
+
+bool IsInfrastructure(std::string_view node) {
+  return node == "zk" || node == "world" || node == "scenario" || node == "checker" ||
+         BrokerOfNode(node) >= 0;
+}
+
+bool IsPartitionEvent(std::string_view ev) {
+  return ev == "leader_elected" || ev == "become_leader" || ev == "become_follower" ||
+         ev == "isr_shrink" || ev == "isr_expand" || ev == "hw" || ev == "append" ||
+         ev == "truncate" || ev == "partition_offline";
+}
+
+}  // namespace
+
+class ModelBuilder {
+ public:
+  ModelBuilder(const sim::Trace& trace, std::string_view name)
+      : trace_(trace), name_(name), replay_(std::make_shared<ModelReplay>()) {}
+
+  Result<TimelineModel> Build();
+
+ private:
+  // Field access: each error names the file, the line and the field.
+  Status Error(const sim::TraceEvent& e, const std::string& what) const {
+    return Status(Errc::kCorruption,
+                  name_ + ":" + std::to_string(e.line) + ": " + e.ev + " event: " + what);
+  }
+  Result<int64_t> Int(const sim::TraceEvent& e, const char* key) const {
+    auto it = e.fields.find(key);
+    if (it == e.fields.end() || !it->is_number_integer()) {
+      return Error(e, std::string("field '") + key + "' missing or not an integer");
+    }
+    return it->get<int64_t>();
+  }
+  Result<int64_t> IntOr(const sim::TraceEvent& e, const char* key, int64_t absent) const {
+    if (!e.fields.contains(key) || e.fields.at(key).is_null()) return absent;
+    return Int(e, key);
+  }
+  Result<std::string> Str(const sim::TraceEvent& e, const char* key) const {
+    auto it = e.fields.find(key);
+    if (it == e.fields.end() || !it->is_string()) {
+      return Error(e, std::string("field '") + key + "' missing or not a string");
+    }
+    return it->get<std::string>();
+  }
+  Result<std::optional<std::string>> StrOrNull(const sim::TraceEvent& e, const char* key) const {
+    auto it = e.fields.find(key);
+    if (it != e.fields.end() && it->is_null()) return std::optional<std::string>();
+    KSIM_ASSIGN_OR_RETURN(std::string s, Str(e, key));
+    return std::optional<std::string>(std::move(s));
+  }
+  Result<std::vector<int32_t>> IntList(const sim::TraceEvent& e, const char* key) const {
+    auto it = e.fields.find(key);
+    if (it == e.fields.end() || !it->is_array()) {
+      return Error(e, std::string("field '") + key + "' missing or not an array");
+    }
+    std::vector<int32_t> out;
+    for (const auto& v : *it) {
+      if (!v.is_number_integer()) return Error(e, std::string("field '") + key + "' not integers");
+      out.push_back(v.get<int32_t>());
+    }
+    return out;
+  }
+  Result<std::vector<std::vector<std::string>>> Sides(const sim::TraceEvent& e) const {
+    auto it = e.fields.find("sides");
+    std::vector<std::vector<std::string>> sides;
+    if (it == e.fields.end() || !it->is_array()) return Error(e, "field 'sides' not an array");
+    for (const auto& side : *it) {
+      if (!side.is_array()) return Error(e, "field 'sides' not arrays of names");
+      sides.emplace_back();
+      for (const auto& node : side) {
+        if (!node.is_string()) return Error(e, "field 'sides' not arrays of names");
+        sides.back().push_back(node.get<std::string>());
+      }
+    }
+    return sides;
+  }
+  Result<int32_t> Partition(const sim::TraceEvent& e) const {
+    KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, "topic"));
+    KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, "partition"));
+    auto it = partition_index_.find({topic, static_cast<int32_t>(partition)});
+    if (it == partition_index_.end()) return Error(e, "unknown partition");
+    return it->second;
+  }
+  int32_t Slot(int32_t partition, int32_t broker) const {
+    const std::vector<int32_t>& r = model_.partitions_[partition].replicas;
+    auto it = std::find(r.begin(), r.end(), broker);
+    return it == r.end() ? -1 : static_cast<int32_t>(it - r.begin());
+  }
+  int32_t BrokerSlot(int32_t id) const {
+    for (size_t i = 0; i < state_.brokers.size(); ++i) {
+      if (state_.brokers[i].id == id) return static_cast<int32_t>(i);
+    }
+    return -1;
+  }
+  int32_t ClientSlot(std::string_view id) const {
+    for (size_t i = 0; i < state_.clients.size(); ++i) {
+      if (state_.clients[i].id == id) return static_cast<int32_t>(i);
+    }
+    return -1;
+  }
+  int32_t GroupSlot(std::string_view group) const {
+    for (size_t i = 0; i < state_.groups.size(); ++i) {
+      if (state_.groups[i].group == group) return static_cast<int32_t>(i);
+    }
+    return -1;
+  }
+  uint32_t Intern(const std::string& s) {
+    auto [it, added] = string_index_.try_emplace(s, replay_->strings.size());
+    if (added) replay_->strings.push_back(s);
+    return it->second;
+  }
+  uint32_t List(std::vector<int32_t> list) {
+    replay_->int_lists.push_back(std::move(list));
+    return static_cast<uint32_t>(replay_->int_lists.size() - 1);
+  }
+
+  Status Discover();
+  Status AddPartitionFacts(const sim::TraceEvent& e);
+  void MakeInitialState();
+  Status Replay();
+  Status OnEvent(const sim::TraceEvent& e);
+  Status OnPartitionEvent(const sim::TraceEvent& e, TimelineEvent& te);
+  Status OnClientEvent(const sim::TraceEvent& e, TimelineEvent& te);
+  Status OnMessage(const sim::TraceEvent& e);
+  Status ReadVerdict();
+  // A new timeline event: a checkpoint first when one is due.
+  void BeginEvent();
+  void Op(StateOp op) {
+    ApplyOp(*replay_, op, now_us_, state_);
+    replay_->ops.push_back(op);
+  }
+  void FlushAnomaliesBefore(TimeUs t_us, bool all);
+  // Cells: remove the live cells of (partition, slot) at offsets >= from, or < below.
+  void RemoveFrom(int32_t p, int32_t slot, int64_t from, bool truncated, uint32_t event);
+  void RemoveBelow(int32_t p, int32_t slot, int64_t below, uint32_t event);
+  void AddRecordEvent(int32_t record, uint32_t event);
+  int32_t RecordOfValue(const std::string& value) const;
+
+  const sim::Trace& trace_;
+  std::string name_;
+  TimelineModel model_;
+  std::shared_ptr<ModelReplay> replay_;
+  Snapshot state_;
+  TimeUs now_us_ = 0;
+
+  std::map<std::pair<std::string, int32_t>, int32_t> partition_index_;
+  std::unordered_map<std::string, uint32_t> string_index_;
+  std::unordered_map<int64_t, uint32_t> message_index_;
+  std::unordered_map<std::string, std::vector<int32_t>> records_by_value_;  // send order
+  std::vector<std::vector<std::deque<uint32_t>>> live_;  // live cells, in offset order
+  std::vector<size_t> anomaly_order_;  // anomalies by cause time, for their events
+  size_t next_anomaly_ = 0;
+};
+
+Status ModelBuilder::AddPartitionFacts(const sim::TraceEvent& e) {
+  KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, "topic"));
+  KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, "partition"));
+  auto [it, added] = partition_index_.try_emplace({topic, static_cast<int32_t>(partition)}, 0);
+  (void)it;
+  (void)added;
+  return Status::Ok();
+}
+
+Status ModelBuilder::Discover() {
+  std::set<std::string> nodes;
+  std::set<int32_t> brokers;
+  std::set<std::string> groups;
+  std::map<std::string, ClientKind> clients;
+  std::map<std::pair<std::string, int32_t>, std::vector<int32_t>> replicas;
+  auto add_replica = [&](const std::pair<std::string, int32_t>& tp, int32_t broker) {
+    std::vector<int32_t>& r = replicas[tp];
+    if (broker >= 0 && std::find(r.begin(), r.end(), broker) == r.end()) r.push_back(broker);
+    brokers.insert(broker);
+  };
+  for (const sim::TraceEvent& e : trace_.events) {
+    nodes.insert(e.node);
+    const int32_t node_broker = BrokerOfNode(e.node);
+    if (node_broker >= 0) brokers.insert(node_broker);
+    if (sim::IsMessageEv(e.ev)) {
+      for (const char* key : {"from", "to"}) {
+        auto it = e.fields.find(key);
+        if (it != e.fields.end() && it->is_string()) nodes.insert(it->get<std::string>());
+      }
+      continue;
+    }
+    if (e.ev == "broker_registered") {
+      KSIM_ASSIGN_OR_RETURN(int64_t id, Int(e, "broker"));
+      brokers.insert(static_cast<int32_t>(id));
+    } else if (e.ev == "partition") {
+      KSIM_ASSIGN_OR_RETURN(auto sides, Sides(e));
+      for (const auto& side : sides) nodes.insert(side.begin(), side.end());
+    } else if (IsPartitionEvent(e.ev) && node_broker >= 0) {
+      KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, "topic"));
+      KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, "partition"));
+      const std::pair<std::string, int32_t> tp{topic, static_cast<int32_t>(partition)};
+      if (e.ev == "become_leader") {
+        KSIM_ASSIGN_OR_RETURN(auto assigned, IntList(e, "replicas"));
+        for (int32_t b : assigned) add_replica(tp, b);
+      }
+      if (e.ev == "leader_elected") {
+        KSIM_ASSIGN_OR_RETURN(int64_t leader, Int(e, "leader"));
+        KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, "isr"));
+        if (leader >= 0) add_replica(tp, static_cast<int32_t>(leader));
+        for (int32_t b : isr) add_replica(tp, b);
+      } else if (e.ev == "partition_offline") {
+        replicas[tp];
+      } else {
+        add_replica(tp, node_broker);
+      }
+    } else if (e.ev == "group_state" || e.ev == "group_member_added" ||
+               e.ev == "group_member_removed") {
+      KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, "group"));
+      groups.insert(group);
+    }
+    if (!IsInfrastructure(e.node)) {
+      ClientKind& kind = clients.try_emplace(e.node, ClientKind::kOther).first->second;
+      if (e.ev == "send") kind = ClientKind::kProducer;
+      if (kind == ClientKind::kOther &&
+          (e.ev == "poll" || e.ev == "deliver" || e.ev == "group_joined" || e.ev == "commit")) {
+        kind = ClientKind::kConsumer;
+      }
+      if (e.ev == "commit") {
+        KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, "group"));
+        if (!group.empty()) groups.insert(group);
+      }
+    }
+  }
+  for (int32_t b : brokers) {
+    if (b >= 0) nodes.insert("broker-" + std::to_string(b));
+  }
+  model_.nodes_.assign(nodes.begin(), nodes.end());
+  for (int32_t b : brokers) {
+    if (b < 0) continue;
+    BrokerView view;
+    view.id = b;
+    view.node = "broker-" + std::to_string(b);
+    state_.brokers.push_back(view);
+  }
+  for (const auto& [tp, assigned] : replicas) {
+    partition_index_[tp] = static_cast<int32_t>(model_.partitions_.size());
+    PartitionView view;
+    view.topic = tp.first;
+    view.partition = tp.second;
+    view.replicas = assigned;
+    for (int32_t b : assigned) {
+      ReplicaView r;
+      r.broker = b;
+      view.replica_states.push_back(r);
+    }
+    model_.partitions_.push_back(view);
+  }
+  state_.partitions = model_.partitions_;
+  for (const std::string& g : groups) {
+    GroupView view;
+    view.group = g;
+    state_.groups.push_back(view);
+  }
+  for (const auto& [id, kind] : clients) {
+    ClientView view;
+    view.id = id;
+    view.kind = kind;
+    state_.clients.push_back(view);
+    if (kind == ClientKind::kProducer) model_.producers_.push_back(id);
+  }
+  model_.cells_.resize(model_.partitions_.size());
+  live_.resize(model_.partitions_.size());
+  for (size_t p = 0; p < model_.partitions_.size(); ++p) {
+    model_.cells_[p].resize(model_.partitions_[p].replicas.size());
+    live_[p].resize(model_.partitions_[p].replicas.size());
+  }
+  return Status::Ok();
+}
+
+void ModelBuilder::BeginEvent() {
+  const size_t index = model_.events_.size();
+  if (index % TimelineModel::kCheckpointEvents == 0) {
+    Snapshot checkpoint = state_;
+    checkpoint.events_applied = index;
+    checkpoint.t_us = now_us_;
+    model_.checkpoints_.push_back(std::move(checkpoint));
+  }
+  replay_->op_begin.push_back(static_cast<uint32_t>(replay_->ops.size()));
+}
+
+void ModelBuilder::AddRecordEvent(int32_t record, uint32_t event) {
+  if (record < 0 || static_cast<size_t>(record) >= model_.records_.size()) return;
+  std::vector<uint32_t>& events = model_.records_[record].events;
+  if (events.empty() || events.back() != event) events.push_back(event);
+}
+
+int32_t ModelBuilder::RecordOfValue(const std::string& value) const {
+  auto it = records_by_value_.find(value);
+  if (it == records_by_value_.end()) return -1;
+  // The latest send of this value at or before now (sends come in time order).
+  for (auto r = it->second.rbegin(); r != it->second.rend(); ++r) {
+    if (model_.records_[*r].sent_us <= now_us_) return *r;
+  }
+  return -1;
+}
+
+void ModelBuilder::RemoveFrom(int32_t p, int32_t slot, int64_t from, bool truncated,
+                              uint32_t event) {
+  std::deque<uint32_t>& live = live_[p][slot];
+  std::vector<Cell>& cells = model_.cells_[p][slot];
+  while (!live.empty() && cells[live.back()].offset >= from) {
+    Cell& cell = cells[live.back()];
+    cell.removed_us = now_us_;
+    cell.truncated = truncated;
+    AddRecordEvent(cell.record, event);
+    live.pop_back();
+  }
+}
+
+void ModelBuilder::RemoveBelow(int32_t p, int32_t slot, int64_t below, uint32_t event) {
+  std::deque<uint32_t>& live = live_[p][slot];
+  std::vector<Cell>& cells = model_.cells_[p][slot];
+  while (!live.empty() && cells[live.front()].offset < below) {
+    Cell& cell = cells[live.front()];
+    cell.removed_us = now_us_;
+    cell.truncated = false;
+    AddRecordEvent(cell.record, event);
+    live.pop_front();
+  }
+}
+
+void ModelBuilder::FlushAnomaliesBefore(TimeUs t_us, bool all) {
+  while (next_anomaly_ < anomaly_order_.size()) {
+    const size_t index = anomaly_order_[next_anomaly_];
+    const Anomaly& a = model_.anomalies_[index];
+    if (!all && a.cause_t_us >= t_us) return;
+    ++next_anomaly_;
+    now_us_ = std::max(now_us_, a.cause_t_us);
+    BeginEvent();
+    TimelineEvent te;
+    te.t_us = now_us_;
+    te.kind = EventKind::kAnomaly;
+    te.node = model_.NodeIndex("checker");
+    te.ev = "anomaly";
+    te.summary = a.kind + " " + a.record_id + ": " + a.cause;
+    te.partition = a.topic.empty() ? -1 : model_.PartitionIndex(a.topic, a.partition);
+    te.record = a.record;
+    te.line = trace_.verdict.line;
+    AddRecordEvent(a.record, static_cast<uint32_t>(model_.events_.size()));
+    model_.events_.push_back(std::move(te));
+  }
+}
+
+Status ModelBuilder::Replay() {
+  for (const sim::TraceEvent& e : trace_.events) {
+    FlushAnomaliesBefore(e.t_us, false);
+    now_us_ = e.t_us;
+    if (sim::IsMessageEv(e.ev)) {
+      KSIM_RETURN_IF_ERROR(OnMessage(e));
+    } else {
+      KSIM_RETURN_IF_ERROR(OnEvent(e));
+    }
+  }
+  FlushAnomaliesBefore(kNever, true);
+  now_us_ = std::max(now_us_, model_.end_us_);
+  replay_->op_begin.push_back(static_cast<uint32_t>(replay_->ops.size()));
+  return Status::Ok();
+}
+
+Status ModelBuilder::OnMessage(const sim::TraceEvent& e) {
+  if (e.ev == "msg_disconnect") return Status::Ok();
+  KSIM_ASSIGN_OR_RETURN(int64_t id, Int(e, "id"));
+  if (e.ev == "msg_send") {
+    Message m;
+    m.id = id;
+    KSIM_ASSIGN_OR_RETURN(std::string from, Str(e, "from"));
+    KSIM_ASSIGN_OR_RETURN(std::string to, Str(e, "to"));
+    KSIM_ASSIGN_OR_RETURN(m.kind, Str(e, "kind"));
+    KSIM_ASSIGN_OR_RETURN(int64_t size, IntOr(e, "size_bytes", 0));
+    m.from = model_.NodeIndex(from);
+    m.to = model_.NodeIndex(to);
+    m.size_bytes = static_cast<int32_t>(size);
+    m.sent_us = e.t_us;
+    message_index_[id] = static_cast<uint32_t>(model_.messages_.size());
+    model_.messages_.push_back(std::move(m));
+    return Status::Ok();
+  }
+  auto it = message_index_.find(id);
+  if (it == message_index_.end()) return Status::Ok();  // sent before the trace began
+  Message& m = model_.messages_[it->second];
+  if (e.ev == "msg_deliver") {
+    m.delivered_us = e.t_us;
+  } else if (e.ev == "msg_drop") {
+    m.dropped_us = e.t_us;
+    auto reason = e.fields.find("reason");
+    if (reason != e.fields.end() && reason->is_string()) m.drop_reason = reason->get<std::string>();
+  }
+  return Status::Ok();
+}
+
+Status ModelBuilder::OnEvent(const sim::TraceEvent& e) {
+  BeginEvent();
+  const uint32_t index = static_cast<uint32_t>(model_.events_.size());
+  TimelineEvent te;
+  te.t_us = e.t_us;
+  te.kind = ClassifyEvent(e.node, e.ev);
+  te.node = model_.NodeIndex(e.node);
+  te.ev = e.ev;
+  te.line = e.line;
+  const int32_t node_broker = BrokerOfNode(e.node);
+  const int32_t broker_slot = node_broker >= 0 ? BrokerSlot(node_broker) : -1;
+  const int32_t client_slot = ClientSlot(e.node);
+  const std::string& ev = e.ev;
+  if (ev == "crash" || ev == "shutdown" || ev == "restart") {
+    const NodeStatus status = ev == "crash"      ? NodeStatus::kCrashed
+                              : ev == "shutdown" ? NodeStatus::kShutDown
+                                                 : NodeStatus::kAlive;
+    KSIM_ASSIGN_OR_RETURN(int64_t incarnation, IntOr(e, "incarnation", -1));
+    StateOp op{.code = broker_slot >= 0 ? OpCode::kBrokerStatus : OpCode::kClientStatus,
+               .a = broker_slot >= 0 ? broker_slot : client_slot,
+               .b = static_cast<int32_t>(status),
+               .c = static_cast<int32_t>(incarnation)};
+    if (op.a >= 0) Op(op);
+  } else if (ev == "controller_elected" && broker_slot >= 0) {
+    KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, "epoch"));
+    Op({.code = OpCode::kControllerElected, .a = broker_slot, .c = static_cast<int32_t>(epoch)});
+  } else if (ev == "controller_resigned" && broker_slot >= 0) {
+    Op({.code = OpCode::kControllerResigned, .a = broker_slot});
+  } else if (ev.starts_with("zk_session_")) {
+    KSIM_ASSIGN_OR_RETURN(std::string client, Str(e, "client"));
+    const int32_t b = BrokerOfNode(client);
+    const int32_t slot = b >= 0 ? BrokerSlot(b) : -1;
+    const bool live = ev == "zk_session_created" || ev == "zk_session_resumed";
+    if (slot >= 0) Op({.code = OpCode::kZkSession, .a = slot, .b = live ? 1 : 0});
+  } else if (ev == "partition" && e.node == "world") {
+    KSIM_ASSIGN_OR_RETURN(auto sides, Sides(e));
+    auto one_way = e.fields.find("one_way");
+    for (size_t i = 0; i < sides.size(); ++i) {
+      for (size_t j = i + 1; j < sides.size(); ++j) {
+        CutView cut{sides[i], sides[j],
+                    one_way != e.fields.end() && one_way->is_boolean() && one_way->get<bool>()};
+        replay_->cuts.push_back(std::move(cut));
+        Op({.code = OpCode::kAddCut, .list = static_cast<uint32_t>(replay_->cuts.size() - 1)});
+      }
+    }
+  } else if (ev == "heal") {
+    Op({.code = OpCode::kHeal});
+  } else if (ev == "isolate") {
+    CutView cut;
+    cut.from = {e.node};
+    for (const std::string& n : model_.nodes_) {
+      if (n != e.node && n != "scenario" && n != "checker" && n != "world") cut.to.push_back(n);
+    }
+    replay_->cuts.push_back(std::move(cut));
+    Op({.code = OpCode::kAddCut,
+        .a = broker_slot,
+        .list = static_cast<uint32_t>(replay_->cuts.size() - 1)});
+  } else if (ev == "slow" && broker_slot >= 0) {
+    KSIM_ASSIGN_OR_RETURN(int64_t for_us, Int(e, "for_us"));
+    Op({.code = OpCode::kSlow, .a = broker_slot, .x = e.t_us + for_us});
+  } else if (ev == "disk_fault" && broker_slot >= 0) {
+    KSIM_ASSIGN_OR_RETURN(std::string fault, Str(e, "fault"));
+    Op({.code = OpCode::kDiskFault, .a = broker_slot, .list = Intern(fault)});
+  } else if (IsPartitionEvent(ev) && node_broker >= 0) {
+    KSIM_RETURN_IF_ERROR(OnPartitionEvent(e, te));
+  } else if (ev == "topic_deleted") {
+    KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, "topic"));
+    for (const auto& [tp, p] : partition_index_) {
+      if (tp.first != topic) continue;
+      Op({.code = OpCode::kTopicDeleted, .a = p});
+      for (size_t slot = 0; slot < live_[p].size(); ++slot) {
+        RemoveFrom(p, static_cast<int32_t>(slot), 0, false, index);
+      }
+    }
+  } else if ((ev == "group_state" || ev == "group_member_added" || ev == "group_member_removed") &&
+             node_broker >= 0) {
+    KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, "group"));
+    const int32_t g = GroupSlot(group);
+    if (ev == "group_state") {
+      KSIM_ASSIGN_OR_RETURN(std::string state, Str(e, "state"));
+      KSIM_ASSIGN_OR_RETURN(int64_t generation, Int(e, "generation"));
+      Op({.code = OpCode::kGroupState,
+          .a = g,
+          .c = static_cast<int32_t>(generation),
+          .list = Intern(state)});
+    } else {
+      KSIM_ASSIGN_OR_RETURN(std::string member, Str(e, "member"));
+      Op({.code =
+              ev == "group_member_added" ? OpCode::kGroupMemberAdded : OpCode::kGroupMemberRemoved,
+          .a = g,
+          .list = Intern(member)});
+    }
+  } else if (e.node == "scenario") {
+    if (ev == "scenario_start") {
+      model_.start_us_ = e.t_us;
+      auto description = e.fields.find("description");
+      if (description != e.fields.end() && description->is_string()) {
+        model_.description_ = description->get<std::string>();
+      }
+    } else if (ev == "action") {
+      ScenarioAction action;
+      KSIM_ASSIGN_OR_RETURN(int64_t action_index, Int(e, "index"));
+      KSIM_ASSIGN_OR_RETURN(action.at_ms, IntOr(e, "at_ms", 0));
+      KSIM_ASSIGN_OR_RETURN(action.text, Str(e, "do"));
+      action.index = static_cast<int32_t>(action_index);
+      action.t_us = e.t_us;
+      for (auto it = e.fields.begin(); it != e.fields.end(); ++it) {
+        if (it.key() == "index" || it.key() == "at_ms" || it.key() == "do") continue;
+        action.text +=
+            " " + it.key() + " " + (it->is_string() ? it->get<std::string>() : it->dump());
+      }
+      model_.actions_.push_back(std::move(action));
+    }
+  } else if (client_slot >= 0) {
+    KSIM_RETURN_IF_ERROR(OnClientEvent(e, te));
+  }
+  te.summary = SummarizeEvent(e);
+  if (te.record >= 0) AddRecordEvent(te.record, index);
+  model_.events_.push_back(std::move(te));
+  return Status::Ok();
+}
+
+Status ModelBuilder::OnPartitionEvent(const sim::TraceEvent& e, TimelineEvent& te) {
+  const std::string& ev = e.ev;
+  const uint32_t index = static_cast<uint32_t>(model_.events_.size());
+  KSIM_ASSIGN_OR_RETURN(const int32_t p, Partition(e));
+  te.partition = p;
+  if (ev == "leader_elected") {
+    KSIM_ASSIGN_OR_RETURN(int64_t leader, Int(e, "leader"));
+    KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, "epoch"));
+    KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, "isr"));
+    auto unclean = e.fields.find("unclean");
+    const bool is_unclean =
+        unclean != e.fields.end() && unclean->is_boolean() && unclean->get<bool>();
+    Op({.code = OpCode::kLeaderElected,
+        .a = p,
+        .b = static_cast<int32_t>(leader),
+        .c = static_cast<int32_t>(epoch),
+        .list = List(std::move(isr)),
+        .x = is_unclean ? 1 : 0});
+    return Status::Ok();
+  }
+  if (ev == "partition_offline") {
+    std::vector<int32_t> isr;
+    if (e.fields.contains("isr")) {
+      KSIM_ASSIGN_OR_RETURN(isr, IntList(e, "isr"));
+    }
+    Op({.code = OpCode::kPartitionOffline, .a = p, .list = List(std::move(isr))});
+    return Status::Ok();
+  }
+  if (ev == "isr_shrink" || ev == "isr_expand") {
+    KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, "isr"));
+    Op({.code = OpCode::kIsr, .a = p, .list = List(std::move(isr))});
+    return Status::Ok();
+  }
+  const int32_t slot = Slot(p, BrokerOfNode(e.node));
+  if (slot < 0) return Error(e, "a replica on a broker the partition does not have");
+  if (ev == "become_leader" || ev == "become_follower") {
+    KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, "epoch"));
+    KSIM_ASSIGN_OR_RETURN(int64_t leo, IntOr(e, "leo", -1));
+    KSIM_ASSIGN_OR_RETURN(int64_t lso, IntOr(e, "log_start_offset", -1));
+    KSIM_ASSIGN_OR_RETURN(int64_t hw, IntOr(e, "hw", -1));
+    StateOp op{.code = OpCode::kBecomeFollower,
+               .a = p,
+               .b = slot,
+               .c = static_cast<int32_t>(epoch),
+               .x = leo,
+               .y = lso,
+               .z = hw};
+    if (ev == "become_leader") {
+      KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, "isr"));
+      op.code = OpCode::kBecomeLeader;
+      op.list = List(std::move(isr));
+    }
+    Op(op);
+    // The log after recovery: a crash may have dropped an unsynced tail.
+    if (leo >= 0) RemoveFrom(p, slot, leo, true, index);
+    if (lso >= 0) RemoveBelow(p, slot, lso, index);
+    return Status::Ok();
+  }
+  if (ev == "hw") {
+    KSIM_ASSIGN_OR_RETURN(int64_t hw, Int(e, "hw"));
+    Op({.code = OpCode::kReplicaHw, .a = p, .b = slot, .x = hw});
+    return Status::Ok();
+  }
+  if (ev == "truncate") {
+    KSIM_ASSIGN_OR_RETURN(int64_t to, Int(e, "to"));
+    KSIM_ASSIGN_OR_RETURN(std::string reason, Str(e, "reason"));
+    const bool emptied = reason == "offset_out_of_range";
+    Op({.code = OpCode::kReplicaTruncate, .a = p, .b = slot, .x = to, .y = emptied ? to : -1});
+    RemoveFrom(p, slot, emptied ? 0 : to, true, index);
+    return Status::Ok();
+  }
+  // append
+  KSIM_ASSIGN_OR_RETURN(int64_t first, Int(e, "first_offset"));
+  KSIM_ASSIGN_OR_RETURN(int64_t last, Int(e, "last_offset"));
+  KSIM_ASSIGN_OR_RETURN(int64_t leo, Int(e, "leo"));
+  KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, "epoch"));
+  auto values = e.fields.find("values");
+  if (values == e.fields.end() || !values->is_array()) {
+    return Error(e, "field 'values' missing or not an array");
+  }
+  if (last < first || static_cast<int64_t>(values->size()) != last - first + 1) {
+    return Error(e, "field 'values' does not have one value per offset");
+  }
+  Op({.code = OpCode::kReplicaAppend,
+      .a = p,
+      .b = slot,
+      .c = static_cast<int32_t>(epoch),
+      .x = leo});
+  RemoveFrom(p, slot, first, true, index);  // never happens in a consistent log
+  std::vector<Cell>& cells = model_.cells_[p][slot];
+  for (int64_t offset = first; offset <= last; ++offset) {
+    const auto& value = (*values)[offset - first];
+    if (!value.is_null() && !value.is_string()) return Error(e, "a value not a string or null");
+    Cell cell;
+    cell.offset = offset;
+    cell.record = value.is_string() ? RecordOfValue(value.get<std::string>()) : -1;
+    cell.epoch = static_cast<int32_t>(epoch);
+    cell.appended_us = e.t_us;
+    live_[p][slot].push_back(static_cast<uint32_t>(cells.size()));
+    cells.push_back(cell);
+    AddRecordEvent(cell.record, index);
+  }
+  return Status::Ok();
+}
+
+Status ModelBuilder::OnClientEvent(const sim::TraceEvent& e, TimelineEvent& te) {
+  const std::string& ev = e.ev;
+  auto record_of = [&](const std::optional<std::string>& id) -> int32_t {
+    if (!id) return -1;
+    auto it = replay_->record_index.find(*id);
+    return it == replay_->record_index.end() ? -1 : it->second;
+  };
+  if (ev == "send") {
+    LedgerRecord r;
+    KSIM_ASSIGN_OR_RETURN(r.id, Str(e, "record_id"));
+    KSIM_ASSIGN_OR_RETURN(r.topic, Str(e, "topic"));
+    KSIM_ASSIGN_OR_RETURN(r.key, StrOrNull(e, "key"));
+    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> value, StrOrNull(e, "value"));
+    r.value = value.value_or("");
+    r.producer = e.node;
+    r.sent_us = e.t_us;
+    const int32_t index = static_cast<int32_t>(model_.records_.size());
+    replay_->record_index[r.id] = index;
+    if (value) records_by_value_[*value].push_back(index);
+    model_.records_.push_back(std::move(r));
+    te.record = index;
+  } else if (ev == "ack") {
+    KSIM_ASSIGN_OR_RETURN(std::string id, Str(e, "record_id"));
+    KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, "partition"));
+    KSIM_ASSIGN_OR_RETURN(int64_t offset, Int(e, "offset"));
+    te.record = record_of(id);
+    if (te.record >= 0) {
+      LedgerRecord& r = model_.records_[te.record];
+      r.partition = static_cast<int32_t>(partition);
+      r.offset = offset;
+      r.acked_us = e.t_us;
+    }
+  } else if (ev == "error") {
+    KSIM_ASSIGN_OR_RETURN(std::string id, Str(e, "record_id"));
+    KSIM_ASSIGN_OR_RETURN(int64_t partition, IntOr(e, "partition", -1));
+    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> error, StrOrNull(e, "error"));
+    KSIM_ASSIGN_OR_RETURN(std::string outcome, Str(e, "outcome"));
+    te.record = record_of(id);
+    if (te.record >= 0) {
+      LedgerRecord& r = model_.records_[te.record];
+      if (partition >= 0) r.partition = static_cast<int32_t>(partition);
+      r.failed_us = e.t_us;
+      r.error = error.value_or("");
+      r.outcome = outcome;
+    }
+  } else if (ev == "deliver") {
+    KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, "group"));
+    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> id, StrOrNull(e, "record_id"));
+    KSIM_ASSIGN_OR_RETURN(const int32_t p, Partition(e));
+    te.partition = p;
+    te.record = record_of(id);
+    if (te.record >= 0) {
+      std::vector<Delivery>& deliveries = model_.records_[te.record].deliveries;
+      auto it =
+          std::lower_bound(deliveries.begin(), deliveries.end(), group,
+                           [](const Delivery& d, const std::string& g) { return d.group < g; });
+      if (it == deliveries.end() || it->group != group) it = deliveries.insert(it, {group, 0});
+      it->count++;
+    }
+  } else if (ev == "commit") {
+    KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, "group"));
+    KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, "topic"));
+    KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, "partition"));
+    KSIM_ASSIGN_OR_RETURN(int64_t offset, Int(e, "offset"));
+    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> error, StrOrNull(e, "error"));
+    const int32_t g = GroupSlot(group);
+    if (!error && g >= 0) {
+      Op({.code = OpCode::kCommit,
+          .a = g,
+          .list = Intern(PartitionName(topic, static_cast<int32_t>(partition))),
+          .x = offset});
+    }
+  }
+  return Status::Ok();
+}
+
+Status ModelBuilder::ReadVerdict() {
+  const sim::TraceEvent& v = trace_.verdict;
+  model_.end_us_ = v.t_us;
+  auto ok = v.fields.find("ok");
+  if (ok == v.fields.end() || !ok->is_boolean()) return Error(v, "field 'ok' not a boolean");
+  model_.ok_ = ok->get<bool>();
+  auto metrics = v.fields.find("metrics");
+  if (metrics == v.fields.end() || !metrics->is_object()) return Error(v, "no metrics object");
+  for (auto it = metrics->begin(); it != metrics->end(); ++it) {
+    if (!it->is_number_integer()) return Error(v, "metric " + it.key() + " not an integer");
+    model_.metrics_.emplace_back(it.key(), it->get<int64_t>());
+  }
+  auto expectations = v.fields.find("expectations");
+  if (expectations != v.fields.end() && expectations->is_array()) {
+    for (const auto& x : *expectations) {
+      if (!x.is_object()) return Error(v, "an expectation not an object");
+      Expectation out;
+      out.metric = x.value("metric", "");
+      const auto expected = x.find("expected");
+      if (expected != x.end()) {
+        out.expected = expected->is_string() ? expected->get<std::string>() : expected->dump();
+      }
+      const auto actual = x.find("actual");
+      if (actual != x.end() && actual->is_number_integer()) out.actual = actual->get<int64_t>();
+      const auto held = x.find("ok");
+      out.ok = held != x.end() && held->is_boolean() && held->get<bool>();
+      model_.expectations_.push_back(std::move(out));
+    }
+  }
+  auto anomalies = v.fields.find("anomalies");
+  if (anomalies != v.fields.end() && anomalies->is_array()) {
+    for (const auto& x : *anomalies) {
+      if (!x.is_object()) return Error(v, "an anomaly not an object");
+      auto text = [&x](const char* key) {
+        auto it = x.find(key);
+        return it != x.end() && it->is_string() ? it->get<std::string>() : std::string();
+      };
+      auto number = [&x](const char* key) -> int64_t {
+        auto it = x.find(key);
+        return it != x.end() && it->is_number_integer() ? it->get<int64_t>() : -1;
+      };
+      Anomaly a;
+      a.kind = text("kind");
+      a.record_id = text("record_id");
+      a.topic = text("topic");
+      a.partition = static_cast<int32_t>(number("partition"));
+      a.offset = number("offset");
+      a.group = text("group");
+      a.cause = text("cause");
+      a.cause_t_us = number("cause_t_us");
+      if (a.kind.empty()) return Error(v, "an anomaly without a kind");
+      model_.anomalies_.push_back(std::move(a));
+    }
+  }
+  for (size_t i = 0; i < model_.anomalies_.size(); ++i) {
+    if (model_.anomalies_[i].cause_t_us >= 0) anomaly_order_.push_back(i);
+  }
+  std::stable_sort(anomaly_order_.begin(), anomaly_order_.end(), [this](size_t a, size_t b) {
+    return model_.anomalies_[a].cause_t_us < model_.anomalies_[b].cause_t_us;
+  });
+  return Status::Ok();
+}
+
+Result<TimelineModel> ModelBuilder::Build() {
+  model_.header_ = trace_.header;
+  KSIM_RETURN_IF_ERROR(Discover());
+  KSIM_RETURN_IF_ERROR(ReadVerdict());
+  // Anomalies name records by id; records exist only after the replay, so resolve them first
+  // from the sends (the replay assigns the same indices in the same order).
+  {
+    int32_t next = 0;
+    std::unordered_map<std::string, int32_t> ids;
+    for (const sim::TraceEvent& e : trace_.events) {
+      if (e.ev != "send" || IsInfrastructure(e.node)) continue;
+      auto id = e.fields.find("record_id");
+      if (id != e.fields.end() && id->is_string()) ids.emplace(id->get<std::string>(), next);
+      ++next;
+    }
+    for (size_t i = 0; i < model_.anomalies_.size(); ++i) {
+      auto it = ids.find(model_.anomalies_[i].record_id);
+      if (it != ids.end()) model_.anomalies_[i].record = it->second;
+    }
+  }
+  KSIM_RETURN_IF_ERROR(Replay());
+  for (size_t i = 0; i < model_.anomalies_.size(); ++i) {
+    const int32_t r = model_.anomalies_[i].record;
+    if (r >= 0 && static_cast<size_t>(r) < model_.records_.size()) {
+      model_.records_[r].anomalies.push_back(static_cast<int32_t>(i));
+    } else {
+      model_.anomalies_[i].record = -1;
+    }
+  }
+  // The final committed logs: each value's copies.
+  auto audit = trace_.verdict.fields.find("audit");
+  if (audit != trace_.verdict.fields.end() && audit->is_array()) {
+    for (const auto& entry : *audit) {
+      auto values = entry.find("values");
+      if (!entry.is_object() || values == entry.end() || !values->is_array()) {
+        return Error(trace_.verdict, "an audit entry without values");
+      }
+      for (const auto& value : *values) {
+        if (!value.is_string()) continue;
+        const int32_t r = RecordOfValue(value.get<std::string>());
+        if (r >= 0) model_.records_[r].final_copies++;
+      }
+    }
+  }
+  for (LedgerRecord& r : model_.records_) {
+    std::sort(r.events.begin(), r.events.end());
+    r.events.erase(std::unique(r.events.begin(), r.events.end()), r.events.end());
+  }
+  // Messages: the longest flight, and those never finished.
+  for (size_t i = 0; i < model_.messages_.size(); ++i) {
+    const Message& m = model_.messages_[i];
+    const TimeUs finished = m.delivered_us >= 0 ? m.delivered_us : m.dropped_us;
+    if (finished < 0) {
+      replay_->unfinished_messages.push_back(static_cast<uint32_t>(i));
+    } else {
+      replay_->max_flight_us = std::max(replay_->max_flight_us, finished - m.sent_us);
+    }
+  }
+  if (model_.checkpoints_.empty()) {
+    Snapshot first = state_;
+    first.events_applied = 0;
+    model_.checkpoints_.push_back(std::move(first));
+  }
+  model_.partitions_ = state_.partitions;
+  model_.replay_ = std::move(replay_);
+  return std::move(model_);
+}
+
+Result<TimelineModel> TimelineModel::Build(const sim::Trace& trace, std::string_view name) {
+  ModelBuilder builder(trace, name);
+  return builder.Build();
+}
+
+Result<TimelineModel> TimelineModel::Load(const std::string& path) {
+  KSIM_ASSIGN_OR_RETURN(sim::Trace trace, sim::ReadTraceFile(path));
+  return Build(trace, path);
+}
+
+}  // namespace ksim::viz

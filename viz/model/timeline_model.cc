@@ -1,0 +1,369 @@
+// The timeline model's queries and the one function that applies a state change (ApplyOp); the
+// building is in model_builder.cc.
+#include "viz/model/timeline_model.h"
+
+#include <algorithm>
+
+#include "core/check.h"
+#include "viz/model/model_internal.h"
+
+namespace ksim::viz {
+
+std::string_view EventKindName(EventKind kind) {
+  switch (kind) {
+    case EventKind::kFault:
+      return "fault";
+    case EventKind::kElection:
+      return "election";
+    case EventKind::kIsr:
+      return "isr";
+    case EventKind::kTruncation:
+      return "truncation";
+    case EventKind::kHighWatermark:
+      return "high watermark";
+    case EventKind::kAppend:
+      return "append";
+    case EventKind::kProduce:
+      return "produce";
+    case EventKind::kConsume:
+      return "consume";
+    case EventKind::kCommit:
+      return "commit";
+    case EventKind::kGroup:
+      return "group";
+    case EventKind::kAction:
+      return "action";
+    case EventKind::kAnomaly:
+      return "anomaly";
+    case EventKind::kOther:
+      return "other";
+  }
+  return "other";
+}
+
+std::string PartitionName(std::string_view topic, int32_t partition) {
+  return std::string(topic) + "-" + std::to_string(partition);
+}
+
+int32_t LedgerRecord::max_deliveries() const {
+  int32_t most = 0;
+  for (const Delivery& d : deliveries) most = std::max(most, d.count);
+  return most;
+}
+
+namespace {
+
+bool Contains(const std::vector<std::string>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+bool ContainsId(const std::vector<int32_t>& ids, int32_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+// A replica's leader and in_isr flags follow its partition's leader and ISR.
+void RefreshReplicas(PartitionView& p) {
+  for (ReplicaView& r : p.replica_states) {
+    r.leader = p.leader >= 0 && r.broker == p.leader;
+    r.in_isr = ContainsId(p.isr, r.broker);
+  }
+}
+
+void SetLogState(ReplicaView& r, const StateOp& op) {
+  if (op.x >= 0) r.leo = op.x;
+  if (op.y >= 0) r.log_start_offset = op.y;
+  if (op.z >= 0) r.hw = op.z;
+  r.epoch = op.c;
+}
+
+}  // namespace
+
+bool Snapshot::LinkCut(std::string_view from, std::string_view to) const {
+  for (const CutView& cut : cuts) {
+    if (Contains(cut.from, from) && Contains(cut.to, to)) return true;
+    if (!cut.one_way && Contains(cut.from, to) && Contains(cut.to, from)) return true;
+  }
+  return false;
+}
+
+const BrokerView* Snapshot::FindBroker(int32_t id) const {
+  for (const BrokerView& b : brokers) {
+    if (b.id == id) return &b;
+  }
+  return nullptr;
+}
+
+void ApplyOp(const ModelReplay& replay, const StateOp& op, TimeUs t_us, Snapshot& s) {
+  (void)t_us;
+  switch (op.code) {
+    case OpCode::kBrokerStatus: {
+      BrokerView& b = s.brokers.at(op.a);
+      b.status = static_cast<NodeStatus>(op.b);
+      if (op.c >= 0) b.incarnation = op.c;
+      if (b.status == NodeStatus::kAlive) b.disk_fault.clear();
+      for (PartitionView& p : s.partitions) {
+        for (ReplicaView& r : p.replica_states) {
+          if (r.broker == b.id) r.online = b.status == NodeStatus::kAlive;
+        }
+      }
+      return;
+    }
+    case OpCode::kClientStatus: {
+      ClientView& c = s.clients.at(op.a);
+      c.status = static_cast<NodeStatus>(op.b);
+      if (op.c >= 0) c.incarnation = op.c;
+      return;
+    }
+    case OpCode::kControllerElected:
+      for (BrokerView& b : s.brokers) {
+        b.controller = false;
+        b.controller_epoch = -1;
+      }
+      s.brokers.at(op.a).controller = true;
+      s.brokers.at(op.a).controller_epoch = op.c;
+      return;
+    case OpCode::kControllerResigned:
+      s.brokers.at(op.a).controller = false;
+      s.brokers.at(op.a).controller_epoch = -1;
+      return;
+    case OpCode::kZkSession:
+      s.brokers.at(op.a).zk_session = op.b != 0;
+      return;
+    case OpCode::kAddCut:
+      s.cuts.push_back(replay.cuts.at(op.list));
+      if (op.a >= 0) s.brokers.at(op.a).isolated = true;
+      return;
+    case OpCode::kHeal:
+      s.cuts.clear();
+      for (BrokerView& b : s.brokers) b.isolated = false;
+      return;
+    case OpCode::kSlow:
+      s.brokers.at(op.a).slow_until_us = op.x;
+      return;
+    case OpCode::kDiskFault:
+      s.brokers.at(op.a).disk_fault = replay.strings.at(op.list);
+      return;
+    case OpCode::kLeaderElected: {
+      PartitionView& p = s.partitions.at(op.a);
+      p.leader = op.b;
+      p.leader_epoch = op.c;
+      p.isr = replay.int_lists.at(op.list);
+      p.elections++;
+      p.last_election_unclean = op.x != 0;
+      RefreshReplicas(p);
+      return;
+    }
+    case OpCode::kIsr: {
+      PartitionView& p = s.partitions.at(op.a);
+      p.isr = replay.int_lists.at(op.list);
+      RefreshReplicas(p);
+      return;
+    }
+    case OpCode::kPartitionOffline: {
+      PartitionView& p = s.partitions.at(op.a);
+      p.leader = -1;
+      p.isr = replay.int_lists.at(op.list);
+      RefreshReplicas(p);
+      return;
+    }
+    case OpCode::kBecomeLeader: {
+      PartitionView& p = s.partitions.at(op.a);
+      ReplicaView& r = p.replica_states.at(op.b);
+      SetLogState(r, op);
+      p.leader = r.broker;
+      p.leader_epoch = op.c;
+      p.isr = replay.int_lists.at(op.list);
+      RefreshReplicas(p);
+      return;
+    }
+    case OpCode::kBecomeFollower: {
+      PartitionView& p = s.partitions.at(op.a);
+      SetLogState(p.replica_states.at(op.b), op);
+      return;
+    }
+    case OpCode::kReplicaHw:
+      s.partitions.at(op.a).replica_states.at(op.b).hw = op.x;
+      return;
+    case OpCode::kReplicaAppend: {
+      ReplicaView& r = s.partitions.at(op.a).replica_states.at(op.b);
+      r.leo = op.x;
+      r.epoch = op.c;
+      return;
+    }
+    case OpCode::kReplicaTruncate: {
+      ReplicaView& r = s.partitions.at(op.a).replica_states.at(op.b);
+      r.leo = op.x;
+      if (op.y >= 0) r.log_start_offset = op.y;
+      return;
+    }
+    case OpCode::kTopicDeleted: {
+      PartitionView& p = s.partitions.at(op.a);
+      p.leader = -1;
+      p.isr.clear();
+      for (ReplicaView& r : p.replica_states) {
+        r.leo = 0;
+        r.hw = 0;
+        r.log_start_offset = 0;
+      }
+      RefreshReplicas(p);
+      return;
+    }
+    case OpCode::kGroupState: {
+      GroupView& g = s.groups.at(op.a);
+      g.state = replay.strings.at(op.list);
+      g.generation = op.c;
+      return;
+    }
+    case OpCode::kGroupMemberAdded: {
+      GroupView& g = s.groups.at(op.a);
+      const std::string& member = replay.strings.at(op.list);
+      if (!Contains(g.members, member)) g.members.push_back(member);
+      return;
+    }
+    case OpCode::kGroupMemberRemoved: {
+      GroupView& g = s.groups.at(op.a);
+      std::erase(g.members, replay.strings.at(op.list));
+      return;
+    }
+    case OpCode::kCommit: {
+      GroupView& g = s.groups.at(op.a);
+      const std::string& name = replay.strings.at(op.list);
+      auto it = std::lower_bound(g.committed.begin(), g.committed.end(), name,
+                                 [](const std::pair<std::string, int64_t>& e,
+                                    const std::string& n) { return e.first < n; });
+      if (it != g.committed.end() && it->first == name) {
+        it->second = op.x;
+      } else {
+        g.committed.insert(it, {name, op.x});
+      }
+      return;
+    }
+  }
+}
+
+// ---- Queries ---------------------------------------------------------------------------------
+
+int32_t TimelineModel::NodeIndex(std::string_view node) const {
+  auto it = std::lower_bound(nodes_.begin(), nodes_.end(), node);
+  if (it == nodes_.end() || *it != node) return -1;
+  return static_cast<int32_t>(it - nodes_.begin());
+}
+
+int32_t TimelineModel::PartitionIndex(std::string_view topic, int32_t partition) const {
+  for (size_t i = 0; i < partitions_.size(); ++i) {
+    if (partitions_[i].topic == topic && partitions_[i].partition == partition) {
+      return static_cast<int32_t>(i);
+    }
+  }
+  return -1;
+}
+
+Snapshot TimelineModel::StateAt(TimeUs t_us) const {
+  t_us = std::clamp<TimeUs>(t_us, 0, end_us_);
+  // Every event at or before t is reflected.
+  auto upper = std::upper_bound(events_.begin(), events_.end(), t_us,
+                                [](TimeUs t, const TimelineEvent& e) { return t < e.t_us; });
+  const size_t applied = static_cast<size_t>(upper - events_.begin());
+  const size_t checkpoint = std::min(applied / kCheckpointEvents, checkpoints_.size() - 1);
+  Snapshot state = checkpoints_[checkpoint];
+  for (size_t i = state.events_applied; i < applied; ++i) {
+    for (uint32_t o = replay_->op_begin[i]; o < replay_->op_begin[i + 1]; ++o) {
+      ApplyOp(*replay_, replay_->ops[o], events_[i].t_us, state);
+    }
+  }
+  state.t_us = t_us;
+  state.events_applied = applied;
+  return state;
+}
+
+std::vector<Cell> TimelineModel::LogAt(int32_t partition, int32_t broker, TimeUs t_us) const {
+  std::vector<Cell> cells;
+  std::span<const Cell> history = CellHistory(partition, broker);
+  // Cells are in append order, so appended_us never decreases: stop at the first later one.
+  auto end = std::upper_bound(history.begin(), history.end(), t_us,
+                              [](TimeUs t, const Cell& c) { return t < c.appended_us; });
+  for (auto it = history.begin(); it != end; ++it) {
+    if (it->removed_us > t_us) cells.push_back(*it);
+  }
+  // Live cells are appended in offset order except across a truncation and re-append, where the
+  // earlier ones were removed first: the survivors are already sorted; keep it certain.
+  if (!std::is_sorted(cells.begin(), cells.end(),
+                      [](const Cell& a, const Cell& b) { return a.offset < b.offset; })) {
+    std::stable_sort(cells.begin(), cells.end(),
+                     [](const Cell& a, const Cell& b) { return a.offset < b.offset; });
+  }
+  return cells;
+}
+
+std::span<const Cell> TimelineModel::CellHistory(int32_t partition, int32_t broker) const {
+  if (partition < 0 || static_cast<size_t>(partition) >= partitions_.size()) return {};
+  const std::vector<int32_t>& replicas = partitions_[partition].replicas;
+  auto it = std::find(replicas.begin(), replicas.end(), broker);
+  if (it == replicas.end()) return {};
+  return cells_[partition][it - replicas.begin()];
+}
+
+size_t TimelineModel::FirstEventAtOrAfter(TimeUs t_us) const {
+  auto it = std::lower_bound(events_.begin(), events_.end(), t_us,
+                             [](const TimelineEvent& e, TimeUs t) { return e.t_us < t; });
+  return static_cast<size_t>(it - events_.begin());
+}
+
+std::optional<TimeUs> TimelineModel::NextEvent(TimeUs t_us, EventKind kind) const {
+  auto it = std::upper_bound(events_.begin(), events_.end(), t_us,
+                             [](TimeUs t, const TimelineEvent& e) { return t < e.t_us; });
+  for (; it != events_.end(); ++it) {
+    if (it->kind == kind) return it->t_us;
+  }
+  return std::nullopt;
+}
+
+std::optional<TimeUs> TimelineModel::PreviousEvent(TimeUs t_us, EventKind kind) const {
+  size_t i = FirstEventAtOrAfter(t_us);
+  while (i > 0) {
+    --i;
+    if (events_[i].kind == kind) return events_[i].t_us;
+  }
+  return std::nullopt;
+}
+
+std::vector<const Message*> TimelineModel::MessagesBetween(TimeUs begin_us, TimeUs end_us,
+                                                           size_t limit) const {
+  std::vector<const Message*> out;
+  if (begin_us > end_us || limit == 0) return out;
+  const TimeUs from_us = begin_us - replay_->max_flight_us;
+  auto it = std::lower_bound(messages_.begin(), messages_.end(), from_us,
+                             [](const Message& m, TimeUs t) { return m.sent_us < t; });
+  // Unfinished messages sent before the window are in flight through it.
+  std::vector<const Message*> early;
+  for (uint32_t index : replay_->unfinished_messages) {
+    const Message& m = messages_[index];
+    if (m.sent_us < from_us) early.push_back(&m);
+  }
+  for (const Message* m : early) {
+    if (out.size() >= limit) return out;
+    out.push_back(m);
+  }
+  for (; it != messages_.end() && it->sent_us <= end_us; ++it) {
+    if (out.size() >= limit) break;
+    const TimeUs finished_us = it->delivered_us >= 0 ? it->delivered_us
+                               : it->dropped_us >= 0 ? it->dropped_us
+                                                     : kNever;
+    if (finished_us < begin_us) continue;
+    out.push_back(&*it);
+  }
+  return out;
+}
+
+int32_t TimelineModel::RecordIndex(std::string_view record_id) const {
+  auto it = replay_->record_index.find(std::string(record_id));
+  return it == replay_->record_index.end() ? -1 : it->second;
+}
+
+int32_t TimelineModel::ProducerIndex(std::string_view client) const {
+  auto it = std::lower_bound(producers_.begin(), producers_.end(), client);
+  if (it == producers_.end() || *it != client) return -1;
+  return static_cast<int32_t>(it - producers_.begin());
+}
+
+}  // namespace ksim::viz
