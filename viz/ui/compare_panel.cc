@@ -1,0 +1,255 @@
+// The Compare panel: every run (variant) in a column at the same playhead: its name and verdict
+// (a click on the name asks for it to become the active run: state.requested_active), a fate bar
+// (ok / lost / duplicated / unacked records as coloured segments), the selected partition's
+// leader log at the playhead as a strip of cells (copies of a record written twice underlined
+// orange), and the metrics and expectations, where cells that differ between runs are
+// highlighted.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "viz/ui/palette.h"
+#include "viz/ui/panels.h"
+
+namespace ksim::viz {
+namespace {
+
+constexpr float kFateBarHeight = 16.0f;
+constexpr float kCellWidth = 6.0f;
+constexpr float kStripHeight = 18.0f;
+constexpr ImU32 kDifferentBg = IM_COL32(240, 140, 20, 60);
+
+struct Fates {
+  size_t ok = 0, lost = 0, duplicated = 0, unacked = 0;
+};
+
+// Each record counted once: lost, else duplicated, else unacked, else ok.
+Fates CountFates(const TimelineModel& model) {
+  Fates fates;
+  for (const LedgerRecord& r : model.records()) {
+    if (r.lost()) {
+      ++fates.lost;
+    } else if (r.duplicated()) {
+      ++fates.duplicated;
+    } else if (!r.acked()) {
+      ++fates.unacked;
+    } else {
+      ++fates.ok;
+    }
+  }
+  return fates;
+}
+
+std::string RunName(const TimelineModel& model) {
+  const std::string& variant = model.header().variant;
+  return variant.empty() ? model.header().scenario : variant;
+}
+
+void DrawFateBar(const Fates& fates) {
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width = std::max(ImGui::GetContentRegionAvail().x, 40.0f);
+  const size_t total = fates.ok + fates.lost + fates.duplicated + fates.unacked;
+  draw->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + kFateBarHeight),
+                      IM_COL32(40, 40, 46, 255));
+  float x = origin.x;
+  const std::pair<size_t, ImU32> segments[] = {{fates.ok, kColorOk},
+                                               {fates.duplicated, kColorDuplicated},
+                                               {fates.lost, kColorLost},
+                                               {fates.unacked, kColorUnacked}};
+  for (const auto& [count, color] : segments) {
+    if (total == 0 || count == 0) continue;
+    const float w = std::max(1.0f, width * static_cast<float>(count) / static_cast<float>(total));
+    draw->AddRectFilled(ImVec2(x, origin.y),
+                        ImVec2(std::min(x + w, origin.x + width), origin.y + kFateBarHeight),
+                        color);
+    x += w;
+  }
+  ImGui::Dummy(ImVec2(width, kFateBarHeight));
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("%zu ok, %zu duplicated, %zu lost, %zu unacked", fates.ok, fates.duplicated,
+                      fates.lost, fates.unacked);
+  }
+  ImGui::TextColored(ImColor(kColorOk), "%zu ok", fates.ok);
+  ImGui::SameLine();
+  ImGui::TextColored(ImColor(kColorDuplicated), "%zu dup", fates.duplicated);
+  ImGui::SameLine();
+  ImGui::TextColored(ImColor(kColorLost), "%zu lost", fates.lost);
+  ImGui::SameLine();
+  ImGui::TextColored(ImColor(kColorUnacked), "%zu unacked", fates.unacked);
+}
+
+// The leader's log of `topic`-`partition` in `model` at t: its last cells that fit, the HW.
+void DrawLeaderStrip(const TimelineModel& model, const PartitionView& wanted, TimeUs t_us) {
+  const int32_t p = model.PartitionIndex(wanted.topic, wanted.partition);
+  if (p < 0) {
+    ImGui::TextDisabled("no %s-%d in this run", wanted.topic.c_str(), wanted.partition);
+    return;
+  }
+  const Snapshot snapshot = model.StateAt(t_us);
+  const PartitionView& view = snapshot.partitions[p];
+  if (view.leader < 0) {
+    ImGui::TextColored(ImColor(kColorLost), "%s-%d: no leader (offline)", view.topic.c_str(),
+                       view.partition);
+    ImGui::Dummy(ImVec2(0, kStripHeight));
+    return;
+  }
+  int64_t hw = -1;
+  int64_t leo = -1;
+  for (const ReplicaView& r : view.replica_states) {
+    if (r.broker == view.leader) {
+      hw = r.hw;
+      leo = r.leo;
+    }
+  }
+  ImGui::Text("%s-%d leader %d (epoch %d), HW %" PRId64 ", LEO %" PRId64, view.topic.c_str(),
+              view.partition, view.leader, view.leader_epoch, hw, leo);
+  const std::vector<Cell> cells = model.LogAt(p, view.leader, t_us);
+  std::map<int32_t, int> copies;
+  for (const Cell& c : cells) {
+    if (c.record >= 0) ++copies[c.record];
+  }
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float width = std::max(ImGui::GetContentRegionAvail().x, 40.0f);
+  const size_t fit = static_cast<size_t>(width / kCellWidth);
+  const size_t first = cells.size() > fit ? cells.size() - fit : 0;
+  for (size_t i = first; i < cells.size(); ++i) {
+    const Cell& c = cells[i];
+    const float x = origin.x + kCellWidth * static_cast<float>(i - first);
+    draw->AddRectFilled(ImVec2(x, origin.y), ImVec2(x + kCellWidth - 1, origin.y + kStripHeight),
+                        RecordColor(model, c.record));
+    if (c.record >= 0 && copies[c.record] > 1) {
+      draw->AddRectFilled(ImVec2(x, origin.y + kStripHeight - 4),
+                          ImVec2(x + kCellWidth - 1, origin.y + kStripHeight), kColorDuplicated);
+    }
+    if (c.offset + 1 == hw) {
+      draw->AddLine(ImVec2(x + kCellWidth, origin.y - 2),
+                    ImVec2(x + kCellWidth, origin.y + kStripHeight + 2), kColorHighWatermark, 2.0f);
+    }
+  }
+  ImGui::Dummy(ImVec2(width, kStripHeight));
+  if (first > 0) ImGui::TextDisabled("offsets %" PRId64 "..", cells[first].offset);
+}
+
+}  // namespace
+
+void DrawComparePanel(const Runs& runs, ViewState& state) {
+  const TimelineModel& current = runs.current();
+  // ImGui tables hold at most 64 columns: the first 63 runs (scenarios have a handful).
+  const size_t n = std::min<size_t>(runs.models.size(), 63);
+  if (current.partitions().empty()) {
+    ImGui::TextDisabled("no partitions in this run");
+  }
+  const int32_t selected = std::clamp<int32_t>(
+      state.selected_partition, 0, std::max<int32_t>(current.partitions().size(), 1) - 1);
+  const PartitionView* partition =
+      current.partitions().empty() ? nullptr : &current.partitions()[selected];
+
+  constexpr ImGuiTableFlags kFlags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
+  if (!ImGui::BeginTable("##compare", static_cast<int>(n) + 1, kFlags)) return;
+  ImGui::TableSetupScrollFreeze(1, 1);
+  ImGui::TableSetupColumn("", ImGuiTableColumnFlags_WidthFixed, 130.0f);
+  for (size_t i = 0; i < n; ++i) {
+    ImGui::TableSetupColumn(RunName(*runs.models[i]).c_str());
+  }
+  // Header: run names, the active one selected; a click requests it.
+  ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
+  ImGui::TableSetColumnIndex(0);
+  ImGui::TextUnformatted("run");
+  for (size_t i = 0; i < n; ++i) {
+    ImGui::TableSetColumnIndex(static_cast<int>(i) + 1);
+    ImGui::PushID(static_cast<int>(i));
+    const std::string name = RunName(*runs.models[i]);
+    if (ImGui::Selectable(name.c_str(), i == runs.active)) {
+      state.requested_active = static_cast<int32_t>(i);
+    }
+    ImGui::PopID();
+  }
+
+  ImGui::TableNextRow();
+  ImGui::TableSetColumnIndex(0);
+  ImGui::TextUnformatted("verdict");
+  for (size_t i = 0; i < n; ++i) {
+    ImGui::TableSetColumnIndex(static_cast<int>(i) + 1);
+    const bool ok = runs.models[i]->ok();
+    ImGui::TextColored(ImColor(ok ? kColorOk : kColorLost), "%s",
+                       ok ? "expectations met" : "expectations FAILED");
+  }
+
+  ImGui::TableNextRow();
+  ImGui::TableSetColumnIndex(0);
+  ImGui::TextUnformatted("records");
+  for (size_t i = 0; i < n; ++i) {
+    ImGui::TableSetColumnIndex(static_cast<int>(i) + 1);
+    ImGui::PushID(static_cast<int>(i));
+    DrawFateBar(CountFates(*runs.models[i]));
+    ImGui::PopID();
+  }
+
+  if (partition != nullptr) {
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::TextWrapped("leader log at the playhead");
+    for (size_t i = 0; i < n; ++i) {
+      ImGui::TableSetColumnIndex(static_cast<int>(i) + 1);
+      DrawLeaderStrip(*runs.models[i], *partition, state.playhead_us);
+    }
+  }
+
+  // Metrics: every name any run has, in first-seen order; differing rows highlighted.
+  std::vector<std::string> names;
+  for (const TimelineModel* model : runs.models) {
+    for (const auto& [name, value] : model->metrics()) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  for (const std::string& name : names) {
+    std::vector<const int64_t*> values(n, nullptr);
+    for (size_t i = 0; i < n; ++i) {
+      for (const auto& metric : runs.models[i]->metrics()) {
+        if (metric.first == name) values[i] = &metric.second;
+      }
+    }
+    bool differs = false;
+    for (size_t i = 1; i < n; ++i) {
+      const bool same = (values[i] == nullptr) == (values[0] == nullptr) &&
+                        (values[i] == nullptr || *values[i] == *values[0]);
+      differs = differs || !same;
+    }
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::TextUnformatted(name.c_str());
+    for (size_t i = 0; i < n; ++i) {
+      ImGui::TableSetColumnIndex(static_cast<int>(i) + 1);
+      if (differs) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, kDifferentBg);
+      if (values[i] == nullptr) {
+        ImGui::TextDisabled("-");
+      } else {
+        ImGui::Text("%" PRId64, *values[i]);
+      }
+    }
+  }
+
+  // Expectations: each run's own, failed ones red.
+  ImGui::TableNextRow();
+  ImGui::TableSetColumnIndex(0);
+  ImGui::TextUnformatted("expectations");
+  for (size_t i = 0; i < n; ++i) {
+    ImGui::TableSetColumnIndex(static_cast<int>(i) + 1);
+    for (const Expectation& e : runs.models[i]->expectations()) {
+      ImGui::TextColored(ImColor(e.ok ? kColorOk : kColorLost), "%s %s: %" PRId64, e.metric.c_str(),
+                         e.expected.c_str(), e.actual);
+    }
+    if (runs.models[i]->expectations().empty()) ImGui::TextDisabled("none");
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace ksim::viz
