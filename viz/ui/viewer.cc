@@ -1,0 +1,234 @@
+// DrawViewer (viz/ui/panels.h): the menu bar (panel toggles, the run selector when there are
+// several runs, the playhead) and every shown panel in its own window, laid out in three rows
+// filling the display:
+//
+//   Cluster      | Scenario / Compare (tabs; Compare first with several runs)
+//   Partitions   | Ledger
+//   Timeline     | Messages
+//
+// A hidden panel's neighbour takes its row; a row with nothing shown gives its height to the
+// others. With state.only_panel one window fills the display and nothing else is drawn. With
+// state.fixed_layout windows are placed every frame (headless screenshots come out the same);
+// otherwise they are placed on the first frame and whenever the display changes size, and the
+// user may move them in between.
+//
+// The active run: Runs is const here, so the viewer keeps the run the panels draw in its ImGui
+// context's storage (starting at runs.active) and applies state.requested_active (a run chosen
+// in the menu or clicked in Compare), resetting it to -1; the panels get a copy of `runs` with
+// that run active.
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "viz/ui/draw_kit.h"
+#include "viz/ui/panels.h"
+
+namespace ksim::viz {
+namespace {
+
+using DrawFunction = void (*)(const Runs&, ViewState&);
+
+struct PanelInfo {
+  Panel panel;
+  const char* title;
+  DrawFunction draw;
+};
+
+constexpr PanelInfo kPanels[kPanelCount] = {
+    {Panel::kCluster, "Cluster", &DrawClusterPanel},
+    {Panel::kPartitions, "Partitions", &DrawPartitionsPanel},
+    {Panel::kTimeline, "Timeline", &DrawTimelinePanel},
+    {Panel::kMessages, "Messages", &DrawMessagesPanel},
+    {Panel::kLedger, "Ledger", &DrawLedgerPanel},
+    {Panel::kCompare, "Compare", &DrawComparePanel},
+    {Panel::kScenario, "Scenario", &DrawScenarioPanel},
+};
+
+const PanelInfo& Info(Panel panel) { return kPanels[static_cast<int>(panel)]; }
+
+// One window of the layout: one panel, or several as tabs.
+struct Slot {
+  std::vector<Panel> tabs;
+  float weight = 1.0f;  // share of the row's width
+};
+struct Row {
+  std::vector<Slot> slots;
+  float weight = 1.0f;  // share of the display's height
+};
+
+std::vector<Row> Layout(const Runs& runs) {
+  const bool several = runs.models.size() > 1;
+  Slot scenario_tabs;
+  scenario_tabs.tabs = several ? std::vector<Panel>{Panel::kCompare, Panel::kScenario}
+                               : std::vector<Panel>{Panel::kScenario, Panel::kCompare};
+  scenario_tabs.weight = 0.5f;
+  return {
+      Row{{Slot{{Panel::kCluster}, 0.5f}, scenario_tabs}, 0.34f},
+      Row{{Slot{{Panel::kPartitions}, 0.58f}, Slot{{Panel::kLedger}, 0.42f}}, 0.36f},
+      Row{{Slot{{Panel::kTimeline}, 0.5f}, Slot{{Panel::kMessages}, 0.5f}}, 0.30f},
+  };
+}
+
+// The layout with hidden panels taken out (and empty slots and rows dropped).
+std::vector<Row> ShownLayout(const Runs& runs, const ViewState& state) {
+  std::vector<Row> rows;
+  for (Row row : Layout(runs)) {
+    std::vector<Slot> slots;
+    for (Slot slot : row.slots) {
+      std::erase_if(slot.tabs, [&](Panel p) { return !state.show[static_cast<int>(p)]; });
+      if (!slot.tabs.empty()) slots.push_back(slot);
+    }
+    if (slots.empty()) continue;
+    row.slots = std::move(slots);
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+std::string WindowName(const Slot& slot) {
+  std::string name;
+  for (Panel panel : slot.tabs) {
+    if (!name.empty()) name += " / ";
+    name += Info(panel).title;
+  }
+  return name;
+}
+
+// Applies a requested run and returns the active one, kept in the ImGui context's storage.
+size_t ActiveRun(const Runs& runs, ViewState& state) {
+  ImGuiStorage* storage = ImGui::GetStateStorage();
+  const ImGuiID id = ImGui::GetID("ksim_viewer_active_run");
+  int active = storage->GetInt(id, static_cast<int>(runs.active));
+  if (state.requested_active >= 0 &&
+      static_cast<size_t>(state.requested_active) < runs.models.size()) {
+    active = state.requested_active;
+  }
+  state.requested_active = -1;
+  if (active < 0 || static_cast<size_t>(active) >= runs.models.size()) active = 0;
+  storage->SetInt(id, active);
+  return static_cast<size_t>(active);
+}
+
+// True when the display changed size since the last frame (and on the first frame).
+bool DisplayChanged() {
+  ImGuiStorage* storage = ImGui::GetStateStorage();
+  const ImVec2 size = ImGui::GetIO().DisplaySize;
+  const ImGuiID w_id = ImGui::GetID("ksim_viewer_display_w");
+  const ImGuiID h_id = ImGui::GetID("ksim_viewer_display_h");
+  const bool changed =
+      storage->GetFloat(w_id, -1.0f) != size.x || storage->GetFloat(h_id, -1.0f) != size.y;
+  storage->SetFloat(w_id, size.x);
+  storage->SetFloat(h_id, size.y);
+  return changed;
+}
+
+float DrawMenuBar(const Runs& runs, ViewState& state, size_t active) {
+  float height = 0.0f;
+  if (!ImGui::BeginMainMenuBar()) return height;
+  height = ImGui::GetWindowSize().y;
+  ImGui::TextColored(ImVec4(0.95f, 0.85f, 0.5f, 1.0f), "ksim");
+  if (ImGui::BeginMenu("Panels")) {
+    for (const PanelInfo& info : kPanels) {
+      ImGui::MenuItem(info.title, nullptr, &state.show[static_cast<int>(info.panel)]);
+    }
+    ImGui::EndMenu();
+  }
+  if (runs.models.size() > 1) {
+    ImGui::Separator();
+    ImGui::TextDisabled("run:");
+    for (size_t i = 0; i < runs.models.size(); ++i) {
+      ImGui::PushID(static_cast<int>(i));
+      const std::string& variant = runs.models[i]->header().variant;
+      if (ImGui::RadioButton(variant.c_str(), i == active)) {
+        state.requested_active = static_cast<int32_t>(i);
+      }
+      ImGui::PopID();
+    }
+  }
+  ImGui::Separator();
+  const TimelineModel& model = *runs.models[active];
+  ImGui::Text("%s   playhead %s / %s%s", model.header().scenario.c_str(),
+              kit::FormatSeconds(state.playhead_us).c_str(),
+              kit::FormatSeconds(model.end_us()).c_str(), state.playing ? "   playing" : "");
+  ImGui::EndMainMenuBar();
+  return height;
+}
+
+void DrawSlot(const Runs& runs, ViewState& state, const Slot& slot) {
+  if (slot.tabs.size() == 1) {
+    Info(slot.tabs.front()).draw(runs, state);
+    return;
+  }
+  if (ImGui::BeginTabBar("tabs")) {
+    for (Panel panel : slot.tabs) {
+      if (ImGui::BeginTabItem(Info(panel).title)) {
+        ImGui::BeginChild("tab_content");
+        Info(panel).draw(runs, state);
+        ImGui::EndChild();
+        ImGui::EndTabItem();
+      }
+    }
+    ImGui::EndTabBar();
+  }
+}
+
+}  // namespace
+
+void DrawViewer(const Runs& runs, ViewState& state) {
+  IM_ASSERT(!runs.models.empty());
+  const ImGuiIO& io = ImGui::GetIO();
+  Runs view = runs;
+  view.active = ActiveRun(runs, state);
+  const TimelineModel& model = view.current();
+  state.Tick(model, io.DeltaTime);
+
+  const bool relayout = DisplayChanged();
+  const ImGuiWindowFlags fixed_flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                       ImGuiWindowFlags_NoCollapse |
+                                       ImGuiWindowFlags_NoSavedSettings;
+
+  if (state.only_panel) {
+    const PanelInfo& info = Info(state.only);
+    ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
+    ImGui::SetNextWindowSize(io.DisplaySize, ImGuiCond_Always);
+    if (ImGui::Begin(info.title, nullptr, fixed_flags)) info.draw(view, state);
+    ImGui::End();
+    return;
+  }
+
+  const float top = DrawMenuBar(view, state, view.active);
+  const std::vector<Row> rows = ShownLayout(view, state);
+  float row_weights = 0.0f;
+  for (const Row& row : rows) row_weights += row.weight;
+  const float height = std::max(io.DisplaySize.y - top, 1.0f);
+  const ImGuiCond cond = state.fixed_layout || relayout ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+  float y = top;
+  for (const Row& row : rows) {
+    const float row_h = height * row.weight / row_weights;
+    float slot_weights = 0.0f;
+    for (const Slot& slot : row.slots) slot_weights += slot.weight;
+    float x = 0.0f;
+    for (const Slot& slot : row.slots) {
+      const float slot_w = io.DisplaySize.x * slot.weight / slot_weights;
+      ImGui::SetNextWindowPos(ImVec2(x, y), cond);
+      ImGui::SetNextWindowSize(ImVec2(slot_w, row_h), cond);
+      const std::string name = WindowName(slot);
+      // A window's close button hides its panels (the Panels menu brings them back).
+      bool open = true;
+      if (ImGui::Begin(name.c_str(), &open,
+                       state.fixed_layout ? fixed_flags : ImGuiWindowFlags_NoCollapse)) {
+        DrawSlot(view, state, slot);
+      }
+      ImGui::End();
+      if (!open) {
+        for (Panel panel : slot.tabs) state.show[static_cast<int>(panel)] = false;
+      }
+      x += slot_w;
+    }
+    y += row_h;
+  }
+}
+
+}  // namespace ksim::viz
