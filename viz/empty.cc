@@ -1,2 +1,2 @@
-// Keeps ksim_test_support a real archive even before any shared fixture exists.
-namespace ksim::testing {}
+// Keeps a viz library a real archive while its layer has no sources of its own.
+namespace ksim::viz {}
