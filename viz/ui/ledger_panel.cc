@@ -86,6 +86,11 @@ std::vector<LedgerRowRect>& RowRects() {
   return rects;
 }
 
+std::vector<LedgerJumpRect>& JumpRects() {
+  static std::vector<LedgerJumpRect> rects;
+  return rects;
+}
+
 // Selects the record and puts the playhead on its first event (its send when it has none).
 void SelectRecord(const TimelineModel& model, ViewState& state, int32_t index) {
   state.selected_record = index;
@@ -218,6 +223,8 @@ void DrawDetails(const TimelineModel& model, ViewState& state) {
       ImGui::SameLine();
       const std::string label = "cause at " + FormatTime(anomaly.cause_t_us);
       if (ImGui::SmallButton(label.c_str())) state.Seek(model, anomaly.cause_t_us);
+      JumpRects().push_back(
+          {anomaly.cause_t_us, true, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
     }
     ImGui::TextWrapped("%s",
                        anomaly.cause.empty() ? "(no cause attributed)" : anomaly.cause.c_str());
@@ -234,6 +241,7 @@ void DrawDetails(const TimelineModel& model, ViewState& state) {
       state.selected_event = static_cast<int32_t>(e);
       state.Seek(model, event.t_us);
     }
+    JumpRects().push_back({event.t_us, false, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
     ImGui::PopStyleColor();
     ImGui::PopID();
   }
@@ -302,12 +310,14 @@ std::string LedgerFateText(const LedgerRecord& record) {
 }
 
 const std::vector<LedgerRowRect>& LastLedgerRowRects() { return RowRects(); }
+const std::vector<LedgerJumpRect>& LastLedgerJumpRects() { return JumpRects(); }
 
 void DrawLedgerPanel(const Runs& runs, ViewState& state) {
   const TimelineModel& model = runs.current();
   if (state.selected_record >= static_cast<int32_t>(model.records().size())) {
     state.selected_record = -1;
   }
+  JumpRects().clear();
   DrawFilterBar(model, state);
   const std::vector<int32_t>& rows = CachedRows(model, state);
   if (rows.size() != model.records().size()) {

@@ -36,4 +36,14 @@ struct LedgerRowRect {
 // The rows drawn by the last DrawLedgerPanel call (the clipper's visible ones), in row order.
 const std::vector<LedgerRowRect>& LastLedgerRowRects();
 
+// A jump in the details pane (an event of the selected record, an anomaly's cause) as the last
+// DrawLedgerPanel drew it: a click there seeks the playhead to t_us.
+struct LedgerJumpRect {
+  TimeUs t_us = 0;
+  bool cause = false;  // an anomaly's cause time (else one of the record's events)
+  ImVec2 min;
+  ImVec2 max;
+};
+const std::vector<LedgerJumpRect>& LastLedgerJumpRects();
+
 }  // namespace ksim::viz
