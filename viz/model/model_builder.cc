@@ -682,7 +682,8 @@ Status ModelBuilder::OnClientEvent(const sim::TraceEvent& e, TimelineEvent& te) 
       LedgerRecord& r = model_.records_[te.record];
       r.partition = static_cast<int32_t>(partition);
       r.offset = offset;
-      r.acked_us = e.t_us;
+      // acks=0 answers nothing (offset -1): not an acknowledgement, as the checker counts.
+      if (offset >= 0) r.acked_us = e.t_us;
     }
   } else if (ev == "error") {
     KSIM_ASSIGN_OR_RETURN(std::string id, Str(e, "record_id"));
