@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/check.h"
+#include "core/record_batch.h"
 
 namespace ksim {
 
@@ -19,6 +20,27 @@ std::vector<int32_t> Ids(const std::vector<BrokerId>& brokers) {
 
 bool Contains(const std::vector<BrokerId>& brokers, BrokerId id) {
   return std::find(brokers.begin(), brokers.end(), id) != brokers.end();
+}
+
+// The values of the records at [first, last] in `batches` (already validated by the append),
+// as text, null for a null value: the trace's record identity (docs/trace-format.md, "append").
+EventFields AppendedValues(ByteView batches, Offset first, Offset last) {
+  EventFields values = EventFields::array();
+  BatchIterator batch_iterator(batches, /*verify_crc=*/false);
+  while (std::optional<BatchIterator::Item> batch = batch_iterator.Next()) {
+    if (batch->header.last_offset() < first || batch->header.base_offset > last) continue;
+    Result<std::vector<Record>> records = DecodeRecords(batch->bytes);
+    if (!records.ok()) continue;  // appended, so decodable; a compressed batch has no values
+    for (const Record& record : *records) {
+      if (record.offset < first || record.offset > last) continue;
+      if (record.value.has_value()) {
+        values.push_back(std::string(record.value->begin(), record.value->end()));
+      } else {
+        values.push_back(nullptr);
+      }
+    }
+  }
+  return values;
 }
 
 }  // namespace
@@ -138,6 +160,7 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   fields["epoch"] = leader_epoch_.value();
   fields["isr"] = Ids(isr_);
   fields["replicas"] = Ids(assigned_replicas_);
+  AddLogState(fields);
   Emit(events_, "become_leader", std::move(fields));
   // The ISR may be down to the leader alone.
   MaybeIncrementLeaderHw();
@@ -169,6 +192,7 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   EventFields fields = Fields();
   fields["leader"] = leader_.value();
   fields["epoch"] = leader_epoch_.value();
+  AddLogState(fields);
   Emit(events_, "become_follower", std::move(fields));
   CheckInvariants();
   return true;
@@ -228,7 +252,7 @@ Result<LogAppendInfo> Partition::AppendAsLeader(MutableByteView batches, int16_t
   Status observed = TakeObserverError();
   if (!info.ok()) return info;
   KSIM_RETURN_IF_ERROR(observed);
-  EmitAppend(*info, "leader");
+  EmitAppend(*info, batches, "leader");
   MaybeIncrementLeaderHw();
   CheckInvariants();
   return info;
@@ -381,7 +405,7 @@ Result<LogAppendInfo> Partition::AppendAsFollower(ByteView records, Offset leade
   Status observed = TakeObserverError();
   if (!info.ok()) return info;
   KSIM_RETURN_IF_ERROR(observed);
-  if (info->num_batches > 0) EmitAppend(*info, "follower");
+  if (info->num_batches > 0) EmitAppend(*info, records, "follower");
   // ReplicaFetcherThread.processPartitionData: HW = min(LEO, leader's HW); the log start
   // follows the leader's (kept at or below the new HW so that log start <= HW holds).
   SetHighWatermark(std::min(log_.log_end_offset(), leader_hw));
@@ -565,15 +589,22 @@ void Partition::SetHighWatermark(Offset hw) {
   Emit(events_, "hw", std::move(fields));
 }
 
-void Partition::EmitAppend(const LogAppendInfo& info, std::string_view role) {
-  if (info.num_batches == 0) return;
+void Partition::EmitAppend(const LogAppendInfo& info, ByteView batches, std::string_view role) {
+  if (info.num_batches == 0 || !events_) return;
   EventFields fields = Fields();
   fields["first_offset"] = info.first_offset.value();
   fields["last_offset"] = info.last_offset.value();
   fields["leo"] = log_.log_end_offset().value();
   fields["epoch"] = last_appended_epoch_.value();
   fields["role"] = role;
+  fields["values"] = AppendedValues(batches, info.first_offset, info.last_offset);
   Emit(events_, "append", std::move(fields));
+}
+
+void Partition::AddLogState(EventFields& fields) const {
+  fields["leo"] = log_.log_end_offset().value();
+  fields["log_start_offset"] = log_.log_start_offset().value();
+  fields["hw"] = high_watermark_.value();
 }
 
 void Partition::KeepObserverError(Status status) {

@@ -237,7 +237,10 @@ class Partition final : public LogObserver {
   Status LeaderMustNotTruncate() const;
   // "topic", "partition": the first fields of every event.
   EventFields Fields() const;
-  void EmitAppend(const LogAppendInfo& info, std::string_view role);
+  // The `append` event, with the appended records' values (read back from `batches`).
+  void EmitAppend(const LogAppendInfo& info, ByteView batches, std::string_view role);
+  // The log's end, start and HW, for become_leader/become_follower (after recovery).
+  void AddLogState(EventFields& fields) const;
   // The leader's producer-state check of a produce's batches (Kafka's
   // analyzeAndValidateProducerState). Batches that do not parse are left to the Log to refuse.
   Result<AppendCheck> ValidateProducerState(ByteView batches) const;

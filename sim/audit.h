@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,5 +66,10 @@ FinalAudit AuditCluster(Cluster& cluster, const std::vector<std::string>& topics
 // The partitions of `topic` as its assignment znode lists them now; empty when the topic is not
 // in ZooKeeper (never created, or deleted).
 std::vector<PartitionId> PartitionsInZooKeeper(Cluster& cluster, const std::string& topic);
+
+// The audit as the verdict line's "audit" (docs/trace-format.md): one object per partition,
+// {"topic", "partition", "leader", "leader_epoch", "log_start_offset", "high_watermark",
+// "log_end_offset", "isr", "values": [the committed records' values, in offset order]}.
+nlohmann::ordered_json AuditJson(const FinalAudit& audit);
 
 }  // namespace ksim::sim

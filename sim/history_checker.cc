@@ -769,4 +769,21 @@ CheckResult CheckHistory(const CheckInput& input) {
   return Checker(input).Run();
 }
 
+nlohmann::ordered_json AnomaliesJson(const std::vector<Anomaly>& anomalies) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Anomaly& anomaly : anomalies) {
+    nlohmann::ordered_json item = nlohmann::ordered_json::object();
+    item["kind"] = anomaly.kind;
+    item["record_id"] = anomaly.record_id;
+    item["topic"] = anomaly.tp.topic;
+    item["partition"] = anomaly.tp.partition.value();
+    item["offset"] = anomaly.offset.value();
+    if (!anomaly.group.empty()) item["group"] = anomaly.group;
+    item["cause"] = anomaly.cause;
+    item["cause_t_us"] = anomaly.cause_t_us;
+    list.push_back(std::move(item));
+  }
+  return list;
+}
+
 }  // namespace ksim::sim

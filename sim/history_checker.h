@@ -95,6 +95,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -145,5 +146,10 @@ struct CheckInput {
 
 // REQUIRES: history, audit and observer are set.
 CheckResult CheckHistory(const CheckInput& input);
+
+// The anomalies as JSON, as the report and the verdict line write them: [{"kind", "record_id",
+// "topic", "partition", "offset", "group" (when set: duplicated, undelivered), "cause",
+// "cause_t_us"}].
+nlohmann::ordered_json AnomaliesJson(const std::vector<Anomaly>& anomalies);
 
 }  // namespace ksim::sim

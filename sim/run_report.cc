@@ -221,20 +221,7 @@ Json RunResultJson(const RunResult& result) {
   json["expectations"] = std::move(expectations);
   json["ok"] = result.ok;
   json["seed"] = result.seed;
-  Json anomalies = Json::array();
-  for (const Anomaly& anomaly : result.check.anomalies) {
-    Json item = Json::object();
-    item["kind"] = anomaly.kind;
-    item["record_id"] = anomaly.record_id;
-    item["topic"] = anomaly.tp.topic;
-    item["partition"] = anomaly.tp.partition.value();
-    item["offset"] = anomaly.offset.value();
-    if (!anomaly.group.empty()) item["group"] = anomaly.group;
-    item["cause"] = anomaly.cause;
-    item["cause_t_us"] = anomaly.cause_t_us;
-    anomalies.push_back(std::move(item));
-  }
-  json["anomalies"] = std::move(anomalies);
+  json["anomalies"] = AnomaliesJson(result.check.anomalies);
   Json actions = Json::array();
   for (const ActionOutput& action : result.actions) {
     Json item = Json::object();

@@ -107,7 +107,8 @@ Status ScenarioRun::Setup() {
   next_progress_us_ = t0_us_;
   world_->Trace(kScenarioNodeName, "scenario_start",
                 TraceFields{{"duration_ms", scenario_.duration_ms},
-                            {"drain_ms", scenario_.final_phase.drain_ms}});
+                            {"drain_ms", scenario_.final_phase.drain_ms},
+                            {"description", scenario_.description}});
   KSIM_RETURN_IF_ERROR(CreateClients());
   cli_ = std::make_unique<CliTools>(
       *cluster_, *history_,
@@ -464,9 +465,12 @@ Status ScenarioRun::Finish(RunResult& result) {
   for (std::string_view name : MetricNames()) {
     metrics[std::string(name)] = MetricValue(result.check, name).value_or(0);
   }
-  KSIM_RETURN_IF_ERROR(world_->Finish(
-      result.ok, metrics,
-      TraceFields{{"variant", options_.variant}, {"expectations", std::move(expectations)}}));
+  KSIM_RETURN_IF_ERROR(
+      world_->Finish(result.ok, metrics,
+                     TraceFields{{"variant", options_.variant},
+                                 {"expectations", std::move(expectations)},
+                                 {"anomalies", AnomaliesJson(result.check.anomalies)},
+                                 {"audit", AuditJson(result.audit)}}));
   result.trace_hash = world_->trace().hash();
   result.trace_lines = world_->trace().lines();
   if (options_.trace_path.empty() && options_.keep_trace_bytes) {
