@@ -154,9 +154,9 @@ TEST(LedgerPanelTest, ScrollsThroughEveryRowWithoutAsserting) {
   const auto draw = [&] { DrawLedgerPanel(runs, state); };
   imgui.Frame(draw);
   const std::vector<LedgerRowRect> first = LastLedgerRowRects();
-  ASSERT_FALSE(first.empty());
+  ASSERT_GE(first.size(), 2u);
   // Scroll down with the wheel over the table: other rows come into view.
-  imgui.io().MousePos = Center(first.front().min, first.front().max);
+  imgui.io().MousePos = Center(first[1].min, first[1].max);
   for (int frame = 0; frame < 20; ++frame) {
     imgui.io().MouseWheel = -5.0f;
     imgui.Frame(draw);
@@ -165,7 +165,8 @@ TEST(LedgerPanelTest, ScrollsThroughEveryRowWithoutAsserting) {
   imgui.Frame(draw);
   const std::vector<LedgerRowRect> later = LastLedgerRowRects();
   ASSERT_FALSE(later.empty());
-  EXPECT_GT(later.front().record, first.front().record);
+  // (The clipper always lays out row 0 to measure the row height: compare the last rows.)
+  EXPECT_GT(later.back().record, first.back().record);
 }
 
 }  // namespace

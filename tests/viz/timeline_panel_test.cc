@@ -153,10 +153,10 @@ TEST(MessagesPanelTest, DrawsTheWindowsMessagesAtSeveralTimes) {
   ViewState state;
   ImGuiHarness imgui;
   const auto draw = [&] { DrawMessagesPanel(runs, state); };
-  // A 200 ms window at the start of the cut, at the crash, and the whole run (capped).
-  for (TimeUs t : {TimeUs{2'600'000}, TimeUs{4'100'000}}) {
-    state.window_begin_us = t - 100'000;
-    state.window_end_us = t + 100'000;
+  // A second around the cut (2.5 s), one around broker 2's restart (12 s), the whole run.
+  for (TimeUs t : {TimeUs{2'638'000}, TimeUs{12'638'000}}) {
+    state.window_begin_us = t - 500'000;
+    state.window_end_us = t + 500'000;
     state.Seek(*model, t);
     ASSERT_FALSE(model->MessagesBetween(state.window_begin_us, state.window_end_us, 10).empty());
     imgui.io().MousePos = ImVec2(600, 400);

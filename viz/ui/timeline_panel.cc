@@ -39,12 +39,6 @@ std::string FormatTime(TimeUs t_us) {
   return text;
 }
 
-// A kind shown tall in the minimap: what a reader scans the run for.
-bool Prominent(EventKind kind) {
-  return kind == EventKind::kFault || kind == EventKind::kAnomaly || kind == EventKind::kElection ||
-         kind == EventKind::kTruncation || kind == EventKind::kAction;
-}
-
 // Events per kind per pixel column of the whole run, for one model at one width.
 struct MinimapBuckets {
   const TimelineModel* model = nullptr;
