@@ -211,8 +211,13 @@ TEST_F(PanelsTest, HiddenPanelsLeaveTheirRowToTheOthers) {
   EXPECT_EQ(DrawnWindow("Timeline"), nullptr);
   ImGuiWindow* partitions = DrawnWindow("Partitions");
   ASSERT_NE(partitions, nullptr);
-  EXPECT_EQ(partitions->Size.x, kDisplayWidth);                             // the whole row
-  EXPECT_FLOAT_EQ(partitions->Pos.y + partitions->Size.y, kDisplayHeight);  // the last row
+  EXPECT_EQ(partitions->Pos.x, 0.0f);  // the whole row
+  EXPECT_EQ(partitions->Size.x, kDisplayWidth);
+  EXPECT_EQ(partitions->Pos.y + partitions->Size.y, kDisplayHeight);  // the last row
+  // The Cluster and Scenario row above it, edge to edge.
+  ImGuiWindow* cluster = DrawnWindow("Cluster");
+  ASSERT_NE(cluster, nullptr);
+  EXPECT_EQ(cluster->Pos.y + cluster->Size.y, partitions->Pos.y);
 }
 
 // A run chosen in the menu or in Compare (requested_active) becomes the one the panels draw.
@@ -260,7 +265,13 @@ TEST_F(PanelsTest, ClickOnACellSelectsItsRecord) {
   // A cell holding a producer's record, in a strip as the panel laid it out.
   const PartitionsFrame& drawn = LastPartitionsFrame();
   ASSERT_FALSE(drawn.strips.empty());
+  // The viewer opens on the scenario's topic (t-0), not on __consumer_offsets: its strips
+  // come first.
+  const int32_t t0 = model.PartitionIndex("t", 0);
+  ASSERT_GE(t0, 0);
+  EXPECT_EQ(state.selected_partition, t0);
   const StripGeometry strip = drawn.strips.front();
+  EXPECT_EQ(strip.partition, t0);
   const std::vector<Cell> log = model.LogAt(strip.partition, strip.broker, state.playhead_us);
   const Cell* target = nullptr;
   for (const Cell& cell : log) {

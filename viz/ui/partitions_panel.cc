@@ -29,6 +29,8 @@ constexpr float kRowHeightCompact = 12.0f;
 constexpr float kMarkerBand = 16.0f;   // above a tall row: "HW" / "LEO" labels
 constexpr int64_t kRulerStepsPx = 56;  // ruler labels at least this far apart
 
+bool IsInternalTopic(const std::string& topic) { return topic.rfind("__", 0) == 0; }
+
 PartitionsFrame& MutableFrame() {
   static PartitionsFrame frame;
   return frame;
@@ -284,16 +286,23 @@ void DrawPartition(const TimelineModel& model, ViewState& state, const Snapshot&
     if (replica.leader) focus = replica.hw;
   }
   // Truncated tails still leaving stay in view.
+  int64_t leaving_last = -1;
   for (const ReplicaView& replica : view.replica_states) {
     for (const Cell& cell : model.CellHistory(p, replica.broker)) {
       if (cell.truncated && cell.removed_us <= snapshot.t_us &&
           snapshot.t_us - cell.removed_us < kLeavingUs) {
         log_end = std::max(log_end, cell.offset + 1);
+        leaving_last = std::max(leaving_last, cell.offset);
       }
     }
   }
+  if (leaving_last >= 0) {
+    // Cells leaving: the window ends a quarter past the last of them, so the truncated tail
+    // is in view (the HW may be far behind it on the new leader).
+    focus = leaving_last + 1;
+  }
   if (log_begin == INT64_MAX) log_begin = 0;
-  if (focus == 0 && !view.replica_states.empty()) {
+  if (focus == 0 && leaving_last < 0) {
     for (const ReplicaView& replica : view.replica_states) focus = std::max(focus, replica.hw);
   }
 
@@ -420,9 +429,13 @@ void DrawPartitionsPanel(const Runs& runs, ViewState& state) {
   kit::Pill(draw, ImVec2(x, pos.y), "crossed: truncated", kColorLost, kColorLost, false);
   ImGui::Dummy(ImVec2(10.0f, kit::PillSize("HW").y + 4.0f));
 
-  for (size_t p = 0; p < snapshot.partitions.size(); ++p) {
-    DrawPartition(model, state, snapshot, static_cast<int32_t>(p), frame.strips);
-    ImGui::Spacing();
+  // The scenario's topics first, Kafka's internal ones (__consumer_offsets) after them.
+  for (bool internal : {false, true}) {
+    for (size_t p = 0; p < snapshot.partitions.size(); ++p) {
+      if (IsInternalTopic(snapshot.partitions[p].topic) != internal) continue;
+      DrawPartition(model, state, snapshot, static_cast<int32_t>(p), frame.strips);
+      ImGui::Spacing();
+    }
   }
 }
 

@@ -19,6 +19,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,28 @@ bool DisplayChanged() {
   return changed;
 }
 
+// On the first frame, a selected partition of an internal topic (__consumer_offsets, the
+// default index 0 sorts first) gives way to the scenario's first partition.
+void OpenOnScenarioTopic(const TimelineModel& model, ViewState& state) {
+  ImGuiStorage* storage = ImGui::GetStateStorage();
+  const ImGuiID id = ImGui::GetID("ksim_viewer_opened");
+  if (storage->GetBool(id, false)) return;
+  storage->SetBool(id, true);
+  const std::vector<PartitionView>& partitions = model.partitions();
+  const auto internal = [&](size_t p) { return partitions[p].topic.rfind("__", 0) == 0; };
+  if (state.selected_partition >= 0 &&
+      static_cast<size_t>(state.selected_partition) < partitions.size() &&
+      !internal(static_cast<size_t>(state.selected_partition))) {
+    return;
+  }
+  for (size_t p = 0; p < partitions.size(); ++p) {
+    if (!internal(p)) {
+      state.selected_partition = static_cast<int32_t>(p);
+      return;
+    }
+  }
+}
+
 float DrawMenuBar(const Runs& runs, ViewState& state, size_t active) {
   float height = 0.0f;
   if (!ImGui::BeginMainMenuBar()) return height;
@@ -183,6 +206,7 @@ void DrawViewer(const Runs& runs, ViewState& state) {
   view.active = ActiveRun(runs, state);
   const TimelineModel& model = view.current();
   state.Tick(model, io.DeltaTime);
+  OpenOnScenarioTopic(model, state);
 
   const bool relayout = DisplayChanged();
   const ImGuiWindowFlags fixed_flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
@@ -204,16 +228,22 @@ void DrawViewer(const Runs& runs, ViewState& state) {
   for (const Row& row : rows) row_weights += row.weight;
   const float height = std::max(io.DisplaySize.y - top, 1.0f);
   const ImGuiCond cond = state.fixed_layout || relayout ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-  float y = top;
+  // Edges are whole pixels (ImGui floors window positions and sizes): each window ends where
+  // the next begins and the last ones end at the display's edges.
+  float row_weight_before = 0.0f;
   for (const Row& row : rows) {
-    const float row_h = height * row.weight / row_weights;
+    const float y = std::floor(top + height * row_weight_before / row_weights);
+    row_weight_before += row.weight;
+    const float y_end = std::floor(top + height * row_weight_before / row_weights);
     float slot_weights = 0.0f;
     for (const Slot& slot : row.slots) slot_weights += slot.weight;
-    float x = 0.0f;
+    float slot_weight_before = 0.0f;
     for (const Slot& slot : row.slots) {
-      const float slot_w = io.DisplaySize.x * slot.weight / slot_weights;
+      const float x = std::floor(io.DisplaySize.x * slot_weight_before / slot_weights);
+      slot_weight_before += slot.weight;
+      const float x_end = std::floor(io.DisplaySize.x * slot_weight_before / slot_weights);
       ImGui::SetNextWindowPos(ImVec2(x, y), cond);
-      ImGui::SetNextWindowSize(ImVec2(slot_w, row_h), cond);
+      ImGui::SetNextWindowSize(ImVec2(x_end - x, y_end - y), cond);
       const std::string name = WindowName(slot);
       // A window's close button hides its panels (the Panels menu brings them back).
       bool open = true;
@@ -225,9 +255,7 @@ void DrawViewer(const Runs& runs, ViewState& state) {
       if (!open) {
         for (Panel panel : slot.tabs) state.show[static_cast<int>(panel)] = false;
       }
-      x += slot_w;
     }
-    y += row_h;
   }
 }
 
