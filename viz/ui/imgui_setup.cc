@@ -20,7 +20,7 @@ void SetUpImGui(float font_px) {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // layout is ours, not a file in the working directory
   io.LogFilename = nullptr;
-  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  // No keyboard navigation: the arrows, Space, Home and End are the timeline's keys.
   ImGui::StyleColorsDark();
   ImGuiStyle& style = ImGui::GetStyle();
   style.WindowRounding = 3.0f;
