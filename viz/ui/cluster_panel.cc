@@ -69,8 +69,9 @@ ImVec2 Center(const Box& r) {
 }
 
 // One broker card. `rect` is its screen rectangle.
-void DrawBrokerCard(ImDrawList* draw, const Box& rect, const BrokerView& broker,
-                    const Snapshot& snapshot) {
+// Its contents, clipped to the card.
+void DrawBrokerCardContents(ImDrawList* draw, const Box& rect, const BrokerView& broker,
+                            const Snapshot& snapshot) {
   const ImU32 status_color = NodeStatusColor(broker.status);
   const bool alive = broker.status == NodeStatus::kAlive;
   const ImU32 fill = alive ? IM_COL32(36, 44, 40, 255) : IM_COL32(58, 30, 30, 255);
@@ -120,18 +121,26 @@ void DrawBrokerCard(ImDrawList* draw, const Box& rect, const BrokerView& broker,
   }
   y += ImGui::GetFontSize() + 10.0f;
 
-  // Leaderships and followerships, one line each, leaders first.
+  // Leaderships and followerships of the scenario's topics, one line each, leaders first;
+  // Kafka's internal topics (__consumer_offsets) summed up in one last line.
   std::vector<std::pair<bool, std::string>> lines;
+  int internal_leads = 0;
+  int internal_follows = 0;
   for (const PartitionView& partition : snapshot.partitions) {
+    const bool internal = partition.topic.rfind("__", 0) == 0;
     for (const ReplicaView& replica : partition.replica_states) {
       if (replica.broker != broker.id) continue;
+      if (internal) {
+        ++(replica.leader ? internal_leads : internal_follows);
+        continue;
+      }
       char text[128];
       if (replica.leader) {
         std::snprintf(text, sizeof(text), "leads %s-%d  epoch %d", partition.topic.c_str(),
                       partition.partition, partition.leader_epoch);
       } else {
         std::snprintf(text, sizeof(text), "follows %s-%d  %s", partition.topic.c_str(),
-                      partition.partition, replica.in_isr ? "in ISR" : "out of ISR");
+                      partition.partition, replica.in_isr ? "in ISR" : "OUT of ISR");
       }
       lines.emplace_back(replica.leader, text);
     }
@@ -148,10 +157,24 @@ void DrawBrokerCard(ImDrawList* draw, const Box& rect, const BrokerView& broker,
     y += line_h;
     ++shown;
   }
+  if (internal_leads + internal_follows > 0 && shown == lines.size() &&
+      y + line_h <= rect.max.y - 2.0f) {
+    char text[96];
+    std::snprintf(text, sizeof(text), "offsets topic: leads %d, follows %d", internal_leads,
+                  internal_follows);
+    kit::Text(draw, ImVec2(x0 + 16.0f, y), text, IM_COL32(150, 150, 150, 255), 0.85f);
+  }
   if (shown < lines.size() && y + line_h <= rect.max.y) {
     kit::Text(draw, ImVec2(x0 + 16.0f, y), "+" + std::to_string(lines.size() - shown) + " more",
               IM_COL32(170, 170, 170, 255));
   }
+}
+
+void DrawBrokerCard(ImDrawList* draw, const Box& rect, const BrokerView& broker,
+                    const Snapshot& snapshot) {
+  draw->PushClipRect(rect.min, rect.max, true);
+  DrawBrokerCardContents(draw, rect, broker, snapshot);
+  draw->PopClipRect();
 }
 
 void DrawSmallCard(ImDrawList* draw, const Box& rect, const std::string& name,

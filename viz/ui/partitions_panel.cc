@@ -23,7 +23,7 @@ namespace ksim::viz {
 namespace {
 
 constexpr TimeUs kLeavingUs = 2'000'000;  // truncated cells are shown leaving for 2 s
-constexpr float kLabelWidth = 200.0f;
+constexpr float kLabelWidth = 230.0f;
 constexpr float kRowHeightSelected = 26.0f;
 constexpr float kRowHeightCompact = 12.0f;
 constexpr float kMarkerBand = 16.0f;   // above a tall row: "HW" / "LEO" labels
@@ -121,10 +121,16 @@ void DrawReplicaLabel(ImDrawList* draw, const RowContext& row, ImVec2 pos, float
   const ImU32 name_color =
       replica.online ? IM_COL32(235, 235, 235, 255) : IM_COL32(200, 80, 80, 255);
   std::string name = "broker-" + std::to_string(replica.broker);
-  if (!replica.online) name += " (down)";
+  if (!replica.online && !row.tall) name += " (down)";
   kit::Text(draw, ImVec2(pos.x + 20.0f, text_y), name, name_color, scale);
   if (!row.tall) return;
-  float x = pos.x + 20.0f + kit::PillSize(name).x + 2.0f;
+  float x = pos.x + 20.0f + kit::PillSize(name).x - 6.0f;
+  if (!replica.online) {
+    x +=
+        kit::Pill(draw, ImVec2(x, text_y - 2.0f), "down", kColorCrashed, kit::TextOn(kColorCrashed))
+            .x +
+        4.0f;
+  }
   const ImU32 isr_color =
       replica.in_isr ? IM_COL32(80, 180, 90, 255) : IM_COL32(150, 150, 150, 255);
   x += kit::Pill(draw, ImVec2(x, text_y - 2.0f), replica.in_isr ? "ISR" : "out", isr_color,
@@ -137,7 +143,19 @@ void DrawReplicaLabel(ImDrawList* draw, const RowContext& row, ImVec2 pos, float
 
 void DrawMarker(ImDrawList* draw, const StripGeometry& strip, int64_t offset, ImU32 color,
                 const char* label, bool label_left, bool tall) {
-  if (offset < strip.window.first || offset > strip.window.end) return;
+  if (offset < strip.window.first || offset > strip.window.end) {
+    // Outside the window: named at the strip's edge with the offset and an arrow.
+    if (!tall) return;
+    const bool right = offset > strip.window.end;
+    const std::string text = right ? std::string(label) + " " + std::to_string(offset) + " >"
+                                   : "< " + std::string(label) + " " + std::to_string(offset);
+    const float width = ImGui::CalcTextSize(text.c_str()).x;
+    const float y = strip.min.y - kMarkerBand;
+    const float x = right ? strip.max.x - width - (label_left ? 96.0f : 0.0f)
+                          : strip.min.x + (label_left ? 0.0f : 96.0f);
+    kit::Text(draw, ImVec2(x, y), text, color);
+    return;
+  }
   const float x = strip.CellX(offset);
   draw->AddLine(ImVec2(x, strip.min.y - (tall ? 6.0f : 2.0f)), ImVec2(x, strip.max.y + 2.0f), color,
                 tall ? 3.0f : 2.0f);
@@ -307,7 +325,8 @@ void DrawPartition(const TimelineModel& model, ViewState& state, const Snapshot&
   }
 
   const float avail = ImGui::GetContentRegionAvail().x;
-  const float strip_width = std::max(avail - kLabelWidth - 8.0f, 40.0f);
+  // Room on the right for the LEO label of a marker at the strip's end.
+  const float strip_width = std::max(avail - kLabelWidth - 36.0f, 40.0f);
   ImGuiStorage* storage = ImGui::GetStateStorage();
   const ImGuiID first_id = ImGui::GetID("first_offset");
   const int first_wanted = storage->GetInt(first_id, -1);

@@ -20,16 +20,13 @@ constexpr size_t kTableColumnsMax = 16;
 
 ImVec4 ToVec4(ImU32 color) { return ImGui::ColorConvertU32ToFloat4(color); }
 
-// The text without Markdown's emphasis and code marks.
+// The text without Markdown's emphasis and code marks (every * and `).
 std::string Plain(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '`') continue;
-    if (text[i] == '*' && i + 1 < text.size() && text[i + 1] == '*') {
-      ++i;
-      continue;
-    }
+    // Emphasis (*a*, **b**) and code (`c`) marks; bullets were taken off before.
+    if (text[i] == '`' || text[i] == '*') continue;
     out += text[i];
   }
   return out;
