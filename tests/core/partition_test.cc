@@ -186,12 +186,13 @@ TEST_F(PartitionTest, MakeLeaderRecordsItsEpochAtTheLogEndOffsetAndStampsBatches
   auto leaders = r1.Named("become_leader");
   ASSERT_EQ(leaders.size(), 2u);
   EXPECT_EQ(leaders[0].fields.dump(),
-            R"({"topic":"t","partition":0,"epoch":0,"isr":[1],"replicas":[1,2,3]})");
+            R"({"topic":"t","partition":0,"epoch":0,"isr":[1],"replicas":[1,2,3],"leo":0,)"
+            R"("log_start_offset":0,"hw":0})");
   auto appends = r1.Named("append");
   ASSERT_EQ(appends.size(), 2u);
   EXPECT_EQ(appends[1].fields.dump(),
             R"({"topic":"t","partition":0,"first_offset":3,"last_offset":4,"leo":5,"epoch":2,)"
-            R"("role":"leader"})");
+            R"("role":"leader","values":["m0","m1"]})");
 }
 
 TEST_F(PartitionTest, StaleLeaderAndIsrIsIgnored) {
@@ -220,7 +221,8 @@ TEST_F(PartitionTest, MakeFollowerAsksForTruncationOnlyWhenTheLeaderChangedOrAnE
   EXPECT_TRUE(r2.p().MakeFollower(State(kB1, 4, {kB1, kB2})));  // epoch 3 was missed
   EXPECT_TRUE(r2.p().MakeFollower(State(kB3, 5, {kB3, kB2})));  // new leader
   EXPECT_EQ(r2.Named("become_follower").back().fields.dump(),
-            R"({"topic":"t","partition":0,"leader":3,"epoch":5})");
+            R"({"topic":"t","partition":0,"leader":3,"epoch":5,"leo":0,"log_start_offset":0,)"
+            R"("hw":0})");
 }
 
 TEST_F(PartitionTest, NotLeaderErrorsWhenFollowingOrStopped) {
