@@ -6,8 +6,9 @@
 // bottom one), PNG written atomically (sim/atomic_file.h: a temporary file renamed, so a failed
 // render never leaves a half-written PNG).
 //
-// Everything is created and destroyed inside one call: the ImGui context, the GL objects, the
-// EGL context and display. Not thread-safe (ImGui's current context is a global).
+// Created and destroyed inside one call: the ImGui context, the GL objects, the EGL context. The
+// EGL display is initialised on first use and kept for the process (see SurfacelessDisplay).
+// Not thread-safe (ImGui's current context is a global).
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 #include <GL/gl.h>
@@ -66,50 +67,63 @@ struct FramebufferFunctions {
   }
 };
 
-// The EGL display and a current context; released in reverse order by the destructor.
+// The surfaceless display, initialised once per process and never terminated: eglTerminate
+// would unload Mesa's driver (dlclose), and what the driver keeps for the process would then
+// show as leaks from an unknown module under LeakSanitizer, where no suppression can name it.
+// Kept, it stays reachable from Mesa's globals. Later calls reuse it (or its error).
+Result<EGLDisplay> SurfacelessDisplay() {
+  static const Result<EGLDisplay>* display = []() -> Result<EGLDisplay>* {
+    const char* client_extensions = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+    if (client_extensions == nullptr ||
+        std::strstr(client_extensions, "EGL_MESA_platform_surfaceless") == nullptr) {
+      return new Result<EGLDisplay>(
+          Status(Errc::kUnsupported,
+                 "headless rendering needs EGL with Mesa's surfaceless platform "
+                 "(EGL_MESA_platform_surfaceless; Debian: libegl-mesa0, libgl1-mesa-dri)"));
+    }
+    auto get_platform_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
+        eglGetProcAddress("eglGetPlatformDisplayEXT"));
+    if (get_platform_display == nullptr) {
+      return new Result<EGLDisplay>(
+          Status(Errc::kUnsupported, "EGL has no eglGetPlatformDisplayEXT"));
+    }
+    EGLDisplay opened =
+        get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+    if (opened == EGL_NO_DISPLAY) {
+      return new Result<EGLDisplay>(
+          Status(Errc::kUnsupported, EglErrorText("eglGetPlatformDisplayEXT(surfaceless)")));
+    }
+    EGLint major = 0;
+    EGLint minor = 0;
+    if (eglInitialize(opened, &major, &minor) != EGL_TRUE) {
+      return new Result<EGLDisplay>(Status(Errc::kUnsupported, EglErrorText("eglInitialize")));
+    }
+    const char* extensions = eglQueryString(opened, EGL_EXTENSIONS);
+    if (extensions == nullptr ||
+        std::strstr(extensions, "EGL_KHR_surfaceless_context") == nullptr) {
+      return new Result<EGLDisplay>(
+          Status(Errc::kUnsupported, "EGL lacks EGL_KHR_surfaceless_context"));
+    }
+    return new Result<EGLDisplay>(opened);
+  }();
+  return *display;
+}
+
+// A desktop OpenGL 3.3 core context, current without a surface while it lives.
 class HeadlessContext {
  public:
   HeadlessContext() = default;
   HeadlessContext(const HeadlessContext&) = delete;
   HeadlessContext& operator=(const HeadlessContext&) = delete;
   ~HeadlessContext() {
-    if (display_ != EGL_NO_DISPLAY) {
+    if (context_ != EGL_NO_CONTEXT) {
       eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-      if (context_ != EGL_NO_CONTEXT) eglDestroyContext(display_, context_);
-      eglTerminate(display_);
-      eglReleaseThread();
+      eglDestroyContext(display_, context_);
     }
   }
 
   Status Open() {
-    const char* client_extensions = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
-    if (client_extensions == nullptr ||
-        std::strstr(client_extensions, "EGL_MESA_platform_surfaceless") == nullptr) {
-      return Status(Errc::kUnsupported,
-                    "headless rendering needs EGL with Mesa's surfaceless platform "
-                    "(EGL_MESA_platform_surfaceless; Debian: libegl1-mesa0 / libegl-mesa0)");
-    }
-    auto get_platform_display = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
-        eglGetProcAddress("eglGetPlatformDisplayEXT"));
-    if (get_platform_display == nullptr) {
-      return Status(Errc::kUnsupported, "EGL has no eglGetPlatformDisplayEXT");
-    }
-    display_ = get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
-    if (display_ == EGL_NO_DISPLAY) {
-      return Status(Errc::kUnsupported, EglErrorText("eglGetPlatformDisplayEXT(surfaceless)"));
-    }
-    EGLint major = 0;
-    EGLint minor = 0;
-    if (eglInitialize(display_, &major, &minor) != EGL_TRUE) {
-      const std::string error = EglErrorText("eglInitialize");
-      display_ = EGL_NO_DISPLAY;
-      return Status(Errc::kUnsupported, error);
-    }
-    const char* extensions = eglQueryString(display_, EGL_EXTENSIONS);
-    if (extensions == nullptr ||
-        std::strstr(extensions, "EGL_KHR_surfaceless_context") == nullptr) {
-      return Status(Errc::kUnsupported, "EGL lacks EGL_KHR_surfaceless_context");
-    }
+    KSIM_ASSIGN_OR_RETURN(display_, SurfacelessDisplay());
     if (eglBindAPI(EGL_OPENGL_API) != EGL_TRUE) {
       return Status(Errc::kUnsupported, EglErrorText("eglBindAPI(EGL_OPENGL_API)"));
     }
