@@ -312,11 +312,19 @@ TEST_F(PanelsTest, ClickOnACellSelectsItsRecord) {
 TEST_F(PanelsTest, TruncatedCellsStayInViewWhileLeaving) {
   const Scenario& scenario = CleanVsUnclean();
   const TimelineModel& model = scenario.runs.current();  // base: the unclean election
+  // The latest truncation, and the first offset it removed (the truncation point).
+  TimeUs removed_us = -1;
+  for (int32_t replica : model.partitions()[0].replicas) {
+    for (const Cell& cell : model.CellHistory(0, replica)) {
+      if (cell.truncated) removed_us = std::max(removed_us, cell.removed_us);
+    }
+  }
   const Cell* truncated = nullptr;
   int32_t broker = -1;
   for (int32_t replica : model.partitions()[0].replicas) {
     for (const Cell& cell : model.CellHistory(0, replica)) {
-      if (cell.truncated && (truncated == nullptr || cell.offset > truncated->offset)) {
+      if (cell.truncated && cell.removed_us == removed_us &&
+          (truncated == nullptr || cell.offset < truncated->offset)) {
         truncated = &cell;
         broker = replica;
       }

@@ -304,23 +304,23 @@ void DrawPartition(const TimelineModel& model, ViewState& state, const Snapshot&
     if (replica.leader) focus = replica.hw;
   }
   // Truncated tails still leaving stay in view.
-  int64_t leaving_last = -1;
+  int64_t leaving_first = -1;
   for (const ReplicaView& replica : view.replica_states) {
     for (const Cell& cell : model.CellHistory(p, replica.broker)) {
       if (cell.truncated && cell.removed_us <= snapshot.t_us &&
           snapshot.t_us - cell.removed_us < kLeavingUs) {
         log_end = std::max(log_end, cell.offset + 1);
-        leaving_last = std::max(leaving_last, cell.offset);
+        leaving_first = leaving_first < 0 ? cell.offset : std::min(leaving_first, cell.offset);
       }
     }
   }
-  if (leaving_last >= 0) {
-    // Cells leaving: the window ends a quarter past the last of them, so the truncated tail
-    // is in view (the HW may be far behind it on the new leader).
-    focus = leaving_last + 1;
+  if (leaving_first >= 0) {
+    // Cells leaving: the window is around the truncation point (where the logs diverged), the
+    // kept log on its left, the start of the tail leaving on its right.
+    focus = leaving_first;
   }
   if (log_begin == INT64_MAX) log_begin = 0;
-  if (focus == 0 && leaving_last < 0) {
+  if (focus == 0 && leaving_first < 0) {
     for (const ReplicaView& replica : view.replica_states) focus = std::max(focus, replica.hw);
   }
 
