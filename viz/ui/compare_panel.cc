@@ -28,7 +28,9 @@ struct Fates {
   size_t ok = 0, lost = 0, duplicated = 0, unacked = 0;
 };
 
-// Each record counted once: lost, else duplicated, else unacked, else ok.
+// Each record counted once: lost (acked, not in the final log), else duplicated, else unacked
+// and not in the final log (the checker's lost_unacked), else ok: in the final log once, acked
+// or not (acks=0 never acknowledges, yet most of its records arrive).
 Fates CountFates(const TimelineModel& model) {
   Fates fates;
   for (const LedgerRecord& r : model.records()) {
@@ -36,7 +38,7 @@ Fates CountFates(const TimelineModel& model) {
       ++fates.lost;
     } else if (r.duplicated()) {
       ++fates.duplicated;
-    } else if (!r.acked()) {
+    } else if (!r.acked() && r.final_copies == 0) {
       ++fates.unacked;
     } else {
       ++fates.ok;
@@ -72,8 +74,10 @@ void DrawFateBar(const Fates& fates) {
   }
   ImGui::Dummy(ImVec2(width, kFateBarHeight));
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("%zu ok, %zu duplicated, %zu lost, %zu unacked", fates.ok, fates.duplicated,
-                      fates.lost, fates.unacked);
+    ImGui::SetTooltip(
+        "%zu ok (in the final log once), %zu duplicated, %zu lost (acked, not in the final "
+        "log), %zu unacked and not in the final log",
+        fates.ok, fates.duplicated, fates.lost, fates.unacked);
   }
   ImGui::TextColored(ImColor(kColorOk), "%zu ok", fates.ok);
   ImGui::SameLine();
@@ -81,7 +85,7 @@ void DrawFateBar(const Fates& fates) {
   ImGui::SameLine();
   ImGui::TextColored(ImColor(kColorLost), "%zu lost", fates.lost);
   ImGui::SameLine();
-  ImGui::TextColored(ImColor(kColorUnacked), "%zu unacked", fates.unacked);
+  ImGui::TextColored(ImColor(kColorUnacked), "%zu unacked, not written", fates.unacked);
 }
 
 // The leader's log of `topic`-`partition` in `model` at t: its last cells that fit, the HW.
@@ -107,7 +111,7 @@ void DrawLeaderStrip(const TimelineModel& model, const PartitionView& wanted, Ti
       leo = r.leo;
     }
   }
-  ImGui::Text("%s-%d leader %d (epoch %d), HW %" PRId64 ", LEO %" PRId64, view.topic.c_str(),
+  ImGui::Text("%s-%d leader broker-%d (epoch %d), HW %" PRId64 ", LEO %" PRId64, view.topic.c_str(),
               view.partition, view.leader, view.leader_epoch, hw, leo);
   const std::vector<Cell> cells = model.LogAt(p, view.leader, t_us);
   std::map<int32_t, int> copies;
@@ -244,8 +248,8 @@ void DrawComparePanel(const Runs& runs, ViewState& state) {
   for (size_t i = 0; i < n; ++i) {
     ImGui::TableSetColumnIndex(static_cast<int>(i) + 1);
     for (const Expectation& e : runs.models[i]->expectations()) {
-      ImGui::TextColored(ImColor(e.ok ? kColorOk : kColorLost), "%s %s: %" PRId64, e.metric.c_str(),
-                         e.expected.c_str(), e.actual);
+      ImGui::TextColored(ImColor(e.ok ? kColorOk : kColorLost), "%s %s: expected %s, got %" PRId64,
+                         e.ok ? "ok" : "FAILED", e.metric.c_str(), e.expected.c_str(), e.actual);
     }
     if (runs.models[i]->expectations().empty()) ImGui::TextDisabled("none");
   }

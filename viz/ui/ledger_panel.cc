@@ -54,8 +54,14 @@ std::string DeliveriesText(const LedgerRecord& record) {
   return text.empty() ? "-" : text;
 }
 
+// Never written: not acknowledged and not in the final log (the checker's lost_unacked; all
+// acks=0 records are unacknowledged, and those missing are what at-most-once loses).
+bool NeverWritten(const LedgerRecord& record) {
+  return !record.acked() && record.final_copies == 0;
+}
+
 ImU32 RowColor(const LedgerRecord& record) {
-  if (record.lost()) return kColorLost;
+  if (record.lost() || NeverWritten(record)) return kColorLost;
   if (record.duplicated()) return kColorDuplicated;
   if (!record.acked()) return kColorUnacked;
   return IM_COL32(230, 230, 230, 255);
@@ -115,11 +121,12 @@ void DrawFilterBar(const TimelineModel& model, ViewState& state) {
   ImGui::SetNextItemWidth(180);
   ImGui::InputTextWithHint("##ledger_search", "search id, value, 0@12...", state.ledger_search,
                            sizeof(state.ledger_search));
-  size_t lost = 0, duplicated = 0, unacked = 0;
+  size_t lost = 0, duplicated = 0, unacked = 0, never_written = 0;
   for (const LedgerRecord& r : model.records()) {
     lost += r.lost() ? 1 : 0;
     duplicated += r.duplicated() ? 1 : 0;
     unacked += r.acked() ? 0 : 1;
+    never_written += NeverWritten(r) ? 1 : 0;
   }
   ImGui::SameLine();
   ImGui::Text("%zu records:", model.records().size());
@@ -129,6 +136,8 @@ void DrawFilterBar(const TimelineModel& model, ViewState& state) {
   ImGui::TextColored(ImColor(kColorDuplicated), "%zu duplicated", duplicated);
   ImGui::SameLine();
   ImGui::TextColored(ImColor(kColorUnacked), "%zu unacked", unacked);
+  ImGui::SameLine();
+  ImGui::TextColored(ImColor(kColorLost), "(%zu never written)", never_written);
 }
 
 void DrawTable(const TimelineModel& model, ViewState& state, const std::vector<int32_t>& rows,
@@ -159,6 +168,8 @@ void DrawTable(const TimelineModel& model, ViewState& state, const std::vector<i
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(220, 50, 47, 50));
       } else if (record.duplicated()) {
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(240, 140, 20, 45));
+      } else if (NeverWritten(record)) {
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(220, 50, 47, 22));
       }
       ImGui::TableSetColumnIndex(0);
       ImGui::PushID(index);
@@ -255,7 +266,8 @@ bool LedgerFilterKeeps(const TimelineModel& model, const LedgerRecord& record,
     case LedgerFilter::kAll:
       return true;
     case LedgerFilter::kAnomalies:
-      return !record.anomalies.empty() || record.lost() || record.duplicated();
+      return !record.anomalies.empty() || record.lost() || record.duplicated() ||
+             NeverWritten(record);
     case LedgerFilter::kLost:
       return record.lost();
     case LedgerFilter::kDuplicated:

@@ -14,8 +14,9 @@
 
 namespace ksim::viz {
 
-// True when `record` passes `filter`: kAnomalies keeps records with a checker anomaly, lost or
-// duplicated ones; kUnacked those never acknowledged.
+// True when `record` passes `filter`: kAnomalies keeps records with a checker anomaly, lost,
+// duplicated or never written (unacknowledged and not in the final log) ones; kUnacked those
+// never acknowledged.
 bool LedgerFilterKeeps(const TimelineModel& model, const LedgerRecord& record, LedgerFilter filter);
 
 // Indices into model.records() of the rows shown, in send order: the filter, then `search`

@@ -248,7 +248,8 @@ void DrawMessagesPanel(const Runs& runs, ViewState& state) {
     const ImVec2 a(x0, y_of(m->sent_us));
     ImVec2 b;
     if (m->dropped_us >= 0) {
-      b = ImVec2((x0 + x1) / 2, y_of(m->dropped_us));
+      // A third of the way: mid-way between two lifelines is often a third one.
+      b = ImVec2(x0 + (x1 - x0) * 0.35f, y_of(m->dropped_us));
       draw->AddLine(a, b, color, 1.2f);
       draw->AddLine(ImVec2(b.x - 4, b.y - 4), ImVec2(b.x + 4, b.y + 4), kColorLost, 2.0f);
       draw->AddLine(ImVec2(b.x - 4, b.y + 4), ImVec2(b.x + 4, b.y - 4), kColorLost, 2.0f);

@@ -24,7 +24,8 @@ namespace ksim::viz {
 namespace {
 
 constexpr float kMinimapHeight = 44.0f;
-constexpr float kLaneHeight = 14.0f;
+constexpr float kLaneHeightMin = 14.0f;
+constexpr float kLaneHeightMax = 26.0f;
 constexpr float kLabelWidth = 96.0f;
 constexpr float kAxisHeight = 20.0f;
 constexpr size_t kScanPerColumn = 256;
@@ -293,7 +294,11 @@ void DrawZoomed(const TimelineModel& model, ViewState& state) {
   const float full_width = std::max(ImGui::GetContentRegionAvail().x, kLabelWidth + 32.0f);
   const float lanes_x = origin.x + kLabelWidth;
   const float width = full_width - kLabelWidth;
-  const float height = kAxisHeight + kLaneHeight * kEventKindCount;
+  // Lanes share the height left (readable from across a classroom), within bounds.
+  const float lane_height =
+      std::clamp((ImGui::GetContentRegionAvail().y - kAxisHeight) / kEventKindCount, kLaneHeightMin,
+                 kLaneHeightMax);
+  const float height = kAxisHeight + lane_height * kEventKindCount;
   const TimeUs begin_us = state.window_begin_us;
   const TimeUs length_us = std::max<TimeUs>(state.window_end_us - begin_us, 1);
   const auto x_of = [&](TimeUs t_us) {
@@ -325,10 +330,10 @@ void DrawZoomed(const TimelineModel& model, ViewState& state) {
 
   // Lanes: names, then ticks; each pixel column scans at most kScanPerColumn events.
   for (int k = 0; k < kEventKindCount; ++k) {
-    const float y = lanes_y + kLaneHeight * k;
+    const float y = lanes_y + lane_height * k;
     const std::string name(EventKindName(static_cast<EventKind>(k)));
     draw->AddText(ImVec2(origin.x + 4, y), EventKindColor(static_cast<EventKind>(k)), name.c_str());
-    draw->AddLine(ImVec2(lanes_x, y + kLaneHeight), ImVec2(lanes_x + width, y + kLaneHeight),
+    draw->AddLine(ImVec2(lanes_x, y + lane_height), ImVec2(lanes_x + width, y + lane_height),
                   IM_COL32(255, 255, 255, 14));
   }
   const std::vector<TimelineEvent>& events = model.events();
@@ -347,15 +352,15 @@ void DrawZoomed(const TimelineModel& model, ViewState& state) {
     for (int k = 0; k < kEventKindCount; ++k) {
       if (!lane_marked[k]) continue;
       const float x = lanes_x + c + 0.5f;
-      const float y = lanes_y + kLaneHeight * k;
-      draw->AddLine(ImVec2(x, y + 2), ImVec2(x, y + kLaneHeight - 2),
+      const float y = lanes_y + lane_height * k;
+      draw->AddLine(ImVec2(x, y + 2), ImVec2(x, y + lane_height - 2),
                     EventKindColor(static_cast<EventKind>(k)), 2.0f);
     }
   }
   if (state.selected_event >= 0 && static_cast<size_t>(state.selected_event) < events.size()) {
     const TimelineEvent& e = events[state.selected_event];
-    const float y = lanes_y + kLaneHeight * static_cast<int>(e.kind);
-    draw->AddRect(ImVec2(x_of(e.t_us) - 3, y), ImVec2(x_of(e.t_us) + 4, y + kLaneHeight),
+    const float y = lanes_y + lane_height * static_cast<int>(e.kind);
+    draw->AddRect(ImVec2(x_of(e.t_us) - 3, y), ImVec2(x_of(e.t_us) + 4, y + lane_height),
                   kColorPlayhead);
   }
   const float play_x = x_of(state.playhead_us);
@@ -378,7 +383,7 @@ void DrawZoomed(const TimelineModel& model, ViewState& state) {
       Zoom(model, state, io.MouseWheel > 0 ? 0.8 : 1.25, t_of(io.MousePos.x));
     }
     // The events under the mouse: ±3 px of the lane under it (every lane over the axis).
-    const int lane = static_cast<int>(std::floor((io.MousePos.y - lanes_y) / kLaneHeight));
+    const int lane = static_cast<int>(std::floor((io.MousePos.y - lanes_y) / lane_height));
     const TimeUs from_us = t_of(io.MousePos.x - 3);
     const TimeUs to_us = t_of(io.MousePos.x + 3);
     ImGui::BeginTooltip();
