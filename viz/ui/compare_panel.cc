@@ -23,6 +23,8 @@ constexpr float kFateBarHeight = 16.0f;
 constexpr float kCellWidth = 6.0f;
 constexpr float kStripHeight = 18.0f;
 constexpr ImU32 kDifferentBg = IM_COL32(240, 140, 20, 60);
+// Unacknowledged records missing from the final log: lost too, but never promised (muted red).
+constexpr ImU32 kColorNeverWritten = IM_COL32(150, 60, 60, 255);
 
 struct Fates {
   size_t ok = 0, lost = 0, duplicated = 0, unacked = 0;
@@ -63,7 +65,7 @@ void DrawFateBar(const Fates& fates) {
   const std::pair<size_t, ImU32> segments[] = {{fates.ok, kColorOk},
                                                {fates.duplicated, kColorDuplicated},
                                                {fates.lost, kColorLost},
-                                               {fates.unacked, kColorUnacked}};
+                                               {fates.unacked, kColorNeverWritten}};
   for (const auto& [count, color] : segments) {
     if (total == 0 || count == 0) continue;
     const float w = std::max(1.0f, width * static_cast<float>(count) / static_cast<float>(total));
@@ -85,7 +87,7 @@ void DrawFateBar(const Fates& fates) {
   ImGui::SameLine();
   ImGui::TextColored(ImColor(kColorLost), "%zu lost", fates.lost);
   ImGui::SameLine();
-  ImGui::TextColored(ImColor(kColorUnacked), "%zu unacked, not written", fates.unacked);
+  ImGui::TextColored(ImColor(kColorNeverWritten), "%zu unacked, not written", fates.unacked);
 }
 
 // The leader's log of `topic`-`partition` in `model` at t: its last cells that fit, the HW.

@@ -201,13 +201,16 @@ void DrawControls(const TimelineModel& model, ViewState& state) {
 
 void DrawMinimap(const TimelineModel& model, ViewState& state) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float width = std::max(ImGui::GetContentRegionAvail().x, 32.0f);
+  // Aligned with the lanes below (after their label column), so at "fit" both agree.
+  const ImVec2 corner = ImGui::GetCursorScreenPos();
+  const ImVec2 origin(corner.x + kLabelWidth, corner.y);
+  const float width = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth, 32.0f);
   const int columns = static_cast<int>(width);
   const TimeUs end_us = std::max<TimeUs>(model.end_us(), 1);
   const auto x_of = [&](TimeUs t_us) {
     return origin.x + static_cast<float>(static_cast<double>(t_us) * width / end_us);
   };
+  draw->AddText(ImVec2(corner.x + 4, corner.y + 4), IM_COL32(200, 200, 200, 255), "whole run");
   draw->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + kMinimapHeight),
                       IM_COL32(28, 30, 36, 255));
   const MinimapBuckets& buckets = Buckets(model, columns);
@@ -247,6 +250,7 @@ void DrawMinimap(const TimelineModel& model, ViewState& state) {
                 2.0f);
 
   // Press outside the box: centre the window there; drag: pan it.
+  ImGui::SetCursorScreenPos(origin);
   ImGui::InvisibleButton("##minimap", ImVec2(width, kMinimapHeight));
   const TimeUs length_us = state.window_end_us - state.window_begin_us;
   if (ImGui::IsItemActivated()) {
