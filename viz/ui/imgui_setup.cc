@@ -14,6 +14,18 @@ constexpr const char* kFontPaths[] = {
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
 };
 
+// CJK glyphs merged into the font when such a font is installed (Debian's fonts-droid-fallback,
+// or Noto CJK): scenario descriptions quote the seed's Chinese notes.
+constexpr const char* kCjkFontPaths[] = {
+    "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf",
+    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+};
+
+bool IsFile(const char* path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
+
 }  // namespace
 
 void SetUpImGui(float font_px) {
@@ -29,8 +41,7 @@ void SetUpImGui(float font_px) {
 
   bool loaded = false;
   for (const char* path : kFontPaths) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) continue;
+    if (!IsFile(path)) continue;
     if (io.Fonts->AddFontFromFileTTF(path, font_px) != nullptr) {
       loaded = true;
       break;
@@ -40,6 +51,15 @@ void SetUpImGui(float font_px) {
     ImFontConfig config;
     config.SizePixels = font_px;
     io.Fonts->AddFontDefault(&config);
+  }
+  for (const char* path : kCjkFontPaths) {
+    if (!IsFile(path)) continue;
+    ImFontConfig merge;
+    merge.MergeMode = true;  // into the font above: its glyphs first, these for what it lacks
+    if (io.Fonts->AddFontFromFileTTF(
+            path, font_px, &merge, io.Fonts->GetGlyphRangesChineseSimplifiedCommon()) != nullptr) {
+      break;
+    }
   }
 }
 
