@@ -117,6 +117,40 @@ TEST(TimelinePanelTest, SpacePlaysAndPlaybackStopsAtTheEnd) {
   EXPECT_EQ(state.playhead_us, model->end_us());
 }
 
+TEST(TimelinePanelTest, PressingAndDraggingOnTheLanesMovesThePlayhead) {
+  const TimelineModel* model = ScenarioModel(kScenario, "at-least-once", sim::TraceLevel::kState);
+  ASSERT_NE(model, nullptr);
+  Runs runs{{model}, 0};
+  ViewState state;
+  ImGuiHarness imgui;  // 1600 x 1000: the lanes span y ~150..450 whatever the font
+  const auto draw = [&] { DrawTimelinePanel(runs, state); };
+  imgui.Frame(draw);
+  ASSERT_EQ(state.window_end_us, model->end_us());
+  // The lanes start after the 96 px label column and end at the window's right padding.
+  const float left = ImGui::GetStyle().WindowPadding.x + 96.0f;
+  const float right = 1600.0f - ImGui::GetStyle().WindowPadding.x;
+  const auto x_at = [&](double fraction) {
+    return static_cast<float>(left + fraction * (right - left));
+  };
+  const double us_per_px = static_cast<double>(model->end_us()) / (right - left);
+  imgui.io().MousePos = ImVec2(x_at(0.5), 300);
+  imgui.Frame(draw);
+  imgui.io().MouseDown[0] = true;
+  imgui.Frame(draw);
+  EXPECT_NEAR(static_cast<double>(state.playhead_us), model->end_us() * 0.5, 2 * us_per_px);
+  // Dragging (button still down) follows the mouse.
+  imgui.io().MousePos = ImVec2(x_at(0.25), 300);
+  imgui.Frame(draw);
+  EXPECT_NEAR(static_cast<double>(state.playhead_us), model->end_us() * 0.25, 2 * us_per_px);
+  imgui.io().MouseDown[0] = false;
+  imgui.Frame(draw);
+  // Moving without the button does not.
+  const TimeUs released = state.playhead_us;
+  imgui.io().MousePos = ImVec2(x_at(0.75), 300);
+  imgui.Frame(draw);
+  EXPECT_EQ(state.playhead_us, released);
+}
+
 TEST(TimelinePanelTest, DrawsZoomedInAndOutWithoutAsserting) {
   const TimelineModel* model =
       ScenarioModel(kScenario, "at-least-once", sim::TraceLevel::kMessages);
