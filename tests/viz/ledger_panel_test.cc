@@ -55,9 +55,21 @@ TEST(LedgerPanelTest, DuplicatedRecordsAreShownAndSaySo) {
   for (int32_t r : duplicated) {
     const LedgerRecord& record = model->records()[r];
     EXPECT_TRUE(record.duplicated());
-    EXPECT_NE(LedgerFateText(record).find("duplicated"), std::string::npos)
-        << LedgerFateText(record);
+    EXPECT_NE(LedgerFateText(*model, record).find("duplicated"), std::string::npos)
+        << LedgerFateText(*model, record);
   }
+  // A record the checker found reordered says so (at-least-once reorders: reordered >= 1).
+  int reordered = 0;
+  for (const LedgerRecord& record : model->records()) {
+    bool has_kind = false;
+    for (int32_t a : record.anomalies)
+      has_kind = has_kind || model->anomalies()[a].kind == "reordered";
+    if (!has_kind) continue;
+    ++reordered;
+    EXPECT_NE(LedgerFateText(*model, record).find("reordered"), std::string::npos)
+        << LedgerFateText(*model, record);
+  }
+  EXPECT_GT(reordered, 0);
   // Every duplicated record is also among the anomalies (the default filter).
   const std::vector<int32_t> anomalies = LedgerRows(*model, LedgerFilter::kAnomalies, "");
   for (int32_t r : duplicated) {

@@ -192,7 +192,7 @@ void DrawTable(const TimelineModel& model, ViewState& state, const std::vector<i
       ImGui::TableSetColumnIndex(6);
       ImGui::TextUnformatted(DeliveriesText(record).c_str());
       ImGui::TableSetColumnIndex(7);
-      ImGui::TextUnformatted(LedgerFateText(record).c_str());
+      ImGui::TextUnformatted(LedgerFateText(model, record).c_str());
       ImGui::PopStyleColor();
       ImGui::PopID();
     }
@@ -208,7 +208,7 @@ void DrawDetails(const TimelineModel& model, ViewState& state) {
     state.selected_record = -1;
     return;
   }
-  ImGui::TextWrapped("%s", LedgerFateText(record).c_str());
+  ImGui::TextWrapped("%s", LedgerFateText(model, record).c_str());
   ImGui::Text("producer %s, topic %s, partition@offset %s", record.producer.c_str(),
               record.topic.c_str(), PlaceText(record).c_str());
   ImGui::TextWrapped("key %s, value %s", record.key ? record.key->c_str() : "null",
@@ -295,7 +295,7 @@ std::vector<int32_t> LedgerRows(const TimelineModel& model, LedgerFilter filter,
   return rows;
 }
 
-std::string LedgerFateText(const LedgerRecord& record) {
+std::string LedgerFateText(const TimelineModel& model, const LedgerRecord& record) {
   std::string text;
   if (record.lost()) {
     text = "lost: acked";
@@ -317,6 +317,15 @@ std::string LedgerFateText(const LedgerRecord& record) {
   const int32_t delivered = record.max_deliveries();
   if (delivered > 1) {
     text += "; delivered " + std::to_string(delivered) + " times";
+  }
+  // The kinds the counts above do not show (lost, duplicates and deliveries are shown already).
+  for (int32_t a : record.anomalies) {
+    const Anomaly& anomaly = model.anomalies()[a];
+    if (anomaly.kind == "reordered") {
+      text += "; reordered";
+    } else if (anomaly.kind == "undelivered") {
+      text += "; undelivered to " + anomaly.group;
+    }
   }
   return text;
 }

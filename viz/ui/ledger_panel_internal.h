@@ -25,8 +25,9 @@ bool LedgerFilterKeeps(const TimelineModel& model, const LedgerRecord& record, L
 std::vector<int32_t> LedgerRows(const TimelineModel& model, LedgerFilter filter,
                                 std::string_view search);
 
-// "lost: acked at offset 12, not in the final log", "duplicated: 2 copies in the log", ...
-std::string LedgerFateText(const LedgerRecord& record);
+// "lost: acked at offset 12, not in the final log", "duplicated: 2 copies in the log", ...,
+// then the checker's other anomaly kinds of the record ("; reordered", "; undelivered to g1").
+std::string LedgerFateText(const TimelineModel& model, const LedgerRecord& record);
 
 // A row as the last DrawLedgerPanel drew it.
 struct LedgerRowRect {
