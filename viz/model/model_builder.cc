@@ -5,6 +5,7 @@
 // kCheckpointEvents events. The verdict gives the end time, metrics, expectations, anomalies and
 // the final committed logs (audit). Every malformed field is kCorruption "<name>:<line>: ...".
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <map>
 #include <set>
@@ -793,6 +794,8 @@ Status ModelBuilder::ReadVerdict() {
 }
 
 Result<TimelineModel> ModelBuilder::Build() {
+  static std::atomic<uint64_t> next_serial{1};
+  model_.serial_ = next_serial.fetch_add(1);
   model_.header_ = trace_.header;
   KSIM_RETURN_IF_ERROR(Discover());
   KSIM_RETURN_IF_ERROR(ReadVerdict());

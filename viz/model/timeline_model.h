@@ -63,31 +63,31 @@ struct BrokerView {
 struct ReplicaView {
   int32_t broker = -1;
   int64_t log_start_offset = 0;
-  int64_t leo = 0;          // its log end offset (last append's leo, or the truncation point)
-  int64_t hw = 0;           // the high watermark as this replica knows it
-  int32_t epoch = -1;       // leader epoch of its last append or become_leader/follower
-  bool leader = false;      // this broker is the partition's leader at this instant
+  int64_t leo = 0;      // its log end offset (last append's leo, or the truncation point)
+  int64_t hw = 0;       // the high watermark as this replica knows it
+  int32_t epoch = -1;   // leader epoch of its last append or become_leader/follower
+  bool leader = false;  // this broker is the partition's leader at this instant
   bool in_isr = false;
-  bool online = true;       // its broker is alive
+  bool online = true;  // its broker is alive
 };
 
 struct PartitionView {
   std::string topic;
   int32_t partition = 0;
-  std::vector<int32_t> replicas;      // assigned replicas, preferred leader first
-  int32_t leader = -1;                // -1: no leader (offline partition)
+  std::vector<int32_t> replicas;  // assigned replicas, preferred leader first
+  int32_t leader = -1;            // -1: no leader (offline partition)
   int32_t leader_epoch = -1;
   std::vector<int32_t> isr;
   std::vector<ReplicaView> replica_states;  // one per entry of `replicas`, same order
-  int32_t elections = 0;              // leader_elected events so far
+  int32_t elections = 0;                    // leader_elected events so far
   bool last_election_unclean = false;
 };
 
 struct GroupView {
   std::string group;
-  std::string state;                  // group_state's state ("Stable", "PreparingRebalance"...)
+  std::string state;  // group_state's state ("Stable", "PreparingRebalance"...)
   int32_t generation = 0;
-  std::vector<std::string> members;   // member ids, in join order
+  std::vector<std::string> members;  // member ids, in join order
   // Committed offsets (next offset to read), from the consumers' ok `commit` events.
   std::vector<std::pair<std::string, int64_t>> committed;  // ("t-0", offset), sorted by name
 };
@@ -111,7 +111,7 @@ struct CutView {
 
 struct Snapshot {
   TimeUs t_us = 0;
-  size_t events_applied = 0;  // events()[0, events_applied) are reflected
+  size_t events_applied = 0;              // events()[0, events_applied) are reflected
   std::vector<BrokerView> brokers;        // by id
   std::vector<PartitionView> partitions;  // in (topic, partition) order, as partitions()
   std::vector<GroupView> groups;          // by name
@@ -127,29 +127,29 @@ struct Snapshot {
 // One record at one offset of one replica's log, for the time it was there.
 struct Cell {
   int64_t offset = 0;
-  int32_t record = -1;          // index into records(); -1: a value no send carried
-  int32_t epoch = -1;           // leader epoch of the append
+  int32_t record = -1;  // index into records(); -1: a value no send carried
+  int32_t epoch = -1;   // leader epoch of the append
   TimeUs appended_us = 0;
-  TimeUs removed_us = kNever;   // truncated (or deleted from the log start) at this time
-  bool truncated = false;       // removed by a truncation (not by retention)
+  TimeUs removed_us = kNever;  // truncated (or deleted from the log start) at this time
+  bool truncated = false;      // removed by a truncation (not by retention)
 };
 
 // ---- Events ----------------------------------------------------------------------------------
 
 // What a trace event is about, for the timeline's colours and "jump to next event of a kind".
 enum class EventKind : uint8_t {
-  kFault,        // crash, shutdown, restart, partition, heal, isolate, slow, disk_fault, zk expiry
-  kElection,     // leader_elected, controller_elected
-  kIsr,          // isr_shrink, isr_expand
-  kTruncation,   // truncate
-  kHighWatermark,// hw
-  kAppend,       // append
-  kProduce,      // send, ack, error, produce_retry, ...
-  kConsume,      // poll, deliver
-  kCommit,       // commit, offsets_committed
-  kGroup,        // group_state, group_joined, partitions_assigned/revoked, ...
-  kAction,       // the scenario's own events (node "scenario")
-  kAnomaly,      // synthetic: the cause time of a checker anomaly
+  kFault,       // crash, shutdown, restart, partition, heal, isolate, slow, disk_fault, zk expiry
+  kElection,    // leader_elected, controller_elected
+  kIsr,         // isr_shrink, isr_expand
+  kTruncation,  // truncate
+  kHighWatermark,  // hw
+  kAppend,         // append
+  kProduce,        // send, ack, error, produce_retry, ...
+  kConsume,        // poll, deliver
+  kCommit,         // commit, offsets_committed
+  kGroup,          // group_state, group_joined, partitions_assigned/revoked, ...
+  kAction,         // the scenario's own events (node "scenario")
+  kAnomaly,        // synthetic: the cause time of a checker anomaly
   kOther,
 };
 inline constexpr int kEventKindCount = static_cast<int>(EventKind::kOther) + 1;
@@ -171,7 +171,7 @@ struct Message {
   int64_t id = 0;
   int32_t from = -1;  // index into nodes()
   int32_t to = -1;
-  std::string kind;   // "Fetch", "ProduceResponse", ...
+  std::string kind;  // "Fetch", "ProduceResponse", ...
   int32_t size_bytes = 0;
   TimeUs sent_us = 0;
   TimeUs delivered_us = -1;  // -1: not delivered
@@ -204,14 +204,14 @@ struct LedgerRecord {
   std::string topic;
   std::optional<std::string> key;
   std::string value;
-  int32_t partition = -1;     // acked (or errored) partition, -1 unknown
-  int64_t offset = -1;        // acked offset, -1 unknown (or acks=0)
+  int32_t partition = -1;  // acked (or errored) partition, -1 unknown
+  int64_t offset = -1;     // acked offset, -1 unknown (or acks=0)
   TimeUs sent_us = -1;
-  TimeUs acked_us = -1;       // -1: never acked
-  TimeUs failed_us = -1;      // -1: no error event
-  std::string error;          // the last error name ("" none), outcome "fail"/"unknown"
+  TimeUs acked_us = -1;   // -1: never acked
+  TimeUs failed_us = -1;  // -1: no error event
+  std::string error;      // the last error name ("" none), outcome "fail"/"unknown"
   std::string outcome;
-  int32_t final_copies = 0;   // copies in the final committed logs (verdict audit)
+  int32_t final_copies = 0;          // copies in the final committed logs (verdict audit)
   std::vector<Delivery> deliveries;  // per group, by group name
   std::vector<int32_t> anomalies;    // indices into anomalies()
   std::vector<uint32_t> events;      // indices into events() about this record, in time order
@@ -249,6 +249,10 @@ class TimelineModel {
   // Reads and builds `path` (kCorruption / kIoError naming it).
   static Result<TimelineModel> Load(const std::string& path);
 
+  // Unique per model built in this process (copies and moves keep it): what the panels' caches
+  // are keyed by, since a model's address changes when it moves and may be reused after it dies.
+  uint64_t serial() const { return serial_; }
+
   // Header and verdict.
   const sim::TraceHeader& header() const { return header_; }
   const std::string& description() const { return description_; }  // scenario_start's
@@ -261,9 +265,9 @@ class TimelineModel {
 
   // Who and what.
   const std::vector<std::string>& nodes() const { return nodes_; }  // every node named, sorted
-  int32_t NodeIndex(std::string_view node) const;                    // -1 unknown
+  int32_t NodeIndex(std::string_view node) const;                   // -1 unknown
   const std::vector<PartitionView>& partitions() const { return partitions_; }  // at the end
-  int32_t PartitionIndex(std::string_view topic, int32_t partition) const;     // -1 unknown
+  int32_t PartitionIndex(std::string_view topic, int32_t partition) const;      // -1 unknown
 
   // State at time t (clamped to [0, end_us]); cost: a checkpoint copy plus at most
   // kCheckpointEvents events replayed.
@@ -286,8 +290,7 @@ class TimelineModel {
   const std::vector<Message>& messages() const { return messages_; }  // by sent_us
   // Messages in flight or sent/delivered/dropped during [begin, end], at most `limit` of them
   // (the earliest sent first).
-  std::vector<const Message*> MessagesBetween(TimeUs begin_us, TimeUs end_us,
-                                              size_t limit) const;
+  std::vector<const Message*> MessagesBetween(TimeUs begin_us, TimeUs end_us, size_t limit) const;
 
   // The ledger.
   const std::vector<LedgerRecord>& records() const { return records_; }  // in send order
@@ -302,6 +305,7 @@ class TimelineModel {
   friend class ModelBuilder;
   TimelineModel() = default;
 
+  uint64_t serial_ = 0;
   sim::TraceHeader header_;
   std::string description_;
   TimeUs start_us_ = 0;

@@ -69,15 +69,15 @@ ImU32 RowColor(const LedgerRecord& record) {
 
 // The filtered rows, recomputed only when the model, the filter or the search change.
 const std::vector<int32_t>& CachedRows(const TimelineModel& model, const ViewState& state) {
-  static const TimelineModel* model_cached = nullptr;
+  static uint64_t model_cached = 0;  // serial
   static size_t record_count = 0;
   static LedgerFilter filter_cached = LedgerFilter::kAll;
   static std::string search_cached;
   static std::vector<int32_t> rows;
   static bool valid = false;
-  if (!valid || model_cached != &model || record_count != model.records().size() ||
+  if (!valid || model_cached != model.serial() || record_count != model.records().size() ||
       filter_cached != state.ledger_filter || search_cached != state.ledger_search) {
-    model_cached = &model;
+    model_cached = model.serial();
     record_count = model.records().size();
     filter_cached = state.ledger_filter;
     search_cached = state.ledger_search;

@@ -61,7 +61,7 @@ Family FamilyOf(std::string_view kind) {
 // The lifelines, left to right: producers, brokers, other clients, ZooKeeper and the rest; only
 // nodes that send or receive a message in the run. Cached per model.
 struct Lifelines {
-  const TimelineModel* model = nullptr;
+  uint64_t model_serial = 0;
   std::vector<int32_t> nodes;   // indices into model.nodes()
   std::vector<int32_t> column;  // by node index: position in `nodes`, -1 none
 };
@@ -76,9 +76,9 @@ int NodeRank(const TimelineModel& model, const std::string& name) {
 
 const Lifelines& LifelinesOf(const TimelineModel& model) {
   static Lifelines cache;
-  if (cache.model == &model) return cache;
+  if (cache.model_serial == model.serial()) return cache;
   cache = Lifelines{};
-  cache.model = &model;
+  cache.model_serial = model.serial();
   std::vector<bool> used(model.nodes().size(), false);
   for (const Message& m : model.messages()) {
     if (m.from >= 0) used[m.from] = true;
@@ -116,16 +116,16 @@ int64_t ReplicaHw(const Snapshot& snapshot, int32_t partition, const std::string
 
 // Memo of HW changes by event index, and the acked records by (partition, offset).
 struct HwMemo {
-  const TimelineModel* model = nullptr;
+  uint64_t model_serial = 0;
   std::map<uint32_t, HwChange> changes;
   std::map<std::pair<int32_t, int64_t>, int32_t> acked_at;  // (partition index, offset)
 };
 
 HwMemo& MemoOf(const TimelineModel& model) {
   static HwMemo memo;
-  if (memo.model == &model) return memo;
+  if (memo.model_serial == model.serial()) return memo;
   memo = HwMemo{};
-  memo.model = &model;
+  memo.model_serial = model.serial();
   for (size_t i = 0; i < model.records().size(); ++i) {
     const LedgerRecord& r = model.records()[i];
     if (!r.acked() || r.offset < 0) continue;

@@ -42,7 +42,7 @@ std::string FormatTime(TimeUs t_us) {
 
 // Events per kind per pixel column of the whole run, for one model at one width.
 struct MinimapBuckets {
-  const TimelineModel* model = nullptr;
+  uint64_t model_serial = 0;
   size_t event_count = 0;
   int columns = 0;
   std::vector<std::array<uint32_t, kEventKindCount>> counts;
@@ -52,12 +52,12 @@ struct MinimapBuckets {
 const MinimapBuckets& Buckets(const TimelineModel& model, int columns) {
   // One cache per process: the panel draws one model at a time, so switching runs rebuilds it.
   static MinimapBuckets cache;
-  if (cache.model == &model && cache.event_count == model.events().size() &&
+  if (cache.model_serial == model.serial() && cache.event_count == model.events().size() &&
       cache.columns == columns) {
     return cache;
   }
   cache = MinimapBuckets{};
-  cache.model = &model;
+  cache.model_serial = model.serial();
   cache.event_count = model.events().size();
   cache.columns = columns;
   cache.counts.assign(static_cast<size_t>(columns), {});
