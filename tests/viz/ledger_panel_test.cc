@@ -181,5 +181,30 @@ TEST(LedgerPanelTest, ScrollsThroughEveryRowWithoutAsserting) {
   EXPECT_GT(later.back().record, first.back().record);
 }
 
+// at-most-once (acks=0) loses the records sent to broker 2 after it lost power at 4 s: the
+// ledger explains each from the cluster at its send time; a written record has no such reason.
+TEST(LedgerPanelTest, NeverWrittenRecordsSayWhyFromTheClusterAtTheirSend) {
+  const TimelineModel* model = ScenarioModel(kScenario, "at-most-once", sim::TraceLevel::kState);
+  ASSERT_NE(model, nullptr);
+  int never_written = 0;
+  for (const LedgerRecord& record : model->records()) {
+    const std::string reason = NeverWrittenReason(*model, record);
+    if (record.acked() || record.final_copies > 0) {
+      EXPECT_EQ(reason, "") << record.id;
+      continue;
+    }
+    ++never_written;
+    EXPECT_NE(reason.find("t-0's leader, broker-2, was down (crashed at 4.1"), std::string::npos)
+        << record.id << ": " << reason;
+    EXPECT_NE(reason.find("acks=0"), std::string::npos) << record.id << ": " << reason;
+  }
+  int64_t lost_unacked = -1;
+  for (const auto& [name, value] : model->metrics()) {
+    if (name == "lost_unacked") lost_unacked = value;
+  }
+  EXPECT_EQ(never_written, lost_unacked);
+  EXPECT_GT(never_written, 0);
+}
+
 }  // namespace
 }  // namespace ksim::viz

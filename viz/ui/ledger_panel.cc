@@ -221,6 +221,11 @@ void DrawDetails(const TimelineModel& model, ViewState& state) {
   }
   ImGui::Text("copies in the final log: %d; deliveries: %s", record.final_copies,
               DeliveriesText(record).c_str());
+  if (NeverWritten(record)) {
+    ImGui::Separator();
+    ImGui::TextDisabled("never written: the cluster when it was sent (the viewer's reading)");
+    ImGui::TextWrapped("%s", NeverWrittenReason(model, record).c_str());
+  }
   if (!record.anomalies.empty()) {
     ImGui::Separator();
     ImGui::TextDisabled("anomalies (the checker's causes)");
@@ -328,6 +333,53 @@ std::string LedgerFateText(const TimelineModel& model, const LedgerRecord& recor
     }
   }
   return text;
+}
+
+std::string NeverWrittenReason(const TimelineModel& model, const LedgerRecord& record) {
+  if (!NeverWritten(record) || record.sent_us < 0) return "";
+  std::string reason;
+  const auto add = [&reason](const std::string& part) {
+    reason += (reason.empty() ? "" : "; ") + part;
+  };
+  const int32_t p =
+      record.partition >= 0 ? model.PartitionIndex(record.topic, record.partition) : -1;
+  if (p >= 0) {
+    const Snapshot at = model.StateAt(record.sent_us);
+    const PartitionView& view = at.partitions[p];
+    const std::string name = view.topic + "-" + std::to_string(view.partition);
+    const BrokerView* leader = view.leader >= 0 ? at.FindBroker(view.leader) : nullptr;
+    if (leader == nullptr) {
+      add(name + " had no leader when it was sent (" + FormatTime(record.sent_us) + ")");
+    } else if (leader->status != NodeStatus::kAlive) {
+      // The leader's last crash or shutdown before the send.
+      std::string since;
+      for (size_t e = model.FirstEventAtOrAfter(record.sent_us + 1); e-- > 0;) {
+        const TimelineEvent& event = model.events()[e];
+        if (event.node >= 0 && model.nodes()[event.node] == leader->node &&
+            (event.ev == "crash" || event.ev == "shutdown")) {
+          since = std::string(event.ev == "crash" ? " (crashed at " : " (shut down at ") +
+                  FormatTime(event.t_us) + ")";
+          break;
+        }
+      }
+      add("sent at " + FormatTime(record.sent_us) + " while " + name + "'s leader, " +
+          leader->node + ", was down" + since);
+    } else if (at.LinkCut(record.producer, leader->node)) {
+      add("sent at " + FormatTime(record.sent_us) + " while the link " + record.producer + " -> " +
+          leader->node + " was cut");
+    }
+  }
+  if (!record.error.empty()) {
+    add(record.producer + " gave up: " + record.error +
+        (record.outcome.empty() ? "" : " (" + record.outcome + ")"));
+  }
+  for (uint32_t e : record.events) {
+    if (model.events()[e].ev == "ack") {
+      add("acks=0: " + record.producer + " counted it sent and expected no answer");
+      break;
+    }
+  }
+  return reason.empty() ? "it reached no log that survived" : reason;
 }
 
 const std::vector<LedgerRowRect>& LastLedgerRowRects() { return RowRects(); }

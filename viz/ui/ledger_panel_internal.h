@@ -29,6 +29,13 @@ std::vector<int32_t> LedgerRows(const TimelineModel& model, LedgerFilter filter,
 // then the checker's other anomaly kinds of the record ("; reordered", "; undelivered to g1").
 std::string LedgerFateText(const TimelineModel& model, const LedgerRecord& record);
 
+// Why a record that was never written (unacked, not in the final log: the checker's
+// lost_unacked, which it attributes no cause to) was lost, as the model shows the cluster when
+// it was sent: "t-0's leader, broker-2, was down (crashed at 4.138 s)", "the link p1 -> broker-2
+// was cut", "p1 gave up: REQUEST_TIMED_OUT (fail)"; with "acks=0: p1 expected no answer" when
+// the producer counted it sent without an offset. "" for a record that was written.
+std::string NeverWrittenReason(const TimelineModel& model, const LedgerRecord& record);
+
 // A row as the last DrawLedgerPanel drew it.
 struct LedgerRowRect {
   int32_t record = -1;
