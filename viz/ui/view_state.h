@@ -30,7 +30,7 @@ enum class Panel : uint8_t {
   kScenario,
 };
 inline constexpr int kPanelCount = static_cast<int>(Panel::kScenario) + 1;
-const char* PanelName(Panel panel);                       // "cluster", "partitions", ...
+const char* PanelName(Panel panel);                        // "cluster", "partitions", ...
 bool ParsePanelName(const std::string& name, Panel* out);  // false when unknown
 
 enum class LedgerFilter : uint8_t { kAll, kAnomalies, kLost, kDuplicated, kUnacked };
@@ -42,7 +42,7 @@ struct ViewState {
   TimeUs window_begin_us = 0;
   TimeUs window_end_us = 0;  // 0: the whole run (set on the first frame)
   bool playing = false;
-  double speed = 1.0;        // simulated seconds per wall-clock second
+  double speed = 1.0;            // simulated seconds per wall-clock second
   double play_remainder_us = 0;  // sub-microsecond carry between frames
 
   // Selection.
