@@ -9,7 +9,7 @@ packages=(
   libboost-graph-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libegl-dev libgl-dev libstb-dev libegl1-mesa-dev libgl1-mesa-dri
-  libegl-mesa0 libglx-mesa0 fonts-dejavu-core fonts-droid-fallback
+  libegl-mesa0 libglx-mesa0 fonts-dejavu-core fonts-droid-fallback xvfb xauth
   clang libclang-rt-14-dev
 )
 

@@ -7,7 +7,8 @@
 // `--screenshot out.png` renders one frame without a display (EGL, viz/ui/backend_egl.cc) and
 // exits: `--at-ms T` puts the playhead at T milliseconds of scenario time (the scenario's at_ms
 // clock: 0 is scenario_start, model.start_us(); the run's end by default), `--panel NAME` draws
-// one panel alone, `--size WxH` the image size (default 1600x1000).
+// one panel alone, `--size WxH` the image size (default 1600x1000). `--at-ms` also places the
+// window's playhead; `--frames N` closes the window after N frames (smoke tests, demos).
 //
 // Exit codes (tools/commands.h): 0 the window was closed or the screenshot written; 2 bad input
 // (missing or corrupt file, unknown variant or panel, bad size, --at-ms outside the run) or no
@@ -41,6 +42,7 @@ struct VizArgs {
   std::string at_ms_text;
   std::string panel_name;
   std::string size_text = "1600x1000";
+  std::string frames_text;
 };
 
 int BadInput(const std::string& message) {
@@ -168,8 +170,20 @@ int RunViz(const VizArgs& args) {
     return BadInput("--variant and --seed apply to a scenario; a trace is one recorded run");
   }
   const bool screenshot = !args.screenshot_path.empty();
-  if (!screenshot && (!args.at_ms_text.empty() || !args.panel_name.empty())) {
-    return BadInput("--at-ms and --panel go with --screenshot");
+  if (!screenshot && !args.panel_name.empty()) {
+    return BadInput("--panel goes with --screenshot");
+  }
+  if (screenshot && !args.frames_text.empty()) {
+    return BadInput("--frames is for the window; --screenshot renders one frame");
+  }
+  int max_frames = 0;
+  if (!args.frames_text.empty()) {
+    const std::optional<int64_t> frames = ParseCount(args.frames_text);
+    if (!frames || *frames < 1 || *frames > 1'000'000) {
+      return BadInput("--frames '" + args.frames_text +
+                      "' is not a frame count: expected 1 to 1000000");
+    }
+    max_frames = static_cast<int>(*frames);
   }
   std::optional<int64_t> at_ms;
   if (!args.at_ms_text.empty()) {
@@ -226,6 +240,7 @@ int RunViz(const VizArgs& args) {
   options.width = size->first;
   options.height = size->second;
   options.title = "ksim viz " + args.files.front();
+  options.max_frames = max_frames;
   const Status shown = viz::RunWindow(runs, state, options);
   if (!shown.ok()) return BadInput(shown.message());
   return 0;
@@ -248,10 +263,12 @@ Command AddViz(CLI::App& app) {
   sub->add_option("--screenshot", args->screenshot_path,
                   "Render one frame headless (EGL) to this PNG and exit");
   sub->add_option("--at-ms", args->at_ms_text,
-                  "With --screenshot: the playhead, in ms of scenario time (default: the end)");
+                  "The playhead, in ms of scenario time (default: the end)");
   sub->add_option("--panel", args->panel_name,
                   "With --screenshot: draw only this panel (" + PanelNames() + ")");
   sub->add_option("--size", args->size_text, "Window or image size WIDTHxHEIGHT (1600x1000)");
+  sub->add_option("--frames", args->frames_text,
+                  "Close the window after this many frames (smoke tests, demos)");
   return [args] { return RunViz(*args); };
 }
 

@@ -66,8 +66,13 @@ expect_exit 2 "$KSIM" viz "$WORK/base.jsonl" --variant base --screenshot "$WORK/
 expect_grep 'apply to a scenario' "$WORK/stderr"
 expect_exit 2 "$KSIM" viz "$SCENARIO" "$WORK/base.jsonl" --screenshot "$WORK/out.png"
 expect_grep 'not both' "$WORK/stderr"
-expect_exit 2 "$KSIM" viz "$WORK/base.jsonl" --at-ms 100
-expect_grep 'go with --screenshot' "$WORK/stderr"
+expect_exit 2 "$KSIM" viz "$WORK/base.jsonl" --panel ledger
+expect_grep '^ksim viz: --panel goes with --screenshot$' "$WORK/stderr"
+expect_exit 2 "$KSIM" viz "$WORK/base.jsonl" --screenshot "$WORK/out.png" --frames 3
+expect_grep '^ksim viz: --frames is for the window; --screenshot renders one frame$' "$WORK/stderr"
+no_png
+expect_exit 2 "$KSIM" viz "$WORK/base.jsonl" --frames 0
+expect_grep "^ksim viz: --frames '0' is not a frame count: expected 1 to 1000000$" "$WORK/stderr"
 expect_exit 2 "$KSIM" viz "$WORK/base.jsonl" --screenshot "$WORK/no-such-dir/out.png"
 expect_grep 'no-such-dir' "$WORK/stderr"
 no_png
@@ -89,4 +94,13 @@ cmp -s "$WORK/early.png" "$WORK/trace.png" && fail "screenshots at 0 ms and 3000
 # No display: the window cannot open; the message points at --screenshot.
 expect_exit 2 env -u DISPLAY -u WAYLAND_DISPLAY "$KSIM" viz "$WORK/base.jsonl"
 expect_grep 'no display.*--screenshot' "$WORK/stderr"
+
+# The window itself, on a virtual X display (Xvfb, Mesa's GLX): it opens, draws 30 frames of the
+# viewer over two compared runs with the playhead placed, and closes by itself.
+if command -v xvfb-run >/dev/null; then
+  expect_exit 0 xvfb-run -a -s "-screen 0 1280x800x24" "$KSIM" viz "$WORK/base.jsonl" \
+    "$WORK/acks1.jsonl" --at-ms 1500 --size 1200x760 --frames 30
+elif [ -n "${CI:-}" ]; then
+  fail "xvfb-run is missing (scripts/bootstrap.sh installs xvfb): the window path is untested"
+fi
 echo "ok"

@@ -21,6 +21,7 @@ struct WindowOptions {
   int width = 1600;
   int height = 1000;
   std::string title = "ksim";
+  int max_frames = 0;  // > 0: close the window after this many frames (smoke tests, demos)
 };
 
 // Opens the window and runs the viewer until it is closed. kUnsupported when no window can be

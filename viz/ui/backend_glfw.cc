@@ -106,7 +106,9 @@ Status RunWindow(const Runs& runs, ViewState& state, const WindowOptions& option
     WindowImGui imgui;
     result = imgui.Init(window);
     state.fixed_layout = false;
-    while (result.ok() && glfwWindowShouldClose(window) == GLFW_FALSE) {
+    int frames = 0;
+    while (result.ok() && glfwWindowShouldClose(window) == GLFW_FALSE &&
+           (options.max_frames <= 0 || frames < options.max_frames)) {
       glfwPollEvents();
       ImGui_ImplGlfw_NewFrame();  // display size, DeltaTime, mouse, keyboard
       int width = 0;
@@ -118,6 +120,7 @@ Status RunWindow(const Runs& runs, ViewState& state, const WindowOptions& option
       }
       gl::RenderViewerFrame(runs, state, width, height);
       glfwSwapBuffers(window);
+      ++frames;
     }
   }
   glfwDestroyWindow(window);
