@@ -9,9 +9,13 @@
 //   BM_RebuildToPlayhead   the baseline a viewer without checkpoints pays per jump: building
 //                          the model from the trace's events up to t (the prefix's lines
 //                          replayed from the start), at the same random times
+//   BM_DrawViewerFrame     a whole viewer frame on that model (every panel, ImGui's draw lists
+//                          built, no GPU) with the playhead jumping to a random time each frame,
+//                          against BM_EmptyFrame, an ImGui frame with one empty window
 // The run itself is setup, not timed. Run: build/bench/viz_bench (figures in
 // docs/BENCHMARKS.md, "Viewer").
 #include <benchmark/benchmark.h>
+#include <imgui.h>
 
 #include <cstdint>
 #include <string>
@@ -23,6 +27,8 @@
 #include "sim/scenario_runner.h"
 #include "sim/trace.h"
 #include "viz/model/timeline_model.h"
+#include "viz/ui/backend.h"
+#include "viz/ui/panels.h"
 
 namespace ksim::viz {
 namespace {
@@ -191,6 +197,68 @@ void BM_RebuildToPlayhead(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_RebuildToPlayhead)->Unit(benchmark::kMillisecond)->Iterations(8);
+
+// A bare ImGui context (no backend: the CPU side of a frame) with the viewer's style and font.
+class FrameContext {
+ public:
+  FrameContext() {
+    context_ = ImGui::CreateContext();
+    SetUpImGui(15.0f);
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = ImVec2(1600, 1000);
+    io.DeltaTime = 1.0f / 60.0f;
+    unsigned char* pixels = nullptr;
+    int width = 0;
+    int height = 0;
+    io.Fonts->GetTexDataAsRGBA32(&pixels, &width, &height);
+  }
+  ~FrameContext() { ImGui::DestroyContext(context_); }
+
+ private:
+  ImGuiContext* context_;
+};
+
+// state.range(0): -1 the whole viewer, else one Panel drawn alone (where a frame's time goes).
+void BM_DrawViewerFrame(benchmark::State& state) {
+  const TimelineModel& model = Run().model;
+  const std::vector<TimeUs> times = RandomTimes(model, 4096);
+  FrameContext context;
+  Runs runs;
+  runs.models.push_back(&model);
+  ViewState view;
+  view.fixed_layout = true;
+  if (state.range(0) >= 0) {
+    view.only_panel = true;
+    view.only = static_cast<Panel>(state.range(0));
+    state.SetLabel(PanelName(view.only));
+  } else {
+    state.SetLabel("whole viewer");
+  }
+  size_t i = 0;
+  int64_t vertices = 0;
+  for (auto _ : state) {
+    view.Seek(model, times[i++ % times.size()]);
+    ImGui::NewFrame();
+    DrawViewer(runs, view);
+    ImGui::Render();
+    vertices += ImGui::GetDrawData()->TotalVtxCount;
+  }
+  state.counters["vertices_per_frame"] =
+      static_cast<double>(vertices) / static_cast<double>(std::max<int64_t>(state.iterations(), 1));
+}
+BENCHMARK(BM_DrawViewerFrame)->Unit(benchmark::kMillisecond)->DenseRange(-1, kPanelCount - 1);
+
+void BM_EmptyFrame(benchmark::State& state) {
+  FrameContext context;
+  for (auto _ : state) {
+    ImGui::NewFrame();
+    ImGui::Begin("empty");
+    ImGui::End();
+    ImGui::Render();
+    benchmark::DoNotOptimize(ImGui::GetDrawData()->TotalVtxCount);
+  }
+}
+BENCHMARK(BM_EmptyFrame)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace ksim::viz

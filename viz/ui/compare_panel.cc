@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -116,9 +115,10 @@ void DrawLeaderStrip(const TimelineModel& model, const PartitionView& wanted, Ti
   ImGui::Text("%s-%d leader broker-%d (epoch %d), HW %" PRId64 ", LEO %" PRId64, view.topic.c_str(),
               view.partition, view.leader, view.leader_epoch, hw, leo);
   const std::vector<Cell> cells = model.LogAt(p, view.leader, t_us);
-  std::map<int32_t, int> copies;
+  // Copies per record in this log (saturating at 2): one pass, a byte per record of the run.
+  std::vector<uint8_t> copies(model.records().size(), 0);
   for (const Cell& c : cells) {
-    if (c.record >= 0) ++copies[c.record];
+    if (c.record >= 0 && copies[c.record] < 2) ++copies[c.record];
   }
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -12,10 +12,13 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -27,6 +30,7 @@ namespace {
 
 constexpr size_t kMessagesMax = 2000;
 constexpr size_t kHwLookupsPerFrame = 200;
+constexpr size_t kMarksMax = 4000;
 constexpr float kHeaderHeight = 22.0f;
 constexpr float kTimeGutter = 70.0f;
 constexpr float kHoverDistance = 4.0f;
@@ -118,7 +122,9 @@ int64_t ReplicaHw(const Snapshot& snapshot, int32_t partition, const std::string
 struct HwMemo {
   uint64_t model_serial = 0;
   std::map<uint32_t, HwChange> changes;
-  std::map<std::pair<int32_t, int64_t>, int32_t> acked_at;  // (partition index, offset)
+  // (partition index, offset, record), sorted: a HW advance's committed records are a range
+  // found by two binary searches (a whole-run window holds thousands of advances).
+  std::vector<std::tuple<int32_t, int64_t, int32_t>> acked_at;
 };
 
 HwMemo& MemoOf(const TimelineModel& model) {
@@ -130,8 +136,9 @@ HwMemo& MemoOf(const TimelineModel& model) {
     const LedgerRecord& r = model.records()[i];
     if (!r.acked() || r.offset < 0) continue;
     const int32_t p = model.PartitionIndex(r.topic, r.partition);
-    if (p >= 0) memo.acked_at.emplace(std::make_pair(p, r.offset), static_cast<int32_t>(i));
+    if (p >= 0) memo.acked_at.emplace_back(p, r.offset, static_cast<int32_t>(i));
   }
+  std::sort(memo.acked_at.begin(), memo.acked_at.end());
   return memo;
 }
 
@@ -273,19 +280,24 @@ void DrawMessagesPanel(const Runs& runs, ViewState& state) {
     }
   }
 
-  // Marks: HW advances (and records committed by them), offset commits.
+  // Marks: HW advances (and records committed by them), offset commits; at most kMarksMax in
+  // the window (a whole 100k-record run has hundreds of thousands: zoom in to see them).
   HwMemo& memo = MemoOf(model);
   size_t lookups = 0;
+  size_t marks = 0;
   std::string hovered_mark;
   const std::vector<TimelineEvent>& events = model.events();
   for (size_t i = model.FirstEventAtOrAfter(begin_us);
-       i < events.size() && events[i].t_us <= end_us; ++i) {
+       i < events.size() && events[i].t_us <= end_us && marks < kMarksMax; ++i) {
     const TimelineEvent& e = events[i];
     if (e.kind != EventKind::kHighWatermark && e.kind != EventKind::kCommit) continue;
     const float x = x_of_node(e.node);
     if (x < 0) continue;
+    ++marks;
     const float y = y_of(e.t_us);
-    std::string label = e.summary;
+    // The tooltip's text is built only for the mark under the mouse.
+    const bool under_mouse = hovering && std::abs(mouse.x - x) <= 6 && std::abs(mouse.y - y) <= 6;
+    std::string label = under_mouse ? e.summary : std::string();
     if (e.kind == EventKind::kCommit) {
       draw->AddRectFilled(ImVec2(x - 4, y - 4), ImVec2(x + 4, y + 4),
                           EventKindColor(EventKind::kCommit));
@@ -302,27 +314,26 @@ void DrawMessagesPanel(const Runs& runs, ViewState& state) {
       draw->AddNgonFilled(ImVec2(x, y), 4.5f, kColorHighWatermark, 4);
       if (it != memo.changes.end() && it->second.leader && it->second.after > it->second.before) {
         // The records whose acked offsets this leader's HW just passed became committed.
-        std::vector<int32_t> committed;
-        for (auto r =
-                 memo.acked_at.lower_bound({e.partition, std::max<int64_t>(it->second.before, 0)});
-             r != memo.acked_at.end() && r->first.first == e.partition &&
-             r->first.second < it->second.after;
-             ++r) {
-          committed.push_back(r->second);
-        }
+        const auto& acked = memo.acked_at;
+        const auto first = std::lower_bound(
+            acked.begin(), acked.end(),
+            std::make_tuple(e.partition, std::max<int64_t>(it->second.before, 0), INT32_MIN));
+        const auto last = std::lower_bound(
+            first, acked.end(), std::make_tuple(e.partition, it->second.after, INT32_MIN));
+        std::span<const std::tuple<int32_t, int64_t, int32_t>> committed(first, last);
         if (!committed.empty()) {
           draw->AddCircle(ImVec2(x, y), 8.0f, kColorOk, 12, 2.0f);
-          label += "\ncommitted: " + model.records()[committed.front()].id;
-          if (committed.size() > 1) {
-            label += " .. " + model.records()[committed.back()].id + " (" +
-                     std::to_string(committed.size()) + " records)";
+          if (under_mouse) {
+            label += "\ncommitted: " + model.records()[std::get<2>(committed.front())].id;
+            if (committed.size() > 1) {
+              label += " .. " + model.records()[std::get<2>(committed.back())].id + " (" +
+                       std::to_string(committed.size()) + " records)";
+            }
           }
         }
       }
     }
-    if (hovering && std::abs(mouse.x - x) <= 6 && std::abs(mouse.y - y) <= 6) {
-      hovered_mark = FormatTime(e.t_us) + "  " + label;
-    }
+    if (under_mouse) hovered_mark = FormatTime(e.t_us) + "  " + label;
   }
 
   // The playhead across the diagram.
