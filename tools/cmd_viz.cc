@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "sim/scenario_loader.h"
-#include "sim/scenario_runner.h"
 #include "sim/trace.h"
 #include "tools/commands.h"
+#include "viz/model/scenario_models.h"
 #include "viz/model/timeline_model.h"
 #include "viz/ui/backend.h"
 #include "viz/ui/view_state.h"
@@ -84,27 +84,6 @@ std::string PanelNames() {
   return names;
 }
 
-struct Selected {
-  std::string name;
-  const sim::Scenario* scenario;
-};
-
-// `--variant V` alone, else the base and every variant (as `ksim run`).
-Result<std::vector<Selected>> SelectVariants(const sim::Scenario& base, const VizArgs& args) {
-  std::vector<Selected> all = {{"base", &base}};
-  for (const sim::ScenarioVariant& variant : base.variants) {
-    all.push_back({variant.name, &variant.scenario});
-  }
-  if (args.variant.empty()) return all;
-  std::string names;
-  for (const Selected& selected : all) {
-    if (selected.name == args.variant) return std::vector<Selected>{selected};
-    names += (names.empty() ? "" : ", ") + selected.name;
-  }
-  return Status(Errc::kInvalidArgument, "unknown variant \"" + args.variant + "\" in " +
-                                            args.files.front() + ": valid variants are " + names);
-}
-
 // Runs the scenario's selected variants at trace level messages and builds their models.
 Result<std::vector<viz::TimelineModel>> ModelsFromScenario(const VizArgs& args) {
   std::optional<uint64_t> seed;
@@ -120,24 +99,12 @@ Result<std::vector<viz::TimelineModel>> ModelsFromScenario(const VizArgs& args) 
     seed = value;
   }
   KSIM_ASSIGN_OR_RETURN(sim::Scenario scenario, sim::LoadScenario(args.files.front()));
-  KSIM_ASSIGN_OR_RETURN(std::vector<Selected> runs, SelectVariants(scenario, args));
-  std::vector<viz::TimelineModel> models;
-  for (const Selected& run : runs) {
-    sim::RunOptions options;
-    options.seed = seed;
-    options.variant = run.name;
-    options.trace_level = sim::TraceLevel::kMessages;
-    options.keep_trace_bytes = true;
-    const std::string name = args.files.front() + " (" + run.name + ")";
-    Result<sim::RunResult> result = sim::RunScenario(*run.scenario, options);
-    if (!result.ok()) {
-      return Status(result.status().code(), name + ": " + result.status().message());
-    }
-    KSIM_ASSIGN_OR_RETURN(sim::Trace trace, sim::ParseTrace(std::move(result->trace_bytes), name));
-    KSIM_ASSIGN_OR_RETURN(viz::TimelineModel model, viz::TimelineModel::Build(trace, name));
-    models.push_back(std::move(model));
-  }
-  return models;
+  viz::ScenarioModelsOptions options;
+  options.variant = args.variant;
+  options.seed = seed;
+  options.level = sim::TraceLevel::kMessages;
+  options.name = args.files.front();
+  return viz::ModelsOfScenario(scenario, options);
 }
 
 Result<std::vector<viz::TimelineModel>> ModelsFromTraces(const VizArgs& args) {

@@ -18,6 +18,7 @@
 #include "sim/scenario_loader.h"
 #include "sim/scenario_runner.h"
 #include "sim/trace.h"
+#include "viz/model/scenario_models.h"
 #include "viz/model/timeline_model.h"
 
 namespace ksim::viz::testing {
@@ -35,25 +36,14 @@ inline const TimelineModel* ScenarioModel(const std::string& file, const std::st
   Result<sim::Scenario> loaded = sim::LoadScenario((source / "scenarios" / file).string());
   EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
   if (!loaded.ok()) return nullptr;
-  const sim::Scenario* scenario = &*loaded;
-  for (const sim::ScenarioVariant& v : loaded->variants) {
-    if (v.name == variant) scenario = &v.scenario;
-  }
-  EXPECT_TRUE(variant == "base" || scenario != &*loaded) << "no variant " << variant;
-  sim::RunOptions options;
+  ScenarioModelsOptions options;
   options.variant = variant;
-  options.trace_level = level;
-  options.keep_trace_bytes = true;
-  Result<sim::RunResult> run = sim::RunScenario(*scenario, options);
-  EXPECT_TRUE(run.ok()) << run.status().ToString();
-  if (!run.ok()) return nullptr;
-  Result<sim::Trace> trace = sim::ParseTrace(run->trace_bytes, file);
-  EXPECT_TRUE(trace.ok()) << trace.status().ToString();
-  if (!trace.ok()) return nullptr;
-  Result<TimelineModel> model = TimelineModel::Build(*trace, file);
-  EXPECT_TRUE(model.ok()) << model.status().ToString();
-  if (!model.ok()) return nullptr;
-  auto owned = std::make_unique<TimelineModel>(std::move(*model));
+  options.level = level;
+  options.name = file;
+  Result<std::vector<TimelineModel>> models = ModelsOfScenario(*loaded, options);
+  EXPECT_TRUE(models.ok()) << models.status().ToString();
+  if (!models.ok()) return nullptr;
+  auto owned = std::make_unique<TimelineModel>(std::move(models->front()));
   const TimelineModel* result = owned.get();
   cache.emplace(key, std::move(owned));
   return result;

@@ -24,6 +24,7 @@
 #include "sim/scenario_loader.h"
 #include "sim/scenario_runner.h"
 #include "sim/trace.h"
+#include "viz/model/scenario_models.h"
 #include "viz/model/timeline_model.h"
 #include "viz/ui/partitions_layout.h"
 #include "viz/ui/view_state.h"
@@ -45,23 +46,12 @@ std::unique_ptr<Scenario> RunAll(const std::string& file, sim::TraceLevel level)
   auto built = std::make_unique<Scenario>();
   Result<sim::Scenario> scenario = sim::LoadScenario((SourceRoot() / file).string());
   KSIM_CHECK_MSG(scenario.ok(), scenario.status().message().c_str());
-  std::vector<std::pair<std::string, const sim::Scenario*>> runs = {{"base", &*scenario}};
-  for (const sim::ScenarioVariant& variant : scenario->variants) {
-    runs.emplace_back(variant.name, &variant.scenario);
-  }
-  for (const auto& [name, run] : runs) {
-    sim::RunOptions options;
-    options.variant = name;
-    options.trace_level = level;
-    options.keep_trace_bytes = true;
-    Result<sim::RunResult> result = sim::RunScenario(*run, options);
-    KSIM_CHECK_MSG(result.ok(), result.status().message().c_str());
-    Result<sim::Trace> trace = sim::ParseTrace(std::move(result->trace_bytes), name);
-    KSIM_CHECK_MSG(trace.ok(), trace.status().message().c_str());
-    Result<TimelineModel> model = TimelineModel::Build(*trace, name);
-    KSIM_CHECK_MSG(model.ok(), model.status().message().c_str());
-    built->models.push_back(std::move(model).value());
-  }
+  ScenarioModelsOptions options;
+  options.level = level;
+  options.name = file;
+  Result<std::vector<TimelineModel>> models = ModelsOfScenario(*scenario, options);
+  KSIM_CHECK_MSG(models.ok(), models.status().message().c_str());
+  built->models = std::move(models).value();
   for (const TimelineModel& model : built->models) built->runs.models.push_back(&model);
   return built;
 }
