@@ -224,7 +224,8 @@ TEST_F(PanelsTest, RequestedRunBecomesActive) {
   // The runs' logs end at different offsets: the strips show the chosen run's.
   auto log_end_at = [](const TimelineModel& model, TimeUs t_us) {
     int64_t log_end = 0;
-    for (const ReplicaView& replica : model.StateAt(t_us).partitions[0].replica_states) {
+    const Snapshot snapshot = model.StateAt(t_us);  // kept: the loop reads into it
+    for (const ReplicaView& replica : snapshot.partitions[0].replica_states) {
       log_end = std::max(log_end, replica.leo);
     }
     return log_end;
