@@ -44,4 +44,12 @@ for name, v in report["variants"].items():
     verdict = "met" if v["ok"] else "NOT MET"
     print(f"{name:<14}" + "".join(f"{m.get(c, ''):>{len(c) + 2}}" for c in cols) + f"  {verdict}")
 PY
+echo
+# The viewer on the recorded traces, compared at the end of the run, rendered headless (the
+# window: ksim viz without --screenshot).
+if "$ksim" viz --help >/dev/null 2>&1; then
+  echo "# ksim viz $out/trace.*.jsonl --screenshot $out/viewer.png"
+  "$ksim" viz "$out"/trace.*.jsonl --screenshot "$out/viewer.png" || status=$?
+  echo "# interactively: $ksim viz $scenario"
+fi
 exit "$status"
