@@ -14,19 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "viz/ui/draw_kit.h"
 #include "viz/ui/ledger_panel_internal.h"
 #include "viz/ui/palette.h"
 #include "viz/ui/panels.h"
 
 namespace ksim::viz {
 namespace {
-
-std::string FormatTime(TimeUs t_us) {
-  char text[48];
-  const TimeUs ms = t_us / 1000;
-  std::snprintf(text, sizeof(text), "%" PRId64 ".%03" PRId64 " s", ms / 1000, ms % 1000);
-  return text;
-}
 
 bool ContainsFolded(std::string_view haystack, std::string_view needle) {
   if (needle.empty()) return true;
@@ -213,11 +207,11 @@ void DrawDetails(const TimelineModel& model, ViewState& state) {
               record.topic.c_str(), PlaceText(record).c_str());
   ImGui::TextWrapped("key %s, value %s", record.key ? record.key->c_str() : "null",
                      record.value.c_str());
-  if (record.sent_us >= 0) ImGui::Text("sent at %s", FormatTime(record.sent_us).c_str());
-  if (record.acked()) ImGui::Text("acked at %s", FormatTime(record.acked_us).c_str());
+  if (record.sent_us >= 0) ImGui::Text("sent at %s", kit::FormatSeconds(record.sent_us).c_str());
+  if (record.acked()) ImGui::Text("acked at %s", kit::FormatSeconds(record.acked_us).c_str());
   if (record.failed_us >= 0) {
     ImGui::Text("error %s (%s) at %s", record.error.c_str(), record.outcome.c_str(),
-                FormatTime(record.failed_us).c_str());
+                kit::FormatSeconds(record.failed_us).c_str());
   }
   ImGui::Text("copies in the final log: %d; deliveries: %s", record.final_copies,
               DeliveriesText(record).c_str());
@@ -237,7 +231,7 @@ void DrawDetails(const TimelineModel& model, ViewState& state) {
                        anomaly.group.empty() ? "" : " in group ", anomaly.group.c_str());
     if (anomaly.cause_t_us >= 0) {
       ImGui::SameLine();
-      const std::string label = "cause at " + FormatTime(anomaly.cause_t_us);
+      const std::string label = "cause at " + kit::FormatSeconds(anomaly.cause_t_us);
       if (ImGui::SmallButton(label.c_str())) state.Seek(model, anomaly.cause_t_us);
       JumpRects().push_back(
           {anomaly.cause_t_us, true, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
@@ -250,7 +244,7 @@ void DrawDetails(const TimelineModel& model, ViewState& state) {
   ImGui::TextDisabled("events (click to jump)");
   for (uint32_t e : record.events) {
     const TimelineEvent& event = model.events()[e];
-    const std::string line = FormatTime(event.t_us) + "  " + event.summary;
+    const std::string line = kit::FormatSeconds(event.t_us) + "  " + event.summary;
     ImGui::PushID(static_cast<int>(e));
     ImGui::PushStyleColor(ImGuiCol_Text, EventKindColor(event.kind));
     if (ImGui::Selectable(line.c_str(), state.selected_event == static_cast<int32_t>(e))) {
@@ -349,7 +343,7 @@ std::string NeverWrittenReason(const TimelineModel& model, const LedgerRecord& r
     const std::string name = view.topic + "-" + std::to_string(view.partition);
     const BrokerView* leader = view.leader >= 0 ? at.FindBroker(view.leader) : nullptr;
     if (leader == nullptr) {
-      add(name + " had no leader when it was sent (" + FormatTime(record.sent_us) + ")");
+      add(name + " had no leader when it was sent (" + kit::FormatSeconds(record.sent_us) + ")");
     } else if (leader->status != NodeStatus::kAlive) {
       // The leader's last crash or shutdown before the send.
       std::string since;
@@ -358,15 +352,15 @@ std::string NeverWrittenReason(const TimelineModel& model, const LedgerRecord& r
         if (event.node >= 0 && model.nodes()[event.node] == leader->node &&
             (event.ev == "crash" || event.ev == "shutdown")) {
           since = std::string(event.ev == "crash" ? " (crashed at " : " (shut down at ") +
-                  FormatTime(event.t_us) + ")";
+                  kit::FormatSeconds(event.t_us) + ")";
           break;
         }
       }
-      add("sent at " + FormatTime(record.sent_us) + " while " + name + "'s leader, " +
+      add("sent at " + kit::FormatSeconds(record.sent_us) + " while " + name + "'s leader, " +
           leader->node + ", was down" + since);
     } else if (at.LinkCut(record.producer, leader->node)) {
-      add("sent at " + FormatTime(record.sent_us) + " while the link " + record.producer + " -> " +
-          leader->node + " was cut");
+      add("sent at " + kit::FormatSeconds(record.sent_us) + " while the link " + record.producer +
+          " -> " + leader->node + " was cut");
     }
   }
   if (!record.error.empty()) {

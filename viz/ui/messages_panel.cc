@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "viz/ui/draw_kit.h"
 #include "viz/ui/palette.h"
 #include "viz/ui/panels.h"
 
@@ -34,13 +35,6 @@ constexpr size_t kMarksMax = 4000;
 constexpr float kHeaderHeight = 22.0f;
 constexpr float kTimeGutter = 70.0f;
 constexpr float kHoverDistance = 4.0f;
-
-std::string FormatTime(TimeUs t_us) {
-  char text[48];
-  const TimeUs ms = t_us / 1000;
-  std::snprintf(text, sizeof(text), "%" PRId64 ".%03" PRId64 " s", ms / 1000, ms % 1000);
-  return text;
-}
 
 enum class Family { kProduce, kFetch, kMetadata, kGroup, kController, kZooKeeper };
 constexpr const char* kFamilyNames[] = {"produce", "fetch",      "metadata",
@@ -190,10 +184,11 @@ void DrawMessagesPanel(const Runs& runs, ViewState& state) {
     ImGui::TextColored(ImColor(kColorDuplicated),
                        "showing the first %zu messages of %s .. %s: zoom the timeline in to "
                        "see every one",
-                       kMessagesMax, FormatTime(begin_us).c_str(), FormatTime(end_us).c_str());
+                       kMessagesMax, kit::FormatSeconds(begin_us).c_str(),
+                       kit::FormatSeconds(end_us).c_str());
   } else {
-    ImGui::TextDisabled("%zu messages in %s .. %s", messages.size(), FormatTime(begin_us).c_str(),
-                        FormatTime(end_us).c_str());
+    ImGui::TextDisabled("%zu messages in %s .. %s", messages.size(),
+                        kit::FormatSeconds(begin_us).c_str(), kit::FormatSeconds(end_us).c_str());
   }
 
   const Lifelines& lifelines = LifelinesOf(model);
@@ -227,7 +222,7 @@ void DrawMessagesPanel(const Runs& runs, ViewState& state) {
     const float y = y_of(t_us);
     draw->AddLine(ImVec2(lines_x, y), ImVec2(origin.x + width, y), IM_COL32(255, 255, 255, 16));
     draw->AddText(ImVec2(origin.x + 2, y - (i == 8 ? 14 : 0)), IM_COL32(180, 180, 180, 255),
-                  FormatTime(t_us).c_str());
+                  kit::FormatSeconds(t_us).c_str());
   }
   for (int32_t node : lifelines.nodes) {
     const float x = x_of_node(node);
@@ -333,7 +328,7 @@ void DrawMessagesPanel(const Runs& runs, ViewState& state) {
         }
       }
     }
-    if (under_mouse) hovered_mark = FormatTime(e.t_us) + "  " + label;
+    if (under_mouse) hovered_mark = kit::FormatSeconds(e.t_us) + "  " + label;
   }
 
   // The playhead across the diagram.
@@ -352,13 +347,15 @@ void DrawMessagesPanel(const Runs& runs, ViewState& state) {
                        "%s  #%" PRId64, hovered->kind.c_str(), hovered->id);
     ImGui::Text("%s -> %s, %d bytes", model.nodes()[hovered->from].c_str(),
                 model.nodes()[hovered->to].c_str(), hovered->size_bytes);
-    ImGui::Text("sent %s", FormatTime(hovered->sent_us).c_str());
+    ImGui::Text("sent %s", kit::FormatSeconds(hovered->sent_us).c_str());
     if (hovered->delivered_us >= 0) {
-      ImGui::Text("delivered %s (%" PRId64 " us later)", FormatTime(hovered->delivered_us).c_str(),
+      ImGui::Text("delivered %s (%" PRId64 " us later)",
+                  kit::FormatSeconds(hovered->delivered_us).c_str(),
                   hovered->delivered_us - hovered->sent_us);
     } else if (hovered->dropped_us >= 0) {
       ImGui::TextColored(ImColor(kColorLost), "dropped %s: %s",
-                         FormatTime(hovered->dropped_us).c_str(), hovered->drop_reason.c_str());
+                         kit::FormatSeconds(hovered->dropped_us).c_str(),
+                         hovered->drop_reason.c_str());
     } else {
       ImGui::TextDisabled("still in flight at the end of the run");
     }

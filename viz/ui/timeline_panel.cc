@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "viz/ui/draw_kit.h"
 #include "viz/ui/palette.h"
 #include "viz/ui/panels.h"
 
@@ -33,13 +34,6 @@ constexpr TimeUs kMinWindowUs = 100;  // the deepest zoom: 100 us across the pan
 constexpr size_t kHoverLinesMax = 14;
 
 // "12.345 s": trace time in seconds with milliseconds (the report's and the causes' clock).
-std::string FormatTime(TimeUs t_us) {
-  char text[48];
-  const TimeUs ms = t_us / 1000;
-  std::snprintf(text, sizeof(text), "%" PRId64 ".%03" PRId64 " s", ms / 1000, ms % 1000);
-  return text;
-}
-
 // Events per kind per pixel column of the whole run, for one model at one width.
 struct MinimapBuckets {
   uint64_t model_serial = 0;
@@ -196,7 +190,8 @@ void DrawControls(const TimelineModel& model, ViewState& state) {
   ImGui::SameLine();
   if (ImGui::Button("fit")) SetWindow(model, state, 0, model.end_us());
   ImGui::SameLine();
-  ImGui::Text("%s / %s", FormatTime(state.playhead_us).c_str(), FormatTime(model.end_us()).c_str());
+  ImGui::Text("%s / %s", kit::FormatSeconds(state.playhead_us).c_str(),
+              kit::FormatSeconds(model.end_us()).c_str());
 }
 
 void DrawMinimap(const TimelineModel& model, ViewState& state) {
@@ -269,8 +264,8 @@ void DrawMinimap(const TimelineModel& model, ViewState& state) {
     const int column = std::clamp(static_cast<int>(mouse_x - origin.x), 0, columns - 1);
     ImGui::BeginTooltip();
     ImGui::Text(
-        "%s",
-        FormatTime(static_cast<TimeUs>(static_cast<double>(column) * end_us / width)).c_str());
+        "%s", kit::FormatSeconds(static_cast<TimeUs>(static_cast<double>(column) * end_us / width))
+                  .c_str());
     for (int k = 0; k < kEventKindCount; ++k) {
       if (buckets.counts[column][k] == 0) continue;
       const std::string name(EventKindName(static_cast<EventKind>(k)));
@@ -324,9 +319,9 @@ void DrawZoomed(const TimelineModel& model, ViewState& state) {
                   IM_COL32(255, 255, 255, 24));
     char label[48];
     if (step_us >= 1000) {
-      std::snprintf(label, sizeof(label), "%s", FormatTime(t_us).c_str());
+      std::snprintf(label, sizeof(label), "%s", kit::FormatSeconds(t_us).c_str());
     } else {
-      std::snprintf(label, sizeof(label), "%s+%" PRId64 "us", FormatTime(t_us).c_str(),
+      std::snprintf(label, sizeof(label), "%s+%" PRId64 "us", kit::FormatSeconds(t_us).c_str(),
                     t_us % 1000);
     }
     draw->AddText(ImVec2(x + 2, origin.y + 2), IM_COL32(200, 200, 200, 255), label);
@@ -391,7 +386,7 @@ void DrawZoomed(const TimelineModel& model, ViewState& state) {
     const TimeUs from_us = t_of(io.MousePos.x - 3);
     const TimeUs to_us = t_of(io.MousePos.x + 3);
     ImGui::BeginTooltip();
-    ImGui::Text("%s", FormatTime(t_of(io.MousePos.x)).c_str());
+    ImGui::Text("%s", kit::FormatSeconds(t_of(io.MousePos.x)).c_str());
     size_t shown = 0;
     size_t more = 0;
     for (size_t j = model.FirstEventAtOrAfter(from_us);
@@ -402,7 +397,7 @@ void DrawZoomed(const TimelineModel& model, ViewState& state) {
         continue;
       }
       ImGui::TextColored(ImColor(EventKindColor(events[j].kind)), "%s  %s",
-                         FormatTime(events[j].t_us).c_str(), events[j].summary.c_str());
+                         kit::FormatSeconds(events[j].t_us).c_str(), events[j].summary.c_str());
       ++shown;
     }
     if (more > 0) ImGui::TextDisabled("... and %zu more (zoom in)", more);
