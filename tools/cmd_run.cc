@@ -36,12 +36,13 @@
 #include <vector>
 
 #include "core/controller.h"
-#include "core/text_distance.h"
 #include "sim/atomic_file.h"
 #include "sim/run_report.h"
 #include "sim/scenario_loader.h"
 #include "sim/scenario_runner.h"
+#include "sim/scenario_variants.h"
 #include "sim/trace.h"
+#include "tools/args.h"
 #include "tools/commands.h"
 
 namespace ksim::tools {
@@ -101,49 +102,10 @@ class Progress {
   size_t shown_width_ = 0;
 };
 
-Result<uint64_t> ParseSeed(const std::string& text) {
-  uint64_t seed = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return Status(Errc::kInvalidArgument, "--seed '" + text +
-                                              "' is not a seed: expected an integer 0 to " +
-                                              std::to_string(UINT64_MAX));
-  }
-  return seed;
-}
-
-struct Selected {
-  std::string name;
-  const sim::Scenario* scenario;
-};
-
-// The runs to make: `--variant V` alone, else the base and every variant.
-Result<std::vector<Selected>> SelectVariants(const sim::Scenario& base, const RunArgs& args) {
-  std::vector<Selected> all = {{"base", &base}};
-  for (const sim::ScenarioVariant& variant : base.variants) {
-    all.push_back({variant.name, &variant.scenario});
-  }
-  if (args.variant.empty()) return all;
-  std::vector<std::string_view> names;
-  for (const Selected& selected : all) {
-    if (selected.name == args.variant) return std::vector<Selected>{selected};
-    names.push_back(selected.name);
-  }
-  std::string message = "unknown variant \"" + args.variant + "\" in " + args.file + ": ";
-  if (std::optional<std::string_view> closest = ClosestName(args.variant, names)) {
-    message += "did you mean \"" + std::string(*closest) + "\"? ";
-  }
-  message += "valid variants are";
-  for (size_t i = 0; i < names.size(); ++i) {
-    message += std::string(i == 0 ? " " : ", ") + std::string(names[i]);
-  }
-  return Status(Errc::kInvalidArgument, message);
-}
-
 // A policy the loader accepts but the controller refuses (longest-log) is bad input too: say so
 // before anything runs or is written.
-Status CheckRunnable(const std::vector<Selected>& runs, const std::string& file) {
-  for (const Selected& run : runs) {
+Status CheckRunnable(const std::vector<sim::SelectedRun>& runs, const std::string& file) {
+  for (const sim::SelectedRun& run : runs) {
     ControllerOptions options;
     options.election_policy = run.scenario->policy.election;
     const Status valid = Controller::ValidateOptions(options);
@@ -257,7 +219,7 @@ int RunScenarioCommand(const RunArgs& args) {
     std::cerr << scenario.status().message() << "\n";  // names the file already
     return 2;
   }
-  Result<std::vector<Selected>> runs = SelectVariants(*scenario, args);
+  Result<std::vector<sim::SelectedRun>> runs = sim::SelectRuns(*scenario, args.variant, args.file);
   if (!runs.ok()) return BadInput(runs.status().message());
   // The matrix sets the policies itself.
   if (args.matrix) return RunMatrix(*runs->front().scenario, runs->front().name, seed, args);
@@ -267,7 +229,7 @@ int RunScenarioCommand(const RunArgs& args) {
 
   Result<std::optional<sim::AtomicFile>> report = OpenOutput(args.report_path, args.file);
   if (!report.ok()) return BadInput(report.status().message());
-  for (const Selected& run : *runs) {
+  for (const sim::SelectedRun& run : *runs) {
     const std::string trace = TracePathFor(args.trace_path, run.name, runs->size());
     if (!trace.empty() && SameFile(trace, args.file)) {
       return BadInput("refusing to write over the scenario file " + args.file);
@@ -277,7 +239,7 @@ int RunScenarioCommand(const RunArgs& args) {
   Progress progress;
   std::vector<sim::RunResult> results;
   std::vector<std::string> nondeterministic;
-  for (const Selected& run : *runs) {
+  for (const sim::SelectedRun& run : *runs) {
     sim::RunOptions options;
     options.seed = seed;
     options.variant = run.name;

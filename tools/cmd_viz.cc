@@ -25,6 +25,7 @@
 
 #include "sim/scenario_loader.h"
 #include "sim/trace.h"
+#include "tools/args.h"
 #include "tools/commands.h"
 #include "viz/model/scenario_models.h"
 #include "viz/model/timeline_model.h"
@@ -88,15 +89,7 @@ std::string PanelNames() {
 Result<std::vector<viz::TimelineModel>> ModelsFromScenario(const VizArgs& args) {
   std::optional<uint64_t> seed;
   if (!args.seed_text.empty()) {
-    uint64_t value = 0;
-    const std::string& text = args.seed_text;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size()) {
-      return Status(Errc::kInvalidArgument, "--seed '" + text +
-                                                "' is not a seed: expected an integer 0 to " +
-                                                std::to_string(UINT64_MAX));
-    }
-    seed = value;
+    KSIM_ASSIGN_OR_RETURN(seed, ParseSeed(args.seed_text));
   }
   KSIM_ASSIGN_OR_RETURN(sim::Scenario scenario, sim::LoadScenario(args.files.front()));
   viz::ScenarioModelsOptions options;

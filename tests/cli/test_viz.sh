@@ -60,7 +60,7 @@ expect_exit 2 "$KSIM" viz "$WORK/base.jsonl" --screenshot "$WORK/out.png" --at-m
 expect_grep "--at-ms 'soon' is not a time" "$WORK/stderr"
 no_png
 expect_exit 2 "$KSIM" viz "$SCENARIO" --screenshot "$WORK/out.png" --variant acks2
-expect_grep '^ksim viz: unknown variant "acks2" in .*run_small.json: valid variants are base, acks-1$' "$WORK/stderr"
+expect_grep '^ksim viz: unknown variant "acks2" in .*run_small.json: did you mean "acks-1"\? valid variants are base, acks-1$' "$WORK/stderr"
 no_png
 expect_exit 2 "$KSIM" viz "$WORK/base.jsonl" --variant base --screenshot "$WORK/out.png"
 expect_grep 'apply to a scenario' "$WORK/stderr"

@@ -80,9 +80,10 @@ TEST(ScenarioModelsTest, EveryVariantInOrderAndUnknownVariantsNamed) {
   Result<std::vector<TimelineModel>> unknown = ModelsOfScenario(*scenario, options);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().code(), Errc::kInvalidArgument);
-  EXPECT_EQ(unknown.status().message().rfind(
-                "unknown variant \"no-such-variant\" in a.json: valid variants are base, ", 0),
+  EXPECT_EQ(unknown.status().message().rfind("unknown variant \"no-such-variant\" in a.json: ", 0),
             0u)
+      << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("valid variants are base, "), std::string::npos)
       << unknown.status().message();
 }
 
