@@ -146,6 +146,7 @@ TEST_F(PanelsTest, WholeViewerDrawsEveryRunAtStartCrashAndEnd) {
       runs.active = active;
       const TimelineModel& model = runs.current();
       ViewState state;
+      state.active_run = active;
       state.fixed_layout = true;
       for (TimeUs t_us : Playheads(model)) {
         state.Seek(model, t_us);
@@ -210,8 +211,8 @@ TEST_F(PanelsTest, HiddenPanelsLeaveTheirRowToTheOthers) {
   EXPECT_EQ(cluster->Pos.y + cluster->Size.y, partitions->Pos.y);
 }
 
-// A run chosen in the menu or in Compare (requested_active) becomes the one the panels draw.
-TEST_F(PanelsTest, RequestedRunBecomesActive) {
+// A run chosen in the menu or in Compare (active_run) becomes the one the panels draw.
+TEST_F(PanelsTest, ChosenRunBecomesActive) {
   const Scenario& scenario = CleanVsUnclean();
   ASSERT_GE(scenario.runs.models.size(), 2u);
   // Wide enough that every offset of these 400-record logs is shown (the window is the log).
@@ -235,9 +236,9 @@ TEST_F(PanelsTest, RequestedRunBecomesActive) {
   ASSERT_FALSE(LastPartitionsFrame().strips.empty());
   EXPECT_EQ(LastPartitionsFrame().strips.front().window.end,
             log_end_at(*scenario.runs.models[0], t_us));
-  state.requested_active = 1;
+  state.active_run = 1;
   Frame(scenario.runs, state);
-  EXPECT_EQ(state.requested_active, -1);
+  EXPECT_EQ(state.active_run, 1u);
   Frame(scenario.runs, state);
   ASSERT_FALSE(LastPartitionsFrame().strips.empty());
   EXPECT_EQ(LastPartitionsFrame().strips.front().window.end,

@@ -235,7 +235,7 @@ TEST(ComparePanelTest, DrawsTheTrioAndAClickOnARunRequestsIt) {
     state.Seek(*models[0], t);
     EXPECT_GT(imgui.Frame(draw), 0) << t;
   }
-  EXPECT_EQ(state.requested_active, -1);
+  EXPECT_EQ(state.active_run, 0u);
   // The header row: a fixed first column of 130 px, then the runs in equal columns.
   const ImGuiStyle& style = ImGui::GetStyle();
   const float left = style.WindowPadding.x + 130.0f + 2 * style.CellPadding.x;
@@ -243,7 +243,7 @@ TEST(ComparePanelTest, DrawsTheTrioAndAClickOnARunRequestsIt) {
   const ImVec2 third(left + width * 2.5f / 3,
                      style.WindowPadding.y + ImGui::GetFontSize() / 2 + style.CellPadding.y);
   imgui.Click(third, draw);
-  EXPECT_EQ(state.requested_active, 2);
+  EXPECT_EQ(state.active_run, 2u);
 }
 
 }  // namespace

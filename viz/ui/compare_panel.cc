@@ -1,5 +1,5 @@
 // The Compare panel: every run (variant) in a column at the same playhead: its name and verdict
-// (a click on the name asks for it to become the active run: state.requested_active), a fate bar
+// (a click on the name makes it the active run: state.active_run), a fate bar
 // (ok / lost / duplicated / unacked records as coloured segments), the selected partition's
 // leader log at the playhead as a strip of cells (copies of a record written twice underlined
 // orange), and the metrics and expectations, where cells that differ between runs are
@@ -174,7 +174,7 @@ void DrawComparePanel(const Runs& runs, ViewState& state) {
     ImGui::PushID(static_cast<int>(i));
     const std::string name = RunName(*runs.models[i]);
     if (ImGui::Selectable(name.c_str(), i == runs.active)) {
-      state.requested_active = static_cast<int32_t>(i);
+      state.active_run = i;
     }
     ImGui::PopID();
   }

@@ -13,7 +13,8 @@
 namespace ksim::viz {
 
 // The runs the viewer shows: one model per variant of one scenario (or one per trace file
-// given). `active` is the run the single-run panels draw.
+// given). `active` is the run the single-run panels draw (DrawViewer sets it from
+// ViewState::active_run).
 struct Runs {
   std::vector<const TimelineModel*> models;  // not owned; at least one
   size_t active = 0;
@@ -49,9 +50,9 @@ struct ViewState {
   int32_t selected_partition = 0;  // index into the model's partitions()
   int32_t selected_record = -1;    // index into records(); -1 none
   int32_t selected_event = -1;     // index into events() (the last jump target)
-  // A run clicked in the Compare panel (index into Runs::models), -1 none: Runs is const to the
-  // panels, so whoever owns it (the viewer's main loop) makes it active and resets this to -1.
-  int32_t requested_active = -1;
+  // The run the viewer shows (index into Runs::models): chosen in the menu or by a click on a
+  // run in the Compare panel; DrawViewer draws the panels with Runs::active set to it.
+  size_t active_run = 0;
   LedgerFilter ledger_filter = LedgerFilter::kAnomalies;
   char ledger_search[64] = "";
   EventKind jump_kind = EventKind::kFault;  // what next/previous-event jumps to

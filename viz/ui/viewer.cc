@@ -12,10 +12,8 @@
 // otherwise they are placed on the first frame and whenever the display changes size, and the
 // user may move them in between.
 //
-// The active run: Runs is const here, so the viewer keeps the run the panels draw in its ImGui
-// context's storage (starting at runs.active) and applies state.requested_active (a run chosen
-// in the menu or clicked in Compare), resetting it to -1; the panels get a copy of `runs` with
-// that run active.
+// The active run is state.active_run (a run chosen in the menu or clicked in Compare): the panels
+// get a copy of `runs` with that run active.
 #include <imgui.h>
 
 #include <algorithm>
@@ -97,21 +95,6 @@ std::string WindowName(const Slot& slot) {
   return name;
 }
 
-// Applies a requested run and returns the active one, kept in the ImGui context's storage.
-size_t ActiveRun(const Runs& runs, ViewState& state) {
-  ImGuiStorage* storage = ImGui::GetStateStorage();
-  const ImGuiID id = ImGui::GetID("ksim_viewer_active_run");
-  int active = storage->GetInt(id, static_cast<int>(runs.active));
-  if (state.requested_active >= 0 &&
-      static_cast<size_t>(state.requested_active) < runs.models.size()) {
-    active = state.requested_active;
-  }
-  state.requested_active = -1;
-  if (active < 0 || static_cast<size_t>(active) >= runs.models.size()) active = 0;
-  storage->SetInt(id, active);
-  return static_cast<size_t>(active);
-}
-
 // True when the display changed size since the last frame (and on the first frame).
 bool DisplayChanged() {
   ImGuiStorage* storage = ImGui::GetStateStorage();
@@ -165,7 +148,7 @@ float DrawMenuBar(const Runs& runs, ViewState& state, size_t active) {
       ImGui::PushID(static_cast<int>(i));
       const std::string& variant = runs.models[i]->header().variant;
       if (ImGui::RadioButton(variant.c_str(), i == active)) {
-        state.requested_active = static_cast<int32_t>(i);
+        state.active_run = i;
       }
       ImGui::PopID();
     }
@@ -203,7 +186,8 @@ void DrawViewer(const Runs& runs, ViewState& state) {
   IM_ASSERT(!runs.models.empty());
   const ImGuiIO& io = ImGui::GetIO();
   Runs view = runs;
-  view.active = ActiveRun(runs, state);
+  if (state.active_run >= runs.models.size()) state.active_run = 0;
+  view.active = state.active_run;
   const TimelineModel& model = view.current();
   state.Tick(model, io.DeltaTime);
   OpenOnScenarioTopic(model, state);
