@@ -150,6 +150,7 @@ class ScreenshotTest : public ::testing::Test {
     runs.active = trio.Index(run);
     const TimelineModel& model = runs.current();
     ViewState state;
+    state.active_run = runs.active;  // the run DrawViewer shows
     if (panel) {
       state.only_panel = true;
       state.only = *panel;
