@@ -1,7 +1,7 @@
 // Simulated cluster throughput: records produced and acknowledged per second of real time
 // through a whole simulated cluster (3 brokers, ZooKeeper, the controller, replication over the
 // virtual network onto virtual disks, the invariant checker after every event), acks=1 and
-// acks=all, one record per request with one request in flight (tests/support/cluster_client.h).
+// acks=all, one record per request with one request in flight (tests/support/sim/cluster_client.h).
 // Baseline, measured in the same run: the same records appended one batch at a time to one Log on
 // a VirtualDisk: what the leader's storage engine alone does per record. The ratio is the price
 // of simulating everything else (three replicas, a dozen network messages per record, purgatory,
@@ -15,16 +15,16 @@
 #include <string>
 #include <vector>
 
-#include "core/check.h"
-#include "core/log.h"
-#include "core/record_batch.h"
-#include "sim/cluster.h"
-#include "sim/event_loop.h"
-#include "sim/random.h"
-#include "sim/trace.h"
-#include "sim/virtual_disk.h"
-#include "sim/world.h"
-#include "tests/support/cluster_client.h"
+#include "core/base/check.h"
+#include "core/base/random.h"
+#include "core/record/record_batch.h"
+#include "core/storage/log.h"
+#include "sim/cluster/cluster.h"
+#include "sim/kernel/event_loop.h"
+#include "sim/kernel/trace.h"
+#include "sim/world/virtual_disk.h"
+#include "sim/world/world.h"
+#include "tests/support/sim/cluster_client.h"
 
 namespace ksim::sim {
 namespace {
@@ -40,11 +40,12 @@ Bytes Value(int64_t n) {
 void BM_LogAppendBaseline(benchmark::State& state) {
   int64_t records = 0;
   for (auto _ : state) {
-    VirtualDisk disk(Stream(1));
+    VirtualDisk disk(RandomStream(1));
     EventLoop clock;
     KSIM_CHECK(disk.CreateDir("/kafka-logs").ok());
     LogConfig config;
-    config.max_index_size_bytes = 1 << 20;  // as the simulated cluster's brokers (sim/cluster.h)
+    config.max_index_size_bytes =
+        1 << 20;  // as the simulated cluster's brokers (sim/cluster/cluster.h)
     Result<std::unique_ptr<Log>> log = Log::Open(disk, clock, "/kafka-logs/t-0", config);
     KSIM_CHECK(log.ok());
     for (int32_t i = 0; i < kRecordsPerRun; ++i) {

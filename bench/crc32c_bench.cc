@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/crc32c.h"
+#include "core/base/crc32c.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -13,7 +13,7 @@
 // of a running simulation); 1,000,000 events per iteration. StdFunction: the same through core's
 // Timers seam (std::function callables).
 //
-// The delays come from a sim::Stream, drawn outside the timed region into a pool larger than one
+// The delays come from a RandomStream, drawn outside the timed region into a pool larger than one
 // iteration's needs; each iteration starts where the previous one stopped, so no iteration
 // repeats the exact sequence of comparisons of the one before (a branch predictor could learn a
 // short repeated sequence and flatter branchy code).
@@ -25,8 +25,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/event_loop.h"
-#include "sim/random.h"
+#include "sim/kernel/event_loop.h"
+#include "sim/kernel/random.h"
 
 namespace ksim::sim {
 namespace {
@@ -38,7 +38,7 @@ constexpr size_t kPoolSize = size_t{1} << 21;  // a power of two: index & (size 
 class DelayPool {
  public:
   DelayPool() : delays_(kPoolSize) {
-    Stream stream(HashName("event_loop_bench"));
+    RandomStream stream(HashName("event_loop_bench"));
     for (int64_t& delay : delays_) delay = stream.UniformInt(0, kDelayMaxUs - 1);
   }
   int64_t Next() { return delays_[next_++ & (kPoolSize - 1)]; }

@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/posix_env.h"
-#include "core/record_batch.h"
-#include "sim/random.h"
+#include "core/base/clock.h"
+#include "core/base/random.h"
+#include "core/env/posix_env.h"
+#include "core/record/record_batch.h"
+#include "core/storage/log.h"
 
 namespace ksim {
 namespace {
@@ -64,7 +64,7 @@ const std::string& BenchDir() {
 }
 
 Bytes MakeBatch(size_t records, size_t value_bytes, int64_t timestamp_ms, uint64_t seed) {
-  sim::Stream random(seed);
+  RandomStream random(seed);
   std::vector<RecordInput> inputs(records);
   for (RecordInput& input : inputs) {
     input.timestamp_ms = timestamp_ms;
@@ -163,7 +163,7 @@ ReadFixture& LogOfAMillionRecords(int32_t index_interval_bytes) {
 
 void BM_RandomRead(benchmark::State& state) {
   Log& log = *LogOfAMillionRecords(static_cast<int32_t>(state.range(0))).log;
-  sim::Stream random(3);
+  RandomStream random(3);
   uint64_t scanned = 0;
   uint64_t returned = 0;
   for (auto _ : state) {

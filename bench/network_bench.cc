@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/event_loop.h"
-#include "sim/network.h"
-#include "sim/random.h"
-#include "sim/topology.h"
+#include "core/base/random.h"
+#include "sim/kernel/event_loop.h"
+#include "sim/world/network.h"
+#include "sim/world/topology.h"
 
 namespace ksim::sim {
 namespace {
@@ -28,7 +28,7 @@ constexpr TimeUs kLatencyUsMax = 2'000;
 void BM_NetworkSendDeliver(benchmark::State& state) {
   EventLoop loop;
   auto topology = Topology::FullMesh(kCluster, LinkSpec{kLatencyUsMin, kLatencyUsMax, 0, 0});
-  Network network(loop, *topology, Stream(1));
+  Network network(loop, *topology, RandomStream(1));
   const bool observe = state.range(0) != 0;
   uint64_t observed = 0;
   if (observe) network.SetObserver([&observed](const NetEvent&) { ++observed; });
@@ -73,11 +73,11 @@ BENCHMARK(BM_NetworkSendDeliver)
 // The baseline: the same closed loop on the bare event loop, one latency draw per event.
 void BM_EventLoopBaseline(benchmark::State& state) {
   EventLoop loop;
-  Stream rng(1);
+  RandomStream rng(1);
   int64_t remaining = 0;
   struct Hop {
     EventLoop* loop;
-    Stream* rng;
+    RandomStream* rng;
     int64_t* remaining;
     void operator()() const {
       if (*remaining > 0) {

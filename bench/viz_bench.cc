@@ -21,13 +21,14 @@
 #include <string>
 #include <vector>
 
-#include "core/check.h"
-#include "sim/random.h"
-#include "sim/scenario_loader.h"
-#include "sim/scenario_runner.h"
-#include "sim/trace.h"
+#include "core/base/check.h"
+#include "core/base/random.h"
+#include "sim/kernel/trace.h"
+#include "sim/runner/runner.h"
+#include "sim/scenario/loader.h"
+#include "viz/backend/backend.h"
 #include "viz/model/timeline_model.h"
-#include "viz/ui/backend.h"
+#include "viz/ui/imgui_setup.h"
 #include "viz/ui/panels.h"
 
 namespace ksim::viz {
@@ -93,7 +94,7 @@ void Describe(benchmark::State& state) {
 
 // Random playhead times over the run, the same sequence for every benchmark.
 std::vector<TimeUs> RandomTimes(const TimelineModel& model, size_t count) {
-  sim::Stream stream(12345);
+  RandomStream stream(12345);
   std::vector<TimeUs> times;
   for (size_t i = 0; i < count; ++i) {
     times.push_back(stream.UniformInt(0, model.end_us()));

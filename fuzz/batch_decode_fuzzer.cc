@@ -15,8 +15,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/crc32c.h"
-#include "core/record_batch.h"
+#include "core/base/crc32c.h"
+#include "core/record/record_batch.h"
 
 namespace {
 

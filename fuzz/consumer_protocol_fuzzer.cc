@@ -1,8 +1,8 @@
-// libFuzzer target: ConsumerProtocol's decoders (core/assignors.h) on arbitrary bytes, the
-// JoinGroup subscription and SyncGroup assignment a group member or leader may send. Whatever the
-// input, nothing may read out of bounds, overflow, or abort; what a decoder accepts must
-// re-encode to bytes that decode to the same value, and encoding that value again must give the
-// same bytes (the encoding is canonical after one round).
+// libFuzzer target: ConsumerProtocol's decoders (core/clients/consumer/assignors.h) on arbitrary
+// bytes, the JoinGroup subscription and SyncGroup assignment a group member or leader may send.
+// Whatever the input, nothing may read out of bounds, overflow, or abort; what a decoder accepts
+// must re-encode to bytes that decode to the same value, and encoding that value again must give
+// the same bytes (the encoding is canonical after one round).
 //
 //   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKSIM_FUZZ=ON \
 //       -DKSIM_SANITIZE=ON -DKSIM_BENCH=OFF && ninja -C build-fuzz consumer_protocol_fuzzer
@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "core/assignors.h"
+#include "core/clients/consumer/assignors.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// libFuzzer target: the scenario loader (sim/scenario_loader.h) on arbitrary text. Whatever the
+// libFuzzer target: the scenario loader (sim/scenario/loader.h) on arbitrary text. Whatever the
 // input, nothing may read out of bounds, overflow, throw or abort; a failure is one kInvalidConfig
 // Status whose every line names the file ("f.json:" then a line:column or a JSON Pointer); a
 // success is stable: the same text parses to the same scenario shape again.
@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "sim/scenario_loader.h"
+#include "sim/scenario/loader.h"
 
 namespace {
 

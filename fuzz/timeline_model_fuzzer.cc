@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "sim/trace.h"
+#include "sim/kernel/trace.h"
 #include "viz/model/timeline_model.h"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/status.h"
+#include "core/base/status.h"
 
 namespace ksim::tools {
 

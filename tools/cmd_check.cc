@@ -1,5 +1,5 @@
 // `ksim check SCENARIO.json...`: validates scenario files without running them
-// (sim/scenario_loader.h; the format in docs/scenarios.md). For each file prints
+// (sim/scenario/loader.h; the format in docs/scenarios.md). For each file prints
 // "ok: <name>: N actions, M variants" on stdout, or every error found on stderr, one per line
 // ("file:line:column: ..." for JSON syntax, "file:/json/pointer: ..." otherwise). Exit 0 when
 // every file is valid, 2 otherwise (bad input, as every ksim command).
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario_loader.h"
+#include "sim/scenario/loader.h"
 #include "tools/commands.h"
 
 namespace ksim::tools {

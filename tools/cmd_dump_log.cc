@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
-#include "core/env.h"
-#include "core/file_batch_reader.h"
-#include "core/log_segment.h"
-#include "core/offset_index.h"
-#include "core/posix_env.h"
-#include "core/record_batch.h"
-#include "core/time_index.h"
+#include "core/env/env.h"
+#include "core/env/posix_env.h"
+#include "core/record/record_batch.h"
+#include "core/storage/file_batch_reader.h"
+#include "core/storage/log_segment.h"
+#include "core/storage/offset_index.h"
+#include "core/storage/time_index.h"
 #include "tools/commands.h"
 
 namespace ksim::tools {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "core/clock.h"
-#include "core/log.h"
-#include "core/posix_env.h"
-#include "core/record_batch.h"
+#include "core/base/clock.h"
+#include "core/env/posix_env.h"
+#include "core/record/record_batch.h"
+#include "core/storage/log.h"
 #include "tools/commands.h"
 
 namespace ksim::tools {

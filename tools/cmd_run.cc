@@ -1,14 +1,15 @@
-// `ksim run SCENARIO.json`: runs a scenario (sim/scenario_runner.h) and prints, per variant, the
-// readable report (sim/run_report.h); docs/scenarios.md, "ksim run", is the user's reference.
+// `ksim run SCENARIO.json`: runs a scenario (sim/runner/runner.h) and prints, per variant, the
+// readable report (sim/runner/report.h); docs/scenarios.md, "ksim run", is the user's reference.
 //
 // Which runs: `--variant V` runs one (the base is `base`); without it, the base and every
 // variant run, in the order written (`--all-variants` says so explicitly): a scenario's variants
 // are the point of it (the delivery-semantics trio is one scenario with three variants).
 // Outputs: `--trace FILE` writes each run's trace, as FILE itself when one run is made, else as
 // `<FILE without .jsonl>.<variant>.jsonl`; `--report FILE.json` writes the report JSON once every
-// run is done. Every output is written atomically (sim/atomic_file.h): the report's temporary
-// file is created before anything runs, so a bad path fails at once and no half-written file is
-// ever left behind. `--check-determinism` runs every variant twice and compares the trace hashes.
+// run is done. Every output is written atomically (sim/kernel/atomic_file.h): the report's
+// temporary file is created before anything runs, so a bad path fails at once and no half-written
+// file is ever left behind. `--check-determinism` runs every variant twice and compares the trace
+// hashes.
 // `--matrix` runs the election-policy matrix instead (the base, or `--variant V`), prints it,
 // and compares it with `--golden FILE.json` or writes it with `--write-golden FILE.json`.
 //
@@ -35,13 +36,13 @@
 #include <string_view>
 #include <vector>
 
-#include "core/controller.h"
-#include "sim/atomic_file.h"
-#include "sim/run_report.h"
-#include "sim/scenario_loader.h"
-#include "sim/scenario_runner.h"
-#include "sim/scenario_variants.h"
-#include "sim/trace.h"
+#include "core/controller/controller.h"
+#include "sim/kernel/atomic_file.h"
+#include "sim/kernel/trace.h"
+#include "sim/runner/report.h"
+#include "sim/runner/runner.h"
+#include "sim/scenario/loader.h"
+#include "sim/scenario/variants.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 

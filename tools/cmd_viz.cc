@@ -4,7 +4,7 @@
 // `ksim viz A.jsonl [B.jsonl ...]` opens recorded traces (several: compared side by side). A
 // file ending in .jsonl is a trace, anything else a scenario.
 //
-// `--screenshot out.png` renders one frame without a display (EGL, viz/ui/backend_egl.cc) and
+// `--screenshot out.png` renders one frame without a display (EGL, viz/backend/egl.cc) and
 // exits: `--at-ms T` puts the playhead at T milliseconds of scenario time (the scenario's at_ms
 // clock: 0 is scenario_start, model.start_us(); the run's end by default), `--panel NAME` draws
 // one panel alone, `--size WxH` the image size (default 1600x1000). `--at-ms` also places the
@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario_loader.h"
-#include "sim/trace.h"
+#include "sim/kernel/trace.h"
+#include "sim/scenario/loader.h"
 #include "tools/args.h"
 #include "tools/commands.h"
+#include "viz/backend/backend.h"
 #include "viz/model/scenario_models.h"
 #include "viz/model/timeline_model.h"
-#include "viz/ui/backend.h"
 #include "viz/ui/view_state.h"
 
 namespace ksim::tools {

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "sim/trace.h"
+#include "sim/kernel/trace.h"
 #include "viz/model/timeline_model.h"
 
 namespace ksim::viz {

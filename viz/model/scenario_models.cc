@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "sim/scenario_runner.h"
-#include "sim/scenario_variants.h"
+#include "sim/runner/runner.h"
+#include "sim/scenario/variants.h"
 
 namespace ksim::viz {
 

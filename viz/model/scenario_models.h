@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
-#include "sim/scenario.h"
-#include "sim/trace.h"
+#include "core/base/status.h"
+#include "sim/kernel/trace.h"
+#include "sim/scenario/scenario.h"
 #include "viz/model/timeline_model.h"
 
 namespace ksim::viz {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/check.h"
+#include "core/base/check.h"
 #include "viz/model/model_internal.h"
 
 namespace ksim::viz {

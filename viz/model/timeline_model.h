@@ -35,8 +35,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/status.h"
-#include "sim/trace.h"
+#include "core/base/status.h"
+#include "sim/kernel/trace.h"
 
 namespace ksim::viz {
 

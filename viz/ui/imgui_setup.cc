@@ -1,9 +1,9 @@
-// SetUpImGui (viz/ui/backend.h): the style and font both backends and the tests share.
+// SetUpImGui (viz/ui/imgui_setup.h): the style and font both backends and the tests share.
+#include "viz/ui/imgui_setup.h"
+
 #include <imgui.h>
 
 #include <filesystem>
-
-#include "viz/ui/backend.h"
 
 namespace ksim::viz {
 namespace {

@@ -1,0 +1,202 @@
+#include "core/clients/consumer/consumer_network.h"
+
+#include <utility>
+#include <variant>
+
+#include "core/base/check.h"
+
+namespace ksim {
+
+ConsumerNetwork::ConsumerNetwork(const ConsumerConfig& config, Transport& transport, Timers& timers,
+                                 const Clock& clock, Listeners listeners)
+    : config_(config), clock_(clock), listeners_(std::move(listeners)), timers_(timers) {
+  KSIM_CHECK(!config_.bootstrap_servers.empty());
+  known_brokers_ = config_.bootstrap_servers;
+  NetworkClient::Handlers handlers;
+  handlers.on_ready = [this](std::string_view peer) { OnReady(peer); };
+  handlers.on_disconnect = [this](std::string_view peer) {
+    if (shut_down_) return;
+    disconnected_.emplace(peer);
+    RequestUpdate();
+    if (listeners_.on_disconnect) listeners_.on_disconnect(peer);
+  };
+  NetworkClientOptions options;
+  // Kafka's consumer allows 100 requests in flight per connection; it never has more than a few
+  // (one fetch per leader, group requests), so NetworkClient's bound of 5 is never reached.
+  options.request_timeout_us = static_cast<TimeUs>(config_.request_timeout_ms) * kUsPerMs;
+  network_ = std::make_unique<NetworkClient>(transport, timers, std::move(handlers), options);
+}
+
+ConsumerNetwork::~ConsumerNetwork() = default;
+
+void ConsumerNetwork::Shutdown() {
+  shut_down_ = true;
+  waiting_.clear();
+  timers_.CancelAll();
+}
+
+void ConsumerNetwork::Send(const std::string& peer, Message request,
+                           NetworkClient::ResponseCallback done) {
+  if (shut_down_) return;
+  bool queued_before = false;
+  for (const auto& waiting : waiting_) queued_before |= std::get<0>(waiting) == peer;
+  if (!queued_before && network_->Ready(peer)) {
+    network_->Send(peer, std::move(request), std::move(done));
+  } else {
+    waiting_.emplace_back(peer, std::move(request), std::move(done));
+  }
+}
+
+void ConsumerNetwork::Disconnect(const std::string& peer) {
+  if (shut_down_) return;
+  std::vector<NetworkClient::ResponseCallback> unsent;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (std::get<0>(*it) == peer) {
+      unsent.push_back(std::move(std::get<2>(*it)));
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (NetworkClient::ResponseCallback& done : unsent) {
+    done(Status(Errc::kNetworkException, "connection to " + peer + " closed"));
+  }
+  network_->Disconnect(peer);
+}
+
+void ConsumerNetwork::OnReady(std::string_view peer) {
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    auto& [to, request, done] = *it;
+    if (to != peer) {
+      ++it;
+      continue;
+    }
+    if (!network_->Ready(to)) break;
+    std::string target = to;
+    Message message = std::move(request);
+    NetworkClient::ResponseCallback callback = std::move(done);
+    it = waiting_.erase(it);
+    network_->Send(target, std::move(message), std::move(callback));
+  }
+}
+
+// Kafka's leastLoadedNode: the broker with the fewest requests awaiting an answer or queued,
+// trying them from a rotating start. A crashed broker keeps the requests sent to it until its
+// disconnect notice, so a lookup after a crash goes to a live one.
+std::string ConsumerNetwork::AnyBroker() {
+  const std::vector<std::string>& peers =
+      known_brokers_.empty() ? config_.bootstrap_servers : known_brokers_;
+  const size_t start = next_broker_++;
+  size_t best = start % peers.size();
+  int64_t best_load = INT64_MAX;
+  for (size_t i = 0; i < peers.size(); ++i) {
+    const size_t index = (start + i) % peers.size();
+    int64_t load = network_->in_flight(peers[index]);
+    if (disconnected_.count(peers[index])) load += INT32_MAX;  // only when all are
+    for (const auto& waiting : waiting_) load += std::get<0>(waiting) == peers[index] ? 1 : 0;
+    if (load < best_load) {
+      best = index;
+      best_load = load;
+    }
+  }
+  return peers[best];
+}
+
+void ConsumerNetwork::AddTopics(const std::vector<std::string>& topics) {
+  bool added = false;
+  for (const std::string& topic : topics) added |= topics_.insert(topic).second;
+  if (added) RequestUpdate();
+}
+
+void ConsumerNetwork::RequestUpdate() {
+  if (shut_down_ || topics_.empty()) return;
+  update_requested_ = true;
+  if (in_flight_ || backoff_timer_ != 0) return;
+  const TimeUs backoff_us = config_.retry_backoff_ms * kUsPerMs;
+  const TimeUs now = clock_.Now();
+  if (last_request_us_ >= 0 && now - last_request_us_ < backoff_us) {
+    backoff_timer_ = timers_.Schedule(last_request_us_ + backoff_us - now, [this] {
+      backoff_timer_ = 0;
+      if (update_requested_) SendMetadataRequest();
+    });
+    return;
+  }
+  SendMetadataRequest();
+}
+
+void ConsumerNetwork::SendMetadataRequest() {
+  if (shut_down_ || in_flight_) return;
+  in_flight_ = true;
+  update_requested_ = false;
+  last_request_us_ = clock_.Now();
+  MetadataRequest request;
+  request.topics = std::vector<std::string>(topics_.begin(), topics_.end());
+  const std::string peer = AnyBroker();
+  Send(peer, std::move(request), [this, peer](Result<Message> response) {
+    in_flight_ = false;
+    const MetadataResponse* metadata =
+        response.ok() ? std::get_if<MetadataResponse>(&*response) : nullptr;
+    if (metadata == nullptr) {
+      // Not asked again until the others were (then: the bootstrap list).
+      std::erase(known_brokers_, peer);
+      RequestUpdate();
+      return;
+    }
+    OnMetadata(*metadata);
+  });
+}
+
+void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
+  ++version_;
+  disconnected_.clear();
+  known_brokers_.clear();
+  hosts_.clear();
+  for (const BrokerEndpoint& broker : response.brokers) {
+    known_brokers_.push_back(broker.host);
+    hosts_[broker.node_id] = broker.host;
+  }
+  bool incomplete = false;
+  for (const TopicMetadata& topic : response.topic_metadata) {
+    for (auto it = leaders_.begin(); it != leaders_.end();) {
+      it = it->first.topic == topic.topic ? leaders_.erase(it) : std::next(it);
+    }
+    if (topic.error_code != Errc::kNone) {
+      partition_counts_.erase(topic.topic);
+      incomplete = true;
+      continue;
+    }
+    partition_counts_[topic.topic] = static_cast<int32_t>(topic.partition_metadata.size());
+    for (const PartitionMetadata& partition : topic.partition_metadata) {
+      if (partition.error_code != Errc::kNone || partition.leader == kNoBroker) {
+        incomplete = true;
+        continue;
+      }
+      leaders_[TopicPartition{topic.topic, partition.partition}] = partition.leader;
+    }
+  }
+  timers_.Cancel(max_age_timer_);
+  max_age_timer_ = timers_.Schedule(config_.metadata_max_age_ms * kUsPerMs, [this] {
+    max_age_timer_ = 0;
+    RequestUpdate();
+  });
+  // Offline partitions or unknown topics: ask again (Kafka's metadata refresh after backoff).
+  if (incomplete) RequestUpdate();
+  if (update_requested_ && !incomplete) RequestUpdate();
+  if (listeners_.on_metadata) listeners_.on_metadata();
+}
+
+std::optional<std::string> ConsumerNetwork::LeaderHost(const TopicPartition& tp) const {
+  auto leader = leaders_.find(tp);
+  if (leader == leaders_.end()) return std::nullopt;
+  auto host = hosts_.find(leader->second);
+  if (host == hosts_.end()) return std::nullopt;
+  return host->second;
+}
+
+std::optional<int32_t> ConsumerNetwork::PartitionCount(const std::string& topic) const {
+  auto it = partition_counts_.find(topic);
+  if (it == partition_counts_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace ksim

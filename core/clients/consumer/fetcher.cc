@@ -1,0 +1,338 @@
+#include "core/clients/consumer/fetcher.h"
+
+#include <utility>
+#include <variant>
+
+#include "core/base/check.h"
+#include "core/record/record_batch.h"
+
+namespace ksim {
+namespace {
+
+std::string AsString(const std::optional<Bytes>& bytes) {
+  return bytes ? std::string(bytes->begin(), bytes->end()) : std::string();
+}
+
+int64_t StrategyTimestamp(const std::string& strategy) {
+  return strategy == "earliest" ? kEarliestTimestamp : kLatestTimestamp;
+}
+
+}  // namespace
+
+Fetcher::Fetcher(const ConsumerConfig& config, ConsumerNetwork& network, Timers& timers,
+                 const Clock& clock, EventSink events, std::function<void()> on_progress)
+    : config_(config),
+      network_(network),
+      timers_(timers),
+      clock_(clock),
+      events_(std::move(events)),
+      on_progress_(std::move(on_progress)) {}
+
+Fetcher::PartitionState* Fetcher::Find(const TopicPartition& tp) {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? nullptr : &it->second;
+}
+
+void Fetcher::Assign(const std::vector<TopicPartition>& partitions) {
+  std::map<TopicPartition, PartitionState> next;
+  std::vector<std::string> topics;
+  for (const TopicPartition& tp : partitions) {
+    auto it = partitions_.find(tp);
+    if (it != partitions_.end()) {
+      next.emplace(tp, std::move(it->second));
+    } else {
+      next.emplace(tp, PartitionState{});
+    }
+    topics.push_back(tp.topic);
+  }
+  partitions_ = std::move(next);
+  network_.AddTopics(topics);
+}
+
+std::vector<TopicPartition> Fetcher::assignment() const {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, state] : partitions_) out.push_back(tp);
+  return out;
+}
+
+std::map<TopicPartition, Offset> Fetcher::positions() const {
+  std::map<TopicPartition, Offset> out;
+  for (const auto& [tp, state] : partitions_) {
+    if (state.state == State::kFetching) out[tp] = state.position;
+  }
+  return out;
+}
+
+std::vector<TopicPartition> Fetcher::NeedingPosition() const {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, state] : partitions_) {
+    if (state.state == State::kNeedsPosition) out.push_back(tp);
+  }
+  return out;
+}
+
+void Fetcher::MarkAwaitingCommitted(const TopicPartition& tp) {
+  PartitionState* state = Find(tp);
+  KSIM_CHECK(state != nullptr && state->state == State::kNeedsPosition);
+  state->state = State::kAwaitingCommitted;
+}
+
+void Fetcher::OnCommitted(const TopicPartition& tp, Offset committed) {
+  PartitionState* state = Find(tp);
+  if (state == nullptr || state->state != State::kAwaitingCommitted) return;
+  if (committed >= Offset(0)) {
+    state->state = State::kFetching;
+    state->position = committed;
+    state->buffered.clear();
+    return;
+  }
+  state->state = State::kNeedsPosition;
+  Reset(tp);
+}
+
+void Fetcher::OnCommittedFailed(const TopicPartition& tp) {
+  PartitionState* state = Find(tp);
+  if (state != nullptr && state->state == State::kAwaitingCommitted) {
+    state->state = State::kNeedsPosition;
+  }
+}
+
+void Fetcher::Reset(const TopicPartition& tp) {
+  PartitionState* state = Find(tp);
+  KSIM_CHECK(state != nullptr);
+  state->reset_from = state->state == State::kFetching ? state->position : kUndefinedOffset;
+  state->buffered.clear();
+  state->position = kUndefinedOffset;
+  if (config_.auto_offset_reset == "none") {
+    // Kafka's NoOffsetForPartitionException / OffsetOutOfRangeException: the caller sees it.
+    state->state = State::kFailed;
+    failure_ = true;
+    Emit(events_, "fetch_error",
+         EventFields{{"topic", tp.topic},
+                     {"partition", tp.partition.value()},
+                     {"error", std::string(ErrcName(Errc::kOffsetOutOfRange))}});
+    return;
+  }
+  state->state = State::kResetting;
+}
+
+void Fetcher::SendRequests() {
+  if (shut_down_) return;
+  SendListOffsets();
+  SendFetches();
+}
+
+// ---- Offset reset (Kafka's Fetcher.resetOffsets) -----------------------------------------
+
+void Fetcher::SendListOffsets() {
+  std::map<std::string, std::vector<TopicPartition>> by_leader;
+  bool missing_leader = false;
+  for (auto& [tp, state] : partitions_) {
+    if (state.state != State::kResetting || state.list_offsets_in_flight) continue;
+    std::optional<std::string> leader = network_.LeaderHost(tp);
+    if (!leader) {
+      missing_leader = true;
+      continue;
+    }
+    by_leader[*leader].push_back(tp);
+  }
+  if (missing_leader) network_.RequestUpdate();
+  for (auto& [leader, tps] : by_leader) {
+    ListOffsetsRequest request;
+    for (const TopicPartition& tp : tps) {
+      partitions_[tp].list_offsets_in_flight = true;
+      request.partitions.push_back(
+          ListOffsetsPartition{tp, StrategyTimestamp(config_.auto_offset_reset)});
+    }
+    network_.Send(leader, std::move(request),
+                  [this, leader = leader, tps = tps](Result<Message> response) {
+                    OnListOffsets(leader, tps, std::move(response));
+                  });
+  }
+}
+
+void Fetcher::OnListOffsets(const std::string& leader, const std::vector<TopicPartition>& asked,
+                            Result<Message> response) {
+  if (shut_down_) return;
+  for (const TopicPartition& tp : asked) {
+    if (PartitionState* state = Find(tp)) state->list_offsets_in_flight = false;
+  }
+  const ListOffsetsResponse* answer =
+      response.ok() ? std::get_if<ListOffsetsResponse>(&*response) : nullptr;
+  bool retry = answer == nullptr;
+  if (answer != nullptr) {
+    for (const ListOffsetsPartitionResponse& partition : answer->responses) {
+      PartitionState* state = Find(partition.tp);
+      if (state == nullptr || state->state != State::kResetting) continue;
+      if (partition.error_code != Errc::kNone || partition.offset < Offset(0)) {
+        retry = true;
+        continue;
+      }
+      state->state = State::kFetching;
+      state->position = partition.offset;
+      Emit(events_, "offset_reset",
+           EventFields{{"topic", partition.tp.topic},
+                       {"partition", partition.tp.partition.value()},
+                       {"strategy", config_.auto_offset_reset},
+                       {"offset", partition.offset.value()},
+                       {"from", state->reset_from.value()}});
+    }
+  }
+  if (retry) {
+    network_.RequestUpdate();
+    BackOff(leader);
+  }
+  Progress();
+}
+
+// ---- Fetch (Kafka's Fetcher.sendFetches / parseCompletedFetch) ---------------------------
+
+void Fetcher::SendFetches() {
+  std::map<std::string, FetchRequest> requests;
+  std::map<std::string, std::map<TopicPartition, Offset>> asked;
+  bool missing_leader = false;
+  const TimeUs now = clock_.Now();
+  for (auto& [tp, state] : partitions_) {
+    if (state.state != State::kFetching || !state.buffered.empty()) continue;
+    std::optional<std::string> leader = network_.LeaderHost(tp);
+    if (!leader) {
+      missing_leader = true;
+      continue;
+    }
+    if (fetching_.count(*leader) > 0) continue;
+    auto backoff = backoff_until_us_.find(*leader);
+    if (backoff != backoff_until_us_.end() && backoff->second > now) continue;
+    FetchRequest& request = requests[*leader];
+    request.max_wait_ms = config_.fetch_max_wait_ms;
+    request.min_bytes = config_.fetch_min_bytes;
+    request.partitions.push_back(
+        FetchPartition{tp, state.position, kUndefinedOffset, config_.max_partition_fetch_bytes});
+    asked[*leader][tp] = state.position;
+  }
+  if (missing_leader) network_.RequestUpdate();
+  for (auto& [leader, request] : requests) {
+    fetching_.insert(leader);
+    network_.Send(leader, std::move(request),
+                  [this, leader = leader, asked = asked[leader]](Result<Message> response) {
+                    OnFetch(leader, asked, std::move(response));
+                  });
+  }
+}
+
+void Fetcher::OnFetch(const std::string& leader, const std::map<TopicPartition, Offset>& asked,
+                      Result<Message> response) {
+  if (shut_down_) return;
+  fetching_.erase(leader);
+  const FetchResponse* answer = response.ok() ? std::get_if<FetchResponse>(&*response) : nullptr;
+  if (answer == nullptr) {
+    const Errc error = response.ok() ? Errc::kUnknownServerError : response.status().code();
+    for (const auto& [tp, offset] : asked) {
+      Emit(events_, "fetch_error",
+           EventFields{{"topic", tp.topic},
+                       {"partition", tp.partition.value()},
+                       {"error", std::string(ErrcName(error))}});
+    }
+    network_.RequestUpdate();
+    BackOff(leader);
+    return Progress();
+  }
+  bool refresh = false;
+  for (const FetchPartitionResponse& data : answer->responses) {
+    auto it = asked.find(data.tp);
+    if (it == asked.end()) continue;
+    if (data.error_code == Errc::kNotLeaderForPartition ||
+        data.error_code == Errc::kUnknownTopicOrPartition ||
+        (data.error_code != Errc::kNone && data.error_code != Errc::kOffsetOutOfRange)) {
+      Emit(events_, "fetch_error",
+           EventFields{{"topic", data.tp.topic},
+                       {"partition", data.tp.partition.value()},
+                       {"error", std::string(ErrcName(data.error_code))}});
+      refresh = true;
+      continue;
+    }
+    HandlePartitionData(data, it->second);
+  }
+  if (refresh) {
+    network_.RequestUpdate();
+    BackOff(leader);
+  }
+  Progress();
+}
+
+void Fetcher::HandlePartitionData(const FetchPartitionResponse& data, Offset fetch_offset) {
+  PartitionState* state = Find(data.tp);
+  // Revoked, reset or moved since the request left: the answer is stale.
+  if (state == nullptr || state->state != State::kFetching || state->position != fetch_offset ||
+      !state->buffered.empty()) {
+    return;
+  }
+  if (data.error_code == Errc::kOffsetOutOfRange) {
+    Reset(data.tp);
+    return;
+  }
+  BatchIterator batches(data.records);
+  while (std::optional<BatchIterator::Item> batch = batches.Next()) {
+    if (batch->header.control()) continue;
+    Result<std::vector<Record>> records = DecodeRecords(batch->bytes);
+    if (!records.ok()) break;  // Kafka raises KafkaException; here the rest is fetched again
+    for (Record& record : *records) {
+      if (record.offset < fetch_offset) continue;  // the head of a batch before the position
+      if (data.high_watermark >= Offset(0) && record.offset >= data.high_watermark) break;
+      ConsumerRecord out;
+      out.tp = data.tp;
+      out.offset = record.offset;
+      out.timestamp_ms = record.timestamp_ms;
+      if (record.key) out.key = AsString(record.key);
+      out.value = AsString(record.value);
+      state->buffered.push_back(std::move(out));
+    }
+  }
+}
+
+void Fetcher::BackOff(const std::string& leader) {
+  const TimeUs backoff_us = config_.retry_backoff_ms * kUsPerMs;
+  backoff_until_us_[leader] = clock_.Now() + backoff_us;
+  timers_.Schedule(backoff_us, [this] { Progress(); });
+}
+
+void Fetcher::Progress() {
+  if (!shut_down_ && on_progress_) on_progress_();
+}
+
+// ---- Handing records out ---------------------------------------------------------------
+
+bool Fetcher::HasRecords() const {
+  for (const auto& [tp, state] : partitions_) {
+    if (!state.buffered.empty()) return true;
+  }
+  return false;
+}
+
+std::vector<ConsumerRecord> Fetcher::Drain(int32_t max_records) {
+  KSIM_CHECK(max_records >= 1);
+  std::vector<ConsumerRecord> out;
+  if (partitions_.empty()) return out;
+  // Partitions in turn, starting one further each call, so that none starves.
+  std::vector<PartitionState*> order;
+  for (auto& [tp, state] : partitions_) order.push_back(&state);
+  const size_t start = next_drain_++ % order.size();
+  for (size_t i = 0; i < order.size() && static_cast<int32_t>(out.size()) < max_records; ++i) {
+    PartitionState& state = *order[(start + i) % order.size()];
+    while (!state.buffered.empty() && static_cast<int32_t>(out.size()) < max_records) {
+      ConsumerRecord& record = state.buffered.front();
+      KSIM_CHECK(record.offset >= state.position);
+      state.position = record.offset + 1;
+      out.push_back(std::move(record));
+      state.buffered.pop_front();
+    }
+  }
+  return out;
+}
+
+bool Fetcher::TakeFailure() {
+  const bool failed = failure_;
+  failure_ = false;
+  return failed;
+}
+
+}  // namespace ksim

@@ -1,0 +1,114 @@
+// Fetcher: the consumer's assigned partitions and their positions (Kafka's SubscriptionState, the
+// assignment half) and the fetching of their records (Kafka's Fetcher), on a ConsumerNetwork.
+//
+// - Each assigned partition is, in turn: without a position (its owner finds the committed
+//   offset, or asks for a reset), resetting (a ListOffsets to its leader per auto.offset.reset:
+//   earliest -2, latest -1), failed (auto.offset.reset=none: reported once, never fetched), or
+//   positioned. Position = the next offset Poll returns.
+// - SendFetches: one consumer Fetch (replica_id -1) per leader with a positioned partition that has
+//   nothing buffered, unless one to that leader is in flight or backing off after an error. The
+//   broker returns only records below its HW; records below the position (the rest of a batch
+//   that starts earlier) and at or above the answer's HW are skipped.
+// - An answer for a partition that was revoked, reset or moved meanwhile is dropped.
+//   OFFSET_OUT_OF_RANGE resets the position (offset_reset event, with where it was);
+//   NOT_LEADER_FOR_PARTITION / UNKNOWN_TOPIC_OR_PARTITION / a lost request ask for metadata and
+//   back off retry.backoff.ms before fetching from that leader again (fetch_error event).
+// - Drain hands out buffered records, partitions in turn, up to a bound, and advances positions.
+//
+// Ownership: borrows the network, timers, clock and config (they outlive it). Calls `on_progress`
+// (from network and timer events, never inside its own methods) when something changed that may
+// let the owner move on. One thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/base/events.h"
+#include "core/base/timer_group.h"
+#include "core/clients/consumer/consumer.h"
+#include "core/clients/consumer/consumer_network.h"
+#include "core/protocol/messages.h"
+
+namespace ksim {
+
+class Fetcher {
+ public:
+  enum class State : uint8_t { kNeedsPosition, kAwaitingCommitted, kResetting, kFailed, kFetching };
+
+  Fetcher(const ConsumerConfig& config, ConsumerNetwork& network, Timers& timers,
+          const Clock& clock, EventSink events, std::function<void()> on_progress);
+  Fetcher(const Fetcher&) = delete;
+  Fetcher& operator=(const Fetcher&) = delete;
+
+  // Replaces the assignment: partitions kept keep their state and buffer, the others are
+  // forgotten with their buffered records; new ones start without a position.
+  void Assign(const std::vector<TopicPartition>& partitions);
+  std::vector<TopicPartition> assignment() const;
+  std::map<TopicPartition, Offset> positions() const;
+
+  // Partitions in kNeedsPosition.
+  std::vector<TopicPartition> NeedingPosition() const;
+  // The owner asks the group for committed offsets of `tp` (kNeedsPosition -> kAwaitingCommitted).
+  void MarkAwaitingCommitted(const TopicPartition& tp);
+  // The committed offset (>= 0) becomes the position; none (-1): reset per auto.offset.reset.
+  // Ignored unless `tp` is still awaiting it.
+  void OnCommitted(const TopicPartition& tp, Offset committed);
+  // Back to kNeedsPosition (the committed-offset lookup failed).
+  void OnCommittedFailed(const TopicPartition& tp);
+
+  // Resets `tp` per auto.offset.reset (kFailed with strategy none).
+  void Reset(const TopicPartition& tp);
+  // Sends the ListOffsets of partitions in kResetting and the Fetches that may go.
+  void SendRequests();
+
+  bool HasRecords() const;
+  std::vector<ConsumerRecord> Drain(int32_t max_records);
+  // True once after a partition failed (auto.offset.reset=none): Poll returns at once.
+  bool TakeFailure();
+
+  // Stops: nothing more is sent, answers are ignored.
+  void Shutdown() { shut_down_ = true; }
+
+ private:
+  struct PartitionState {
+    State state = State::kNeedsPosition;
+    Offset position = kUndefinedOffset;
+    bool list_offsets_in_flight = false;
+    Offset reset_from = kUndefinedOffset;  // the position a reset replaces (-1: none)
+    // Records fetched from `position` on, in order.
+    std::deque<ConsumerRecord> buffered;
+  };
+
+  void SendListOffsets();
+  void SendFetches();
+  void OnListOffsets(const std::string& leader, const std::vector<TopicPartition>& asked,
+                     Result<Message> response);
+  void OnFetch(const std::string& leader, const std::map<TopicPartition, Offset>& asked,
+               Result<Message> response);
+  void HandlePartitionData(const FetchPartitionResponse& data, Offset fetch_offset);
+  void BackOff(const std::string& leader);
+  void Progress();
+  PartitionState* Find(const TopicPartition& tp);
+
+  const ConsumerConfig& config_;
+  ConsumerNetwork& network_;
+  TimerGroup timers_;
+  const Clock& clock_;
+  EventSink events_;
+  std::function<void()> on_progress_;
+  bool shut_down_ = false;
+
+  std::map<TopicPartition, PartitionState> partitions_;
+  std::set<std::string> fetching_;  // leaders with a Fetch in flight
+  std::map<std::string, TimeUs> backoff_until_us_;
+  size_t next_drain_ = 0;  // rotates the first partition Drain serves
+  bool failure_ = false;
+};
+
+}  // namespace ksim

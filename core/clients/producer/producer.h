@@ -1,0 +1,173 @@
+// Producer: Kafka's KafkaProducer (RecordAccumulator + Sender + the producer's Metadata and, with
+// enable.idempotence, its TransactionManager's producer id and sequence bookkeeping) on core's
+// seams: a Transport to reach brokers, Timers and a Clock, a RandomSource for the partitioner's
+// round-robin start, and an EventSink. It is the real client logic; the simulator gives it a
+// SimTransport on a client node, a real process would give it TCP. docs/clients.md, "Producer".
+//
+// - Send(record, callback) picks the partition (core/clients/producer/partitioner.h: murmur2 of the
+// key, else
+//   round robin over the partitions with a leader) once the topic's metadata is known, and appends
+//   the record to the partition's open batch. A batch is sent when it is full (batch.size), when
+//   linger.ms passed since its first record, on Flush/Close, or when a retry's backoff ended.
+// - The sender sends each partition's ready batches to its leader, one Produce request per
+//   leader holding that leader's ready batches, at most max.in.flight.requests.per.connection
+//   requests awaiting an answer per broker (NetworkClient). acks=0 requests get no answer: the
+//   batch completes as soon as it is sent, with offset -1.
+// - Errors: retriable ones (NOT_LEADER_FOR_PARTITION, LEADER_NOT_AVAILABLE,
+//   UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT,
+//   NETWORK_EXCEPTION, and OUT_OF_ORDER_SEQUENCE_NUMBER/UNKNOWN_PRODUCER_ID as below) re-enqueue
+//   the batch at the head of its partition's queue after retry.backoff.ms, while attempts <=
+//   retries and delivery.timeout.ms has not passed since the batch was created; NOT_LEADER,
+//   LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION and disconnects also request a metadata
+//   refresh. Without idempotence, a retry of a batch whose response was lost appends it again:
+//   the at-least-once duplicate. Other errors, exhausted retries and expired batches fail.
+// - Idempotence (enable.idempotence=true; KIP-98, Kafka 1.1/2.0's producer): before the first
+//   batch, InitProducerId to any broker gives the producer id and epoch. Each batch takes the next
+//   sequence numbers of its partition when it is first drained, and keeps them on retries, so a
+//   retry the broker already has is answered with the original offsets (no duplicate), and a gap
+//   is OUT_OF_ORDER_SEQUENCE_NUMBER. Ordering: with up to 5 batches in flight per partition a
+//   failed batch is retried before any later one is sent (Kafka's inflight-batch ordering);
+//   DUPLICATE_SEQUENCE_NUMBER counts as success. When a batch of the partition fails for good the
+//   producer resets its id (a new InitProducerId, sequences from 0), as Kafka 1.1 does for
+//   UNKNOWN_PRODUCER_ID/OUT_OF_ORDER after exhausting retries. INVALID_PRODUCER_EPOCH is fatal to
+//   the batch.
+// - Metadata: a Metadata request for the topics in use to one of the bootstrap servers or of the
+//   brokers the last answer listed (rotating), on first use of a topic, after errors that ask for
+//   it, and every metadata.max.age.ms. A record whose topic has no metadata after
+//   max.block.ms (60000) fails with the last metadata error (Kafka's TimeoutException: here
+//   REQUEST_TIMED_OUT, never written).
+//   A request that timed out or whose connection broke closes that connection (Kafka's
+//   NetworkClient): until the next metadata answer, no batch is drained to that broker and no
+//   metadata asked of it while another broker can answer, so batches queued behind a dead leader
+//   go to the leader the refreshed metadata names instead of to a new connection to the dead one.
+//
+// Outcome of each record (SendCallback, exactly once, in send order per partition):
+//   ok: error kNone, the partition and offset (-1 with acks=0);
+//   fail: an error and maybe_written=false: no attempt can have reached a log (never sent, or every
+//     attempt answered with an error from before the append);
+//   unknown: an error and maybe_written=true: some attempt's fate is unknown (timed out, lost
+//     with a connection) or the leader appended before refusing (NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+//     REQUEST_TIMED_OUT from the leader's acks wait).
+//
+// Events (EventSink, the client's node): producer_id {producer_id, epoch} on InitProducerId;
+// produce_batch {topic, partition, attempt, records, base_sequence, broker} each time a batch is
+// sent; produce_retry {topic, partition, attempt, error, backoff_ms}; batch_expired {topic,
+// partition, records}; metadata_update {brokers, topics}. Record-level history (send, ack,
+// error) is the caller's: it has the values (sim/ records them with unique ids).
+//
+// Ownership: borrows every seam (they outlive the Producer); owns its NetworkClient, which
+// installs itself as the Transport's handler. Destroying it is the process dying: nothing more is
+// sent and no callback runs. One thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/clock.h"
+#include "core/base/events.h"
+#include "core/base/random_source.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
+#include "core/config/server_config.h"
+#include "core/protocol/messages.h"
+#include "core/protocol/transport.h"
+
+namespace ksim {
+
+// The producer's configuration under Kafka's names; defaults are Kafka 0.10's except where a
+// later setting (delivery.timeout.ms, KIP-91; enable.idempotence, KIP-98) exists only later.
+struct ProducerConfig {
+  std::string client_id;                       // client.id
+  std::vector<std::string> bootstrap_servers;  // bootstrap.servers: node names (":port" dropped)
+  int16_t acks = 1;                            // acks: "all"/-1, 0, 1, or N > 1 (the seed's acks=N)
+  int32_t retries = 0;                         // retries (0.10: 0; with idempotence: INT32_MAX)
+  int64_t retry_backoff_ms = 100;              // retry.backoff.ms
+  int32_t request_timeout_ms = 30000;          // request.timeout.ms: also the Produce timeout_ms
+  int64_t delivery_timeout_ms = 120000;        // delivery.timeout.ms (KIP-91)
+  int64_t linger_ms = 0;                       // linger.ms
+  int32_t batch_size = 16384;                  // batch.size (bytes of record data per batch)
+  int32_t max_in_flight_requests_per_connection = 5;
+  bool enable_idempotence = false;       // enable.idempotence
+  std::string partitioner = "default";   // partitioner.class: "default" (murmur2/round robin)
+  int64_t metadata_max_age_ms = 300000;  // metadata.max.age.ms
+  int64_t max_block_ms = 60000;          // max.block.ms: how long Send waits for metadata
+  int32_t max_request_size = 1048576;    // max.request.size
+};
+
+// Parses Kafka-named settings over the defaults, with Kafka's checks and messages
+// (core/config/config_def.h). Unknown keys are kInvalidConfig naming the key and the closest known
+// one. enable.idempotence=true sets acks=all and retries=INT32_MAX unless given; given acks other
+// than all/-1, retries 0, or more than 5 in flight are refused as Kafka's ProducerConfig refuses
+// them.
+Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings);
+
+struct ProducerRecord {
+  std::string topic;
+  std::optional<PartitionId> partition;  // set: no partitioner
+  std::optional<std::string> key;        // nullopt: round robin
+  std::string value;
+  int64_t timestamp_ms = kNoTimestamp;  // kNoTimestamp: the producer's clock at Send
+};
+
+struct SendOutcome {
+  Errc error = Errc::kNone;
+  TopicPartition tp;                 // empty topic when the partition was never chosen
+  Offset offset = kUndefinedOffset;  // ok with acks != 0: where the leader put the record
+  bool maybe_written = false;        // see the header comment: fail vs unknown
+  int32_t attempts = 0;              // Produce requests that carried the record
+};
+using SendCallback = std::function<void(const SendOutcome&)>;
+
+struct ProducerSeams {
+  Transport& transport;
+  Timers& timers;
+  const Clock& clock;
+  RandomSource& random;
+  EventSink events;
+};
+
+struct ProducerCounters {
+  uint64_t records_sent = 0;  // Send calls
+  uint64_t records_acked = 0;
+  uint64_t records_failed = 0;
+  uint64_t batches_sent = 0;  // Produce attempts per batch, retries included
+  uint64_t retries = 0;
+  uint64_t metadata_requests = 0;
+};
+
+class Producer {
+ public:
+  // REQUIRES: config came from ParseProducerConfig (or is equally valid); bootstrap not empty.
+  Producer(ProducerConfig config, ProducerSeams seams);
+  ~Producer();
+  Producer(const Producer&) = delete;
+  Producer& operator=(const Producer&) = delete;
+
+  // Queues `record`; `callback` hears its outcome later (never inside Send).
+  // REQUIRES: not closed.
+  void Send(ProducerRecord record, SendCallback callback);
+  // Makes every queued batch ready now (linger ends); `done` runs once every record sent before
+  // the call has its outcome.
+  void Flush(std::function<void()> done);
+  // Flush, then stop: later Sends are programmer errors. `done` runs when nothing is pending.
+  void Close(std::function<void()> done);
+
+  // Records given to Send whose outcome is not known yet.
+  int64_t pending() const;
+  const ProducerConfig& config() const;
+  ProducerId producer_id()
+      const;  // kNoProducerId until InitProducerId answered (or no idempotence)
+  ProducerEpoch producer_epoch() const;
+  const ProducerCounters& counters() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ksim

@@ -1,0 +1,192 @@
+// ParseProducerConfig (core/clients/producer/producer.h): Kafka's ProducerConfig keys with their
+// 0.10 types, defaults and validators (config_def.h), plus the later keys ksim follows
+// (delivery.timeout.ms, KIP-91; enable.idempotence, KIP-98) and the checks KafkaProducer 1.x/2.0
+// makes of an idempotent producer's settings, with its messages.
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/base/text_distance.h"
+#include "core/clients/producer/producer.h"
+#include "core/config/config_def.h"
+
+namespace ksim {
+namespace {
+
+using T = ConfigType;
+
+ConfigKeyDef Key(std::string_view name, ConfigType type,
+                 std::optional<std::string_view> default_value,
+                 std::optional<int64_t> at_least = std::nullopt,
+                 std::vector<std::string_view> one_of = {}) {
+  return ConfigKeyDef{name, type, default_value, at_least, std::move(one_of), false};
+}
+
+// The producer's keys (Kafka 0.10's ProducerConfig.CONFIG plus delivery.timeout.ms and
+// enable.idempotence). Keys that change nothing in a simulation (serializers, buffers, sockets)
+// are accepted and checked so that a real producer.properties parses.
+const std::vector<ConfigKeyDef>& ProducerKeys() {
+  static const std::vector<ConfigKeyDef> kKeys = {
+      Key("bootstrap.servers", T::kList, ""),
+      Key("client.id", T::kString, ""),
+      // acks is parsed by hand below: Kafka's ValidString.in("all", "-1", "0", "1") plus the
+      // seed's legacy acks=N.
+      Key("acks", T::kString, "1"),
+      Key("retries", T::kInt, "0", 0),
+      Key("retry.backoff.ms", T::kLong, "100", 0),
+      Key("request.timeout.ms", T::kInt, "30000", 0),
+      Key("delivery.timeout.ms", T::kInt, "120000", 0),
+      Key("linger.ms", T::kLong, "0", 0),
+      Key("batch.size", T::kInt, "16384", 0),
+      Key("max.in.flight.requests.per.connection", T::kInt, "5", 1),
+      Key("enable.idempotence", T::kBoolean, "false"),
+      Key("partitioner.class", T::kString, "default"),
+      Key("metadata.max.age.ms", T::kLong, "300000", 0),
+      Key("max.block.ms", T::kLong, "60000", 0),
+      Key("max.request.size", T::kInt, "1048576", 0),
+      // Accepted, no effect in ksim.
+      Key("buffer.memory", T::kLong, "33554432", 0),
+      Key("compression.type", T::kString, "none", std::nullopt, {"none"}),
+      Key("key.serializer", T::kString, std::nullopt),
+      Key("value.serializer", T::kString, std::nullopt),
+      Key("send.buffer.bytes", T::kInt, "131072", -1),
+      Key("receive.buffer.bytes", T::kInt, "32768", -1),
+      Key("connections.max.idle.ms", T::kLong, "540000"),
+      Key("reconnect.backoff.ms", T::kLong, "50", 0),
+      Key("metrics.sample.window.ms", T::kLong, "30000", 0),
+      Key("metrics.num.samples", T::kInt, "2", 1),
+  };
+  return kKeys;
+}
+
+const ConfigKeyDef* FindKey(std::string_view name) {
+  for (const ConfigKeyDef& key : ProducerKeys()) {
+    if (key.name == name) return &key;
+  }
+  return nullptr;
+}
+
+std::string UnknownKeyMessage(const std::string& name) {
+  std::vector<std::string_view> names;
+  for (const ConfigKeyDef& key : ProducerKeys()) names.push_back(key.name);
+  std::string message = "Unknown producer configuration `" + name + "`.";
+  if (std::optional<std::string_view> closest = ClosestName(name, names)) {
+    message += " Did you mean `" + std::string(*closest) + "`?";
+  }
+  return message;
+}
+
+// "all" and "-1" are -1; "0", "1" as such; N > 1 is the seed's acks=N (0.8 semantics).
+std::optional<int16_t> ParseAcks(std::string_view raw) {
+  std::string text(raw);
+  text.erase(0, text.find_first_not_of(" \t"));
+  text.erase(text.find_last_not_of(" \t") + 1);
+  if (text == "all" || text == "-1") return int16_t{-1};
+  if (text.empty() || text.size() > 4) return std::nullopt;
+  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return static_cast<int16_t>(std::stoi(text));
+}
+
+}  // namespace
+
+Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings) {
+  ProducerConfig config;
+  std::set<std::string> given;
+  for (const auto& [name, raw] : settings) {
+    const ConfigKeyDef* key = FindKey(name);
+    if (key == nullptr) return Status(Errc::kInvalidConfig, UnknownKeyMessage(name));
+    given.insert(name);
+    if (name == "acks") {
+      std::optional<int16_t> acks = ParseAcks(raw);
+      if (!acks) {
+        return Status(Errc::kInvalidConfig,
+                      InvalidValueMessage(*key, raw,
+                                          "String must be one of: all, -1, 0, 1 (or N > 1, the "
+                                          "0.8 producer's acks=N)"));
+      }
+      config.acks = *acks;
+      continue;
+    }
+    ConfigValue value;
+    if (std::optional<std::string> reason = ParseConfigValue(*key, raw, value)) {
+      return Status(Errc::kInvalidConfig, InvalidValueMessage(*key, raw, *reason));
+    }
+    const int64_t n = value.integer;
+    if (name == "bootstrap.servers") {
+      config.bootstrap_servers.clear();
+      for (const std::string& server : value.list) {
+        if (server.empty()) continue;
+        config.bootstrap_servers.push_back(server.substr(0, server.find(':')));
+      }
+    }
+    if (name == "client.id") config.client_id = value.text;
+    if (name == "retries") config.retries = static_cast<int32_t>(n);
+    if (name == "retry.backoff.ms") config.retry_backoff_ms = n;
+    if (name == "request.timeout.ms") config.request_timeout_ms = static_cast<int32_t>(n);
+    if (name == "delivery.timeout.ms") config.delivery_timeout_ms = n;
+    if (name == "linger.ms") config.linger_ms = n;
+    if (name == "batch.size") config.batch_size = static_cast<int32_t>(n);
+    if (name == "max.in.flight.requests.per.connection") {
+      config.max_in_flight_requests_per_connection = static_cast<int32_t>(n);
+    }
+    if (name == "enable.idempotence") config.enable_idempotence = value.boolean;
+    if (name == "partitioner.class") {
+      // Only Kafka's DefaultPartitioner exists here.
+      if (value.text != "default" &&
+          value.text != "org.apache.kafka.clients.producer.internals.DefaultPartitioner") {
+        return Status(Errc::kInvalidConfig,
+                      InvalidValueMessage(*key, raw,
+                                          "Class " + value.text +
+                                              " could not be found (only the default "
+                                              "partitioner exists)"));
+      }
+      config.partitioner = "default";
+    }
+    if (name == "metadata.max.age.ms") config.metadata_max_age_ms = n;
+    if (name == "max.block.ms") config.max_block_ms = n;
+    if (name == "max.request.size") config.max_request_size = static_cast<int32_t>(n);
+  }
+
+  // KafkaProducer.configureDeliveryTimeout (2.1, KIP-91): a given delivery timeout must cover a
+  // linger and one request.
+  if (given.count("delivery.timeout.ms") &&
+      config.delivery_timeout_ms < config.linger_ms + config.request_timeout_ms) {
+    return Status(Errc::kInvalidConfig,
+                  "delivery.timeout.ms should be equal to or larger than linger.ms + "
+                  "request.timeout.ms");
+  }
+  if (!given.count("delivery.timeout.ms")) {
+    config.delivery_timeout_ms =
+        std::max(config.delivery_timeout_ms, config.linger_ms + config.request_timeout_ms);
+  }
+
+  // KafkaProducer.configureInflightRequests / configureRetries / configureAcks (1.x, 2.0).
+  if (config.enable_idempotence) {
+    if (given.count("max.in.flight.requests.per.connection") &&
+        config.max_in_flight_requests_per_connection > 5) {
+      return Status(Errc::kInvalidConfig,
+                    "Must set max.in.flight.requests.per.connection to at most 5 to use the "
+                    "idempotent producer.");
+    }
+    if (!given.count("retries")) {
+      config.retries = std::numeric_limits<int32_t>::max();
+    } else if (config.retries == 0) {
+      return Status(Errc::kInvalidConfig,
+                    "Must set retries to non-zero when using the idempotent producer.");
+    }
+    if (!given.count("acks")) {
+      config.acks = -1;
+    } else if (config.acks != -1) {
+      return Status(Errc::kInvalidConfig,
+                    "Must set acks to all in order to use the idempotent producer. Otherwise we "
+                    "cannot guarantee idempotence.");
+    }
+  }
+  return config;
+}
+
+}  // namespace ksim

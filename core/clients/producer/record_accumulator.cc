@@ -1,0 +1,304 @@
+// RecordAccumulator (record_accumulator.h), following Kafka's RecordAccumulator.ready/drain and
+// the idempotent parts of TransactionManager (1.1/2.0).
+#include "core/clients/producer/record_accumulator.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/base/check.h"
+
+namespace ksim {
+namespace {
+
+// Kafka's DefaultRecordBatch.incrementSequence: sequences wrap at INT32_MAX back to 0.
+Sequence IncrementSequence(Sequence sequence, int32_t delta) {
+  const int64_t next = static_cast<int64_t>(sequence.value()) + delta;
+  return Sequence(static_cast<int32_t>(next % (int64_t{std::numeric_limits<int32_t>::max()} + 1)));
+}
+
+}  // namespace
+
+int64_t EstimateRecordSize(const RecordInput& record) {
+  int64_t size = kMaxRecordOverhead;
+  if (record.key) size += static_cast<int64_t>(record.key->size());
+  if (record.value) size += static_cast<int64_t>(record.value->size());
+  for (const RecordHeader& header : record.headers) {
+    size += static_cast<int64_t>(header.key.size()) + 10;
+    if (header.value) size += static_cast<int64_t>(header.value->size());
+  }
+  return size;
+}
+
+RecordAccumulator::RecordAccumulator(AccumulatorConfig config) : config_(config) {
+  KSIM_CHECK(config_.batch_size >= 0);
+  KSIM_CHECK(config_.max_in_flight_requests_per_connection >= 1);
+}
+
+RecordAccumulator::AppendResult RecordAccumulator::Append(const TopicPartition& tp,
+                                                          RecordInput record, uint64_t record_id,
+                                                          int64_t now_ms) {
+  KSIM_CHECK_MSG(!closed_, "append after close");
+  PartitionState& state = partitions_[tp];
+  const int64_t record_size = EstimateRecordSize(record);
+  AppendResult result;
+  if (!state.queue.empty()) {
+    ProducerBatch& last = *batches_.at(state.queue.back());
+    // Kafka's MemoryRecordsBuilder.hasRoomFor: the first record always fits; a batch that was
+    // sent (a retry) is closed for appends.
+    const bool open = last.attempts == 0 && !last.in_flight;
+    if (open && last.size_bytes + record_size <= config_.batch_size) {
+      last.records.push_back(std::move(record));
+      last.record_ids.push_back(record_id);
+      last.size_bytes += record_size;
+      result.batch = last.id;
+      result.batch_full = state.queue.size() > 1 || last.size_bytes >= config_.batch_size;
+      return result;
+    }
+  }
+  auto batch = std::make_unique<ProducerBatch>();
+  batch->id = next_batch_id_++;
+  batch->tp = tp;
+  batch->created_ms = now_ms;
+  batch->last_attempt_ms = now_ms;
+  batch->size_bytes = static_cast<int64_t>(kBatchHeaderSize) + record_size;
+  batch->records.push_back(std::move(record));
+  batch->record_ids.push_back(record_id);
+  result.batch = batch->id;
+  result.new_batch = true;
+  result.batch_full = state.queue.size() >= 1 || batch->size_bytes >= config_.batch_size;
+  state.queue.push_back(batch->id);
+  batches_.emplace(batch->id, std::move(batch));
+  return result;
+}
+
+// Kafka's ready(): backingOff = attempts > 0 && waited < retry.backoff.ms; sendable = full ||
+// waited >= (backingOff ? backoff : linger) || closed || flushing.
+bool RecordAccumulator::Sendable(const ProducerBatch& batch, const PartitionState& state,
+                                 int64_t now_ms, int64_t* wait_ms) const {
+  const int64_t waited_ms = now_ms - batch.last_attempt_ms;
+  const bool backing_off = batch.retry && waited_ms < config_.retry_backoff_ms;
+  const int64_t time_to_wait_ms = batch.retry ? config_.retry_backoff_ms : config_.linger_ms;
+  const bool full = state.queue.size() > 1 || batch.size_bytes >= config_.batch_size;
+  const bool expired = waited_ms >= time_to_wait_ms;
+  const bool sendable = full || expired || closed_ || flushes_in_progress_ > 0;
+  if (sendable && !backing_off) return true;
+  *wait_ms = std::max<int64_t>(0, time_to_wait_ms - waited_ms);
+  return false;
+}
+
+RecordAccumulator::ReadyResult RecordAccumulator::Ready(const LeaderFn& leader_of,
+                                                        int64_t now_ms) const {
+  ReadyResult result;
+  for (const auto& [tp, state] : partitions_) {
+    if (state.queue.empty()) continue;
+    const std::optional<BrokerId> leader = leader_of(tp);
+    if (!leader) {
+      result.unknown_leader_topics.insert(tp.topic);
+      continue;
+    }
+    if (result.ready_nodes.count(*leader)) continue;
+    const ProducerBatch& first = *batches_.at(state.queue.front());
+    int64_t wait_ms = 0;
+    if (Sendable(first, state, now_ms, &wait_ms)) {
+      result.ready_nodes.insert(*leader);
+    } else {
+      result.next_ready_check_delay_ms = std::min(result.next_ready_check_delay_ms, wait_ms);
+    }
+  }
+  return result;
+}
+
+// Kafka 2.0's RecordAccumulator.shouldStopDrainBatchesForPartition plus the muting of
+// guaranteeMessageOrder.
+bool RecordAccumulator::ShouldStopDrain(const ProducerBatch& first,
+                                        const PartitionState& state) const {
+  if (!config_.idempotent) {
+    return config_.max_in_flight_requests_per_connection == 1 && !state.in_flight.empty();
+  }
+  if (static_cast<int32_t>(state.in_flight.size()) >= kMaxInFlightBatchesPerPartitionIdempotent) {
+    return true;
+  }
+  const bool keeps_sequence = first.has_sequence() && first.producer_id == producer_id_ &&
+                              first.producer_epoch == producer_epoch_;
+  if (keeps_sequence && !state.in_flight_by_sequence.empty() &&
+      state.in_flight_by_sequence.begin()->first < first.base_sequence) {
+    // A retry waits for the batches before it in sequence order to come back. Later ones still
+    // in flight come back OUT_OF_ORDER_SEQUENCE_NUMBER and are retried after it.
+    return true;
+  }
+  if (!keeps_sequence && first.has_sequence() && !state.in_flight.empty()) {
+    // Batches of the old producer id must all come back before sequences restart.
+    return true;
+  }
+  return false;
+}
+
+std::vector<ProducerBatch*> RecordAccumulator::Drain(const LeaderFn& leader_of, BrokerId node,
+                                                     int64_t now_ms) {
+  KSIM_CHECK_MSG(!config_.idempotent || producer_id_ != kNoProducerId,
+                 "an idempotent drain needs a producer id");
+  std::vector<ProducerBatch*> drained;
+  int64_t size = 0;
+  for (auto& [tp, state] : partitions_) {
+    if (state.queue.empty()) continue;
+    const std::optional<BrokerId> leader = leader_of(tp);
+    if (!leader || *leader != node) continue;
+    ProducerBatch& first = *batches_.at(state.queue.front());
+    int64_t wait_ms = 0;
+    if (!Sendable(first, state, now_ms, &wait_ms)) continue;
+    if (ShouldStopDrain(first, state)) continue;
+    if (!drained.empty() && size + first.size_bytes > config_.max_request_size) break;
+    if (config_.idempotent && (!first.has_sequence() || first.producer_id != producer_id_ ||
+                               first.producer_epoch != producer_epoch_)) {
+      first.producer_id = producer_id_;
+      first.producer_epoch = producer_epoch_;
+      first.base_sequence = state.next_sequence;
+      state.next_sequence = IncrementSequence(state.next_sequence, first.record_count());
+    }
+    state.queue.pop_front();
+    first.in_flight = true;
+    first.retry = false;
+    ++first.attempts;
+    first.last_attempt_ms = now_ms;
+    state.in_flight.insert(first.id);
+    if (first.has_sequence()) state.in_flight_by_sequence[first.base_sequence] = first.id;
+    size += first.size_bytes;
+    drained.push_back(&first);
+  }
+  return drained;
+}
+
+void RecordAccumulator::Reenqueue(BatchId id, int64_t now_ms) {
+  ProducerBatch& batch = *batches_.at(id);
+  KSIM_CHECK_MSG(batch.in_flight, "only an in-flight batch is re-enqueued");
+  PartitionState& state = partitions_.at(batch.tp);
+  Forget(batch);
+  batch.retry = true;
+  batch.last_attempt_ms = now_ms;
+  // Kafka's insertInSequenceOrder: retries stay ahead of new batches, ordered by sequence.
+  auto it = state.queue.begin();
+  while (it != state.queue.end()) {
+    const ProducerBatch& queued = *batches_.at(*it);
+    if (!queued.retry || !batch.has_sequence() || !queued.has_sequence() ||
+        queued.base_sequence > batch.base_sequence) {
+      break;
+    }
+    ++it;
+  }
+  state.queue.insert(it, id);
+}
+
+void RecordAccumulator::Forget(ProducerBatch& batch) {
+  PartitionState& state = partitions_.at(batch.tp);
+  if (batch.in_flight) {
+    state.in_flight.erase(batch.id);
+    auto seq = state.in_flight_by_sequence.find(batch.base_sequence);
+    if (seq != state.in_flight_by_sequence.end() && seq->second == batch.id) {
+      state.in_flight_by_sequence.erase(seq);
+    }
+    batch.in_flight = false;
+  } else {
+    std::erase(state.queue, batch.id);
+  }
+}
+
+std::unique_ptr<ProducerBatch> RecordAccumulator::Complete(BatchId id) {
+  auto it = batches_.find(id);
+  KSIM_CHECK_MSG(it != batches_.end(), "completing an unknown batch");
+  Forget(*it->second);
+  std::unique_ptr<ProducerBatch> batch = std::move(it->second);
+  batches_.erase(it);
+  return batch;
+}
+
+std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::Expire(int64_t now_ms) {
+  std::vector<BatchId> expired;
+  for (const auto& [id, batch] : batches_) {
+    if (now_ms - batch->created_ms < config_.delivery_timeout_ms) continue;
+    // An attempt still in flight may yet be appended: its fate is unknown.
+    if (batch->in_flight) batch->maybe_written = true;
+    expired.push_back(id);
+  }
+  // batches_ is ordered by id = creation order.
+  std::vector<std::unique_ptr<ProducerBatch>> out;
+  for (BatchId id : expired) out.push_back(Complete(id));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a->tp < b->tp; });
+  return out;
+}
+
+int64_t RecordAccumulator::NextExpiryDelayMs(int64_t now_ms) const {
+  int64_t delay = INT64_MAX;
+  for (const auto& [id, batch] : batches_) {
+    delay = std::min(
+        delay, std::max<int64_t>(0, batch->created_ms + config_.delivery_timeout_ms - now_ms));
+  }
+  return delay;
+}
+
+void RecordAccumulator::SetProducerIdAndEpoch(ProducerId id, ProducerEpoch epoch) {
+  if (id == producer_id_ && epoch == producer_epoch_) return;
+  producer_id_ = id;
+  producer_epoch_ = epoch;
+  for (auto& [tp, state] : partitions_) {
+    state.next_sequence = Sequence(0);
+    state.last_acked_sequence = Sequence(-1);
+  }
+}
+
+Sequence RecordAccumulator::NextSequence(const TopicPartition& tp) const {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? Sequence(0) : it->second.next_sequence;
+}
+
+void RecordAccumulator::OnAcked(const ProducerBatch& batch) {
+  if (!batch.has_sequence() || batch.producer_id != producer_id_ ||
+      batch.producer_epoch != producer_epoch_) {
+    return;
+  }
+  PartitionState& state = partitions_[batch.tp];
+  const Sequence last = IncrementSequence(batch.base_sequence, batch.record_count() - 1);
+  state.last_acked_sequence = std::max(state.last_acked_sequence, last);
+}
+
+Sequence RecordAccumulator::LastAckedSequence(const TopicPartition& tp) const {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? Sequence(-1) : it->second.last_acked_sequence;
+}
+
+ProducerBatch* RecordAccumulator::Find(BatchId id) {
+  auto it = batches_.find(id);
+  return it == batches_.end() ? nullptr : it->second.get();
+}
+
+bool RecordAccumulator::HasUndrained() const {
+  for (const auto& [tp, state] : partitions_) {
+    if (!state.queue.empty()) return true;
+  }
+  return false;
+}
+
+size_t RecordAccumulator::in_flight_count() const {
+  size_t count = 0;
+  for (const auto& [tp, state] : partitions_) count += state.in_flight.size();
+  return count;
+}
+
+size_t RecordAccumulator::InFlightCount(const TopicPartition& tp) const {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? 0 : it->second.in_flight.size();
+}
+
+int64_t RecordAccumulator::record_count() const {
+  int64_t count = 0;
+  for (const auto& [id, batch] : batches_) count += batch->record_count();
+  return count;
+}
+
+const std::deque<BatchId>& RecordAccumulator::Queue(const TopicPartition& tp) const {
+  static const std::deque<BatchId> kEmpty;
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? kEmpty : it->second.queue;
+}
+
+}  // namespace ksim

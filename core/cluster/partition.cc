@@ -1,0 +1,629 @@
+#include "core/cluster/partition.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "core/base/check.h"
+#include "core/record/record_batch.h"
+
+namespace ksim {
+
+namespace {
+
+std::vector<int32_t> Ids(const std::vector<BrokerId>& brokers) {
+  std::vector<int32_t> ids;
+  ids.reserve(brokers.size());
+  for (BrokerId b : brokers) ids.push_back(b.value());
+  return ids;
+}
+
+bool Contains(const std::vector<BrokerId>& brokers, BrokerId id) {
+  return std::find(brokers.begin(), brokers.end(), id) != brokers.end();
+}
+
+// The values of the records at [first, last] in `batches` (already validated by the append),
+// as text, null for a null value: the trace's record identity (docs/trace-format.md, "append").
+EventFields AppendedValues(ByteView batches, Offset first, Offset last) {
+  EventFields values = EventFields::array();
+  BatchIterator batch_iterator(batches, /*verify_crc=*/false);
+  while (std::optional<BatchIterator::Item> batch = batch_iterator.Next()) {
+    if (batch->header.last_offset() < first || batch->header.base_offset > last) continue;
+    Result<std::vector<Record>> records = DecodeRecords(batch->bytes);
+    if (!records.ok()) continue;  // appended, so decodable; a compressed batch has no values
+    for (const Record& record : *records) {
+      if (record.offset < first || record.offset > last) continue;
+      if (record.value.has_value()) {
+        values.push_back(std::string(record.value->begin(), record.value->end()));
+      } else {
+        values.push_back(nullptr);
+      }
+    }
+  }
+  return values;
+}
+
+}  // namespace
+
+std::string_view ReplicaRoleName(ReplicaRole role) {
+  switch (role) {
+    case ReplicaRole::kNone:
+      return "none";
+    case ReplicaRole::kLeader:
+      return "leader";
+    case ReplicaRole::kFollower:
+      return "follower";
+  }
+  return "none";
+}
+
+std::string_view TruncationPolicyName(TruncationPolicy policy) {
+  switch (policy) {
+    case TruncationPolicy::kHighWatermark:
+      return "high-watermark";
+    case TruncationPolicy::kLeaderEpoch:
+      return "leader-epoch";
+  }
+  return "high-watermark";
+}
+
+Result<TruncationPolicy> ParseTruncationPolicy(std::string_view name) {
+  if (name == "high-watermark") return TruncationPolicy::kHighWatermark;
+  if (name == "leader-epoch") return TruncationPolicy::kLeaderEpoch;
+  return Status(Errc::kInvalidArgument, "unknown truncation policy \"" + std::string(name) +
+                                            "\" (valid: high-watermark, leader-epoch)");
+}
+
+Partition::Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderEpochCache epochs,
+                     ProducerStateManager producers, const Clock& clock, PartitionConfig config,
+                     Offset checkpointed_hw, EventSink events)
+    : tp_(std::move(tp)),
+      local_(local_broker),
+      log_(log),
+      epochs_(std::move(epochs)),
+      producers_(std::move(producers)),
+      clock_(clock),
+      config_(config),
+      events_(std::move(events)) {
+  // Kafka's Replica: the HW read from replication-offset-checkpoint, clamped into the log.
+  high_watermark_ =
+      std::max(log_.log_start_offset(), std::min(checkpointed_hw, log_.log_end_offset()));
+  // The producer state must describe exactly this log, or the first append would trip Update.
+  KSIM_CHECK(producers_.map_end_offset() == log_.log_end_offset());
+  log_.set_observer(this);
+  CheckInvariants();
+}
+
+Partition::~Partition() { log_.set_observer(nullptr); }
+
+Result<ProducerStateManager> Partition::LoadProducerState(Env& env, const Log& log,
+                                                          int64_t now_ms) {
+  ProducerStateManager producers(env, log.dir());
+  KSIM_RETURN_IF_ERROR(producers.RebuildFromLog(log, now_ms));
+  return producers;
+}
+
+EventFields Partition::Fields() const {
+  EventFields fields;
+  fields["topic"] = tp_.topic;
+  fields["partition"] = tp_.partition.value();
+  return fields;
+}
+
+// ---- Role changes ---------------------------------------------------------------------------
+
+bool Partition::IsStale(LeaderEpoch epoch) const {
+  // ReplicaManager.becomeLeaderOrFollower acts only on a leader epoch newer than the current one
+  // (an older or equal one is answered STALE_CONTROLLER_EPOCH). A replica that has no role yet
+  // (fresh, or stopped) accepts the current epoch again.
+  if (epoch < leader_epoch_) return true;
+  return epoch == leader_epoch_ && role_ != ReplicaRole::kNone;
+}
+
+Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
+  KSIM_CHECK(state.leader == local_);
+  if (IsStale(state.leader_epoch)) return false;
+  const bool is_new_leader = role_ != ReplicaRole::kLeader;
+  role_ = ReplicaRole::kLeader;
+  leader_ = local_;
+  leader_epoch_ = state.leader_epoch;
+  assigned_replicas_ = state.replicas;
+  isr_ = state.isr;
+  zk_version_ = state.zk_version;
+  isr_change_in_flight_ = false;
+
+  // Kafka's makeLeader: leaderEpochCache.assign(leaderEpoch, LEO). A follower whose log holds a
+  // later epoch than ours asks for it and learns where ours ends.
+  const Offset leo = log_.log_end_offset();
+  KSIM_RETURN_IF_ERROR(epochs_.Assign(leader_epoch_, leo));
+  KSIM_RETURN_IF_ERROR(TakeObserverError());
+
+  // Remote replicas: forget those no longer assigned; a new leader knows no remote LEO until
+  // the first fetch; the ISR members count as caught up now, the others never
+  // (Replica.resetLastCaughtUpTime).
+  const int64_t now_ms = clock_.NowMs();
+  std::map<BrokerId, RemoteReplicaState> remotes;
+  for (BrokerId replica : assigned_replicas_) {
+    if (replica == local_) continue;
+    RemoteReplicaState remote;
+    auto old = remotes_.find(replica);
+    if (!is_new_leader && old != remotes_.end()) remote = old->second;
+    if (is_new_leader) remote.log_end_offset.reset();
+    remote.last_fetch_leader_log_end_offset = leo;
+    remote.last_fetch_time_ms = now_ms;
+    remote.last_caught_up_time_ms = Contains(isr_, replica) ? now_ms : 0;
+    remotes.emplace(replica, remote);
+  }
+  remotes_ = std::move(remotes);
+
+  EventFields fields = Fields();
+  fields["epoch"] = leader_epoch_.value();
+  fields["isr"] = Ids(isr_);
+  fields["replicas"] = Ids(assigned_replicas_);
+  AddLogState(fields);
+  Emit(events_, "become_leader", std::move(fields));
+  // The ISR may be down to the leader alone.
+  MaybeIncrementLeaderHw();
+  CheckInvariants();
+  return true;
+}
+
+bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
+  KSIM_CHECK(state.leader != local_);
+  if (IsStale(state.leader_epoch)) return false;
+  const LeaderEpoch old_epoch = leader_epoch_;
+  const bool was_follower_of_same_leader =
+      role_ == ReplicaRole::kFollower && leader_ == state.leader;
+  role_ = ReplicaRole::kFollower;
+  leader_epoch_ = state.leader_epoch;
+  assigned_replicas_ = state.replicas;
+  isr_.clear();  // only the leader tracks the ISR (Kafka's makeFollower empties it)
+  zk_version_ = state.zk_version;
+  remotes_.clear();
+  isr_change_in_flight_ = false;
+  // Kafka 2.0: the same leader one epoch later means nothing to redo; otherwise an epoch was
+  // missed and the leader's log may have been truncated meanwhile.
+  if (was_follower_of_same_leader &&
+      (leader_epoch_ == old_epoch || leader_epoch_ == old_epoch + 1)) {
+    CheckInvariants();
+    return false;
+  }
+  leader_ = state.leader;
+  EventFields fields = Fields();
+  fields["leader"] = leader_.value();
+  fields["epoch"] = leader_epoch_.value();
+  AddLogState(fields);
+  Emit(events_, "become_follower", std::move(fields));
+  CheckInvariants();
+  return true;
+}
+
+void Partition::Stop() {
+  role_ = ReplicaRole::kNone;
+  leader_ = kNoBroker;
+  isr_.clear();
+  remotes_.clear();
+  isr_change_in_flight_ = false;
+  CheckInvariants();
+}
+
+Status Partition::Close() {
+  // Log.close: producerStateManager.takeSnapshot() at the log end (every batch is applied).
+  KSIM_CHECK(producers_.map_end_offset() >= log_.log_end_offset());
+  return producers_.TakeSnapshot();
+}
+
+// ---- Leader ---------------------------------------------------------------------------------
+
+Result<LogAppendInfo> Partition::AppendAsLeader(MutableByteView batches, int16_t acks) {
+  if (role_ != ReplicaRole::kLeader) {
+    return Status(Errc::kNotLeaderForPartition,
+                  ToString(tp_) + ": broker " + ToString(local_) + " is not the leader");
+  }
+  // Partition.appendRecordsToLeader: refuse before writing when acks=all cannot be safe.
+  const int32_t isr_size = static_cast<int32_t>(isr_.size());
+  if (acks == -1 && isr_size < config_.min_insync_replicas) {
+    return Status(Errc::kNotEnoughReplicas, "number of insync replicas for partition " +
+                                                ToString(tp_) + " is [" + std::to_string(isr_size) +
+                                                "], below required minimum [" +
+                                                std::to_string(config_.min_insync_replicas) + "]");
+  }
+  // Log.append (Kafka 1.x/2.0): a client's batches are checked against the producer state
+  // before anything is written; a retried batch already in the log is answered, not appended.
+  KSIM_ASSIGN_OR_RETURN(const AppendCheck check, ValidateProducerState(batches));
+  if (check.duplicate.has_value()) {
+    const ProducerBatch& original = *check.duplicate;
+    LogAppendInfo info;
+    info.first_offset = original.first_offset;
+    info.last_offset = original.last_offset;
+    info.max_timestamp_ms = original.timestamp_ms;
+    info.offset_of_max_timestamp = original.last_offset;
+    info.num_records = original.last_offset - original.first_offset + 1;
+    EventFields fields = Fields();
+    fields["first_offset"] = original.first_offset.value();
+    fields["last_offset"] = original.last_offset.value();
+    fields["first_sequence"] = original.first_sequence.value();
+    fields["last_sequence"] = original.last_sequence.value();
+    Emit(events_, "duplicate_batch", std::move(fields));
+    CheckInvariants();
+    return info;
+  }
+  Result<LogAppendInfo> info = log_.AppendAsLeader(batches, leader_epoch_);
+  Status observed = TakeObserverError();
+  if (!info.ok()) return info;
+  KSIM_RETURN_IF_ERROR(observed);
+  EmitAppend(*info, batches, "leader");
+  MaybeIncrementLeaderHw();
+  CheckInvariants();
+  return info;
+}
+
+AcksProgress Partition::CheckEnoughReplicasReached(Offset required_offset, int16_t acks) const {
+  KSIM_CHECK(acks == -1 || acks > 1);
+  if (role_ != ReplicaRole::kLeader) return {true, Errc::kNotLeaderForPartition};
+  if (acks == -1) {
+    // Partition.checkEnoughReplicasReachOffset.
+    if (high_watermark_ < required_offset) return {};
+    const int32_t isr_size = static_cast<int32_t>(isr_.size());
+    if (isr_size >= config_.min_insync_replicas) return {true, Errc::kNone};
+    return {true, Errc::kNotEnoughReplicasAfterAppend};
+  }
+  // Kafka 0.8's acks=N: N ISR members, the leader included, hold the batch.
+  int32_t count = 0;
+  for (BrokerId replica : isr_) {
+    if (replica == local_) {
+      if (log_.log_end_offset() >= required_offset) ++count;
+      continue;
+    }
+    auto it = remotes_.find(replica);
+    if (it != remotes_.end() && it->second.log_end_offset.has_value() &&
+        *it->second.log_end_offset >= required_offset) {
+      ++count;
+    }
+  }
+  if (count >= acks) return {true, Errc::kNone};
+  return {};
+}
+
+std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId replica,
+                                                                    Offset fetch_offset) {
+  if (role_ != ReplicaRole::kLeader) return std::nullopt;
+  auto it = remotes_.find(replica);
+  if (it == remotes_.end()) return std::nullopt;
+  RemoteReplicaState& remote = it->second;
+  const int64_t now_ms = clock_.NowMs();
+  const Offset leader_leo = log_.log_end_offset();
+  // Replica.updateLogReadResult (Kafka 0.10.2+, KAFKA-4485): caught up now when the fetch reached
+  // the leader's LEO; caught up as of the previous fetch when it reached the LEO the leader had
+  // then (a follower keeping pace with a steady stream never falls behind by this measure).
+  if (fetch_offset >= leader_leo) {
+    remote.last_caught_up_time_ms = std::max(remote.last_caught_up_time_ms, now_ms);
+  } else if (fetch_offset >= remote.last_fetch_leader_log_end_offset) {
+    remote.last_caught_up_time_ms =
+        std::max(remote.last_caught_up_time_ms, remote.last_fetch_time_ms);
+  }
+  remote.log_end_offset = fetch_offset;
+  remote.last_fetch_leader_log_end_offset = leader_leo;
+  remote.last_fetch_time_ms = now_ms;
+
+  // Partition.maybeExpandIsr: an assigned follower outside the ISR whose LEO reached the HW.
+  std::optional<std::vector<BrokerId>> expanded;
+  if (!isr_change_in_flight_ && !Contains(isr_, replica) && Contains(assigned_replicas_, replica) &&
+      fetch_offset >= high_watermark_) {
+    expanded = isr_;
+    expanded->push_back(replica);
+    isr_change_in_flight_ = true;
+  }
+  // Its LEO moved: the HW may rise (it may already be in the ISR).
+  MaybeIncrementLeaderHw();
+  CheckInvariants();
+  return expanded;
+}
+
+std::optional<std::vector<BrokerId>> Partition::ProposeIsrShrink() {
+  if (role_ != ReplicaRole::kLeader || isr_change_in_flight_) return std::nullopt;
+  // Partition.getOutOfSyncReplicas: ISR followers not caught up for more than the lag time.
+  const int64_t now_ms = clock_.NowMs();
+  std::vector<BrokerId> shrunk;
+  bool removed = false;
+  for (BrokerId replica : isr_) {
+    if (replica != local_) {
+      auto it = remotes_.find(replica);
+      const int64_t caught_up_ms = it == remotes_.end() ? 0 : it->second.last_caught_up_time_ms;
+      if (now_ms - caught_up_ms > config_.replica_lag_time_max_ms) {
+        removed = true;
+        continue;
+      }
+    }
+    shrunk.push_back(replica);
+  }
+  if (!removed) return std::nullopt;
+  isr_change_in_flight_ = true;
+  return shrunk;
+}
+
+void Partition::ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version) {
+  // No proposal outstanding: the role changed while the write was out (a new LeaderAndIsr
+  // dropped the proposal); the controller's state wins.
+  if (!isr_change_in_flight_ || role_ != ReplicaRole::kLeader) return;
+  isr_change_in_flight_ = false;
+  std::vector<BrokerId> added;
+  std::vector<BrokerId> removed;
+  for (BrokerId b : isr) {
+    if (!Contains(isr_, b)) added.push_back(b);
+  }
+  for (BrokerId b : isr_) {
+    if (!Contains(isr, b)) removed.push_back(b);
+  }
+  isr_ = std::move(isr);
+  zk_version_ = zk_version;
+  if (!removed.empty()) {
+    EventFields fields = Fields();
+    fields["isr"] = Ids(isr_);
+    fields["removed"] = Ids(removed);
+    Emit(events_, "isr_shrink", std::move(fields));
+  }
+  if (!added.empty()) {
+    EventFields fields = Fields();
+    fields["isr"] = Ids(isr_);
+    fields["added"] = Ids(added);
+    Emit(events_, "isr_expand", std::move(fields));
+  }
+  MaybeIncrementLeaderHw();
+  CheckInvariants();
+}
+
+void Partition::AbandonIsrChange() { isr_change_in_flight_ = false; }
+
+EpochAndEndOffset Partition::EndOffsetForEpoch(LeaderEpoch epoch) const {
+  return epochs_.EndOffsetFor(epoch, log_.log_end_offset());
+}
+
+// ---- Reads ----------------------------------------------------------------------------------
+
+Result<FetchDataInfo> Partition::Read(Offset fetch_offset, int32_t max_bytes, bool from_follower) {
+  if (role_ != ReplicaRole::kLeader) {
+    return Status(Errc::kNotLeaderForPartition,
+                  ToString(tp_) + ": broker " + ToString(local_) + " is not the leader");
+  }
+  // Consumers see only committed records (below the HW), followers everything. At least one
+  // batch comes back even when larger than max_bytes (KIP-74).
+  std::optional<Offset> max_offset;
+  if (!from_follower) max_offset = high_watermark_;
+  return log_.Read(fetch_offset, max_bytes, max_offset, /*min_one_message=*/true);
+}
+
+// ---- Follower -------------------------------------------------------------------------------
+
+Result<LogAppendInfo> Partition::AppendAsFollower(ByteView records, Offset leader_hw,
+                                                  Offset leader_log_start_offset) {
+  if (role_ != ReplicaRole::kFollower) {
+    return Status(Errc::kNotLeaderForPartition,
+                  ToString(tp_) + ": broker " + ToString(local_) + " is not a follower");
+  }
+  Result<LogAppendInfo> info = log_.AppendAsFollower(records);
+  Status observed = TakeObserverError();
+  if (!info.ok()) return info;
+  KSIM_RETURN_IF_ERROR(observed);
+  if (info->num_batches > 0) EmitAppend(*info, records, "follower");
+  // ReplicaFetcherThread.processPartitionData: HW = min(LEO, leader's HW); the log start
+  // follows the leader's (kept at or below the new HW so that log start <= HW holds).
+  SetHighWatermark(std::min(log_.log_end_offset(), leader_hw));
+  const Offset new_log_start = std::min(leader_log_start_offset, high_watermark_);
+  if (new_log_start > log_.log_start_offset()) {
+    KSIM_RETURN_IF_ERROR(log_.MaybeIncrementLogStartOffset(new_log_start));
+    KSIM_RETURN_IF_ERROR(TakeObserverError());
+  }
+  CheckInvariants();
+  return info;
+}
+
+TruncationDecision Partition::DecideTruncation(const EpochAndEndOffset& leader_answer) const {
+  // AbstractFetcherThread.getOffsetTruncationState (Kafka 2.0, KIP-279).
+  const Offset leo = log_.log_end_offset();
+  TruncationDecision decision;
+  if (leader_answer.undefined()) {
+    // The leader knows nothing of our epoch: fall back to the initial fetch offset, the HW.
+    decision.truncate_to = high_watermark_;
+    return decision;
+  }
+  if (leader_answer.epoch == kUndefinedEpoch) {
+    // A v0 answer (KIP-101 without the epoch): trust the offset.
+    decision.truncate_to = std::min(leader_answer.end_offset, leo);
+    return decision;
+  }
+  const EpochAndEndOffset ours = epochs_.EndOffsetFor(leader_answer.epoch, leo);
+  if (ours.undefined()) {
+    // We did not track epochs back then; the leader answered below our epoch, so its offset is
+    // a safe place to cut (KIP-101's behaviour).
+    decision.truncate_to = leader_answer.end_offset;
+    return decision;
+  }
+  if (ours.epoch != leader_answer.epoch) {
+    // We never had the leader's epoch: cut to where our largest epoch below it ends and ask
+    // again for that epoch.
+    decision.truncate_to = std::min(ours.end_offset, leo);
+    decision.complete = false;
+    decision.next_epoch = ours.epoch;
+    return decision;
+  }
+  decision.truncate_to = std::min({ours.end_offset, leader_answer.end_offset, leo});
+  return decision;
+}
+
+Status Partition::LeaderMustNotTruncate() const {
+  // A leader's log is the truth and its HW never goes back: a truncation asked of a leader is
+  // a stale follower-side step (a fetch answer that arrived after the role changed).
+  if (role_ != ReplicaRole::kLeader) return Status::Ok();
+  return Status(Errc::kNotLeaderForPartition, ToString(tp_) + ": broker " + ToString(local_) +
+                                                  " is the leader; it never truncates");
+}
+
+Status Partition::TruncateTo(Offset offset, std::string_view reason) {
+  KSIM_CHECK(offset >= Offset(0));
+  KSIM_RETURN_IF_ERROR(LeaderMustNotTruncate());
+  const Offset from_leo = log_.log_end_offset();
+  if (offset >= from_leo) return Status::Ok();
+  Result<bool> truncated = log_.TruncateTo(offset);
+  Status observed = TakeObserverError();
+  if (!truncated.ok()) return truncated.status();
+  KSIM_RETURN_IF_ERROR(observed);
+  EventFields fields = Fields();
+  fields["from_leo"] = from_leo.value();
+  fields["to"] = log_.log_end_offset().value();
+  fields["records"] = from_leo - log_.log_end_offset();
+  fields["reason"] = reason;
+  Emit(events_, "truncate", std::move(fields));
+  CheckInvariants();
+  return Status::Ok();
+}
+
+Status Partition::TruncateFullyAndStartAt(Offset offset) {
+  KSIM_CHECK(offset >= Offset(0));
+  KSIM_RETURN_IF_ERROR(LeaderMustNotTruncate());
+  const Offset from_leo = log_.log_end_offset();
+  const int64_t records = from_leo - log_.log_start_offset();
+  Status status = log_.TruncateFullyAndStartAt(offset);
+  Status observed = TakeObserverError();
+  KSIM_RETURN_IF_ERROR(status);
+  KSIM_RETURN_IF_ERROR(observed);
+  EventFields fields = Fields();
+  fields["from_leo"] = from_leo.value();
+  fields["to"] = offset.value();
+  fields["records"] = records;
+  fields["reason"] = "offset_out_of_range";
+  Emit(events_, "truncate", std::move(fields));
+  CheckInvariants();
+  return Status::Ok();
+}
+
+// ---- LogObserver ----------------------------------------------------------------------------
+
+void Partition::OnAppend(const BatchHeader& batch) {
+  // Log.append: producer state updated with every batch (leader or follower, unvalidated here).
+  producers_.Update(batch);
+  last_appended_epoch_ = batch.partition_leader_epoch;
+  // Log.append: leaderEpochCache.assign(batch.partitionLeaderEpoch, batch.baseOffset); the cache
+  // ignores epochs it already has.
+  if (batch.partition_leader_epoch < LeaderEpoch(0)) return;
+  if (batch.partition_leader_epoch <= epochs_.LatestEpoch()) return;
+  KeepObserverError(epochs_.Assign(batch.partition_leader_epoch, batch.base_offset));
+}
+
+void Partition::OnTruncateTo(Offset end_offset) {
+  KeepObserverError(epochs_.TruncateFromEnd(end_offset));
+  if (high_watermark_ > end_offset) SetHighWatermark(end_offset);
+  // Log.truncateTo: loadProducerState(targetOffset): the latest snapshot at or below the new end,
+  // then the batches after it.
+  ReloadProducerState();
+}
+
+void Partition::OnTruncateFullyAndStartAt(Offset start_offset) {
+  KeepObserverError(epochs_.ClearAndFlush());
+  SetHighWatermark(start_offset);
+  // Log.truncateFullyAndStartAt: producerStateManager.truncate(), then nothing to load.
+  KeepObserverError(producers_.Reset());
+  producers_.UpdateMapEndOffset(start_offset);
+}
+
+void Partition::OnLogStartOffsetIncremented(Offset log_start_offset) {
+  KeepObserverError(epochs_.TruncateFromStart(log_start_offset));
+  if (high_watermark_ < log_start_offset) SetHighWatermark(log_start_offset);
+  // Log.maybeIncrementLogStartOffset / deleteSegments: producerStateManager.truncateHead.
+  KeepObserverError(producers_.TruncateHead(log_start_offset));
+}
+
+void Partition::OnRoll(Offset base_offset) {
+  // Log.roll: every batch below the new segment is applied; snapshot the state there.
+  KSIM_CHECK(producers_.map_end_offset() <= base_offset);
+  producers_.UpdateMapEndOffset(base_offset);
+  KeepObserverError(producers_.TakeSnapshot());
+}
+
+// ---- Producer state -------------------------------------------------------------------------
+
+Result<AppendCheck> Partition::ValidateProducerState(ByteView batches) const {
+  std::vector<BatchHeader> headers;
+  BatchIterator iterator(batches, /*verify_crc=*/true);
+  while (std::optional<BatchIterator::Item> item = iterator.Next()) {
+    headers.push_back(item->header);
+  }
+  // Damage is the Log's to report (CORRUPT_MESSAGE), as Kafka validates records first.
+  if (!iterator.status().ok()) return AppendCheck{};
+  return producers_.ValidateAppend(headers);
+}
+
+void Partition::ReloadProducerState() {
+  Status rebuilt = producers_.RebuildFromLog(log_, clock_.NowMs());
+  if (rebuilt.ok()) return;
+  KeepObserverError(std::move(rebuilt));
+  // Never leave the state ahead of the log: empty at the log end, later batches apply on top.
+  (void)producers_.Reset();
+  producers_.UpdateMapEndOffset(log_.log_end_offset());
+}
+
+// ---- Private --------------------------------------------------------------------------------
+
+bool Partition::MaybeIncrementLeaderHw() {
+  if (role_ != ReplicaRole::kLeader) return false;
+  // Kafka 0.10's maybeIncrementLeaderHW: min LEO over the ISR, the leader's own included; a
+  // follower whose LEO is unknown (no fetch yet in this leadership) holds the HW where it is.
+  Offset min_leo = log_.log_end_offset();
+  for (BrokerId replica : isr_) {
+    if (replica == local_) continue;
+    auto it = remotes_.find(replica);
+    if (it == remotes_.end() || !it->second.log_end_offset.has_value()) return false;
+    min_leo = std::min(min_leo, *it->second.log_end_offset);
+  }
+  if (min_leo <= high_watermark_) return false;
+  SetHighWatermark(min_leo);
+  return true;
+}
+
+void Partition::SetHighWatermark(Offset hw) {
+  if (hw == high_watermark_) return;
+  if (role_ == ReplicaRole::kLeader) KSIM_CHECK(hw > high_watermark_);
+  high_watermark_ = hw;
+  EventFields fields = Fields();
+  fields["hw"] = hw.value();
+  Emit(events_, "hw", std::move(fields));
+}
+
+void Partition::EmitAppend(const LogAppendInfo& info, ByteView batches, std::string_view role) {
+  if (info.num_batches == 0 || !events_) return;
+  EventFields fields = Fields();
+  fields["first_offset"] = info.first_offset.value();
+  fields["last_offset"] = info.last_offset.value();
+  fields["leo"] = log_.log_end_offset().value();
+  fields["epoch"] = last_appended_epoch_.value();
+  fields["role"] = role;
+  fields["values"] = AppendedValues(batches, info.first_offset, info.last_offset);
+  Emit(events_, "append", std::move(fields));
+}
+
+void Partition::AddLogState(EventFields& fields) const {
+  fields["leo"] = log_.log_end_offset().value();
+  fields["log_start_offset"] = log_.log_start_offset().value();
+  fields["hw"] = high_watermark_.value();
+}
+
+void Partition::KeepObserverError(Status status) {
+  if (!status.ok() && observer_error_.ok()) observer_error_ = std::move(status);
+}
+
+Status Partition::TakeObserverError() {
+  if (observer_error_.ok()) return Status::Ok();
+  Status error(Errc::kKafkaStorageError,
+               ToString(tp_) +
+                   ": leader-epoch-checkpoint or producer snapshot: " + observer_error_.ToString());
+  observer_error_ = Status::Ok();
+  return error;
+}
+
+void Partition::CheckInvariants() const {
+  KSIM_CHECK(log_.log_start_offset() <= high_watermark_);
+  KSIM_CHECK(high_watermark_ <= log_.log_end_offset());
+  KSIM_CHECK(!isr_change_in_flight_ || role_ == ReplicaRole::kLeader);
+}
+
+}  // namespace ksim

@@ -1,0 +1,277 @@
+// Partition: one broker's replica of one partition and, while the broker leads it, the leader's
+// view of every replica: Kafka's kafka.cluster.Partition and Replica (0.10 rules, with 0.10.2's
+// lagging-follower fix and KIP-101/279 leader epochs). It is sans-IO: it owns no network, no
+// timer and no ZooKeeper session. The broker (core/server/broker.h) feeds it requests and fetch
+// results and carries out what it asks for (an ISR change to write to ZooKeeper, a truncation
+// offset asked of the leader).
+//
+// What it keeps, and the rules (docs/replication.md has the full story):
+// - Role: leader, follower or none (not yet told by the controller, or stopped), the current
+//   leader epoch, the assigned replicas, the ISR and the ZooKeeper version of the partition's
+//   state znode (ISR writes are conditional on it, as Kafka's Partition.updateIsr).
+// - Offsets on this replica, checked after every change: log start <= HW <= LEO.
+// - As leader, per remote replica: its LEO (the offset it last fetched from; unknown until its
+//   first fetch) and the last time it was caught up. A fetch at offset >= the leader's LEO at that
+//   moment marks it caught up now; a fetch at offset >= the leader's LEO at its previous fetch
+//   marks it caught up as of that previous fetch (Kafka 0.10.2+, KAFKA-4485: a follower that
+//   keeps up with a steady stream is never counted as lagging).
+// - ISR shrink (Kafka's maybeShrinkIsr): followers in the ISR not caught up for longer than
+//   replica.lag.time.max.ms leave it. ISR expand (maybeExpandIsr): an assigned follower outside
+//   the ISR whose LEO reached the leader's HW joins it. Both are proposals (ProposeIsrShrink,
+//   the result of UpdateFollowerFetch); the ISR changes only when the broker reports the
+//   ZooKeeper write succeeded (ApplyIsrChange). One proposal at a time.
+// - HW on the leader = min LEO over the ISR (the leader's own LEO included); it never decreases.
+//   On a follower, HW = min(own LEO, the leader's HW in the last fetch response). After a restart
+//   the HW comes from the replication-offset-checkpoint (clamped to the LEO).
+// - Leader epochs: the leader stamps its epoch into every batch it appends; every append (leader or
+//   follower) records a new epoch's first offset in the LeaderEpochCache, truncation cuts it back,
+//   a rising log start trims it (the Partition is the Log's LogObserver). MakeLeader records the
+//   new epoch at the current LEO (Kafka's makeLeader: leaderEpochCache.assign(epoch, LEO)).
+// - Producer state (KIP-98 idempotence, core/storage/producer_state.h), kept here as Kafka keeps it
+// in
+//   the Log: the leader validates a produce's batches before the append (a fenced epoch, a gap,
+//   an unknown producer are refused; a retried batch among the producer's last five is answered
+//   with the original offsets and not written again); every append, leader or follower, updates
+//   it (so a follower that becomes leader deduplicates too); a truncation rebuilds it from the
+//   latest snapshot and the log; a rising log start trims it; each segment roll and a clean
+//   Close() snapshot it. The creator rebuilds it from snapshots and the log before handing it in.
+// - acks: acks=-1 is refused before the append with NOT_ENOUGH_REPLICAS when the ISR is smaller
+//   than min.insync.replicas; it completes when HW passes the batch, with
+//   NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas meanwhile.
+//   acks=N > 1 (the seed's 0.8 semantics) completes when N ISR members, the leader included, have
+//   the batch. acks=1 completes at the append, acks=0 is never answered (the broker's concern).
+// - Truncation when becoming follower, by policy: kHighWatermark truncates to the replica's own HW
+//   (Kafka 0.10; loses acknowledged records in KIP-101's scenarios); kLeaderEpoch asks the leader
+//   OffsetsForLeaderEpoch(latest local epoch) and truncates where that epoch ends on the leader
+//   (KIP-101), taking KIP-279's rounds when the leader answers an earlier epoch.
+//
+// Ownership and threads: borrows the Log (owned by the broker's LogManager; it must outlive the
+// Partition or the Partition is destroyed first) and the Clock; owns its LeaderEpochCache. One
+// thread at a time. Events (become_leader, become_follower, hw, isr_shrink, isr_expand, truncate,
+// append) go to the EventSink, partition-scoped.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "core/base/bytes.h"
+#include "core/base/clock.h"
+#include "core/base/events.h"
+#include "core/base/status.h"
+#include "core/base/types.h"
+#include "core/protocol/messages.h"
+#include "core/storage/leader_epoch_cache.h"
+#include "core/storage/log.h"
+#include "core/storage/producer_state.h"
+
+namespace ksim {
+
+enum class ReplicaRole : uint8_t { kNone, kLeader, kFollower };
+std::string_view ReplicaRoleName(ReplicaRole role);
+
+// How a replica that becomes follower decides where to cut its log (a scenario's
+// policy.truncation).
+enum class TruncationPolicy : uint8_t {
+  kHighWatermark,  // "high-watermark": Kafka 0.10, truncate to the own HW
+  kLeaderEpoch,    // "leader-epoch": KIP-101 OffsetsForLeaderEpoch, with KIP-279's rounds
+};
+std::string_view TruncationPolicyName(TruncationPolicy policy);
+// kInvalidArgument naming the valid names otherwise.
+Result<TruncationPolicy> ParseTruncationPolicy(std::string_view name);
+
+struct PartitionConfig {
+  int64_t replica_lag_time_max_ms = 10000;  // replica.lag.time.max.ms
+  int32_t min_insync_replicas = 1;          // min.insync.replicas (topic or broker)
+};
+
+// What the leader knows of one remote replica (Kafka's Replica on the leader).
+struct RemoteReplicaState {
+  std::optional<Offset> log_end_offset;  // nullopt until its first fetch in this leadership
+  int64_t last_caught_up_time_ms = 0;
+  int64_t last_fetch_time_ms = 0;
+  Offset last_fetch_leader_log_end_offset{0};  // the leader's LEO at its previous fetch
+};
+
+// The outcome of a produce with acks=-1 or N > 1, asked again whenever HW or a LEO moves.
+struct AcksProgress {
+  bool done = false;
+  Errc error = Errc::kNone;  // when done: NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND, or
+                             // NOT_LEADER_FOR_PARTITION (leadership lost meanwhile)
+};
+
+// A follower's next step after the leader answered OffsetsForLeaderEpoch (KIP-279).
+struct TruncationDecision {
+  Offset truncate_to{0};  // cut the log here (nothing happens when >= LEO)
+  bool complete = true;   // false: ask again for `next_epoch` (the leader knew an earlier epoch)
+  LeaderEpoch next_epoch = kUndefinedEpoch;
+};
+
+class Partition final : public LogObserver {
+ public:
+  // `log` is this broker's log of `tp`; `epochs` its leader-epoch cache (opened from the
+  // partition directory); `checkpointed_hw` the HW from replication-offset-checkpoint (0 when
+  // none), clamped to the log. `producers` is the producer state of the log's directory, already
+  // in line with the log (LoadProducerState). Installs itself as the log's observer.
+  Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderEpochCache epochs,
+            ProducerStateManager producers, const Clock& clock, PartitionConfig config,
+            Offset checkpointed_hw, EventSink events);
+  // The producer state of `log`: its latest usable snapshot plus the batches after it (Kafka's
+  // Log.loadProducerState, on open and after a crash). Errors: the Env's.
+  static Result<ProducerStateManager> LoadProducerState(Env& env, const Log& log, int64_t now_ms);
+  ~Partition() override;
+  Partition(const Partition&) = delete;
+  Partition& operator=(const Partition&) = delete;
+
+  // ---- Role changes (LeaderAndIsr) ----
+  // Kafka's makeLeader: role leader with `state`'s epoch, ISR, replicas and zk version; remote
+  // replicas start unknown, ISR members counted as caught up now; the epoch is recorded at the
+  // LEO; HW may rise. Returns false (and changes nothing) when `state.leader_epoch` is older than
+  // the current one. REQUIRES: state.leader == local broker.
+  Result<bool> MakeLeader(const LeaderAndIsrPartitionState& state);
+  // Kafka's makeFollower: role follower of `state.leader`; the ISR and the remote replicas are
+  // forgotten (only a leader tracks them). Returns true when the broker must truncate per policy
+  // and (re)start fetching: a new leader, or the same one more than one epoch later (an epoch was
+  // missed, Kafka 2.0). False when it stays the follower of the same leader at the same or the
+  // next epoch, or when the epoch is stale. REQUIRES: state.leader != local broker.
+  bool MakeFollower(const LeaderAndIsrPartitionState& state);
+  // StopReplica: role none (the log stays unless the broker deletes it).
+  void Stop();
+  // Clean shutdown, before the log is closed: snapshots the producer state at the LEO (Kafka's
+  // Log.close), so that the next open reads it instead of replaying the log.
+  Status Close();
+
+  // ---- Leader ----
+  // Appends a producer's batches with the current epoch. NOT_LEADER_FOR_PARTITION when not leader;
+  // NOT_ENOUGH_REPLICAS for acks=-1 with ISR < min.insync.replicas (nothing appended); producer
+  // state errors (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID;
+  // nothing appended); the Log's errors otherwise. HW may rise (a lone ISR member).
+  // A batch that repeats one of its producer's last five is not appended: the answer carries the
+  // original batch's offsets (first_offset, last_offset), num_batches 0 and num_records the
+  // offsets it covers, so that acks=-1 still waits for the HW to pass it (Kafka's Log.append
+  // returning the duplicate's LogAppendInfo).
+  Result<LogAppendInfo> AppendAsLeader(MutableByteView batches, int16_t acks);
+  // Whether a produce whose last offset is `required_offset - 1` is satisfied for `acks` (-1 or
+  // N > 1). REQUIRES: acks == -1 or acks > 1.
+  AcksProgress CheckEnoughReplicasReached(Offset required_offset, int16_t acks) const;
+  // A follower fetched from `fetch_offset` (Kafka's updateReplicaLogReadResult): records its LEO
+  // and caught-up time, raises HW when it can. Returns the expanded ISR when the follower should
+  // join it (to be written to ZooKeeper, then ApplyIsrChange), else nullopt. Ignored (nullopt)
+  // when not leader or `replica` is not assigned.
+  std::optional<std::vector<BrokerId>> UpdateFollowerFetch(BrokerId replica, Offset fetch_offset);
+  // The ISR without the followers that have not caught up for replica.lag.time.max.ms, when that
+  // removes anyone; nullopt otherwise or when not leader or a proposal is outstanding.
+  std::optional<std::vector<BrokerId>> ProposeIsrShrink();
+  // The ZooKeeper write of `isr` succeeded with the state znode now at `zk_version`: the ISR is
+  // `isr` (HW may rise). Emits isr_shrink or isr_expand. Ignored when no proposal is outstanding
+  // (a role change since dropped it).
+  void ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version);
+  // The write failed (BADVERSION: the controller changed the state; it will send LeaderAndIsr):
+  // the proposal is dropped.
+  void AbandonIsrChange();
+  bool isr_change_in_flight() const { return isr_change_in_flight_; }
+  // OffsetsForLeaderEpoch on the leader (KIP-279 answer), from the epoch cache and the LEO.
+  EpochAndEndOffset EndOffsetForEpoch(LeaderEpoch epoch) const;
+
+  // ---- Reads ----
+  // A fetch (consumers below HW, followers below LEO; at least one batch, KIP-74) or
+  // NOT_LEADER_FOR_PARTITION when not leader.
+  Result<FetchDataInfo> Read(Offset fetch_offset, int32_t max_bytes, bool from_follower);
+
+  // ---- Follower ----
+  // Appends what the leader sent, then HW = min(LEO, leader_hw) and the log start follows the
+  // leader's (up to the new HW).
+  // NOT_LEADER_FOR_PARTITION when not a follower.
+  Result<LogAppendInfo> AppendAsFollower(ByteView records, Offset leader_hw,
+                                         Offset leader_log_start_offset);
+  // Where to cut when becoming follower under kHighWatermark: the own HW.
+  Offset HighWatermarkTruncationOffset() const { return high_watermark_; }
+  // KIP-279's step for the leader's answer to OffsetsForLeaderEpoch(latest local epoch).
+  TruncationDecision DecideTruncation(const EpochAndEndOffset& leader_answer) const;
+  // Truncates the log (and the epoch cache) to `offset` when it is below the LEO; HW follows.
+  // Emits truncate with the records removed and `reason`. NOT_LEADER_FOR_PARTITION when this
+  // replica is the leader (a leader never truncates). REQUIRES: offset >= 0.
+  Status TruncateTo(Offset offset, std::string_view reason);
+  // The leader's log starts past our LEO: restart empty there (Kafka's handleOffsetOutOfRange).
+  // NOT_LEADER_FOR_PARTITION when this replica is the leader. REQUIRES: offset >= 0.
+  Status TruncateFullyAndStartAt(Offset offset);
+
+  // ---- State ----
+  const TopicPartition& tp() const { return tp_; }
+  ReplicaRole role() const { return role_; }
+  bool is_leader() const { return role_ == ReplicaRole::kLeader; }
+  BrokerId leader() const { return leader_; }  // kNoBroker when unknown
+  LeaderEpoch leader_epoch() const { return leader_epoch_; }
+  const std::vector<BrokerId>& assigned_replicas() const { return assigned_replicas_; }
+  const std::vector<BrokerId>& isr() const { return isr_; }
+  int32_t zk_version() const { return zk_version_; }
+  Offset high_watermark() const { return high_watermark_; }
+  Offset log_end_offset() const { return log_.log_end_offset(); }
+  Offset log_start_offset() const { return log_.log_start_offset(); }
+  LeaderEpoch latest_epoch() const { return epochs_.LatestEpoch(); }
+  const LeaderEpochCache& epochs() const { return epochs_; }
+  const ProducerStateManager& producer_state() const { return producers_; }
+  // The leader's view of remote replicas (empty when not leader).
+  const std::map<BrokerId, RemoteReplicaState>& remote_replicas() const { return remotes_; }
+  const PartitionConfig& config() const { return config_; }
+  void set_config(PartitionConfig config) { config_ = config; }
+  Log& log() { return log_; }
+  const Log& log() const { return log_; }
+
+  // LogObserver: keeps the epoch cache and the producer state in step with the log.
+  void OnAppend(const BatchHeader& batch) override;
+  void OnTruncateTo(Offset end_offset) override;
+  void OnTruncateFullyAndStartAt(Offset start_offset) override;
+  void OnLogStartOffsetIncremented(Offset log_start_offset) override;
+  void OnRoll(Offset base_offset) override;
+
+ private:
+  // Leader: HW = min LEO over the ISR when that is higher (Kafka's maybeIncrementLeaderHW).
+  bool MaybeIncrementLeaderHw();
+  void SetHighWatermark(Offset hw);
+  void CheckInvariants() const;
+  // An epoch this replica must ignore (ReplicaManager.becomeLeaderOrFollower).
+  bool IsStale(LeaderEpoch epoch) const;
+  Status LeaderMustNotTruncate() const;
+  // "topic", "partition": the first fields of every event.
+  EventFields Fields() const;
+  // The `append` event, with the appended records' values (read back from `batches`).
+  void EmitAppend(const LogAppendInfo& info, ByteView batches, std::string_view role);
+  // The log's end, start and HW, for become_leader/become_follower (after recovery).
+  void AddLogState(EventFields& fields) const;
+  // The leader's producer-state check of a produce's batches (Kafka's
+  // analyzeAndValidateProducerState). Batches that do not parse are left to the Log to refuse.
+  Result<AppendCheck> ValidateProducerState(ByteView batches) const;
+  // After a truncation: the producer state rebuilt from the latest snapshot and the log; on an
+  // I/O error it is emptied (the error kept for the caller) rather than left ahead of the log.
+  void ReloadProducerState();
+  // The LogObserver hooks cannot return errors: the first failed epoch-cache write is kept and
+  // handed back (as KAFKA_STORAGE_ERROR) by the operation that caused it.
+  void KeepObserverError(Status status);
+  Status TakeObserverError();
+
+  TopicPartition tp_;
+  BrokerId local_;
+  Log& log_;
+  LeaderEpochCache epochs_;
+  ProducerStateManager producers_;
+  const Clock& clock_;
+  PartitionConfig config_;
+  EventSink events_;
+  ReplicaRole role_ = ReplicaRole::kNone;
+  BrokerId leader_ = kNoBroker;
+  LeaderEpoch leader_epoch_ = kUndefinedEpoch;
+  std::vector<BrokerId> assigned_replicas_;
+  std::vector<BrokerId> isr_;
+  int32_t zk_version_ = 0;
+  Offset high_watermark_{0};
+  std::map<BrokerId, RemoteReplicaState> remotes_;
+  bool isr_change_in_flight_ = false;
+  LeaderEpoch last_appended_epoch_ = kUndefinedEpoch;  // of the last batch appended
+  Status observer_error_;
+};
+
+}  // namespace ksim

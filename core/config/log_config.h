@@ -1,0 +1,51 @@
+// LogConfig: the per-partition settings of the storage engine, with Kafka's topic-level names
+// (broker-level names in the comments) and Kafka 0.10 defaults. A plain struct: the broker
+// builds one from server.properties and topic overrides; the Log copies it at open.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "core/base/types.h"
+
+namespace ksim {
+
+enum class CleanupPolicy {
+  kDelete,         // cleanup.policy=delete: retention by time and size
+  kCompact,        // cleanup.policy=compact: no time/size retention (compaction not modelled)
+  kCompactDelete,  // cleanup.policy=compact,delete
+};
+
+struct LogConfig {
+  static constexpr int64_t kHourMs = 60 * 60 * 1000;
+  static constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+
+  // segment.bytes (log.segment.bytes): roll when the active segment would exceed this.
+  int32_t segment_bytes = 1 << 30;
+  // segment.ms (log.roll.ms / log.roll.hours = 168): roll when the active segment is this old,
+  // measured from its first record's timestamp or, without one, from its creation.
+  int64_t segment_ms = 168 * kHourMs;
+  // index.interval.bytes (log.index.interval.bytes): bytes appended between offset-index entries.
+  int32_t index_interval_bytes = 4096;
+  // segment.index.bytes (log.index.size.max.bytes): size each index file is preallocated to.
+  int32_t max_index_size_bytes = 10 * 1024 * 1024;
+  // retention.ms (log.retention.ms / log.retention.hours = 168); -1 keeps segments forever.
+  int64_t retention_ms = 168 * kHourMs;
+  // retention.bytes (log.retention.bytes); -1 is no size limit.
+  int64_t retention_bytes = -1;
+  // cleanup.policy (log.cleanup.policy).
+  CleanupPolicy cleanup_policy = CleanupPolicy::kDelete;
+  // flush.messages (log.flush.interval.messages): fsync after this many unflushed records.
+  int64_t flush_interval_messages = kUnbounded;
+  // flush.ms (log.flush.interval.ms): fsync when the last flush is this old (Log::MaybeFlush).
+  int64_t flush_ms = kUnbounded;
+  // file.delete.delay.ms (log.segment.delete.delay.ms): how long a deleted segment's files stay
+  // on disk renamed to .deleted.
+  int64_t file_delete_delay_ms = 60000;
+  // max.message.bytes (message.max.bytes = 1000012): the largest batch a leader accepts.
+  int32_t max_message_bytes = 1000012;
+
+  bool DeleteEnabled() const { return cleanup_policy != CleanupPolicy::kCompact; }
+};
+
+}  // namespace ksim

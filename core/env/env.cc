@@ -1,0 +1,68 @@
+// Env helpers that work over any Env (JoinPath, ReadWholeFile, RemoveTree) and the default,
+// copying implementations of File::TransferTo and File::CopyTo.
+#include "core/env/env.h"
+
+#include <algorithm>
+
+namespace ksim {
+
+namespace {
+// Chunk for copying paths and ReadWholeFile: large enough to amortize calls, small enough to
+// keep a fetch's buffer modest.
+constexpr size_t kCopyChunkBytes = 64 * 1024;
+}  // namespace
+
+Result<size_t> File::TransferTo(uint64_t position, size_t count, ByteSink& sink) {
+  return CopyTo(position, count, sink);
+}
+
+Result<size_t> File::CopyTo(uint64_t position, size_t count, ByteSink& sink) {
+  Bytes buffer(std::min(count, kCopyChunkBytes));
+  size_t sent = 0;
+  while (sent < count) {
+    const size_t want = std::min(count - sent, buffer.size());
+    KSIM_ASSIGN_OR_RETURN(size_t got,
+                          ReadAt(position + sent, MutableByteView(buffer.data(), want)));
+    if (got == 0) break;  // end of file
+    KSIM_CHECK(got <= want);
+    KSIM_RETURN_IF_ERROR(sink.Send(ByteView(buffer.data(), got)));
+    sent += got;
+  }
+  return sent;
+}
+
+std::string JoinPath(const std::string& dir, const std::string& name) {
+  if (dir.empty()) return name;
+  if (name.empty()) return dir;
+  if (dir.back() == '/') return dir + name;
+  return dir + "/" + name;
+}
+
+Result<Bytes> ReadWholeFile(Env& env, const std::string& path) {
+  KSIM_ASSIGN_OR_RETURN(std::unique_ptr<File> file, env.OpenFile(path, OpenMode::kOpenExisting));
+  Bytes contents;
+  Bytes chunk(kCopyChunkBytes);
+  while (true) {
+    KSIM_ASSIGN_OR_RETURN(size_t got, file->ReadAt(contents.size(), MutableByteView(chunk)));
+    if (got == 0) break;
+    KSIM_CHECK(got <= chunk.size());
+    contents.insert(contents.end(), chunk.begin(), chunk.begin() + got);
+  }
+  return contents;
+}
+
+Status RemoveTree(Env& env, const std::string& dir) {
+  if (!env.DirExists(dir)) return Status::Ok();
+  KSIM_ASSIGN_OR_RETURN(std::vector<std::string> names, env.ListDir(dir));
+  for (const std::string& name : names) {
+    const std::string path = JoinPath(dir, name);
+    if (env.DirExists(path)) {
+      KSIM_RETURN_IF_ERROR(RemoveTree(env, path));
+    } else {
+      KSIM_RETURN_IF_ERROR(env.RemoveFile(path));
+    }
+  }
+  return env.RemoveDir(dir);
+}
+
+}  // namespace ksim

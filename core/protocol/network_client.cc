@@ -1,0 +1,138 @@
+#include "core/protocol/network_client.h"
+
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "core/base/check.h"
+
+namespace ksim {
+
+NetworkClient::NetworkClient(Transport& transport, Timers& timers, Handlers handlers,
+                             NetworkClientOptions options)
+    : transport_(transport), timers_(timers), handlers_(std::move(handlers)), options_(options) {
+  KSIM_CHECK(options_.max_in_flight_requests_per_connection >= 1);
+  KSIM_CHECK(options_.request_timeout_us > 0);
+  transport_.SetHandler(this);
+}
+
+NetworkClient::~NetworkClient() {
+  for (const auto& [correlation_id, request] : in_flight_) timers_.Cancel(request.timer);
+  transport_.SetHandler(nullptr);
+}
+
+int32_t NetworkClient::in_flight(std::string_view peer) const {
+  auto it = in_flight_per_peer_.find(peer);
+  return it == in_flight_per_peer_.end() ? 0 : it->second;
+}
+
+bool NetworkClient::Ready(std::string_view peer) const {
+  return in_flight(peer) < options_.max_in_flight_requests_per_connection;
+}
+
+int32_t NetworkClient::Send(std::string_view peer, Message request, ResponseCallback callback) {
+  KSIM_CHECK_MSG(IsRequest(request), "NetworkClient::Send takes requests; use Respond");
+  KSIM_CHECK_MSG(Ready(peer), "request to a peer that is not ready");
+  const bool expects_response = ExpectsResponse(request);
+  KSIM_CHECK_MSG(expects_response == static_cast<bool>(callback),
+                 "a callback exactly for requests that expect a response");
+  KSIM_CHECK(next_correlation_id_ < INT32_MAX);
+  const int32_t correlation_id = next_correlation_id_++;
+  SetCorrelationId(request, correlation_id);
+  const int16_t api_key = ApiKey(request);
+  ++counters_.requests_sent;
+  const ConnectionId connection = transport_.Send(peer, std::move(request));
+  if (!expects_response) return correlation_id;
+
+  const TimerId timer = timers_.Schedule(options_.request_timeout_us,
+                                         [this, correlation_id] { OnTimeout(correlation_id); });
+  auto [it, inserted] = in_flight_.emplace(
+      correlation_id, InFlight{std::string(peer), connection, timer, api_key, std::move(callback)});
+  KSIM_CHECK(inserted);
+  auto [count, unused] = in_flight_per_peer_.try_emplace(std::string(peer), 0);
+  ++count->second;
+  KSIM_CHECK(count->second <= options_.max_in_flight_requests_per_connection);
+  return correlation_id;
+}
+
+void NetworkClient::Respond(std::string_view peer, Message response) {
+  KSIM_CHECK_MSG(!IsRequest(response), "Respond takes responses");
+  ++counters_.responses_sent;
+  transport_.Send(peer, std::move(response));
+}
+
+NetworkClient::InFlight NetworkClient::Complete(std::map<int32_t, InFlight>::iterator it) {
+  InFlight request = std::move(it->second);
+  in_flight_.erase(it);
+  auto count = in_flight_per_peer_.find(request.peer);
+  KSIM_CHECK(count != in_flight_per_peer_.end() && count->second > 0);
+  if (--count->second == 0) in_flight_per_peer_.erase(count);
+  return request;
+}
+
+void NetworkClient::NotifyReady(const std::string& peer) {
+  if (handlers_.on_ready && Ready(peer)) handlers_.on_ready(peer);
+}
+
+void NetworkClient::OnMessage(std::string_view from, ConnectionId /*connection*/, Message message) {
+  if (IsRequest(message)) {
+    ++counters_.requests_received;
+    KSIM_CHECK_MSG(static_cast<bool>(handlers_.on_request),
+                   "a request arrived at a node that serves none");
+    handlers_.on_request(from, std::move(message));
+    return;
+  }
+  auto it = in_flight_.find(CorrelationId(message));
+  if (it == in_flight_.end() || it->second.peer != from) {
+    ++counters_.responses_dropped;  // after its timeout or disconnect, or never ours
+    return;
+  }
+  KSIM_CHECK_MSG(it->second.api_key == ApiKey(message), "response of another kind of request");
+  ++counters_.responses_received;
+  InFlight request = Complete(it);
+  timers_.Cancel(request.timer);
+  request.callback(std::move(message));
+  NotifyReady(request.peer);
+}
+
+void NetworkClient::OnTimeout(int32_t correlation_id) {
+  auto it = in_flight_.find(correlation_id);
+  KSIM_CHECK(it != in_flight_.end());  // completing a request cancels its timer
+  ++counters_.timeouts;
+  InFlight request = Complete(it);
+  request.callback(Status(Errc::kRequestTimedOut,
+                          "no response from " + request.peer + " to correlation id " +
+                              std::to_string(correlation_id) + " within request.timeout.ms"));
+  NotifyReady(request.peer);
+}
+
+void NetworkClient::OnDisconnect(std::string_view peer, ConnectionId broken_through) {
+  FailConnection(peer, broken_through, "connection to " + std::string(peer) + " broke");
+}
+
+void NetworkClient::Disconnect(std::string_view peer) {
+  FailConnection(peer, std::numeric_limits<ConnectionId>::max(),
+                 "connection to " + std::string(peer) + " closed");
+}
+
+void NetworkClient::FailConnection(std::string_view peer, ConnectionId through,
+                                   const std::string& why) {
+  // Collect first: callbacks may send new requests, which go on a newer connection.
+  std::vector<InFlight> failed;
+  for (auto it = in_flight_.begin(); it != in_flight_.end();) {
+    if (it->second.peer == peer && it->second.connection <= through) {
+      failed.push_back(Complete(it++));
+    } else {
+      ++it;
+    }
+  }
+  for (InFlight& request : failed) {
+    timers_.Cancel(request.timer);
+    ++counters_.disconnect_failures;
+    request.callback(Status(Errc::kNetworkException, why));
+  }
+  if (handlers_.on_disconnect) handlers_.on_disconnect(peer);
+  if (!failed.empty()) NotifyReady(std::string(peer));
+}
+
+}  // namespace ksim

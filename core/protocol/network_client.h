@@ -1,0 +1,134 @@
+// NetworkClient: a node's request tracker, in the manner of Kafka's NetworkClient and
+// InFlightRequests. It sits between the node's Transport and its logic:
+//
+//   Transport --OnMessage/OnDisconnect--> NetworkClient --on_request--> broker/client logic
+//                                                      \--callbacks---> whoever sent a request
+//
+// Rules (docs/protocol.md, "NetworkClient"):
+// - Send assigns the next correlation id (1, 2, ...), sends the request and remembers it with its
+//   callback until exactly one of these happens, which the callback then hears:
+//     the response from that peer with that correlation id   -> the response;
+//     request_timeout_us passes (request.timeout.ms)          -> REQUEST_TIMED_OUT;
+//     the connection it went on is reported broken            -> NETWORK_EXCEPTION.
+//   A response that matches nothing in flight (late, after a timeout or a disconnect; or from
+//   another peer) is dropped and counted. Kafka's client also closes the connection when a
+//   request times out; a Transport cannot close connections, so only that request fails.
+// - At most max_in_flight_requests_per_connection requests await a response per peer. As in
+//   Kafka, Send to a peer that is not Ready() is a programmer error: callers check Ready() and
+//   wait (on_ready tells them when a slot frees up).
+// - A request that expects no response (Produce with acks=0) is fire-and-forget: it takes no
+//   slot and has no callback; it is complete once Send returns (Kafka completes it when the send
+//   finishes, and the producer cannot learn its fate).
+// - Incoming requests go to on_request with the sender's name; the node answers with Respond,
+//   copying the request's correlation id into the response.
+// - Callbacks run from the Transport's and the Timers' events, never inside Send. A callback
+//   may Send again; it must not destroy the NetworkClient.
+//
+// Determinism: ordered containers only; failures on a disconnect run oldest request first.
+// Ownership: borrows the Transport and Timers (both must outlive it) and installs itself as the
+// Transport's handler. Destroying it cancels its timers; no callback runs afterwards (a crashed
+// node drops its NetworkClient with its Transport). Single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/base/clock.h"
+#include "core/base/status.h"
+#include "core/protocol/messages.h"
+#include "core/protocol/transport.h"
+
+namespace ksim {
+
+struct NetworkClientOptions {
+  // Kafka: max.in.flight.requests.per.connection (5).
+  int32_t max_in_flight_requests_per_connection = 5;
+  // Kafka: request.timeout.ms (30000 in 0.10's producer, 40000 in its consumer: the owner sets
+  // what its role uses).
+  TimeUs request_timeout_us = 30'000'000;
+};
+
+struct NetworkClientCounters {
+  uint64_t requests_sent = 0;       // including fire-and-forget ones
+  uint64_t responses_received = 0;  // matched to a request in flight
+  uint64_t responses_dropped = 0;   // matched nothing (late or unknown)
+  uint64_t timeouts = 0;
+  uint64_t disconnect_failures = 0;  // requests failed with NETWORK_EXCEPTION
+  uint64_t requests_received = 0;
+  uint64_t responses_sent = 0;
+};
+
+class NetworkClient final : public TransportHandler {
+ public:
+  // The response, or REQUEST_TIMED_OUT / NETWORK_EXCEPTION.
+  using ResponseCallback = std::function<void(Result<Message> response)>;
+
+  struct Handlers {
+    // An incoming request (never a response). Required if peers send this node requests.
+    std::function<void(std::string_view from, Message request)> on_request;
+    // Told after the in-flight requests to `peer` were failed by a disconnect notice.
+    std::function<void(std::string_view peer)> on_disconnect;
+    // Told when a request to `peer` completed in any way and `peer` is Ready() again.
+    std::function<void(std::string_view peer)> on_ready;
+  };
+
+  // REQUIRES: max_in_flight_requests_per_connection >= 1, request_timeout_us > 0.
+  NetworkClient(Transport& transport, Timers& timers, Handlers handlers,
+                NetworkClientOptions options = {});
+  ~NetworkClient() override;
+  NetworkClient(const NetworkClient&) = delete;
+  NetworkClient& operator=(const NetworkClient&) = delete;
+
+  // True when a request to `peer` may be sent now (fewer than the bound await a response).
+  bool Ready(std::string_view peer) const;
+  // Sends `request` and returns its correlation id. REQUIRES: IsRequest(request), Ready(peer),
+  // and `callback` non-empty exactly when ExpectsResponse(request).
+  int32_t Send(std::string_view peer, Message request, ResponseCallback callback);
+  // Closes the connection to `peer` as Kafka's NetworkClient.disconnect does: every request to it
+  // in flight fails with NETWORK_EXCEPTION now (their late answers are dropped), then
+  // on_disconnect and on_ready run as for a disconnect notice. The next Send opens a new one.
+  void Disconnect(std::string_view peer);
+  // Answers a request from `peer`. REQUIRES: !IsRequest(response); its correlation id is the
+  // request's.
+  void Respond(std::string_view peer, Message response);
+
+  int32_t in_flight(std::string_view peer) const;
+  size_t in_flight() const { return in_flight_.size(); }
+  const NetworkClientCounters& counters() const { return counters_; }
+  const NetworkClientOptions& options() const { return options_; }
+  const std::string& local() const { return transport_.local(); }
+
+  // TransportHandler.
+  void OnMessage(std::string_view from, ConnectionId connection, Message message) override;
+  void OnDisconnect(std::string_view peer, ConnectionId broken_through) override;
+
+ private:
+  struct InFlight {
+    std::string peer;
+    ConnectionId connection;
+    TimerId timer;
+    int16_t api_key;
+    ResponseCallback callback;
+  };
+
+  void OnTimeout(int32_t correlation_id);
+  // Fails the requests in flight to `peer` on connections up to `through`, then tells the owner.
+  void FailConnection(std::string_view peer, ConnectionId through, const std::string& why);
+  // Removes the request from the in-flight set and returns it.
+  InFlight Complete(std::map<int32_t, InFlight>::iterator it);
+  void NotifyReady(const std::string& peer);
+
+  Transport& transport_;
+  Timers& timers_;
+  Handlers handlers_;
+  NetworkClientOptions options_;
+  int32_t next_correlation_id_ = 1;
+  std::map<int32_t, InFlight> in_flight_;  // by correlation id = send order
+  std::map<std::string, int32_t, std::less<>> in_flight_per_peer_;
+  NetworkClientCounters counters_;
+};
+
+}  // namespace ksim

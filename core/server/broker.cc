@@ -1,0 +1,532 @@
+// Broker: Kafka's KafkaServer (startup, KafkaHealthcheck registration, controlled shutdown) and
+// KafkaApis (request dispatch). Replication and the request paths that touch partitions live in
+// core/server/replica_manager.*; the metadata cache in core/cluster/metadata_cache.*.
+#include "core/server/broker.h"
+
+#include <utility>
+
+#include "core/base/timer_group.h"
+#include "core/cluster/metadata_cache.h"
+#include "core/cluster/topic.h"
+#include "core/controller/channel.h"
+#include "core/coordinator/group_coordinator.h"
+#include "core/coordinator/group_locator.h"
+#include "core/coordinator/producer_id_manager.h"
+#include "core/protocol/network_client.h"
+#include "core/server/replica_manager.h"
+#include "core/zk/paths.h"
+
+namespace ksim {
+
+std::string_view BrokerStateName(BrokerState state) {
+  switch (state) {
+    case BrokerState::kNotRunning:
+      return "not_running";
+    case BrokerState::kStarting:
+      return "starting";
+    case BrokerState::kRunning:
+      return "running";
+    case BrokerState::kPendingControlledShutdown:
+      return "pending_controlled_shutdown";
+    case BrokerState::kShuttingDown:
+      return "shutting_down";
+    case BrokerState::kShutDown:
+      return "shut_down";
+  }
+  return "?";
+}
+
+namespace {
+
+// How long a registration waits before trying again when /brokers/ids/<id> still belongs to our
+// previous session (its ephemeral lives until that session times out) or ZooKeeper failed.
+constexpr int64_t kRegistrationRetryBackoffMs = 1000;
+
+// The log manager's settings from the broker's configuration (KafkaServer.createLogManager): the
+// log directories, the periodic tasks' intervals, the LogConfig of a topic without overrides.
+LogManagerConfig LogManagerConfigOf(const BrokerConfig& broker) {
+  LogManagerConfig config;
+  config.log_dirs = broker.log_dirs;
+  config.default_log_config = broker.DefaultLogConfig();
+  config.retention_check_interval_ms = broker.log_retention_check_interval_ms;
+  config.flush_check_interval_ms = broker.log_flush_scheduler_interval_ms;
+  config.flush_recovery_point_checkpoint_interval_ms =
+      broker.log_flush_offset_checkpoint_interval_ms;
+  config.file_delete_delay_ms = broker.log_segment_delete_delay_ms;
+  return config;
+}
+
+}  // namespace
+
+struct Broker::Impl {
+  Impl(Broker& broker, BrokerSeams seams);
+  ~Impl();
+
+  BrokerId id() const { return BrokerId(options.config.broker_id); }
+  BrokerState& state() { return broker.state_; }
+
+  // ---- Requests (KafkaApis.handle) ----
+  using Respond = std::function<void(Message)>;
+  void HandleRequest(std::string_view from, Message request, Respond respond);
+  // Requests for APIs this broker does not serve (consumer groups).
+  void DeliverLocal(Message request, Respond respond);
+  // ---- Consumer groups (core/coordinator/group_coordinator.h, core/coordinator/group_locator.h)
+  // ----
+  bool HandleGroupRequest(std::string_view from, Message& request, const Respond& respond);
+  // KafkaApis' onLeadershipChange: offsets partitions led here are loaded, others unloaded.
+  void OnOffsetsLeadership(const std::vector<PartitionError>& partitions, bool stopped);
+  GroupCoordinatorSeams GroupSeams();
+
+  // ---- ZooKeeper session and registration (KafkaHealthcheck) ----
+  void OnSessionEvent(SessionEvent event);
+  void Register();
+  void CreateRegistration(ZkSessionId session);
+  void Registered(ZkSessionId session);
+  void RetryRegistration(ZkSessionId session);
+
+  // ---- Shutdown ----
+  void AttemptControlledShutdown();
+  void OnControlledShutdownAnswer(int attempt, Result<Message> answer);
+  void FinishShutdown();
+
+  template <class F>
+  auto Guarded(F f) {
+    return [alive = std::weak_ptr<bool>(alive_), f = std::move(f)](auto&&... args) mutable {
+      if (alive.expired()) return;
+      f(std::forward<decltype(args)>(args)...);
+    };
+  }
+
+  Broker& broker;
+  const BrokerOptions& options;
+  BrokerSeams seams;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  TimerGroup timers;
+  LogManager log_manager;
+  MetadataCache metadata;
+  NetworkClient network;
+  ControllerChannelManager channel;
+  Controller controller;
+  ReplicaManager replicas;
+  GroupCoordinator groups;
+  GroupLocator group_locator;
+  ExtraRequestHandler extra_handler;
+  // InitProducerId (KIP-98): ids from blocks claimed in ZooKeeper.
+  ProducerIdManager producer_ids{id(), seams.zk, seams.events};
+
+  ZkSessionId registered_session = kNoSession;
+  bool registering = false;
+  bool controller_started = false;
+  int controlled_shutdown_attempts = 0;
+  std::function<void()> shutdown_done;
+};
+
+Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
+    : broker(broker_in),
+      options(broker_in.options_),
+      seams(std::move(seams_in)),
+      timers(seams.timers),
+      log_manager(seams.env, seams.clock, seams.timers, LogManagerConfigOf(options.config)),
+      network(seams.transport, seams.timers,
+              NetworkClient::Handlers{
+                  .on_request =
+                      [this](std::string_view from, Message request) {
+                        std::string peer(from);
+                        HandleRequest(from, std::move(request), [this, peer](Message response) {
+                          network.Respond(peer, std::move(response));
+                        });
+                      },
+                  .on_disconnect = nullptr,
+                  .on_ready =
+                      [this](std::string_view peer) {
+                        replicas.fetchers().OnReady(peer);
+                        channel.OnReady(peer);
+                      },
+              },
+              NetworkClientOptions{
+                  .max_in_flight_requests_per_connection = 5,
+                  .request_timeout_us =
+                      static_cast<TimeUs>(options.config.replica_socket_timeout_ms) * kUsPerMs,
+              }),
+      channel(id(), network, seams.timers,
+              [this](Message request, std::function<void(Message)> respond) {
+                DeliverLocal(std::move(request), std::move(respond));
+              }),
+      controller(options.config, options.controller, seams.zk, channel, seams.timers, seams.clock,
+                 seams.random, seams.events),
+      replicas(options.config, options.truncation,
+               ReplicaManagerSeams{.env = seams.env,
+                                   .clock = seams.clock,
+                                   .timers = seams.timers,
+                                   .zk = seams.zk,
+                                   .logs = log_manager,
+                                   .metadata = metadata,
+                                   .network = network,
+                                   .events = seams.events}),
+      groups(options.config, GroupSeams()),
+      group_locator(options.config, seams.zk, seams.random, metadata, seams.events) {}
+
+Broker::Impl::~Impl() {
+  // The ZooKeeper client outlives us: it must not call into a dead broker.
+  seams.zk.SetWatcher(nullptr);
+  seams.zk.SetSessionListener(nullptr);
+}
+
+// ---- Requests -----------------------------------------------------------------------------------
+
+void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond respond) {
+  if (state() == BrokerState::kNotRunning || state() == BrokerState::kShuttingDown ||
+      state() == BrokerState::kShutDown) {
+    return;  // no socket server: not started yet, or stopped (KafkaServer.shutdown stops it first)
+  }
+  // Every answer carries its request's correlation id.
+  Respond answer = [correlation_id = CorrelationId(request),
+                    respond = std::move(respond)](Message response) {
+    SetCorrelationId(response, correlation_id);
+    respond(std::move(response));
+  };
+  if (extra_handler && extra_handler(from, request, answer)) return;
+  if (auto* produce = std::get_if<ProduceRequest>(&request)) {
+    replicas.HandleProduce(std::move(*produce),
+                           [answer](ProduceResponse r) { answer(std::move(r)); });
+  } else if (auto* fetch = std::get_if<FetchRequest>(&request)) {
+    replicas.HandleFetch(std::move(*fetch), [answer](FetchResponse r) { answer(std::move(r)); });
+  } else if (auto* list = std::get_if<ListOffsetsRequest>(&request)) {
+    answer(replicas.HandleListOffsets(*list));
+  } else if (auto* metadata_request = std::get_if<MetadataRequest>(&request)) {
+    MetadataResponse response = metadata.Answer(*metadata_request);
+    for (TopicMetadata& topic : response.topic_metadata) {
+      topic.is_internal = IsInternalTopic(topic.topic);
+    }
+    answer(std::move(response));
+  } else if (auto* leader_and_isr = std::get_if<LeaderAndIsrRequest>(&request)) {
+    replicas.HandleLeaderAndIsr(std::move(*leader_and_isr), [this, answer](LeaderAndIsrResponse r) {
+      OnOffsetsLeadership(r.partitions, /*stopped=*/false);
+      answer(std::move(r));
+    });
+  } else if (auto* stop = std::get_if<StopReplicaRequest>(&request)) {
+    replicas.HandleStopReplica(std::move(*stop), [this, answer](StopReplicaResponse r) {
+      OnOffsetsLeadership(r.partitions, /*stopped=*/true);
+      answer(std::move(r));
+    });
+  } else if (auto* update = std::get_if<UpdateMetadataRequest>(&request)) {
+    replicas.HandleUpdateMetadata(std::move(*update),
+                                  [answer](UpdateMetadataResponse r) { answer(std::move(r)); });
+  } else if (auto* shutdown = std::get_if<ControlledShutdownRequest>(&request)) {
+    controller.HandleControlledShutdown(
+        *shutdown, [answer](ControlledShutdownResponse r) { answer(std::move(r)); });
+  } else if (auto* epochs = std::get_if<OffsetsForLeaderEpochRequest>(&request)) {
+    answer(replicas.HandleOffsetsForLeaderEpoch(*epochs));
+  } else if (auto* init = std::get_if<InitProducerIdRequest>(&request)) {
+    producer_ids.HandleInitProducerId(*init,
+                                      [answer](InitProducerIdResponse r) { answer(std::move(r)); });
+  } else if (!HandleGroupRequest(from, request, answer)) {
+    KSIM_CHECK(false && "HandleRequest: not a request");
+  }
+}
+
+// ---- Consumer groups ----------------------------------------------------------------------------
+
+GroupCoordinatorSeams Broker::Impl::GroupSeams() {
+  auto append = [this](const TopicPartition& tp, Bytes batch, std::function<void(Errc)> done) {
+    // GroupMetadataManager.appendForGroup: the produce path, as leader, with the commit acks.
+    ProduceRequest request;
+    request.acks = options.config.offsets_commit_required_acks;
+    request.timeout_ms = options.config.offsets_commit_timeout_ms;
+    request.topic_data.push_back(ProducePartitionData{tp, std::move(batch)});
+    const bool answered = request.acks != 0;
+    replicas.HandleProduce(std::move(request), [done](ProduceResponse response) {
+      done(response.responses.empty() ? Errc::kUnknownServerError
+                                      : response.responses.front().error_code);
+    });
+    if (!answered) done(Errc::kNone);
+  };
+  auto read = [this](const TopicPartition& tp, Offset start) -> Result<Bytes> {
+    Partition* partition = replicas.GetPartition(tp);
+    if (partition == nullptr) return Status(Errc::kUnknownTopicOrPartition, ToString(tp));
+    Log& log = partition->log();
+    const Offset from = std::max(start, log.log_start_offset());
+    if (from >= log.log_end_offset()) return Bytes{};
+    KSIM_ASSIGN_OR_RETURN(FetchDataInfo info,
+                          log.Read(from, options.config.replica_fetch_max_bytes, std::nullopt,
+                                   /*min_one_message=*/true));
+    return std::move(info.records);
+  };
+  return GroupCoordinatorSeams{.clock = seams.clock,
+                               .timers = seams.timers,
+                               .random = seams.random,
+                               .events = seams.events,
+                               .append = std::move(append),
+                               .read = std::move(read)};
+}
+
+bool Broker::Impl::HandleGroupRequest(std::string_view from, Message& request,
+                                      const Respond& respond) {
+  auto reply = [respond](auto response) { respond(std::move(response)); };
+  if (auto* find = std::get_if<FindCoordinatorRequest>(&request)) {
+    respond(group_locator.Handle(*find));
+  } else if (auto* join = std::get_if<JoinGroupRequest>(&request)) {
+    groups.HandleJoinGroup(from, std::move(*join), reply);
+  } else if (auto* sync = std::get_if<SyncGroupRequest>(&request)) {
+    groups.HandleSyncGroup(std::move(*sync), reply);
+  } else if (auto* heartbeat = std::get_if<HeartbeatRequest>(&request)) {
+    groups.HandleHeartbeat(*heartbeat, reply);
+  } else if (auto* leave = std::get_if<LeaveGroupRequest>(&request)) {
+    groups.HandleLeaveGroup(*leave, reply);
+  } else if (auto* commit = std::get_if<OffsetCommitRequest>(&request)) {
+    groups.HandleOffsetCommit(std::move(*commit), reply);
+  } else if (auto* fetch = std::get_if<OffsetFetchRequest>(&request)) {
+    respond(groups.HandleOffsetFetch(*fetch));
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void Broker::Impl::OnOffsetsLeadership(const std::vector<PartitionError>& partitions,
+                                       bool stopped) {
+  for (const PartitionError& entry : partitions) {
+    if (entry.tp.topic != kGroupMetadataTopicName) continue;
+    const int32_t index = entry.tp.partition.value();
+    if (index < 0 || index >= options.config.offsets_topic_num_partitions) continue;
+    Partition* partition = replicas.GetPartition(entry.tp);
+    const bool leads = !stopped && entry.error_code == Errc::kNone && partition != nullptr &&
+                       partition->is_leader();
+    if (leads && groups.owned_partitions().count(index) == 0 &&
+        groups.loading_partitions().count(index) == 0) {
+      groups.OnElection(index);
+    } else if (!leads && (partition == nullptr || !partition->is_leader())) {
+      groups.OnResignation(index);
+    }
+  }
+}
+
+void Broker::Impl::DeliverLocal(Message request, Respond respond) {
+  // The controller's requests to its own broker: handled as if they had come over the network,
+  // after the current event (never inside the controller's call).
+  timers.Schedule(0, [this, request = std::move(request), respond = std::move(respond)]() mutable {
+    HandleRequest(options.host, std::move(request), std::move(respond));
+  });
+}
+
+// ---- ZooKeeper session and registration ---------------------------------------------------------
+
+void Broker::Impl::OnSessionEvent(SessionEvent event) {
+  const bool stopping = state() == BrokerState::kShuttingDown || state() == BrokerState::kShutDown;
+  if (event == SessionEvent::kExpired) {
+    // KafkaHealthcheck.SessionExpireListener.handleNewSession: a new session, registered again.
+    registered_session = kNoSession;
+    registering = false;
+    Emit(seams.events, "broker_session_expired", {{"broker", id().value()}});
+  }
+  controller.OnSessionEvent(event);
+  if (stopping) return;
+  if (event == SessionEvent::kSyncConnected && !registering &&
+      registered_session != seams.zk.session_id()) {
+    Register();
+  }
+  if (event == SessionEvent::kExpired) {
+    timers.Schedule(0, [this]() {
+      if (seams.zk.state() == SessionState::kExpired) seams.zk.Connect();
+    });
+  }
+}
+
+void Broker::Impl::Register() {
+  registering = true;
+  const ZkSessionId session = seams.zk.session_id();
+  // ZkUtils.setupCommonPaths, then registerBrokerInZk.
+  const std::vector<std::string> paths = zk::CommonPaths();
+  auto remaining = std::make_shared<size_t>(paths.size());
+  auto failed = std::make_shared<bool>(false);
+  for (const std::string& path : paths) {
+    EnsurePersistentPath(seams.zk, path, Guarded([this, session, remaining, failed](Status status) {
+                           if (!status.ok()) *failed = true;
+                           if (--*remaining > 0) return;
+                           if (*failed) return RetryRegistration(session);
+                           CreateRegistration(session);
+                         }));
+  }
+}
+
+void Broker::Impl::CreateRegistration(ZkSessionId session) {
+  if (seams.zk.session_id() != session) return;  // that session is gone; its successor registers
+  zk::BrokerRegistration registration;
+  registration.host = options.host;
+  registration.port = options.config.port;
+  registration.endpoints = {"PLAINTEXT://" + options.host + ":" +
+                            std::to_string(options.config.port)};
+  registration.timestamp_ms = seams.clock.NowMs();
+  const std::string path = zk::BrokerIdPath(id());
+  seams.zk.Create(
+      path, zk::EncodeBrokerRegistration(registration), CreateMode::kEphemeral,
+      Guarded([this, session, path](Result<std::string> created) {
+        if (created.ok()) return Registered(session);
+        if (created.status() != Errc::kNodeExists) return RetryRegistration(session);
+        // Ours (a retried create that had succeeded), or our previous session's, which lasts
+        // until that session times out: try again later (ZKCheckedEphemeral's check).
+        seams.zk.Exists(
+            path, /*watch=*/false, Guarded([this, session](Result<std::optional<ZnodeStat>> stat) {
+              if (stat.ok() && stat->has_value() && (*stat)->ephemeral_owner == session) {
+                return Registered(session);
+              }
+              RetryRegistration(session);
+            }));
+      }));
+}
+
+void Broker::Impl::RetryRegistration(ZkSessionId session) {
+  timers.Schedule(kRegistrationRetryBackoffMs * kUsPerMs, [this, session]() {
+    if (seams.zk.session_id() != session) return;  // a new session registers on its own
+    if (state() == BrokerState::kShuttingDown || state() == BrokerState::kShutDown) return;
+    if (seams.zk.state() == SessionState::kConnected) {
+      Register();
+    } else {
+      registering = false;  // the next SyncConnected of this session starts over
+    }
+  });
+}
+
+void Broker::Impl::Registered(ZkSessionId session) {
+  if (seams.zk.session_id() != session) return;
+  registering = false;
+  registered_session = session;
+  if (state() == BrokerState::kStarting) state() = BrokerState::kRunning;
+  Emit(seams.events, "broker_registered", {{"broker", id().value()}, {"host", options.host}});
+  if (!controller_started) {
+    controller_started = true;
+    controller.Startup();
+  }
+}
+
+// ---- Shutdown (KafkaServer.controlledShutdown, then KafkaServer.shutdown) -----------------------
+
+void Broker::Impl::AttemptControlledShutdown() {
+  const int attempt = ++controlled_shutdown_attempts;
+  BrokerId controller_id = controller.is_active() ? id() : controller.known_controller();
+  if (controller_id == kNoBroker) controller_id = metadata.controller_id();
+  ControlledShutdownRequest request;
+  request.broker_id = id();
+  auto on_answer = Guarded([this, attempt](Result<Message> answer) {
+    OnControlledShutdownAnswer(attempt, std::move(answer));
+  });
+  if (controller_id == kNoBroker) {
+    return on_answer(Status(Errc::kNotController, "no controller known"));
+  }
+  if (controller_id == id()) {
+    return DeliverLocal(std::move(request),
+                        [on_answer](Message response) mutable { on_answer(std::move(response)); });
+  }
+  std::optional<BrokerEndpoint> endpoint = metadata.AliveEndpoint(controller_id);
+  if (!endpoint.has_value() || !network.Ready(endpoint->host)) {
+    return on_answer(Status(Errc::kBrokerNotAvailable, "controller not reachable"));
+  }
+  network.Send(endpoint->host, std::move(request), std::move(on_answer));
+}
+
+void Broker::Impl::OnControlledShutdownAnswer(int attempt, Result<Message> answer) {
+  if (state() != BrokerState::kPendingControlledShutdown) return;
+  Errc error = answer.ok() ? Errc::kNone : answer.status().code();
+  EventFields remaining = EventFields::array();
+  if (answer.ok()) {
+    if (const auto* response = std::get_if<ControlledShutdownResponse>(&*answer)) {
+      error = response->error_code;
+      for (const TopicPartition& tp : response->partitions_remaining) {
+        remaining.push_back(ToString(tp));
+      }
+    } else {
+      error = Errc::kUnknownServerError;
+    }
+  }
+  const bool succeeded = error == Errc::kNone && remaining.empty();
+  Emit(seams.events, "controlled_shutdown",
+       {{"broker", id().value()},
+        {"attempt", attempt},
+        {"error", ErrcName(error)},
+        {"remaining", remaining}});
+  if (succeeded || attempt >= options.config.controlled_shutdown_max_retries) {
+    // Kafka: "Proceeding to do an unclean shutdown as all the controlled shutdown attempts
+    // failed" when it gave up; the shutdown itself is the same.
+    return FinishShutdown();
+  }
+  timers.Schedule(options.config.controlled_shutdown_retry_backoff_ms * kUsPerMs,
+                  [this]() { AttemptControlledShutdown(); });
+}
+
+void Broker::Impl::FinishShutdown() {
+  state() = BrokerState::kShuttingDown;
+  timers.CancelAll();
+  groups.Shutdown();
+  // KafkaServer.shutdown's order: replica manager (fetchers, purgatories, HW checkpoint), log
+  // manager (flush, checkpoints, clean-shutdown marker), controller, ZooKeeper session.
+  if (Status status = replicas.Shutdown(); !status.ok()) {
+    Emit(seams.events, "hw_checkpoint_error", {{"error", status.ToString()}});
+  }
+  if (Status status = log_manager.Shutdown(); !status.ok()) {
+    Emit(seams.events, "log_manager_shutdown_error", {{"error", status.ToString()}});
+  }
+  controller.Shutdown();
+  seams.zk.Close(Guarded([this]() {
+    state() = BrokerState::kShutDown;
+    if (shutdown_done) std::exchange(shutdown_done, nullptr)();
+  }));
+}
+
+// ---- Broker -------------------------------------------------------------------------------------
+
+Broker::Broker(BrokerOptions options, BrokerSeams seams) : options_(std::move(options)) {
+  KSIM_CHECK(options_.config.broker_id >= 0);
+  KSIM_CHECK(!options_.host.empty());
+  impl_ = std::make_unique<Impl>(*this, std::move(seams));
+}
+
+Broker::~Broker() = default;
+
+Status Broker::Startup() {
+  KSIM_CHECK(state_ == BrokerState::kNotRunning);
+  Result<LogManagerStartupReport> logs = impl_->log_manager.Startup();
+  if (!logs.ok()) return logs.status();
+  state_ = BrokerState::kStarting;
+  impl_->groups.Startup();
+  // An unreadable HW checkpoint is not fatal: the replica manager reported it (an event) and
+  // those replicas start at HW 0, as Kafka's do.
+  Status hw_status = impl_->replicas.Startup();
+  (void)hw_status;
+  Coordination& zk = impl_->seams.zk;
+  zk.SetWatcher(impl_->Guarded(
+      [impl = impl_.get()](const WatchEvent& event) { impl->controller.OnWatchEvent(event); }));
+  zk.SetSessionListener(
+      impl_->Guarded([impl = impl_.get()](SessionEvent event) { impl->OnSessionEvent(event); }));
+  zk.Connect();
+  return Status::Ok();
+}
+
+void Broker::Shutdown(std::function<void()> done) {
+  KSIM_CHECK(state_ == BrokerState::kStarting || state_ == BrokerState::kRunning);
+  impl_->shutdown_done = std::move(done);
+  state_ = BrokerState::kPendingControlledShutdown;
+  const bool registered = impl_->registered_session != kNoSession;
+  if (options_.config.controlled_shutdown_enable && registered &&
+      options_.config.controlled_shutdown_max_retries > 0) {
+    impl_->AttemptControlledShutdown();
+  } else {
+    impl_->FinishShutdown();
+  }
+}
+
+BrokerId Broker::id() const { return BrokerId(options_.config.broker_id); }
+Controller& Broker::controller() { return impl_->controller; }
+const Controller& Broker::controller() const { return impl_->controller; }
+Partition* Broker::GetPartition(const TopicPartition& tp) {
+  return impl_->replicas.GetPartition(tp);
+}
+std::vector<const Partition*> Broker::Partitions() const { return impl_->replicas.Partitions(); }
+LogManager& Broker::log_manager() { return impl_->log_manager; }
+const MetadataCache& Broker::metadata_cache() const { return impl_->metadata; }
+ReplicaManager& Broker::replica_manager() { return impl_->replicas; }
+const NetworkClient& Broker::network_client() const { return impl_->network; }
+void Broker::set_extra_request_handler(ExtraRequestHandler handler) {
+  impl_->extra_handler = std::move(handler);
+}
+
+}  // namespace ksim

@@ -1,0 +1,156 @@
+#include "core/server/purgatory.h"
+
+#include <utility>
+
+namespace ksim {
+
+// ---- Purgatory ----------------------------------------------------------------------------------
+
+bool Purgatory::TryCompleteElseWatch(std::unique_ptr<DelayedOperation> operation, TimeUs timeout_us,
+                                     const std::vector<TopicPartition>& keys) {
+  KSIM_CHECK(operation != nullptr);
+  KSIM_CHECK(timeout_us >= 0);
+  if (operation->TryComplete()) return true;
+  const uint64_t id = next_id_++;
+  Entry& entry = operations_[id];
+  entry.operation = std::move(operation);
+  entry.keys = keys;
+  for (const TopicPartition& key : keys) watchers_[key].insert(id);
+  entry.timer = timers_.Schedule(timeout_us, [this, id]() { Expire(id); });
+  return false;
+}
+
+int Purgatory::CheckAndComplete(const TopicPartition& key) {
+  auto watching = watchers_.find(key);
+  if (watching == watchers_.end()) return 0;
+  // A copy: completing removes ids from the set.
+  const std::vector<uint64_t> ids(watching->second.begin(), watching->second.end());
+  int completed = 0;
+  for (uint64_t id : ids) {
+    auto it = operations_.find(id);
+    if (it == operations_.end()) continue;
+    if (!it->second.operation->TryComplete()) continue;
+    timers_.Cancel(it->second.timer);
+    Remove(id);
+    ++completed;
+  }
+  return completed;
+}
+
+void Purgatory::Clear() {
+  timers_.CancelAll();
+  operations_.clear();
+  watchers_.clear();
+}
+
+void Purgatory::Remove(uint64_t id) {
+  auto it = operations_.find(id);
+  KSIM_CHECK(it != operations_.end());
+  for (const TopicPartition& key : it->second.keys) {
+    auto watching = watchers_.find(key);
+    if (watching == watchers_.end()) continue;
+    watching->second.erase(id);
+    if (watching->second.empty()) watchers_.erase(watching);
+  }
+  operations_.erase(it);
+}
+
+void Purgatory::Expire(uint64_t id) {
+  auto it = operations_.find(id);
+  if (it == operations_.end()) return;
+  // Take it out first: the answer it sends must not find it still watched.
+  std::unique_ptr<DelayedOperation> operation = std::move(it->second.operation);
+  Remove(id);
+  operation->OnExpiration();
+}
+
+// ---- DelayedProduce -----------------------------------------------------------------------------
+
+DelayedProduce::DelayedProduce(int16_t acks, std::vector<ProducePartitionStatus> statuses,
+                               PartitionLookup lookup, Respond respond)
+    : acks_(acks),
+      statuses_(std::move(statuses)),
+      lookup_(std::move(lookup)),
+      respond_(std::move(respond)) {
+  KSIM_CHECK(acks_ == -1 || acks_ > 1);
+  KSIM_CHECK(respond_ != nullptr);
+}
+
+bool DelayedProduce::TryComplete() {
+  bool all_done = true;
+  for (ProducePartitionStatus& status : statuses_) {
+    if (!status.pending) continue;
+    Partition* partition = lookup_(status.response.tp);
+    if (partition == nullptr) {
+      status.pending = false;
+      status.response.error_code = Errc::kUnknownTopicOrPartition;
+      continue;
+    }
+    const AcksProgress progress =
+        partition->CheckEnoughReplicasReached(status.required_offset, acks_);
+    if (!progress.done) {
+      all_done = false;
+      continue;
+    }
+    status.pending = false;
+    status.response.error_code = progress.error;
+  }
+  if (!all_done) return false;
+  Answer();
+  return true;
+}
+
+void DelayedProduce::OnExpiration() {
+  for (ProducePartitionStatus& status : statuses_) {
+    if (!status.pending) continue;
+    status.pending = false;
+    status.response.error_code = Errc::kRequestTimedOut;
+  }
+  Answer();
+}
+
+void DelayedProduce::Answer() {
+  ProduceResponse response;
+  response.responses.reserve(statuses_.size());
+  for (ProducePartitionStatus& status : statuses_) {
+    KSIM_CHECK(!status.pending);
+    response.responses.push_back(std::move(status.response));
+  }
+  respond_(std::move(response));
+}
+
+// ---- DelayedFetch -------------------------------------------------------------------------------
+
+bool FetchCanCompleteNow(const FetchRequest& request,
+                         const std::vector<FetchPartitionResponse>& read) {
+  if (request.max_wait_ms <= 0 || request.partitions.empty()) return true;
+  int64_t bytes = 0;
+  for (const FetchPartitionResponse& partition : read) {
+    if (partition.error_code != Errc::kNone) return true;
+    bytes += static_cast<int64_t>(partition.records.size());
+  }
+  return bytes >= request.min_bytes;
+}
+
+DelayedFetch::DelayedFetch(FetchRequest request, Read read, Respond respond)
+    : request_(std::move(request)), read_(std::move(read)), respond_(std::move(respond)) {
+  KSIM_CHECK(read_ != nullptr);
+  KSIM_CHECK(respond_ != nullptr);
+}
+
+bool DelayedFetch::TryComplete() {
+  std::vector<FetchPartitionResponse> read = read_(request_);
+  if (!FetchCanCompleteNow(request_, read)) return false;
+  FetchResponse response;
+  response.responses = std::move(read);
+  respond_(std::move(response));
+  return true;
+}
+
+void DelayedFetch::OnExpiration() {
+  FetchResponse response;
+  response.responses = read_(request_);
+  respond_(std::move(response));
+}
+
+}  // namespace ksim

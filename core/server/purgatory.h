@@ -1,0 +1,127 @@
+// Purgatory: requests a broker cannot answer yet, parked until a condition holds or a timeout
+// passes (Kafka's DelayedOperationPurgatory with its DelayedProduce and DelayedFetch, 0.10/1.x
+// kafka.server). An operation watches one or more partitions; whoever changes a partition (an
+// append, a follower's fetch that moves its LEO or the HW, an ISR change, a leadership change)
+// calls CheckAndComplete(partition) and every operation watching it is asked again, oldest first.
+//
+// - DelayedProduce (acks=-1 or N > 1): one status per partition of the request; a partition is
+//   done when Partition::CheckEnoughReplicasReached says so (HW passed the batch, or N ISR
+//   members have it, or leadership was lost: NOT_LEADER_FOR_PARTITION; the partition gone:
+//   UNKNOWN_TOPIC_OR_PARTITION). The response goes when every partition is done; at timeout_ms
+//   the pending ones get REQUEST_TIMED_OUT (Kafka's DelayedProduce.onExpiration).
+// - DelayedFetch: a fetch that found fewer than min_bytes. Each check reads again; it completes
+//   when the bytes available reach min_bytes or any partition now answers an error (leadership
+//   moved, the offset fell out of range: Kafka's cases B-E of DelayedFetch.tryComplete), and at
+//   max_wait_ms with whatever is there. Completing does not update a follower's state again
+//   (Kafka updates it only when the fetch arrives).
+//
+// Determinism: operations are kept by insertion number and checked in that order. Ownership: the
+// purgatory owns its operations and their timeout timers (on the borrowed Timers); destroying it
+// drops them unanswered (a crash; Kafka's shutdown does the same). One thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/base/timer_group.h"
+#include "core/cluster/partition.h"
+#include "core/protocol/messages.h"
+
+namespace ksim {
+
+class DelayedOperation {
+ public:
+  virtual ~DelayedOperation() = default;
+  // Completes the operation (sends its answer) and returns true when it can; false otherwise.
+  virtual bool TryComplete() = 0;
+  // The timeout passed: answer with what there is.
+  virtual void OnExpiration() = 0;
+};
+
+class Purgatory {
+ public:
+  Purgatory(Timers& timers, std::string name) : timers_(timers), name_(std::move(name)) {}
+  Purgatory(const Purgatory&) = delete;
+  Purgatory& operator=(const Purgatory&) = delete;
+
+  // Kafka's tryCompleteElseWatch: completes `operation` now when it can (true), else parks it
+  // under `keys` until CheckAndComplete completes it or `timeout_us` passes.
+  bool TryCompleteElseWatch(std::unique_ptr<DelayedOperation> operation, TimeUs timeout_us,
+                            const std::vector<TopicPartition>& keys);
+  // Asks every operation watching `key` again; returns how many completed.
+  int CheckAndComplete(const TopicPartition& key);
+  // Drops every operation unanswered (shutdown).
+  void Clear();
+
+  size_t size() const { return operations_.size(); }
+  const std::string& name() const { return name_; }
+
+ private:
+  struct Entry {
+    std::unique_ptr<DelayedOperation> operation;
+    TimerId timer = 0;
+    std::vector<TopicPartition> keys;
+  };
+  void Remove(uint64_t id);
+  void Expire(uint64_t id);
+
+  TimerGroup timers_;
+  std::string name_;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, Entry> operations_;
+  std::map<TopicPartition, std::set<uint64_t>> watchers_;
+};
+
+using PartitionLookup = std::function<Partition*(const TopicPartition&)>;
+
+// One partition of a produce request waiting for its acks.
+struct ProducePartitionStatus {
+  ProducePartitionResponse response;  // filled at the append (error, base offset, log start)
+  Offset required_offset{0};          // last appended offset + 1
+  bool pending = false;               // still waiting for acks
+};
+
+class DelayedProduce final : public DelayedOperation {
+ public:
+  using Respond = std::function<void(ProduceResponse)>;
+  // REQUIRES: acks == -1 or acks > 1.
+  DelayedProduce(int16_t acks, std::vector<ProducePartitionStatus> statuses, PartitionLookup lookup,
+                 Respond respond);
+  bool TryComplete() override;
+  void OnExpiration() override;
+
+ private:
+  void Answer();
+
+  int16_t acks_;
+  std::vector<ProducePartitionStatus> statuses_;
+  PartitionLookup lookup_;
+  Respond respond_;
+};
+
+class DelayedFetch final : public DelayedOperation {
+ public:
+  // Reads every partition of the request (no follower-state update).
+  using Read = std::function<std::vector<FetchPartitionResponse>(const FetchRequest&)>;
+  using Respond = std::function<void(FetchResponse)>;
+  DelayedFetch(FetchRequest request, Read read, Respond respond);
+  bool TryComplete() override;
+  void OnExpiration() override;
+
+ private:
+  FetchRequest request_;
+  Read read_;
+  Respond respond_;
+};
+
+// Whether a fetch read may be answered at once: Kafka's fetchMessages answers immediately when
+// max_wait_ms <= 0, nothing was asked, min_bytes are there, or a partition has an error.
+bool FetchCanCompleteNow(const FetchRequest& request,
+                         const std::vector<FetchPartitionResponse>& read);
+
+}  // namespace ksim

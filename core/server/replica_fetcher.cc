@@ -1,0 +1,351 @@
+#include "core/server/replica_fetcher.h"
+
+#include <utility>
+
+namespace ksim {
+
+std::string_view FetchPhaseName(FetchPhase phase) {
+  switch (phase) {
+    case FetchPhase::kTruncating:
+      return "truncating";
+    case FetchPhase::kLeaderEndOffset:
+      return "leader_end_offset";
+    case FetchPhase::kLeaderStartOffset:
+      return "leader_start_offset";
+    case FetchPhase::kFetching:
+      return "fetching";
+  }
+  return "?";
+}
+
+ReplicaFetcherManager::ReplicaFetcherManager(ReplicaFetcherOptions options, NetworkClient& network,
+                                             Timers& timers, PartitionLookup lookup,
+                                             EventSink events)
+    : options_(options),
+      network_(network),
+      timers_(timers),
+      lookup_(std::move(lookup)),
+      events_(std::move(events)) {
+  KSIM_CHECK(options_.fetch_max_bytes > 0);
+  KSIM_CHECK(options_.fetch_backoff_ms >= 0);
+}
+
+ReplicaFetcherManager::~ReplicaFetcherManager() = default;
+
+void ReplicaFetcherManager::AddPartition(const TopicPartition& tp, BrokerId leader,
+                                         const std::string& leader_host, bool truncate_by_epoch) {
+  KSIM_CHECK(leader != options_.local);
+  RemovePartitions({tp});
+  Fetcher& fetcher = fetchers_[leader];
+  fetcher.leader = leader;
+  fetcher.host = leader_host;
+  PartitionState state;
+  state.incarnation = next_incarnation_++;
+  state.phase = truncate_by_epoch ? FetchPhase::kTruncating : FetchPhase::kFetching;
+  if (truncate_by_epoch) {
+    Partition* partition = lookup_(tp);
+    KSIM_CHECK(partition != nullptr);
+    state.epoch_to_ask = partition->latest_epoch();
+  }
+  fetcher.partitions[tp] = state;
+  Pump(leader);
+}
+
+void ReplicaFetcherManager::RemovePartitions(const std::vector<TopicPartition>& partitions) {
+  for (const TopicPartition& tp : partitions) {
+    for (auto it = fetchers_.begin(); it != fetchers_.end();) {
+      it->second.partitions.erase(tp);
+      // An idle fetcher without partitions goes (Kafka's shutdownIdleFetcherThreads); one with a
+      // request in flight stays until the answer, which then finds nothing to apply.
+      if (it->second.partitions.empty() && !it->second.in_flight) {
+        timers_.Cancel(it->second.backoff);
+        it = fetchers_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+}
+
+void ReplicaFetcherManager::RemoveAll() {
+  for (auto& [leader, fetcher] : fetchers_) fetcher.partitions.clear();
+  for (auto it = fetchers_.begin(); it != fetchers_.end();) {
+    timers_.Cancel(it->second.backoff);
+    it->second.backoff = 0;
+    it = it->second.in_flight ? std::next(it) : fetchers_.erase(it);
+  }
+}
+
+void ReplicaFetcherManager::OnReady(std::string_view peer) {
+  std::vector<BrokerId> leaders;
+  for (const auto& [leader, fetcher] : fetchers_) {
+    if (fetcher.host == peer) leaders.push_back(leader);
+  }
+  for (BrokerId leader : leaders) Pump(leader);
+}
+
+std::optional<BrokerId> ReplicaFetcherManager::LeaderOf(const TopicPartition& tp) const {
+  for (const auto& [leader, fetcher] : fetchers_) {
+    if (fetcher.partitions.count(tp) > 0) return leader;
+  }
+  return std::nullopt;
+}
+
+std::optional<FetchPhase> ReplicaFetcherManager::PhaseOf(const TopicPartition& tp) const {
+  for (const auto& [leader, fetcher] : fetchers_) {
+    auto it = fetcher.partitions.find(tp);
+    if (it != fetcher.partitions.end()) return it->second.phase;
+  }
+  return std::nullopt;
+}
+
+void ReplicaFetcherManager::Pump(BrokerId leader) {
+  auto it = fetchers_.find(leader);
+  if (it == fetchers_.end()) return;
+  Fetcher& fetcher = it->second;
+  if (fetcher.partitions.empty()) {
+    if (!fetcher.in_flight) {
+      timers_.Cancel(fetcher.backoff);
+      fetchers_.erase(it);
+    }
+    return;
+  }
+  if (fetcher.in_flight || fetcher.backoff != 0) return;
+  if (!network_.Ready(fetcher.host)) return;  // OnReady resumes
+  bool truncating = false;
+  bool leader_end = false;
+  bool leader_start = false;
+  for (const auto& [tp, state] : fetcher.partitions) {
+    truncating |= state.phase == FetchPhase::kTruncating;
+    leader_end |= state.phase == FetchPhase::kLeaderEndOffset;
+    leader_start |= state.phase == FetchPhase::kLeaderStartOffset;
+  }
+  if (truncating) {
+    SendOffsetsForLeaderEpoch(fetcher);
+  } else if (leader_end) {
+    SendListOffsets(fetcher, FetchPhase::kLeaderEndOffset);
+  } else if (leader_start) {
+    SendListOffsets(fetcher, FetchPhase::kLeaderStartOffset);
+  } else {
+    SendFetch(fetcher);
+  }
+}
+
+void ReplicaFetcherManager::SendOffsetsForLeaderEpoch(Fetcher& fetcher) {
+  OffsetsForLeaderEpochRequest request;
+  Sent sent;
+  for (const auto& [tp, state] : fetcher.partitions) {
+    if (state.phase != FetchPhase::kTruncating) continue;
+    request.partitions.push_back(OffsetsForLeaderEpochPartition{tp, state.epoch_to_ask});
+    sent[tp] = state.incarnation;
+  }
+  fetcher.in_flight = true;
+  const BrokerId leader = fetcher.leader;
+  network_.Send(fetcher.host, std::move(request),
+                [this, leader, sent = std::move(sent)](Result<Message> response) {
+                  OnOffsetsForLeaderEpoch(leader, sent, std::move(response));
+                });
+}
+
+void ReplicaFetcherManager::SendListOffsets(Fetcher& fetcher, FetchPhase phase) {
+  ListOffsetsRequest request;
+  request.replica_id = options_.local;  // the leader answers its LEO, not its HW
+  Sent sent;
+  const int64_t timestamp =
+      phase == FetchPhase::kLeaderEndOffset ? kLatestTimestamp : kEarliestTimestamp;
+  for (const auto& [tp, state] : fetcher.partitions) {
+    if (state.phase != phase) continue;
+    request.partitions.push_back(ListOffsetsPartition{tp, timestamp});
+    sent[tp] = state.incarnation;
+  }
+  fetcher.in_flight = true;
+  const BrokerId leader = fetcher.leader;
+  network_.Send(fetcher.host, std::move(request),
+                [this, leader, phase, sent = std::move(sent)](Result<Message> response) {
+                  OnListOffsets(leader, phase, sent, std::move(response));
+                });
+}
+
+void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
+  FetchRequest request;
+  request.replica_id = options_.local;
+  request.max_wait_ms = options_.fetch_wait_max_ms;
+  request.min_bytes = options_.fetch_min_bytes;
+  std::map<TopicPartition, std::pair<uint64_t, Offset>> sent;
+  for (const auto& [tp, state] : fetcher.partitions) {
+    Partition* partition = lookup_(tp);
+    if (partition == nullptr) continue;
+    FetchPartition entry;
+    entry.tp = tp;
+    entry.fetch_offset = partition->log_end_offset();
+    entry.log_start_offset = partition->log_start_offset();
+    entry.partition_max_bytes = options_.fetch_max_bytes;
+    request.partitions.push_back(entry);
+    sent[tp] = {state.incarnation, entry.fetch_offset};
+  }
+  if (request.partitions.empty()) return;
+  fetcher.in_flight = true;
+  ++fetch_requests_sent_;
+  const BrokerId leader = fetcher.leader;
+  network_.Send(fetcher.host, std::move(request),
+                [this, leader, sent = std::move(sent)](Result<Message> response) {
+                  OnFetch(leader, sent, std::move(response));
+                });
+}
+
+ReplicaFetcherManager::PartitionState* ReplicaFetcherManager::Current(BrokerId leader,
+                                                                      const TopicPartition& tp,
+                                                                      uint64_t incarnation) {
+  auto fetcher = fetchers_.find(leader);
+  if (fetcher == fetchers_.end()) return nullptr;
+  auto it = fetcher->second.partitions.find(tp);
+  if (it == fetcher->second.partitions.end() || it->second.incarnation != incarnation) {
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent& sent,
+                                                    Result<Message> response) {
+  if (!response.ok() || !std::holds_alternative<OffsetsForLeaderEpochResponse>(*response)) {
+    return Done(leader, /*failed=*/true);
+  }
+  bool failed = false;
+  for (const EpochEndOffset& answer :
+       std::get<OffsetsForLeaderEpochResponse>(*response).partitions) {
+    auto incarnation = sent.find(answer.tp);
+    if (incarnation == sent.end()) continue;
+    PartitionState* state = Current(leader, answer.tp, incarnation->second);
+    Partition* partition = lookup_(answer.tp);
+    if (state == nullptr || partition == nullptr || state->phase != FetchPhase::kTruncating) {
+      continue;
+    }
+    if (answer.error_code != Errc::kNone) {
+      EmitError(answer.tp, "offsets_for_leader_epoch",
+                Status(answer.error_code, "leader answered an error"));
+      failed = true;
+      continue;
+    }
+    // KIP-279: truncate where the leader says our epoch ends; another round when the leader's
+    // answer names an earlier epoch than the one we asked about.
+    const TruncationDecision decision =
+        partition->DecideTruncation(EpochAndEndOffset{answer.leader_epoch, answer.end_offset});
+    if (Status status = partition->TruncateTo(decision.truncate_to, "leader_epoch"); !status.ok()) {
+      EmitError(answer.tp, "truncate", status);
+      failed = true;
+      continue;
+    }
+    if (decision.complete) {
+      state->phase = FetchPhase::kFetching;
+    } else {
+      state->epoch_to_ask = decision.next_epoch;
+    }
+  }
+  Done(leader, failed);
+}
+
+void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, const Sent& sent,
+                                          Result<Message> response) {
+  if (!response.ok() || !std::holds_alternative<ListOffsetsResponse>(*response)) {
+    return Done(leader, /*failed=*/true);
+  }
+  bool failed = false;
+  for (const ListOffsetsPartitionResponse& answer :
+       std::get<ListOffsetsResponse>(*response).responses) {
+    auto incarnation = sent.find(answer.tp);
+    if (incarnation == sent.end()) continue;
+    PartitionState* state = Current(leader, answer.tp, incarnation->second);
+    Partition* partition = lookup_(answer.tp);
+    if (state == nullptr || partition == nullptr || state->phase != phase) continue;
+    if (answer.error_code != Errc::kNone || answer.offset.value() < 0) {
+      EmitError(answer.tp, "list_offsets", Status(answer.error_code, "leader answered an error"));
+      failed = true;
+      continue;
+    }
+    Status status;
+    if (phase == FetchPhase::kLeaderEndOffset) {
+      // Kafka's handleOffsetOutOfRange: a leader whose log ends before ours (an unclean
+      // election) makes us cut back to its end; otherwise our LEO is below its log start.
+      if (answer.offset < partition->log_end_offset()) {
+        status = partition->TruncateTo(answer.offset, "offset_out_of_range");
+        state->phase = FetchPhase::kFetching;
+      } else {
+        state->phase = FetchPhase::kLeaderStartOffset;
+      }
+    } else {
+      if (answer.offset > partition->log_end_offset()) {
+        status = partition->TruncateFullyAndStartAt(answer.offset);
+      }
+      state->phase = FetchPhase::kFetching;
+    }
+    if (!status.ok()) {
+      EmitError(answer.tp, "truncate", status);
+      failed = true;
+    }
+  }
+  Done(leader, failed);
+}
+
+void ReplicaFetcherManager::OnFetch(
+    BrokerId leader, const std::map<TopicPartition, std::pair<uint64_t, Offset>>& sent,
+    Result<Message> response) {
+  if (!response.ok() || !std::holds_alternative<FetchResponse>(*response)) {
+    return Done(leader, /*failed=*/true);
+  }
+  bool failed = false;
+  for (const FetchPartitionResponse& answer : std::get<FetchResponse>(*response).responses) {
+    auto request = sent.find(answer.tp);
+    if (request == sent.end()) continue;
+    PartitionState* state = Current(leader, answer.tp, request->second.first);
+    Partition* partition = lookup_(answer.tp);
+    if (state == nullptr || partition == nullptr || state->phase != FetchPhase::kFetching ||
+        partition->log_end_offset() != request->second.second) {
+      continue;  // removed, re-added or moved meanwhile: the answer is stale
+    }
+    if (answer.error_code == Errc::kOffsetOutOfRange) {
+      state->phase = FetchPhase::kLeaderEndOffset;
+      continue;
+    }
+    if (answer.error_code != Errc::kNone) {
+      EmitError(answer.tp, "fetch", Status(answer.error_code, "leader answered an error"));
+      failed = true;
+      continue;
+    }
+    Result<LogAppendInfo> appended =
+        partition->AppendAsFollower(answer.records, answer.high_watermark, answer.log_start_offset);
+    if (!appended.ok()) {
+      EmitError(answer.tp, "append", appended.status());
+      failed = true;
+    }
+  }
+  Done(leader, failed);
+}
+
+void ReplicaFetcherManager::Done(BrokerId leader, bool failed) {
+  auto it = fetchers_.find(leader);
+  if (it == fetchers_.end()) return;
+  Fetcher& fetcher = it->second;
+  fetcher.in_flight = false;
+  if (failed && !fetcher.partitions.empty()) {
+    fetcher.backoff = timers_.Schedule(static_cast<TimeUs>(options_.fetch_backoff_ms) * kUsPerMs,
+                                       [this, leader]() {
+                                         auto found = fetchers_.find(leader);
+                                         if (found == fetchers_.end()) return;
+                                         found->second.backoff = 0;
+                                         Pump(leader);
+                                       });
+    return;
+  }
+  Pump(leader);
+}
+
+void ReplicaFetcherManager::EmitError(const TopicPartition& tp, std::string_view stage,
+                                      const Status& status) {
+  Emit(events_, "replica_fetch_error",
+       {{"topic", tp.topic},
+        {"partition", tp.partition.value()},
+        {"stage", stage},
+        {"error", ErrcName(status.code())}});
+}
+
+}  // namespace ksim

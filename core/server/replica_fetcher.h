@@ -1,0 +1,127 @@
+// ReplicaFetcherManager: a follower broker's replication from its leaders (Kafka's
+// ReplicaFetcherManager with one ReplicaFetcherThread per leader broker, num.replica.fetchers=1;
+// AbstractFetcherThread's loop made event-driven). For each leader it keeps the partitions it
+// follows there and has at most one request to that leader in flight, chosen in this order:
+//
+// 1. OffsetsForLeaderEpoch for partitions still deciding where to truncate (the leader-epoch
+//    policy, KIP-101 with KIP-279's rounds: Partition::DecideTruncation, Kafka 1.x/2.0's
+//    ReplicaFetcherThread.maybeTruncate). Under the high-watermark policy the broker truncated
+//    before adding the partition and this step never happens.
+// 2. ListOffsets for partitions whose fetch was OFFSET_OUT_OF_RANGE (Kafka's
+//    handleOffsetOutOfRange): first the leader's LEO (replica_id = this broker, so the leader
+//    answers its LEO); below ours: truncate to it (an unclean leader's log is shorter). Otherwise
+//    the leader's log start; above our LEO: TruncateFullyAndStartAt it (retention moved past us).
+// 3. Fetch for every other partition: replica_id = own id, max_wait_ms = replica.fetch.wait.max.ms,
+//    min_bytes = replica.fetch.min.bytes, partition_max_bytes = replica.fetch.max.bytes, from each
+//    partition's LEO. The answer is appended with Partition::AppendAsFollower (the leader's HW and
+//    log start come with it) and the next request goes at once: the leader's long poll paces it.
+//
+// A failed request (timeout, broken connection) or a partition error (NOT_LEADER_FOR_PARTITION,
+// a failed append, ...) backs that leader's fetcher off for replica.fetch.backoff.ms (Kafka
+// backs off the thread or delays the partitions). A partition removed and added again starts a
+// new incarnation: answers to requests sent for the old one are ignored (Kafka checks the fetch
+// offset). Requests go only when NetworkClient::Ready(leader host); OnReady resumes them.
+//
+// Ownership: borrows the NetworkClient, Timers and the lookups (they outlive it); owns its
+// backoff timers. Destroying it cancels them; answers still in flight then find no fetcher (the
+// broker destroys the NetworkClient after it, so none arrive). One thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/events.h"
+#include "core/base/timer_group.h"
+#include "core/cluster/partition.h"
+#include "core/protocol/network_client.h"
+#include "core/server/purgatory.h"
+
+namespace ksim {
+
+struct ReplicaFetcherOptions {
+  BrokerId local{0};
+  int32_t fetch_wait_max_ms = 500;    // replica.fetch.wait.max.ms
+  int32_t fetch_min_bytes = 1;        // replica.fetch.min.bytes
+  int32_t fetch_max_bytes = 1 << 20;  // replica.fetch.max.bytes (per partition)
+  int32_t fetch_backoff_ms = 1000;    // replica.fetch.backoff.ms
+};
+
+// What a fetcher is doing with one partition.
+enum class FetchPhase : uint8_t {
+  kTruncating,         // waiting for the leader's OffsetsForLeaderEpoch answer
+  kLeaderEndOffset,    // OFFSET_OUT_OF_RANGE: asking the leader's LEO
+  kLeaderStartOffset,  // OFFSET_OUT_OF_RANGE: asking the leader's log start
+  kFetching,
+};
+std::string_view FetchPhaseName(FetchPhase phase);
+
+class ReplicaFetcherManager {
+ public:
+  ReplicaFetcherManager(ReplicaFetcherOptions options, NetworkClient& network, Timers& timers,
+                        PartitionLookup lookup, EventSink events);
+  ~ReplicaFetcherManager();
+  ReplicaFetcherManager(const ReplicaFetcherManager&) = delete;
+  ReplicaFetcherManager& operator=(const ReplicaFetcherManager&) = delete;
+
+  // Starts following `tp` on `leader`, reached at `leader_host` (replaces any earlier fetch of
+  // it). `truncate_by_epoch`: ask the leader where our latest epoch ends first (KIP-101).
+  void AddPartition(const TopicPartition& tp, BrokerId leader, const std::string& leader_host,
+                    bool truncate_by_epoch);
+  // Stops fetching these partitions (no-op for those not fetched).
+  void RemovePartitions(const std::vector<TopicPartition>& partitions);
+  // Stops everything (shutdown).
+  void RemoveAll();
+  // A request slot to `peer` is free again (NetworkClient's on_ready).
+  void OnReady(std::string_view peer);
+
+  // The leader `tp` is fetched from, or nullopt.
+  std::optional<BrokerId> LeaderOf(const TopicPartition& tp) const;
+  std::optional<FetchPhase> PhaseOf(const TopicPartition& tp) const;
+  size_t fetcher_count() const { return fetchers_.size(); }
+  uint64_t fetch_requests_sent() const { return fetch_requests_sent_; }
+
+ private:
+  struct PartitionState {
+    FetchPhase phase = FetchPhase::kFetching;
+    LeaderEpoch epoch_to_ask = kUndefinedEpoch;  // kTruncating: the next OffsetsForLeaderEpoch
+    uint64_t incarnation = 0;
+  };
+  struct Fetcher {
+    BrokerId leader{0};
+    std::string host;
+    std::map<TopicPartition, PartitionState> partitions;
+    bool in_flight = false;
+    TimerId backoff = 0;  // pending backoff timer (0: none)
+  };
+  // The partitions (and their incarnations) a request was sent for.
+  using Sent = std::map<TopicPartition, uint64_t>;
+
+  void Pump(BrokerId leader);
+  void SendOffsetsForLeaderEpoch(Fetcher& fetcher);
+  void SendListOffsets(Fetcher& fetcher, FetchPhase phase);
+  void SendFetch(Fetcher& fetcher);
+  void OnOffsetsForLeaderEpoch(BrokerId leader, const Sent& sent, Result<Message> response);
+  void OnListOffsets(BrokerId leader, FetchPhase phase, const Sent& sent, Result<Message> response);
+  void OnFetch(BrokerId leader, const std::map<TopicPartition, std::pair<uint64_t, Offset>>& sent,
+               Result<Message> response);
+  // Finds the fetcher and partition a response is for, when still current.
+  PartitionState* Current(BrokerId leader, const TopicPartition& tp, uint64_t incarnation);
+  // Ends the in-flight request; backs off when `failed`, else sends the next.
+  void Done(BrokerId leader, bool failed);
+  void EmitError(const TopicPartition& tp, std::string_view stage, const Status& status);
+
+  ReplicaFetcherOptions options_;
+  NetworkClient& network_;
+  TimerGroup timers_;
+  PartitionLookup lookup_;
+  EventSink events_;
+  std::map<BrokerId, Fetcher> fetchers_;
+  uint64_t next_incarnation_ = 1;
+  uint64_t fetch_requests_sent_ = 0;
+};
+
+}  // namespace ksim

@@ -1,0 +1,474 @@
+// ReplicaManager: lifecycle, controller requests, ISR propagation and HW checkpoints. Produce,
+// fetch and the offset lookups are in core/server/replica_manager_requests.cc.
+#include "core/server/replica_manager.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/storage/hw_checkpoint.h"
+#include "core/storage/leader_epoch_cache.h"
+#include "core/zk/paths.h"
+
+namespace ksim {
+
+namespace {
+
+TopicConfig DefaultTopicConfig(const BrokerConfig& config) {
+  Result<TopicConfig> defaults = MakeTopicConfig(config, {}, "defaults");
+  KSIM_CHECK(defaults.ok());
+  return *defaults;
+}
+
+}  // namespace
+
+template <class F>
+auto ReplicaManager::Guarded(F f) {
+  return [alive = std::weak_ptr<bool>(alive_), f = std::move(f)](auto&&... args) mutable {
+    if (alive.expired()) return;
+    f(std::forward<decltype(args)>(args)...);
+  };
+}
+
+ReplicaManager::ReplicaManager(const BrokerConfig& config, TruncationPolicy truncation,
+                               ReplicaManagerSeams seams)
+    : config_(config),
+      truncation_(truncation),
+      seams_(std::move(seams)),
+      local_(config.broker_id),
+      timers_(seams_.timers),
+      default_topic_config_(DefaultTopicConfig(config)),
+      produce_purgatory_(seams_.timers, "Produce"),
+      fetch_purgatory_(seams_.timers, "Fetch"),
+      fetchers_(
+          ReplicaFetcherOptions{
+              .local = BrokerId(config.broker_id),
+              .fetch_wait_max_ms = config.replica_fetch_wait_max_ms,
+              .fetch_min_bytes = config.replica_fetch_min_bytes,
+              .fetch_max_bytes = config.replica_fetch_max_bytes,
+              .fetch_backoff_ms = config.replica_fetch_backoff_ms,
+          },
+          seams_.network, seams_.timers,
+          [this](const TopicPartition& tp) { return GetPartition(tp); }, seams_.events) {
+  KSIM_CHECK(config.broker_id >= 0);
+}
+
+ReplicaManager::~ReplicaManager() = default;
+
+Status ReplicaManager::Startup() {
+  Status first_error;
+  for (const std::string& dir : seams_.logs.config().log_dirs) {
+    Result<std::map<TopicPartition, Offset>> read = ReadHighWatermarks(seams_.env, dir);
+    if (!read.ok()) {
+      // Kafka 1.x warns and starts those replicas at HW 0.
+      Emit(seams_.events, "hw_checkpoint_error",
+           {{"dir", dir}, {"error", read.status().ToString()}});
+      if (first_error.ok()) first_error = read.status();
+      continue;
+    }
+    for (const auto& [tp, hw] : *read) checkpointed_hw_[tp] = hw;
+  }
+  ScheduleIsrCheck();
+  ScheduleHighWatermarkCheckpoint();
+  return first_error;
+}
+
+Status ReplicaManager::Shutdown() {
+  KSIM_CHECK(!shut_down_);
+  shut_down_ = true;
+  fetchers_.RemoveAll();
+  timers_.CancelAll();
+  produce_purgatory_.Clear();
+  fetch_purgatory_.Clear();
+  Status status = CheckpointHighWatermarks();
+  // Log.close's producer snapshot, for each log a Partition holds (before LogManager closes it).
+  for (auto& [tp, partition] : partitions_) {
+    Status closed = partition->Close();
+    if (status.ok() && !closed.ok()) status = std::move(closed);
+  }
+  partitions_.clear();
+  return status;
+}
+
+// ---- Controller requests ------------------------------------------------------------------------
+
+void ReplicaManager::EnqueueControllerWork(
+    std::function<void(std::function<void()> finished)> work) {
+  controller_work_.push_back(std::move(work));
+  if (!controller_work_running_) RunNextControllerWork();
+}
+
+void ReplicaManager::RunNextControllerWork() {
+  if (controller_work_.empty() || shut_down_) {
+    controller_work_running_ = false;
+    return;
+  }
+  controller_work_running_ = true;
+  auto work = std::move(controller_work_.front());
+  controller_work_.pop_front();
+  work(Guarded([this]() { RunNextControllerWork(); }));
+}
+
+void ReplicaManager::HandleLeaderAndIsr(LeaderAndIsrRequest request,
+                                        std::function<void(LeaderAndIsrResponse)> done) {
+  EnqueueControllerWork([this, request = std::move(request),
+                         done = std::move(done)](std::function<void()> finished) mutable {
+    std::vector<std::string> topics;
+    for (const LeaderAndIsrPartitionState& state : request.partition_states) {
+      if (topic_configs_.count(state.tp.topic) == 0 &&
+          std::find(topics.begin(), topics.end(), state.tp.topic) == topics.end()) {
+        topics.push_back(state.tp.topic);
+      }
+    }
+    FetchTopicConfigs(std::move(topics),
+                      [this, request = std::move(request), done = std::move(done),
+                       finished = std::move(finished)]() {
+                        LeaderAndIsrResponse response = BecomeLeaderOrFollower(request);
+                        response.correlation_id = request.correlation_id;
+                        done(std::move(response));
+                        finished();
+                      });
+  });
+}
+
+void ReplicaManager::FetchTopicConfigs(std::vector<std::string> topics,
+                                       std::function<void()> then) {
+  if (topics.empty()) return then();
+  auto remaining = std::make_shared<size_t>(topics.size());
+  auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
+  for (const std::string& topic : topics) {
+    seams_.zk.GetData(zk::TopicConfigPath(topic), /*watch=*/false,
+                      Guarded([this, topic, remaining, shared_then](Result<ZnodeData> data) {
+                        // A missing znode means no overrides; an unreadable one (or a lost
+                        // connection) falls back to the broker's defaults, uncached so that the
+                        // next LeaderAndIsr tries again.
+                        ConfigOverrides overrides;
+                        bool cache = data.ok() || data.status() == Errc::kNoNode;
+                        if (data.ok()) {
+                          Result<zk::TopicConfig> decoded = zk::DecodeTopicConfig(data->data);
+                          if (decoded.ok()) {
+                            for (const auto& [key, value] : *decoded)
+                              overrides.emplace_back(key, value);
+                          } else {
+                            cache = false;
+                          }
+                        }
+                        Result<TopicConfig> config =
+                            MakeTopicConfig(config_, overrides, zk::TopicConfigPath(topic));
+                        if (!config.ok()) {
+                          Emit(seams_.events, "topic_config_error",
+                               {{"topic", topic}, {"error", config.status().ToString()}});
+                        } else if (cache) {
+                          topic_configs_[topic] = *config;
+                        }
+                        if (--*remaining == 0) (*shared_then)();
+                      }));
+  }
+}
+
+const TopicConfig& ReplicaManager::ConfigOf(const std::string& topic) const {
+  auto it = topic_configs_.find(topic);
+  return it == topic_configs_.end() ? default_topic_config_ : it->second;
+}
+
+Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp) {
+  auto it = partitions_.find(tp);
+  if (it != partitions_.end()) return it->second.get();
+  const TopicConfig& topic = ConfigOf(tp.topic);
+  KSIM_ASSIGN_OR_RETURN(Log * log, seams_.logs.GetOrCreateLog(tp, topic.log));
+  KSIM_ASSIGN_OR_RETURN(LeaderEpochCache epochs, LeaderEpochCache::Open(seams_.env, log->dir()));
+  // Kafka's Log.loadProducerState at open: snapshots plus the log after them (after a crash,
+  // the recovered log decides which snapshots still hold).
+  KSIM_ASSIGN_OR_RETURN(ProducerStateManager producers,
+                        Partition::LoadProducerState(seams_.env, *log, seams_.clock.NowMs()));
+  Offset hw{0};
+  if (auto checkpointed = checkpointed_hw_.find(tp); checkpointed != checkpointed_hw_.end()) {
+    hw = checkpointed->second;
+  }
+  PartitionConfig partition_config{.replica_lag_time_max_ms = config_.replica_lag_time_max_ms,
+                                   .min_insync_replicas = topic.min_insync_replicas};
+  auto partition =
+      std::make_unique<Partition>(tp, local_, *log, std::move(epochs), std::move(producers),
+                                  seams_.clock, partition_config, hw, seams_.events);
+  Partition* raw = partition.get();
+  partitions_.emplace(tp, std::move(partition));
+  return raw;
+}
+
+LeaderAndIsrResponse ReplicaManager::BecomeLeaderOrFollower(const LeaderAndIsrRequest& request) {
+  LeaderAndIsrResponse response;
+  if (request.controller_epoch < controller_epoch_) {
+    // Kafka: "Ignoring LeaderAndIsr request from controller ... since its controller epoch is
+    // old".
+    response.error_code = Errc::kStaleControllerEpoch;
+    return response;
+  }
+  controller_epoch_ = request.controller_epoch;
+  std::map<TopicPartition, Errc> errors;
+  std::vector<const LeaderAndIsrPartitionState*> leaders;
+  std::vector<const LeaderAndIsrPartitionState*> followers;
+  for (const LeaderAndIsrPartitionState& state : request.partition_states) {
+    errors[state.tp] = Errc::kNone;
+    if (std::find(state.replicas.begin(), state.replicas.end(), BrokerId(local_)) ==
+        state.replicas.end()) {
+      errors[state.tp] = Errc::kUnknownTopicOrPartition;
+      continue;
+    }
+    Result<Partition*> partition = GetOrCreatePartition(state.tp);
+    if (!partition.ok()) {
+      Emit(seams_.events, "partition_create_error",
+           {{"topic", state.tp.topic},
+            {"partition", state.tp.partition.value()},
+            {"error", partition.status().ToString()}});
+      errors[state.tp] = Errc::kKafkaStorageError;
+      continue;
+    }
+    const LeaderEpoch current = (*partition)->leader_epoch();
+    if (current != kUndefinedEpoch && state.leader_epoch <= current) {
+      errors[state.tp] = Errc::kStaleControllerEpoch;  // Kafka's answer for an old leader epoch
+      continue;
+    }
+    (state.leader == local_ ? leaders : followers).push_back(&state);
+  }
+
+  // makeLeaders: stop fetching, take over.
+  std::vector<TopicPartition> leader_tps;
+  for (const auto* state : leaders) leader_tps.push_back(state->tp);
+  fetchers_.RemovePartitions(leader_tps);
+  for (const auto* state : leaders) {
+    Partition* partition = GetPartition(state->tp);
+    Result<bool> made = partition->MakeLeader(*state);
+    if (!made.ok()) {
+      errors[state->tp] = made.status().code();
+      continue;
+    }
+    isr_proposals_.erase(state->tp);
+    PartitionChanged(state->tp);
+  }
+  MakeFollowers(followers, request, errors);
+
+  for (const auto& [tp, error] : errors) response.partitions.push_back(PartitionError{tp, error});
+  return response;
+}
+
+void ReplicaManager::MakeFollowers(const std::vector<const LeaderAndIsrPartitionState*>& states,
+                                   const LeaderAndIsrRequest& request,
+                                   std::map<TopicPartition, Errc>& errors) {
+  std::vector<const LeaderAndIsrPartitionState*> changed;
+  for (const auto* state : states) {
+    Partition* partition = GetPartition(state->tp);
+    if (!partition->MakeFollower(*state)) continue;
+    isr_proposals_.erase(state->tp);
+    changed.push_back(state);
+  }
+  std::vector<TopicPartition> changed_tps;
+  for (const auto* state : changed) changed_tps.push_back(state->tp);
+  fetchers_.RemovePartitions(changed_tps);
+  for (const auto* state : changed) {
+    Partition* partition = GetPartition(state->tp);
+    if (truncation_ == TruncationPolicy::kHighWatermark) {
+      // Kafka 0.10's makeFollowers: logManager.truncateTo(partition -> HW).
+      if (Status status =
+              partition->TruncateTo(partition->HighWatermarkTruncationOffset(), "high_watermark");
+          !status.ok()) {
+        errors[state->tp] = status.code();
+        continue;
+      }
+    }
+    // Requests waiting on a former leader answer NOT_LEADER_FOR_PARTITION now.
+    PartitionChanged(state->tp);
+    std::optional<std::string> host = LeaderHost(state->leader, &request);
+    if (!host.has_value()) continue;  // leader not alive: no fetcher (Kafka 1.x)
+    fetchers_.AddPartition(state->tp, state->leader, *host,
+                           truncation_ == TruncationPolicy::kLeaderEpoch);
+  }
+}
+
+std::optional<std::string> ReplicaManager::LeaderHost(BrokerId leader,
+                                                      const LeaderAndIsrRequest* request) const {
+  if (request != nullptr) {
+    for (const BrokerEndpoint& endpoint : request->live_leaders) {
+      if (endpoint.node_id == leader) return endpoint.host;
+    }
+  }
+  if (auto endpoint = seams_.metadata.AliveEndpoint(leader)) return endpoint->host;
+  return std::nullopt;
+}
+
+void ReplicaManager::HandleStopReplica(StopReplicaRequest request,
+                                       std::function<void(StopReplicaResponse)> done) {
+  EnqueueControllerWork(
+      [this, request = std::move(request), done = std::move(done)](std::function<void()> finished) {
+        StopReplicaResponse response;
+        response.correlation_id = request.correlation_id;
+        if (request.controller_epoch < controller_epoch_) {
+          response.error_code = Errc::kStaleControllerEpoch;
+        } else {
+          controller_epoch_ = request.controller_epoch;
+          fetchers_.RemovePartitions(request.partitions);
+          for (const TopicPartition& tp : request.partitions) {
+            StopPartition(tp, request.delete_partitions);
+            response.partitions.push_back(PartitionError{tp, Errc::kNone});
+          }
+        }
+        done(std::move(response));
+        finished();
+      });
+}
+
+void ReplicaManager::StopPartition(const TopicPartition& tp, bool delete_log) {
+  isr_proposals_.erase(tp);
+  if (!delete_log) {
+    if (Partition* partition = GetPartition(tp)) partition->Stop();
+    PartitionChanged(tp);
+    return;
+  }
+  partitions_.erase(tp);  // before its log goes
+  checkpointed_hw_.erase(tp);
+  topic_configs_.erase(tp.topic);
+  PartitionChanged(tp);
+  Result<bool> deleted = seams_.logs.DeleteLog(tp);
+  if (!deleted.ok()) {
+    Emit(seams_.events, "log_delete_error",
+         {{"topic", tp.topic},
+          {"partition", tp.partition.value()},
+          {"error", deleted.status().ToString()}});
+  }
+}
+
+void ReplicaManager::HandleUpdateMetadata(UpdateMetadataRequest request,
+                                          std::function<void(UpdateMetadataResponse)> done) {
+  EnqueueControllerWork(
+      [this, request = std::move(request), done = std::move(done)](std::function<void()> finished) {
+        UpdateMetadataResponse response;
+        response.correlation_id = request.correlation_id;
+        if (request.controller_epoch < controller_epoch_) {
+          response.error_code = Errc::kStaleControllerEpoch;
+        } else {
+          controller_epoch_ = request.controller_epoch;
+          seams_.metadata.Update(request);
+        }
+        done(std::move(response));
+        finished();
+      });
+}
+
+// ---- ISR propagation ----------------------------------------------------------------------------
+
+void ReplicaManager::ScheduleIsrCheck() {
+  // Kafka: scheduler.schedule("isr-expiration", maybeShrinkIsr, period = replicaLagTimeMaxMs / 2).
+  const TimeUs period_us = std::max<TimeUs>(1, config_.replica_lag_time_max_ms * kUsPerMs / 2);
+  timers_.Schedule(period_us, [this]() {
+    MaybeShrinkIsr();
+    ScheduleIsrCheck();
+  });
+}
+
+void ReplicaManager::MaybeShrinkIsr() {
+  for (auto& [tp, partition] : partitions_) {
+    if (!partition->is_leader() || isr_proposals_.count(tp) > 0) continue;
+    std::optional<std::vector<BrokerId>> isr = partition->ProposeIsrShrink();
+    if (isr.has_value()) WriteIsr(*partition, std::move(*isr));
+  }
+}
+
+void ReplicaManager::WriteIsr(Partition& partition, std::vector<BrokerId> isr) {
+  const TopicPartition tp = partition.tp();
+  const uint64_t proposal = next_isr_proposal_++;
+  isr_proposals_[tp] = proposal;
+  zk::PartitionState state{.leader = local_,
+                           .leader_epoch = partition.leader_epoch(),
+                           .isr = isr,
+                           .controller_epoch = controller_epoch_};
+  seams_.zk.SetData(
+      zk::PartitionStatePath(tp.topic, tp.partition), zk::EncodePartitionState(state),
+      partition.zk_version(),
+      Guarded([this, tp, proposal, isr = std::move(isr)](Result<ZnodeStat> stat) mutable {
+        auto pending = isr_proposals_.find(tp);
+        if (pending == isr_proposals_.end() || pending->second != proposal) return;
+        isr_proposals_.erase(pending);
+        Partition* current = GetPartition(tp);
+        if (current == nullptr || !current->isr_change_in_flight()) return;
+        if (!stat.ok()) {
+          // BADVERSION: the controller rewrote the state; its LeaderAndIsr will follow.
+          Emit(seams_.events, "isr_update_failed",
+               {{"topic", tp.topic},
+                {"partition", tp.partition.value()},
+                {"error", ErrcName(stat.status().code())}});
+          current->AbandonIsrChange();
+          return;
+        }
+        ++isr_writes_;
+        current->ApplyIsrChange(isr, stat->version);
+        // ReplicationUtils.propagateIsrChanges: the controller re-reads these partitions.
+        CreateWithParents(
+            seams_.zk, zk::IsrChangeNotificationSequentialPath(),
+            zk::EncodeIsrChangeNotification({zk::TopicAndPartition{tp.topic, tp.partition}}),
+            CreateMode::kPersistentSequential, nullptr);
+        PartitionChanged(tp);
+      }));
+}
+
+// ---- HW checkpoint ------------------------------------------------------------------------------
+
+void ReplicaManager::ScheduleHighWatermarkCheckpoint() {
+  const TimeUs period_us =
+      std::max<TimeUs>(1, config_.replica_high_watermark_checkpoint_interval_ms * kUsPerMs);
+  timers_.Schedule(period_us, [this]() {
+    if (Status status = CheckpointHighWatermarks(); !status.ok()) {
+      Emit(seams_.events, "hw_checkpoint_error", {{"error", status.ToString()}});
+    }
+    ScheduleHighWatermarkCheckpoint();
+  });
+}
+
+Status ReplicaManager::CheckpointHighWatermarks() {
+  std::map<std::string, std::map<TopicPartition, Offset>> by_dir;
+  for (const std::string& dir : seams_.logs.config().log_dirs) by_dir[dir];
+  for (const auto& [tp, log] : seams_.logs.AllLogs()) {
+    Offset hw{0};
+    if (auto it = partitions_.find(tp); it != partitions_.end()) {
+      hw = it->second->high_watermark();
+    } else if (auto checkpointed = checkpointed_hw_.find(tp);
+               checkpointed != checkpointed_hw_.end()) {
+      hw = checkpointed->second;
+    } else {
+      continue;
+    }
+    by_dir[seams_.logs.LogDirOf(tp)][tp] = hw;
+  }
+  Status first_error;
+  for (const auto& [dir, high_watermarks] : by_dir) {
+    Status status = WriteHighWatermarks(seams_.env, dir, high_watermarks);
+    if (!status.ok() && first_error.ok()) first_error = status;
+  }
+  return first_error;
+}
+
+// ---- State ------------------------------------------------------------------------------------
+
+Partition* ReplicaManager::GetPartition(const TopicPartition& tp) {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? nullptr : it->second.get();
+}
+
+std::vector<const Partition*> ReplicaManager::Partitions() const {
+  std::vector<const Partition*> out;
+  out.reserve(partitions_.size());
+  for (const auto& [tp, partition] : partitions_) out.push_back(partition.get());
+  return out;
+}
+
+std::vector<TopicPartition> ReplicaManager::LedPartitions() const {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, partition] : partitions_) {
+    if (partition->is_leader()) out.push_back(tp);
+  }
+  return out;
+}
+
+void ReplicaManager::PartitionChanged(const TopicPartition& tp) {
+  produce_purgatory_.CheckAndComplete(tp);
+  fetch_purgatory_.CheckAndComplete(tp);
+}
+
+}  // namespace ksim

@@ -1,0 +1,171 @@
+// ReplicaManager: the partitions a broker holds and everything done to them (Kafka's
+// kafka.server.ReplicaManager, 0.10 rules with the 1.x/2.0 pieces docs/broker.md names): the
+// controller's LeaderAndIsr and StopReplica, produce (appendRecords with the produce purgatory),
+// fetch (fetchMessages with the fetch purgatory), ListOffsets and OffsetsForLeaderEpoch answers,
+// ISR shrink checks and ISR writes to ZooKeeper, and the replication-offset-checkpoint.
+//
+// - Controller requests are fenced by controller epoch (an older one is STALE_CONTROLLER_EPOCH)
+//   and run one at a time in arrival order (LeaderAndIsr may first read the topics' configs from
+//   /config/topics/<t>, asynchronously).
+// - LeaderAndIsr (becomeLeaderOrFollower): a partition state whose leader epoch is not newer than
+//   the replica's is refused with STALE_CONTROLLER_EPOCH (Kafka's per-partition answer); one not
+//   naming this broker among its replicas is UNKNOWN_TOPIC_OR_PARTITION. The log is created when
+//   missing (LogManager::GetOrCreateLog with the topic's config), the leader-epoch cache opened
+//   from its directory, the Partition built with its checkpointed HW. Leaders: fetchers removed,
+//   MakeLeader. Followers: MakeFollower; when the leader or epoch changed the fetcher is removed,
+//   the log truncated by the policy (high-watermark: now, to the own HW; leader-epoch: by the
+//   fetcher, asking the leader first) and the fetcher added; a follower whose leader is not alive
+//   gets no fetcher (Kafka 1.x). Waiting produce/fetch requests are re-checked.
+// - ISR: every replica.lag.time.max.ms/2 each led partition may propose a shrink; a follower's
+//   fetch may propose an expansion. The proposal is written to the partition's state znode with
+//   SetData conditional on Partition::zk_version() (Kafka's Partition.updateIsr); success applies
+//   it and creates /isr_change_notification/isr_change_<n> (one per change; Kafka batches them
+//   every 2.5 s), BADVERSION or any failure abandons it.
+// - HW checkpoint: every replica.high.watermark.checkpoint.interval.ms and at Shutdown, one file
+//   per log dir over every log in it: a log with no Partition object yet (before the first
+//   LeaderAndIsr after a restart) keeps the value read at startup.
+//
+// Ownership: borrows the seams, the LogManager and the MetadataCache; owns the Partitions (which
+// borrow LogManager's logs: destroyed first), the purgatories, the fetcher manager and its
+// timers. Destroying it is a crash: timers cancelled, nothing written, parked requests dropped;
+// ZooKeeper answers that arrive later find a dead liveness token and do nothing. One thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/base/clock.h"
+#include "core/base/events.h"
+#include "core/base/timer_group.h"
+#include "core/cluster/metadata_cache.h"
+#include "core/cluster/partition.h"
+#include "core/config/server_config.h"
+#include "core/env/env.h"
+#include "core/protocol/messages.h"
+#include "core/protocol/network_client.h"
+#include "core/server/purgatory.h"
+#include "core/server/replica_fetcher.h"
+#include "core/storage/log_manager.h"
+#include "core/zk/coordination.h"
+
+namespace ksim {
+
+struct ReplicaManagerSeams {
+  Env& env;
+  const Clock& clock;
+  Timers& timers;
+  Coordination& zk;
+  LogManager& logs;
+  MetadataCache& metadata;
+  NetworkClient& network;
+  EventSink events;
+};
+
+class ReplicaManager {
+ public:
+  ReplicaManager(const BrokerConfig& config, TruncationPolicy truncation,
+                 ReplicaManagerSeams seams);
+  // Without Shutdown(): a crash (nothing written).
+  ~ReplicaManager();
+  ReplicaManager(const ReplicaManager&) = delete;
+  ReplicaManager& operator=(const ReplicaManager&) = delete;
+
+  // Reads every log dir's HW checkpoint (REQUIRES: the LogManager started) and schedules the ISR
+  // and checkpoint tasks. An unreadable checkpoint is reported and counts as empty (Kafka warns).
+  Status Startup();
+  // Clean stop: fetchers and tasks stopped, parked requests dropped, HW checkpoint written,
+  // partitions released (before LogManager::Shutdown closes their logs).
+  Status Shutdown();
+
+  // ---- Controller requests (each answer through `done`, asynchronously or not) -------------
+  void HandleLeaderAndIsr(LeaderAndIsrRequest request,
+                          std::function<void(LeaderAndIsrResponse)> done);
+  void HandleStopReplica(StopReplicaRequest request, std::function<void(StopReplicaResponse)> done);
+  void HandleUpdateMetadata(UpdateMetadataRequest request,
+                            std::function<void(UpdateMetadataResponse)> done);
+
+  // ---- Client and replica requests ----------------------------------------------------------
+  // acks=0: `done` is never called.
+  void HandleProduce(ProduceRequest request, std::function<void(ProduceResponse)> done);
+  void HandleFetch(FetchRequest request, std::function<void(FetchResponse)> done);
+  ListOffsetsResponse HandleListOffsets(const ListOffsetsRequest& request);
+  OffsetsForLeaderEpochResponse HandleOffsetsForLeaderEpoch(
+      const OffsetsForLeaderEpochRequest& request);
+
+  // ---- State --------------------------------------------------------------------------------
+  Status CheckpointHighWatermarks();
+  Partition* GetPartition(const TopicPartition& tp);
+  std::vector<const Partition*> Partitions() const;
+  // Partitions this broker leads (for controlled shutdown's trace).
+  std::vector<TopicPartition> LedPartitions() const;
+  ControllerEpoch controller_epoch() const { return controller_epoch_; }
+  ReplicaFetcherManager& fetchers() { return fetchers_; }
+  const Purgatory& produce_purgatory() const { return produce_purgatory_; }
+  const Purgatory& fetch_purgatory() const { return fetch_purgatory_; }
+  // The HWs read from the checkpoints at startup.
+  const std::map<TopicPartition, Offset>& checkpointed_high_watermarks() const {
+    return checkpointed_hw_;
+  }
+  int64_t isr_writes() const { return isr_writes_; }
+
+ private:
+  // Runs controller requests one after another.
+  void EnqueueControllerWork(std::function<void(std::function<void()> finished)> work);
+  void RunNextControllerWork();
+  // Reads /config/topics/<t> for each topic not cached yet, then calls `then`.
+  void FetchTopicConfigs(std::vector<std::string> topics, std::function<void()> then);
+  // The topic's config, or the broker's defaults when it could not be read.
+  const TopicConfig& ConfigOf(const std::string& topic) const;
+  LeaderAndIsrResponse BecomeLeaderOrFollower(const LeaderAndIsrRequest& request);
+  Result<Partition*> GetOrCreatePartition(const TopicPartition& tp);
+  void MakeFollowers(const std::vector<const LeaderAndIsrPartitionState*>& states,
+                     const LeaderAndIsrRequest& request, std::map<TopicPartition, Errc>& errors);
+  std::optional<std::string> LeaderHost(BrokerId leader, const LeaderAndIsrRequest* request) const;
+  void StopPartition(const TopicPartition& tp, bool delete_log);
+
+  // Fetch: reads every partition (no follower update).
+  std::vector<FetchPartitionResponse> ReadFromLocalLog(const FetchRequest& request);
+  // Re-checks parked requests on `tp` (after anything that may move its HW or LEO).
+  void PartitionChanged(const TopicPartition& tp);
+
+  // ISR propagation.
+  void MaybeShrinkIsr();
+  void WriteIsr(Partition& partition, std::vector<BrokerId> isr);
+
+  void ScheduleIsrCheck();
+  void ScheduleHighWatermarkCheckpoint();
+  // Wraps a ZooKeeper callback so that it does nothing once this object is gone.
+  template <class F>
+  auto Guarded(F f);
+
+  const BrokerConfig& config_;
+  TruncationPolicy truncation_;
+  ReplicaManagerSeams seams_;
+  BrokerId local_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  TimerGroup timers_;
+  ControllerEpoch controller_epoch_{0};
+  std::map<TopicPartition, Offset> checkpointed_hw_;
+  TopicConfig default_topic_config_;
+  std::map<std::string, TopicConfig> topic_configs_;
+  std::deque<std::function<void(std::function<void()>)>> controller_work_;
+  bool controller_work_running_ = false;
+  // Partitions before the fetchers and purgatories that look them up: destroyed after them.
+  std::map<TopicPartition, std::unique_ptr<Partition>> partitions_;
+  std::map<TopicPartition, uint64_t> isr_proposals_;  // partition -> proposal number in flight
+  uint64_t next_isr_proposal_ = 1;
+  int64_t isr_writes_ = 0;
+  Purgatory produce_purgatory_;
+  Purgatory fetch_purgatory_;
+  ReplicaFetcherManager fetchers_;
+  bool shut_down_ = false;
+};
+
+}  // namespace ksim

@@ -1,0 +1,190 @@
+// ReplicaManager: produce (Kafka's appendRecords + DelayedProduce), fetch (fetchMessages +
+// DelayedFetch), ListOffsets (KafkaApis.handleListOffsetRequestV1) and OffsetsForLeaderEpoch
+// (ReplicaManager.lastOffsetForLeaderEpoch). Kafka 1.x/2.0 code paths, 0.10 semantics.
+#include <utility>
+
+#include "core/server/replica_manager.h"
+
+namespace ksim {
+
+void ReplicaManager::HandleProduce(ProduceRequest request,
+                                   std::function<void(ProduceResponse)> done) {
+  const int16_t acks = request.acks;
+  auto respond = [correlation_id = request.correlation_id,
+                  done = std::move(done)](ProduceResponse response) {
+    response.correlation_id = correlation_id;
+    done(std::move(response));
+  };
+  // Kafka accepts -1, 0 and 1; the seed's 0.8-era acks=N > 1 is accepted too (DESIGN.md).
+  const bool valid_acks = acks >= -1;
+  const bool waits = acks == -1 || acks > 1;
+  std::vector<ProducePartitionStatus> statuses;
+  std::vector<TopicPartition> pending;
+  for (ProducePartitionData& data : request.topic_data) {
+    ProducePartitionStatus status;
+    status.response.tp = data.tp;
+    Partition* partition = valid_acks ? GetPartition(data.tp) : nullptr;
+    if (!valid_acks) {
+      status.response.error_code = Errc::kInvalidRequiredAcks;
+    } else if (partition == nullptr) {
+      status.response.error_code = Errc::kUnknownTopicOrPartition;
+    } else {
+      Result<LogAppendInfo> info =
+          partition->AppendAsLeader(MutableByteView(data.record_set), acks);
+      if (!info.ok()) {
+        status.response.error_code = info.status().code();
+      } else {
+        status.response.base_offset = info->first_offset;
+        status.response.log_start_offset = partition->log_start_offset();
+        status.required_offset = info->last_offset + 1;
+        status.pending = waits && info->num_records > 0;
+        if (status.pending) pending.push_back(data.tp);
+        // Followers parked in the fetch purgatory have data now; a lone ISR member's HW moved.
+        PartitionChanged(data.tp);
+      }
+    }
+    statuses.push_back(std::move(status));
+  }
+  if (acks == 0) return;  // never answered, whatever happened (the producer cannot learn it)
+  auto lookup = [this](const TopicPartition& tp) { return GetPartition(tp); };
+  if (pending.empty()) {
+    ProduceResponse response;
+    for (ProducePartitionStatus& status : statuses) {
+      response.responses.push_back(std::move(status.response));
+    }
+    respond(std::move(response));
+    return;
+  }
+  produce_purgatory_.TryCompleteElseWatch(
+      std::make_unique<DelayedProduce>(acks, std::move(statuses), lookup, std::move(respond)),
+      static_cast<TimeUs>(std::max(0, request.timeout_ms)) * kUsPerMs, pending);
+}
+
+void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchResponse)> done) {
+  auto respond = [correlation_id = request.correlation_id,
+                  done = std::move(done)](FetchResponse response) {
+    response.correlation_id = correlation_id;
+    done(std::move(response));
+  };
+  std::vector<FetchPartitionResponse> read = ReadFromLocalLog(request);
+  if (request.replica_id.value() >= 0) {
+    // updateFollowerLogReadResults: the fetch offset is the follower's LEO; HW may rise and the
+    // follower may rejoin the ISR.
+    for (size_t i = 0; i < request.partitions.size(); ++i) {
+      const FetchPartition& asked = request.partitions[i];
+      if (read[i].error_code != Errc::kNone) continue;
+      Partition* partition = GetPartition(asked.tp);
+      if (partition == nullptr) continue;
+      std::optional<std::vector<BrokerId>> expanded =
+          partition->UpdateFollowerFetch(request.replica_id, asked.fetch_offset);
+      if (expanded.has_value() && isr_proposals_.count(asked.tp) == 0) {
+        WriteIsr(*partition, std::move(*expanded));
+      }
+      PartitionChanged(asked.tp);
+    }
+  }
+  if (FetchCanCompleteNow(request, read)) {
+    FetchResponse response;
+    response.responses = std::move(read);
+    respond(std::move(response));
+    return;
+  }
+  std::vector<TopicPartition> keys;
+  for (const FetchPartition& asked : request.partitions) keys.push_back(asked.tp);
+  const TimeUs timeout_us = static_cast<TimeUs>(request.max_wait_ms) * kUsPerMs;
+  fetch_purgatory_.TryCompleteElseWatch(
+      std::make_unique<DelayedFetch>(
+          std::move(request),
+          [this](const FetchRequest& parked) { return ReadFromLocalLog(parked); },
+          std::move(respond)),
+      timeout_us, keys);
+}
+
+std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(const FetchRequest& request) {
+  const bool from_follower = request.replica_id.value() >= 0;
+  std::vector<FetchPartitionResponse> responses;
+  responses.reserve(request.partitions.size());
+  for (const FetchPartition& asked : request.partitions) {
+    FetchPartitionResponse response;
+    response.tp = asked.tp;
+    Partition* partition = GetPartition(asked.tp);
+    if (partition == nullptr) {
+      response.error_code = Errc::kUnknownTopicOrPartition;
+    } else {
+      Result<FetchDataInfo> data =
+          partition->Read(asked.fetch_offset, asked.partition_max_bytes, from_follower);
+      if (!data.ok()) {
+        response.error_code = data.status().code();
+      } else {
+        response.records = std::move(data->records);
+        response.high_watermark = partition->high_watermark();
+        response.last_stable_offset = partition->high_watermark();  // no transactions
+        response.log_start_offset = partition->log_start_offset();
+      }
+    }
+    responses.push_back(std::move(response));
+  }
+  return responses;
+}
+
+ListOffsetsResponse ReplicaManager::HandleListOffsets(const ListOffsetsRequest& request) {
+  // ListOffsetRequest.DEBUGGING_REPLICA_ID: any replica answers, with its LEO.
+  constexpr BrokerId kDebuggingReplicaId{-2};
+  const bool from_consumer = request.replica_id == kConsumerReplicaId;
+  ListOffsetsResponse response;
+  response.correlation_id = request.correlation_id;
+  for (const ListOffsetsPartition& asked : request.partitions) {
+    ListOffsetsPartitionResponse answer;
+    answer.tp = asked.tp;
+    Partition* partition = GetPartition(asked.tp);
+    if (partition == nullptr) {
+      answer.error_code = Errc::kUnknownTopicOrPartition;
+    } else if (request.replica_id != kDebuggingReplicaId && !partition->is_leader()) {
+      answer.error_code = Errc::kNotLeaderForPartition;
+    } else {
+      // A consumer never learns of offsets at or above HW; a replica sees up to the LEO.
+      const Offset last_fetchable =
+          from_consumer ? partition->high_watermark() : partition->log_end_offset();
+      if (asked.timestamp == kLatestTimestamp) {
+        answer.offset = last_fetchable;
+      } else if (asked.timestamp == kEarliestTimestamp) {
+        answer.offset = partition->log_start_offset();
+      } else {
+        Result<std::optional<TimestampOffset>> found =
+            partition->log().FetchOffsetByTimestamp(asked.timestamp);
+        if (!found.ok()) {
+          answer.error_code = found.status().code();
+        } else if (found->has_value() && (*found)->offset < last_fetchable) {
+          answer.offset = (*found)->offset;
+          answer.timestamp = (*found)->timestamp_ms;
+        }
+      }
+    }
+    response.responses.push_back(std::move(answer));
+  }
+  return response;
+}
+
+OffsetsForLeaderEpochResponse ReplicaManager::HandleOffsetsForLeaderEpoch(
+    const OffsetsForLeaderEpochRequest& request) {
+  OffsetsForLeaderEpochResponse response;
+  response.correlation_id = request.correlation_id;
+  for (const OffsetsForLeaderEpochPartition& asked : request.partitions) {
+    EpochEndOffset answer;
+    answer.tp = asked.tp;
+    Partition* partition = GetPartition(asked.tp);
+    if (partition == nullptr) {
+      answer.error_code = Errc::kUnknownTopicOrPartition;
+    } else if (!partition->is_leader()) {
+      answer.error_code = Errc::kNotLeaderForPartition;
+    } else {
+      const EpochAndEndOffset end = partition->EndOffsetForEpoch(asked.leader_epoch);
+      answer.leader_epoch = end.epoch;
+      answer.end_offset = end.end_offset;
+    }
+    response.partitions.push_back(std::move(answer));
+  }
+  return response;
+}
+
+}  // namespace ksim

@@ -1,0 +1,85 @@
+// LeaderEpochCache: a replica's record of where each leader epoch began in its log (KIP-101,
+// Kafka's LeaderEpochFileCache). Entries are (epoch, start offset), epochs strictly increasing
+// and start offsets non-decreasing. A leader adds an entry when it takes over; every replica adds
+// one when it appends the first batch of a newer epoch. A follower that becomes follower asks
+// the leader for EndOffsetFor(its latest epoch) and truncates there instead of at its high
+// watermark, which is what saves the records KIP-101's scenarios lose.
+//
+// Semantics, as Kafka 0.11 to 2.0 (KIP-101, with KIP-279's (epoch, end offset) answer):
+//  - Assign(epoch, offset) appends only when epoch > the latest epoch and offset >= the latest
+//    start offset; otherwise it is ignored (Kafka logs a warning: batches out of order).
+//  - EndOffsetFor(e, leo): for e == the latest epoch, (e, leo); for an earlier e, the largest
+//    epoch <= e paired with the start offset of the first epoch > e; UNDEFINED (-1, -1) when e is
+//    UNDEFINED_EPOCH, below the first epoch, above the latest, or the cache is empty.
+//  - TruncateFromEnd(o) drops entries starting at or after o (the log was truncated to o).
+//  - TruncateFromStart(o) drops entries wholly before o and moves the epoch that covers o to
+//    start at o (the log start moved to o by retention).
+// Later Kafka (2.1+) truncates conflicting entries on Assign instead of ignoring the new one and
+// answers an epoch below the first with (epoch, first start offset); those are not modelled.
+//
+// Persistence: every change rewrites `leader-epoch-checkpoint` in the partition directory
+// through the Env (core/storage/checkpoint_file.h: "0\n<count>\n<epoch> <offset>\n...", atomic). A
+// failed write leaves the in-memory entries changed and returns the error (Kafka then takes the log
+// directory offline). Open reads the file back; damage is kCorruption naming file and line.
+// One thread at a time.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/base/types.h"
+#include "core/env/env.h"
+#include "core/storage/checkpoint_file.h"
+
+namespace ksim {
+
+struct EpochEntry {
+  LeaderEpoch epoch;
+  Offset start_offset;  // offset of the first record written in this epoch
+  friend bool operator==(const EpochEntry&, const EpochEntry&) = default;
+};
+
+// The answer to an OffsetsForLeaderEpoch request (KIP-279): the epoch the end offset belongs to.
+struct EpochAndEndOffset {
+  LeaderEpoch epoch = kUndefinedEpoch;
+  Offset end_offset = kUndefinedEpochOffset;
+  bool undefined() const { return end_offset == kUndefinedEpochOffset; }
+  friend bool operator==(const EpochAndEndOffset&, const EpochAndEndOffset&) = default;
+};
+
+class LeaderEpochCache {
+ public:
+  static constexpr std::string_view kFileName = "leader-epoch-checkpoint";
+  static constexpr int32_t kFileVersion = 0;
+
+  // Loads <partition_dir>/leader-epoch-checkpoint (none: an empty cache). kCorruption when a
+  // line is malformed, the count is wrong, or entries are negative or out of order.
+  static Result<LeaderEpochCache> Open(Env& env, const std::string& partition_dir);
+
+  // REQUIRES: epoch >= 0, start_offset >= 0 (Kafka asserts it).
+  Status Assign(LeaderEpoch epoch, Offset start_offset);
+  // The latest epoch, kUndefinedEpoch when empty.
+  LeaderEpoch LatestEpoch() const;
+  EpochAndEndOffset EndOffsetFor(LeaderEpoch requested_epoch, Offset log_end_offset) const;
+  // Kafka's clearAndFlushLatest / truncateFromEnd. A negative offset does nothing.
+  Status TruncateFromEnd(Offset end_offset);
+  // Kafka's clearAndFlushEarliest / truncateFromStart. A negative offset does nothing.
+  Status TruncateFromStart(Offset start_offset);
+  // Removes every entry and rewrites the file (clearAndFlush).
+  Status ClearAndFlush();
+
+  const std::vector<EpochEntry>& entries() const { return entries_; }
+  const std::string& path() const { return checkpoint_.path(); }
+
+ private:
+  LeaderEpochCache(Env& env, const std::string& partition_dir);
+  Status Flush();
+  void CheckInvariants() const;
+
+  CheckpointFile checkpoint_;
+  std::vector<EpochEntry> entries_;
+};
+
+}  // namespace ksim

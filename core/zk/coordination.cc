@@ -1,0 +1,169 @@
+#include "core/zk/coordination.h"
+
+#include <memory>
+#include <utility>
+
+#include "core/base/check.h"
+
+namespace ksim {
+
+std::string_view CreateModeName(CreateMode mode) {
+  switch (mode) {
+    case CreateMode::kPersistent:
+      return "PERSISTENT";
+    case CreateMode::kEphemeral:
+      return "EPHEMERAL";
+    case CreateMode::kPersistentSequential:
+      return "PERSISTENT_SEQUENTIAL";
+    case CreateMode::kEphemeralSequential:
+      return "EPHEMERAL_SEQUENTIAL";
+  }
+  return "UNKNOWN";
+}
+
+std::string_view WatchEventTypeName(WatchEventType type) {
+  switch (type) {
+    case WatchEventType::kNodeCreated:
+      return "NodeCreated";
+    case WatchEventType::kNodeDeleted:
+      return "NodeDeleted";
+    case WatchEventType::kNodeDataChanged:
+      return "NodeDataChanged";
+    case WatchEventType::kNodeChildrenChanged:
+      return "NodeChildrenChanged";
+  }
+  return "Unknown";
+}
+
+std::string_view SessionEventName(SessionEvent event) {
+  switch (event) {
+    case SessionEvent::kSyncConnected:
+      return "SyncConnected";
+    case SessionEvent::kDisconnected:
+      return "Disconnected";
+    case SessionEvent::kExpired:
+      return "Expired";
+    case SessionEvent::kClosed:
+      return "Closed";
+  }
+  return "Unknown";
+}
+
+std::string_view SessionStateName(SessionState state) {
+  switch (state) {
+    case SessionState::kNotStarted:
+      return "NOT_STARTED";
+    case SessionState::kConnecting:
+      return "CONNECTING";
+    case SessionState::kConnected:
+      return "CONNECTED";
+    case SessionState::kClosing:
+      return "CLOSING";
+    case SessionState::kClosed:
+      return "CLOSED";
+    case SessionState::kExpired:
+      return "EXPIRED";
+  }
+  return "UNKNOWN";
+}
+
+Status ValidateZnodePath(std::string_view path, bool sequential) {
+  // ZooKeeper validates a sequential path as if the counter were already appended.
+  std::string checked(path);
+  if (sequential) checked += '1';
+  auto invalid = [&](std::string_view reason, size_t at) {
+    return Status(Errc::kInvalidArgument, "invalid znode path \"" + std::string(path) + "\": " +
+                                              std::string(reason) + " @" + std::to_string(at));
+  };
+  if (checked.empty()) return invalid("path length must be > 0", 0);
+  if (checked[0] != '/') return invalid("path must start with / character", 0);
+  if (checked.size() == 1) return Status::Ok();
+  if (checked.back() == '/') return invalid("path must not end with / character", checked.size());
+  for (size_t i = 1; i < checked.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(checked[i]);
+    const char last = checked[i - 1];
+    const bool component_ends = i + 1 == checked.size() || checked[i + 1] == '/';
+    if (c == 0) return invalid("null character not allowed", i);
+    if (c == '/' && last == '/') return invalid("empty node name specified", i);
+    if (c == '.' && last == '.' && i >= 2 && checked[i - 2] == '/' && component_ends) {
+      return invalid("relative paths not allowed", i);
+    }
+    if (c == '.' && last == '/' && component_ends) return invalid("relative paths not allowed", i);
+    if (c > 0 && c < 0x1f) return invalid("invalid character", i);  // as Java's check
+  }
+  return Status::Ok();
+}
+
+std::string_view ParentPath(std::string_view path) {
+  KSIM_CHECK(!path.empty() && path[0] == '/');
+  KSIM_CHECK(path.size() > 1);
+  const size_t slash = path.rfind('/');
+  return slash == 0 ? path.substr(0, 1) : path.substr(0, slash);
+}
+
+std::string_view NodeName(std::string_view path) {
+  KSIM_CHECK(!path.empty() && path[0] == '/');
+  return path.substr(path.rfind('/') + 1);
+}
+
+Result<int64_t> SequenceNumber(std::string_view name) {
+  constexpr size_t kDigits = 10;
+  if (name.size() < kDigits) {
+    return Status(Errc::kInvalidArgument, "no sequence suffix in \"" + std::string(name) + "\"");
+  }
+  int64_t value = 0;
+  for (char c : name.substr(name.size() - kDigits)) {
+    if (c < '0' || c > '9') {
+      return Status(Errc::kInvalidArgument, "no sequence suffix in \"" + std::string(name) + "\"");
+    }
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+void CreateWithParents(Coordination& zk, std::string path, std::string data, CreateMode mode,
+                       CreateCallback done) {
+  std::string first_path = path;
+  std::string first_data = data;
+  zk.Create(std::move(first_path), std::move(first_data), mode,
+            [&zk, path = std::move(path), data = std::move(data), mode,
+             done = std::move(done)](Result<std::string> created) mutable {
+              const bool parent_missing = !created.ok() && created.status() == Errc::kNoNode;
+              if (!parent_missing || ParentPath(path) == "/") {
+                if (done) done(std::move(created));
+                return;
+              }
+              std::string parent(ParentPath(path));
+              EnsurePersistentPath(zk, std::move(parent),
+                                   [&zk, path = std::move(path), data = std::move(data), mode,
+                                    done = std::move(done)](Status parents) mutable {
+                                     if (!parents.ok()) {
+                                       if (done) done(std::move(parents));
+                                       return;
+                                     }
+                                     zk.Create(std::move(path), std::move(data), mode,
+                                               std::move(done));
+                                   });
+            });
+}
+
+void EnsurePersistentPath(Coordination& zk, std::string path, std::function<void(Status)> done) {
+  if (path == "/") {
+    // The root always exists; answer through the client so the callback never runs inline.
+    zk.Exists("/", false, [done = std::move(done)](Result<std::optional<ZnodeStat>> root) {
+      if (done) done(root.ok() ? Status::Ok() : root.status());
+    });
+    return;
+  }
+  CreateWithParents(zk, std::move(path), "", CreateMode::kPersistent,
+                    [done = std::move(done)](Result<std::string> created) {
+                      if (!done) return;
+                      if (created.ok() || created.status() == Errc::kNodeExists) {
+                        done(Status::Ok());
+                      } else {
+                        done(created.status());
+                      }
+                    });
+}
+
+}  // namespace ksim

@@ -1,0 +1,374 @@
+#include "core/zk/paths.h"
+
+#include <charconv>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+namespace ksim::zk {
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;  // keeps Kafka's key order when encoding
+
+Status Corrupt(std::string_view what, std::string_view detail) {
+  return Status(Errc::kCorruption, std::string(what) + ": " + std::string(detail));
+}
+
+// Parses JSON text that must be an object; never throws.
+Result<Json> ParseObject(std::string_view text, std::string_view what) {
+  Json parsed = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return Corrupt(what, "not valid JSON");
+  if (!parsed.is_object()) return Corrupt(what, "not a JSON object");
+  return parsed;
+}
+
+// An integer in int32 range (Kafka parses JSON numbers with Integer.parseInt).
+Result<int32_t> AsInt32(const Json& value, std::string_view what, std::string_view field) {
+  if (!value.is_number_integer())
+    return Corrupt(what, "\"" + std::string(field) + "\" is not an integer");
+  const bool is_unsigned = value.is_number_unsigned();
+  if (is_unsigned && value.get<uint64_t>() > uint64_t{std::numeric_limits<int32_t>::max()}) {
+    return Corrupt(what, "\"" + std::string(field) + "\" is out of range");
+  }
+  if (!is_unsigned) {
+    const int64_t v = value.get<int64_t>();
+    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+      return Corrupt(what, "\"" + std::string(field) + "\" is out of range");
+    }
+  }
+  return static_cast<int32_t>(value.get<int64_t>());
+}
+
+Result<int32_t> GetInt32(const Json& object, const char* field, std::string_view what) {
+  auto it = object.find(field);
+  if (it == object.end()) return Corrupt(what, "no \"" + std::string(field) + "\"");
+  return AsInt32(*it, what, field);
+}
+
+Result<std::string> GetString(const Json& object, const char* field, std::string_view what) {
+  auto it = object.find(field);
+  if (it == object.end()) return Corrupt(what, "no \"" + std::string(field) + "\"");
+  if (!it->is_string()) return Corrupt(what, "\"" + std::string(field) + "\" is not a string");
+  return it->get<std::string>();
+}
+
+template <class Id>
+Result<std::vector<Id>> GetIdArray(const Json& object, const char* field, std::string_view what) {
+  auto it = object.find(field);
+  if (it == object.end()) return Corrupt(what, "no \"" + std::string(field) + "\"");
+  if (!it->is_array()) return Corrupt(what, "\"" + std::string(field) + "\" is not an array");
+  std::vector<Id> ids;
+  for (const Json& element : *it) {
+    KSIM_ASSIGN_OR_RETURN(int32_t id, AsInt32(element, what, field));
+    ids.push_back(Id(id));
+  }
+  return ids;
+}
+
+// A whole string as a decimal int32 (Integer.parseInt: optional sign, digits only).
+std::optional<int32_t> ParseInt32(std::string_view text) {
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  int32_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<int64_t> ParseInt64(std::string_view text) {
+  int64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+// Compact, as Kafka writes it. Bytes that are not UTF-8 (nothing Kafka validates lets them in)
+// are replaced rather than thrown on.
+std::string Dump(const OrderedJson& json) {
+  return json.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
+}
+
+template <class Id>
+OrderedJson IdArray(const std::vector<Id>& ids) {
+  OrderedJson array = OrderedJson::array();
+  for (Id id : ids) array.push_back(id.value());
+  return array;
+}
+
+}  // namespace
+
+// ---- Paths
+// ---------------------------------------------------------------------------------------
+
+std::vector<std::string> CommonPaths() {
+  return {std::string(kConsumersPath),
+          std::string(kBrokerIdsPath),
+          std::string(kBrokerTopicsPath),
+          std::string(kEntityConfigChangesPath),
+          std::string(kTopicConfigsPath),
+          std::string(kClientConfigsPath),
+          std::string(kDeleteTopicsPath),
+          std::string(kBrokerSequenceIdPath),
+          std::string(kIsrChangeNotificationPath)};
+}
+
+std::string BrokerIdPath(BrokerId id) {
+  return std::string(kBrokerIdsPath) + "/" + std::to_string(id.value());
+}
+std::string TopicPath(std::string_view topic) {
+  return std::string(kBrokerTopicsPath) + "/" + std::string(topic);
+}
+std::string TopicPartitionsPath(std::string_view topic) { return TopicPath(topic) + "/partitions"; }
+std::string TopicPartitionPath(std::string_view topic, PartitionId partition) {
+  return TopicPartitionsPath(topic) + "/" + std::to_string(partition.value());
+}
+std::string PartitionStatePath(std::string_view topic, PartitionId partition) {
+  return TopicPartitionPath(topic, partition) + "/state";
+}
+std::string DeleteTopicPath(std::string_view topic) {
+  return std::string(kDeleteTopicsPath) + "/" + std::string(topic);
+}
+std::string TopicConfigPath(std::string_view topic) {
+  return std::string(kTopicConfigsPath) + "/" + std::string(topic);
+}
+std::string IsrChangeNotificationSequentialPath() {
+  return std::string(kIsrChangeNotificationPath) + "/" + std::string(kIsrChangeNotificationPrefix);
+}
+
+Result<BrokerId> ParseBrokerIdNode(std::string_view name) {
+  const std::optional<int32_t> id = ParseInt32(name);
+  if (!id) return Corrupt("broker id node", "\"" + std::string(name) + "\" is not an integer");
+  return BrokerId(*id);
+}
+
+Result<PartitionId> ParsePartitionNode(std::string_view name) {
+  const std::optional<int32_t> id = ParseInt32(name);
+  if (!id || *id < 0) {
+    return Corrupt("partition node", "\"" + std::string(name) + "\" is not a partition id");
+  }
+  return PartitionId(*id);
+}
+
+// ---- Broker registration
+// -------------------------------------------------------------------------
+
+std::string EncodeBrokerRegistration(const BrokerRegistration& broker) {
+  OrderedJson json;
+  json["jmx_port"] = broker.jmx_port;
+  json["timestamp"] = std::to_string(broker.timestamp_ms);
+  json["endpoints"] = broker.endpoints;
+  json["host"] = broker.host;
+  json["version"] = broker.version;
+  json["port"] = broker.port;
+  if (broker.rack && broker.version >= 3) json["rack"] = *broker.rack;
+  return Dump(json);
+}
+
+Result<BrokerRegistration> DecodeBrokerRegistration(std::string_view text) {
+  constexpr std::string_view kWhat = "broker registration";
+  KSIM_ASSIGN_OR_RETURN(Json json, ParseObject(text, kWhat));
+  BrokerRegistration broker;
+  KSIM_ASSIGN_OR_RETURN(broker.version, GetInt32(json, "version", kWhat));
+  if (broker.version < 1) return Corrupt(kWhat, "unsupported version");
+  if (broker.version == 1 || json.contains("host")) {
+    KSIM_ASSIGN_OR_RETURN(broker.host, GetString(json, "host", kWhat));
+  }
+  if (broker.version == 1 || json.contains("port")) {
+    KSIM_ASSIGN_OR_RETURN(broker.port, GetInt32(json, "port", kWhat));
+  }
+  if (broker.version == 1) {
+    broker.endpoints.push_back("PLAINTEXT://" + broker.host + ":" + std::to_string(broker.port));
+  } else {
+    auto it = json.find("endpoints");
+    if (it == json.end() || !it->is_array()) return Corrupt(kWhat, "no \"endpoints\" array");
+    for (const Json& endpoint : *it) {
+      if (!endpoint.is_string()) return Corrupt(kWhat, "an endpoint is not a string");
+      broker.endpoints.push_back(endpoint.get<std::string>());
+    }
+  }
+  if (json.contains("jmx_port")) {
+    KSIM_ASSIGN_OR_RETURN(broker.jmx_port, GetInt32(json, "jmx_port", kWhat));
+  }
+  if (json.contains("timestamp")) {
+    KSIM_ASSIGN_OR_RETURN(std::string timestamp, GetString(json, "timestamp", kWhat));
+    const std::optional<int64_t> ms = ParseInt64(timestamp);
+    if (!ms) return Corrupt(kWhat, "\"timestamp\" is not a number");
+    broker.timestamp_ms = *ms;
+  }
+  auto rack = json.find("rack");
+  if (rack != json.end() && !rack->is_null()) {
+    if (!rack->is_string()) return Corrupt(kWhat, "\"rack\" is not a string");
+    broker.rack = rack->get<std::string>();
+  }
+  return broker;
+}
+
+// ---- Topic assignment
+// ----------------------------------------------------------------------------
+
+std::string EncodeReplicaAssignment(const ReplicaAssignment& assignment) {
+  OrderedJson partitions = OrderedJson::object();
+  for (const auto& [partition, replicas] : assignment) {
+    partitions[std::to_string(partition.value())] = IdArray(replicas);
+  }
+  OrderedJson json;
+  json["version"] = 1;
+  json["partitions"] = std::move(partitions);
+  return Dump(json);
+}
+
+Result<ReplicaAssignment> DecodeReplicaAssignment(std::string_view text) {
+  constexpr std::string_view kWhat = "topic assignment";
+  KSIM_ASSIGN_OR_RETURN(Json json, ParseObject(text, kWhat));
+  ReplicaAssignment assignment;
+  auto partitions = json.find("partitions");
+  if (partitions == json.end()) return assignment;
+  if (!partitions->is_object()) return Corrupt(kWhat, "\"partitions\" is not an object");
+  for (const auto& [key, replicas] : partitions->items()) {
+    const std::optional<int32_t> partition = ParseInt32(key);
+    if (!partition || *partition < 0) {
+      return Corrupt(kWhat, "partition \"" + key + "\" is not a partition id");
+    }
+    if (!replicas.is_array()) return Corrupt(kWhat, "replicas of " + key + " are not an array");
+    std::vector<BrokerId> brokers;
+    for (const Json& replica : replicas) {
+      KSIM_ASSIGN_OR_RETURN(int32_t id, AsInt32(replica, kWhat, key));
+      brokers.push_back(BrokerId(id));
+    }
+    assignment[PartitionId(*partition)] = std::move(brokers);
+  }
+  return assignment;
+}
+
+// ---- Partition state
+// -----------------------------------------------------------------------------
+
+std::string EncodePartitionState(const PartitionState& state) {
+  OrderedJson json;
+  json["controller_epoch"] = state.controller_epoch.value();
+  json["leader"] = state.leader.value();
+  json["version"] = 1;
+  json["leader_epoch"] = state.leader_epoch.value();
+  json["isr"] = IdArray(state.isr);
+  return Dump(json);
+}
+
+Result<PartitionState> DecodePartitionState(std::string_view text) {
+  constexpr std::string_view kWhat = "partition state";
+  KSIM_ASSIGN_OR_RETURN(Json json, ParseObject(text, kWhat));
+  PartitionState state;
+  KSIM_ASSIGN_OR_RETURN(int32_t leader, GetInt32(json, "leader", kWhat));
+  KSIM_ASSIGN_OR_RETURN(int32_t leader_epoch, GetInt32(json, "leader_epoch", kWhat));
+  KSIM_ASSIGN_OR_RETURN(int32_t controller_epoch, GetInt32(json, "controller_epoch", kWhat));
+  KSIM_ASSIGN_OR_RETURN(state.isr, GetIdArray<BrokerId>(json, "isr", kWhat));
+  state.leader = BrokerId(leader);
+  state.leader_epoch = LeaderEpoch(leader_epoch);
+  state.controller_epoch = ControllerEpoch(controller_epoch);
+  return state;
+}
+
+// ---- Controller
+// ----------------------------------------------------------------------------------
+
+std::string EncodeControllerRegistration(const ControllerRegistration& controller) {
+  OrderedJson json;
+  json["version"] = 1;
+  json["brokerid"] = controller.broker_id.value();
+  json["timestamp"] = std::to_string(controller.timestamp_ms);
+  return Dump(json);
+}
+
+Result<ControllerRegistration> DecodeControllerRegistration(std::string_view data) {
+  constexpr std::string_view kWhat = "controller registration";
+  ControllerRegistration controller;
+  Json json = Json::parse(data.begin(), data.end(), nullptr, /*allow_exceptions=*/false);
+  if (json.is_object()) {
+    KSIM_ASSIGN_OR_RETURN(int32_t broker, GetInt32(json, "brokerid", kWhat));
+    controller.broker_id = BrokerId(broker);
+    auto timestamp = json.find("timestamp");
+    if (timestamp != json.end() && timestamp->is_string()) {
+      controller.timestamp_ms = ParseInt64(timestamp->get<std::string>()).value_or(0);
+    }
+    return controller;
+  }
+  // The format before 0.8.2: the broker id alone.
+  const std::optional<int32_t> broker = ParseInt32(data);
+  if (!broker) return Corrupt(kWhat, "neither a JSON object nor a broker id");
+  controller.broker_id = BrokerId(*broker);
+  return controller;
+}
+
+std::string EncodeControllerEpoch(ControllerEpoch epoch) { return std::to_string(epoch.value()); }
+
+Result<ControllerEpoch> DecodeControllerEpoch(std::string_view data) {
+  const std::optional<int32_t> epoch = ParseInt32(data);
+  if (!epoch) return Corrupt("controller epoch", "\"" + std::string(data) + "\" is not an integer");
+  return ControllerEpoch(*epoch);
+}
+
+// ---- ISR change notification
+// ---------------------------------------------------------------------
+
+std::string EncodeIsrChangeNotification(const std::vector<TopicAndPartition>& partitions) {
+  OrderedJson list = OrderedJson::array();
+  for (const TopicAndPartition& tp : partitions) {
+    OrderedJson entry;
+    entry["topic"] = tp.topic;
+    entry["partition"] = tp.partition.value();
+    list.push_back(std::move(entry));
+  }
+  OrderedJson json;
+  json["version"] = 1;
+  json["partitions"] = std::move(list);
+  return Dump(json);
+}
+
+Result<std::vector<TopicAndPartition>> DecodeIsrChangeNotification(std::string_view text) {
+  constexpr std::string_view kWhat = "ISR change notification";
+  KSIM_ASSIGN_OR_RETURN(Json json, ParseObject(text, kWhat));
+  auto list = json.find("partitions");
+  if (list == json.end() || !list->is_array()) return Corrupt(kWhat, "no \"partitions\" array");
+  std::vector<TopicAndPartition> partitions;
+  for (const Json& entry : *list) {
+    if (!entry.is_object()) return Corrupt(kWhat, "an entry is not an object");
+    TopicAndPartition tp;
+    KSIM_ASSIGN_OR_RETURN(tp.topic, GetString(entry, "topic", kWhat));
+    KSIM_ASSIGN_OR_RETURN(int32_t partition, GetInt32(entry, "partition", kWhat));
+    tp.partition = PartitionId(partition);
+    partitions.push_back(std::move(tp));
+  }
+  return partitions;
+}
+
+// ---- Topic config
+// --------------------------------------------------------------------------------
+
+std::string EncodeTopicConfig(const TopicConfig& config) {
+  OrderedJson entries = OrderedJson::object();
+  for (const auto& [key, value] : config) entries[key] = value;
+  OrderedJson json;
+  json["version"] = 1;
+  json["config"] = std::move(entries);
+  return Dump(json);
+}
+
+Result<TopicConfig> DecodeTopicConfig(std::string_view text) {
+  constexpr std::string_view kWhat = "topic config";
+  KSIM_ASSIGN_OR_RETURN(Json json, ParseObject(text, kWhat));
+  KSIM_ASSIGN_OR_RETURN(int32_t version, GetInt32(json, "version", kWhat));
+  if (version != 1) return Corrupt(kWhat, "unsupported version");
+  auto entries = json.find("config");
+  if (entries == json.end() || !entries->is_object()) return Corrupt(kWhat, "no \"config\" object");
+  TopicConfig config;
+  for (const auto& [key, value] : entries->items()) {
+    if (!value.is_string()) return Corrupt(kWhat, "the value of \"" + key + "\" is not a string");
+    config[key] = value.get<std::string>();
+  }
+  return config;
+}
+
+}  // namespace ksim::zk

@@ -1,0 +1,61 @@
+// What the final audit of a run found (sim/cluster/auditor.h reads it off the cluster): the
+// durable truth the history checker compares with what the clients saw. Per partition of the
+// audited topics, the leader's log from log start to HW (the committed records), and where a
+// live replica differs from the leader below both HWs (docs/DESIGN.md, "Scenario format";
+// docs/scenarios.md, "The final audit").
+//
+// Values: records carry their key and value as text (the simulated clients write UTF-8 text).
+// Pure data; single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/topic_partition.h"
+#include "core/base/types.h"
+
+namespace ksim::sim {
+
+struct AuditedRecord {
+  Offset offset{0};
+  std::optional<std::string> key;
+  std::string value;
+  int64_t producer_id = -1;  // -1 without idempotence
+  int32_t sequence = -1;
+};
+
+// Where a live replica holds something else than the leader below min(its HW, leader's HW).
+struct ReplicaDivergence {
+  BrokerId broker{-1};
+  Offset offset{0};
+  std::string detail;  // "leader has X, replica has Y" / "replica lacks offset N"
+};
+
+struct PartitionAudit {
+  TopicPartition tp;
+  BrokerId leader{-1};  // -1: no live leader at the end (records then empty)
+  int32_t leader_epoch = -1;
+  Offset log_start_offset{0};
+  Offset high_watermark{0};
+  Offset log_end_offset{0};
+  std::vector<int32_t> isr;
+  std::vector<AuditedRecord> records;  // [log start, HW) on the leader, in offset order
+  std::vector<ReplicaDivergence> divergences;
+};
+
+struct FinalAudit {
+  TimeUs t_us = 0;
+  std::vector<PartitionAudit> partitions;  // in (topic, partition) order
+  std::vector<std::string> errors;         // replicas or partitions that could not be read
+  const PartitionAudit* Find(const TopicPartition& tp) const;
+};
+
+// The audit as the verdict line's "audit" (docs/trace-format.md): one object per partition,
+// {"topic", "partition", "leader", "leader_epoch", "log_start_offset", "high_watermark",
+// "log_end_offset", "isr", "values": [the committed records' values, in offset order]}.
+nlohmann::ordered_json AuditJson(const FinalAudit& audit);
+
+}  // namespace ksim::sim

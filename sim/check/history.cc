@@ -1,0 +1,207 @@
+#include "sim/check/history.h"
+
+#include <utility>
+
+#include "core/base/check.h"
+
+namespace ksim::sim {
+
+std::string_view OpTypeName(OpType type) {
+  switch (type) {
+    case OpType::kInvoke:
+      return "invoke";
+    case OpType::kOk:
+      return "ok";
+    case OpType::kFail:
+      return "fail";
+    case OpType::kInfo:
+      return "info";
+  }
+  return "unknown";
+}
+
+std::string_view OpFunctionName(OpFunction f) {
+  switch (f) {
+    case OpFunction::kSend:
+      return "send";
+    case OpFunction::kPoll:
+      return "poll";
+    case OpFunction::kDeliver:
+      return "deliver";
+    case OpFunction::kCommit:
+      return "commit";
+  }
+  return "unknown";
+}
+
+namespace {
+
+TraceFields Key(const std::optional<std::string>& key) {
+  return key ? TraceFields(*key) : TraceFields(nullptr);
+}
+
+}  // namespace
+
+History::History(World& world) : world_(world) {}
+
+std::string History::NewRecordId(std::string_view client) {
+  auto it = next_id_.find(client);
+  if (it == next_id_.end()) it = next_id_.emplace(std::string(client), 0).first;
+  return std::string(client) + "-" + std::to_string(it->second++);
+}
+
+HistoryOp& History::Append(std::string_view client, uint64_t incarnation, OpType type,
+                           OpFunction f) {
+  HistoryOp& op = ops_.emplace_back();
+  op.index = ops_.size() - 1;
+  op.t_us = world_.Now();
+  op.process = std::string(client);
+  op.incarnation = incarnation;
+  op.type = type;
+  op.f = f;
+  return op;
+}
+
+uint64_t History::SendInvoke(std::string_view client, uint64_t incarnation, std::string record_id,
+                             std::string topic, std::optional<std::string> key, std::string value) {
+  KSIM_CHECK(!record_id.empty());
+  HistoryOp& op = Append(client, incarnation, OpType::kInvoke, OpFunction::kSend);
+  op.record_id = std::move(record_id);
+  op.topic = std::move(topic);
+  op.key = std::move(key);
+  op.value = std::move(value);
+  id_for_value_.emplace(op.value, op.record_id);  // keeps the first id sent with the value
+  open_.insert(op.index);
+  world_.Trace(op.process, "send",
+               TraceFields{{"record_id", op.record_id},
+                           {"topic", op.topic},
+                           {"key", Key(op.key)},
+                           {"value", op.value}});
+  return op.index;
+}
+
+HistoryOp& History::Complete(uint64_t invoke, OpType type, const TopicPartition& tp) {
+  KSIM_CHECK_MSG(open_.erase(invoke) == 1, "not an open send invoke");
+  // Copy the invoke's fields first: Append may move the vector.
+  const HistoryOp invoked = ops_[invoke];
+  HistoryOp& op = Append(invoked.process, invoked.incarnation, type, OpFunction::kSend);
+  op.invoke_index = invoke;
+  op.record_id = invoked.record_id;
+  op.topic = tp.topic.empty() ? invoked.topic : tp.topic;
+  if (!tp.topic.empty()) op.partition = tp.partition;
+  op.key = invoked.key;
+  op.value = invoked.value;
+  completion_.emplace(invoke, op.index);
+  return op;
+}
+
+void History::SendOk(uint64_t invoke, const TopicPartition& tp, Offset offset) {
+  KSIM_CHECK(!tp.topic.empty());
+  HistoryOp& op = Complete(invoke, OpType::kOk, tp);
+  op.offset = offset;
+  TraceSendCompletion(op);
+}
+
+void History::SendFail(uint64_t invoke, const TopicPartition& tp, Errc error) {
+  KSIM_CHECK(error != Errc::kNone);
+  HistoryOp& op = Complete(invoke, OpType::kFail, tp);
+  op.error = error;
+  TraceSendCompletion(op);
+}
+
+void History::SendInfo(uint64_t invoke, const TopicPartition& tp, Errc error, bool crashed) {
+  KSIM_CHECK_MSG(crashed == (error == Errc::kNone), "info: an error, or a crash without one");
+  HistoryOp& op = Complete(invoke, OpType::kInfo, tp);
+  op.error = error;
+  op.crashed = crashed;
+  TraceSendCompletion(op);
+}
+
+void History::TraceSendCompletion(const HistoryOp& op) {
+  TraceFields fields{{"record_id", op.record_id}, {"topic", op.topic}};
+  fields["partition"] =
+      op.partition.value() >= 0 ? TraceFields(op.partition.value()) : TraceFields(nullptr);
+  if (op.type == OpType::kOk) fields["offset"] = op.offset.value();
+  fields["key"] = Key(op.key);
+  fields["value"] = op.value;
+  if (op.type == OpType::kOk) {
+    world_.Trace(op.process, "ack", fields);
+    return;
+  }
+  fields["error"] =
+      op.crashed ? TraceFields(nullptr) : TraceFields(std::string(ErrcName(op.error)));
+  fields["outcome"] = op.type == OpType::kFail ? "fail" : "unknown";
+  if (op.crashed) fields["crashed"] = true;
+  world_.Trace(op.process, "error", fields);
+}
+
+void History::Poll(std::string_view client, uint64_t incarnation, std::string_view group,
+                   int32_t count) {
+  KSIM_CHECK(count >= 0);
+  HistoryOp& op = Append(client, incarnation, OpType::kOk, OpFunction::kPoll);
+  op.group = std::string(group);
+  op.count = count;
+  world_.Trace(op.process, "poll", TraceFields{{"group", op.group}, {"count", count}});
+}
+
+void History::Deliver(std::string_view client, uint64_t incarnation, std::string_view group,
+                      const TopicPartition& tp, Offset offset,
+                      const std::optional<std::string>& key, const std::string& value) {
+  HistoryOp& op = Append(client, incarnation, OpType::kOk, OpFunction::kDeliver);
+  op.group = std::string(group);
+  op.topic = tp.topic;
+  op.partition = tp.partition;
+  op.offset = offset;
+  op.key = key;
+  op.value = value;
+  if (std::optional<std::string> id = RecordIdForValue(value)) op.record_id = std::move(*id);
+  world_.Trace(op.process, "deliver",
+               TraceFields{{"group", op.group},
+                           {"record_id", op.record_id.empty() ? TraceFields(nullptr)
+                                                              : TraceFields(op.record_id)},
+                           {"topic", op.topic},
+                           {"partition", op.partition.value()},
+                           {"offset", op.offset.value()},
+                           {"key", Key(op.key)},
+                           {"value", op.value}});
+}
+
+void History::Commit(std::string_view client, uint64_t incarnation, std::string_view group,
+                     const TopicPartition& tp, Offset offset, Errc error) {
+  HistoryOp& op = Append(client, incarnation, error == Errc::kNone ? OpType::kOk : OpType::kFail,
+                         OpFunction::kCommit);
+  op.group = std::string(group);
+  op.topic = tp.topic;
+  op.partition = tp.partition;
+  op.offset = offset;
+  op.error = error;
+  world_.Trace(
+      op.process, "commit",
+      TraceFields{{"group", op.group},
+                  {"topic", op.topic},
+                  {"partition", op.partition.value()},
+                  {"offset", op.offset.value()},
+                  {"error", error == Errc::kNone ? TraceFields(nullptr)
+                                                 : TraceFields(std::string(ErrcName(error)))}});
+}
+
+std::vector<const HistoryOp*> History::Select(OpFunction f, OpType type) const {
+  std::vector<const HistoryOp*> out;
+  for (const HistoryOp& op : ops_) {
+    if (op.f == f && op.type == type) out.push_back(&op);
+  }
+  return out;
+}
+
+const HistoryOp* History::CompletionOf(uint64_t invoke) const {
+  auto it = completion_.find(invoke);
+  return it == completion_.end() ? nullptr : &ops_[it->second];
+}
+
+std::optional<std::string> History::RecordIdForValue(std::string_view value) const {
+  auto it = id_for_value_.find(value);
+  if (it == id_for_value_.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace ksim::sim

@@ -1,0 +1,123 @@
+// History: what the run's clients did, Jepsen-style, in the order it happened: the record the
+// history checker (issue 6) compares with the brokers' final logs. docs/simulated-clients.md.
+//
+// - Operations. A producer's send is an `invoke` {record id, topic, key, value} followed by
+//   exactly one completion: `ok` {partition, offset} (offset -1 with acks=0), `fail` {error} (no
+//   attempt can have reached a log) or `info` {error} (unknown: SendOutcome.maybe_written, or the
+//   producer process died first, then error is NONE and `crashed` is set). A consumer's `poll`
+//   {group, count}, `deliver` {group, topic, partition, offset, record id} (the application
+//   finished processing the record) and `commit` {group, topic, partition, offset} (`ok`, or
+//   `fail` with the error) are single operations. `process` is the client id; `incarnation` the
+//   client's process incarnation (1, 2, ... across restarts); `t_us` the virtual time.
+// - Record ids are unique per run: NewRecordId(client) gives "<client>-<n>", n = 0, 1, ... per
+//   client whatever its incarnation. A generated record's value is its id. A value given by a
+//   scenario (a produce action, console producer input) is sent exactly as typed, since neither
+//   the seed's console tools nor ksim's Producer carry record headers; the history remembers
+//   which id it was sent under, and RecordIdForValue maps a value read back from a log or a
+//   consumer to the first record id sent with it. The same text given twice is therefore one
+//   value to the checker (documented for scenario writers).
+// - Trace. Each operation is also one trace event on the client's node (docs/trace-format.md,
+//   "Client operations"): send, ack, error (fail and info, told apart by `outcome`), poll,
+//   deliver, commit. The trace is the history's durable form.
+//
+// Ownership: borrows the World (which must outlive it) for the time and the trace. Operations
+// are kept in memory for the run. Single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/base/types.h"
+#include "core/protocol/messages.h"
+#include "sim/world/world.h"
+
+namespace ksim::sim {
+
+enum class OpType : uint8_t { kInvoke, kOk, kFail, kInfo };
+enum class OpFunction : uint8_t { kSend, kPoll, kDeliver, kCommit };
+// "invoke", "ok", "fail", "info".
+std::string_view OpTypeName(OpType type);
+// "send", "poll", "deliver", "commit".
+std::string_view OpFunctionName(OpFunction f);
+
+inline constexpr uint64_t kNoOpIndex = UINT64_MAX;
+
+struct HistoryOp {
+  uint64_t index = 0;  // position in the history, 0, 1, ...
+  TimeUs t_us = 0;
+  std::string process;  // the client id
+  uint64_t incarnation = 0;
+  OpType type = OpType::kInvoke;
+  OpFunction f = OpFunction::kSend;
+  // A send's completion: the index of its invoke (kNoOpIndex otherwise).
+  uint64_t invoke_index = kNoOpIndex;
+  std::string record_id;  // send (all of its ops), deliver ("" when the value is unknown)
+  std::string topic;
+  PartitionId partition{-1};  // -1: not chosen / not applicable
+  Offset offset = kUndefinedOffset;
+  std::optional<std::string> key;
+  std::string value;
+  std::string group;  // poll, deliver, commit ("" without a group)
+  int32_t count = 0;  // poll: records returned
+  Errc error = Errc::kNone;
+  bool crashed = false;  // send info: the producer process died before the outcome
+};
+
+class History {
+ public:
+  explicit History(World& world);
+  History(const History&) = delete;
+  History& operator=(const History&) = delete;
+
+  // "<client>-<n>", n counting every id given to `client` this run.
+  std::string NewRecordId(std::string_view client);
+
+  // --- Producer ------------------------------------------------------------------------------
+  // The invoke of a send; returns its index for the completion.
+  uint64_t SendInvoke(std::string_view client, uint64_t incarnation, std::string record_id,
+                      std::string topic, std::optional<std::string> key, std::string value);
+  // REQUIRES (all three): `invoke` is a send invoke not completed yet.
+  void SendOk(uint64_t invoke, const TopicPartition& tp, Offset offset);
+  void SendFail(uint64_t invoke, const TopicPartition& tp, Errc error);
+  // `tp` may have an empty topic (never chosen); `crashed`: the process died, error NONE.
+  void SendInfo(uint64_t invoke, const TopicPartition& tp, Errc error, bool crashed = false);
+
+  // --- Consumer ------------------------------------------------------------------------------
+  void Poll(std::string_view client, uint64_t incarnation, std::string_view group, int32_t count);
+  void Deliver(std::string_view client, uint64_t incarnation, std::string_view group,
+               const TopicPartition& tp, Offset offset, const std::optional<std::string>& key,
+               const std::string& value);
+  void Commit(std::string_view client, uint64_t incarnation, std::string_view group,
+              const TopicPartition& tp, Offset offset, Errc error);
+
+  // --- Reading -------------------------------------------------------------------------------
+  const std::vector<HistoryOp>& ops() const { return ops_; }
+  // The ops of function `f` and type `type`, in order.
+  std::vector<const HistoryOp*> Select(OpFunction f, OpType type) const;
+  // The completion of send invoke `invoke`, or null while it has none.
+  const HistoryOp* CompletionOf(uint64_t invoke) const;
+  // Send invokes without a completion yet.
+  size_t open_sends() const { return open_.size(); }
+  // The first record id sent with `value`, or nullopt.
+  std::optional<std::string> RecordIdForValue(std::string_view value) const;
+
+ private:
+  HistoryOp& Append(std::string_view client, uint64_t incarnation, OpType type, OpFunction f);
+  HistoryOp& Complete(uint64_t invoke, OpType type, const TopicPartition& tp);
+  void TraceSendCompletion(const HistoryOp& op);
+
+  World& world_;
+  std::vector<HistoryOp> ops_;
+  std::map<std::string, int64_t, std::less<>> next_id_;           // client -> n
+  std::map<std::string, std::string, std::less<>> id_for_value_;  // value -> first record id
+  std::set<uint64_t> open_;                                       // send invokes not completed
+  std::map<uint64_t, uint64_t> completion_;                       // invoke -> completion index
+};
+
+}  // namespace ksim::sim

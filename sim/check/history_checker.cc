@@ -1,0 +1,789 @@
+#include "sim/check/history_checker.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "core/base/check.h"
+#include "sim/scenario/scenario.h"
+
+namespace ksim::sim {
+namespace {
+
+struct Copy {
+  TopicPartition tp;
+  Offset offset{-1};
+};
+
+// One record a producer tried to send.
+struct Send {
+  const HistoryOp* invoke = nullptr;
+  const HistoryOp* completion = nullptr;  // null: never completed
+  bool acked = false;
+  std::vector<Copy> copies;  // where the final logs hold it, in (partition, offset) order
+  TimeUs end_us() const { return completion != nullptr ? completion->t_us : INT64_MAX; }
+};
+
+std::string TpText(const TopicPartition& tp) { return ToString(tp); }
+
+// Searches in records sorted by time (each list is in the order events happened).
+template <class T>
+typename std::vector<const T*>::const_iterator FirstAtOrAfter(const std::vector<const T*>& sorted,
+                                                              TimeUs t_us) {
+  return std::lower_bound(sorted.begin(), sorted.end(), t_us,
+                          [](const T* x, TimeUs t) { return x->t_us < t; });
+}
+// The last record at or before `t_us`, or null.
+template <class T>
+const T* LastAtOrBefore(const std::vector<const T*>& sorted, TimeUs t_us) {
+  auto it = std::upper_bound(sorted.begin(), sorted.end(), t_us,
+                             [](TimeUs t, const T* x) { return t < x->t_us; });
+  return it == sorted.begin() ? nullptr : *(it - 1);
+}
+
+// Everything the checker looks up, indexed once (maps keyed by record id, partition, client).
+class Checker {
+ public:
+  explicit Checker(const CheckInput& input) : in_(input) {}
+
+  CheckResult Run();
+
+ private:
+  void IndexSends();
+  void IndexLogs(CheckResult& result);
+  void IndexEvents();
+  void IndexConsumers();
+  void Place(size_t send, const TopicPartition& tp, const AuditedRecord& record);
+  std::string DeliveredId(const HistoryOp& op) const;
+
+  void CheckPresence(CheckResult& result);
+  void CheckDeliveries();
+  void CheckOrder();
+  void ObserverMetrics();
+
+  std::string LostCause(const Send& send, TimeUs* cause_t_us) const;
+  std::string DuplicateCause(const Send& send, const TopicPartition& tp, TimeUs* cause_t_us) const;
+  std::string RetryCause(const Send& send, const TopicPartition& tp, TimeUs* cause_t_us) const;
+  std::string RedeliveryCause(const std::string& group, const Send& send,
+                              const std::vector<const HistoryOp*>& deliveries,
+                              TimeUs* cause_t_us) const;
+  std::string UndeliveredCause(const std::string& group, const Copy& copy,
+                               TimeUs* cause_t_us) const;
+  std::string LostCommitAnswerCause(const std::string& group, const Copy& copy,
+                                    const OffsetFetchRecord& fetched, TimeUs* cause_t_us) const;
+  // The first crash or shutdown in [from_us, to_us] of a member of `group` (or `also`), else of
+  // a broker (`broker` first when set), else the first network partition or isolation.
+  const FaultRecord* DropFault(const std::string& group, const std::string& also, BrokerId broker,
+                               TimeUs from_us, TimeUs to_us) const;
+  // The last ok commit of `group` for `tp` at or before `t_us`, or null.
+  const HistoryOp* LastCommitBefore(const std::string& group, const TopicPartition& tp,
+                                    TimeUs t_us) const;
+  std::string LastCommitText(const std::string& group, const TopicPartition& tp, TimeUs t_us) const;
+  // The last election of `tp` at or before `t_us`, or null.
+  const ElectionRecord* ElectionBefore(const TopicPartition& tp, TimeUs t_us) const;
+  bool Audited(const std::string& topic) const { return audited_topics_.contains(topic); }
+  const PartitionAudit* AuditOf(const TopicPartition& tp) const {
+    auto it = audited_partitions_.find(tp);
+    return it == audited_partitions_.end() ? nullptr : it->second;
+  }
+
+  const CheckInput& in_;
+  std::vector<Send> sends_;                                    // in invoke order
+  std::map<std::string, size_t> send_of_id_;                   // record id -> sends_ index
+  std::map<std::string, std::vector<size_t>> sends_of_value_;  // in send order
+  // (partition, offset) of a final-log copy -> the send it belongs to.
+  std::map<std::pair<TopicPartition, Offset>, size_t> owner_;
+  std::set<std::string> audited_topics_;
+  std::map<TopicPartition, const PartitionAudit*> audited_partitions_;
+  std::map<TopicPartition, std::vector<const ElectionRecord*>> elections_;
+  std::map<TopicPartition, std::vector<const TruncationRecord*>> truncations_;
+  std::map<std::pair<std::string, TopicPartition>, std::vector<const RetryRecord*>> retries_;
+  std::map<std::string, std::vector<const FaultRecord*>> faults_;  // node -> its faults
+  std::map<std::string, std::set<std::string>> groups_of_topic_;
+  std::map<std::string, std::set<std::string>> members_;  // group -> client ids
+  // (group, partition) -> where the group first started reading it (its first offset_reset
+  // without a position): the records before are not owed to the group.
+  std::map<std::pair<std::string, TopicPartition>, Offset> owed_from_;
+  // (group, record id) -> its deliveries, in history order.
+  std::map<std::pair<std::string, std::string>, std::vector<const HistoryOp*>> deliveries_;
+  // (group, partition) -> ok commits, in history order, and the highest offset so far.
+  struct Commits {
+    std::vector<const HistoryOp*> ops;
+    std::vector<Offset> highest;
+  };
+  std::map<std::pair<std::string, TopicPartition>, Commits> commits_;
+  std::map<std::pair<std::string, TopicPartition>, std::vector<const HistoryOp*>> failed_commits_;
+  // (group, partition) -> the positions its members resumed from (offset_fetched), in order.
+  std::map<std::pair<std::string, TopicPartition>, std::vector<const OffsetFetchRecord*>> fetches_;
+  // group -> its coordinators' successful commit writes (offsets_committed NONE), in order.
+  std::map<std::string, std::vector<const CommitWriteRecord*>> commit_writes_;
+
+  std::map<std::string, int64_t, std::less<>> metrics_;  // absent: 0
+  std::vector<Anomaly> lost_acked_;
+  std::vector<Anomaly> log_duplicates_;
+  std::vector<Anomaly> duplicated_;
+  std::vector<Anomaly> undelivered_;
+  std::vector<Anomaly> reordered_;
+};
+
+std::string GroupOf(const HistoryOp& op) { return op.group.empty() ? op.process : op.group; }
+
+void Checker::IndexSends() {
+  for (const HistoryOp& op : in_.history->ops()) {
+    if (op.f != OpFunction::kSend || op.type != OpType::kInvoke) continue;
+    Send send;
+    send.invoke = &op;
+    send.completion = in_.history->CompletionOf(op.index);
+    send.acked = send.completion != nullptr && send.completion->type == OpType::kOk &&
+                 send.completion->offset >= Offset(0);
+    send_of_id_.emplace(op.record_id, sends_.size());
+    sends_of_value_[op.value].push_back(sends_.size());
+    sends_.push_back(std::move(send));
+  }
+}
+
+void Checker::IndexLogs(CheckResult& result) {
+  // Which send each copy in the final logs belongs to. Generated values are unique, so the
+  // value decides; a value typed in several sends is shared out: a copy goes to the send acked
+  // at its offset, else to the earliest send of that value with no copy yet, else to the first
+  // send of the value (a duplicate).
+  std::map<std::pair<TopicPartition, Offset>, size_t> acked_at;
+  for (size_t i = 0; i < sends_.size(); ++i) {
+    if (!sends_[i].acked) continue;
+    const HistoryOp& ok = *sends_[i].completion;
+    acked_at.emplace(std::pair{TopicPartition{ok.topic, ok.partition}, ok.offset}, i);
+  }
+  std::vector<std::pair<const PartitionAudit*, const AuditedRecord*>> unplaced;
+  for (const PartitionAudit& partition : in_.audit->partitions) {
+    audited_topics_.insert(partition.tp.topic);
+    audited_partitions_.emplace(partition.tp, &partition);
+    for (const AuditedRecord& record : partition.records) {
+      auto acked = acked_at.find({partition.tp, record.offset});
+      if (acked != acked_at.end() && sends_[acked->second].invoke->value == record.value) {
+        Place(acked->second, partition.tp, record);
+      } else if (!sends_of_value_.contains(record.value)) {
+        ++result.foreign_records;
+      } else {
+        unplaced.push_back({&partition, &record});
+      }
+    }
+  }
+  for (const auto& [partition, record] : unplaced) {
+    const std::vector<size_t>& candidates = sends_of_value_.at(record->value);
+    size_t owner = candidates.front();
+    for (size_t candidate : candidates) {
+      if (sends_[candidate].copies.empty()) {
+        owner = candidate;
+        break;
+      }
+    }
+    Place(owner, partition->tp, *record);
+  }
+  for (Send& send : sends_) {
+    std::sort(send.copies.begin(), send.copies.end(), [](const Copy& a, const Copy& b) {
+      return std::tie(a.tp, a.offset) < std::tie(b.tp, b.offset);
+    });
+  }
+}
+
+void Checker::Place(size_t send, const TopicPartition& tp, const AuditedRecord& record) {
+  sends_[send].copies.push_back(Copy{tp, record.offset});
+  owner_.emplace(std::pair{tp, record.offset}, send);
+}
+
+// The record a delivery was: the send owning the final log's copy at the delivered offset when
+// that copy has the delivered value, else the history's id for the value.
+std::string Checker::DeliveredId(const HistoryOp& op) const {
+  auto owner = owner_.find({TopicPartition{op.topic, op.partition}, op.offset});
+  if (owner != owner_.end() && sends_[owner->second].invoke->value == op.value) {
+    return sends_[owner->second].invoke->record_id;
+  }
+  return op.record_id;
+}
+
+void Checker::IndexEvents() {
+  const RunObserver& observer = *in_.observer;
+  for (const ElectionRecord& e : observer.elections()) elections_[e.tp].push_back(&e);
+  for (const TruncationRecord& t : observer.truncations()) truncations_[t.tp].push_back(&t);
+  for (const RetryRecord& r : observer.retries()) retries_[{r.client, r.tp}].push_back(&r);
+  for (const FaultRecord& f : observer.faults()) faults_[f.node].push_back(&f);
+  for (const OffsetFetchRecord& f : observer.offset_fetches()) {
+    fetches_[{f.group.empty() ? f.client : f.group, f.tp}].push_back(&f);
+  }
+  for (const CommitWriteRecord& w : observer.commit_writes()) {
+    if (w.error == "NONE") commit_writes_[w.group].push_back(&w);
+  }
+  for (const HistoryOp& op : in_.history->ops()) {
+    if (op.f == OpFunction::kDeliver) {
+      std::string id = DeliveredId(op);
+      if (!id.empty()) deliveries_[{GroupOf(op), std::move(id)}].push_back(&op);
+    } else if (op.f == OpFunction::kCommit && op.type == OpType::kFail) {
+      failed_commits_[{GroupOf(op), TopicPartition{op.topic, op.partition}}].push_back(&op);
+    } else if (op.f == OpFunction::kCommit && op.type == OpType::kOk) {
+      Commits& commits = commits_[{GroupOf(op), TopicPartition{op.topic, op.partition}}];
+      commits.highest.push_back(commits.ops.empty() ? op.offset
+                                                    : std::max(op.offset, commits.highest.back()));
+      commits.ops.push_back(&op);
+    }
+  }
+}
+
+void Checker::IndexConsumers() {
+  std::map<std::string, std::string> group_of;
+  for (const CheckInput::Consumer& consumer : in_.consumers) {
+    const std::string group = consumer.group.empty() ? consumer.id : consumer.group;
+    group_of[consumer.id] = group;
+    members_[group].insert(consumer.id);
+    for (const std::string& topic : consumer.topics) groups_of_topic_[topic].insert(group);
+  }
+  for (const OffsetResetRecord& reset : in_.observer->offset_resets()) {
+    auto group = group_of.find(reset.client);
+    if (group == group_of.end() || reset.from >= Offset(0)) continue;
+    owed_from_.try_emplace({group->second, reset.tp}, reset.offset);  // the first one
+  }
+}
+
+const ElectionRecord* Checker::ElectionBefore(const TopicPartition& tp, TimeUs t_us) const {
+  auto it = elections_.find(tp);
+  if (it == elections_.end()) return nullptr;
+  return LastAtOrBefore(it->second, t_us);
+}
+
+std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
+  const TopicPartition tp{send.completion->topic, send.completion->partition};
+  const Offset offset = send.completion->offset;
+  const TimeUs acked_us = send.completion->t_us;
+  const ElectionRecord* leading = ElectionBefore(tp, acked_us);
+  const BrokerId leader = leading != nullptr ? leading->leader : BrokerId(-1);
+  // The write happened before the ack reached the producer: a truncation may come in between.
+  const TimeUs from_us = send.invoke->t_us;
+  auto truncations = truncations_.find(tp);
+  auto elections = elections_.find(tp);
+  // A replica that truncated the record away and was elected leader afterwards (KIP-101's
+  // follower truncation): the first such election after the send.
+  if (truncations != truncations_.end() && elections != elections_.end()) {
+    for (auto e = FirstAtOrAfter(elections->second, from_us); e != elections->second.end(); ++e) {
+      const TruncationRecord* before = nullptr;
+      for (const TruncationRecord* t : truncations->second) {
+        if (t->t_us > (*e)->t_us) break;
+        if (t->t_us >= from_us && t->broker == (*e)->leader && t->Removed(offset)) before = t;
+      }
+      if (before == nullptr) continue;
+      *cause_t_us = before->t_us;
+      return "truncated on " + BrokerNodeName(before->broker) + " at " +
+             FormatSeconds(before->t_us) + " (to offset " + std::to_string(before->to.value()) +
+             ", " + before->reason + ") before " + BrokerNodeName((*e)->leader) +
+             " was elected leader (epoch " + std::to_string((*e)->epoch) +
+             ((*e)->unclean ? ", unclean" : "") + ") at " + FormatSeconds((*e)->t_us);
+    }
+  }
+  // Else the leader's own truncation after another broker was elected without the record (an
+  // unclean election, ...).
+  const TruncationRecord* found = nullptr;
+  if (truncations != truncations_.end()) {
+    for (const TruncationRecord* t : truncations->second) {
+      if (t->t_us < from_us || !t->Removed(offset)) continue;
+      if (t->broker == leader) {
+        found = t;
+        break;
+      }
+      if (found == nullptr) found = t;  // another replica's, kept unless the leader's follows
+    }
+  }
+  if (found != nullptr) {
+    *cause_t_us = found->t_us;
+    std::string cause = "truncated on " + BrokerNodeName(found->broker) + " at " +
+                        FormatSeconds(found->t_us) + " (to offset " +
+                        std::to_string(found->to.value()) + ", " + found->reason + ")";
+    if (const ElectionRecord* e = ElectionBefore(tp, found->t_us)) {
+      cause += " after " + BrokerNodeName(e->leader) + " was elected leader (epoch " +
+               std::to_string(e->epoch) + (e->unclean ? ", unclean" : "") + ") at " +
+               FormatSeconds(e->t_us);
+    }
+    return cause;
+  }
+  // No truncation: the leader lost the data itself (a crash losing unsynced writes, a disk
+  // fault), or nothing is left to read.
+  if (leader.value() >= 0) {
+    auto faults = faults_.find(BrokerNodeName(leader));
+    if (faults != faults_.end()) {
+      for (const FaultRecord* f : faults->second) {
+        if (f->t_us < from_us || (f->ev != "crash" && f->ev != "disk_fault")) continue;
+        *cause_t_us = f->t_us;
+        return BrokerNodeName(leader) + ", its leader at the ack, " +
+               (f->ev == "crash" ? std::string("crashed")
+                                 : "had a disk fault (" + f->detail + ")") +
+               " at " + FormatSeconds(f->t_us) +
+               (f->ev == "crash" && !f->detail.empty() ? " (" + f->detail + ")" : "") +
+               " and no replica kept the record";
+      }
+    }
+  }
+  const PartitionAudit* audited = AuditOf(tp);
+  if (audited != nullptr && audited->leader.value() < 0) {
+    return TpText(tp) + " has no live leader at the end";
+  }
+  return "unknown";
+}
+
+std::string Checker::RetryCause(const Send& send, const TopicPartition& tp,
+                                TimeUs* cause_t_us) const {
+  auto retries = retries_.find({send.invoke->process, tp});
+  if (retries != retries_.end()) {
+    for (auto it = FirstAtOrAfter(retries->second, send.invoke->t_us); it != retries->second.end();
+         ++it) {
+      const RetryRecord* r = *it;
+      if (r->t_us > send.end_us()) break;
+      *cause_t_us = r->t_us;
+      return "producer " + r->client + " retried " + TpText(r->tp) + " (attempt " +
+             std::to_string(r->attempt) + ") after " + r->error + " at " + FormatSeconds(r->t_us);
+    }
+  }
+  return "";
+}
+
+std::string Checker::DuplicateCause(const Send& send, const TopicPartition& tp,
+                                    TimeUs* cause_t_us) const {
+  std::string cause = RetryCause(send, tp, cause_t_us);
+  if (!cause.empty()) return cause;
+  return "unknown";
+}
+
+const HistoryOp* Checker::LastCommitBefore(const std::string& group, const TopicPartition& tp,
+                                           TimeUs t_us) const {
+  auto commits = commits_.find({group, tp});
+  if (commits == commits_.end()) return nullptr;
+  return LastAtOrBefore(commits->second.ops, t_us);
+}
+
+std::string Checker::LastCommitText(const std::string& group, const TopicPartition& tp,
+                                    TimeUs t_us) const {
+  const HistoryOp* commit = LastCommitBefore(group, tp, t_us);
+  if (commit == nullptr) return "no commit of " + TpText(tp) + " before it";
+  return "last commit of " + TpText(tp) + " was offset " + std::to_string(commit->offset.value()) +
+         " at " + FormatSeconds(commit->t_us);
+}
+
+std::string Checker::RedeliveryCause(const std::string& group, const Send& send,
+                                     const std::vector<const HistoryOp*>& deliveries,
+                                     TimeUs* cause_t_us) const {
+  const HistoryOp& first = *deliveries[0];
+  const HistoryOp& again = *deliveries[1];
+  const TopicPartition tp{again.topic, again.partition};
+  if (first.topic != again.topic || first.partition != again.partition ||
+      first.offset != again.offset) {
+    // Two copies in the log, each delivered once.
+    std::string cause = "the log holds it twice (" +
+                        TpText(TopicPartition{first.topic, first.partition}) + " offset " +
+                        std::to_string(first.offset.value()) + ", " + TpText(tp) + " offset " +
+                        std::to_string(again.offset.value()) + ")";
+    TimeUs retry_us = -1;
+    std::string retry = RetryCause(send, tp, &retry_us);
+    if (!retry.empty()) {
+      *cause_t_us = retry_us;
+      cause += ": " + retry;
+    }
+    return cause;
+  }
+  std::string cause = "redelivered to " + group + " by " + again.process + " (incarnation " +
+                      std::to_string(again.incarnation) + ")";
+  // The last crash or shutdown of a member between the two deliveries.
+  const FaultRecord* stop = nullptr;
+  std::set<std::string> members;
+  auto known = members_.find(group);
+  if (known != members_.end()) members = known->second;
+  for (const HistoryOp* d : deliveries) members.insert(d->process);
+  for (const std::string& member : members) {
+    auto faults = faults_.find(member);
+    if (faults == faults_.end()) continue;
+    for (const FaultRecord* f : faults->second) {
+      if (f->t_us < first.t_us || f->t_us > again.t_us) continue;
+      if (f->ev != "crash" && f->ev != "shutdown") continue;
+      if (stop == nullptr || f->t_us > stop->t_us) stop = f;
+    }
+  }
+  if (stop != nullptr) {
+    *cause_t_us = stop->t_us;
+    cause += " after " + stop->node + (stop->ev == "crash" ? " crashed" : " shut down") + " at " +
+             FormatSeconds(stop->t_us);
+  } else {
+    // Else the rebalance that took the partition from the member (its first event between the
+    // deliveries naming the partition: the revoke, when there was one).
+    const RebalanceRecord* moved = nullptr;
+    for (const RebalanceRecord& r : in_.observer->rebalances()) {
+      if (r.t_us > again.t_us) break;
+      if (r.t_us < first.t_us || !members.contains(r.client)) continue;
+      if (std::find(r.partitions.begin(), r.partitions.end(), tp) == r.partitions.end()) continue;
+      moved = &r;
+      break;
+    }
+    if (moved != nullptr) {
+      *cause_t_us = moved->t_us;
+      cause += " after a rebalance (" + moved->client + " " + moved->ev + " at " +
+               FormatSeconds(moved->t_us) + ")";
+    }
+  }
+  cause += "; " + LastCommitText(group, tp, again.t_us);
+  // A commit that failed in between (a rebalance fences it: UNKNOWN_MEMBER_ID, ...) is why the
+  // position was not saved.
+  auto failed = failed_commits_.find({group, tp});
+  if (failed != failed_commits_.end()) {
+    const HistoryOp* last = LastAtOrBefore(failed->second, again.t_us);
+    if (last != nullptr && last->t_us >= first.t_us) {
+      cause += "; the commit of offset " + std::to_string(last->offset.value()) + " at " +
+               FormatSeconds(last->t_us) + " failed (" + std::string(ErrcName(last->error)) + ")";
+    }
+  }
+  return cause;
+}
+
+std::string Checker::UndeliveredCause(const std::string& group, const Copy& copy,
+                                      TimeUs* cause_t_us) const {
+  auto commits = commits_.find({group, copy.tp});
+  const HistoryOp* covering = nullptr;
+  if (commits != commits_.end()) {
+    // The first commit past the offset: the running maximum is sorted, so search it.
+    const std::vector<Offset>& highest = commits->second.highest;
+    auto it = std::upper_bound(highest.begin(), highest.end(), copy.offset);
+    if (it != highest.end()) covering = commits->second.ops[it - highest.begin()];
+  }
+  // A member that resumed past the offset before any ok commit covered it: a commit whose
+  // answer the client never saw (failed, or lost with the coordinator) had been written.
+  auto fetches = fetches_.find({group, copy.tp});
+  if (fetches != fetches_.end()) {
+    for (const OffsetFetchRecord* f : fetches->second) {
+      if (covering != nullptr && f->t_us >= covering->t_us) break;
+      if (f->offset > copy.offset) return LostCommitAnswerCause(group, copy, *f, cause_t_us);
+    }
+  }
+  if (covering == nullptr) {
+    std::string cause = "never processed by " + group + "; " +
+                        LastCommitText(group, copy.tp, in_.end_us > 0 ? in_.end_us : INT64_MAX);
+    // A failed commit past the offset may still have been written.
+    auto failed = failed_commits_.find({group, copy.tp});
+    if (failed != failed_commits_.end()) {
+      for (const HistoryOp* op : failed->second) {
+        if (op->offset <= copy.offset) continue;
+        cause += "; the commit of offset " + std::to_string(op->offset.value()) + " at " +
+                 FormatSeconds(op->t_us) + " failed (" + std::string(ErrcName(op->error)) +
+                 ") and may have been written";
+        break;
+      }
+    }
+    return cause;
+  }
+  *cause_t_us = covering->t_us;
+  std::string cause = "offset " + std::to_string(copy.offset.value()) + " of " + TpText(copy.tp) +
+                      " was committed by " + covering->process + " at " +
+                      FormatSeconds(covering->t_us) + " before it was processed";
+  // The crash that followed: the first of a member after the commit.
+  const FaultRecord* crash = nullptr;
+  auto members = members_.find(group);
+  std::set<std::string> names;
+  if (members != members_.end()) names = members->second;
+  names.insert(covering->process);
+  for (const std::string& member : names) {
+    auto faults = faults_.find(member);
+    if (faults == faults_.end()) continue;
+    for (const FaultRecord* f : faults->second) {
+      if (f->t_us < covering->t_us || f->ev != "crash") continue;
+      if (crash == nullptr || f->t_us < crash->t_us) crash = f;
+      break;
+    }
+  }
+  if (crash != nullptr) {
+    *cause_t_us = crash->t_us;
+    cause += "; " + crash->node + " crashed at " + FormatSeconds(crash->t_us);
+  }
+  return cause;
+}
+
+std::string Checker::LostCommitAnswerCause(const std::string& group, const Copy& copy,
+                                           const OffsetFetchRecord& fetched,
+                                           TimeUs* cause_t_us) const {
+  const TimeUs fetched_us = fetched.t_us;
+  // The client's own word on that commit: its last failed commit of the fetched position (else
+  // of any offset past the record) before the fetch.
+  const HistoryOp* attempt = nullptr;
+  auto failed = failed_commits_.find({group, copy.tp});
+  if (failed != failed_commits_.end()) {
+    for (const HistoryOp* op : failed->second) {
+      if (op->t_us > fetched_us) break;
+      if (op->offset == fetched.offset ||
+          (op->offset > copy.offset && (attempt == nullptr || attempt->offset != fetched.offset))) {
+        attempt = op;
+      }
+    }
+  }
+  // Where it was written: the group's last commit write after its last ok commit of the
+  // partition (those were answered) and before the fetch.
+  const HistoryOp* last_ok = LastCommitBefore(group, copy.tp, fetched_us);
+  const TimeUs after_us = last_ok != nullptr ? last_ok->t_us : -1;
+  const CommitWriteRecord* write = nullptr;
+  auto writes = commit_writes_.find(group);
+  if (writes != commit_writes_.end()) {
+    const CommitWriteRecord* last = LastAtOrBefore(writes->second, fetched_us);
+    if (last != nullptr && last->t_us > after_us) write = last;
+  }
+  const std::string position = std::to_string(fetched.offset.value());
+  std::string cause =
+      "offset " + std::to_string(copy.offset.value()) + " of " + TpText(copy.tp) +
+      " was committed before it was processed: " + (attempt != nullptr ? attempt->process : group) +
+      "'s commit of offset " + position + " reached the coordinator";
+  if (write != nullptr) {
+    cause +=
+        " (written by " + BrokerNodeName(write->broker) + " at " + FormatSeconds(write->t_us) + ")";
+  }
+  if (attempt != nullptr) {
+    cause += " though " + attempt->process + " saw it fail (" +
+             std::string(ErrcName(attempt->error)) + " at " + FormatSeconds(attempt->t_us) + ")";
+  }
+  // What made the client drop the records it had polled.
+  const TimeUs from_us = write != nullptr ? write->t_us : after_us;
+  const FaultRecord* fault = DropFault(
+      group, fetched.client, write != nullptr ? write->broker : BrokerId(-1), from_us, fetched_us);
+  if (fault != nullptr) {
+    cause +=
+        "; " + fault->node + " " +
+        (fault->ev == "crash" ? std::string("crashed")
+         : fault->ev == "shutdown"
+             ? std::string("shut down")
+             : fault->ev + (fault->detail.empty() ? std::string() : " (" + fault->detail + ")")) +
+        " at " + FormatSeconds(fault->t_us);
+  }
+  cause += "; " + fetched.client + " resumed from offset " + position + " at " +
+           FormatSeconds(fetched_us);
+  *cause_t_us = fault != nullptr     ? fault->t_us
+                : write != nullptr   ? write->t_us
+                : attempt != nullptr ? attempt->t_us
+                                     : fetched_us;
+  return cause;
+}
+
+const FaultRecord* Checker::DropFault(const std::string& group, const std::string& also,
+                                      BrokerId broker, TimeUs from_us, TimeUs to_us) const {
+  std::set<std::string> members;
+  auto known = members_.find(group);
+  if (known != members_.end()) members = known->second;
+  members.insert(also);
+  // The first fault within the window of a node `on` accepts whose event `of` accepts, or null.
+  auto first = [&](auto&& on, auto&& of) {
+    const FaultRecord* found = nullptr;
+    for (const auto& [node, faults] : faults_) {
+      if (!on(node)) continue;
+      for (auto it = FirstAtOrAfter(faults, from_us); it != faults.end(); ++it) {
+        const FaultRecord* f = *it;
+        if (f->t_us > to_us) break;
+        if (!of(f->ev)) continue;
+        if (found == nullptr || f->t_us < found->t_us) found = f;
+        break;
+      }
+    }
+    return found;
+  };
+  auto stop = [](const std::string& ev) { return ev == "crash" || ev == "shutdown"; };
+  const std::string coordinator = broker.value() >= 0 ? BrokerNodeName(broker) : "";
+  const FaultRecord* f =
+      first([&](const std::string& node) { return members.contains(node); }, stop);
+  if (f == nullptr && !coordinator.empty()) {
+    f = first([&](const std::string& node) { return node == coordinator; }, stop);
+  }
+  if (f == nullptr) {
+    f = first([](const std::string& node) { return node.starts_with("broker-"); }, stop);
+  }
+  if (f == nullptr) {
+    f = first([](const std::string&) { return true; },
+              [](const std::string& ev) { return ev == "partition" || ev == "isolate"; });
+  }
+  return f;
+}
+
+void Checker::CheckPresence(CheckResult& result) {
+  for (const Send& send : sends_) {
+    if (send.acked) ++metrics_["acked"];
+    if (send.copies.size() >= 2) {
+      ++metrics_["log_duplicates"];
+      Anomaly a;
+      a.kind = "log_duplicate";
+      a.record_id = send.invoke->record_id;
+      a.tp = send.copies[1].tp;
+      a.offset = send.copies[1].offset;
+      a.cause = DuplicateCause(send, a.tp, &a.cause_t_us);
+      log_duplicates_.push_back(std::move(a));
+    }
+    // A record sent to a topic the audit did not read is neither lost nor kept.
+    if (!send.copies.empty() || !Audited(send.invoke->topic)) continue;
+    if (!send.acked) {
+      ++metrics_["lost_unacked"];
+      continue;
+    }
+    const TopicPartition tp{send.completion->topic, send.completion->partition};
+    const PartitionAudit* audited = AuditOf(tp);
+    if (audited != nullptr && send.completion->offset < audited->log_start_offset) {
+      ++result.expired;
+      continue;
+    }
+    ++metrics_["lost_acked"];
+    Anomaly a;
+    a.kind = "lost_acked";
+    a.record_id = send.invoke->record_id;
+    a.tp = tp;
+    a.offset = send.completion->offset;
+    a.cause = LostCause(send, &a.cause_t_us);
+    lost_acked_.push_back(std::move(a));
+  }
+  metrics_["sent"] = static_cast<int64_t>(sends_.size());
+}
+
+void Checker::CheckDeliveries() {
+  // Never delivered: every (group consuming the topic, record in the final log) pair.
+  for (const Send& send : sends_) {
+    if (send.copies.empty()) continue;
+    auto groups = groups_of_topic_.find(send.invoke->topic);
+    if (groups == groups_of_topic_.end()) continue;
+    for (const std::string& group : groups->second) {
+      if (deliveries_.contains({group, send.invoke->record_id})) continue;
+      auto owed = owed_from_.find({group, send.copies[0].tp});
+      if (owed != owed_from_.end() && send.copies[0].offset < owed->second) continue;
+      ++metrics_["undelivered"];
+      Anomaly a;
+      a.kind = "undelivered";
+      a.record_id = send.invoke->record_id;
+      a.tp = send.copies[0].tp;
+      a.offset = send.copies[0].offset;
+      a.group = group;
+      a.cause = UndeliveredCause(group, send.copies[0], &a.cause_t_us);
+      undelivered_.push_back(std::move(a));
+    }
+  }
+  // Delivered more than once, to any group that received it (declared a consumer or not).
+  std::vector<std::pair<size_t, Anomaly>> ordered;
+  for (const auto& [key, ops] : deliveries_) {
+    if (ops.size() < 2) continue;
+    auto send = send_of_id_.find(key.second);
+    if (send == send_of_id_.end()) continue;
+    ++metrics_["duplicated"];
+    Anomaly a;
+    a.kind = "duplicated";
+    a.record_id = key.second;
+    a.tp = TopicPartition{ops[1]->topic, ops[1]->partition};
+    a.offset = ops[1]->offset;
+    a.group = key.first;
+    a.cause = RedeliveryCause(key.first, sends_[send->second], ops, &a.cause_t_us);
+    ordered.push_back({send->second, std::move(a)});
+  }
+  // Record order, then group order (the map's order within one record).
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& entry : ordered) duplicated_.push_back(std::move(entry.second));
+}
+
+void Checker::CheckOrder() {
+  std::vector<std::pair<size_t, Anomaly>> ordered;
+  for (const PartitionAudit& partition : in_.audit->partitions) {
+    std::set<size_t> seen;  // only a record's first copy has a place in the order
+    // Per producer: the latest-sent record found so far in this log.
+    std::map<std::string, std::pair<size_t, Offset>> latest;
+    for (const AuditedRecord& record : partition.records) {
+      auto found = owner_.find({partition.tp, record.offset});
+      if (found == owner_.end() || !seen.insert(found->second).second) continue;
+      const size_t index = found->second;
+      const Send& send = sends_[index];
+      auto [it, first] = latest.try_emplace(send.invoke->process, index, record.offset);
+      if (first || it->second.first < index) {
+        it->second = {index, record.offset};
+        continue;
+      }
+      ++metrics_["reordered"];
+      const Send& later = sends_[it->second.first];
+      Anomaly a;
+      a.kind = "reordered";
+      a.record_id = send.invoke->record_id;
+      a.tp = partition.tp;
+      a.offset = record.offset;
+      std::string cause = "sent before " + later.invoke->record_id + " (offset " +
+                          std::to_string(it->second.second.value()) + ") but written after it";
+      std::string retry = RetryCause(send, partition.tp, &a.cause_t_us);
+      a.cause = cause + (retry.empty() ? "" : ": " + retry);
+      ordered.push_back({index, std::move(a)});
+    }
+  }
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& entry : ordered) reordered_.push_back(std::move(entry.second));
+}
+
+void Checker::ObserverMetrics() {
+  const RunObserver& observer = *in_.observer;
+  for (const PartitionAudit& partition : in_.audit->partitions) {
+    metrics_["replica_divergence"] += static_cast<int64_t>(partition.divergences.size());
+    metrics_["unavailable_ms"] += observer.UnavailableMs(partition.tp, in_.end_us);
+  }
+  for (const ElectionRecord& e : observer.elections()) {
+    if (!audited_partitions_.contains(e.tp) || e.reason == "new_partition") continue;
+    ++metrics_["elections"];
+    if (e.unclean) ++metrics_["unclean_elections"];
+  }
+  for (const TruncationRecord& t : observer.truncations()) {
+    if (audited_partitions_.contains(t.tp)) metrics_["truncated_records"] += t.records;
+  }
+  metrics_["invariant_violations"] = static_cast<int64_t>(observer.invariant_violations().size());
+}
+
+CheckResult Checker::Run() {
+  CheckResult result;
+  IndexSends();
+  IndexLogs(result);
+  IndexEvents();
+  IndexConsumers();
+  CheckPresence(result);
+  CheckDeliveries();
+  CheckOrder();
+  ObserverMetrics();
+  for (std::string_view name : MetricNames()) {
+    auto it = metrics_.find(name);
+    result.metrics.push_back(Metric{std::string(name), it == metrics_.end() ? 0 : it->second});
+  }
+  for (std::vector<Anomaly>* kind :
+       {&lost_acked_, &log_duplicates_, &duplicated_, &undelivered_, &reordered_}) {
+    for (Anomaly& a : *kind) result.anomalies.push_back(std::move(a));
+  }
+  return result;
+}
+
+}  // namespace
+
+int64_t CheckResult::Value(std::string_view metric) const {
+  for (const Metric& m : metrics) {
+    if (m.name == metric) return m.value;
+  }
+  KSIM_CHECK_MSG(false, "not a metric name");
+  return 0;
+}
+
+CheckResult CheckHistory(const CheckInput& input) {
+  KSIM_CHECK(input.history != nullptr && input.audit != nullptr && input.observer != nullptr);
+  return Checker(input).Run();
+}
+
+nlohmann::ordered_json AnomaliesJson(const std::vector<Anomaly>& anomalies) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Anomaly& anomaly : anomalies) {
+    nlohmann::ordered_json item = nlohmann::ordered_json::object();
+    item["kind"] = anomaly.kind;
+    item["record_id"] = anomaly.record_id;
+    item["topic"] = anomaly.tp.topic;
+    item["partition"] = anomaly.tp.partition.value();
+    item["offset"] = anomaly.offset.value();
+    if (!anomaly.group.empty()) item["group"] = anomaly.group;
+    item["cause"] = anomaly.cause;
+    item["cause_t_us"] = anomaly.cause_t_us;
+    list.push_back(std::move(item));
+  }
+  return list;
+}
+
+}  // namespace ksim::sim

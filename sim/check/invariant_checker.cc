@@ -1,0 +1,323 @@
+#include "sim/check/invariant_checker.h"
+
+#include <algorithm>
+#include <sstream>
+#include <utility>
+
+#include "core/base/check.h"
+#include "core/record/record_batch.h"
+
+namespace ksim::sim {
+
+namespace {
+
+// Ends a Log::ForEachBatch walk early: a visitor returns it, the caller recognises it.
+constexpr std::string_view kStopWalk = "invariant checker: walk done";
+
+Status StopWalk() { return Status(Errc::kUnsupported, std::string(kStopWalk)); }
+bool IsStopWalk(const Status& status) {
+  return status.code() == Errc::kUnsupported && status.message() == kStopWalk;
+}
+
+std::string Hex(uint32_t value) {
+  std::ostringstream out;
+  out << std::hex << value;
+  return out.str();
+}
+
+}  // namespace
+
+ReplicaObservation ObserveReplica(BrokerId broker, uint64_t incarnation,
+                                  const Partition& partition) {
+  ReplicaObservation replica;
+  replica.broker = broker;
+  replica.incarnation = incarnation;
+  replica.tp = partition.tp();
+  replica.role = partition.role();
+  replica.leader_epoch = partition.leader_epoch();
+  replica.log_start_offset = partition.log_start_offset();
+  replica.high_watermark = partition.high_watermark();
+  replica.log_end_offset = partition.log_end_offset();
+  replica.isr_size = static_cast<int32_t>(partition.isr().size());
+  replica.min_insync_replicas = partition.config().min_insync_replicas;
+  replica.log = &partition.log();
+  return replica;
+}
+
+InvariantChecker::InvariantChecker(ViolationSink sink) : sink_(std::move(sink)) {}
+
+void InvariantChecker::BeginPass(TimeUs now_us) {
+  KSIM_CHECK(now_us >= now_us_);
+  now_us_ = now_us;
+  ++pass_;
+  ++counters_.passes;
+}
+
+void InvariantChecker::EndPass() {
+  // The newest leader epoch of each partition first, so that a zombie observed before the new
+  // leader in the same pass is known as one.
+  for (const ReplicaObservation& leader : pending_leaders_) {
+    PartitionTrack& partition = partitions_[leader.tp];
+    partition.newest_epoch = std::max(partition.newest_epoch, leader.leader_epoch);
+  }
+  for (const ReplicaObservation& leader : pending_leaders_) {
+    CheckCommitted(leader, partitions_[leader.tp]);
+  }
+  pending_leaders_.clear();
+  // Replicas not seen in this pass are gone: a restarted broker starts a fresh track.
+  for (auto it = replicas_.begin(); it != replicas_.end();) {
+    if (it->second.seen_pass != pass_) {
+      it = replicas_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void InvariantChecker::Observe(const ReplicaObservation& replica) {
+  KSIM_CHECK(pass_ > 0);
+  ++counters_.observations;
+  ReplicaTrack& track = replicas_[{replica.tp, replica.broker}];
+  const bool known = track.seen_pass != 0 && track.incarnation == replica.incarnation;
+  KSIM_CHECK_MSG(track.seen_pass != pass_, "a replica observed twice in one pass");
+
+  CheckOffsets(replica, track);
+  if (known) CheckLeaderHw(replica, track);
+
+  if (replica.role == ReplicaRole::kLeader) {
+    CheckEpochLeader(replica, partitions_[replica.tp]);
+    pending_leaders_.push_back(replica);  // (c) once the pass knows every leader
+  }
+  Remember(replica, track);
+}
+
+void InvariantChecker::CheckCommitted(const ReplicaObservation& replica,
+                                      PartitionTrack& partition) {
+  // (c) follows the newest leadership only. A leader of an older epoch is a zombie (its session
+  // expired, or it has not heard of the election yet): what it appends is not committed by the
+  // cluster and it need not hold what later leaders committed. Two leaders of one epoch are
+  // (a)'s violation; (c) keeps following the first.
+  if (replica.leader_epoch < partition.newest_epoch) return;
+  if (partition.verified && partition.verified->epoch == replica.leader_epoch &&
+      partition.verified->broker != replica.broker) {
+    return;
+  }
+  const Leadership leadership{replica.broker, replica.incarnation, replica.leader_epoch};
+  if (partition.verified != leadership) {
+    ++counters_.leaderships;
+    VerifyLeadership(replica, partition);
+    partition.verified = leadership;
+  }
+  if (replica.high_watermark > partition.committed_end) RecordCommitted(replica, partition);
+}
+
+void InvariantChecker::Remember(const ReplicaObservation& replica, ReplicaTrack& track) {
+  track.incarnation = replica.incarnation;
+  track.role = replica.role;
+  track.epoch = replica.leader_epoch;
+  track.high_watermark = replica.high_watermark;
+  track.seen_pass = pass_;
+}
+
+void InvariantChecker::OnEvent(std::string_view ev, const EventFields& fields) {
+  if (ev == "topic_deleted" && fields.is_object() && fields.contains("topic") &&
+      fields["topic"].is_string()) {
+    return ForgetTopic(fields["topic"].get<std::string>());
+  }
+  if (ev != "leader_elected") return;
+  if (!fields.is_object() || !fields.contains("unclean") || !fields["unclean"].is_boolean()) return;
+  if (!fields["unclean"].get<bool>()) return;
+  if (!fields.contains("topic") || !fields["topic"].is_string()) return;
+  if (!fields.contains("partition") || !fields["partition"].is_number_integer()) return;
+  NoteUncleanElection(TopicPartition{fields["topic"].get<std::string>(),
+                                     PartitionId(fields["partition"].get<int32_t>())});
+}
+
+void InvariantChecker::ForgetTopic(const std::string& topic) {
+  // A topic created again under the same name starts over at leader epoch 0.
+  auto it = partitions_.lower_bound(TopicPartition{topic, PartitionId(0)});
+  while (it != partitions_.end() && it->first.topic == topic) it = partitions_.erase(it);
+}
+
+void InvariantChecker::NoteUncleanElection(const TopicPartition& tp) {
+  ++counters_.unclean_elections;
+  PartitionTrack& partition = partitions_[tp];
+  partition.unclean = true;
+  partition.committed.clear();
+}
+
+std::string InvariantChecker::Report() const {
+  std::string out;
+  for (const InvariantViolation& v : violations_) {
+    out += "t_us=" + std::to_string(v.t_us) + " " + v.rule + " " + ToString(v.tp) + ": " +
+           v.message + "\n";
+  }
+  return out;
+}
+
+std::map<Offset, Offset> InvariantChecker::CommittedBatches(const TopicPartition& tp) const {
+  std::map<Offset, Offset> out;
+  auto it = partitions_.find(tp);
+  if (it == partitions_.end()) return out;
+  for (const auto& [base, id] : it->second.committed) out.emplace(base, id.last_offset + 1);
+  return out;
+}
+
+void InvariantChecker::Violate(std::string rule, const TopicPartition& tp, std::string message) {
+  InvariantViolation violation{now_us_, std::move(rule), tp, std::move(message)};
+  violations_.push_back(violation);
+  if (sink_) sink_(violations_.back());
+}
+
+std::string InvariantChecker::Describe(const ReplicaObservation& replica) const {
+  return "broker " + std::to_string(replica.broker.value()) + " (incarnation " +
+         std::to_string(replica.incarnation) + ", epoch " +
+         std::to_string(replica.leader_epoch.value()) + ")";
+}
+
+// (d) log start <= HW <= LEO.
+void InvariantChecker::CheckOffsets(const ReplicaObservation& replica, ReplicaTrack& track) {
+  const bool ordered = replica.log_start_offset <= replica.high_watermark &&
+                       replica.high_watermark <= replica.log_end_offset;
+  if (ordered) {
+    track.offsets_reported = false;
+    return;
+  }
+  if (track.offsets_reported) return;
+  track.offsets_reported = true;
+  Violate("offsets_ordered", replica.tp,
+          Describe(replica) + ": log start " + std::to_string(replica.log_start_offset.value()) +
+              ", HW " + std::to_string(replica.high_watermark.value()) + ", LEO " +
+              std::to_string(replica.log_end_offset.value()) + " (want log start <= HW <= LEO)");
+}
+
+// (b) a leader's HW never decreases within one leadership.
+void InvariantChecker::CheckLeaderHw(const ReplicaObservation& replica, const ReplicaTrack& track) {
+  if (replica.role != ReplicaRole::kLeader || track.role != ReplicaRole::kLeader) return;
+  if (track.epoch != replica.leader_epoch) return;
+  if (replica.high_watermark >= track.high_watermark) return;
+  Violate("leader_hw_monotonic", replica.tp,
+          Describe(replica) + ": leader HW went from " +
+              std::to_string(track.high_watermark.value()) + " down to " +
+              std::to_string(replica.high_watermark.value()));
+}
+
+// (a) one leader per epoch.
+void InvariantChecker::CheckEpochLeader(const ReplicaObservation& replica,
+                                        PartitionTrack& partition) {
+  auto [it, inserted] = partition.leader_of_epoch.emplace(replica.leader_epoch, replica.broker);
+  if (inserted || it->second == replica.broker) return;
+  if (!partition.reported_epochs.emplace(replica.leader_epoch, replica.broker).second) return;
+  Violate("one_leader_per_epoch", replica.tp,
+          "brokers " + std::to_string(it->second.value()) + " and " +
+              std::to_string(replica.broker.value()) + " both led in leader epoch " +
+              std::to_string(replica.leader_epoch.value()));
+}
+
+void InvariantChecker::ForgetFrom(PartitionTrack& partition, Offset offset) {
+  auto it = partition.committed.lower_bound(offset);
+  // A batch starting below `offset` but reaching it goes too.
+  if (it != partition.committed.begin()) {
+    auto before = std::prev(it);
+    if (before->second.last_offset >= offset) it = before;
+  }
+  partition.committed.erase(it, partition.committed.end());
+  partition.committed_end = std::min(partition.committed_end, offset);
+}
+
+std::optional<std::string> InvariantChecker::CompareWithCommitted(const PartitionTrack& partition,
+                                                                  const BatchHeader& batch,
+                                                                  bool* covered) {
+  if (covered != nullptr) *covered = false;
+  // The committed batch holding the batch's first offset, if any.
+  auto it = partition.committed.upper_bound(batch.base_offset);
+  if (it == partition.committed.begin()) {
+    // None holds its first offset; one may still start inside it.
+    if (it == partition.committed.end() || it->first > batch.last_offset()) return std::nullopt;
+  } else {
+    --it;
+    if (it->second.last_offset < batch.base_offset) {
+      ++it;
+      if (it == partition.committed.end() || it->first > batch.last_offset()) return std::nullopt;
+    }
+  }
+  if (covered != nullptr) *covered = true;
+  ++counters_.batches_verified;
+  const Offset base = it->first;
+  const BatchId& committed = it->second;
+  if (base == batch.base_offset && committed.last_offset == batch.last_offset() &&
+      committed.crc == batch.crc) {
+    return std::nullopt;
+  }
+  return "committed batch [" + std::to_string(base.value()) + ".." +
+         std::to_string(committed.last_offset.value()) + "] crc " + Hex(committed.crc) +
+         " is now [" + std::to_string(batch.base_offset.value()) + ".." +
+         std::to_string(batch.last_offset().value()) + "] crc " + Hex(batch.crc);
+}
+
+// (c) a leadership seen for the first time holds every committed batch it should.
+void InvariantChecker::VerifyLeadership(const ReplicaObservation& replica,
+                                        PartitionTrack& partition) {
+  if (partition.unclean || partition.committed.empty() || replica.log == nullptr) return;
+  const Offset committed_end = partition.committed_end;
+  if (replica.log_start_offset >= committed_end) return;  // everything committed is below
+  const Offset first_committed = partition.committed.begin()->first;
+  const Offset from = std::max(replica.log_start_offset, first_committed);
+
+  std::optional<std::pair<Offset, std::string>> divergence;
+  Status walked = replica.log->ForEachBatch(from, [&](const BatchHeader& batch, uint64_t) {
+    if (batch.base_offset >= committed_end) return StopWalk();
+    if (batch.next_offset() <= from) return Status::Ok();
+    std::optional<std::string> differs = CompareWithCommitted(partition, batch);
+    if (!differs) return Status::Ok();
+    divergence = {batch.base_offset, *differs};
+    return StopWalk();
+  });
+  if (!walked.ok() && !IsStopWalk(walked)) return;  // unreadable: skipped
+  if (!divergence && replica.log_end_offset < committed_end) {
+    divergence = {replica.log_end_offset,
+                  "its log ends at " + std::to_string(replica.log_end_offset.value()) +
+                      ", committed batches reach " + std::to_string(committed_end.value())};
+  }
+  if (!divergence) return;
+  Violate("committed_records_stable", replica.tp,
+          "new leader " + Describe(replica) + " lost committed records: " + divergence->second);
+  ForgetFrom(partition, divergence->first);
+}
+
+// (c) the batches a leader's HW newly covers: compared when already known, else recorded.
+void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
+                                       PartitionTrack& partition) {
+  if (replica.log == nullptr) return;
+  const Offset hw = replica.high_watermark;
+  const bool may_commit = !partition.unclean && replica.isr_size >= replica.min_insync_replicas;
+  Offset end = partition.committed_end;
+  std::optional<std::pair<Offset, std::string>> divergence;
+  Status walked = replica.log->ForEachBatch(end, [&](const BatchHeader& batch, uint64_t) {
+    if (batch.next_offset() <= end) return Status::Ok();
+    if (batch.next_offset() > hw) return StopWalk();
+    bool covered = false;
+    std::optional<std::string> differs = CompareWithCommitted(partition, batch, &covered);
+    if (differs) {
+      divergence = {batch.base_offset, *differs};
+      return StopWalk();
+    }
+    if (!covered && may_commit) {
+      partition.committed.emplace(batch.base_offset, BatchId{batch.last_offset(), batch.crc});
+      ++counters_.batches_committed;
+    }
+    end = batch.next_offset();
+    return Status::Ok();
+  });
+  if (!walked.ok() && !IsStopWalk(walked)) return;
+  if (divergence) {
+    Violate("committed_records_stable", replica.tp,
+            "leader " + Describe(replica) + ": " + divergence->second);
+    ForgetFrom(partition, divergence->first);
+    return;
+  }
+  // Below the log start nothing is walked: what the leader no longer holds stays as recorded.
+  partition.committed_end = std::max(end, std::min(hw, replica.log_start_offset));
+}
+
+}  // namespace ksim::sim

@@ -1,0 +1,178 @@
+// InvariantChecker: the replication safety properties of a simulated cluster, checked after every
+// simulation step (TigerBeetle's state_checker idea: the simulator calls it between events, it
+// keeps what it needs from earlier steps and never rereads more than what changed).
+//
+// The rules (docs/simulation.md, "What the checker checks"):
+//   (a) one_leader_per_epoch: at most one broker leads a partition in a given leader epoch over
+//       the whole run (two brokers claiming leadership of tp with the same epoch is a violation).
+//   (b) leader_hw_monotonic: a leader's high watermark never decreases within one leadership
+//       (the same broker, process incarnation and leader epoch).
+//   (c) committed_records_stable: whenever a leader's HW covers new batches while its ISR holds
+//       at least min.insync.replicas members and no unclean election happened for the partition,
+//       each newly covered batch's identity (base offset, last offset, CRC-32C, which covers
+//       every record byte) is remembered as committed. Every later leadership must hold the same
+//       batch at that offset (or have it below its log start): checked once when a leadership is
+//       first seen, and on each HW move for the newly covered batches. The first divergence is
+//       reported and the new history adopted from there (no cascade of reports). An unclean
+//       election (the controller's leader_elected event with "unclean": true) forgets the
+//       partition's committed batches and stops recording for it. (c) follows the newest
+//       leadership only: a leader of an older epoch than one already seen is a zombie (its
+//       session expired or it has not heard of the election yet; with acks=1 it may still take
+//       writes, which Kafka then loses) and is neither recorded nor checked.
+//   (d) offsets_ordered: log start <= HW <= LEO on every live replica.
+//
+// Input: one ReplicaObservation per live replica per pass (the Cluster builds them from each live
+// broker's Partitions; tests may build them by hand), and controller events through OnEvent. Only
+// (c) reads the disk (batch headers through Log::ForEachBatch), only when a leadership appears or
+// a leader's HW passes what was already recorded. A replica whose log cannot be read (a storage
+// error) is skipped for (c).
+//
+// Output: each violation is kept (violations()) and handed to the sink (the Cluster writes an
+// "invariant_violation" trace event on node "checker"); the same condition on the same replica is
+// reported once until it clears. Single-threaded; holds no reference to what it observed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "core/base/events.h"
+#include "core/base/types.h"
+#include "core/cluster/partition.h"
+#include "core/protocol/messages.h"
+#include "core/storage/log.h"
+
+namespace ksim::sim {
+
+// What one live replica looks like at the end of a step.
+struct ReplicaObservation {
+  BrokerId broker{0};
+  uint64_t incarnation = 1;  // the broker process (the node's incarnation)
+  TopicPartition tp;
+  ReplicaRole role = ReplicaRole::kNone;
+  LeaderEpoch leader_epoch = kUndefinedEpoch;
+  Offset log_start_offset{0};
+  Offset high_watermark{0};
+  Offset log_end_offset{0};
+  int32_t isr_size = 0;
+  int32_t min_insync_replicas = 1;
+  // The replica's log, read for rule (c) on leaders; null: (c) is skipped for this replica.
+  const Log* log = nullptr;
+};
+
+// The observation of a real replica.
+ReplicaObservation ObserveReplica(BrokerId broker, uint64_t incarnation,
+                                  const Partition& partition);
+
+struct InvariantViolation {
+  TimeUs t_us = 0;
+  std::string rule;  // one_leader_per_epoch, leader_hw_monotonic, committed_records_stable,
+                     // offsets_ordered
+  TopicPartition tp;
+  std::string message;  // what, which brokers, epochs, offsets, when
+};
+
+struct InvariantCheckerCounters {
+  uint64_t passes = 0;
+  uint64_t observations = 0;
+  uint64_t batches_committed = 0;  // batch identities recorded as committed
+  uint64_t batches_verified = 0;   // later comparisons of a leader's batch with a committed one
+  uint64_t leaderships = 0;        // distinct (broker, incarnation, epoch, tp) leaderships seen
+  uint64_t unclean_elections = 0;
+};
+
+class InvariantChecker {
+ public:
+  using ViolationSink = std::function<void(const InvariantViolation&)>;
+
+  explicit InvariantChecker(ViolationSink sink = nullptr);
+
+  // One pass: Begin, one Observe per live replica (any order), End (which runs rule (c), once it
+  // knows every leader of the pass; the logs observed must stay alive until then). Replicas not
+  // observed in a pass are gone (crashed or stopped): their per-replica state is dropped at End.
+  void BeginPass(TimeUs now_us);
+  void Observe(const ReplicaObservation& replica);
+  void EndPass();
+
+  // A controller event: leader_elected with "unclean": true marks the partition unclean;
+  // topic_deleted forgets the topic (ForgetTopic).
+  void OnEvent(std::string_view ev, const EventFields& fields);
+  void NoteUncleanElection(const TopicPartition& tp);
+  // Forgets every partition of `topic` (it was deleted; one created again starts afresh).
+  void ForgetTopic(const std::string& topic);
+
+  const std::vector<InvariantViolation>& violations() const { return violations_; }
+  bool ok() const { return violations_.empty(); }
+  // Every violation, one line each ("" when none): for test failure messages.
+  std::string Report() const;
+  const InvariantCheckerCounters& counters() const { return counters_; }
+  // The committed batches remembered for `tp`: base offset -> next offset.
+  std::map<Offset, Offset> CommittedBatches(const TopicPartition& tp) const;
+
+ private:
+  struct BatchId {
+    Offset last_offset{0};
+    uint32_t crc = 0;
+  };
+  struct Leadership {
+    BrokerId broker{0};
+    uint64_t incarnation = 0;
+    LeaderEpoch epoch = kUndefinedEpoch;
+    friend bool operator==(const Leadership&, const Leadership&) = default;
+  };
+  struct PartitionTrack {
+    std::map<LeaderEpoch, BrokerId> leader_of_epoch;  // (a)
+    std::set<std::pair<LeaderEpoch, BrokerId>> reported_epochs;
+    std::map<Offset, BatchId> committed;  // (c): base offset -> identity
+    Offset committed_end{0};              // every batch below this was processed
+    bool unclean = false;
+    LeaderEpoch newest_epoch = kUndefinedEpoch;  // of the leaders (c) followed
+    std::optional<Leadership> verified;          // the last leadership checked against `committed`
+  };
+  struct ReplicaTrack {
+    uint64_t incarnation = 0;
+    ReplicaRole role = ReplicaRole::kNone;
+    LeaderEpoch epoch = kUndefinedEpoch;
+    Offset high_watermark{0};
+    bool offsets_reported = false;
+    uint64_t seen_pass = 0;
+  };
+
+  // Stores what (b) and (d) compare the next observation of the replica with.
+  void Remember(const ReplicaObservation& replica, ReplicaTrack& track);
+  void Violate(std::string rule, const TopicPartition& tp, std::string message);
+  void CheckOffsets(const ReplicaObservation& replica, ReplicaTrack& track);
+  void CheckLeaderHw(const ReplicaObservation& replica, const ReplicaTrack& track);
+  void CheckEpochLeader(const ReplicaObservation& replica, PartitionTrack& partition);
+  // (c) for one leader observed in the pass.
+  void CheckCommitted(const ReplicaObservation& replica, PartitionTrack& partition);
+  // (c): a new leadership against what was committed.
+  void VerifyLeadership(const ReplicaObservation& replica, PartitionTrack& partition);
+  // (c): batches of the leader in [committed_end, HW).
+  void RecordCommitted(const ReplicaObservation& replica, PartitionTrack& partition);
+  // Nullopt when `batch` overlaps no committed batch (`covered` false) or equals the one it
+  // overlaps; else what differs.
+  std::optional<std::string> CompareWithCommitted(const PartitionTrack& partition,
+                                                  const BatchHeader& batch,
+                                                  bool* covered = nullptr);
+  // Forgets committed batches at or after `offset` (after reporting a divergence there).
+  static void ForgetFrom(PartitionTrack& partition, Offset offset);
+  std::string Describe(const ReplicaObservation& replica) const;
+
+  ViolationSink sink_;
+  TimeUs now_us_ = 0;
+  uint64_t pass_ = 0;
+  std::map<TopicPartition, PartitionTrack> partitions_;
+  std::map<std::pair<TopicPartition, BrokerId>, ReplicaTrack> replicas_;
+  std::vector<ReplicaObservation> pending_leaders_;  // this pass's leaders, for (c) at EndPass
+  std::vector<InvariantViolation> violations_;
+  InvariantCheckerCounters counters_;
+};
+
+}  // namespace ksim::sim

@@ -1,0 +1,296 @@
+#include "sim/check/run_observer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <utility>
+
+#include "core/base/check.h"
+#include "core/base/topic_partition.h"
+
+namespace ksim::sim {
+namespace {
+
+// Fields are read leniently: the events come from ksim's own components, but an observer must
+// not abort a run over a field it does not find (a missing one reads as the fallback).
+int64_t IntField(const TraceFields& fields, std::string_view key, int64_t fallback = -1) {
+  auto it = fields.find(key);
+  if (it == fields.end() || !it->is_number_integer()) return fallback;
+  return it->get<int64_t>();
+}
+
+std::string StringField(const TraceFields& fields, std::string_view key) {
+  auto it = fields.find(key);
+  if (it == fields.end() || !it->is_string()) return "";
+  return it->get<std::string>();
+}
+
+bool BoolField(const TraceFields& fields, std::string_view key) {
+  auto it = fields.find(key);
+  return it != fields.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::vector<int32_t> IdsField(const TraceFields& fields, std::string_view key) {
+  std::vector<int32_t> ids;
+  auto it = fields.find(key);
+  if (it == fields.end() || !it->is_array()) return ids;
+  for (const TraceFields& id : *it) {
+    if (id.is_number_integer()) ids.push_back(id.get<int32_t>());
+  }
+  return ids;
+}
+
+// {topic, partition} of a partition-scoped event; nullopt without them.
+std::optional<TopicPartition> TpField(const TraceFields& fields) {
+  const std::string topic = StringField(fields, "topic");
+  const int64_t partition = IntField(fields, "partition");
+  if (topic.empty() || partition < 0) return std::nullopt;
+  return TopicPartition{topic, PartitionId(static_cast<int32_t>(partition))};
+}
+
+// The broker id of node "broker-<id>", or -1 for another node.
+int32_t BrokerOfNode(std::string_view node) {
+  constexpr std::string_view kPrefix = "broker-";
+  if (!node.starts_with(kPrefix)) return -1;
+  node.remove_prefix(kPrefix.size());
+  int32_t id = -1;
+  auto [end, error] = std::from_chars(node.data(), node.data() + node.size(), id);
+  if (error != std::errc() || end != node.data() + node.size() || id < 0) return -1;
+  return id;
+}
+
+// A short human text of a fault event's fields.
+std::string FaultDetail(std::string_view ev, const TraceFields& fields) {
+  if (ev == "crash") {
+    if (BoolField(fields, "corrupt")) return "torn and corrupted unsynced tail";
+    if (BoolField(fields, "tear")) return "torn unsynced tail";
+    return "";
+  }
+  if (ev == "restart") return "incarnation " + std::to_string(IntField(fields, "incarnation"));
+  if (ev == "partition") {
+    std::string text;
+    auto sides = fields.find("sides");
+    if (sides != fields.end() && sides->is_array()) {
+      for (const TraceFields& side : *sides) {
+        if (!text.empty()) text += " | ";
+        std::string names;
+        if (side.is_array()) {
+          for (const TraceFields& name : side) {
+            if (!names.empty()) names += ",";
+            if (name.is_string()) names += name.get<std::string>();
+          }
+        }
+        text += names;
+      }
+    }
+    if (BoolField(fields, "one_way")) text += " (one way)";
+    return text;
+  }
+  if (ev == "slow") {
+    return "+" + std::to_string(IntField(fields, "extra_delay_us", 0) / 1000) + " ms for " +
+           FormatSeconds(IntField(fields, "for_us", 0));
+  }
+  if (ev == "disk_fault") {
+    return StringField(fields, "fault") + (BoolField(fields, "once") ? " once" : "");
+  }
+  if (ev == "zk_expire") return "session " + std::to_string(IntField(fields, "session"));
+  return "";
+}
+
+bool IsFault(std::string_view ev) {
+  return ev == "crash" || ev == "shutdown" || ev == "restart" || ev == "partition" ||
+         ev == "heal" || ev == "isolate" || ev == "slow" || ev == "disk_fault" ||
+         ev == "zk_expire" || ev == "zk_down" || ev == "zk_up";
+}
+
+// The console consumer's exit line (ConsoleConsumer.process at --max-messages; CliTools prints
+// it when the tool stops its client).
+constexpr std::string_view kConsoleConsumerExit = "Processed a total of ";
+
+}  // namespace
+
+std::string FormatSeconds(TimeUs t_us) {
+  std::string ms = std::to_string((t_us % 1'000'000) / 1000);
+  return std::to_string(t_us / 1'000'000) + "." + std::string(3 - ms.size(), '0') + ms + " s";
+}
+
+RunObserver::RunObserver(World& world) : world_(world) {
+  world.AddTraceTap([this](TimeUs t_us, std::string_view node, std::string_view ev,
+                           const TraceFields& fields) { OnEvent(t_us, node, ev, fields); });
+}
+
+void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view ev,
+                          const TraceFields& fields) {
+  last_t_us_ = std::max(last_t_us_, t_us);
+  if (ev == "leader_elected") {
+    std::optional<TopicPartition> tp = TpField(fields);
+    if (!tp) return;
+    ElectionRecord election;
+    election.t_us = t_us;
+    election.tp = *tp;
+    election.leader = BrokerId(static_cast<int32_t>(IntField(fields, "leader")));
+    election.epoch = static_cast<int32_t>(IntField(fields, "epoch"));
+    election.isr = IdsField(fields, "isr");
+    election.unclean = BoolField(fields, "unclean");
+    election.reason = StringField(fields, "reason");
+    election.policy = StringField(fields, "policy");
+    PartitionTrack& track = Track(*tp, t_us);
+    track.leader = election.leader;
+    track.isr = election.isr;
+    Reassess(*tp, track, t_us);
+    elections_.push_back(std::move(election));
+  } else if (ev == "partition_offline") {
+    std::optional<TopicPartition> tp = TpField(fields);
+    if (!tp) return;
+    PartitionTrack& track = Track(*tp, t_us);
+    track.leader = BrokerId(-1);
+    track.isr = IdsField(fields, "isr");
+    Reassess(*tp, track, t_us);
+  } else if (ev == "isr_shrink" || ev == "isr_expand") {
+    std::optional<TopicPartition> tp = TpField(fields);
+    if (!tp) return;
+    PartitionTrack& track = Track(*tp, t_us);
+    // Only the current leader's word counts: a deposed leader's late answer from ZooKeeper
+    // must not overwrite the ISR the controller gave its successor.
+    if (BrokerOfNode(node) != track.leader.value()) return;
+    track.isr = IdsField(fields, "isr");
+    Reassess(*tp, track, t_us);
+  } else if (ev == "truncate") {
+    std::optional<TopicPartition> tp = TpField(fields);
+    if (!tp) return;
+    TruncationRecord truncation;
+    truncation.t_us = t_us;
+    truncation.broker = BrokerId(BrokerOfNode(node));
+    truncation.tp = *tp;
+    truncation.from_leo = Offset(IntField(fields, "from_leo", 0));
+    truncation.to = Offset(IntField(fields, "to", 0));
+    truncation.records = IntField(fields, "records", 0);
+    truncation.reason = StringField(fields, "reason");
+    truncations_.push_back(std::move(truncation));
+  } else if (ev == "produce_retry") {
+    std::optional<TopicPartition> tp = TpField(fields);
+    if (!tp) return;
+    retries_.push_back(RetryRecord{t_us, std::string(node), *tp,
+                                   static_cast<int32_t>(IntField(fields, "attempt", 0)),
+                                   StringField(fields, "error")});
+  } else if (ev == "partitions_assigned" || ev == "partitions_revoked") {
+    RebalanceRecord rebalance{t_us, std::string(node), std::string(ev), {}};
+    auto names = fields.find("partitions");
+    if (names != fields.end() && names->is_array()) {
+      for (const TraceFields& name : *names) {
+        if (!name.is_string()) continue;
+        if (std::optional<TopicPartition> tp = ParseTopicPartition(name.get<std::string>())) {
+          rebalance.partitions.push_back(std::move(*tp));
+        }
+      }
+    }
+    rebalances_.push_back(std::move(rebalance));
+  } else if (ev == "offset_reset") {
+    std::optional<TopicPartition> tp = TpField(fields);
+    if (!tp) return;
+    offset_resets_.push_back(OffsetResetRecord{
+        t_us, std::string(node), *tp, StringField(fields, "strategy"),
+        Offset(IntField(fields, "offset", 0)), Offset(IntField(fields, "from", -1))});
+  } else if (ev == "offset_fetched") {
+    std::optional<TopicPartition> tp = TpField(fields);
+    if (!tp) return;
+    offset_fetches_.push_back(OffsetFetchRecord{t_us, std::string(node),
+                                                StringField(fields, "group"), *tp,
+                                                Offset(IntField(fields, "offset", -1))});
+  } else if (ev == "offsets_committed") {
+    commit_writes_.push_back(CommitWriteRecord{t_us, BrokerId(BrokerOfNode(node)),
+                                               StringField(fields, "group"),
+                                               StringField(fields, "error")});
+  } else if (ev == "cli_output") {
+    const int64_t index = IntField(fields, "index");
+    if (node == "scenario" && index >= 0 &&
+        StringField(fields, "line").starts_with(kConsoleConsumerExit)) {
+      stopped_tools_.insert("cli-" + std::to_string(index));
+    }
+  } else if (ev == "invariant_violation") {
+    violations_.push_back(StringField(fields, "rule") + " " + StringField(fields, "topic") + "-" +
+                          std::to_string(IntField(fields, "partition")) + ": " +
+                          StringField(fields, "message"));
+  } else if (IsFault(ev)) {
+    OnFault(t_us, node, ev, fields);
+  }
+}
+
+void RunObserver::OnFault(TimeUs t_us, std::string_view node, std::string_view ev,
+                          const TraceFields& fields) {
+  // A console consumer that stopped itself, and the final phase restarting its empty node.
+  if ((ev == "shutdown" || ev == "restart") && stopped_tools_.contains(std::string(node))) return;
+  faults_.push_back(FaultRecord{t_us, std::string(node), std::string(ev), FaultDetail(ev, fields)});
+  const int32_t broker = BrokerOfNode(node);
+  if (broker < 0) return;
+  if (ev == "crash" || ev == "shutdown") {
+    broker_up_[broker] = false;
+  } else if (ev == "restart") {
+    broker_up_[broker] = true;
+  } else {
+    return;
+  }
+  ReassessAll(t_us);
+}
+
+void RunObserver::SetMinInsyncReplicas(const std::string& topic, int32_t min_isr) {
+  min_isr_[topic] = min_isr;
+  ReassessAll(std::max(last_t_us_, world_.Now()));
+}
+
+void RunObserver::WatchPartition(const TopicPartition& tp, TimeUs t_us) {
+  last_t_us_ = std::max(last_t_us_, t_us);
+  Track(tp, t_us);
+}
+
+std::vector<TopicPartition> RunObserver::partitions() const {
+  std::vector<TopicPartition> known;
+  known.reserve(partitions_.size());
+  for (const auto& entry : partitions_) known.push_back(entry.first);
+  return known;
+}
+
+int64_t RunObserver::UnavailableMs(const TopicPartition& tp, TimeUs end_us) const {
+  auto it = partitions_.find(tp);
+  if (it == partitions_.end()) return 0;
+  const PartitionTrack& track = it->second;
+  TimeUs total_us = track.unavailable_total_us;
+  if (track.unavailable && end_us > track.unavailable_since_us) {
+    total_us += end_us - track.unavailable_since_us;
+  }
+  return total_us / 1000;
+}
+
+RunObserver::PartitionTrack& RunObserver::Track(const TopicPartition& tp, TimeUs t_us) {
+  auto [it, added] = partitions_.try_emplace(tp);
+  if (added) {
+    it->second.known_since_us = t_us;
+    it->second.unavailable = true;  // no leader known yet
+    it->second.unavailable_since_us = t_us;
+  }
+  return it->second;
+}
+
+void RunObserver::Reassess(const TopicPartition& tp, PartitionTrack& track, TimeUs t_us) {
+  auto min_isr = min_isr_.find(tp.topic);
+  const size_t needed = min_isr == min_isr_.end() ? 1 : static_cast<size_t>(min_isr->second);
+  const bool unavailable =
+      track.leader.value() < 0 || !BrokerUp(track.leader) || track.isr.size() < needed;
+  if (unavailable == track.unavailable) return;
+  if (track.unavailable) {
+    track.unavailable_total_us += std::max<TimeUs>(0, t_us - track.unavailable_since_us);
+  } else {
+    track.unavailable_since_us = t_us;
+  }
+  track.unavailable = unavailable;
+}
+
+void RunObserver::ReassessAll(TimeUs t_us) {
+  for (auto& [tp, track] : partitions_) Reassess(tp, track, t_us);
+}
+
+bool RunObserver::BrokerUp(BrokerId broker) const {
+  auto it = broker_up_.find(broker.value());
+  return it == broker_up_.end() || it->second;
+}
+
+}  // namespace ksim::sim

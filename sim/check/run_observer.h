@@ -1,0 +1,206 @@
+// RunObserver: what happened in a run besides the clients' history, gathered from the World's
+// state events (World::AddTraceTap) as they are written: leader elections, truncations, faults,
+// producer retries, consumer rebalances, invariant violations, and per partition the time it was
+// unavailable. The history checker (sim/check/history_checker.h) reads it to count elections and
+// unavailability and to name the cause of each loss or duplicate. docs/scenarios.md, "Metrics".
+//
+// Events read (docs/trace-format.md): the controller's leader_elected {topic, partition,
+// leader, epoch, isr, unclean, reason, policy} and partition_offline {topic, partition};
+// a partition's isr_shrink / isr_expand {topic, partition, isr} on its leader's node and
+// truncate {topic, partition, from_leo, to, records, reason} on the truncating broker's node;
+// the World's crash / shutdown / restart (on broker-<id> and client nodes), partition, heal,
+// slow, disk_fault and the Cluster's zk_expire; a producer's produce_retry {topic, partition,
+// attempt, error}; a consumer's partitions_assigned / partitions_revoked and offset_reset
+// {topic, partition, strategy, offset, from} and offset_fetched {group, topic, partition,
+// offset}; a group coordinator's offsets_committed {group, partitions, error} on its broker's
+// node; ZooKeeperServer's zk_down / zk_up on node `zk`; the checker's invariant_violation; the
+// runner's cli_output {index, line} on node `scenario` (only to see a console consumer stop
+// itself). Other events are ignored.
+//
+// Faults: a console consumer stopped at --max-messages (ConsumerClient::Stop: the tool prints
+// "Processed a total of N messages" as cli_output of its action index N, then its node cli-<N>
+// shuts down) is not a fault: that shutdown, and the final phase's restart of that node (which
+// runs nothing), are not listed. Its crash, if one were injected, still is.
+//
+// Unavailability (the `unavailable_ms` metric): a partition is unavailable while it has no
+// leader (before its first election, after partition_offline, or while the elected leader's
+// node is down: crashed or shut down and not yet replaced) or while its ISR is smaller than its
+// min.insync.replicas (SetMinInsyncReplicas; 1 when never set). It is counted from the moment
+// the partition is first known (its first leader_elected or partition_offline, or
+// WatchPartition) to the end given to UnavailableMs. Internal topics (names starting with "__")
+// are watched like any other; the checker decides which to sum.
+//
+// Details: an isr_shrink / isr_expand counts only from the node of the partition's current
+// leader (a deposed leader's late ISR write must not overwrite its successor's ISR); a
+// leader_elected naming a broker whose node is down (the controller had not noticed the crash
+// yet) leaves the partition unavailable until that broker restarts or another is elected; a
+// restart of the leader's node makes the partition available again (the broker recovers as the
+// leader the controller still names). A network partition that cuts a live leader off is not
+// unavailability by this measure (the controller still names a live leader). Faults are
+// recorded whatever node they hit (isolate included); only broker nodes change availability.
+// SetMinInsyncReplicas takes effect at the later of the World's time and the last event seen.
+//
+// Single-threaded; borrows nothing after construction but the World it taps (which must
+// outlive it: the tap holds `this`).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/base/topic_partition.h"
+#include "core/base/types.h"
+#include "sim/world/world.h"
+
+namespace ksim::sim {
+
+struct ElectionRecord {
+  TimeUs t_us = 0;
+  TopicPartition tp;
+  BrokerId leader{-1};
+  int32_t epoch = 0;
+  std::vector<int32_t> isr;
+  bool unclean = false;
+  std::string reason;  // new_partition, controller_failover, broker_failure, ...
+  std::string policy;  // the election policy's name
+};
+
+struct TruncationRecord {
+  TimeUs t_us = 0;
+  BrokerId broker{-1};
+  TopicPartition tp;
+  Offset from_leo{0};   // the log end before
+  Offset to{0};         // the log end after (the new log start for offset_out_of_range)
+  int64_t records = 0;  // records removed: offsets [from_leo - records, from_leo)
+  std::string reason;   // the truncate event's reason: high_watermark, leader_epoch, ...
+  // Whether the truncation removed `offset`.
+  bool Removed(Offset offset) const { return offset < from_leo && offset >= from_leo - records; }
+};
+
+// A fault or lifecycle change of a node, or a network change (node "world").
+struct FaultRecord {
+  TimeUs t_us = 0;
+  std::string node;
+  // crash, shutdown, restart, partition, heal, isolate, slow, disk_fault, zk_expire, zk_down,
+  // zk_up
+  std::string ev;
+  std::string detail;  // a short human text of the event's fields ("" when none)
+};
+
+struct RetryRecord {
+  TimeUs t_us = 0;
+  std::string client;
+  TopicPartition tp;
+  int32_t attempt = 0;
+  std::string error;  // Kafka's error name
+};
+
+// A consumer's offset_reset {topic, partition, strategy, offset, from}: where it started (from
+// -1: it had no position, e.g. no committed offset) or restarted (from: the position out of range).
+struct OffsetResetRecord {
+  TimeUs t_us = 0;
+  std::string client;
+  TopicPartition tp;
+  std::string strategy;  // earliest or latest
+  Offset offset{0};      // the position it reset to
+  Offset from{-1};       // the position it had, -1 when none
+};
+
+// A consumer's offset_fetched: the committed position of `group` it resumed `tp` from (-1:
+// none). A position past what the consumer saw committed means a commit it thought lost (or
+// never heard back from) had been written.
+struct OffsetFetchRecord {
+  TimeUs t_us = 0;
+  std::string client;
+  std::string group;  // "" without a group
+  TopicPartition tp;
+  Offset offset{-1};
+};
+
+// A group coordinator's offsets_committed: a commit of `group` written to the offsets log
+// (error NONE) or refused, on broker `broker`, whether or not its answer reached the client.
+struct CommitWriteRecord {
+  TimeUs t_us = 0;
+  BrokerId broker{-1};
+  std::string group;
+  std::string error;  // Kafka's error name, NONE when written
+};
+
+struct RebalanceRecord {
+  TimeUs t_us = 0;
+  std::string client;
+  std::string ev;  // partitions_assigned or partitions_revoked
+  std::vector<TopicPartition> partitions;
+};
+
+// "12.300 s": a time in seconds with 3 decimals (milliseconds, rounded down), as causes say it.
+std::string FormatSeconds(TimeUs t_us);
+
+class RunObserver {
+ public:
+  // Taps `world`.
+  explicit RunObserver(World& world);
+  RunObserver(const RunObserver&) = delete;
+  RunObserver& operator=(const RunObserver&) = delete;
+
+  // What the tap calls; public so tests can feed events by hand.
+  void OnEvent(TimeUs t_us, std::string_view node, std::string_view ev, const TraceFields& fields);
+
+  // The topic's min.insync.replicas from now on (topic creation, a config change).
+  void SetMinInsyncReplicas(const std::string& topic, int32_t min_isr);
+  // Starts counting `tp` as unavailable (no leader yet) from `t_us` if it is not known yet.
+  void WatchPartition(const TopicPartition& tp, TimeUs t_us);
+
+  const std::vector<ElectionRecord>& elections() const { return elections_; }
+  const std::vector<TruncationRecord>& truncations() const { return truncations_; }
+  const std::vector<FaultRecord>& faults() const { return faults_; }
+  const std::vector<RetryRecord>& retries() const { return retries_; }
+  const std::vector<RebalanceRecord>& rebalances() const { return rebalances_; }
+  const std::vector<OffsetResetRecord>& offset_resets() const { return offset_resets_; }
+  const std::vector<OffsetFetchRecord>& offset_fetches() const { return offset_fetches_; }
+  const std::vector<CommitWriteRecord>& commit_writes() const { return commit_writes_; }
+  // invariant_violation events, each as "<rule> <topic>-<partition>: <message>".
+  const std::vector<std::string>& invariant_violations() const { return violations_; }
+
+  // Every partition known, in order.
+  std::vector<TopicPartition> partitions() const;
+  // Milliseconds (rounded down) `tp` was unavailable from when it became known until `end_us`.
+  int64_t UnavailableMs(const TopicPartition& tp, TimeUs end_us) const;
+
+ private:
+  struct PartitionTrack {
+    TimeUs known_since_us = 0;
+    BrokerId leader{-1};
+    std::vector<int32_t> isr;
+    bool unavailable = true;
+    TimeUs unavailable_since_us = 0;
+    TimeUs unavailable_total_us = 0;
+  };
+  PartitionTrack& Track(const TopicPartition& tp, TimeUs t_us);
+  void Reassess(const TopicPartition& tp, PartitionTrack& track, TimeUs t_us);
+  void ReassessAll(TimeUs t_us);
+  bool BrokerUp(BrokerId broker) const;
+  void OnFault(TimeUs t_us, std::string_view node, std::string_view ev, const TraceFields& fields);
+
+  World& world_;
+  TimeUs last_t_us_ = 0;  // the latest time seen (an event or the world's clock)
+
+  std::vector<ElectionRecord> elections_;
+  std::vector<TruncationRecord> truncations_;
+  std::vector<FaultRecord> faults_;
+  std::vector<RetryRecord> retries_;
+  std::vector<RebalanceRecord> rebalances_;
+  std::vector<OffsetResetRecord> offset_resets_;
+  std::vector<OffsetFetchRecord> offset_fetches_;
+  std::vector<CommitWriteRecord> commit_writes_;
+  std::vector<std::string> violations_;
+  std::map<TopicPartition, PartitionTrack> partitions_;
+  std::map<std::string, int32_t, std::less<>> min_isr_;
+  std::map<int32_t, bool> broker_up_;    // broker id -> node up (absent: up)
+  std::set<std::string> stopped_tools_;  // cli-<n> nodes whose console consumer stopped itself
+};
+
+}  // namespace ksim::sim

@@ -1,0 +1,190 @@
+#include "sim/cluster/auditor.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "core/base/check.h"
+#include "core/cluster/partition.h"
+#include "core/record/record_batch.h"
+#include "core/storage/log.h"
+#include "core/zk/paths.h"
+
+namespace ksim::sim {
+namespace {
+
+// Bytes asked for per Log::Read; the loop goes on until the end offset.
+constexpr int32_t kReadChunkBytes = 1 << 20;
+// A bound on the reads of one replica: far more chunks than a simulated run writes.
+constexpr int kMaxReadRounds = 1 << 20;
+
+std::string ReplicaName(BrokerId broker, const TopicPartition& tp) {
+  return BrokerNodeName(broker) + " " + ToString(tp);
+}
+
+// The records of `log` in [from, end), in offset order: keys and values as text, each record's
+// producer id and sequence from its batch header.
+Result<std::vector<AuditedRecord>> ReadRecords(Log& log, Offset from, Offset end) {
+  std::vector<AuditedRecord> records;
+  Offset next = from;
+  for (int round = 0; next < end; ++round) {
+    KSIM_CHECK(round < kMaxReadRounds);
+    KSIM_ASSIGN_OR_RETURN(FetchDataInfo read,
+                          log.Read(next, kReadChunkBytes, std::nullopt, /*min_one_message=*/true));
+    if (read.records.empty()) break;  // the log end
+    BatchIterator batches(read.records);
+    const Offset before = next;
+    while (std::optional<BatchIterator::Item> batch = batches.Next()) {
+      KSIM_ASSIGN_OR_RETURN(std::vector<Record> decoded, DecodeRecords(batch->bytes));
+      const BatchHeader& header = batch->header;
+      for (const Record& record : decoded) {
+        if (record.offset < next || record.offset >= end) continue;
+        AuditedRecord audited;
+        audited.offset = record.offset;
+        if (record.key) audited.key = std::string(AsChars(*record.key));
+        if (record.value) audited.value = std::string(AsChars(*record.value));
+        if (header.producer_id != kNoProducerId) {
+          audited.producer_id = header.producer_id.value();
+          if (header.base_sequence != kNoSequence) {
+            audited.sequence = header.base_sequence.value() +
+                               static_cast<int32_t>(record.offset - header.base_offset);
+          }
+        }
+        records.push_back(std::move(audited));
+        next = record.offset + 1;
+      }
+      // A batch whose records all lie below `next` (or a control batch) still moves on.
+      if (header.next_offset() > next && header.next_offset() <= end) next = header.next_offset();
+    }
+    KSIM_RETURN_IF_ERROR(batches.status());
+    if (next == before) break;  // nothing readable at `next`: stop rather than spin
+  }
+  return records;
+}
+
+std::string Describe(const AuditedRecord& record) {
+  std::string text = "\"" + record.value + "\"";
+  if (record.key) text += " (key \"" + *record.key + "\")";
+  return text;
+}
+
+// Each offset below both HWs where `replica` differs from the leader's records.
+void CompareReplica(const std::vector<AuditedRecord>& leader_records,
+                    const std::vector<AuditedRecord>& replica_records, BrokerId broker, Offset from,
+                    Offset end, std::vector<ReplicaDivergence>& divergences) {
+  std::map<int64_t, const AuditedRecord*> leader_at;
+  for (const AuditedRecord& record : leader_records) {
+    if (record.offset >= from && record.offset < end) leader_at[record.offset.value()] = &record;
+  }
+  std::map<int64_t, const AuditedRecord*> replica_at;
+  for (const AuditedRecord& record : replica_records) {
+    if (record.offset >= from && record.offset < end) replica_at[record.offset.value()] = &record;
+  }
+  for (const auto& [offset, leader] : leader_at) {
+    auto found = replica_at.find(offset);
+    if (found == replica_at.end()) {
+      divergences.push_back(
+          {broker, Offset(offset), "replica lacks offset " + std::to_string(offset)});
+      continue;
+    }
+    const AuditedRecord& other = *found->second;
+    if (other.value != leader->value || other.key != leader->key ||
+        other.producer_id != leader->producer_id || other.sequence != leader->sequence) {
+      divergences.push_back(
+          {broker, Offset(offset),
+           "leader has " + Describe(*leader) + ", replica has " + Describe(other)});
+    }
+  }
+  for (const auto& [offset, record] : replica_at) {
+    if (leader_at.count(offset) == 0) {
+      divergences.push_back(
+          {broker, Offset(offset),
+           "leader lacks offset " + std::to_string(offset) + ", replica has " + Describe(*record)});
+    }
+  }
+}
+
+std::vector<int32_t> IsrIds(const std::vector<BrokerId>& isr) {
+  std::vector<int32_t> ids;
+  for (BrokerId id : isr) ids.push_back(id.value());
+  return ids;
+}
+
+PartitionAudit AuditPartition(Cluster& cluster, const TopicPartition& tp,
+                              std::vector<std::string>& errors) {
+  PartitionAudit audit;
+  audit.tp = tp;
+  const BrokerId leader_id = cluster.LeaderOf(tp);
+  Broker* leader_broker = leader_id == kNoBroker ? nullptr : cluster.broker(leader_id);
+  Partition* leader = leader_broker == nullptr ? nullptr : leader_broker->GetPartition(tp);
+  if (leader == nullptr) {
+    errors.push_back(ToString(tp) + ": no live leader");
+    return audit;
+  }
+  audit.leader = leader_id;
+  audit.leader_epoch = leader->leader_epoch().value();
+  audit.log_start_offset = leader->log_start_offset();
+  audit.high_watermark = leader->high_watermark();
+  audit.log_end_offset = leader->log_end_offset();
+  audit.isr = IsrIds(leader->isr());
+  {
+    VirtualDisk::InspectionScope inspect(*cluster.world().node(BrokerNodeName(leader_id)).disk());
+    Result<std::vector<AuditedRecord>> records =
+        ReadRecords(leader->log(), audit.log_start_offset, audit.high_watermark);
+    if (!records.ok()) {
+      errors.push_back(ReplicaName(leader_id, tp) + " (leader): " + records.status().ToString());
+      return audit;
+    }
+    audit.records = std::move(records).value();
+  }
+  for (BrokerId id : cluster.broker_ids()) {
+    if (id == leader_id) continue;
+    Broker* broker = cluster.broker(id);
+    Partition* replica = broker == nullptr ? nullptr : broker->GetPartition(tp);
+    if (replica == nullptr) continue;  // down, or holds no replica
+    const Offset from = std::max(audit.log_start_offset, replica->log_start_offset());
+    const Offset end = std::min(audit.high_watermark, replica->high_watermark());
+    if (from >= end) continue;
+    VirtualDisk::InspectionScope inspect(*cluster.world().node(BrokerNodeName(id)).disk());
+    Result<std::vector<AuditedRecord>> records = ReadRecords(replica->log(), from, end);
+    if (!records.ok()) {
+      errors.push_back(ReplicaName(id, tp) + ": " + records.status().ToString());
+      continue;
+    }
+    CompareReplica(audit.records, *records, id, from, end, audit.divergences);
+  }
+  return audit;
+}
+
+}  // namespace
+
+std::vector<PartitionId> PartitionsInZooKeeper(Cluster& cluster, const std::string& topic) {
+  std::vector<PartitionId> partitions;
+  std::optional<ZnodeData> data = cluster.zookeeper().Read(zk::TopicPath(topic));
+  if (!data) return partitions;
+  Result<zk::ReplicaAssignment> assignment = zk::DecodeReplicaAssignment(data->data);
+  if (!assignment.ok()) return partitions;
+  for (const auto& [partition, replicas] : *assignment) partitions.push_back(partition);
+  return partitions;
+}
+
+FinalAudit AuditCluster(Cluster& cluster, const std::vector<std::string>& topics) {
+  FinalAudit audit;
+  audit.t_us = cluster.world().Now();
+  const std::set<std::string> names(topics.begin(), topics.end());
+  for (const std::string& topic : names) {
+    const std::vector<PartitionId> partitions = PartitionsInZooKeeper(cluster, topic);
+    if (partitions.empty()) {
+      audit.errors.push_back("topic " + topic + ": not in ZooKeeper (never created or deleted)");
+      continue;
+    }
+    for (PartitionId partition : partitions) {
+      audit.partitions.push_back(
+          AuditPartition(cluster, TopicPartition{topic, partition}, audit.errors));
+    }
+  }
+  return audit;
+}
+
+}  // namespace ksim::sim

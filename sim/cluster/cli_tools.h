@@ -1,0 +1,113 @@
+// The seed's command-line tools run against a simulated cluster: a scenario's `cli` action
+// (docs/scenarios.md, "cli"). Each command was parsed at load time (sim/scenario/cli.h); here it
+// runs, asynchronously on the simulated cluster, and its output lines come out the way Kafka
+// 0.10's own tool prints them:
+//
+// - kafka-topics.sh talks to ZooKeeper through the Cluster's TopicAdmin (core/admin/topic_admin.h):
+//   --create prints `Created topic "t".` (after TopicCommand's WARNING line about '.' and '_'
+//   when the name has either), or Kafka's error line, e.g. `Error while executing topic
+//   command : replication factor: 3 larger than available brokers: 1` (the stack trace Kafka
+//   logs after it is left out); --list one name a line (`t - marked for deletion`), --describe
+//   Kafka's two lines a topic and one a partition (`Topic:t\tPartitionCount:1\t
+//   ReplicationFactor:3\tConfigs:` then `\tTopic: t\tPartition: 0\tLeader: 1\tReplicas: 1,2,3
+//   \tIsr: 1,2,3`), --delete `Topic t is marked for deletion.` and `Note: This will have no
+//   impact if delete.topic.enable is not set to true.` (`Error while executing topic command :
+//   Topic t does not exist on ZK path <--zookeeper>` when nothing matches). As in Kafka, the
+//   --topic of --list, --describe and --delete is a regular expression matched against whole
+//   names (Whitelist: ',' means '|').
+// - kafka-console-producer.sh: a ProducerClient node named "cli-<action index>" with the 0.10
+//   console producer's settings (acks=1 as --request-required-acks' default, retries=3,
+//   linger.ms=1000, request.timeout.ms=1500, max.block.ms=60000, ...), messages 0, that sends
+//   every `input` line as a record value (key null) at once, in order, as the tool's
+//   asynchronous send() does with lines typed together; it prints nothing on success and, per
+//   failed record, ErrorLoggingCallback's two lines (`ERROR Error when sending message to topic
+//   t with key: null, value: 10 bytes with error: (org.apache.kafka.clients.producer.internals.
+//   ErrorLoggingCallback)` then `org.apache.kafka.common.errors.<Exception>: <Kafka's message>`;
+//   no timestamp). Its sends are in the History like any producer's.
+// - kafka-console-consumer.sh: a ConsumerClient node "cli-<action index>" with no group (every
+//   partition assigned; --group G joins G with auto commit instead), auto.offset.reset earliest
+//   with --from-beginning else latest, --max-messages honoured; it prints each record's value
+//   as one line when it is delivered (and `Processed a total of N messages` when --max-messages
+//   is reached: the client is then stopped, ConsumerClient::Stop, its node shut down cleanly),
+//   else keeps running to the end of the run. Its deliveries are in the History under its own
+//   client id.
+//
+// Output lines go to `output(index, line)` as they are printed (the runner traces them as
+// cli_output and keeps them for the report); `done(index)` runs when the command has finished
+// (kafka-topics.sh: after its answer; the console producer: after every line's outcome, a crash
+// of its node included; the console consumer: at --max-messages, else never). `done` always
+// runs in an event of its own, never inside Run; output lines may come inside Run (a
+// WARNING, a missing argument).
+//
+// Ownership: borrows the Cluster and the History (they outlive it); owns the client nodes'
+// clients it creates. Single-threaded.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/admin/topic_admin.h"
+#include "core/base/status.h"
+#include "sim/check/history.h"
+#include "sim/cluster/clients.h"
+#include "sim/cluster/cluster.h"
+#include "sim/scenario/scenario.h"
+
+namespace ksim::sim {
+
+class CliTools {
+ public:
+  using Output = std::function<void(size_t action_index, const std::string& line)>;
+  using Done = std::function<void(size_t action_index)>;
+
+  CliTools(Cluster& cluster, History& history, Output output, Done done = nullptr);
+  ~CliTools();
+  CliTools(const CliTools&) = delete;
+  CliTools& operator=(const CliTools&) = delete;
+
+  // Starts `action` (the scenario's action number `action_index`) now. Errors only for what the
+  // simulation cannot do (a node name taken); a tool's own errors are output lines.
+  Status Run(size_t action_index, const CliAction& action);
+
+  // Topics created by --create so far (the runner audits them too).
+  const std::vector<std::string>& created_topics() const { return created_topics_; }
+  // The console clients, for the runner's final phase (restart, drain) and checker input.
+  const std::vector<std::unique_ptr<ProducerClient>>& producers() const { return producers_; }
+  const std::vector<std::unique_ptr<ConsumerClient>>& consumers() const { return consumers_; }
+
+ private:
+  void RunTopics(size_t index, const CliAction& action);
+  void CreateTopic(size_t index, const CliCommand& command);
+  // --list, --describe and --delete: the topics matching --topic, then the action.
+  void ListThen(size_t index, const CliCommand& command);
+  void DescribeNext(size_t index, std::vector<ListedTopic> topics, size_t next);
+  void DeleteTopics(size_t index, const CliCommand& command, std::vector<ListedTopic> topics);
+  void DeleteNext(size_t index, std::vector<ListedTopic> topics, size_t next);
+  Status RunConsoleProducer(size_t index, const CliAction& action);
+  Status RunConsoleConsumer(size_t index, const CliAction& action);
+  void StopConsumer(size_t index, ConsumerClient& client);
+
+  // Each line of `text` (lines end in '\n', the last may not) to output_.
+  void Print(size_t index, std::string_view text);
+  void Finish(size_t index);
+  // Runs `callback` in an event of its own, unless this CliTools is gone by then.
+  void Later(std::function<void()> callback);
+  std::vector<std::string> BrokerNodes();
+  static std::string ClientName(size_t index);
+
+  Cluster& cluster_;
+  History& history_;
+  Output output_;
+  Done done_;
+  std::vector<std::string> created_topics_;
+  std::vector<std::unique_ptr<ProducerClient>> producers_;
+  std::vector<std::unique_ptr<ConsumerClient>> consumers_;
+  // Expires with this object: the TopicAdmin's and the loop's callbacks check it first.
+  std::shared_ptr<bool> alive_;
+};
+
+}  // namespace ksim::sim

@@ -1,0 +1,446 @@
+#include "sim/cluster/cluster.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/base/check.h"
+
+namespace ksim::sim {
+
+// One incarnation of a broker process: what dies with it. Members are destroyed in reverse
+// order: the Broker first, then the seams it borrowed.
+struct Cluster::Process {
+  uint64_t incarnation = 0;
+  std::unique_ptr<ZooKeeperClient> zk;
+  std::unique_ptr<SimTransport> transport;
+  std::unique_ptr<StreamRandomSource> random;
+  std::unique_ptr<Broker> broker;
+  bool shutting_down = false;
+};
+
+Result<std::unique_ptr<Cluster>> Cluster::Create(World& world, ClusterOptions options) {
+  std::unique_ptr<Cluster> cluster(new Cluster(world, std::move(options)));
+  KSIM_RETURN_IF_ERROR(cluster->Build());
+  return cluster;
+}
+
+Cluster::Cluster(World& world, ClusterOptions options)
+    : world_(world), options_(std::move(options)) {}
+
+Cluster::~Cluster() {
+  // As a crash: nothing more is written. Brokers go before the ZooKeeper server they talk to.
+  for (BrokerSlot& slot : slots_) slot.process.reset();
+  topic_admin_.reset();
+  admin_zk_.reset();
+  zk_server_.reset();
+}
+
+Status Cluster::Build() {
+  if (options_.brokers < 1) {
+    return Status(Errc::kInvalidArgument, "a cluster needs at least one broker");
+  }
+  // An election policy the controller cannot run is bad input, not a crash later.
+  ControllerOptions controller_options;
+  controller_options.election_policy = options_.election_policy;
+  KSIM_RETURN_IF_ERROR(Controller::ValidateOptions(controller_options));
+  ZooKeeperOptions zk_options = options_.zookeeper;
+  zk_options.node = std::string(kZooKeeperNodeName);
+  KSIM_ASSIGN_OR_RETURN(zk_node_, world_.AddNode(zk_options.node));
+  zk_server_ = std::make_unique<ZooKeeperServer>(world_.loop(), world_.network(), zk_options);
+  zk_server_->SetObserver([this](const ZkServerEvent& event) {
+    TraceFields fields = TraceFields::object();
+    if (event.session != kNoSession) fields["session"] = event.session.value();
+    if (!event.client_node.empty()) fields["client"] = std::string(event.client_node);
+    if (!event.ephemerals_deleted.empty()) fields["ephemerals_deleted"] = event.ephemerals_deleted;
+    world_.Trace(kZooKeeperNodeName, ZkServerEventTypeName(event.type), fields);
+  });
+
+  slots_.resize(static_cast<size_t>(options_.brokers));
+  for (int32_t id = 1; id <= options_.brokers; ++id) {
+    BrokerSlot& slot = slots_[static_cast<size_t>(id - 1)];
+    slot.id = BrokerId(id);
+    const std::string name = BrokerNodeName(slot.id);
+    KSIM_ASSIGN_OR_RETURN(slot.config, MakeConfig(id, name));
+    KSIM_ASSIGN_OR_RETURN(slot.node, world_.AddNode(name, NodeOptions{options_.disk}));
+    slot.node->AddLifecycleListener(
+        [this, index = static_cast<size_t>(id - 1)](NodeLifecycle event) {
+          OnLifecycle(slots_[index], event);
+        });
+  }
+
+  KSIM_ASSIGN_OR_RETURN(admin_node_, world_.AddNode(std::string(kAdminNodeName)));
+  ZkClientOptions admin_options;
+  admin_options.server_node = zk_options.node;
+  admin_options.session_timeout_us = options_.admin_session_timeout_us;
+  admin_zk_ = std::make_unique<ZooKeeperClient>(world_.loop(), world_.network(), kAdminNodeName,
+                                                world_.StreamFor("zkclient/admin"), admin_options);
+  admin_zk_->Attach();
+  admin_random_ = std::make_unique<StreamRandomSource>(world_.StreamFor("admin/topics"));
+  topic_admin_ = std::make_unique<TopicAdmin>(*admin_zk_, *admin_random_, slots_.front().config,
+                                              std::string(kZooKeeperConnect));
+
+  if (options_.check_invariants) {
+    checker_ = std::make_unique<InvariantChecker>([this](const InvariantViolation& violation) {
+      world_.Trace(kVerdictNode, "invariant_violation",
+                   TraceFields{{"rule", violation.rule},
+                               {"topic", violation.tp.topic},
+                               {"partition", violation.tp.partition.value()},
+                               {"message", violation.message}});
+    });
+  }
+  return Status::Ok();
+}
+
+Result<BrokerConfig> Cluster::MakeConfig(int32_t id, const std::string& node_name) const {
+  const std::string who = "broker " + std::to_string(id) + ": ";
+  BrokerConfig base;
+  auto properties = options_.server_properties.find(id);
+  if (properties != options_.server_properties.end()) {
+    Result<BrokerConfig> parsed = ParseServerProperties(properties->second, "server.properties");
+    if (!parsed.ok()) {
+      return Status(parsed.status().code(), who + parsed.status().message());
+    }
+    base = std::move(parsed).value();
+  } else {
+    Result<BrokerConfig> defaults = MakeBrokerConfig({});
+    KSIM_CHECK(defaults.ok());
+    base = std::move(defaults).value();
+  }
+
+  // ksim's defaults, for keys nothing else names.
+  auto named = [&](std::string_view key) {
+    if (base.originals.count(std::string(key)) > 0) return true;
+    auto in = [&](const ConfigOverrides& overrides) {
+      return std::any_of(overrides.begin(), overrides.end(),
+                         [&](const auto& setting) { return setting.first == key; });
+    };
+    if (in(options_.config)) return true;
+    auto own = options_.broker_config.find(id);
+    return own != options_.broker_config.end() && in(own->second);
+  };
+  ConfigOverrides defaults;
+  if (!named("log.index.size.max.bytes")) {
+    defaults.emplace_back("log.index.size.max.bytes", std::to_string(kClusterIndexSizeMaxBytes));
+  }
+  if (!named("offsets.topic.num.partitions")) {
+    defaults.emplace_back("offsets.topic.num.partitions",
+                          std::to_string(kClusterOffsetsTopicNumPartitions));
+  }
+
+  ConfigOverrides all = defaults;
+  all.insert(all.end(), options_.config.begin(), options_.config.end());
+  auto own = options_.broker_config.find(id);
+  if (own != options_.broker_config.end()) {
+    all.insert(all.end(), own->second.begin(), own->second.end());
+  }
+  // What the simulation fixes.
+  all.emplace_back("broker.id", std::to_string(id));
+  all.emplace_back("log.dirs", std::string(kBrokerLogDir));
+  all.emplace_back("zookeeper.connect", std::string(kZooKeeperConnect));
+  all.emplace_back("host.name", node_name);
+  Result<BrokerConfig> config = ApplyConfigOverrides(base, all, "cluster.config");
+  if (!config.ok()) return Status(config.status().code(), who + config.status().message());
+  return config;
+}
+
+Status Cluster::Start() {
+  KSIM_CHECK_MSG(!started_, "Cluster::Start called twice");
+  started_ = true;
+  admin_zk_->Connect();
+  for (BrokerSlot& slot : slots_) KSIM_RETURN_IF_ERROR(StartProcess(slot));
+  return Status::Ok();
+}
+
+Status Cluster::StartProcess(BrokerSlot& slot) {
+  KSIM_CHECK(slot.process == nullptr);
+  Node& node = *slot.node;
+  KSIM_CHECK(node.up());
+  auto process = std::make_unique<Process>();
+  process->incarnation = node.incarnation();
+  const std::string suffix = node.name() + "/" + std::to_string(node.incarnation());
+
+  ZkClientOptions zk_options;
+  zk_options.server_node = std::string(kZooKeeperNodeName);
+  zk_options.session_timeout_us =
+      static_cast<TimeUs>(slot.config.zookeeper_session_timeout_ms) * kUsPerMs;
+  process->zk =
+      std::make_unique<ZooKeeperClient>(world_.loop(), world_.network(), node.name(),
+                                        world_.StreamFor("zkclient/" + suffix), zk_options);
+  process->transport = std::make_unique<SimTransport>(world_.network(), node.name());
+  process->random = std::make_unique<StreamRandomSource>(world_.StreamFor("broker/" + suffix));
+
+  BrokerOptions broker_options;
+  broker_options.config = slot.config;
+  broker_options.host = node.name();
+  broker_options.truncation = options_.truncation;
+  broker_options.controller.election_policy = options_.election_policy;
+  EventSink sink = [this, name = node.name()](std::string_view ev, EventFields fields) {
+    if (checker_) checker_->OnEvent(ev, fields);
+    world_.Trace(name, ev, fields);
+  };
+  BrokerSeams seams{*node.disk(), world_.loop(),    node,           *process->transport,
+                    *process->zk, *process->random, std::move(sink)};
+  process->broker = std::make_unique<Broker>(std::move(broker_options), seams);
+
+  Process* raw = process.get();
+  node.Listen(NetworkHandler{[raw](Delivery delivery) {
+                               if (!raw->zk->OnMessage(delivery))
+                                 raw->transport->OnMessage(delivery);
+                             },
+                             [raw](const Disconnect& notice) {
+                               raw->zk->OnDisconnect(notice);
+                               raw->transport->OnDisconnect(notice);
+                             }});
+  slot.process = std::move(process);
+
+  Status started = slot.process->broker->Startup();
+  if (!started.ok()) {
+    // Kafka's process exits when its logs cannot be loaded: the node stays up with nothing on it.
+    world_.Trace(node.name(), "broker_startup_failed",
+                 TraceFields{{"error", std::string(ErrcName(started.code()))},
+                             {"message", started.message()}});
+    StopProcess(slot);
+    return Status(started.code(), node.name() + ": " + started.message());
+  }
+  return Status::Ok();
+}
+
+void Cluster::StopProcess(BrokerSlot& slot) {
+  if (slot.process == nullptr) return;
+  // Unhook the network first: the handler points into the process.
+  if (slot.node->up()) slot.node->Listen(NetworkHandler{[](Delivery) {}, nullptr});
+  slot.process.reset();
+}
+
+void Cluster::OnLifecycle(BrokerSlot& slot, NodeLifecycle event) {
+  switch (event) {
+    case NodeLifecycle::kCrash:
+    case NodeLifecycle::kShutdown:
+      // Crash: the disk already lost what was not synced; nothing more is written. Shutdown:
+      // Broker::Shutdown ran first (ShutdownBroker), or this is a kill with a synced disk.
+      slot.process.reset();
+      return;
+    case NodeLifecycle::kRestart: {
+      Status started = StartProcess(slot);
+      (void)started;  // traced by StartProcess
+      return;
+    }
+  }
+}
+
+Cluster::BrokerSlot& Cluster::slot(BrokerId id) {
+  KSIM_CHECK_MSG(id.value() >= 1 && id.value() <= options_.brokers, "no such broker");
+  return slots_[static_cast<size_t>(id.value() - 1)];
+}
+
+const Cluster::BrokerSlot& Cluster::slot(BrokerId id) const {
+  KSIM_CHECK_MSG(id.value() >= 1 && id.value() <= options_.brokers, "no such broker");
+  return slots_[static_cast<size_t>(id.value() - 1)];
+}
+
+// ---- Running ------------------------------------------------------------------------------------
+
+void Cluster::AddStepHook(StepHook hook) { hooks_.push_back(std::move(hook)); }
+
+void Cluster::AfterStep() {
+  if (checker_) ObserveBrokers();
+  for (const StepHook& hook : hooks_) hook();
+}
+
+void Cluster::ObserveBrokers() {
+  // The checker reads batch headers from the brokers' logs: on their disks, but without cost or
+  // faults, so that a checked run is the same run as an unchecked one.
+  for (BrokerSlot& slot : slots_) {
+    if (slot.node->disk() != nullptr) slot.node->disk()->BeginInspection();
+  }
+  checker_->BeginPass(world_.Now());
+  for (BrokerSlot& slot : slots_) {
+    if (slot.process == nullptr) continue;
+    for (const ksim::Partition* partition : slot.process->broker->Partitions()) {
+      checker_->Observe(ObserveReplica(slot.id, slot.process->incarnation, *partition));
+    }
+  }
+  checker_->EndPass();
+  for (BrokerSlot& slot : slots_) {
+    if (slot.node->disk() != nullptr) slot.node->disk()->EndInspection();
+  }
+}
+
+void Cluster::RunFor(TimeUs duration_us) {
+  KSIM_CHECK(duration_us >= 0);
+  const TimeUs end_us = world_.Now() + duration_us;
+  EventLoop& loop = world_.loop();
+  for (;;) {
+    std::optional<EventLoop::NextEvent> next = loop.PeekNext();
+    if (!next || next->time_us > end_us) break;
+    KSIM_CHECK(loop.Step());
+    AfterStep();
+  }
+  loop.RunUntil(end_us);  // nothing is due: only moves the clock
+}
+
+bool Cluster::RunUntil(const std::function<bool()>& done, TimeUs max_us) {
+  KSIM_CHECK(max_us >= 0);
+  const TimeUs end_us = world_.Now() + max_us;
+  EventLoop& loop = world_.loop();
+  if (done()) return true;
+  for (;;) {
+    std::optional<EventLoop::NextEvent> next = loop.PeekNext();
+    if (!next || next->time_us > end_us) break;
+    KSIM_CHECK(loop.Step());
+    AfterStep();
+    if (done()) return true;
+  }
+  loop.RunUntil(end_us);
+  return done();
+}
+
+// ---- Faults
+// ---------------------------------------------------------------------------------------
+
+Status Cluster::CrashBroker(BrokerId id, const CrashOptions& options) {
+  return world_.CrashNode(slot(id).node->name(), options);
+}
+
+Status Cluster::RestartBroker(BrokerId id) { return world_.RestartNode(slot(id).node->name()); }
+
+Status Cluster::ShutdownBroker(BrokerId id, std::function<void()> done) {
+  BrokerSlot& s = slot(id);
+  if (s.process == nullptr || s.process->shutting_down) {
+    return Status(Errc::kInvalidArgument, s.node->name() + " is not running");
+  }
+  s.process->shutting_down = true;
+  const uint64_t incarnation = s.process->incarnation;
+  s.process->broker->Shutdown([this, id, incarnation, done = std::move(done)]() mutable {
+    BrokerSlot& stopping = slot(id);
+    // Not from inside the Broker's own callback: the node goes down (and the Broker with it) as
+    // an event of its own, which dies with the process if it crashes first.
+    stopping.node->Schedule(0, [this, id, incarnation, done = std::move(done)]() {
+      BrokerSlot& s = slot(id);
+      if (s.process == nullptr || s.process->incarnation != incarnation) return;
+      Status stopped = world_.CleanShutdownNode(s.node->name());
+      KSIM_CHECK(stopped.ok());
+      if (done) done();
+    });
+  });
+  return Status::Ok();
+}
+
+Status Cluster::SlowBroker(BrokerId id, TimeUs extra_delay_us, TimeUs duration_us) {
+  return world_.SlowNode(slot(id).node->name(), extra_delay_us, duration_us);
+}
+
+Status Cluster::UpdateBrokerConfig(BrokerId id, const ConfigOverrides& overrides) {
+  BrokerSlot& s = slot(id);
+  KSIM_ASSIGN_OR_RETURN(BrokerConfig config,
+                        ApplyConfigOverrides(s.config, overrides, "config " + s.node->name()));
+  s.config = std::move(config);
+  return Status::Ok();
+}
+
+Status Cluster::ExpireSession(BrokerId id) {
+  BrokerSlot& s = slot(id);
+  if (s.process == nullptr) return Status(Errc::kInvalidArgument, s.node->name() + " is down");
+  const ZkSessionId session = s.process->zk->session_id();
+  if (session == kNoSession) {
+    return Status(Errc::kInvalidArgument, s.node->name() + " has no ZooKeeper session yet");
+  }
+  world_.Trace(s.node->name(), "zk_expire", TraceFields{{"session", session.value()}});
+  return zk_server_->ExpireSession(session);
+}
+
+// ---- Topics
+// ---------------------------------------------------------------------------------------
+
+void Cluster::CreateTopic(TopicSpec spec, std::function<void(Status)> done) {
+  KSIM_CHECK(done != nullptr);
+  std::optional<ReplicaAssignment> manual;
+  if (!spec.assignment.empty()) manual = spec.assignment;
+  topic_admin_->CreateTopic(
+      spec.name, spec.partitions, spec.replication_factor, std::move(manual), spec.config,
+      [done = std::move(done)](Result<ReplicaAssignment> created) { done(created.status()); });
+}
+
+Status Cluster::CreateTopicAndWait(TopicSpec spec, TimeUs max_us) {
+  const std::string topic = spec.name;
+  const int32_t partitions =
+      spec.assignment.empty() ? spec.partitions : static_cast<int32_t>(spec.assignment.size());
+  std::optional<Status> outcome;
+  CreateTopic(std::move(spec), [&outcome](Status status) { outcome = std::move(status); });
+  const bool answered = RunUntil([&] { return outcome.has_value(); }, max_us);
+  if (!answered) return Status(Errc::kRequestTimedOut, "creating topic " + topic + " timed out");
+  if (!outcome->ok()) return *outcome;
+  const bool led = RunUntil(
+      [&] {
+        for (int32_t p = 0; p < partitions; ++p) {
+          if (LeaderOf(TopicPartition{topic, PartitionId(p)}) == kNoBroker) return false;
+        }
+        return true;
+      },
+      max_us);
+  if (!led) return Status(Errc::kRequestTimedOut, "topic " + topic + " has no leader yet");
+  return Status::Ok();
+}
+
+// ---- Inspection
+// -----------------------------------------------------------------------------------
+
+std::vector<BrokerId> Cluster::broker_ids() const {
+  std::vector<BrokerId> ids;
+  for (const BrokerSlot& s : slots_) ids.push_back(s.id);
+  return ids;
+}
+
+Broker* Cluster::broker(BrokerId id) {
+  BrokerSlot& s = slot(id);
+  return s.process == nullptr ? nullptr : s.process->broker.get();
+}
+
+const BrokerConfig& Cluster::broker_config(BrokerId id) const { return slot(id).config; }
+
+BrokerId Cluster::ActiveController() {
+  BrokerId active = kNoBroker;
+  ControllerEpoch best{0};
+  for (BrokerSlot& s : slots_) {
+    if (s.process == nullptr) continue;
+    const Controller& controller = s.process->broker->controller();
+    if (!controller.is_active()) continue;
+    if (active == kNoBroker || controller.epoch() > best) {
+      active = s.id;
+      best = controller.epoch();
+    }
+  }
+  return active;
+}
+
+BrokerId Cluster::LeaderOf(const TopicPartition& tp) {
+  const BrokerId controller_id = ActiveController();
+  if (controller_id != kNoBroker) {
+    const auto& partitions = broker(controller_id)->controller().partitions();
+    auto it = partitions.find(tp);
+    if (it == partitions.end()) return kNoBroker;
+    return it->second.state.leader;
+  }
+  BrokerId leader = kNoBroker;
+  LeaderEpoch best = kUndefinedEpoch;
+  for (BrokerSlot& s : slots_) {
+    if (s.process == nullptr) continue;
+    const ksim::Partition* partition = s.process->broker->GetPartition(tp);
+    if (partition == nullptr || !partition->is_leader()) continue;
+    if (leader == kNoBroker || partition->leader_epoch() > best) {
+      leader = s.id;
+      best = partition->leader_epoch();
+    }
+  }
+  return leader;
+}
+
+std::optional<zk::PartitionState> Cluster::ZkPartitionState(const TopicPartition& tp) const {
+  std::optional<ZnodeData> data = zk_server_->Read(zk::PartitionStatePath(tp.topic, tp.partition));
+  if (!data) return std::nullopt;
+  Result<zk::PartitionState> state = zk::DecodePartitionState(data->data);
+  if (!state.ok()) return std::nullopt;
+  return *state;
+}
+
+}  // namespace ksim::sim

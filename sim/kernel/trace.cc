@@ -1,0 +1,355 @@
+#include "sim/kernel/trace.h"
+
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+namespace ksim::sim {
+namespace {
+
+// Serialization shared by every line: compact, UTF-8 kept as is, invalid UTF-8 replaced by
+// U+FFFD rather than throwing (record keys and values may be arbitrary bytes).
+template <class Json>
+void AppendDump(std::string& out, const Json& value) {
+  out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+void AppendString(std::string& out, std::string_view text) {
+  AppendDump(out, nlohmann::json(text));
+}
+
+bool IsReservedKey(std::string_view key) { return key == "t_us" || key == "node" || key == "ev"; }
+
+}  // namespace
+
+std::string_view TraceLevelName(TraceLevel level) {
+  switch (level) {
+    case TraceLevel::kState:
+      return "state";
+    case TraceLevel::kMessages:
+      return "messages";
+  }
+  KSIM_CHECK_MSG(false, "unknown trace level");
+}
+
+Result<TraceLevel> ParseTraceLevel(std::string_view name) {
+  if (name == "state") return TraceLevel::kState;
+  if (name == "messages") return TraceLevel::kMessages;
+  return Status(Errc::kInvalidArgument,
+                "unknown trace level '" + std::string(name) + "' (expected state or messages)");
+}
+
+void Fnv1a64::Update(std::string_view bytes) {
+  uint64_t state = state_;
+  for (unsigned char c : bytes) {
+    state ^= c;
+    state *= 0x100000001B3ULL;
+  }
+  state_ = state;
+}
+
+std::string Fnv1a64::Hex(uint64_t digest) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, digest >>= 4) out[i] = kDigits[digest & 0xF];
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// TraceWriter
+
+TraceWriter::TraceWriter(Sink sink, TraceHeader header) : sink_(sink), header_(std::move(header)) {}
+
+TraceWriter::TraceWriter(TraceWriter&&) noexcept = default;
+TraceWriter& TraceWriter::operator=(TraceWriter&&) noexcept = default;
+TraceWriter::~TraceWriter() = default;  // file_'s destructor abandons an uncommitted file
+
+TraceWriter TraceWriter::ToMemory(TraceHeader header) {
+  TraceWriter writer(Sink::kMemory, std::move(header));
+  writer.WriteHeader();
+  return writer;
+}
+
+TraceWriter TraceWriter::HashOnly(TraceHeader header) {
+  TraceWriter writer(Sink::kHashOnly, std::move(header));
+  writer.WriteHeader();
+  return writer;
+}
+
+Result<TraceWriter> TraceWriter::ToFile(const std::string& path, TraceHeader header) {
+  KSIM_ASSIGN_OR_RETURN(AtomicFile file, AtomicFile::Create(path));
+  TraceWriter writer(Sink::kFile, std::move(header));
+  writer.file_ = std::make_unique<AtomicFile>(std::move(file));
+  writer.WriteHeader();
+  return writer;
+}
+
+void TraceWriter::WriteHeader() {
+  KSIM_CHECK(lines_ == 0);
+  line_ = "{\"ksim_trace\":" + std::to_string(kTraceFormatVersion) + ",\"scenario\":";
+  AppendString(line_, header_.scenario);
+  line_ += ",\"variant\":";
+  AppendString(line_, header_.variant);
+  line_ += ",\"seed\":" + std::to_string(header_.seed) + ",\"level\":";
+  AppendString(line_, TraceLevelName(header_.level));
+  line_ += "}\n";
+  AppendLine(line_);
+}
+
+void TraceWriter::Event(TimeUs t_us, std::string_view node, std::string_view ev,
+                        const TraceFields& fields) {
+  KSIM_CHECK_MSG(!IsMessageEv(ev), "message events go through TraceWriter::Message");
+  WriteLine(t_us, node, ev, fields);
+}
+
+void TraceWriter::Message(TimeUs t_us, std::string_view node, std::string_view ev,
+                          const TraceFields& fields) {
+  KSIM_CHECK_MSG(IsMessageEv(ev), "a message event's name starts with msg_");
+  if (!wants_messages()) {
+    // Filtered, but the order contract still holds: the caller's clock must not go backwards.
+    KSIM_CHECK_MSG(t_us >= last_t_us_, "trace event earlier than the previous one");
+    return;
+  }
+  WriteLine(t_us, node, ev, fields);
+}
+
+void TraceWriter::Verdict(TimeUs t_us, bool ok, const TraceFields& metrics,
+                          const TraceFields& extra) {
+  KSIM_CHECK_MSG(metrics.is_object(), "verdict metrics must be a JSON object");
+  TraceFields fields = TraceFields::object();
+  fields["ok"] = ok;
+  fields["metrics"] = metrics;
+  if (!extra.is_null()) {
+    KSIM_CHECK_MSG(extra.is_object(), "verdict extra fields must be a JSON object");
+    for (const auto& [key, value] : extra.items()) {
+      KSIM_CHECK_MSG(key != "ok" && key != "metrics", "verdict extra field repeats ok/metrics");
+      fields[key] = value;
+    }
+  }
+  WriteLine(t_us, kVerdictNode, kVerdictEv, fields);
+  has_verdict_ = true;
+}
+
+void TraceWriter::WriteLine(TimeUs t_us, std::string_view node, std::string_view ev,
+                            const TraceFields& fields) {
+  KSIM_CHECK_MSG(!committed_, "trace event after Commit");
+  KSIM_CHECK_MSG(!has_verdict_, "trace event after the verdict");
+  KSIM_CHECK_MSG(t_us >= 0, "negative trace time");
+  KSIM_CHECK_MSG(t_us >= last_t_us_, "trace event earlier than the previous one");
+  KSIM_CHECK_MSG(fields.is_null() || fields.is_object(), "trace fields must be a JSON object");
+  line_ = "{\"t_us\":" + std::to_string(t_us) + ",\"node\":";
+  AppendString(line_, node);
+  line_ += ",\"ev\":";
+  AppendString(line_, ev);
+  if (!fields.is_null()) {
+    for (const auto& [key, value] : fields.items()) {
+      KSIM_CHECK_MSG(!IsReservedKey(key), "trace fields may not repeat t_us, node or ev");
+      line_ += ',';
+      AppendString(line_, key);
+      line_ += ':';
+      AppendDump(line_, value);
+    }
+  }
+  line_ += "}\n";
+  last_t_us_ = t_us;
+  AppendLine(line_);
+}
+
+void TraceWriter::AppendLine(std::string_view line) {
+  hash_.Update(line);
+  ++lines_;
+  switch (sink_) {
+    case Sink::kMemory:
+      buffer_ += line;
+      break;
+    case Sink::kHashOnly:
+      break;
+    case Sink::kFile:
+      buffer_ += line;
+      if (buffer_.size() >= kFileBufferBytes) Flush();
+      break;
+  }
+}
+
+void TraceWriter::Flush() {
+  KSIM_CHECK(sink_ == Sink::kFile);
+  if (file_status_.ok()) file_status_ = file_->Append(buffer_);
+  buffer_.clear();
+}
+
+Status TraceWriter::Commit() {
+  KSIM_CHECK_MSG(!committed_, "trace committed twice");
+  KSIM_CHECK_MSG(has_verdict_, "a trace is committed after its verdict");
+  committed_ = true;
+  if (sink_ != Sink::kFile) return Status::Ok();
+  Flush();
+  if (!file_status_.ok()) {
+    file_->Abandon();
+    return file_status_;
+  }
+  return file_->Commit();
+}
+
+const std::string& TraceWriter::bytes() const {
+  KSIM_CHECK_MSG(sink_ == Sink::kMemory, "bytes() of a trace not kept in memory");
+  return buffer_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// TraceReader
+
+TraceReader::TraceReader(std::unique_ptr<std::istream> input, std::string name)
+    : input_(std::move(input)), name_(std::move(name)) {}
+TraceReader::TraceReader(TraceReader&&) noexcept = default;
+TraceReader& TraceReader::operator=(TraceReader&&) noexcept = default;
+TraceReader::~TraceReader() = default;
+
+Result<TraceReader> TraceReader::OpenFile(const std::string& path) {
+  auto input = std::make_unique<std::ifstream>(path, std::ios::binary);
+  if (!input->is_open()) return Status(Errc::kNotFound, "cannot open trace '" + path + "'");
+  TraceReader reader(std::move(input), path);
+  KSIM_RETURN_IF_ERROR(reader.ReadHeader());
+  return reader;
+}
+
+Result<TraceReader> TraceReader::FromString(std::string text, std::string name) {
+  TraceReader reader(std::make_unique<std::istringstream>(std::move(text)), std::move(name));
+  KSIM_RETURN_IF_ERROR(reader.ReadHeader());
+  return reader;
+}
+
+Status TraceReader::Error(uint64_t line, const std::string& message) const {
+  return Status(Errc::kCorruption, name_ + ":" + std::to_string(line) + ": " + message);
+}
+
+Status TraceReader::ReadHeader() {
+  std::string text;
+  if (!std::getline(*input_, text)) return Error(1, "empty file: no trace header");
+  line_ = 1;
+  TraceFields json = TraceFields::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return Error(1, "the header is not valid JSON");
+  if (!json.is_object() || !json.contains("ksim_trace")) {
+    return Error(1, "not a ksim trace (the first line has no \"ksim_trace\" key)");
+  }
+  const TraceFields& version = json["ksim_trace"];
+  if (!version.is_number_integer() || version.get<int64_t>() != kTraceFormatVersion) {
+    return Error(1, "unsupported trace format version " + version.dump() + " (this ksim reads " +
+                        std::to_string(kTraceFormatVersion) + ")");
+  }
+  if (!json.contains("scenario") || !json["scenario"].is_string()) {
+    return Error(1, "header \"scenario\" must be a string");
+  }
+  if (!json.contains("variant") || !json["variant"].is_string()) {
+    return Error(1, "header \"variant\" must be a string");
+  }
+  if (!json.contains("seed") || !json["seed"].is_number_unsigned()) {
+    return Error(1, "header \"seed\" must be a non-negative integer");
+  }
+  header_.scenario = json["scenario"].get<std::string>();
+  header_.variant = json["variant"].get<std::string>();
+  header_.seed = json["seed"].get<uint64_t>();
+  header_.level = TraceLevel::kState;
+  if (json.contains("level")) {
+    if (!json["level"].is_string()) return Error(1, "header \"level\" must be a string");
+    Result<TraceLevel> level = ParseTraceLevel(json["level"].get<std::string>());
+    if (!level.ok()) return Error(1, level.status().message());
+    header_.level = *level;
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<TraceEvent>> TraceReader::Next() {
+  std::string text;
+  if (!std::getline(*input_, text)) {
+    if (input_->bad()) return Error(line_ + 1, "read error");
+    if (!verdict_seen_) {
+      return Error(line_, "the trace ends without a verdict line (truncated?)");
+    }
+    return std::optional<TraceEvent>();
+  }
+  ++line_;
+  if (verdict_seen_) return Error(line_, "a line after the verdict");
+  return ParseEventLine(text);
+}
+
+Result<std::optional<TraceEvent>> TraceReader::ParseEventLine(const std::string& text) {
+  if (text.empty()) return Error(line_, "empty line");
+  TraceFields json = TraceFields::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return Error(line_, "not valid JSON");
+  if (!json.is_object()) return Error(line_, "an event must be a JSON object");
+  TraceEvent event;
+  event.line = line_;
+  bool has_time = false, has_node = false, has_ev = false;
+  for (auto& [key, value] : json.items()) {
+    if (key == "t_us") {
+      if (!value.is_number_integer() || value.get<int64_t>() < 0) {
+        return Error(line_, "\"t_us\" must be a non-negative integer");
+      }
+      event.t_us = value.get<int64_t>();
+      has_time = true;
+    } else if (key == "node") {
+      if (!value.is_string()) return Error(line_, "\"node\" must be a string");
+      event.node = value.get<std::string>();
+      has_node = true;
+    } else if (key == "ev") {
+      if (!value.is_string()) return Error(line_, "\"ev\" must be a string");
+      event.ev = value.get<std::string>();
+      has_ev = true;
+    } else {
+      event.fields[key] = std::move(value);
+    }
+  }
+  if (!has_time) return Error(line_, "missing \"t_us\"");
+  if (!has_node) return Error(line_, "missing \"node\"");
+  if (!has_ev) return Error(line_, "missing \"ev\"");
+  if (event.t_us < last_t_us_) {
+    return Error(line_, "time goes backwards (" + std::to_string(event.t_us) + " after " +
+                            std::to_string(last_t_us_) + ")");
+  }
+  if (IsMessageEv(event.ev) && header_.level != TraceLevel::kMessages) {
+    return Error(line_, "message event \"" + event.ev + "\" in a trace at the state level");
+  }
+  if (event.ev == kVerdictEv) {
+    if (!event.fields.contains("ok") || !event.fields["ok"].is_boolean()) {
+      return Error(line_, "the verdict's \"ok\" must be true or false");
+    }
+    if (!event.fields.contains("metrics") || !event.fields["metrics"].is_object()) {
+      return Error(line_, "the verdict's \"metrics\" must be an object");
+    }
+    verdict_seen_ = true;
+  }
+  last_t_us_ = event.t_us;
+  return std::optional<TraceEvent>(std::move(event));
+}
+
+namespace {
+
+Result<Trace> ReadAll(TraceReader reader) {
+  Trace trace;
+  trace.header = reader.header();
+  for (;;) {
+    KSIM_ASSIGN_OR_RETURN(std::optional<TraceEvent> event, reader.Next());
+    if (!event.has_value()) break;
+    if (event->ev == kVerdictEv) {
+      trace.verdict = std::move(*event);
+    } else {
+      trace.events.push_back(std::move(*event));
+    }
+  }
+  return trace;
+}
+
+}  // namespace
+
+Result<Trace> ReadTraceFile(const std::string& path) {
+  KSIM_ASSIGN_OR_RETURN(TraceReader reader, TraceReader::OpenFile(path));
+  return ReadAll(std::move(reader));
+}
+
+Result<Trace> ParseTrace(std::string text, std::string name) {
+  KSIM_ASSIGN_OR_RETURN(TraceReader reader,
+                        TraceReader::FromString(std::move(text), std::move(name)));
+  return ReadAll(std::move(reader));
+}
+
+}  // namespace ksim::sim

@@ -1,0 +1,408 @@
+// The scenario's actions, each run at its time by ScenarioRun (sim/runner/run.h): traced
+// first as an `action` event on node "scenario", then done; an action that cannot apply is
+// traced as action_skipped and reported (sim/runner/runner.h).
+#include <string>
+#include <utility>
+
+#include "core/base/check.h"
+#include "core/config/server_config.h"
+#include "core/zk/paths.h"
+#include "sim/runner/run.h"
+
+namespace ksim::sim {
+namespace {
+
+TimeUs Ms(int64_t ms) { return static_cast<TimeUs>(ms) * kUsPerMs; }
+
+std::string PartitionName(const std::string& topic, int32_t partition) {
+  return topic + "-" + std::to_string(partition);
+}
+
+// The target as written, for the description and the trace.
+void DescribeTarget(const Target& target, std::string& description, TraceFields& fields) {
+  switch (target.kind) {
+    case Target::Kind::kBroker:
+      description += " " + BrokerNodeName(BrokerId(target.broker));
+      fields["broker"] = target.broker;
+      return;
+    case Target::Kind::kLeaderOf:
+      description += " leader_of " + PartitionName(target.topic, target.partition);
+      fields["leader_of"] = PartitionName(target.topic, target.partition);
+      return;
+    case Target::Kind::kClient:
+      description += " " + target.client;
+      fields["client"] = target.client;
+      return;
+  }
+}
+
+std::string_view DiskFaultKindName(DiskFaultKind kind) {
+  switch (kind) {
+    case DiskFaultKind::kEio:
+      return "eio";
+    case DiskFaultKind::kFull:
+      return "full";
+    case DiskFaultKind::kCorruptTail:
+      return "corrupt_tail";
+  }
+  return "unknown";
+}
+
+std::string JoinSide(const std::vector<std::string>& side) {
+  std::string text = "[";
+  for (size_t i = 0; i < side.size(); ++i) text += (i == 0 ? "" : ", ") + side[i];
+  return text + "]";
+}
+
+}  // namespace
+
+void ScenarioRun::BeginAction(const Action& action, std::string description, TraceFields fields) {
+  TraceFields event{{"index", action.index},
+                    {"do", std::string(ActionName(action.what))},
+                    {"at_ms", action.at_ms}};
+  for (auto& [key, value] : fields.items()) event[key] = value;
+  world_->Trace(kScenarioNodeName, "action", event);
+  ActionOutput output;
+  output.index = action.index;
+  output.at_ms = action.at_ms;
+  output.description = std::move(description);
+  action_slot_[action.index] = actions_.size();
+  actions_.push_back(std::move(output));
+}
+
+void ScenarioRun::Skip(const Action& action, const std::string& reason) {
+  world_->Trace(kScenarioNodeName, "action_skipped",
+                TraceFields{{"index", action.index}, {"reason", reason}});
+  ActionOutput& output = actions_[action_slot_.at(action.index)];
+  output.skipped = true;
+  output.output.push_back(reason);
+}
+
+void ScenarioRun::CliOutput(size_t index, const std::string& line) {
+  world_->Trace(kScenarioNodeName, "cli_output", TraceFields{{"index", index}, {"line", line}});
+  auto slot = action_slot_.find(index);
+  if (slot != action_slot_.end()) actions_[slot->second].output.push_back(line);
+}
+
+std::optional<BrokerId> ScenarioRun::ResolveBroker(const Target& target, std::string& description,
+                                                   TraceFields& fields, std::string& reason) {
+  switch (target.kind) {
+    case Target::Kind::kBroker:
+      return BrokerId(target.broker);
+    case Target::Kind::kLeaderOf: {
+      const BrokerId leader =
+          cluster_->LeaderOf(TopicPartition{target.topic, PartitionId(target.partition)});
+      if (leader == kNoBroker) {
+        reason = PartitionName(target.topic, target.partition) + " has no leader";
+        return std::nullopt;
+      }
+      // The broker the role named at this moment, in the report and the trace.
+      description += " (" + BrokerNodeName(leader) + ")";
+      fields["broker"] = leader.value();
+      return leader;
+    }
+    case Target::Kind::kClient:
+      reason = "a client is not a broker";
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+ProducerClient* ScenarioRun::FindProducer(const std::string& id) {
+  for (const auto& producer : producers_) {
+    if (producer->id() == id) return producer.get();
+  }
+  return nullptr;
+}
+
+void ScenarioRun::RunAction(const Action& action) {
+  std::visit(
+      [&](const auto& what) {
+        using T = std::decay_t<decltype(what)>;
+        if constexpr (std::is_same_v<T, CliAction>) {
+          RunCli(action, what);
+        } else if constexpr (std::is_same_v<T, CrashAction>) {
+          RunCrash(action, what.target);
+        } else if constexpr (std::is_same_v<T, RestartAction>) {
+          RunRestart(action, what.target);
+        } else if constexpr (std::is_same_v<T, ShutdownAction>) {
+          RunShutdown(action, what.target);
+        } else if constexpr (std::is_same_v<T, SlowAction>) {
+          RunSlow(action, what);
+        } else if constexpr (std::is_same_v<T, PartitionAction>) {
+          RunPartition(action, what);
+        } else if constexpr (std::is_same_v<T, HealAction>) {
+          BeginAction(action, "heal", TraceFields::object());
+          world_->Heal();
+        } else if constexpr (std::is_same_v<T, CrashReplicasAction>) {
+          RunCrashReplicas(action, what);
+        } else if constexpr (std::is_same_v<T, DiskFaultAction>) {
+          RunDiskFault(action, what);
+        } else if constexpr (std::is_same_v<T, ZkExpireAction>) {
+          RunZkExpire(action, what.target);
+        } else if constexpr (std::is_same_v<T, ZkDownAction>) {
+          RunZooKeeper(action, /*up=*/false);
+        } else if constexpr (std::is_same_v<T, ZkUpAction>) {
+          RunZooKeeper(action, /*up=*/true);
+        } else if constexpr (std::is_same_v<T, ProduceAction>) {
+          RunProduce(action, what);
+        } else if constexpr (std::is_same_v<T, ConfigAction>) {
+          RunConfig(action, what);
+        }
+      },
+      action.what);
+}
+
+void ScenarioRun::RunCrash(const Action& action, const Target& target) {
+  std::string description = "crash";
+  TraceFields fields = TraceFields::object();
+  DescribeTarget(target, description, fields);
+  if (target.kind == Target::Kind::kClient) {
+    BeginAction(action, description, fields);
+    Status crashed = world_->CrashNode(target.client);
+    if (!crashed.ok()) Skip(action, crashed.message());
+    return;
+  }
+  std::string reason;
+  const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
+  BeginAction(action, description, fields);
+  if (!broker) return Skip(action, reason);
+  Status crashed = cluster_->CrashBroker(*broker);
+  if (!crashed.ok()) Skip(action, crashed.message());
+}
+
+void ScenarioRun::RunRestart(const Action& action, const Target& target) {
+  std::string description = "restart";
+  TraceFields fields = TraceFields::object();
+  DescribeTarget(target, description, fields);
+  if (target.kind == Target::Kind::kClient) {
+    BeginAction(action, description, fields);
+    Status restarted = world_->RestartNode(target.client);
+    if (!restarted.ok()) Skip(action, restarted.message());
+    ApplyLinkOverrides();
+    return;
+  }
+  std::string reason;
+  const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
+  BeginAction(action, description, fields);
+  if (!broker) return Skip(action, reason);
+  Status restarted = cluster_->RestartBroker(*broker);
+  if (!restarted.ok()) Skip(action, restarted.message());
+}
+
+void ScenarioRun::RunShutdown(const Action& action, const Target& target) {
+  std::string description = "shutdown";
+  TraceFields fields = TraceFields::object();
+  DescribeTarget(target, description, fields);
+  std::string reason;
+  const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
+  BeginAction(action, description, fields);
+  if (!broker) return Skip(action, reason);
+  Status stopping = cluster_->ShutdownBroker(*broker);
+  if (!stopping.ok()) Skip(action, stopping.message());
+}
+
+void ScenarioRun::RunSlow(const Action& action, const SlowAction& slow) {
+  std::string description = "slow";
+  TraceFields fields = TraceFields::object();
+  DescribeTarget(slow.target, description, fields);
+  std::string reason;
+  const std::optional<BrokerId> broker = ResolveBroker(slow.target, description, fields, reason);
+  description += " by " + std::to_string(slow.fetch_delay_ms) + " ms for " +
+                 std::to_string(slow.for_ms) + " ms";
+  fields["fetch_delay_ms"] = slow.fetch_delay_ms;
+  fields["for_ms"] = slow.for_ms;
+  BeginAction(action, description, fields);
+  if (!broker) return Skip(action, reason);
+  Status slowed = cluster_->SlowBroker(*broker, Ms(slow.fetch_delay_ms), Ms(slow.for_ms));
+  if (!slowed.ok()) Skip(action, slowed.message());
+}
+
+void ScenarioRun::RunPartition(const Action& action, const PartitionAction& partition) {
+  std::string description = "partition";
+  for (size_t i = 0; i < partition.sides.size(); ++i) {
+    description +=
+        (i == 0 ? " " : (partition.one_way ? " -> " : " | ")) + JoinSide(partition.sides[i]);
+  }
+  BeginAction(action, description,
+              TraceFields{{"sides", partition.sides}, {"one_way", partition.one_way}});
+  // A side may name a console client not created yet (or never): only existing nodes are cut.
+  std::vector<std::vector<std::string>> sides;
+  for (const std::vector<std::string>& side : partition.sides) {
+    std::vector<std::string> present;
+    for (const std::string& name : side) {
+      if (world_->FindNode(name) != nullptr) present.push_back(name);
+    }
+    sides.push_back(std::move(present));
+  }
+  Status cut = cluster_->Partition(sides, partition.one_way);
+  if (!cut.ok()) Skip(action, cut.message());
+}
+
+void ScenarioRun::RunCrashReplicas(const Action& action, const CrashReplicasAction& crash) {
+  const TopicPartition tp{crash.topic, PartitionId(crash.partition)};
+  std::vector<BrokerId> replicas;
+  std::optional<ZnodeData> data = cluster_->zookeeper().Read(zk::TopicPath(crash.topic));
+  if (data) {
+    Result<zk::ReplicaAssignment> assignment = zk::DecodeReplicaAssignment(data->data);
+    if (assignment.ok() && assignment->count(tp.partition) > 0) {
+      replicas = assignment->at(tp.partition);
+    }
+  }
+  std::string description = "crash_replicas " + ToString(tp);
+  TraceFields brokers = TraceFields::array();
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    description += (i == 0 ? " (" : ", ") + BrokerNodeName(replicas[i]);
+    brokers.push_back(replicas[i].value());
+  }
+  if (!replicas.empty()) description += ")";
+  BeginAction(
+      action, description,
+      TraceFields{{"topic", crash.topic}, {"partition", crash.partition}, {"brokers", brokers}});
+  if (replicas.empty()) return Skip(action, ToString(tp) + " has no replicas");
+  std::string down;
+  for (BrokerId id : replicas) {
+    Status crashed = cluster_->CrashBroker(id);
+    if (!crashed.ok()) down += (down.empty() ? "" : "; ") + crashed.message();
+  }
+  if (!down.empty()) {
+    actions_[action_slot_.at(action.index)].output.push_back("not crashed: " + down);
+  }
+}
+
+void ScenarioRun::RunDiskFault(const Action& action, const DiskFaultAction& fault) {
+  std::string description = "disk_fault " + std::string(DiskFaultKindName(fault.kind)) + " on";
+  TraceFields fields{{"kind", std::string(DiskFaultKindName(fault.kind))}};
+  DescribeTarget(fault.target, description, fields);
+  std::string reason;
+  const std::optional<BrokerId> broker = ResolveBroker(fault.target, description, fields, reason);
+  BeginAction(action, description, fields);
+  if (!broker) return Skip(action, reason);
+  const std::string node = BrokerNodeName(*broker);
+  switch (fault.kind) {
+    case DiskFaultKind::kEio:
+      // Every later read, write and sync fails until the final phase clears it.
+      for (DiskFault kind :
+           {DiskFault::kReadError, DiskFault::kWriteError, DiskFault::kSyncError}) {
+        KSIM_CHECK(world_->InjectDiskFault(node, kind, FaultPersistence::kUntilCleared).ok());
+      }
+      return;
+    case DiskFaultKind::kFull: {
+      // The disk's capacity becomes what it holds now: every write that grows it is ENOSPC.
+      VirtualDisk* disk = world_->node(node).disk();
+      KSIM_CHECK(disk != nullptr);
+      disk->set_capacity_bytes(std::max<uint64_t>(disk->used_bytes(), 1));
+      full_disks_.insert(*broker);
+      world_->Trace(node, "disk_fault", TraceFields{{"fault", "no_space"}, {"once", false}});
+      return;
+    }
+    case DiskFaultKind::kCorruptTail: {
+      CrashOptions crash;
+      crash.tear_unsynced_tail = true;
+      crash.corrupt_torn_tail = true;
+      Status crashed = cluster_->CrashBroker(*broker, crash);
+      if (!crashed.ok()) Skip(action, crashed.message());
+      return;
+    }
+  }
+}
+
+void ScenarioRun::RunZkExpire(const Action& action, const Target& target) {
+  std::string description = "zk_expire";
+  TraceFields fields = TraceFields::object();
+  DescribeTarget(target, description, fields);
+  std::string reason;
+  const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
+  BeginAction(action, description, fields);
+  if (!broker) return Skip(action, reason);
+  Status expired = cluster_->ExpireSession(*broker);
+  if (!expired.ok()) Skip(action, expired.message());
+}
+
+void ScenarioRun::RunZooKeeper(const Action& action, bool up) {
+  BeginAction(action, up ? "zk_up" : "zk_down", TraceFields::object());
+  // The ZooKeeperServer's own Down/Up (sim/world/zookeeper.h): the tree and the sessions persist as
+  // on its disk; the server traces zk_down / zk_up on node "zk".
+  ZooKeeperServer& zk = cluster_->zookeeper();
+  if (zk.up() == up) return Skip(action, up ? "ZooKeeper is up" : "ZooKeeper is already down");
+  if (up) {
+    zk.Up();
+  } else {
+    zk.Down();
+  }
+}
+
+void ScenarioRun::RunProduce(const Action& action, const ProduceAction& produce) {
+  std::string description = "produce \"" + produce.value + "\"";
+  TraceFields fields{{"client", produce.client}, {"value", produce.value}};
+  if (produce.key) {
+    description += " (key \"" + *produce.key + "\")";
+    fields["key"] = *produce.key;
+  }
+  description += " via " + produce.client;
+  BeginAction(action, description, fields);
+  ProducerClient* producer = FindProducer(produce.client);
+  if (producer == nullptr) return Skip(action, produce.client + " is not a producer");
+  Result<std::string> sent = producer->Produce(produce.value, produce.key);
+  if (!sent.ok()) return Skip(action, sent.status().message());
+  actions_[action_slot_.at(action.index)].output.push_back("record " + *sent);
+}
+
+void ScenarioRun::RunConfig(const Action& action, const ConfigAction& config) {
+  std::string description = "config";
+  TraceFields settings = TraceFields::object();
+  std::string listed;
+  for (const auto& [key, value] : config.config) {
+    settings[key] = value;
+    listed += (listed.empty() ? " " : ", ") + key + "=" + value;
+  }
+  TraceFields fields{{"config", settings}};
+  if (config.topic) {
+    description += " topic " + *config.topic;
+    fields["topic"] = *config.topic;
+  } else if (config.broker) {
+    description += " " + BrokerNodeName(BrokerId(*config.broker));
+    fields["broker"] = *config.broker;
+  } else {
+    description += " every broker";
+  }
+  BeginAction(action, description + ":" + listed, fields);
+
+  if (!config.topic) {
+    // Read at start-up by 0.10's brokers: kept for each broker's next restart.
+    for (BrokerId id : cluster_->broker_ids()) {
+      if (config.broker && id != BrokerId(*config.broker)) continue;
+      Status updated = cluster_->UpdateBrokerConfig(id, config.config);
+      if (!updated.ok()) return Skip(action, updated.message());
+    }
+    return;
+  }
+  // kafka-configs.sh --alter --entity-type topics: the topic's overrides in ZooKeeper, merged.
+  const std::string path = zk::TopicConfigPath(*config.topic);
+  std::optional<ZnodeData> current = cluster_->zookeeper().Read(path);
+  if (!current) return Skip(action, "topic " + *config.topic + " does not exist");
+  Result<zk::TopicConfig> merged = zk::DecodeTopicConfig(current->data);
+  if (!merged.ok()) return Skip(action, merged.status().message());
+  for (const auto& [key, value] : config.config) (*merged)[key] = value;
+  ConfigOverrides overrides(merged->begin(), merged->end());
+  Result<TopicConfig> parsed =
+      MakeTopicConfig(cluster_->broker_config(BrokerId(1)), overrides, "config");
+  if (!parsed.ok()) return Skip(action, parsed.status().message());
+  observer_->SetMinInsyncReplicas(*config.topic, parsed->min_insync_replicas);
+  const size_t index = action.index;
+  cluster_->admin().SetData(
+      path, zk::EncodeTopicConfig(*merged), kAnyVersion, [this, index](Result<ZnodeStat> written) {
+        if (!written.ok()) {
+          CliOutput(index, "config not written: " + written.status().ToString());
+        }
+      });
+}
+
+void ScenarioRun::RunCli(const Action& action, const CliAction& cli) {
+  BeginAction(action, cli.command, TraceFields{{"command", cli.command}});
+  Status started = cli_->Run(action.index, cli);
+  if (!started.ok()) Skip(action, started.message());
+  ApplyLinkOverrides();  // a console client's node may be named by a link override
+}
+
+}  // namespace ksim::sim

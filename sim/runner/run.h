@@ -1,0 +1,118 @@
+// ScenarioRun: the state of one RunScenario call (internal to sim/runner/runner*.cc). It owns
+// the World, the RunObserver, the History, the Cluster, the scenario's clients and the CliTools,
+// in that order (destroyed in reverse: clients before the Cluster, everything before the World),
+// and walks the phases sim/runner/runner.h lists: Setup (world, cluster, topics, clients),
+// the actions at their times (scenario_runner_actions.cc), the final phase, the audit, the
+// check and the verdict.
+//
+// Scenario time: a scenario's `at_ms` and `start_ms` count from t0, the moment the cluster is
+// ready (every broker registered, a controller active, every `topics` entry led), rounded up to
+// a whole millisecond; the trace's `scenario_start` event on node "scenario" is written at t0.
+// Single-threaded; used once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/base/status.h"
+#include "sim/check/history.h"
+#include "sim/check/run_observer.h"
+#include "sim/cluster/auditor.h"
+#include "sim/cluster/cli_tools.h"
+#include "sim/cluster/clients.h"
+#include "sim/cluster/cluster.h"
+#include "sim/runner/runner.h"
+#include "sim/scenario/scenario.h"
+#include "sim/world/world.h"
+
+namespace ksim::sim {
+
+// The node name of the runner's own trace events (action, action_skipped, cli_output, ...).
+inline constexpr std::string_view kScenarioNodeName = "scenario";
+
+class ScenarioRun {
+ public:
+  ScenarioRun(const Scenario& scenario, const RunOptions& options);
+  ~ScenarioRun();
+  ScenarioRun(const ScenarioRun&) = delete;
+  ScenarioRun& operator=(const ScenarioRun&) = delete;
+
+  Result<RunResult> Execute();
+
+ private:
+  // --- scenario_runner.cc ---
+  Status Setup();
+  Status BuildWorld();
+  Status StartCluster();
+  Status CreateTopics();
+  Status CreateClients();
+  // Applies each cluster.network.links override whose two nodes exist and was not applied yet.
+  void ApplyLinkOverrides();
+  // Runs the world to absolute time `target_us`, reporting progress on the way.
+  void RunTo(TimeUs target_us);
+  void ReportProgress();
+  void RunFinalPhase();
+  void RestartAll();
+  // Every audited partition led, its HW at its log end, every running replica in its ISR.
+  bool PartitionsSettled();
+  bool Drained();
+  Status Finish(RunResult& result);
+  std::vector<std::string> AuditedTopics() const;
+
+  // --- scenario_runner_actions.cc ---
+  void RunAction(const Action& action);
+  // The broker a target names now (a leader_of target adds " (broker-<id>)" to `description`
+  // and "broker" to `fields`); nullopt with `reason` when it cannot be resolved.
+  std::optional<BrokerId> ResolveBroker(const Target& target, std::string& description,
+                                        TraceFields& fields, std::string& reason);
+  // Writes the `action` event and opens the action's ActionOutput.
+  void BeginAction(const Action& action, std::string description, TraceFields fields);
+  void Skip(const Action& action, const std::string& reason);
+  void CliOutput(size_t index, const std::string& line);
+  void RunCrash(const Action& action, const Target& target);
+  void RunRestart(const Action& action, const Target& target);
+  void RunShutdown(const Action& action, const Target& target);
+  void RunSlow(const Action& action, const SlowAction& slow);
+  void RunPartition(const Action& action, const PartitionAction& partition);
+  void RunCrashReplicas(const Action& action, const CrashReplicasAction& crash);
+  void RunDiskFault(const Action& action, const DiskFaultAction& fault);
+  void RunZkExpire(const Action& action, const Target& target);
+  void RunZooKeeper(const Action& action, bool up);
+  void RunProduce(const Action& action, const ProduceAction& produce);
+  void RunConfig(const Action& action, const ConfigAction& config);
+  void RunCli(const Action& action, const CliAction& cli);
+  ProducerClient* FindProducer(const std::string& id);
+
+  const Scenario& scenario_;
+  const RunOptions& options_;
+  uint64_t seed_ = 0;
+
+  std::unique_ptr<World> world_;
+  std::unique_ptr<RunObserver> observer_;
+  std::unique_ptr<History> history_;
+  std::unique_ptr<Cluster> cluster_;
+  std::vector<std::unique_ptr<ProducerClient>> producers_;
+  std::vector<std::unique_ptr<ConsumerClient>> consumers_;
+  std::unique_ptr<CliTools> cli_;
+
+  TimeUs t0_us_ = 0;     // scenario time 0 (see above)
+  TimeUs total_us_ = 0;  // duration plus drain, for progress
+  TimeUs next_progress_us_ = 0;
+  std::vector<bool> links_applied_;  // per cluster.network.links entry
+  std::vector<ActionOutput> actions_;
+  std::map<size_t, size_t> action_slot_;  // action index -> position in actions_
+  std::set<BrokerId> full_disks_;         // brokers whose disk a `full` fault capped
+  // Drain bookkeeping: history ops read so far, and per (group, partition) the offset after the
+  // highest one delivered.
+  size_t drain_scanned_ = 0;
+  std::map<std::pair<std::string, TopicPartition>, Offset> delivered_next_;
+};
+
+}  // namespace ksim::sim

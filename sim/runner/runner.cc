@@ -1,0 +1,482 @@
+#include "sim/runner/runner.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/base/check.h"
+#include "core/cluster/partition.h"
+#include "core/zk/paths.h"
+#include "sim/runner/run.h"
+
+namespace ksim::sim {
+namespace {
+
+constexpr TimeUs kSetupMaxUs = 120 * 1'000'000;   // the cluster's start, each topic's creation
+constexpr TimeUs kDrainCheckUs = 100 * kUsPerMs;  // how often the drain condition is checked
+constexpr int kProgressSteps = 20;                // about every 5%
+
+TimeUs Ms(int64_t ms) { return static_cast<TimeUs>(ms) * kUsPerMs; }
+
+LinkSpec ToLinkSpec(const RangeMs& latency_ms, uint32_t loss_ppm, int64_t bandwidth) {
+  return LinkSpec{Ms(latency_ms.min), Ms(latency_ms.max), loss_ppm, bandwidth};
+}
+
+LatencyRangeUs ToLatency(const RangeMs& range_us) {
+  return LatencyRangeUs{range_us.min, range_us.max};
+}
+
+bool NamesKey(const ConfigOverrides& config, std::string_view key) {
+  return std::any_of(config.begin(), config.end(),
+                     [&](const auto& entry) { return entry.first == key; });
+}
+
+CommitMode ToCommitMode(CommitKind kind) {
+  switch (kind) {
+    case CommitKind::kAuto:
+      return CommitMode::kAuto;
+    case CommitKind::kBeforeProcessing:
+      return CommitMode::kBeforeProcessing;
+    case CommitKind::kAfterProcessing:
+      return CommitMode::kAfterProcessing;
+  }
+  return CommitMode::kAuto;
+}
+
+std::optional<int64_t> MetricValue(const CheckResult& check, std::string_view name) {
+  for (const Metric& metric : check.metrics) {
+    if (metric.name == name) return metric.value;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ExpectationResult::Expected() const {
+  const Expectation& e = expectation;
+  if (e.exact) return std::to_string(*e.exact);
+  if (e.min && e.max) return std::to_string(*e.min) + ".." + std::to_string(*e.max);
+  if (e.min) return ">= " + std::to_string(*e.min);
+  if (e.max) return "<= " + std::to_string(*e.max);
+  return "any";
+}
+
+bool ExpectationHolds(const Expectation& expectation, int64_t actual) {
+  if (expectation.exact && actual != *expectation.exact) return false;
+  if (expectation.min && actual < *expectation.min) return false;
+  if (expectation.max && actual > *expectation.max) return false;
+  return true;
+}
+
+Result<RunResult> RunScenario(const Scenario& scenario, const RunOptions& options) {
+  ScenarioRun run(scenario, options);
+  return run.Execute();
+}
+
+// ---- ScenarioRun: setup ------------------------------------------------------------------------
+
+ScenarioRun::ScenarioRun(const Scenario& scenario, const RunOptions& options)
+    : scenario_(scenario), options_(options) {
+  seed_ = options.seed.value_or(scenario.seed);
+  total_us_ = Ms(scenario.duration_ms) + Ms(scenario.final_phase.drain_ms);
+  links_applied_.assign(scenario.cluster.network.links.size(), false);
+}
+
+ScenarioRun::~ScenarioRun() = default;
+
+Result<RunResult> ScenarioRun::Execute() {
+  KSIM_RETURN_IF_ERROR(Setup());
+  for (const Action& action : scenario_.actions) {
+    RunTo(t0_us_ + Ms(action.at_ms));
+    RunAction(action);
+  }
+  RunTo(t0_us_ + Ms(scenario_.duration_ms));
+  RunFinalPhase();
+  RunResult result;
+  KSIM_RETURN_IF_ERROR(Finish(result));
+  return result;
+}
+
+Status ScenarioRun::Setup() {
+  KSIM_RETURN_IF_ERROR(BuildWorld());
+  KSIM_RETURN_IF_ERROR(StartCluster());
+  KSIM_RETURN_IF_ERROR(CreateTopics());
+  // Scenario time 0, on a whole millisecond.
+  const TimeUs now_us = world_->Now();
+  t0_us_ = (now_us + kUsPerMs - 1) / kUsPerMs * kUsPerMs;
+  cluster_->RunFor(t0_us_ - now_us);
+  next_progress_us_ = t0_us_;
+  world_->Trace(kScenarioNodeName, "scenario_start",
+                TraceFields{{"duration_ms", scenario_.duration_ms},
+                            {"drain_ms", scenario_.final_phase.drain_ms},
+                            {"description", scenario_.description}});
+  KSIM_RETURN_IF_ERROR(CreateClients());
+  cli_ = std::make_unique<CliTools>(
+      *cluster_, *history_,
+      [this](size_t index, const std::string& line) { CliOutput(index, line); });
+  return Status::Ok();
+}
+
+Status ScenarioRun::BuildWorld() {
+  TraceHeader header;
+  header.scenario = scenario_.name;
+  header.variant = options_.variant;
+  header.seed = seed_;
+  header.level = options_.trace_level;
+  std::optional<TraceWriter> trace;
+  if (!options_.trace_path.empty()) {
+    KSIM_ASSIGN_OR_RETURN(TraceWriter file, TraceWriter::ToFile(options_.trace_path, header));
+    trace.emplace(std::move(file));
+  } else if (options_.keep_trace_bytes) {
+    trace.emplace(TraceWriter::ToMemory(header));
+  } else {
+    trace.emplace(TraceWriter::HashOnly(header));
+  }
+  const NetworkSpec& network = scenario_.cluster.network;
+  WorldOptions world_options;
+  world_options.default_link =
+      ToLinkSpec(network.latency_ms, network.loss_ppm, network.bandwidth_bytes_per_s);
+  world_ = std::make_unique<World>(seed_, std::move(*trace), world_options);
+  observer_ = std::make_unique<RunObserver>(*world_);
+  history_ = std::make_unique<History>(*world_);
+
+  const ClusterSpec& spec = scenario_.cluster;
+  ClusterOptions cluster;
+  cluster.brokers = spec.brokers;
+  cluster.config = spec.config;
+  bool session_named = NamesKey(spec.config, "zookeeper.session.timeout.ms");
+  for (const auto& [id, overrides] : spec.broker_config) {
+    cluster.broker_config[id] = overrides;
+    session_named = session_named || NamesKey(overrides, "zookeeper.session.timeout.ms");
+  }
+  if (spec.zookeeper.session_timeout_ms && !session_named) {
+    cluster.config.emplace_back("zookeeper.session.timeout.ms",
+                                std::to_string(*spec.zookeeper.session_timeout_ms));
+  }
+  cluster.zookeeper.tick_time_us = Ms(spec.zookeeper.tick_time_ms);
+  cluster.zookeeper.min_session_timeout_us = Ms(spec.zookeeper.min_session_timeout_ms);
+  cluster.zookeeper.max_session_timeout_us = Ms(spec.zookeeper.max_session_timeout_ms);
+  cluster.election_policy = scenario_.policy.election;
+  Result<TruncationPolicy> truncation = ParseTruncationPolicy(scenario_.policy.truncation);
+  if (!truncation.ok()) {
+    return Status(Errc::kInvalidConfig, "policy.truncation: " + truncation.status().message());
+  }
+  cluster.truncation = *truncation;
+  cluster.disk.read_latency = ToLatency(spec.disk.read_latency_us);
+  cluster.disk.write_latency = ToLatency(spec.disk.write_latency_us);
+  cluster.disk.sync_latency = ToLatency(spec.disk.fsync_latency_us);
+  cluster.disk.metadata_latency = ToLatency(spec.disk.metadata_latency_us);
+  cluster.disk.capacity_bytes = spec.disk.capacity_bytes;
+  Result<std::unique_ptr<Cluster>> created = Cluster::Create(*world_, std::move(cluster));
+  if (!created.ok()) {
+    return Status(Errc::kInvalidConfig, "cluster: " + created.status().message());
+  }
+  cluster_ = std::move(created).value();
+  ApplyLinkOverrides();
+  return Status::Ok();
+}
+
+void ScenarioRun::ApplyLinkOverrides() {
+  const NetworkSpec& network = scenario_.cluster.network;
+  for (size_t i = 0; i < network.links.size(); ++i) {
+    const LinkOverride& link = network.links[i];
+    if (links_applied_[i]) continue;
+    if (world_->FindNode(link.a) == nullptr || world_->FindNode(link.b) == nullptr) continue;
+    const LinkSpec spec = ToLinkSpec(
+        link.latency_ms.value_or(network.latency_ms), link.loss_ppm.value_or(network.loss_ppm),
+        link.bandwidth_bytes_per_s.value_or(network.bandwidth_bytes_per_s));
+    Status set = world_->topology().SetLink(link.a, link.b, spec);
+    KSIM_CHECK_MSG(set.ok(), "the loader validated every link");
+    links_applied_[i] = true;
+  }
+}
+
+Status ScenarioRun::StartCluster() {
+  Status started = cluster_->Start();
+  if (!started.ok()) return Status(Errc::kInvalidConfig, "cluster: " + started.message());
+  const size_t brokers = cluster_->broker_ids().size();
+  const bool up = cluster_->RunUntil(
+      [&] {
+        return cluster_->ActiveController() != kNoBroker &&
+               cluster_->zookeeper().Children("/brokers/ids").size() == brokers;
+      },
+      kSetupMaxUs);
+  if (!up) {
+    return Status(Errc::kRequestTimedOut,
+                  "the cluster did not start: brokers unregistered or no controller after " +
+                      std::to_string(kSetupMaxUs / 1'000'000) + " s");
+  }
+  return Status::Ok();
+}
+
+Status ScenarioRun::CreateTopics() {
+  for (const TopicEntry& topic : scenario_.topics) {
+    Result<TopicConfig> config =
+        MakeTopicConfig(cluster_->broker_config(BrokerId(1)), topic.config, "topics/" + topic.name);
+    if (!config.ok()) return Status(Errc::kInvalidConfig, config.status().message());
+    observer_->SetMinInsyncReplicas(topic.name, config->min_insync_replicas);
+    TopicSpec spec;
+    spec.name = topic.name;
+    spec.partitions = topic.partitions;
+    spec.replication_factor = topic.replication_factor;
+    spec.assignment = topic.assignment;
+    for (const auto& [key, value] : topic.config) spec.config[key] = value;
+    const TimeUs created_us = world_->Now();
+    for (int32_t p = 0; p < topic.partitions; ++p) {
+      observer_->WatchPartition(TopicPartition{topic.name, PartitionId(p)}, created_us);
+    }
+    Status created = cluster_->CreateTopicAndWait(spec, kSetupMaxUs);
+    if (!created.ok()) {
+      return Status(Errc::kInvalidConfig, "topics/" + topic.name + ": " + created.ToString());
+    }
+  }
+  return Status::Ok();
+}
+
+Status ScenarioRun::CreateClients() {
+  std::vector<std::string> bootstrap;
+  for (BrokerId id : cluster_->broker_ids()) bootstrap.push_back(BrokerNodeName(id));
+  const int64_t t0_ms = t0_us_ / kUsPerMs;
+  for (const ClientSpec& client : scenario_.clients) {
+    if (client.type == ClientType::kProducer) {
+      ProducerClientOptions producer;
+      producer.id = client.id;
+      producer.topic = client.topic;
+      producer.messages = client.messages;
+      producer.rate_per_s = client.rate_per_s;
+      producer.start_ms = t0_ms + client.start_ms;
+      producer.key = client.key;
+      producer.config = client.config;
+      producer.bootstrap = bootstrap;
+      Result<std::unique_ptr<ProducerClient>> created =
+          ProducerClient::Create(*world_, *history_, std::move(producer));
+      if (!created.ok()) {
+        return Status(Errc::kInvalidConfig,
+                      "clients/" + client.id + ": " + created.status().message());
+      }
+      producers_.push_back(std::move(created).value());
+    } else {
+      ConsumerClientOptions consumer;
+      consumer.id = client.id;
+      consumer.topics = client.topics;
+      consumer.group = client.group;
+      consumer.start_ms = t0_ms + client.start_ms;
+      consumer.commit = ToCommitMode(client.commit);
+      consumer.processing_ms = client.processing_ms;
+      consumer.config = client.config;
+      consumer.bootstrap = bootstrap;
+      Result<std::unique_ptr<ConsumerClient>> created =
+          ConsumerClient::Create(*world_, *history_, std::move(consumer));
+      if (!created.ok()) {
+        return Status(Errc::kInvalidConfig,
+                      "clients/" + client.id + ": " + created.status().message());
+      }
+      consumers_.push_back(std::move(created).value());
+    }
+  }
+  ApplyLinkOverrides();
+  return Status::Ok();
+}
+
+// ---- Running -----------------------------------------------------------------------------------
+
+void ScenarioRun::RunTo(TimeUs target_us) {
+  const TimeUs step_us = std::max<TimeUs>(total_us_ / kProgressSteps, 1);
+  while (world_->Now() < target_us) {
+    const TimeUs until_us = std::min(target_us, next_progress_us_ + step_us);
+    cluster_->RunFor(until_us - world_->Now());
+    if (world_->Now() >= next_progress_us_ + step_us) {
+      next_progress_us_ += step_us;
+      ReportProgress();
+    }
+  }
+}
+
+void ScenarioRun::ReportProgress() {
+  if (options_.progress) {
+    options_.progress(std::min(world_->Now() - t0_us_, total_us_), total_us_);
+  }
+}
+
+void ScenarioRun::RunFinalPhase() {
+  const FinalPhase& final_phase = scenario_.final_phase;
+  world_->Trace(kScenarioNodeName, "final_phase",
+                TraceFields{{"heal", final_phase.heal},
+                            {"restart_all", final_phase.restart_all},
+                            {"drain_ms", final_phase.drain_ms}});
+  if (final_phase.heal) {
+    world_->Heal();
+    for (BrokerId id : cluster_->broker_ids()) {
+      const std::optional<NodeId> node = world_->topology().Find(BrokerNodeName(id));
+      if (node && world_->topology().SlowExtraUs(*node) > 0) {
+        KSIM_CHECK(cluster_->SlowBroker(id, 0, 0).ok());
+      }
+    }
+    if (!cluster_->zookeeper().up()) cluster_->zookeeper().Up();
+  }
+  if (final_phase.restart_all) RestartAll();
+  const TimeUs drain_end_us = world_->Now() + Ms(final_phase.drain_ms);
+  while (!Drained() && world_->Now() < drain_end_us) {
+    RunTo(std::min(drain_end_us, world_->Now() + kDrainCheckUs));
+  }
+  world_->Trace(
+      kScenarioNodeName, "drained",
+      TraceFields{
+          {"complete", Drained()},
+          {"drain_ms", (world_->Now() - (drain_end_us - Ms(final_phase.drain_ms))) / kUsPerMs}});
+  if (options_.progress) options_.progress(total_us_, total_us_);
+}
+
+void ScenarioRun::RestartAll() {
+  // Injected disk faults end first, so that a restarted broker can load its logs; a broker whose
+  // node is up without a process (its start-up failed on a fault) is restarted too.
+  for (BrokerId id : cluster_->broker_ids()) {
+    Node& node = world_->node(BrokerNodeName(id));
+    if (node.disk() != nullptr) {
+      node.disk()->ClearAllFaults();
+      node.disk()->set_capacity_bytes(scenario_.cluster.disk.capacity_bytes);
+    }
+  }
+  full_disks_.clear();
+  for (BrokerId id : cluster_->broker_ids()) {
+    Node& node = world_->node(BrokerNodeName(id));
+    if (node.up() && cluster_->broker(id) == nullptr) {
+      KSIM_CHECK(world_->CrashNode(node.name()).ok());
+    }
+    if (!node.up()) KSIM_CHECK(cluster_->RestartBroker(id).ok());
+  }
+  auto restart_client = [&](const std::string& id) {
+    Node* node = world_->FindNode(id);
+    if (node != nullptr && !node->up()) KSIM_CHECK(world_->RestartNode(id).ok());
+  };
+  for (const auto& producer : producers_) restart_client(producer->id());
+  for (const auto& consumer : consumers_) restart_client(consumer->id());
+  for (const auto& producer : cli_->producers()) restart_client(producer->id());
+  for (const auto& consumer : cli_->consumers()) restart_client(consumer->id());
+}
+
+bool ScenarioRun::PartitionsSettled() {
+  // Every audited partition has a live leader whose high watermark reached its log end and whose
+  // ISR holds every assigned replica that is running: the audit then reads what the cluster
+  // really kept, not a moment of a failover (a leader not yet elected, acks=1 records above a
+  // new leader's HW still being replicated).
+  for (const std::string& topic : AuditedTopics()) {
+    for (PartitionId partition : PartitionsInZooKeeper(*cluster_, topic)) {
+      const TopicPartition tp{topic, partition};
+      const BrokerId leader = cluster_->LeaderOf(tp);
+      Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
+      const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+      if (led == nullptr || led->role() != ReplicaRole::kLeader) return false;
+      if (led->high_watermark() < led->log_end_offset()) return false;
+      for (BrokerId replica : led->assigned_replicas()) {
+        if (cluster_->broker(replica) == nullptr) continue;
+        const std::vector<BrokerId>& isr = led->isr();
+        if (std::find(isr.begin(), isr.end(), replica) == isr.end()) return false;
+      }
+    }
+  }
+  return true;
+}
+
+bool ScenarioRun::Drained() {
+  if (!PartitionsSettled()) return false;
+  for (const auto& producer : producers_) {
+    if (!producer->done()) return false;
+  }
+  for (const auto& producer : cli_->producers()) {
+    if (!producer->done()) return false;
+  }
+  const std::vector<HistoryOp>& ops = history_->ops();
+  for (; drain_scanned_ < ops.size(); ++drain_scanned_) {
+    const HistoryOp& op = ops[drain_scanned_];
+    if (op.f != OpFunction::kDeliver || op.offset < Offset(0)) continue;
+    const std::string& group = op.group.empty() ? op.process : op.group;
+    Offset& next = delivered_next_[{group, TopicPartition{op.topic, op.partition}}];
+    next = std::max(next, op.offset + 1);
+  }
+  // Every scenario consumer's group has delivered each partition of its topics up to the
+  // leader's high watermark (console consumers are left out: --max-messages stops them).
+  for (const ClientSpec& client : scenario_.clients) {
+    if (client.type != ClientType::kConsumer) continue;
+    const std::string& group = client.group.empty() ? client.id : client.group;
+    for (const std::string& topic : client.topics) {
+      for (PartitionId partition : PartitionsInZooKeeper(*cluster_, topic)) {
+        const TopicPartition tp{topic, partition};
+        const BrokerId leader = cluster_->LeaderOf(tp);
+        Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
+        const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+        if (led == nullptr) return false;
+        if (led->high_watermark() <= led->log_start_offset()) continue;
+        auto found = delivered_next_.find({group, tp});
+        if (found == delivered_next_.end() || found->second < led->high_watermark()) return false;
+      }
+    }
+  }
+  return true;
+}
+
+// ---- The end -----------------------------------------------------------------------------------
+
+std::vector<std::string> ScenarioRun::AuditedTopics() const {
+  std::vector<std::string> topics;
+  for (const TopicEntry& topic : scenario_.topics) topics.push_back(topic.name);
+  for (const std::string& topic : cli_->created_topics()) topics.push_back(topic);
+  return topics;
+}
+
+Status ScenarioRun::Finish(RunResult& result) {
+  result.scenario = scenario_.name;
+  result.variant = options_.variant;
+  result.seed = seed_;
+  result.start_us = t0_us_;
+  result.end_us = world_->Now();
+  result.audit = AuditCluster(*cluster_, AuditedTopics());
+
+  CheckInput input;
+  input.history = history_.get();
+  input.audit = &result.audit;
+  input.observer = observer_.get();
+  input.end_us = result.end_us;
+  for (const ClientSpec& client : scenario_.clients) {
+    if (client.type == ClientType::kConsumer) {
+      input.consumers.push_back({client.id, client.group, client.topics});
+    }
+  }
+  result.check = CheckHistory(input);
+
+  result.ok = true;
+  TraceFields expectations = TraceFields::array();
+  for (const Expectation& expectation : scenario_.expect) {
+    ExpectationResult evaluated;
+    evaluated.expectation = expectation;
+    const std::optional<int64_t> actual = MetricValue(result.check, expectation.metric);
+    evaluated.actual = actual.value_or(0);
+    evaluated.ok = actual.has_value() && ExpectationHolds(expectation, evaluated.actual);
+    result.ok = result.ok && evaluated.ok;
+    expectations.push_back(TraceFields{{"metric", expectation.metric},
+                                       {"expected", evaluated.Expected()},
+                                       {"actual", evaluated.actual},
+                                       {"ok", evaluated.ok}});
+    result.expectations.push_back(std::move(evaluated));
+  }
+  result.actions = actions_;
+  result.invariant_violations = observer_->invariant_violations();
+
+  TraceFields metrics = TraceFields::object();
+  for (std::string_view name : MetricNames()) {
+    metrics[std::string(name)] = MetricValue(result.check, name).value_or(0);
+  }
+  KSIM_RETURN_IF_ERROR(
+      world_->Finish(result.ok, metrics,
+                     TraceFields{{"variant", options_.variant},
+                                 {"expectations", std::move(expectations)},
+                                 {"anomalies", AnomaliesJson(result.check.anomalies)},
+                                 {"audit", AuditJson(result.audit)}}));
+  result.trace_hash = world_->trace().hash();
+  result.trace_lines = world_->trace().lines();
+  if (options_.trace_path.empty() && options_.keep_trace_bytes) {
+    result.trace_bytes = world_->trace().bytes();
+  }
+  return Status::Ok();
+}
+
+}  // namespace ksim::sim

@@ -1,0 +1,108 @@
+// Running one scenario variant: a validated Scenario (sim/scenario/scenario.h) becomes a World, a
+// Cluster, the simulated clients and a schedule of actions; the run goes on to duration_ms, then
+// the final phase (heal, restart every broker, drain), then the final audit (sim/check/audit.h) and
+// the history checker (sim/check/history_checker.h); the expectations are evaluated and the verdict
+// is the trace's last line. docs/scenarios.md is the user's reference; `ksim run`
+// (tools/cmd_run.cc) prints and writes what RunScenario returns (sim/runner/report.h).
+//
+// The mapping (each line is something the runner does, in this order):
+// - World(seed, trace): the network's default link from cluster.network (latency drawn per
+//   message in [min, max], loss, bandwidth), then each `links` override; every broker disk from
+//   cluster.disk.
+// - Cluster: brokers, cluster.config, broker_config, zookeeper (tickTime, session bounds, the
+//   brokers' zookeeper.session.timeout.ms), policy.election / policy.truncation. Start().
+// - Topics: each `topics` entry created through kafka-topics.sh's path (Cluster::CreateTopic)
+//   at time 0 and waited for (every partition led) before any client starts; the observer
+//   learns each topic's min.insync.replicas.
+// - Clients: a ProducerClient / ConsumerClient per `clients` entry (in order), bootstrap =
+//   every broker, commit mode from ClientSpec::commit.
+// - Actions at their at_ms (ties in the order written), each traced first as an `action` event
+//   {index, do, ...} on node "scenario": cli (sim/cluster/cli_tools.h; its output lines traced as
+//   cli_output {index, line} and kept in ActionOutput), crash / restart / shutdown of a broker
+//   (by id or leader_of, resolved when the action runs through Cluster::LeaderOf) or of a client
+//   (crash and restart only), slow, partition, heal, crash_replicas (every replica of the
+//   partition at once, the same instant), disk_fault (eio: every later disk operation fails;
+//   full: writes fail with ENOSPC; corrupt_tail: the broker crashes with its unsynced tail torn
+//   and corrupted), zk_expire, zk_down / zk_up (the `zk` node crashes and restarts), produce,
+//   config (a topic's config written to ZooKeeper as kafka-configs.sh does; a broker's kept for
+//   its next restart). An action that cannot apply (restart of a running broker, leader_of a
+//   partition with no leader) is traced as action_skipped {index, reason} and reported, not an
+//   error.
+// - Final phase at duration_ms: heal (the network, every slow link, ZooKeeper up), restart_all
+//   (every broker and client down is restarted), then the run continues for drain_ms or until
+//   every producer is done and every consumer group has delivered every committed record of
+//   its topics, whichever comes first (checked every 100 ms of virtual time).
+// - Audit of every scenario topic (and every topic a cli command created), check, expectations,
+//   World::Finish with the verdict {ok, metrics, variant, expectations}.
+//
+// Determinism: everything is driven by the World's seed; the same scenario, variant and seed
+// give byte-identical traces (RunResult::trace_hash). Single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "sim/check/audit.h"
+#include "sim/check/history_checker.h"
+#include "sim/kernel/trace.h"
+#include "sim/scenario/scenario.h"
+
+namespace ksim::sim {
+
+struct RunOptions {
+  std::optional<uint64_t> seed;  // overrides the scenario's seed
+  std::string variant = "base";  // the base or a variant's name, for the trace header
+  TraceLevel trace_level = TraceLevel::kState;
+  std::string trace_path;         // "": the trace is kept as a hash only
+  bool keep_trace_bytes = false;  // memory sink (tests); ignored when trace_path is set
+  // Called about every 5% of the run's virtual time (done, total), for a progress line.
+  std::function<void(TimeUs done_us, TimeUs total_us)> progress;
+};
+
+struct ExpectationResult {
+  Expectation expectation;
+  int64_t actual = 0;
+  bool ok = false;
+  std::string Expected() const;  // "0", ">= 1", "<= 5", "1..5"
+};
+
+struct ActionOutput {
+  size_t index = 0;  // the action's position in `actions`
+  int64_t at_ms = 0;
+  std::string description;          // the action as a line ("crash broker-2", the cli command)
+  std::vector<std::string> output;  // cli output lines; for a skipped action, the reason
+  bool skipped = false;
+};
+
+struct RunResult {
+  std::string scenario;  // its name
+  std::string variant;
+  uint64_t seed = 0;
+  CheckResult check;
+  std::vector<ExpectationResult> expectations;
+  bool ok = false;  // every expectation met
+  std::vector<ActionOutput> actions;
+  FinalAudit audit;
+  std::vector<std::string> invariant_violations;
+  // Scenario time 0 in trace time (the scenario_start event: the cluster ready, every topic
+  // led); an action at at_ms ran at start_us + at_ms * 1000. Reports print trace times.
+  TimeUs start_us = 0;
+  TimeUs end_us = 0;  // virtual time at the end of the final phase
+  uint64_t trace_hash = 0;
+  uint64_t trace_lines = 0;
+  std::string trace_bytes;  // with keep_trace_bytes
+};
+
+// Runs `scenario` (the base or one variant's merged scenario) once. Errors are about the outside
+// world (the trace file cannot be written) or a scenario the loader let through that the cluster
+// refuses (kInvalidConfig naming it); an expectation not met is a RunResult with ok = false.
+Result<RunResult> RunScenario(const Scenario& scenario, const RunOptions& options);
+
+// The expectation evaluated on `actual`.
+bool ExpectationHolds(const Expectation& expectation, int64_t actual);
+
+}  // namespace ksim::sim

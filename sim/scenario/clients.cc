@@ -1,0 +1,215 @@
+#include "sim/scenario/clients.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/base/text_distance.h"
+#include "core/clients/consumer/consumer.h"
+#include "core/clients/producer/producer.h"
+#include "sim/scenario/parse.h"
+
+namespace ksim::sim {
+namespace {
+
+constexpr int64_t kMsMax = INT64_MAX / 1000;
+
+void AddLines(ScenarioReader& r, const std::string& path, const std::string& message) {
+  std::istringstream lines(message);
+  std::string line;
+  while (std::getline(lines, line)) r.Error(path, line);
+}
+
+// acks: "all", "-1", "0", "1", or the seed's acks=N (N replicas, 0.8 semantics).
+bool AcksValid(const std::string& text) {
+  if (text == "all" || text == "-1" || text == "0" || text == "1") return true;
+  if (text.empty() || text.size() > 4 || text[0] == '0') return false;
+  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return false;
+  }
+  return std::stoi(text) <= INT16_MAX;
+}
+
+// Each key alone (its own path), then all together (the client's config path).
+template <class Parse>
+void CheckSettings(ScenarioReader& r, const ConfigOverrides& settings, const std::string& path,
+                   const std::string& bootstrap, Parse parse) {
+  bool each_ok = true;
+  for (const auto& [key, value] : settings) {
+    const std::string key_path = JoinPointer(path, key);
+    if (key == "acks" && !AcksValid(value)) {
+      r.Error(key_path,
+              "expected one of \"0\",\"1\",\"all\",\"-1\" or a number of replicas, got \"" + value +
+                  "\"");
+      each_ok = false;
+      continue;
+    }
+    ConfigOverrides alone = {{"bootstrap.servers", bootstrap}};
+    if (key != "bootstrap.servers") alone.emplace_back(key, value);
+    if (key == "bootstrap.servers") alone.front().second = value;
+    const Status status = parse(alone);
+    if (!status.ok()) {
+      AddLines(r, key_path, status.message());
+      each_ok = false;
+    }
+  }
+  if (!each_ok) return;
+  ConfigOverrides all = settings;
+  const bool has_bootstrap = std::any_of(
+      all.begin(), all.end(), [](const auto& kv) { return kv.first == "bootstrap.servers"; });
+  if (!has_bootstrap) all.insert(all.begin(), {"bootstrap.servers", bootstrap});
+  const Status status = parse(all);
+  if (!status.ok()) AddLines(r, path, status.message());
+}
+
+std::optional<std::string> Setting(const ConfigOverrides& settings, std::string_view key) {
+  std::optional<std::string> found;
+  for (const auto& [name, value] : settings) {
+    if (name == key) found = value;
+  }
+  return found;
+}
+
+bool ValidClientId(std::string_view id) {
+  return !id.empty() && id.size() <= 100 && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  });
+}
+
+void ParseProducer(ScenarioReader& r, const Json& spec, const std::string& p, const Scenario& s,
+                   const std::map<std::string, int32_t, std::less<>>& topics,
+                   const std::string& bootstrap, ClientSpec& c) {
+  auto count = [&r](const Json& v, const std::string& vp) {
+    return r.Integer(v, vp, 0, INT64_MAX);
+  };
+  if (auto topic = r.Member(spec, p, "topic", [&r](const Json& v, const std::string& vp) {
+        return r.String(v, vp);
+      })) {
+    c.topic = *topic;
+    CheckTopicKnown(r, topics, c.topic, p + "/topic");
+  }
+  if (auto v = r.Member(spec, p, "messages", count)) c.messages = *v;
+  if (auto v = r.Member(spec, p, "rate_per_s", count)) c.rate_per_s = *v;
+  if (auto v = r.Member(spec, p, "key", [&r](const Json& j, const std::string& vp) {
+        return r.String(j, vp, /*allow_empty=*/true);
+      })) {
+    c.key = *v;
+  }
+  if (c.rate_per_s > 1000000) {
+    r.Error(p + "/rate_per_s", "at most 1000000 per second (one message per microsecond)");
+  }
+  CheckSettings(r, c.config, p + "/config", bootstrap, [](const ConfigOverrides& settings) {
+    return ParseProducerConfig(settings).status();
+  });
+}
+
+void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p,
+                   const std::map<std::string, int32_t, std::less<>>& topics,
+                   const std::string& bootstrap, ClientSpec& c) {
+  if (const Json* list = ScenarioReader::Find(spec, "topics")) {
+    if (!list->is_array() || list->empty()) {
+      r.Error(p + "/topics", "expected a non-empty array of topic names, got " + Describe(*list));
+    } else {
+      for (size_t i = 0; i < list->size(); ++i) {
+        const std::string tp = p + "/topics/" + std::to_string(i);
+        if (auto topic = r.String((*list)[i], tp)) {
+          CheckTopicKnown(r, topics, *topic, tp);
+          c.topics.push_back(*topic);
+        }
+      }
+    }
+  }
+  if (auto v = r.Member(spec, p, "group",
+                        [&r](const Json& j, const std::string& vp) { return r.String(j, vp); })) {
+    c.group = *v;
+  }
+  static const std::vector<std::string_view> kCommits = {"auto", "before-processing",
+                                                         "after-processing"};
+  if (auto v = r.Member(spec, p, "commit", [&r](const Json& j, const std::string& vp) {
+        return r.OneOf(j, vp, kCommits);
+      })) {
+    c.commit = *v == "auto"                ? CommitKind::kAuto
+               : *v == "before-processing" ? CommitKind::kBeforeProcessing
+                                           : CommitKind::kAfterProcessing;
+  }
+  if (auto v = r.Member(spec, p, "processing_ms", [&r](const Json& j, const std::string& vp) {
+        return r.Integer(j, vp, 0, kMsMax);
+      })) {
+    c.processing_ms = *v;
+  }
+  if (c.commit != CommitKind::kAuto && c.group.empty()) {
+    r.Error(p + "/commit", "committing offsets needs a group: set \"group\" or use \"auto\"");
+  }
+  const std::optional<std::string> auto_commit = Setting(c.config, "enable.auto.commit");
+  if (auto_commit && (*auto_commit == "true") != (c.commit == CommitKind::kAuto)) {
+    r.Error(p + "/config/enable.auto.commit",
+            "contradicts \"commit\": \"auto\" commits automatically, \"before-processing\" and "
+            "\"after-processing\" commit explicitly (leave enable.auto.commit out)");
+  }
+  const std::optional<std::string> group_id = Setting(c.config, "group.id");
+  if (group_id && *group_id != c.group) {
+    r.Error(p + "/config/group.id",
+            "contradicts \"group\" (\"" + c.group + "\"): name the group once, in \"group\"");
+  }
+  CheckSettings(r, c.config, p + "/config", bootstrap, [](const ConfigOverrides& settings) {
+    return ParseConsumerConfig(settings).status();
+  });
+}
+
+}  // namespace
+
+bool IsReservedNodeName(std::string_view name) {
+  if (name == "zk" || name == "admin" || name == "world") return true;
+  if (!name.starts_with("broker-") || name.size() == 7) return false;
+  return std::all_of(name.begin() + 7, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::vector<ClientSpec> ParseClients(
+    ScenarioReader& r, const Json& doc, const Scenario& s,
+    const std::map<std::string, int32_t, std::less<>>& topic_partitions) {
+  std::vector<ClientSpec> clients;
+  const Json* json = ScenarioReader::Find(doc, "clients");
+  if (json == nullptr || !r.ExpectObject(*json, "/clients", "clients by id")) return clients;
+  std::string bootstrap;
+  for (int32_t id = 1; id <= s.cluster.brokers; ++id) {
+    bootstrap += (id == 1 ? "" : ",") + std::string("broker-") + std::to_string(id) + ":9092";
+  }
+  static const std::vector<std::string_view> kTypes = {"producer", "consumer"};
+  for (const auto& [id, spec] : json->items()) {
+    const std::string p = JoinPointer("/clients", id);
+    if (!ValidClientId(id)) {
+      r.Error(p, "a client id is letters, digits, '-', '_' or '.' (it names a network node)");
+    } else if (IsReservedNodeName(id)) {
+      r.Error(p, "\"" + id + "\" is a node of the cluster itself; pick another client id");
+    }
+    if (!r.ExpectObject(spec, p, "a client")) continue;
+    ClientSpec c;
+    c.id = id;
+    const Json* type = ScenarioReader::Find(spec, "type");
+    if (type == nullptr) {
+      r.Error(p + "/type", "required: \"producer\" or \"consumer\"");
+      continue;
+    }
+    const std::optional<std::string> type_name = r.OneOf(*type, p + "/type", kTypes);
+    if (!type_name) continue;
+    c.type = *type_name == "producer" ? ClientType::kProducer : ClientType::kConsumer;
+    r.CheckKeys(spec, p, *type_name);
+    if (auto v = r.Member(spec, p, "start_ms", [&r, &s](const Json& j, const std::string& vp) {
+          return r.Integer(j, vp, 0, s.duration_ms);
+        })) {
+      c.start_ms = *v;
+    }
+    if (const Json* config = ScenarioReader::Find(spec, "config")) {
+      c.config = r.Settings(*config, p + "/config");
+    }
+    if (c.type == ClientType::kProducer) {
+      ParseProducer(r, spec, p, s, topic_partitions, bootstrap, c);
+    } else {
+      ParseConsumer(r, spec, p, topic_partitions, bootstrap, c);
+    }
+    clients.push_back(std::move(c));
+  }
+  return clients;
+}
+
+}  // namespace ksim::sim

@@ -1,0 +1,650 @@
+#include "sim/world/virtual_disk.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace ksim::sim {
+
+// A file or a directory. Handles hold files by shared_ptr, so a removed file stays readable
+// through them (unlink semantics) and a crash can orphan them without freeing under them.
+struct VirtualDisk::Node {
+  explicit Node(bool directory) : is_dir(directory) {}
+
+  bool is_dir;
+  // Files.
+  Bytes data;                   // written bytes: the page cache
+  Bytes durable;                // as of the last Sync / Flush
+  uint64_t unsynced_bytes = 0;  // written through Append/WriteAt since then (for counters)
+  // Directories: name -> node, live and as of the last SyncDir. std::map keeps names sorted.
+  std::map<std::string, std::shared_ptr<Node>> entries;
+  std::map<std::string, std::shared_ptr<Node>> durable_entries;
+};
+
+// Where a path leads: the directory holding the last component, its name there, and the node
+// (null when there is no such entry). The root has no parent.
+struct VirtualDisk::Lookup {
+  std::shared_ptr<Node> parent;
+  std::string name;
+  std::shared_ptr<Node> node;
+};
+
+namespace {
+
+constexpr int kMaxCorruptedBytes = 8;
+
+Status NotFound(const std::string& operation, const std::string& path) {
+  return Status(Errc::kNotFound, operation + " " + path + ": No such file or directory");
+}
+Status IsADirectory(const std::string& operation, const std::string& path) {
+  return Status(Errc::kIoError, operation + " " + path + ": Is a directory");
+}
+Status NotADirectory(const std::string& operation, const std::string& path) {
+  return Status(Errc::kIoError, operation + " " + path + ": Not a directory");
+}
+Status StaleHandle(const std::string& path) {
+  return Status(Errc::kIoError, path + ": stale handle: the disk crashed or shut down since open");
+}
+
+int FaultIndex(DiskFault fault) { return static_cast<int>(fault); }
+
+}  // namespace
+
+// --- Files ---
+
+class VirtualFile final : public File {
+ public:
+  VirtualFile(VirtualDisk* disk, std::shared_ptr<VirtualDisk::Node> node, std::string path)
+      : disk_(disk),
+        node_(std::move(node)),
+        path_(std::move(path)),
+        generation_(disk->generation_) {
+    KSIM_CHECK(!node_->is_dir);
+  }
+
+  Status Append(ByteView data) override { return Write(node_->data.size(), data); }
+  Status WriteAt(uint64_t position, ByteView data) override { return Write(position, data); }
+
+  Result<size_t> ReadAt(uint64_t position, MutableByteView out) const override {
+    if (stale()) return StaleHandle(path_);
+    disk_->Charge(VirtualDisk::Cost::kRead);
+    KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kReadError, "pread", path_));
+    const size_t count = Available(position, out.size());
+    std::copy_n(node_->data.begin() + static_cast<ptrdiff_t>(position), count, out.begin());
+    // read(2): disk -> page cache (DMA), page cache -> user buffer; enter and leave the kernel.
+    disk_->counters_.bytes_read += count;
+    disk_->counters_.copies += 2;
+    disk_->counters_.bytes_copied += 2 * count;
+    disk_->counters_.context_switches += 2;
+    return count;
+  }
+
+  Status Sync() override {
+    if (stale()) return StaleHandle(path_);
+    disk_->Charge(VirtualDisk::Cost::kSync);
+    KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kSyncError, "fsync", path_));
+    node_->durable = node_->data;
+    disk_->counters_.bytes_synced += node_->unsynced_bytes;
+    disk_->counters_.syncs += 1;
+    node_->unsynced_bytes = 0;
+    return Status::Ok();
+  }
+
+  Status Truncate(uint64_t size) override {
+    if (stale()) return StaleHandle(path_);
+    disk_->Charge(VirtualDisk::Cost::kWrite);
+    KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kWriteError, "ftruncate", path_));
+    if (size > node_->data.size()) {
+      KSIM_RETURN_IF_ERROR(disk_->CheckSpace(size - node_->data.size(), path_));
+    }
+    node_->data.resize(size, 0);
+    return Status::Ok();
+  }
+
+  uint64_t Size() const override { return node_->data.size(); }
+  const std::string& path() const override { return path_; }
+
+  Result<size_t> TransferTo(uint64_t position, size_t count, ByteSink& sink) override {
+    if (stale()) return StaleHandle(path_);
+    disk_->Charge(VirtualDisk::Cost::kRead);
+    KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kReadError, "sendfile", path_));
+    const size_t sent = Available(position, count);
+    // sendfile(2) with gather DMA: disk -> page cache, page cache -> NIC; one system call.
+    disk_->counters_.bytes_read += sent;
+    disk_->counters_.copies += 2;
+    disk_->counters_.bytes_copied += 2 * sent;
+    disk_->counters_.context_switches += 2;
+    if (sent > 0) {
+      KSIM_RETURN_IF_ERROR(sink.Send(ByteView(node_->data).subspan(position, sent)));
+    }
+    disk_->counters_.bytes_sent += sent;
+    return sent;
+  }
+
+  Result<size_t> CopyTo(uint64_t position, size_t count, ByteSink& sink) override {
+    if (stale()) return StaleHandle(path_);
+    Bytes buffer(Available(position, count));
+    KSIM_ASSIGN_OR_RETURN(size_t got, ReadAt(position, MutableByteView(buffer)));
+    KSIM_CHECK(got == buffer.size());
+    // send(2): user buffer -> socket buffer, socket buffer -> NIC (DMA); enter and leave.
+    disk_->counters_.copies += 2;
+    disk_->counters_.bytes_copied += 2 * got;
+    disk_->counters_.context_switches += 2;
+    if (got > 0) KSIM_RETURN_IF_ERROR(sink.Send(ByteView(buffer)));
+    disk_->counters_.bytes_sent += got;
+    return got;
+  }
+
+ private:
+  bool stale() const { return generation_ != disk_->generation_; }
+
+  // How many of `count` bytes from `position` the file has.
+  size_t Available(uint64_t position, size_t count) const {
+    const uint64_t size = node_->data.size();
+    if (position >= size) return 0;
+    return static_cast<size_t>(std::min<uint64_t>(count, size - position));
+  }
+
+  Status Write(uint64_t position, ByteView data) {
+    if (stale()) return StaleHandle(path_);
+    disk_->Charge(VirtualDisk::Cost::kWrite);
+    KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kWriteError, "pwrite", path_));
+    const uint64_t end = position + data.size();
+    if (end > node_->data.size()) {
+      KSIM_RETURN_IF_ERROR(disk_->CheckSpace(end - node_->data.size(), path_));
+      node_->data.resize(end, 0);
+    }
+    std::copy(data.begin(), data.end(), node_->data.begin() + static_cast<ptrdiff_t>(position));
+    KSIM_CHECK(node_->data.size() >= end);
+    disk_->counters_.bytes_written += data.size();
+    node_->unsynced_bytes += data.size();
+    return Status::Ok();
+  }
+
+  VirtualDisk* disk_;
+  std::shared_ptr<VirtualDisk::Node> node_;
+  std::string path_;
+  uint64_t generation_;
+};
+
+// A mapping is a window of `length_` bytes onto the file's page cache: stores through data()
+// are what ReadAt sees at once (as with MAP_SHARED) and become durable on Flush.
+class VirtualMappedFile final : public MappedFile {
+ public:
+  VirtualMappedFile(VirtualDisk* disk, std::shared_ptr<VirtualDisk::Node> node, std::string path,
+                    uint64_t length)
+      : disk_(disk),
+        node_(std::move(node)),
+        path_(std::move(path)),
+        generation_(disk->generation_),
+        length_(length) {
+    KSIM_CHECK(!node_->is_dir);
+    KSIM_CHECK(node_->data.size() >= length_);
+  }
+
+  // The window, cut short if another handle truncated the file under it (where POSIX would
+  // raise SIGBUS on access).
+  MutableByteView data() override {
+    return MutableByteView(node_->data.data(), std::min<uint64_t>(length_, node_->data.size()));
+  }
+  ByteView data() const override {
+    return ByteView(node_->data.data(), std::min<uint64_t>(length_, node_->data.size()));
+  }
+
+  Status Resize(uint64_t length) override {
+    if (stale()) return StaleHandle(path_);
+    disk_->Charge(VirtualDisk::Cost::kWrite);
+    KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kWriteError, "ftruncate", path_));
+    if (length > node_->data.size()) {
+      KSIM_RETURN_IF_ERROR(disk_->CheckSpace(length - node_->data.size(), path_));
+    }
+    node_->data.resize(length, 0);
+    length_ = length;
+    return Status::Ok();
+  }
+
+  Status Flush() override {
+    if (stale()) return StaleHandle(path_);
+    disk_->Charge(VirtualDisk::Cost::kSync);
+    KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kSyncError, "msync", path_));
+    // msync writes the mapped range back; the model keeps one image per file, so the whole
+    // page cache (the mapping and anything written past it) becomes durable.
+    node_->durable = node_->data;
+    node_->unsynced_bytes = 0;
+    disk_->counters_.bytes_synced += length_;
+    disk_->counters_.syncs += 1;
+    return Status::Ok();
+  }
+
+  const std::string& path() const override { return path_; }
+
+ private:
+  bool stale() const { return generation_ != disk_->generation_; }
+
+  VirtualDisk* disk_;
+  std::shared_ptr<VirtualDisk::Node> node_;
+  std::string path_;
+  uint64_t generation_;
+  uint64_t length_;
+};
+
+// --- The disk ---
+
+VirtualDisk::VirtualDisk(RandomStream stream, VirtualDiskOptions options)
+    : stream_(stream), options_(options), root_(std::make_shared<Node>(true)) {
+  for (const LatencyRangeUs& range : {options_.read_latency, options_.write_latency,
+                                      options_.sync_latency, options_.metadata_latency}) {
+    KSIM_CHECK(range.min_us >= 0);
+    KSIM_CHECK(range.min_us <= range.max_us);
+  }
+}
+
+VirtualDisk::~VirtualDisk() = default;
+
+void VirtualDisk::BeginInspection() {
+  if (inspection_depth_ == 0) counters_before_inspection_ = counters_;
+  ++inspection_depth_;
+}
+
+void VirtualDisk::EndInspection() {
+  KSIM_CHECK(inspection_depth_ > 0);
+  --inspection_depth_;
+  if (inspection_depth_ == 0) counters_ = counters_before_inspection_;
+}
+
+VirtualDisk::InspectionScope::InspectionScope(VirtualDisk& disk) : disk_(disk) {
+  disk_.BeginInspection();
+}
+
+VirtualDisk::InspectionScope::~InspectionScope() { disk_.EndInspection(); }
+
+void VirtualDisk::Charge(Cost cost) {
+  if (inspection_depth_ > 0) return;
+  const LatencyRangeUs* range = nullptr;
+  switch (cost) {
+    case Cost::kRead:
+      range = &options_.read_latency;
+      break;
+    case Cost::kWrite:
+      range = &options_.write_latency;
+      break;
+    case Cost::kSync:
+      range = &options_.sync_latency;
+      break;
+    case Cost::kMetadata:
+      range = &options_.metadata_latency;
+      break;
+  }
+  KSIM_CHECK(range != nullptr);
+  if (range->max_us == 0) return;  // free: draw nothing, so zero-cost disks consume no stream
+  const TimeUs latency_us = stream_.UniformInt(range->min_us, range->max_us);
+  KSIM_CHECK(latency_us >= range->min_us && latency_us <= range->max_us);
+  busy_time_us_ += latency_us;
+}
+
+TimeUs VirtualDisk::TakeBusyTime() {
+  const TimeUs busy_us = busy_time_us_;
+  busy_time_us_ = 0;
+  return busy_us;
+}
+
+void VirtualDisk::InjectFault(DiskFault fault, FaultPersistence persistence) {
+  fault_active_[FaultIndex(fault)] = true;
+  fault_once_[FaultIndex(fault)] = persistence == FaultPersistence::kOnce;
+}
+
+void VirtualDisk::ClearFault(DiskFault fault) {
+  fault_active_[FaultIndex(fault)] = false;
+  fault_once_[FaultIndex(fault)] = false;
+}
+
+void VirtualDisk::ClearAllFaults() {
+  for (DiskFault fault : {DiskFault::kReadError, DiskFault::kWriteError, DiskFault::kSyncError}) {
+    ClearFault(fault);
+  }
+}
+
+Status VirtualDisk::CheckFault(DiskFault fault, const std::string& operation,
+                               const std::string& path) {
+  const int index = FaultIndex(fault);
+  if (!fault_active_[index] || inspection_depth_ > 0) return Status::Ok();
+  if (fault_once_[index]) ClearFault(fault);
+  counters_.injected_errors += 1;
+  return Status(Errc::kIoError, operation + " " + path + ": Input/output error (injected)");
+}
+
+Status VirtualDisk::CheckSpace(uint64_t growth_bytes, const std::string& path) {
+  if (options_.capacity_bytes == 0 || growth_bytes == 0) return Status::Ok();
+  if (used_bytes() + growth_bytes <= options_.capacity_bytes) return Status::Ok();
+  counters_.injected_errors += 1;
+  return Status(Errc::kNoSpace, "write " + path + ": No space left on device (capacity " +
+                                    std::to_string(options_.capacity_bytes) + " bytes)");
+}
+
+uint64_t VirtualDisk::used_bytes() const {
+  uint64_t used = 0;
+  std::unordered_set<const Node*> seen;  // membership only; never iterated
+  std::vector<const Node*> pending = {root_.get()};
+  while (!pending.empty()) {
+    const Node* dir = pending.back();
+    pending.pop_back();
+    for (const auto& [name, child] : dir->entries) {
+      if (!seen.insert(child.get()).second) continue;
+      if (child->is_dir) {
+        pending.push_back(child.get());
+      } else {
+        used += child->data.size();
+      }
+    }
+  }
+  return used;
+}
+
+Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const {
+  std::vector<std::string> components;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    std::string component = path.substr(start, end - start);
+    if (component == "..") {
+      return Status(Errc::kInvalidArgument, path + ": '..' is not supported");
+    }
+    if (!component.empty() && component != ".") components.push_back(std::move(component));
+    start = end + 1;
+  }
+  Lookup lookup;
+  if (components.empty()) {
+    lookup.node = root_;
+    return lookup;
+  }
+  std::shared_ptr<Node> dir = root_;
+  for (size_t i = 0; i + 1 < components.size(); ++i) {
+    auto it = dir->entries.find(components[i]);
+    if (it == dir->entries.end()) return NotFound("lookup", path);
+    if (!it->second->is_dir) return NotADirectory("lookup", path);
+    dir = it->second;
+  }
+  lookup.parent = dir;
+  lookup.name = components.back();
+  auto it = dir->entries.find(lookup.name);
+  if (it != dir->entries.end()) lookup.node = it->second;
+  return lookup;
+}
+
+Result<std::unique_ptr<File>> VirtualDisk::OpenFile(const std::string& path, OpenMode mode) {
+  Charge(Cost::kMetadata);
+  KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(path));
+  std::shared_ptr<Node> node = lookup.node;
+  if (node != nullptr && node->is_dir) return IsADirectory("open", path);
+  if (node == nullptr && mode == OpenMode::kOpenExisting) return NotFound("open", path);
+  if (node != nullptr && mode == OpenMode::kCreateNew) {
+    return Status(Errc::kAlreadyExists, "open " + path + ": File exists");
+  }
+  if (node == nullptr) {
+    KSIM_CHECK(lookup.parent != nullptr);
+    KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "open", path));
+    node = std::make_shared<Node>(false);
+    lookup.parent->entries[lookup.name] = node;
+  } else if (mode == OpenMode::kTruncate) {
+    KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "open", path));
+    node->data.clear();
+  }
+  return std::unique_ptr<File>(std::make_unique<VirtualFile>(this, std::move(node), path));
+}
+
+Result<std::unique_ptr<MappedFile>> VirtualDisk::MapFile(const std::string& path, int64_t length) {
+  KSIM_CHECK(length >= -1);
+  Charge(Cost::kMetadata);
+  KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(path));
+  std::shared_ptr<Node> node = lookup.node;
+  if (node != nullptr && node->is_dir) return IsADirectory("open", path);
+  const bool creating = node == nullptr;
+  const uint64_t old_size = creating ? 0 : node->data.size();
+  const uint64_t map_length = length >= 0 ? static_cast<uint64_t>(length) : old_size;
+  if (creating || map_length != old_size) {
+    KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, creating ? "open" : "ftruncate", path));
+  }
+  if (map_length > old_size) KSIM_RETURN_IF_ERROR(CheckSpace(map_length - old_size, path));
+  if (creating) {
+    KSIM_CHECK(lookup.parent != nullptr);
+    node = std::make_shared<Node>(false);
+    lookup.parent->entries[lookup.name] = node;
+  }
+  node->data.resize(map_length, 0);
+  return std::unique_ptr<MappedFile>(
+      std::make_unique<VirtualMappedFile>(this, std::move(node), path, map_length));
+}
+
+bool VirtualDisk::FileExists(const std::string& path) {
+  Charge(Cost::kMetadata);
+  Result<Lookup> lookup = Resolve(path);
+  return lookup.ok() && lookup->node != nullptr && !lookup->node->is_dir;
+}
+
+bool VirtualDisk::DirExists(const std::string& dir) {
+  Charge(Cost::kMetadata);
+  Result<Lookup> lookup = Resolve(dir);
+  return lookup.ok() && lookup->node != nullptr && lookup->node->is_dir;
+}
+
+Result<uint64_t> VirtualDisk::FileSize(const std::string& path) {
+  Charge(Cost::kMetadata);
+  KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(path));
+  if (lookup.node == nullptr) return NotFound("stat", path);
+  if (lookup.node->is_dir) return IsADirectory("stat", path);
+  return static_cast<uint64_t>(lookup.node->data.size());
+}
+
+Status VirtualDisk::RenameFile(const std::string& from, const std::string& to) {
+  Charge(Cost::kMetadata);
+  const std::string both = from + " -> " + to;
+  KSIM_ASSIGN_OR_RETURN(Lookup source, Resolve(from));
+  if (source.node == nullptr) return NotFound("rename", both);
+  if (source.parent == nullptr) return Status(Errc::kInvalidArgument, "rename " + both + ": root");
+  KSIM_ASSIGN_OR_RETURN(Lookup target, Resolve(to));
+  if (target.parent == nullptr) return Status(Errc::kInvalidArgument, "rename " + both + ": root");
+  if (source.parent == target.parent && source.name == target.name) return Status::Ok();
+  if (source.node->is_dir) {
+    // A directory may not move under itself: walk up from the target's parent is not possible
+    // (no parent links), so check that the source is not an ancestor by descending from it.
+    std::vector<const Node*> pending = {source.node.get()};
+    while (!pending.empty()) {
+      const Node* dir = pending.back();
+      pending.pop_back();
+      if (dir == target.parent.get()) {
+        return Status(Errc::kInvalidArgument, "rename " + both + ": Invalid argument");
+      }
+      for (const auto& [name, child] : dir->entries) {
+        if (child->is_dir) pending.push_back(child.get());
+      }
+    }
+    if (target.node != nullptr && !target.node->is_dir) return NotADirectory("rename", both);
+    if (target.node != nullptr && !target.node->entries.empty()) {
+      return Status(Errc::kInvalidArgument, "rename " + both + ": Directory not empty");
+    }
+  } else if (target.node != nullptr && target.node->is_dir) {
+    return IsADirectory("rename", both);
+  }
+  KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "rename", both));
+  target.parent->entries[target.name] = source.node;
+  source.parent->entries.erase(source.name);
+  return Status::Ok();
+}
+
+Status VirtualDisk::RemoveFile(const std::string& path) {
+  Charge(Cost::kMetadata);
+  KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(path));
+  if (lookup.node == nullptr) return NotFound("unlink", path);
+  if (lookup.node->is_dir) return IsADirectory("unlink", path);
+  KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "unlink", path));
+  lookup.parent->entries.erase(lookup.name);
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> VirtualDisk::ListDir(const std::string& dir) {
+  Charge(Cost::kMetadata);
+  KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(dir));
+  if (lookup.node == nullptr) return NotFound("opendir", dir);
+  if (!lookup.node->is_dir) return NotADirectory("opendir", dir);
+  std::vector<std::string> names;
+  names.reserve(lookup.node->entries.size());
+  for (const auto& [name, child] : lookup.node->entries) names.push_back(name);  // sorted
+  return names;
+}
+
+Status VirtualDisk::CreateDir(const std::string& dir) {
+  Charge(Cost::kMetadata);
+  // mkdir each prefix in turn ("mkdir -p").
+  for (size_t end = 1; end <= dir.size(); ++end) {
+    if (end != dir.size() && dir[end] != '/') continue;
+    const std::string prefix = dir.substr(0, end);
+    KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(prefix));
+    if (lookup.node != nullptr) {
+      if (lookup.node->is_dir) continue;
+      return Status(Errc::kAlreadyExists, "mkdir " + prefix + ": File exists");
+    }
+    KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "mkdir", prefix));
+    lookup.parent->entries[lookup.name] = std::make_shared<Node>(true);
+  }
+  return Status::Ok();
+}
+
+Status VirtualDisk::RemoveDir(const std::string& dir) {
+  Charge(Cost::kMetadata);
+  KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(dir));
+  if (lookup.node == nullptr) return NotFound("rmdir", dir);
+  if (!lookup.node->is_dir) return NotADirectory("rmdir", dir);
+  if (lookup.parent == nullptr) return Status(Errc::kInvalidArgument, "rmdir " + dir + ": root");
+  if (!lookup.node->entries.empty()) {
+    return Status(Errc::kInvalidArgument, "rmdir " + dir + ": Directory not empty");
+  }
+  KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "rmdir", dir));
+  lookup.parent->entries.erase(lookup.name);
+  return Status::Ok();
+}
+
+Status VirtualDisk::SyncDir(const std::string& dir) {
+  Charge(Cost::kSync);
+  KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(dir));
+  if (lookup.node == nullptr) return NotFound("open", dir);
+  if (!lookup.node->is_dir) return NotADirectory("open", dir);
+  KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kSyncError, "fsync", dir));
+  lookup.node->durable_entries = lookup.node->entries;
+  counters_.dir_syncs += 1;
+  return Status::Ok();
+}
+
+Status VirtualDisk::CorruptRange(const std::string& path, uint64_t offset, uint64_t length) {
+  KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(path));
+  if (lookup.node == nullptr) return NotFound("corrupt", path);
+  if (lookup.node->is_dir) return IsADirectory("corrupt", path);
+  Node& node = *lookup.node;
+  const uint64_t end = std::min<uint64_t>(offset + length, node.data.size());
+  for (uint64_t i = offset; i < end; ++i) {
+    const auto flip = static_cast<uint8_t>(stream_.UniformInt(1, 255));
+    node.data[i] ^= flip;
+    if (i < node.durable.size()) node.durable[i] ^= flip;
+  }
+  return Status::Ok();
+}
+
+Result<Bytes> VirtualDisk::DurableContents(const std::string& path) const {
+  KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(path));
+  if (lookup.node == nullptr) return NotFound("open", path);
+  if (lookup.node->is_dir) return IsADirectory("open", path);
+  return lookup.node->durable;
+}
+
+// --- Crash and shutdown ---
+
+void VirtualDisk::SyncAll() {
+  std::vector<Node*> pending = {root_.get()};
+  std::unordered_set<const Node*> seen = {root_.get()};  // membership only
+  while (!pending.empty()) {
+    Node* dir = pending.back();
+    pending.pop_back();
+    dir->durable_entries = dir->entries;
+    for (const auto& [name, child] : dir->entries) {
+      if (!seen.insert(child.get()).second) continue;
+      if (child->is_dir) {
+        pending.push_back(child.get());
+      } else {
+        child->durable = child->data;
+        counters_.bytes_synced += child->unsynced_bytes;
+        child->unsynced_bytes = 0;
+      }
+    }
+  }
+}
+
+void VirtualDisk::CleanShutdown() {
+  SyncAll();
+  Restart(CrashOptions{});
+}
+
+void VirtualDisk::Crash(const CrashOptions& options) {
+  KSIM_CHECK(!options.corrupt_torn_tail || options.tear_unsynced_tail);
+  counters_.crashes += 1;
+  Restart(options);
+}
+
+// Builds a fresh tree from the durable one, in sorted-name order so that the stream's draws
+// (tearing) happen in a fixed order. Fresh nodes keep stale handles away from the new tree. A
+// file reachable under two durable names (renamed between two directories, both synced) stays
+// one file; a directory reachable twice keeps only its first name, so the tree stays a tree.
+void VirtualDisk::Restart(const CrashOptions& options) {
+  std::unordered_map<const Node*, std::shared_ptr<Node>> rebuilt;  // lookups only
+  auto recover_file = [&](const Node& old) {
+    auto file = std::make_shared<Node>(false);
+    file->data = old.durable;
+    const uint64_t durable_size = old.durable.size();
+    if (options.tear_unsynced_tail && old.data.size() > durable_size) {
+      const auto tail = static_cast<int64_t>(old.data.size() - durable_size);
+      const auto kept = static_cast<uint64_t>(stream_.UniformInt(0, tail));
+      file->data.insert(file->data.end(), old.data.begin() + static_cast<ptrdiff_t>(durable_size),
+                        old.data.begin() + static_cast<ptrdiff_t>(durable_size + kept));
+      if (options.corrupt_torn_tail && kept > 0) {
+        const int64_t flips = stream_.UniformInt(1, std::min<int64_t>(kMaxCorruptedBytes, kept));
+        for (int64_t i = 0; i < flips; ++i) {
+          const auto at = static_cast<uint64_t>(stream_.UniformInt(
+              static_cast<int64_t>(durable_size), static_cast<int64_t>(durable_size + kept - 1)));
+          file->data[at] ^= static_cast<uint8_t>(stream_.UniformInt(1, 255));
+        }
+      }
+    }
+    KSIM_CHECK(file->data.size() >= durable_size);
+    file->durable = file->data;  // what survived is on the platter now
+    return file;
+  };
+  auto new_root = std::make_shared<Node>(true);
+  std::vector<std::pair<const Node*, Node*>> pending = {{root_.get(), new_root.get()}};
+  rebuilt[root_.get()] = new_root;
+  // Depth-first; children are pushed in reverse so that they are visited in name order.
+  while (!pending.empty()) {
+    auto [old_dir, new_dir] = pending.back();
+    pending.pop_back();
+    std::vector<std::pair<const Node*, Node*>> children;
+    for (const auto& [name, old_child] : old_dir->durable_entries) {
+      auto found = rebuilt.find(old_child.get());
+      if (found != rebuilt.end()) {
+        if (old_child->is_dir) continue;  // a second name for a directory: dropped
+        new_dir->entries[name] = found->second;
+        continue;
+      }
+      std::shared_ptr<Node> fresh =
+          old_child->is_dir ? std::make_shared<Node>(true) : recover_file(*old_child);
+      rebuilt[old_child.get()] = fresh;
+      new_dir->entries[name] = fresh;
+      if (old_child->is_dir) children.emplace_back(old_child.get(), fresh.get());
+    }
+    new_dir->durable_entries = new_dir->entries;
+    pending.insert(pending.end(), children.rbegin(), children.rend());
+  }
+  root_ = std::move(new_root);
+  generation_ += 1;
+}
+
+}  // namespace ksim::sim

@@ -1,0 +1,148 @@
+// ParseProducerConfig: Kafka 0.10's defaults, acks spellings, Kafka's messages for bad values
+// and unknown keys, and KafkaProducer's idempotence defaults and refusals.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "core/clients/producer/producer.h"
+
+namespace ksim {
+namespace {
+
+ProducerConfig Parse(const ConfigOverrides& settings) {
+  Result<ProducerConfig> config = ParseProducerConfig(settings);
+  EXPECT_TRUE(config.ok()) << config.status().ToString();
+  return config.ok() ? *config : ProducerConfig{};
+}
+
+std::string Error(const ConfigOverrides& settings) {
+  Result<ProducerConfig> config = ParseProducerConfig(settings);
+  EXPECT_FALSE(config.ok());
+  if (config.ok()) return "";
+  EXPECT_EQ(config.status().code(), Errc::kInvalidConfig);
+  return config.status().message();
+}
+
+TEST(ProducerConfigTest, DefaultsAreKafka010s) {
+  const ProducerConfig config = Parse({});
+  EXPECT_EQ(config.acks, 1);
+  EXPECT_EQ(config.retries, 0);
+  EXPECT_EQ(config.retry_backoff_ms, 100);
+  EXPECT_EQ(config.request_timeout_ms, 30000);
+  EXPECT_EQ(config.delivery_timeout_ms, 120000);
+  EXPECT_EQ(config.linger_ms, 0);
+  EXPECT_EQ(config.batch_size, 16384);
+  EXPECT_EQ(config.max_in_flight_requests_per_connection, 5);
+  EXPECT_FALSE(config.enable_idempotence);
+  EXPECT_EQ(config.partitioner, "default");
+  EXPECT_EQ(config.metadata_max_age_ms, 300000);
+  EXPECT_EQ(config.max_block_ms, 60000);
+  EXPECT_EQ(config.max_request_size, 1048576);
+}
+
+TEST(ProducerConfigTest, AcksSpellings) {
+  EXPECT_EQ(Parse({{"acks", "all"}}).acks, -1);
+  EXPECT_EQ(Parse({{"acks", "-1"}}).acks, -1);
+  EXPECT_EQ(Parse({{"acks", "0"}}).acks, 0);
+  EXPECT_EQ(Parse({{"acks", "1"}}).acks, 1);
+  EXPECT_EQ(Parse({{"acks", " 1 "}}).acks, 1);
+  // The seed's legacy acks=N (0.8 semantics).
+  EXPECT_EQ(Parse({{"acks", "2"}}).acks, 2);
+}
+
+TEST(ProducerConfigTest, BadAcksNamesTheValidOnes) {
+  const std::string message = Error({{"acks", "most"}});
+  EXPECT_NE(message.find("Invalid value most for configuration acks"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("all, -1, 0, 1"), std::string::npos) << message;
+  EXPECT_FALSE(ParseProducerConfig({{"acks", "-2"}}).ok());
+  EXPECT_FALSE(ParseProducerConfig({{"acks", ""}}).ok());
+}
+
+TEST(ProducerConfigTest, BadValuesGiveKafkasMessage) {
+  EXPECT_EQ(Error({{"retries", "many"}})
+                .rfind("Invalid value many for configuration retries: Not a number of type INT", 0),
+            0u);
+  EXPECT_NE(Error({{"retries", "-1"}}).find("Value must be at least 0"), std::string::npos);
+  EXPECT_NE(Error({{"max.in.flight.requests.per.connection", "0"}}).find("at least 1"),
+            std::string::npos);
+  EXPECT_NE(Error({{"enable.idempotence", "yes"}}).find("enable.idempotence"), std::string::npos);
+  EXPECT_NE(Error({{"compression.type", "gzip"}}).find("String must be one of: none"),
+            std::string::npos);
+}
+
+TEST(ProducerConfigTest, UnknownKeySuggestsTheClosest) {
+  const std::string message = Error({{"retires", "3"}});
+  EXPECT_NE(message.find("`retires`"), std::string::npos) << message;
+  EXPECT_NE(message.find("Did you mean `retries`?"), std::string::npos) << message;
+  const std::string far = Error({{"zookeeper.connect", "x"}});
+  EXPECT_EQ(far.find("Did you mean"), std::string::npos) << far;
+}
+
+TEST(ProducerConfigTest, SettingsAreRead) {
+  const ProducerConfig config = Parse({{"bootstrap.servers", "broker-1:9092, broker-2"},
+                                       {"client.id", "p1"},
+                                       {"retries", "3"},
+                                       {"retry.backoff.ms", "50"},
+                                       {"request.timeout.ms", "5000"},
+                                       {"linger.ms", "10"},
+                                       {"delivery.timeout.ms", "20000"},
+                                       {"batch.size", "100"},
+                                       {"max.in.flight.requests.per.connection", "1"}});
+  EXPECT_EQ(config.bootstrap_servers, (std::vector<std::string>{"broker-1", "broker-2"}));
+  EXPECT_EQ(config.client_id, "p1");
+  EXPECT_EQ(config.retries, 3);
+  EXPECT_EQ(config.retry_backoff_ms, 50);
+  EXPECT_EQ(config.request_timeout_ms, 5000);
+  EXPECT_EQ(config.linger_ms, 10);
+  EXPECT_EQ(config.delivery_timeout_ms, 20000);
+  EXPECT_EQ(config.batch_size, 100);
+  EXPECT_EQ(config.max_in_flight_requests_per_connection, 1);
+}
+
+TEST(ProducerConfigTest, DeliveryTimeoutMustCoverLingerAndRequest) {
+  // KIP-91: delivery.timeout.ms >= linger.ms + request.timeout.ms.
+  EXPECT_NE(Error({{"delivery.timeout.ms", "1000"}, {"request.timeout.ms", "2000"}})
+                .find("delivery.timeout.ms should be equal to or larger than"),
+            std::string::npos);
+  // Not given: raised to cover them.
+  EXPECT_EQ(Parse({{"request.timeout.ms", "200000"}}).delivery_timeout_ms, 200000);
+}
+
+TEST(ProducerConfigTest, IdempotenceForcesAcksAllAndRetries) {
+  const ProducerConfig config = Parse({{"enable.idempotence", "true"}});
+  EXPECT_TRUE(config.enable_idempotence);
+  EXPECT_EQ(config.acks, -1);
+  EXPECT_EQ(config.retries, std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(config.max_in_flight_requests_per_connection, 5);
+  // Given values that agree are kept.
+  const ProducerConfig given =
+      Parse({{"enable.idempotence", "true"}, {"acks", "all"}, {"retries", "7"}});
+  EXPECT_EQ(given.acks, -1);
+  EXPECT_EQ(given.retries, 7);
+}
+
+TEST(ProducerConfigTest, IdempotenceRefusesConflictingSettings) {
+  EXPECT_EQ(Error({{"enable.idempotence", "true"}, {"acks", "1"}}),
+            "Must set acks to all in order to use the idempotent producer. Otherwise we cannot "
+            "guarantee idempotence.");
+  EXPECT_EQ(Error({{"enable.idempotence", "true"}, {"retries", "0"}}),
+            "Must set retries to non-zero when using the idempotent producer.");
+  EXPECT_EQ(Error({{"enable.idempotence", "true"}, {"max.in.flight.requests.per.connection", "6"}}),
+            "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent "
+            "producer.");
+  // Without idempotence the same settings are fine.
+  EXPECT_TRUE(
+      ParseProducerConfig({{"acks", "1"}, {"max.in.flight.requests.per.connection", "6"}}).ok());
+}
+
+TEST(ProducerConfigTest, OnlyTheDefaultPartitionerExists) {
+  EXPECT_EQ(Parse({{"partitioner.class",
+                    "org.apache.kafka.clients.producer.internals.DefaultPartitioner"}})
+                .partitioner,
+            "default");
+  EXPECT_FALSE(ParseProducerConfig({{"partitioner.class", "com.example.Mine"}}).ok());
+}
+
+}  // namespace
+}  // namespace ksim

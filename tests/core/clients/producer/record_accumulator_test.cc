@@ -1,0 +1,285 @@
+// RecordAccumulator: batching by batch.size, linger, readiness per leader, drain order, retries
+// at the head keeping their sequence, idempotent in-flight rules, expiry. Cases follow Kafka's
+// RecordAccumulatorTest (testFull, testAppendLarge, testLinger, testPartialDrain,
+// testRetryBackoff, testFlush, testExpiredBatches, testMutedPartitions) where they apply.
+#include "core/clients/producer/record_accumulator.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace ksim {
+namespace {
+
+const TopicPartition kTp0{"t", PartitionId(0)};
+const TopicPartition kTp1{"t", PartitionId(1)};
+const TopicPartition kTp2{"t", PartitionId(2)};
+const BrokerId kNode1{1};
+const BrokerId kNode2{2};
+
+RecordInput Value(size_t size) {
+  RecordInput record;
+  record.timestamp_ms = 0;
+  record.value = Bytes(size, 'x');
+  return record;
+}
+
+// tp0 and tp1 on node 1, tp2 on node 2 (Kafka's test cluster layout).
+std::optional<BrokerId> Leaders(const TopicPartition& tp) {
+  if (tp.topic != "t") return std::nullopt;
+  return tp.partition.value() == 2 ? kNode2 : kNode1;
+}
+
+AccumulatorConfig Config(int32_t batch_size = 1024, int64_t linger_ms = 0) {
+  AccumulatorConfig config;
+  config.batch_size = batch_size;
+  config.linger_ms = linger_ms;
+  config.retry_backoff_ms = 100;
+  config.delivery_timeout_ms = 10000;
+  return config;
+}
+
+// Records of 100 bytes of value: 121 estimated each; a 1024-byte batch (61 header) holds 7.
+constexpr int kPerBatch = (1024 - 61) / 121;
+
+TEST(RecordAccumulatorTest, FullBatchIsReadyAndDrainsInAppendOrder) {
+  RecordAccumulator acc(Config(1024, /*linger_ms=*/10));
+  for (int i = 0; i < kPerBatch; ++i) {
+    const auto result = acc.Append(kTp0, Value(100), i, 0);
+    EXPECT_EQ(result.new_batch, i == 0);
+    EXPECT_EQ(acc.Ready(Leaders, 0).ready_nodes.size(), 0u) << "not full yet at " << i;
+  }
+  const auto result = acc.Append(kTp0, Value(100), kPerBatch, 0);
+  EXPECT_TRUE(result.new_batch);
+  EXPECT_TRUE(result.batch_full);
+  EXPECT_EQ(acc.Ready(Leaders, 0).ready_nodes, std::set<BrokerId>{kNode1});
+  std::vector<ProducerBatch*> drained = acc.Drain(Leaders, kNode1, 0);
+  ASSERT_EQ(drained.size(), 1u);
+  ASSERT_EQ(drained[0]->record_count(), kPerBatch);
+  for (int i = 0; i < kPerBatch; ++i) EXPECT_EQ(drained[0]->record_ids[i], uint64_t(i));
+  EXPECT_EQ(drained[0]->attempts, 1);
+  EXPECT_TRUE(drained[0]->in_flight);
+  // The second batch lingers.
+  EXPECT_EQ(acc.Ready(Leaders, 0).ready_nodes.size(), 0u);
+}
+
+TEST(RecordAccumulatorTest, LargeRecordGetsItsOwnBatch) {
+  RecordAccumulator acc(Config(1024, 10));
+  const auto big = acc.Append(kTp0, Value(4000), 1, 0);
+  EXPECT_TRUE(big.new_batch);
+  EXPECT_TRUE(big.batch_full);
+  const auto next = acc.Append(kTp0, Value(10), 2, 0);
+  EXPECT_TRUE(next.new_batch);
+  EXPECT_NE(next.batch, big.batch);
+  std::vector<ProducerBatch*> drained = acc.Drain(Leaders, kNode1, 0);
+  ASSERT_EQ(drained.size(), 1u);
+  EXPECT_EQ(drained[0]->record_count(), 1);
+  EXPECT_EQ(drained[0]->record_ids[0], 1u);
+}
+
+TEST(RecordAccumulatorTest, LingerHoldsABatchUntilItPasses) {
+  RecordAccumulator acc(Config(1024, 10));
+  acc.Append(kTp0, Value(10), 1, 0);
+  auto ready = acc.Ready(Leaders, 0);
+  EXPECT_TRUE(ready.ready_nodes.empty());
+  EXPECT_EQ(ready.next_ready_check_delay_ms, 10);
+  ready = acc.Ready(Leaders, 4);
+  EXPECT_EQ(ready.next_ready_check_delay_ms, 6);
+  ready = acc.Ready(Leaders, 10);
+  EXPECT_EQ(ready.ready_nodes, std::set<BrokerId>{kNode1});
+  std::vector<ProducerBatch*> drained = acc.Drain(Leaders, kNode1, 10);
+  ASSERT_EQ(drained.size(), 1u);
+  EXPECT_EQ(drained[0]->record_count(), 1);
+}
+
+TEST(RecordAccumulatorTest, ZeroLingerSendsAtOnce) {
+  RecordAccumulator acc(Config(1024, 0));
+  acc.Append(kTp0, Value(10), 1, 0);
+  EXPECT_EQ(acc.Ready(Leaders, 0).ready_nodes, std::set<BrokerId>{kNode1});
+}
+
+TEST(RecordAccumulatorTest, ReadyAndDrainPerLeaderOneBatchPerPartition) {
+  RecordAccumulator acc(Config(1024, 0));
+  for (const TopicPartition& tp : {kTp0, kTp1, kTp2}) {
+    for (int i = 0; i < 2 * kPerBatch; ++i) acc.Append(tp, Value(100), i, 0);
+  }
+  EXPECT_EQ(acc.Ready(Leaders, 0).ready_nodes, (std::set<BrokerId>{kNode1, kNode2}));
+  std::vector<ProducerBatch*> node1 = acc.Drain(Leaders, kNode1, 0);
+  ASSERT_EQ(node1.size(), 2u);  // tp0 and tp1, one batch each, in partition order
+  EXPECT_EQ(node1[0]->tp, kTp0);
+  EXPECT_EQ(node1[1]->tp, kTp1);
+  std::vector<ProducerBatch*> node2 = acc.Drain(Leaders, kNode2, 0);
+  ASSERT_EQ(node2.size(), 1u);
+  EXPECT_EQ(node2[0]->tp, kTp2);
+  // A second drain takes each partition's next batch.
+  std::vector<ProducerBatch*> again = acc.Drain(Leaders, kNode1, 0);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0]->record_ids[0], uint64_t(kPerBatch));
+}
+
+TEST(RecordAccumulatorTest, DrainStopsAtMaxRequestSizeButAlwaysTakesOne) {
+  AccumulatorConfig config = Config(1024, 0);
+  config.max_request_size = 1000;
+  RecordAccumulator acc(config);
+  for (const TopicPartition& tp : {kTp0, kTp1}) {
+    for (int i = 0; i < kPerBatch; ++i) acc.Append(tp, Value(100), i, 0);
+  }
+  EXPECT_EQ(acc.Drain(Leaders, kNode1, 0).size(), 1u);
+  EXPECT_EQ(acc.Drain(Leaders, kNode1, 0).size(), 1u);
+}
+
+TEST(RecordAccumulatorTest, UnknownLeaderIsReportedByTopic) {
+  RecordAccumulator acc(Config());
+  acc.Append(TopicPartition{"other", PartitionId(0)}, Value(10), 1, 0);
+  const auto ready = acc.Ready(Leaders, 0);
+  EXPECT_TRUE(ready.ready_nodes.empty());
+  EXPECT_EQ(ready.unknown_leader_topics, std::set<std::string>{"other"});
+}
+
+TEST(RecordAccumulatorTest, RetryWaitsForBackoffAndGoesFirst) {
+  RecordAccumulator acc(Config(1024, 0));
+  acc.Append(kTp0, Value(10), 1, 0);
+  std::vector<ProducerBatch*> first = acc.Drain(Leaders, kNode1, 0);
+  ASSERT_EQ(first.size(), 1u);
+  const BatchId retried = first[0]->id;
+  acc.Append(kTp0, Value(10), 2, 5);  // a new batch: the sent one is closed for appends
+  acc.Reenqueue(retried, 10);
+  EXPECT_EQ(acc.Queue(kTp0).front(), retried);
+  // Backing off: the partition is not ready although the new batch behind it would be.
+  auto ready = acc.Ready(Leaders, 50);
+  EXPECT_TRUE(ready.ready_nodes.empty());
+  EXPECT_EQ(ready.next_ready_check_delay_ms, 60);
+  EXPECT_TRUE(acc.Drain(Leaders, kNode1, 50).empty());
+  ready = acc.Ready(Leaders, 110);
+  EXPECT_EQ(ready.ready_nodes, std::set<BrokerId>{kNode1});
+  std::vector<ProducerBatch*> again = acc.Drain(Leaders, kNode1, 110);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0]->id, retried);
+  EXPECT_EQ(again[0]->attempts, 2);
+  EXPECT_EQ(again[0]->record_count(), 1);
+}
+
+TEST(RecordAccumulatorTest, FlushMakesLingeringBatchesReady) {
+  RecordAccumulator acc(Config(1024, 1000));
+  acc.Append(kTp0, Value(10), 1, 0);
+  EXPECT_TRUE(acc.Ready(Leaders, 0).ready_nodes.empty());
+  acc.BeginFlush();
+  EXPECT_EQ(acc.Ready(Leaders, 0).ready_nodes, std::set<BrokerId>{kNode1});
+  acc.EndFlush();
+  EXPECT_TRUE(acc.Ready(Leaders, 0).ready_nodes.empty());
+  acc.Close();
+  EXPECT_EQ(acc.Ready(Leaders, 0).ready_nodes, std::set<BrokerId>{kNode1});
+}
+
+TEST(RecordAccumulatorTest, ExpiryByDeliveryTimeoutQueuedAndInFlight) {
+  RecordAccumulator acc(Config(1024, 0));
+  acc.Append(kTp0, Value(10), 1, 0);
+  acc.Append(kTp1, Value(10), 2, 0);
+  ASSERT_EQ(acc.Drain(Leaders, kNode1, 0).size(), 2u);
+  acc.Append(kTp0, Value(10), 3, 100);  // queued, never sent
+  EXPECT_EQ(acc.NextExpiryDelayMs(5000), 5000);
+  EXPECT_TRUE(acc.Expire(9999).empty());
+  std::vector<std::unique_ptr<ProducerBatch>> expired = acc.Expire(10000);
+  ASSERT_EQ(expired.size(), 2u);  // both in flight; their fate is unknown
+  EXPECT_TRUE(expired[0]->maybe_written);
+  EXPECT_TRUE(expired[1]->maybe_written);
+  EXPECT_EQ(acc.in_flight_count(), 0u);
+  expired = acc.Expire(10100);
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_FALSE(expired[0]->maybe_written);  // never sent
+  EXPECT_EQ(expired[0]->record_ids[0], 3u);
+  EXPECT_EQ(acc.record_count(), 0);
+}
+
+TEST(RecordAccumulatorTest, MaxInFlightOneMutesThePartition) {
+  AccumulatorConfig config = Config(1024, 0);
+  config.max_in_flight_requests_per_connection = 1;
+  RecordAccumulator acc(config);
+  acc.Append(kTp0, Value(10), 1, 0);
+  ProducerBatch* first = acc.Drain(Leaders, kNode1, 0).at(0);
+  acc.Append(kTp0, Value(10), 2, 0);
+  EXPECT_TRUE(acc.Drain(Leaders, kNode1, 0).empty());  // muted while the first is in flight
+  acc.Complete(first->id);
+  EXPECT_EQ(acc.Drain(Leaders, kNode1, 0).size(), 1u);
+}
+
+AccumulatorConfig Idempotent() {
+  AccumulatorConfig config = Config(1024, 0);
+  config.idempotent = true;
+  return config;
+}
+
+TEST(RecordAccumulatorTest, SequencesAssignedAtFirstDrainAndKeptOnRetry) {
+  RecordAccumulator acc(Idempotent());
+  acc.SetProducerIdAndEpoch(ProducerId(7), ProducerEpoch(0));
+  acc.Append(kTp0, Value(10), 1, 0);
+  acc.Append(kTp0, Value(10), 2, 0);
+  ProducerBatch* a = acc.Drain(Leaders, kNode1, 0).at(0);
+  EXPECT_EQ(a->producer_id, ProducerId(7));
+  EXPECT_EQ(a->base_sequence, Sequence(0));
+  EXPECT_EQ(a->record_count(), 2);
+  acc.Append(kTp0, Value(10), 3, 0);
+  ProducerBatch* b = acc.Drain(Leaders, kNode1, 0).at(0);
+  EXPECT_EQ(b->base_sequence, Sequence(2));
+  EXPECT_EQ(acc.NextSequence(kTp0), Sequence(3));
+  // Both fail; b (out of order) comes back first, then a. The queue keeps sequence order.
+  acc.Reenqueue(b->id, 1);
+  acc.Reenqueue(a->id, 1);
+  ASSERT_EQ(acc.Queue(kTp0).size(), 2u);
+  EXPECT_EQ(acc.Queue(kTp0)[0], a->id);
+  EXPECT_EQ(acc.Queue(kTp0)[1], b->id);
+  ProducerBatch* retry = acc.Drain(Leaders, kNode1, 200).at(0);
+  EXPECT_EQ(retry->id, a->id);
+  EXPECT_EQ(retry->base_sequence, Sequence(0));  // kept
+  EXPECT_EQ(acc.NextSequence(kTp0), Sequence(3));
+}
+
+TEST(RecordAccumulatorTest, IdempotentRetryWaitsForLowerSequencesInFlight) {
+  RecordAccumulator acc(Idempotent());
+  acc.SetProducerIdAndEpoch(ProducerId(7), ProducerEpoch(0));
+  std::vector<ProducerBatch*> sent;
+  for (int i = 0; i < 3; ++i) {
+    acc.Append(kTp0, Value(10), i, 0);
+    sent.push_back(acc.Drain(Leaders, kNode1, 0).at(0));
+  }
+  // The second failed while the first is still in flight: it must not overtake it.
+  acc.Reenqueue(sent[1]->id, 0);
+  EXPECT_TRUE(acc.Drain(Leaders, kNode1, 500).empty());
+  acc.OnAcked(*sent[0]);
+  acc.Complete(sent[0]->id);
+  EXPECT_EQ(acc.LastAckedSequence(kTp0), Sequence(0));
+  std::vector<ProducerBatch*> retry = acc.Drain(Leaders, kNode1, 500);
+  ASSERT_EQ(retry.size(), 1u);
+  EXPECT_EQ(retry[0]->id, sent[1]->id);
+  EXPECT_EQ(retry[0]->base_sequence, Sequence(1));
+}
+
+TEST(RecordAccumulatorTest, IdempotentAtMostFiveBatchesInFlightPerPartition) {
+  RecordAccumulator acc(Idempotent());
+  acc.SetProducerIdAndEpoch(ProducerId(7), ProducerEpoch(0));
+  for (int i = 0; i < 7; ++i) {
+    acc.Append(kTp0, Value(10), i, 0);
+    acc.Drain(Leaders, kNode1, 0);
+  }
+  EXPECT_EQ(acc.InFlightCount(kTp0), 5u);
+  // The last two records wait in one batch, still open for appends.
+  ASSERT_EQ(acc.Queue(kTp0).size(), 1u);
+  EXPECT_EQ(acc.Find(acc.Queue(kTp0).front())->record_count(), 2);
+}
+
+TEST(RecordAccumulatorTest, NewProducerIdRestartsSequences) {
+  RecordAccumulator acc(Idempotent());
+  acc.SetProducerIdAndEpoch(ProducerId(7), ProducerEpoch(0));
+  acc.Append(kTp0, Value(10), 1, 0);
+  ProducerBatch* a = acc.Drain(Leaders, kNode1, 0).at(0);
+  acc.Reenqueue(a->id, 0);
+  acc.SetProducerIdAndEpoch(ProducerId(8), ProducerEpoch(0));
+  EXPECT_EQ(acc.NextSequence(kTp0), Sequence(0));
+  ProducerBatch* again = acc.Drain(Leaders, kNode1, 200).at(0);
+  EXPECT_EQ(again->producer_id, ProducerId(8));
+  EXPECT_EQ(again->base_sequence, Sequence(0));
+  EXPECT_EQ(acc.NextSequence(kTp0), Sequence(1));
+}
+
+}  // namespace
+}  // namespace ksim

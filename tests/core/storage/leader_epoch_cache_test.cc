@@ -1,0 +1,337 @@
+// Leader epoch cache: ports Kafka's LeaderEpochFileCacheTest (the KIP-101 semantics of 0.11 with
+// KIP-279's (epoch, end offset) answers, as of Kafka 2.0) on a real directory, then checks the
+// checkpoint file itself: Kafka's exact text, reading it back, and damage reported as
+// kCorruption naming the file and line.
+#include "core/storage/leader_epoch_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/env/posix_env.h"
+#include "tests/support/core/temp_dir.h"
+
+namespace ksim {
+namespace {
+
+EpochEntry E(int32_t epoch, int64_t offset) {
+  return EpochEntry{LeaderEpoch(epoch), Offset(offset)};
+}
+EpochAndEndOffset EO(int32_t epoch, int64_t offset) {
+  return EpochAndEndOffset{LeaderEpoch(epoch), Offset(offset)};
+}
+const EpochAndEndOffset kUndefined{};
+
+class LeaderEpochCacheTest : public ::testing::Test {
+ protected:
+  LeaderEpochCacheTest() : cache_(OpenCache()) {}
+
+  LeaderEpochCache OpenCache() {
+    auto cache = LeaderEpochCache::Open(env_, dir_.path());
+    KSIM_CHECK(cache.ok());
+    return std::move(cache).value();
+  }
+  void Assign(int32_t epoch, int64_t offset) {
+    ASSERT_TRUE(cache_.Assign(LeaderEpoch(epoch), Offset(offset)).ok());
+  }
+  EpochAndEndOffset EndOffsetFor(int32_t epoch) const {
+    return cache_.EndOffsetFor(LeaderEpoch(epoch), Offset(leo_));
+  }
+  std::string FileText() {
+    auto bytes = ReadWholeFile(env_, JoinPath(dir_.path(), "leader-epoch-checkpoint"));
+    KSIM_CHECK(bytes.ok());
+    return std::string(AsChars(*bytes));
+  }
+  void WriteFile(std::string_view text) {
+    auto file =
+        env_.OpenFile(JoinPath(dir_.path(), "leader-epoch-checkpoint"), OpenMode::kTruncate);
+    KSIM_CHECK(file.ok());
+    KSIM_CHECK((*file)->Append(AsBytes(text)).ok());
+  }
+  void AssignThree() {  // the fixture of Kafka's truncation tests
+    Assign(2, 6);
+    Assign(3, 8);
+    Assign(4, 11);
+  }
+
+  PosixEnv env_;
+  testing::TempDir dir_;
+  LeaderEpochCache cache_;
+  int64_t leo_ = 0;
+};
+
+TEST_F(LeaderEpochCacheTest, AddsEpochAndMessageOffsetToCache) {
+  Assign(2, 10);
+  leo_ = 11;
+  EXPECT_EQ(cache_.LatestEpoch(), LeaderEpoch(2));
+  EXPECT_EQ(cache_.entries(), std::vector<EpochEntry>{E(2, 10)});
+  EXPECT_EQ(EndOffsetFor(2), EO(2, 11));  // the latest epoch ends at the log end offset
+}
+
+TEST_F(LeaderEpochCacheTest, ReturnsLogEndOffsetIfLatestEpochRequested) {
+  Assign(2, 11);
+  Assign(2, 12);
+  leo_ = 14;
+  EXPECT_EQ(EndOffsetFor(2), EO(2, 14));
+}
+
+TEST_F(LeaderEpochCacheTest, ReturnsUndefinedIfUndefinedEpochRequested) {
+  Assign(2, 11);
+  Assign(3, 12);
+  EXPECT_EQ(EndOffsetFor(-1), kUndefined);
+  EXPECT_TRUE(EndOffsetFor(-1).undefined());
+}
+
+TEST_F(LeaderEpochCacheTest, DoesNotOverwriteStartOffsetOnceAssigned) {
+  leo_ = 9;
+  Assign(2, 9);
+  Assign(2, 10);
+  EXPECT_EQ(cache_.entries(), std::vector<EpochEntry>{E(2, 9)});
+}
+
+TEST_F(LeaderEpochCacheTest, AllowsEpochToChangeEvenIfOffsetDoesNot) {
+  Assign(2, 9);
+  Assign(3, 9);
+  EXPECT_EQ(cache_.entries(), (std::vector<EpochEntry>{E(2, 9), E(3, 9)}));
+}
+
+TEST_F(LeaderEpochCacheTest, ReturnsUndefinedIfNoEpochRecorded) {
+  EXPECT_EQ(EndOffsetFor(0), kUndefined);
+  leo_ = 73;
+  EXPECT_EQ(EndOffsetFor(-1), kUndefined);
+  EXPECT_EQ(EndOffsetFor(7), kUndefined);
+  EXPECT_EQ(cache_.LatestEpoch(), kUndefinedEpoch);
+}
+
+TEST_F(LeaderEpochCacheTest, ReturnsUndefinedIfRequestedEpochLessThanFirstEpoch) {
+  Assign(5, 11);
+  Assign(6, 12);
+  Assign(7, 13);
+  EXPECT_EQ(EndOffsetFor(4), kUndefined);
+}
+
+TEST_F(LeaderEpochCacheTest, GetsFirstOffsetOfSubsequentEpochForAPreviousEpoch) {
+  Assign(1, 11);
+  Assign(1, 12);
+  Assign(2, 13);
+  Assign(2, 14);
+  Assign(3, 15);
+  Assign(3, 16);
+  leo_ = 17;
+  EXPECT_EQ(EndOffsetFor(2), EO(2, 15));
+}
+
+TEST_F(LeaderEpochCacheTest, ReturnsPreviousEpochWhenRequestedEpochIsMissing) {
+  Assign(0, 10);
+  Assign(2, 13);
+  Assign(4, 17);
+  EXPECT_EQ(EndOffsetFor(1), EO(0, 13));  // KIP-279: epoch 1 never had a leader here
+  EXPECT_EQ(EndOffsetFor(2), EO(2, 17));
+  EXPECT_EQ(EndOffsetFor(3), EO(2, 17));
+}
+
+TEST_F(LeaderEpochCacheTest, ReturnsUndefinedForAnEpochAboveTheLatest) {
+  leo_ = 100;
+  Assign(2, 100);
+  EXPECT_EQ(EndOffsetFor(3), kUndefined);
+}
+
+TEST_F(LeaderEpochCacheTest, SupportsEpochsThatDoNotStartFromZero) {
+  Assign(2, 6);
+  leo_ = 7;
+  EXPECT_EQ(EndOffsetFor(2), EO(2, 7));
+  EXPECT_EQ(cache_.entries(), std::vector<EpochEntry>{E(2, 6)});
+}
+
+TEST_F(LeaderEpochCacheTest, PersistsEpochsBetweenInstances) {
+  Assign(2, 6);
+  LeaderEpochCache reopened = OpenCache();
+  EXPECT_EQ(reopened.entries(), std::vector<EpochEntry>{E(2, 6)});
+}
+
+TEST_F(LeaderEpochCacheTest, DoesNotLetEpochGoBackwardsEvenIfMessageEpochsDo) {
+  Assign(1, 5);
+  leo_ = 6;
+  Assign(2, 6);
+  leo_ = 7;
+  Assign(1, 7);  // an epoch in the past: ignored
+  leo_ = 8;
+  EXPECT_EQ(cache_.LatestEpoch(), LeaderEpoch(2));
+  EXPECT_EQ(EndOffsetFor(1), EO(1, 6));
+  EXPECT_EQ(EndOffsetFor(2), EO(2, 8));
+  EXPECT_EQ(cache_.entries(), (std::vector<EpochEntry>{E(1, 5), E(2, 6)}));
+}
+
+TEST_F(LeaderEpochCacheTest, DoesNotLetOffsetsGoBackwardsEvenIfEpochsProgress) {
+  Assign(2, 6);
+  Assign(3, 5);
+  EXPECT_EQ(cache_.entries(), std::vector<EpochEntry>{E(2, 6)});
+}
+
+TEST_F(LeaderEpochCacheTest, TracksEpochsAsLeadersChangeManyTimes) {
+  Assign(0, 0);
+  Assign(1, 0);
+  EXPECT_EQ(cache_.LatestEpoch(), LeaderEpoch(1));
+  EXPECT_EQ(EndOffsetFor(1), EO(1, 0));
+  EXPECT_EQ(EndOffsetFor(0), EO(0, 0));
+  leo_ = 5;
+  EXPECT_EQ(EndOffsetFor(1), EO(1, 5));
+  EXPECT_EQ(EndOffsetFor(0), EO(0, 0));
+  Assign(2, 5);
+  leo_ = 10;
+  EXPECT_EQ(EndOffsetFor(2), EO(2, 10));
+  EXPECT_EQ(EndOffsetFor(1), EO(1, 5));
+  EXPECT_EQ(EndOffsetFor(0), EO(0, 0));
+}
+
+TEST_F(LeaderEpochCacheTest, TracksEpochsAsFollowerReceivesManyMessages) {
+  for (int64_t offset = 0; offset < 9; ++offset) {
+    Assign(static_cast<int32_t>(offset / 3), offset);
+    leo_ = offset + 1;
+    EXPECT_EQ(EndOffsetFor(static_cast<int32_t>(offset / 3)),
+              EO(static_cast<int32_t>(offset / 3), leo_));
+  }
+  EXPECT_EQ(cache_.LatestEpoch(), LeaderEpoch(2));
+  EXPECT_EQ(EndOffsetFor(0), EO(0, 3));
+  EXPECT_EQ(EndOffsetFor(1), EO(1, 6));
+}
+
+TEST_F(LeaderEpochCacheTest, DropsEntriesOnEpochBoundaryWhenTruncatingFromEnd) {
+  AssignThree();
+  ASSERT_TRUE(cache_.TruncateFromEnd(Offset(8)).ok());
+  EXPECT_EQ(cache_.entries(), std::vector<EpochEntry>{E(2, 6)});  // removal is inclusive
+}
+
+TEST_F(LeaderEpochCacheTest, DropsEntriesBetweenEpochBoundariesWhenTruncatingFromEnd) {
+  AssignThree();
+  ASSERT_TRUE(cache_.TruncateFromEnd(Offset(9)).ok());
+  EXPECT_EQ(cache_.LatestEpoch(), LeaderEpoch(3));
+  EXPECT_EQ(cache_.entries(), (std::vector<EpochEntry>{E(2, 6), E(3, 8)}));
+}
+
+TEST_F(LeaderEpochCacheTest, PreservesEntryOnEpochBoundaryWhenTruncatingFromStart) {
+  AssignThree();
+  ASSERT_TRUE(cache_.TruncateFromStart(Offset(8)).ok());
+  EXPECT_EQ(cache_.entries(), (std::vector<EpochEntry>{E(3, 8), E(4, 11)}));
+}
+
+TEST_F(LeaderEpochCacheTest, MovesCoveringEpochStartWhenTruncatingFromStartBetweenEpochs) {
+  AssignThree();
+  ASSERT_TRUE(cache_.TruncateFromStart(Offset(9)).ok());
+  EXPECT_EQ(cache_.entries(), (std::vector<EpochEntry>{E(3, 9), E(4, 11)}));
+}
+
+TEST_F(LeaderEpochCacheTest, MovesFirstEpochStartWhenTruncatingFromStartInsideIt) {
+  Assign(0, 0);
+  Assign(1, 7);
+  Assign(2, 10);
+  ASSERT_TRUE(cache_.TruncateFromStart(Offset(5)).ok());
+  EXPECT_EQ(cache_.entries(), (std::vector<EpochEntry>{E(0, 5), E(1, 7), E(2, 10)}));
+}
+
+TEST_F(LeaderEpochCacheTest, TruncateFromStartAtOrBeforeFirstOffsetChangesNothing) {
+  AssignThree();
+  const std::vector<EpochEntry> all = {E(2, 6), E(3, 8), E(4, 11)};
+  ASSERT_TRUE(cache_.TruncateFromStart(Offset(1)).ok());
+  EXPECT_EQ(cache_.entries(), all);
+  ASSERT_TRUE(cache_.TruncateFromStart(Offset(6)).ok());
+  EXPECT_EQ(cache_.entries(), all);
+}
+
+TEST_F(LeaderEpochCacheTest, TruncateFromStartRetainsAndMovesTheLatestEpoch) {
+  AssignThree();
+  ASSERT_TRUE(cache_.TruncateFromStart(Offset(11)).ok());
+  EXPECT_EQ(cache_.entries(), std::vector<EpochEntry>{E(4, 11)});
+  ASSERT_TRUE(cache_.TruncateFromStart(Offset(15)).ok());
+  EXPECT_EQ(cache_.entries(), std::vector<EpochEntry>{E(4, 15)});
+}
+
+TEST_F(LeaderEpochCacheTest, ClearsAllEntriesAndTheFile) {
+  AssignThree();
+  ASSERT_TRUE(cache_.ClearAndFlush().ok());
+  EXPECT_TRUE(cache_.entries().empty());
+  EXPECT_EQ(FileText(), "0\n0\n");
+  EXPECT_TRUE(OpenCache().entries().empty());
+}
+
+TEST_F(LeaderEpochCacheTest, UndefinedOffsetsTruncateNothing) {
+  AssignThree();
+  ASSERT_TRUE(cache_.TruncateFromEnd(kUndefinedEpochOffset).ok());
+  ASSERT_TRUE(cache_.TruncateFromStart(kUndefinedEpochOffset).ok());
+  EXPECT_EQ(cache_.entries().size(), 3u);
+}
+
+TEST_F(LeaderEpochCacheTest, TruncationsOfAnEmptyCacheAreHarmless) {
+  ASSERT_TRUE(cache_.TruncateFromStart(Offset(7)).ok());
+  ASSERT_TRUE(cache_.TruncateFromEnd(Offset(7)).ok());
+  EXPECT_TRUE(cache_.entries().empty());
+}
+
+// --- the checkpoint file -------------------------------------------------------------------
+
+TEST_F(LeaderEpochCacheTest, WritesKafkasCheckpointText) {
+  AssignThree();
+  EXPECT_EQ(FileText(), "0\n3\n2 6\n3 8\n4 11\n");
+  ASSERT_TRUE(cache_.TruncateFromStart(Offset(9)).ok());
+  EXPECT_EQ(FileText(), "0\n2\n3 9\n4 11\n");
+  // The temporary file is renamed away, not left behind.
+  EXPECT_FALSE(env_.FileExists(JoinPath(dir_.path(), "leader-epoch-checkpoint.tmp")));
+}
+
+TEST_F(LeaderEpochCacheTest, ReadsWhatKafkaWrites) {
+  // Windows line ends and several blanks between fields are read as Kafka's reader does.
+  WriteFile("0\r\n3\r\n0 0\r\n1   7\r\n5\t10");
+  EXPECT_EQ(OpenCache().entries(), (std::vector<EpochEntry>{E(0, 0), E(1, 7), E(5, 10)}));
+  WriteFile("");
+  EXPECT_TRUE(OpenCache().entries().empty());
+  WriteFile("0\n");
+  EXPECT_TRUE(OpenCache().entries().empty());
+}
+
+void ExpectCorruptionAt(Env& env, const std::string& dir, int line) {
+  auto cache = LeaderEpochCache::Open(env, dir);
+  ASSERT_FALSE(cache.ok());
+  EXPECT_EQ(cache.status().code(), Errc::kCorruption);
+  const std::string where = JoinPath(dir, "leader-epoch-checkpoint") + ":" + std::to_string(line);
+  EXPECT_NE(cache.status().message().find(where), std::string::npos) << cache.status().ToString();
+}
+
+TEST_F(LeaderEpochCacheTest, DamagedFilesAreCorruptionNamingFileAndLine) {
+  WriteFile("1\n1\n2 6\n");  // unknown version
+  ExpectCorruptionAt(env_, dir_.path(), 1);
+  WriteFile("zero\n");
+  ExpectCorruptionAt(env_, dir_.path(), 1);
+  WriteFile("0\nthree\n2 6\n");
+  ExpectCorruptionAt(env_, dir_.path(), 2);
+  WriteFile("0\n2\n2 6\n3 8 9\n");  // three fields
+  ExpectCorruptionAt(env_, dir_.path(), 4);
+  WriteFile("0\n2\n2 6\n\n");  // an empty entry line
+  ExpectCorruptionAt(env_, dir_.path(), 4);
+  WriteFile("0\n2\n 2 6\n3 8\n");  // a leading blank makes an empty first field, as in Java
+  ExpectCorruptionAt(env_, dir_.path(), 3);
+  WriteFile("0\n3\n2 6\n3 8\n");  // fewer entries than announced
+  ExpectCorruptionAt(env_, dir_.path(), 4);
+  WriteFile("0\n1\n2 6\n3 8\n");  // more entries than announced
+  ExpectCorruptionAt(env_, dir_.path(), 4);
+  WriteFile("0\n2\n3 8\n2 9\n");  // epochs going backwards
+  ExpectCorruptionAt(env_, dir_.path(), 4);
+  WriteFile("0\n2\n2 8\n3 7\n");  // start offsets going backwards
+  ExpectCorruptionAt(env_, dir_.path(), 4);
+  WriteFile("0\n1\n-1 5\n");  // negative epoch
+  ExpectCorruptionAt(env_, dir_.path(), 3);
+  WriteFile("0\n1\n2 99999999999999999999\n");  // offset out of range
+  ExpectCorruptionAt(env_, dir_.path(), 3);
+}
+
+TEST_F(LeaderEpochCacheTest, WriteFailureIsReturned) {
+  // The partition directory vanished (a deleted log directory): the write fails, reported.
+  testing::TempDir other;
+  auto cache = LeaderEpochCache::Open(env_, JoinPath(other.path(), "gone"));
+  ASSERT_TRUE(cache.ok());
+  const Status status = cache->Assign(LeaderEpoch(0), Offset(0));
+  EXPECT_EQ(status.code(), Errc::kNotFound) << status.ToString();
+}
+
+}  // namespace
+}  // namespace ksim

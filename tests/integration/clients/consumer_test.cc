@@ -1,0 +1,615 @@
+// The Consumer (core/clients/consumer/consumer.h) against a simulated cluster: a consumer node of
+// its own (World node, SimTransport) reading what a ClusterClient produced. Manual assignment:
+// reading from earliest in order and only below the HW, latest skipping what exists, a leader crash
+// in the middle of a read, OFFSET_OUT_OF_RANGE after the log vanished under the position (topic
+// recreated) or retention deleted it. Groups (the broker's group coordinator): partitions split
+// among members without overlap, rebalances on join, death and Close, committed offsets resumed,
+// auto commit, independent groups.
+#include "core/clients/consumer/consumer.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/world/sim_transport.h"
+#include "tests/support/sim/cluster_test_util.h"
+
+namespace ksim::sim::testing {
+namespace {
+
+const TopicPartition kT0{"t", PartitionId(0)};
+
+// A consumer process on its own node, with a poll loop: Poll(100 ms), keep what comes, wait
+// `processing_us`, poll again, until stopped.
+class TestConsumer {
+ public:
+  TestConsumer(World& world, std::string name, ConfigOverrides settings) : world_(world) {
+    name_ = std::move(name);
+    Result<Node*> node = world_.AddNode(name_);
+    KSIM_CHECK(node.ok());
+    node_ = *node;
+    transport_ = std::make_unique<SimTransport>(world_.network(), name_);
+    transport_->Attach();
+    settings.insert(settings.begin(), {"bootstrap.servers", "broker-1,broker-2,broker-3"});
+    settings.push_back({"client.id", name_});
+    Result<ConsumerConfig> config = ParseConsumerConfig(settings);
+    KSIM_CHECK_MSG(config.ok(), "bad consumer config in a test");
+    EventSink sink = [this](std::string_view ev, EventFields fields) {
+      world_.Trace(name_, ev, fields);
+      events_.emplace_back(std::string(ev), std::move(fields));
+    };
+    consumer_ = std::make_unique<Consumer>(
+        *config, ConsumerSeams{*transport_, *node_, node_->clock(), std::move(sink)});
+  }
+
+  Consumer& consumer() { return *consumer_; }
+  const std::string& name() const { return name_; }
+
+  void StartPolling(TimeUs processing_us = 0) {
+    processing_us_ = processing_us;
+    if (polling_) return;
+    polling_ = true;
+    PollOnce();
+  }
+  void StopPolling() { stop_ = true; }
+  bool idle() const { return !polling_; }
+
+  // The process dies: no Close, no LeaveGroup.
+  void Kill() {
+    KSIM_CHECK(world_.CrashNode(name_).ok());
+    consumer_.reset();
+  }
+  void Close(bool* closed) {
+    StopPolling();
+    consumer_->Close([closed] { *closed = true; });
+  }
+
+  const std::vector<ConsumerRecord>& records() const { return records_; }
+  std::vector<std::string> values() const {
+    std::vector<std::string> out;
+    for (const ConsumerRecord& r : records_) out.push_back(r.value);
+    return out;
+  }
+  // The consumer's events and the offsets it got, for failure messages.
+  std::string Dump() const {
+    std::string out;
+    for (const auto& [name, fields] : events_) out += name + " " + fields.dump() + "\n";
+    out += "offsets:";
+    for (const ConsumerRecord& r : records_)
+      out += " " + ToString(r.tp) + "@" + std::to_string(r.offset.value());
+    return out;
+  }
+  std::vector<EventFields> Events(std::string_view ev) const {
+    std::vector<EventFields> out;
+    for (const auto& [name, fields] : events_) {
+      if (name == ev) out.push_back(fields);
+    }
+    return out;
+  }
+
+ private:
+  void PollOnce() {
+    if (stop_ || !consumer_) {
+      polling_ = false;
+      stop_ = false;
+      return;
+    }
+    consumer_->Poll(100'000, [this](std::vector<ConsumerRecord> records) {
+      for (ConsumerRecord& r : records) records_.push_back(std::move(r));
+      node_->Schedule(processing_us_, [this] { PollOnce(); });
+    });
+  }
+
+  World& world_;
+  std::string name_;
+  Node* node_ = nullptr;
+  std::unique_ptr<SimTransport> transport_;
+  std::unique_ptr<Consumer> consumer_;
+  std::vector<std::pair<std::string, EventFields>> events_;
+  std::vector<ConsumerRecord> records_;
+  bool polling_ = false;
+  bool stop_ = false;
+  TimeUs processing_us_ = 0;
+};
+
+std::vector<std::string> NumberedValues(int from, int to) {
+  std::vector<std::string> out;
+  for (int i = from; i < to; ++i) out.push_back("v-" + std::to_string(i));
+  return out;
+}
+
+class ConsumerSimTest : public ::testing::Test {
+ protected:
+  void StartCluster(uint64_t seed, int32_t partitions, ConfigOverrides config = {},
+                    std::map<std::string, std::string> topic_config = {}) {
+    ClusterOptions options;
+    options.brokers = 3;
+    options.config = std::move(config);
+    sim_ = std::make_unique<ClusterSim>("consumer", seed, options);
+    ASSERT_TRUE(sim_->Start());
+    TopicSpec topic{"t", partitions, 3, {}, std::move(topic_config)};
+    ASSERT_TRUE(cluster().CreateTopicAndWait(topic).ok());
+    for (int32_t p = 0; p < partitions; ++p) {
+      ASSERT_TRUE(sim_->WaitForLeader(TopicPartition{"t", PartitionId(p)}));
+    }
+    producer_ = &sim_->AddClient("p1");
+  }
+  Cluster& cluster() { return sim_->cluster(); }
+  void Produce(const TopicPartition& tp, int32_t count, int16_t acks = -1) {
+    ASSERT_TRUE(sim_->ProduceAndWait(*producer_, tp, acks, count));
+  }
+  TestConsumer& AddConsumer(std::string name, ConfigOverrides settings) {
+    consumers_.push_back(
+        std::make_unique<TestConsumer>(sim_->world(), std::move(name), std::move(settings)));
+    return *consumers_.back();
+  }
+  bool RunUntil(const std::function<bool()>& done, TimeUs max_us = 60 * kSecondUs) {
+    return cluster().RunUntil(done, max_us);
+  }
+
+  std::unique_ptr<ClusterSim> sim_;
+  ksim::testing::ClusterClient* producer_ = nullptr;
+  std::vector<std::unique_ptr<TestConsumer>> consumers_;
+};
+
+// ---- Manual assignment ------------------------------------------------------------------
+
+TEST_F(ConsumerSimTest, ManualAssignReadsEverythingFromEarliestInOrder) {
+  StartCluster(11, 1);
+  Produce(kT0, 50);
+  TestConsumer& c = AddConsumer("c1", {{"auto.offset.reset", "earliest"}});
+  c.consumer().Assign({kT0});
+  c.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 50; }));
+  cluster().RunFor(2 * kSecondUs);  // nothing more arrives
+  EXPECT_EQ(c.values(), NumberedValues(0, 50));
+  for (size_t i = 0; i < c.records().size(); ++i) {
+    EXPECT_EQ(c.records()[i].offset, Offset(static_cast<int64_t>(i)));
+    EXPECT_EQ(c.records()[i].tp, kT0);
+  }
+  EXPECT_EQ(c.consumer().positions().at(kT0), Offset(50));
+  EXPECT_EQ(c.consumer().assignment(), std::vector<TopicPartition>{kT0});
+  const std::vector<EventFields> resets = c.Events("offset_reset");
+  ASSERT_EQ(resets.size(), 1u);
+  EXPECT_EQ(resets[0]["strategy"], "earliest");
+  EXPECT_EQ(resets[0]["offset"], 0);
+  EXPECT_EQ(resets[0]["from"], -1);
+  EXPECT_TRUE(sim_->NoViolations());
+}
+
+TEST_F(ConsumerSimTest, ReadsOnlyBelowTheHighWatermark) {
+  StartCluster(12, 1);
+  Produce(kT0, 10);
+  const BrokerId leader = cluster().LeaderOf(kT0);
+  ASSERT_NE(leader, kNoBroker);
+  // The followers cannot fetch: what the leader appends now stays above its HW.
+  std::vector<std::string> leader_side = {BrokerNodeName(leader), "zk", "p1", "c1"};
+  std::vector<std::string> other_side;
+  for (BrokerId id : cluster().broker_ids()) {
+    if (id != leader) other_side.push_back(BrokerNodeName(id));
+  }
+  TestConsumer& c = AddConsumer(
+      "c1", {{"auto.offset.reset", "earliest"}, {"bootstrap.servers", BrokerNodeName(leader)}});
+  ASSERT_TRUE(cluster().Partition({leader_side, other_side}).ok());
+  Produce(kT0, 5, /*acks=*/1);
+  const ksim::Partition* partition = cluster().broker(leader)->GetPartition(kT0);
+  ASSERT_EQ(partition->log_end_offset(), Offset(15));
+  ASSERT_EQ(partition->high_watermark(), Offset(10));
+  c.consumer().Assign({kT0});
+  c.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 10; }));
+  cluster().RunFor(2 * kSecondUs);
+  ASSERT_EQ(partition->high_watermark(), Offset(10));
+  EXPECT_EQ(c.values(), NumberedValues(0, 10));
+  // Once the followers catch up the HW moves and the rest comes.
+  cluster().Heal();
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 15; }));
+  EXPECT_EQ(c.values(), NumberedValues(0, 15));
+}
+
+TEST_F(ConsumerSimTest, LatestSkipsExistingRecords) {
+  StartCluster(13, 1);
+  Produce(kT0, 10);
+  TestConsumer& c = AddConsumer("c1", {{"auto.offset.reset", "latest"}});
+  c.consumer().Assign({kT0});
+  c.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c.consumer().positions().count(kT0) > 0; }));
+  EXPECT_EQ(c.consumer().positions().at(kT0), Offset(10));
+  Produce(kT0, 5);
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 5; }));
+  cluster().RunFor(kSecondUs);
+  EXPECT_EQ(c.values(), NumberedValues(10, 15));
+  const std::vector<EventFields> resets = c.Events("offset_reset");
+  ASSERT_EQ(resets.size(), 1u);
+  EXPECT_EQ(resets[0]["strategy"], "latest");
+  EXPECT_EQ(resets[0]["offset"], 10);
+}
+
+TEST_F(ConsumerSimTest, LeaderCrashMidReadContinuesWithoutLossOrDuplicate) {
+  StartCluster(14, 1);
+  Produce(kT0, 30);
+  TestConsumer& c = AddConsumer("c1", {{"auto.offset.reset", "earliest"},
+                                       {"max.poll.records", "3"},
+                                       {"max.partition.fetch.bytes", "1"}});
+  c.consumer().Assign({kT0});
+  c.StartPolling(/*processing_us=*/50'000);
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 10; }));
+  const BrokerId old_leader = cluster().LeaderOf(kT0);
+  ASSERT_TRUE(cluster().CrashBroker(old_leader).ok());
+  ASSERT_TRUE(sim_->WaitForLeader(kT0, old_leader));
+  Produce(kT0, 30);
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 60; }, 120 * kSecondUs));
+  cluster().RunFor(2 * kSecondUs);
+  EXPECT_EQ(c.values(), NumberedValues(0, 60));
+  for (size_t i = 0; i < c.records().size(); ++i) {
+    EXPECT_EQ(c.records()[i].offset, Offset(static_cast<int64_t>(i)));
+  }
+  // It noticed: a fetch failed on the old leader, then it followed the new one.
+  EXPECT_FALSE(c.Events("fetch_error").empty());
+  EXPECT_TRUE(sim_->NoViolations());
+}
+
+TEST_F(ConsumerSimTest, PositionBeyondTheLogEndResetsWhenTheTopicIsRecreated) {
+  StartCluster(15, 1, {{"delete.topic.enable", "true"}});
+  Produce(kT0, 10);
+  TestConsumer& c = AddConsumer("c1", {{"auto.offset.reset", "earliest"}});
+  c.consumer().Assign({kT0});
+  c.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 10; }));
+  // The log goes away under the consumer's position 10 and starts over at 0.
+  std::optional<Result<std::string>> deleted;
+  cluster().topic_admin().DeleteTopic("t", [&](Result<std::string> r) { deleted = std::move(r); });
+  ASSERT_TRUE(RunUntil(
+      [&] { return deleted.has_value() && !cluster().zookeeper().Read("/brokers/topics/t"); }));
+  ASSERT_TRUE(deleted->ok()) << deleted->status().ToString();
+  cluster().RunFor(5 * kSecondUs);
+  ASSERT_TRUE(cluster().CreateTopicAndWait(TopicSpec{"t", 1, 3, {}, {}}).ok());
+  ASSERT_TRUE(sim_->WaitForLeader(kT0));
+  Produce(kT0, 3);
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 13; }));
+  cluster().RunFor(kSecondUs);
+  ASSERT_EQ(c.records().size(), 13u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(c.records()[10 + i].offset, Offset(i));
+    EXPECT_EQ(c.records()[10 + i].value, "v-" + std::to_string(10 + i));
+  }
+  const std::vector<EventFields> resets = c.Events("offset_reset");
+  ASSERT_EQ(resets.size(), 2u);
+  EXPECT_EQ(resets[1]["from"], 10);
+  EXPECT_EQ(resets[1]["offset"], 0);
+  EXPECT_EQ(resets[1]["strategy"], "earliest");
+}
+
+TEST_F(ConsumerSimTest, PositionBelowTheLogStartResetsAfterRetention) {
+  // One batch per segment; segments older than 1 s deleted every 500 ms.
+  StartCluster(16, 1, {{"log.retention.check.interval.ms", "500"}},
+               {{"segment.bytes", "100"}, {"retention.ms", "1000"}});
+  Produce(kT0, 20);
+  TestConsumer& c = AddConsumer("c1", {{"auto.offset.reset", "earliest"},
+                                       {"max.partition.fetch.bytes", "1"},
+                                       {"max.poll.records", "1"}});
+  c.consumer().Assign({kT0});
+  c.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 3; }));
+  c.StopPolling();
+  ASSERT_TRUE(RunUntil([&] { return c.idle(); }));
+  const size_t read = c.records().size();
+  // Retention removes everything but the active segment meanwhile.
+  const BrokerId leader = cluster().LeaderOf(kT0);
+  ASSERT_TRUE(RunUntil([&] {
+    return cluster().broker(leader)->GetPartition(kT0)->log_start_offset() >= Offset(19);
+  }));
+  const Offset log_start = cluster().broker(leader)->GetPartition(kT0)->log_start_offset();
+  c.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c.Events("offset_reset").size() >= 2; })) << c.Dump();
+  const std::vector<EventFields> resets = c.Events("offset_reset");
+  ASSERT_EQ(resets.size(), 2u);
+  // From the next offset it had not fetched yet to the log start.
+  EXPECT_GT(resets[1]["from"].get<int64_t>(), static_cast<int64_t>(read) - 1);
+  EXPECT_EQ(resets[1]["offset"], log_start.value());
+  EXPECT_EQ(resets[1]["strategy"], "earliest");
+  // What it had buffered came out; nothing between that and the log start did.
+  Produce(kT0, 2);
+  ASSERT_TRUE(RunUntil([&] { return c.records().back().value == "v-21"; })) << c.Dump();
+  const int64_t from = resets[1]["from"].get<int64_t>();
+  ASSERT_EQ(c.records().size(), static_cast<size_t>(from) + (20 - log_start.value()) + 2)
+      << c.Dump();
+  for (int64_t i = 0; i < from; ++i) EXPECT_EQ(c.records()[i].offset, Offset(i));
+}
+
+TEST_F(ConsumerSimTest, ResetNoneReportsOutOfRange) {
+  StartCluster(17, 1);
+  Produce(kT0, 3);
+  TestConsumer& c = AddConsumer("c1", {{"auto.offset.reset", "none"}});
+  c.consumer().Assign({kT0});
+  c.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return !c.Events("fetch_error").empty(); })) << c.Dump();
+  cluster().RunFor(kSecondUs);
+  EXPECT_TRUE(c.records().empty());
+  EXPECT_TRUE(c.consumer().positions().empty());
+  EXPECT_EQ(c.Events("fetch_error")[0]["error"], "OFFSET_OUT_OF_RANGE");
+}
+
+// ---- Groups --------------------------------------------------------------------------
+
+std::set<std::string> ValueSet(const TestConsumer& c) {
+  std::set<std::string> out;
+  for (const ConsumerRecord& r : c.records()) out.insert(r.value);
+  return out;
+}
+
+std::set<TopicPartition> PartitionsRead(const TestConsumer& c) {
+  std::set<TopicPartition> out;
+  for (const ConsumerRecord& r : c.records()) out.insert(r.tp);
+  return out;
+}
+
+const std::vector<TopicPartition> kAll = {
+    {"t", PartitionId(0)}, {"t", PartitionId(1)}, {"t", PartitionId(2)}};
+
+class ConsumerGroupTest : public ConsumerSimTest {
+ protected:
+  void ProduceToAll(int32_t per_partition) {
+    for (const TopicPartition& tp : kAll) Produce(tp, per_partition);
+  }
+  TestConsumer& Member(std::string name, std::string group, ConfigOverrides extra = {}) {
+    ConfigOverrides settings = {{"group.id", std::move(group)}, {"auto.offset.reset", "earliest"}};
+    for (auto& setting : extra) settings.push_back(std::move(setting));
+    TestConsumer& c = AddConsumer(std::move(name), std::move(settings));
+    return c;
+  }
+  // Every consumer has a stable assignment and together they hold each partition exactly once.
+  bool Balanced(const std::vector<TestConsumer*>& members) {
+    std::vector<TopicPartition> all;
+    for (TestConsumer* c : members) {
+      if (c->consumer().generation() < 0) return false;
+      for (const TopicPartition& tp : c->consumer().assignment()) all.push_back(tp);
+    }
+    std::sort(all.begin(), all.end());
+    return all == kAll;
+  }
+  std::vector<size_t> Sizes(const std::vector<TestConsumer*>& members) {
+    std::vector<size_t> sizes;
+    for (TestConsumer* c : members) sizes.push_back(c->consumer().assignment().size());
+    std::sort(sizes.begin(), sizes.end());
+    return sizes;
+  }
+};
+
+TEST_F(ConsumerGroupTest, OneSubscriberGetsEveryPartition) {
+  StartCluster(21, 3);
+  ProduceToAll(10);
+  TestConsumer& c = Member("c1", "g1");
+  c.consumer().Subscribe({"t"});
+  c.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 30; }));
+  cluster().RunFor(kSecondUs);
+  EXPECT_EQ(c.consumer().assignment(), kAll);
+  EXPECT_EQ(c.records().size(), 30u);
+  EXPECT_EQ(ValueSet(c).size(), 30u);
+  ASSERT_FALSE(c.Events("coordinator_found").empty());
+  const std::vector<EventFields> joined = c.Events("group_joined");
+  ASSERT_FALSE(joined.empty());
+  EXPECT_EQ(joined.back()["leader"], joined.back()["member_id"]);
+  EXPECT_EQ(joined.back()["protocol"], "range");
+  EXPECT_EQ(c.consumer().member_id(), joined.back()["member_id"].get<std::string>());
+}
+
+TEST_F(ConsumerGroupTest, TwoMembersSplitThreePartitionsTwoAndOne) {
+  StartCluster(22, 3);
+  TestConsumer& c1 = Member("c1", "g1");
+  TestConsumer& c2 = Member("c2", "g1");
+  c1.consumer().Subscribe({"t"});
+  c2.consumer().Subscribe({"t"});
+  c1.StartPolling();
+  c2.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return Balanced({&c1, &c2}); }));
+  EXPECT_EQ(Sizes({&c1, &c2}), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(c1.consumer().generation(), c2.consumer().generation());
+  ProduceToAll(10);
+  ASSERT_TRUE(RunUntil([&] { return c1.records().size() + c2.records().size() >= 30; }));
+  cluster().RunFor(kSecondUs);
+  // Each partition went to one member only; together they saw every record once.
+  for (const TopicPartition& tp : PartitionsRead(c1)) EXPECT_EQ(PartitionsRead(c2).count(tp), 0u);
+  std::set<std::string> all = ValueSet(c1);
+  for (const std::string& v : ValueSet(c2)) all.insert(v);
+  EXPECT_EQ(all.size(), 30u);
+  EXPECT_EQ(c1.records().size() + c2.records().size(), 30u);
+}
+
+TEST_F(ConsumerGroupTest, JoiningMembersRebalanceAndAFourthOnThreePartitionsIsIdle) {
+  StartCluster(23, 3);
+  std::vector<TestConsumer*> members;
+  for (int i = 1; i <= 2; ++i) {
+    members.push_back(&Member("c" + std::to_string(i), "g1"));
+    members.back()->consumer().Subscribe({"t"});
+    members.back()->StartPolling();
+  }
+  ASSERT_TRUE(RunUntil([&] { return Balanced(members); }));
+  const int32_t first_generation = members[0]->consumer().generation();
+  for (int i = 3; i <= 4; ++i) {
+    members.push_back(&Member("c" + std::to_string(i), "g1"));
+    members.back()->consumer().Subscribe({"t"});
+    members.back()->StartPolling();
+  }
+  ASSERT_TRUE(RunUntil([&] {
+    if (!Balanced(members)) return false;
+    for (TestConsumer* c : members) {
+      if (c->consumer().generation() != members[3]->consumer().generation()) return false;
+    }
+    return true;
+  }));
+  EXPECT_GT(members[0]->consumer().generation(), first_generation);
+  EXPECT_EQ(Sizes(members), (std::vector<size_t>{0, 1, 1, 1}));
+  // The earlier members were told what they lost.
+  EXPECT_FALSE(members[0]->Events("partitions_revoked").empty());
+}
+
+TEST_F(ConsumerGroupTest, CommittedOffsetIsWhereTheNextMemberResumes) {
+  StartCluster(24, 1);
+  Produce(kT0, 10);
+  TestConsumer& c1 = Member("c1", "g1", {{"enable.auto.commit", "false"}});
+  c1.consumer().Subscribe({"t"});
+  c1.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c1.records().size() >= 10; }));
+  c1.StopPolling();
+  ASSERT_TRUE(RunUntil([&] { return c1.idle(); }));
+  std::optional<Status> committed;
+  c1.consumer().Commit({}, [&](Status s) { committed = s; });
+  ASSERT_TRUE(RunUntil([&] { return committed.has_value(); }));
+  ASSERT_TRUE(committed->ok()) << committed->ToString();
+  const std::vector<EventFields> commits = c1.Events("offset_commit");
+  ASSERT_EQ(commits.size(), 1u);
+  EXPECT_EQ(commits[0]["offset"], 10);
+  EXPECT_EQ(commits[0]["error"], "NONE");
+  bool closed = false;
+  c1.Close(&closed);
+  ASSERT_TRUE(RunUntil([&] { return closed; }));
+
+  Produce(kT0, 5);
+  TestConsumer& c2 = Member("c2", "g1");
+  c2.consumer().Subscribe({"t"});
+  c2.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c2.records().size() >= 5; }));
+  cluster().RunFor(kSecondUs);
+  EXPECT_EQ(c2.values(), NumberedValues(10, 15));
+  const std::vector<EventFields> fetched = c2.Events("offset_fetched");
+  ASSERT_FALSE(fetched.empty());
+  EXPECT_EQ(fetched[0]["offset"], 10);
+  EXPECT_TRUE(c2.Events("offset_reset").empty());
+}
+
+TEST_F(ConsumerGroupTest, AutoCommitCommitsPositionsAfterTheInterval) {
+  StartCluster(25, 1);
+  Produce(kT0, 10);
+  TestConsumer& c1 = Member("c1", "g1", {{"auto.commit.interval.ms", "1000"}});
+  c1.consumer().Subscribe({"t"});
+  c1.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c1.records().size() >= 10; }));
+  ASSERT_TRUE(RunUntil([&] {
+    for (const EventFields& e : c1.Events("offset_commit")) {
+      if (e["offset"] == 10 && e["error"] == "NONE") return true;
+    }
+    return false;
+  }));
+  // The process dies without committing anything else: a new member resumes at 10.
+  c1.Kill();
+  Produce(kT0, 2);
+  TestConsumer& c2 = Member("c2", "g1");
+  c2.consumer().Subscribe({"t"});
+  c2.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c2.records().size() >= 2; }, 120 * kSecondUs));
+  cluster().RunFor(kSecondUs);
+  EXPECT_EQ(c2.values(), NumberedValues(10, 12));
+}
+
+TEST_F(ConsumerGroupTest, DeadMemberLosesItsPartitionsAfterTheSessionTimeout) {
+  StartCluster(26, 3);
+  ConfigOverrides session = {{"session.timeout.ms", "6000"}, {"heartbeat.interval.ms", "2000"}};
+  TestConsumer& c1 = Member("c1", "g1", session);
+  TestConsumer& c2 = Member("c2", "g1", session);
+  c1.consumer().Subscribe({"t"});
+  c2.consumer().Subscribe({"t"});
+  c1.StartPolling();
+  c2.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return Balanced({&c1, &c2}); }));
+  const size_t before = c1.consumer().assignment().size();
+  c2.Kill();
+  // Within the session timeout nothing moves; after it c1 holds everything.
+  cluster().RunFor(3 * kSecondUs);
+  EXPECT_EQ(c1.consumer().assignment().size(), before);
+  ASSERT_TRUE(RunUntil([&] { return Balanced({&c1}); }));
+  ProduceToAll(3);
+  ASSERT_TRUE(RunUntil([&] { return ValueSet(c1).size() >= 9; }));
+}
+
+TEST_F(ConsumerGroupTest, CloseLeavesTheGroupAndRebalancesAtOnce) {
+  StartCluster(27, 3);
+  // A long session: only LeaveGroup can explain a quick rebalance.
+  // group.max.session.timeout.ms allows 30 s.
+  ConfigOverrides session = {{"session.timeout.ms", "30000"}, {"heartbeat.interval.ms", "3000"}};
+  TestConsumer& c1 = Member("c1", "g1", session);
+  TestConsumer& c2 = Member("c2", "g1", session);
+  c1.consumer().Subscribe({"t"});
+  c2.consumer().Subscribe({"t"});
+  c1.StartPolling();
+  c2.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return Balanced({&c1, &c2}); })) << c1.Dump() << "\n" << c2.Dump();
+  bool closed = false;
+  c2.Close(&closed);
+  ASSERT_TRUE(RunUntil([&] { return closed; }, 10 * kSecondUs));
+  // c1 hears REBALANCE_IN_PROGRESS at its next heartbeat and rejoins: well before 30 s.
+  EXPECT_TRUE(RunUntil([&] { return Balanced({&c1}); }, 10 * kSecondUs)) << c1.Dump();
+}
+
+TEST_F(ConsumerGroupTest, TwoGroupsEachSeeEveryRecord) {
+  StartCluster(28, 3);
+  ProduceToAll(10);
+  TestConsumer& a = Member("a1", "ga");
+  TestConsumer& b = Member("b1", "gb");
+  a.consumer().Subscribe({"t"});
+  b.consumer().Subscribe({"t"});
+  a.StartPolling();
+  b.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return a.records().size() >= 30 && b.records().size() >= 30; }));
+  cluster().RunFor(kSecondUs);
+  EXPECT_EQ(ValueSet(a), ValueSet(b));
+  EXPECT_EQ(ValueSet(a).size(), 30u);
+  EXPECT_EQ(a.records().size(), 30u);
+  EXPECT_EQ(b.records().size(), 30u);
+}
+
+TEST_F(ConsumerGroupTest, CrashBeforeCommittingRedeliversTheUncommittedRecords) {
+  StartCluster(29, 1);
+  Produce(kT0, 10);
+  TestConsumer& c1 = Member("c1", "g1", {{"enable.auto.commit", "false"}});
+  c1.consumer().Subscribe({"t"});
+  c1.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c1.records().size() >= 10; }));
+  // Processed 10, committed only the first 5 (commit after processing, crash before the rest).
+  std::optional<Status> committed;
+  c1.consumer().Commit({{kT0, Offset(5)}}, [&](Status s) { committed = s; });
+  ASSERT_TRUE(RunUntil([&] { return committed.has_value(); }));
+  ASSERT_TRUE(committed->ok()) << committed->ToString();
+  c1.Kill();
+  TestConsumer& c2 = Member("c2", "g1");
+  c2.consumer().Subscribe({"t"});
+  c2.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c2.records().size() >= 5; }, 120 * kSecondUs)) << c2.Dump();
+  cluster().RunFor(kSecondUs);
+  EXPECT_EQ(c2.values(), NumberedValues(5, 10));  // delivered a second time
+}
+
+// The same seed gives the same run: every consumer event and delivery, in the same order.
+TEST(ConsumerDeterminismTest, SameSeedSameEvents) {
+  auto run = [](uint64_t seed) {
+    ClusterOptions options;
+    ClusterSim sim("consumer-determinism", seed, options);
+    KSIM_CHECK(sim.Start());
+    KSIM_CHECK(sim.cluster().CreateTopicAndWait(TopicSpec{"t", 3, 3, {}, {}}).ok());
+    auto& producer = sim.AddClient("p1");
+    for (int32_t p = 0; p < 3; ++p) {
+      KSIM_CHECK(sim.ProduceAndWait(producer, TopicPartition{"t", PartitionId(p)}, -1, 5));
+    }
+    TestConsumer c1(sim.world(), "c1", {{"group.id", "g"}, {"auto.offset.reset", "earliest"}});
+    TestConsumer c2(sim.world(), "c2", {{"group.id", "g"}, {"auto.offset.reset", "earliest"}});
+    c1.consumer().Subscribe({"t"});
+    c2.consumer().Subscribe({"t"});
+    c1.StartPolling();
+    c2.StartPolling();
+    sim.cluster().RunFor(20 * kSecondUs);
+    return c1.Dump() + "\n" + c2.Dump();
+  };
+  const std::string first = run(31);
+  EXPECT_EQ(first, run(31));
+  EXPECT_NE(first.find("partitions_assigned"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ksim::sim::testing

@@ -1,0 +1,243 @@
+// The broker's small parts on their own: the metadata cache, the purgatory with its delayed
+// produce and fetch, and the replication-offset-checkpoint file on the virtual disk.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/base/random.h"
+#include "core/cluster/metadata_cache.h"
+#include "core/server/purgatory.h"
+#include "core/storage/hw_checkpoint.h"
+#include "sim/kernel/event_loop.h"
+#include "sim/world/virtual_disk.h"
+
+namespace ksim {
+namespace {
+
+const TopicPartition kT0{"t", PartitionId(0)};
+const TopicPartition kT1{"t", PartitionId(1)};
+
+BrokerEndpoint Endpoint(int32_t id) {
+  return BrokerEndpoint{BrokerId(id), "broker-" + std::to_string(id), 9092, std::nullopt};
+}
+
+UpdateMetadataPartitionState State(const TopicPartition& tp, int32_t leader,
+                                   std::vector<BrokerId> replicas) {
+  UpdateMetadataPartitionState state;
+  state.tp = tp;
+  state.leader = BrokerId(leader);
+  state.leader_epoch = LeaderEpoch(3);
+  state.isr = replicas;
+  state.replicas = std::move(replicas);
+  return state;
+}
+
+TEST(MetadataCacheTest, AnswersFromTheLastUpdate) {
+  MetadataCache cache;
+  UpdateMetadataRequest update;
+  update.controller_id = BrokerId(2);
+  update.live_brokers = {Endpoint(1), Endpoint(2)};
+  update.partition_states = {State(kT0, 1, {BrokerId(1), BrokerId(3)}),
+                             State(kT1, 3, {BrokerId(3), BrokerId(1)})};
+  cache.Update(update);
+
+  MetadataResponse all = cache.Answer(MetadataRequest{});
+  EXPECT_EQ(all.controller_id, BrokerId(2));
+  ASSERT_EQ(all.brokers.size(), 2u);
+  EXPECT_EQ(all.brokers[1].host, "broker-2");
+  ASSERT_EQ(all.topic_metadata.size(), 1u);
+  const std::vector<PartitionMetadata>& partitions = all.topic_metadata[0].partition_metadata;
+  ASSERT_EQ(partitions.size(), 2u);
+  EXPECT_EQ(partitions[0].error_code, Errc::kNone);
+  EXPECT_EQ(partitions[0].leader, BrokerId(1));
+  EXPECT_EQ(partitions[0].leader_epoch, LeaderEpoch(3));
+  EXPECT_EQ(partitions[0].offline_replicas, std::vector<BrokerId>{BrokerId(3)});
+  // Its leader (3) is not alive: Kafka's LEADER_NOT_AVAILABLE with leader -1.
+  EXPECT_EQ(partitions[1].error_code, Errc::kLeaderNotAvailable);
+  EXPECT_EQ(partitions[1].leader, kNoBroker);
+
+  MetadataRequest some;
+  some.topics = std::vector<std::string>{"nope"};
+  EXPECT_EQ(cache.Answer(some).topic_metadata.at(0).error_code, Errc::kUnknownTopicOrPartition);
+  EXPECT_EQ(cache.AliveEndpoint(BrokerId(2))->host, "broker-2");
+  EXPECT_FALSE(cache.AliveEndpoint(BrokerId(3)).has_value());
+}
+
+TEST(MetadataCacheTest, LeaderDuringDeleteRemovesThePartition) {
+  MetadataCache cache;
+  UpdateMetadataRequest update;
+  update.live_brokers = {Endpoint(1)};
+  update.partition_states = {State(kT0, 1, {BrokerId(1)}), State(kT1, 1, {BrokerId(1)})};
+  cache.Update(update);
+  update.partition_states = {State(kT0, -2, {BrokerId(1)})};
+  cache.Update(update);
+  EXPECT_EQ(cache.Partition(kT0), nullptr);
+  ASSERT_NE(cache.Partition(kT1), nullptr);
+  update.partition_states = {State(kT1, -2, {BrokerId(1)})};
+  cache.Update(update);
+  EXPECT_FALSE(cache.Contains("t"));
+}
+
+// An operation whose completion the test controls.
+struct Probe {
+  bool ready = false;
+  int completions = 0;
+  int expirations = 0;
+};
+class ProbeOperation final : public DelayedOperation {
+ public:
+  explicit ProbeOperation(Probe& probe) : probe_(probe) {}
+  bool TryComplete() override {
+    if (!probe_.ready) return false;
+    ++probe_.completions;
+    return true;
+  }
+  void OnExpiration() override { ++probe_.expirations; }
+
+ private:
+  Probe& probe_;
+};
+
+TEST(PurgatoryTest, CompletesAtOnceWhenItCan) {
+  sim::EventLoop loop;
+  Purgatory purgatory(loop, "test");
+  Probe probe;
+  probe.ready = true;
+  EXPECT_TRUE(purgatory.TryCompleteElseWatch(std::make_unique<ProbeOperation>(probe), 1000, {kT0}));
+  EXPECT_EQ(probe.completions, 1);
+  EXPECT_EQ(purgatory.size(), 0u);
+  EXPECT_EQ(loop.pending(), 0u);  // no timer left behind
+}
+
+TEST(PurgatoryTest, WatchedKeyCompletesAndOthersExpire) {
+  sim::EventLoop loop;
+  Purgatory purgatory(loop, "test");
+  Probe a, b;
+  EXPECT_FALSE(purgatory.TryCompleteElseWatch(std::make_unique<ProbeOperation>(a), 1000, {kT0}));
+  EXPECT_FALSE(
+      purgatory.TryCompleteElseWatch(std::make_unique<ProbeOperation>(b), 2000, {kT0, kT1}));
+  EXPECT_EQ(purgatory.size(), 2u);
+  a.ready = true;
+  EXPECT_EQ(purgatory.CheckAndComplete(kT1), 0);  // a does not watch t-1
+  EXPECT_EQ(purgatory.CheckAndComplete(kT0), 1);
+  EXPECT_EQ(a.completions, 1);
+  loop.RunUntil(5000);
+  EXPECT_EQ(a.expirations, 0);  // its timer was cancelled
+  EXPECT_EQ(b.expirations, 1);
+  EXPECT_EQ(b.completions, 0);
+  EXPECT_EQ(purgatory.size(), 0u);
+}
+
+TEST(PurgatoryTest, ClearDropsEverythingUnanswered) {
+  sim::EventLoop loop;
+  Purgatory purgatory(loop, "test");
+  Probe probe;
+  EXPECT_FALSE(purgatory.TryCompleteElseWatch(std::make_unique<ProbeOperation>(probe), 10, {kT0}));
+  purgatory.Clear();
+  loop.RunUntil(1000);
+  EXPECT_EQ(probe.expirations, 0);
+  EXPECT_EQ(purgatory.CheckAndComplete(kT0), 0);
+}
+
+TEST(DelayedProduceTest, TimesOutPendingPartitionsAndKeepsFinishedOnes) {
+  ProducePartitionStatus done;
+  done.response.tp = kT0;
+  done.response.error_code = Errc::kNotLeaderForPartition;
+  ProducePartitionStatus waiting;
+  waiting.response.tp = kT1;
+  waiting.response.base_offset = Offset(5);
+  waiting.required_offset = Offset(6);
+  waiting.pending = true;
+  std::optional<ProduceResponse> answer;
+  DelayedProduce produce(
+      -1, {done, waiting}, [](const TopicPartition&) { return nullptr; },
+      [&](ProduceResponse response) { answer = std::move(response); });
+  produce.OnExpiration();
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_EQ(answer->responses.size(), 2u);
+  EXPECT_EQ(answer->responses[0].error_code, Errc::kNotLeaderForPartition);
+  EXPECT_EQ(answer->responses[1].error_code, Errc::kRequestTimedOut);
+  EXPECT_EQ(answer->responses[1].base_offset, Offset(5));
+}
+
+TEST(DelayedProduceTest, AGonePartitionCompletesAsUnknown) {
+  ProducePartitionStatus waiting;
+  waiting.response.tp = kT0;
+  waiting.required_offset = Offset(1);
+  waiting.pending = true;
+  std::optional<ProduceResponse> answer;
+  DelayedProduce produce(
+      -1, {waiting}, [](const TopicPartition&) { return nullptr; },
+      [&](ProduceResponse response) { answer = std::move(response); });
+  EXPECT_TRUE(produce.TryComplete());
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->responses.at(0).error_code, Errc::kUnknownTopicOrPartition);
+}
+
+TEST(DelayedFetchTest, WaitsForMinBytesAndAnswersErrorsAtOnce) {
+  FetchRequest request;
+  request.max_wait_ms = 500;
+  request.min_bytes = 10;
+  request.partitions.push_back(FetchPartition{kT0, Offset(0), kUndefinedOffset, 1 << 20});
+  std::vector<FetchPartitionResponse> read(1);
+  read[0].tp = kT0;
+  EXPECT_FALSE(FetchCanCompleteNow(request, read));
+  read[0].records = Bytes(9, 0);
+  EXPECT_FALSE(FetchCanCompleteNow(request, read));
+  read[0].records = Bytes(10, 0);
+  EXPECT_TRUE(FetchCanCompleteNow(request, read));
+  read[0].records.clear();
+  read[0].error_code = Errc::kNotLeaderForPartition;
+  EXPECT_TRUE(FetchCanCompleteNow(request, read));
+  read[0].error_code = Errc::kNone;
+  request.max_wait_ms = 0;
+  EXPECT_TRUE(FetchCanCompleteNow(request, read));
+
+  request.max_wait_ms = 500;
+  int reads = 0;
+  std::optional<FetchResponse> answer;
+  DelayedFetch fetch(
+      request,
+      [&](const FetchRequest&) {
+        ++reads;
+        return read;
+      },
+      [&](FetchResponse response) { answer = std::move(response); });
+  EXPECT_FALSE(fetch.TryComplete());
+  EXPECT_FALSE(answer.has_value());
+  fetch.OnExpiration();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(reads, 2);
+  EXPECT_EQ(answer->responses.size(), 1u);
+}
+
+TEST(HighWatermarkCheckpointTest, RoundTripsAndSurvivesACrash) {
+  sim::VirtualDisk disk{RandomStream(5)};
+  ASSERT_TRUE(disk.CreateDir("/kafka-logs").ok());
+  Result<std::map<TopicPartition, Offset>> empty = ReadHighWatermarks(disk, "/kafka-logs");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+  ASSERT_TRUE(disk.SyncDir("/").ok());
+  const std::map<TopicPartition, Offset> hws = {{kT0, Offset(7)}, {kT1, Offset(0)}};
+  ASSERT_TRUE(WriteHighWatermarks(disk, "/kafka-logs", hws).ok());
+  disk.Crash();  // the write is durable once it returned
+  Result<std::map<TopicPartition, Offset>> read = ReadHighWatermarks(disk, "/kafka-logs");
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(*read, hws);
+}
+
+TEST(HighWatermarkCheckpointTest, DamageIsCorruptionNamingTheLine) {
+  sim::VirtualDisk disk{RandomStream(5)};
+  ASSERT_TRUE(disk.CreateDir("/d").ok());
+  auto file = disk.OpenFile("/d/replication-offset-checkpoint", OpenMode::kTruncate);
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE((*file)->Append(AsBytes("0\n2\nt 0 5\nt x 6\n")).ok());
+  Result<std::map<TopicPartition, Offset>> read = ReadHighWatermarks(disk, "/d");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), Errc::kCorruption);
+  EXPECT_NE(read.status().message().find(":4"), std::string::npos) << read.status().ToString();
+}
+
+}  // namespace
+}  // namespace ksim

@@ -1,0 +1,490 @@
+// A real Broker (three of them) on the simulated cluster: registration, replication, acks,
+// fetch rules, ISR shrink/expand through ZooKeeper, controller-epoch fencing, HW checkpoints.
+#include <gtest/gtest.h>
+
+#include "core/cluster/metadata_cache.h"
+#include "core/server/replica_manager.h"
+#include "core/storage/hw_checkpoint.h"
+#include "core/zk/paths.h"
+#include "tests/support/sim/broker_test_util.h"
+
+namespace ksim::sim::testing {
+namespace {
+
+const TopicPartition kTp{"t", PartitionId(0)};
+const BrokerId k1{1}, k2{2}, k3{3};
+
+class BrokerTest : public BrokerClusterTest {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 3;
+    StartCluster(std::move(options));
+  }
+
+  // Runs until every replica of kTp has LEO == HW == `offset`.
+  bool Converged(const std::vector<BrokerId>& replicas, Offset offset,
+                 TimeUs max_us = 30 * kSecondUs) {
+    return cluster_->RunUntil(
+        [&] {
+          for (BrokerId id : replicas) {
+            Partition* partition = PartitionOn(id, kTp);
+            if (partition == nullptr || partition->log_end_offset() != offset ||
+                partition->high_watermark() != offset) {
+              return false;
+            }
+          }
+          return true;
+        },
+        max_us);
+  }
+};
+
+TEST_F(BrokerTest, RegistrationZnodeIsEphemeralAndNamesTheHost) {
+  for (BrokerId id : cluster_->broker_ids()) {
+    std::optional<ZnodeData> data = cluster_->zookeeper().Read(zk::BrokerIdPath(id));
+    ASSERT_TRUE(data.has_value()) << "broker " << id;
+    Result<zk::BrokerRegistration> registration = zk::DecodeBrokerRegistration(data->data);
+    ASSERT_TRUE(registration.ok()) << registration.status().ToString();
+    const std::string host = BrokerNodeName(id);
+    EXPECT_EQ(registration->host, host);
+    EXPECT_EQ(registration->port, 9092);
+    EXPECT_EQ(registration->endpoints, std::vector<std::string>{"PLAINTEXT://" + host + ":9092"});
+    EXPECT_EQ(registration->version, 3);
+    EXPECT_NE(data->stat.ephemeral_owner, kNoSession);
+  }
+  EXPECT_EQ(Events("broker_registered").size(), 3u);
+}
+
+TEST_F(BrokerTest, FollowersReplicateAndHighWatermarkConverges) {
+  CreateTopic("t", {k1, k2, k3});
+  ASSERT_TRUE(PartitionOn(k1, kTp)->is_leader());
+  EXPECT_EQ(PartitionOn(k2, kTp)->role(), ReplicaRole::kFollower);
+  EXPECT_EQ(PartitionOn(k3, kTp)->role(), ReplicaRole::kFollower);
+  for (int i = 0; i < 5; ++i) {
+    ProducePartitionResponse response = Produce("broker-1", kTp, 1, 4);
+    EXPECT_EQ(response.error_code, Errc::kNone);
+    EXPECT_EQ(response.base_offset, Offset(4 * i));
+  }
+  EXPECT_TRUE(Converged({k1, k2, k3}, Offset(20)));
+  // The followers hold the leader's bytes.
+  FetchPartitionResponse fetched = ConsumerFetch("broker-1", kTp, Offset(0));
+  ASSERT_EQ(fetched.error_code, Errc::kNone);
+  std::vector<Record> records = RecordsIn(fetched.records);
+  ASSERT_EQ(records.size(), 20u);
+  EXPECT_EQ(records[19].offset, Offset(19));
+}
+
+TEST_F(BrokerTest, AcksAllIsAnsweredOnlyOnceHighWatermarkPassesTheBatch) {
+  CreateTopic("t", {k1, k2, k3});
+  std::optional<Offset> hw_at_answer;
+  auto done = std::make_shared<std::optional<Result<ksim::Message>>>();
+  client_->Send("broker-1", MakeProduce(kTp, -1, 3), [&, done](Result<ksim::Message> response) {
+    hw_at_answer = PartitionOn(k1, kTp)->high_watermark();
+    done->emplace(std::move(response));
+  });
+  ASSERT_TRUE(cluster_->RunUntil([&] { return done->has_value(); }, 30 * kSecondUs));
+  ASSERT_TRUE((*done)->ok());
+  const auto& response = std::get<ProduceResponse>(***done).responses.at(0);
+  EXPECT_EQ(response.error_code, Errc::kNone);
+  EXPECT_EQ(response.base_offset, Offset(0));
+  ASSERT_TRUE(hw_at_answer.has_value());
+  EXPECT_GE(*hw_at_answer, Offset(3));
+  // Every ISR member had it when the leader answered.
+  EXPECT_GE(PartitionOn(k2, kTp)->log_end_offset(), Offset(3));
+  EXPECT_GE(PartitionOn(k3, kTp)->log_end_offset(), Offset(3));
+}
+
+TEST_F(BrokerTest, AcksOneAnswersWithoutFollowersWhileAcksAllTimesOut) {
+  CreateTopic("t", {k1, k2, k3});
+  // Cut the leader off from its followers (the client and ZooKeeper still reach it).
+  ASSERT_TRUE(cluster_->Partition({{"broker-1"}, {"broker-2", "broker-3"}}).ok());
+  ProducePartitionResponse one = Produce("broker-1", kTp, 1, 2);
+  EXPECT_EQ(one.error_code, Errc::kNone);
+  EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(2));
+  EXPECT_EQ(PartitionOn(k1, kTp)->high_watermark(), Offset(0));
+  ProducePartitionResponse all = Produce("broker-1", kTp, -1, 2, /*timeout_ms=*/2000);
+  EXPECT_EQ(all.error_code, Errc::kRequestTimedOut);
+  EXPECT_EQ(all.base_offset, Offset(2));  // appended, just not replicated in time
+}
+
+TEST_F(BrokerTest, AcksAllIsRefusedWhenTheIsrIsBelowMinInsyncReplicas) {
+  CreateTopic("t", {k1, k2}, {{"min.insync.replicas", "2"}});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 1).error_code, Errc::kNone);
+  ASSERT_TRUE(cluster_->CrashBroker(k2).ok());
+  // The controller drops the dead follower from the ISR; the leader learns it by LeaderAndIsr.
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] { return PartitionOn(k1, kTp)->isr() == std::vector<BrokerId>{k1}; }, 60 * kSecondUs));
+  ProducePartitionResponse refused = Produce("broker-1", kTp, -1, 1);
+  EXPECT_EQ(refused.error_code, Errc::kNotEnoughReplicas);
+  EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(1));  // nothing appended
+  // acks=1 is not bound by min.insync.replicas.
+  EXPECT_EQ(Produce("broker-1", kTp, 1, 1).error_code, Errc::kNone);
+}
+
+TEST_F(BrokerTest, FollowerAndStrangerRefuseProduce) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-2", kTp, 1, 1).error_code, Errc::kNotLeaderForPartition);
+  EXPECT_EQ(Produce("broker-3", kTp, 1, 1).error_code, Errc::kUnknownTopicOrPartition);
+  EXPECT_EQ(ConsumerFetch("broker-2", kTp, Offset(0)).error_code, Errc::kNotLeaderForPartition);
+}
+
+TEST_F(BrokerTest, AcksZeroIsNeverAnswered) {
+  CreateTopic("t", {k1});
+  ASSERT_TRUE(cluster_->RunUntil([&] { return client_->Ready("broker-1"); }, kSecondUs));
+  client_->Send("broker-1", MakeProduce(kTp, 0, 5), nullptr);
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] { return PartitionOn(k1, kTp)->log_end_offset() == Offset(5); }, 10 * kSecondUs));
+  // Even a refused acks=0 produce stays silent.
+  client_->Send("broker-2", MakeProduce(kTp, 0, 5), nullptr);
+  cluster_->RunFor(5 * kSecondUs);
+  EXPECT_EQ(client_->counters().responses_received, 0u);
+  EXPECT_EQ(client_->counters().responses_dropped, 0u);
+}
+
+TEST_F(BrokerTest, ConsumerFetchNeverSeesAboveTheHighWatermark) {
+  CreateTopic("t", {k1, k2, k3});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 4).error_code, Errc::kNone);
+  ASSERT_TRUE(Converged({k1, k2, k3}, Offset(4)));
+  ASSERT_TRUE(cluster_->Partition({{"broker-1"}, {"broker-2", "broker-3"}}).ok());
+  EXPECT_EQ(Produce("broker-1", kTp, 1, 6).error_code, Errc::kNone);
+  Partition* leader = PartitionOn(k1, kTp);
+  ASSERT_EQ(leader->log_end_offset(), Offset(10));
+  ASSERT_EQ(leader->high_watermark(), Offset(4));
+
+  FetchPartitionResponse from_start = ConsumerFetch("broker-1", kTp, Offset(0));
+  ASSERT_EQ(from_start.error_code, Errc::kNone);
+  EXPECT_EQ(from_start.high_watermark, Offset(4));
+  EXPECT_EQ(from_start.log_start_offset, Offset(0));
+  std::vector<Record> records = RecordsIn(from_start.records);
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records.back().offset, Offset(3));
+  // At HW a consumer long-polls and gets nothing.
+  FetchPartitionResponse at_hw = ConsumerFetch("broker-1", kTp, Offset(4), /*max_wait_ms=*/500);
+  EXPECT_EQ(at_hw.error_code, Errc::kNone);
+  EXPECT_TRUE(at_hw.records.empty());
+
+  ListOffsetsRequest latest;
+  latest.partitions.push_back(ListOffsetsPartition{kTp, kLatestTimestamp});
+  EXPECT_EQ(CallFor<ListOffsetsResponse>("broker-1", latest).responses.at(0).offset, Offset(4));
+  latest.replica_id = BrokerId(-2);  // debugging: the LEO
+  EXPECT_EQ(CallFor<ListOffsetsResponse>("broker-1", latest).responses.at(0).offset, Offset(10));
+}
+
+TEST_F(BrokerTest, ConsumerLongPollCompletesWhenTheHighWatermarkMoves) {
+  CreateTopic("t", {k1, k2});
+  FetchRequest request;
+  request.max_wait_ms = 20000;
+  request.min_bytes = 1;
+  request.partitions.push_back(FetchPartition{kTp, Offset(0), kUndefinedOffset, 1 << 20});
+  auto fetched = std::make_shared<std::optional<Result<ksim::Message>>>();
+  ASSERT_TRUE(cluster_->RunUntil([&] { return client_->Ready("broker-1"); }, kSecondUs));
+  client_->Send("broker-1", request, [fetched](Result<ksim::Message> response) {
+    fetched->emplace(std::move(response));
+  });
+  cluster_->RunFor(kSecondUs);
+  EXPECT_FALSE(fetched->has_value());  // parked: nothing below HW yet
+  EXPECT_EQ(Produce("broker-1", kTp, 1, 3).error_code, Errc::kNone);
+  ASSERT_TRUE(cluster_->RunUntil([&] { return fetched->has_value(); }, 19 * kSecondUs));
+  ASSERT_TRUE((*fetched)->ok());
+  const FetchPartitionResponse& answer = std::get<FetchResponse>(***fetched).responses.at(0);
+  EXPECT_EQ(answer.high_watermark, Offset(3));
+  EXPECT_EQ(RecordsIn(answer.records).size(), 3u);
+}
+
+// A lagging follower is dropped by the leader itself (not by the controller): ZooKeeper sessions
+// last 30 s here, so the slowed broker stays registered while its fetches arrive 15 s late.
+class SlowFollowerTest : public BrokerTest {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 3;
+    options.config = {{"zookeeper.session.timeout.ms", "30000"}};
+    StartCluster(std::move(options));
+  }
+};
+
+TEST_F(SlowFollowerTest, LaggingFollowerLeavesTheIsrInZooKeeperAndRejoins) {
+  CreateTopic("t", {k1, k2, k3});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 2).error_code, Errc::kNone);
+  const int32_t version_before = PartitionOn(k1, kTp)->zk_version();
+  // Every message to and from broker-3 takes 15 s longer for 20 s: its fetches stop arriving for
+  // longer than replica.lag.time.max.ms (10 s).
+  ASSERT_TRUE(cluster_->SlowBroker(k3, 15 * kSecondUs, 20 * kSecondUs).ok());
+  auto isr_in_zk = [&] {
+    std::optional<zk::PartitionState> state = cluster_->ZkPartitionState(kTp);
+    return state.has_value() ? state->isr : std::vector<BrokerId>{};
+  };
+  const std::vector<BrokerId> two{k1, k2};
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] { return isr_in_zk() == two && PartitionOn(k1, kTp)->isr() == two; }, 30 * kSecondUs));
+  // The leader wrote it (conditional on the version it knew), with its own leader epoch.
+  EXPECT_EQ(cluster_->ZkPartitionState(kTp)->leader_epoch, LeaderEpoch(0));
+  EXPECT_EQ(PartitionOn(k1, kTp)->zk_version(), version_before + 1);
+  ASSERT_EQ(Events("isr_shrink").size(), 1u);
+  EXPECT_EQ(Events("isr_shrink")[0]["node"], "broker-1");
+  // Meanwhile acks=all needs only the remaining ISR.
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 2).error_code, Errc::kNone);
+  const std::vector<BrokerId> three{k1, k2, k3};
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] { return isr_in_zk() == three && PartitionOn(k1, kTp)->isr() == three; },
+      90 * kSecondUs));
+  ASSERT_EQ(Events("isr_expand").size(), 1u);
+  EXPECT_EQ(Events("isr_expand")[0]["node"], "broker-1");
+  EXPECT_TRUE(Converged({k1, k2, k3}, Offset(4), 60 * kSecondUs));
+  // The controller heard of both changes: its cached state matches ZooKeeper.
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        Broker* controller = cluster_->broker(cluster_->ActiveController());
+        return controller != nullptr &&
+               controller->controller().partitions().at(kTp).state.isr == three;
+      },
+      30 * kSecondUs));
+}
+
+TEST_F(BrokerTest, HighWatermarkCheckpointSurvivesACrash) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 7).error_code, Errc::kNone);
+  ASSERT_TRUE(Converged({k1, k2}, Offset(7)));
+  // replica.high.watermark.checkpoint.interval.ms = 5000.
+  cluster_->RunFor(6 * kSecondUs);
+  ASSERT_TRUE(cluster_->CrashBroker(k2).ok());
+  Result<std::map<TopicPartition, Offset>> on_disk =
+      ReadHighWatermarks(*world_.node("broker-2").disk(), std::string(kBrokerLogDir));
+  ASSERT_TRUE(on_disk.ok()) << on_disk.status().ToString();
+  EXPECT_EQ(on_disk->at(kTp), Offset(7));
+  ASSERT_TRUE(cluster_->RestartBroker(k2).ok());
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        return cluster_->broker(k2) && cluster_->broker(k2)->state() == BrokerState::kRunning;
+      },
+      30 * kSecondUs));
+  EXPECT_EQ(cluster_->broker(k2)->replica_manager().checkpointed_high_watermarks().at(kTp),
+            Offset(7));
+  EXPECT_TRUE(Converged({k1, k2}, Offset(7)));
+}
+
+TEST_F(BrokerTest, StaleControllerEpochIsRefused) {
+  CreateTopic("t", {k1, k2});
+  Broker* broker = cluster_->broker(k2);
+  const ControllerEpoch current = broker->replica_manager().controller_epoch();
+  ASSERT_GE(current.value(), 1);
+  LeaderAndIsrRequest stale;
+  stale.controller_id = k3;
+  stale.controller_epoch = ControllerEpoch(current.value() - 1);
+  LeaderAndIsrPartitionState state;
+  state.tp = kTp;
+  state.leader = k2;
+  state.leader_epoch = LeaderEpoch(100);
+  state.isr = {k2};
+  state.replicas = {k1, k2};
+  stale.partition_states.push_back(state);
+  EXPECT_EQ(CallFor<LeaderAndIsrResponse>("broker-2", stale).error_code,
+            Errc::kStaleControllerEpoch);
+  EXPECT_EQ(PartitionOn(k2, kTp)->role(), ReplicaRole::kFollower);
+
+  StopReplicaRequest stop;
+  stop.controller_epoch = stale.controller_epoch;
+  stop.delete_partitions = true;
+  stop.partitions = {kTp};
+  EXPECT_EQ(CallFor<StopReplicaResponse>("broker-2", stop).error_code, Errc::kStaleControllerEpoch);
+  EXPECT_NE(PartitionOn(k2, kTp), nullptr);
+
+  UpdateMetadataRequest update;
+  update.controller_epoch = stale.controller_epoch;
+  EXPECT_EQ(CallFor<UpdateMetadataResponse>("broker-2", update).error_code,
+            Errc::kStaleControllerEpoch);
+
+  // The current epoch with an old leader epoch: that partition is refused.
+  LeaderAndIsrRequest old_leader_epoch = stale;
+  old_leader_epoch.controller_epoch = current;
+  old_leader_epoch.partition_states[0].leader_epoch = LeaderEpoch(0);
+  LeaderAndIsrResponse answer = CallFor<LeaderAndIsrResponse>("broker-2", old_leader_epoch);
+  EXPECT_EQ(answer.error_code, Errc::kNone);
+  ASSERT_EQ(answer.partitions.size(), 1u);
+  EXPECT_EQ(answer.partitions[0].error_code, Errc::kStaleControllerEpoch);
+  EXPECT_EQ(PartitionOn(k2, kTp)->role(), ReplicaRole::kFollower);
+}
+
+TEST_F(BrokerTest, MetadataComesFromTheControllersUpdates) {
+  CreateTopic("t", {k2, k3});
+  MetadataRequest request;
+  request.topics = std::vector<std::string>{"t", "missing"};
+  MetadataResponse response = CallFor<MetadataResponse>("broker-1", request);
+  EXPECT_EQ(response.brokers.size(), 3u);
+  EXPECT_EQ(response.controller_id, cluster_->ActiveController());
+  ASSERT_EQ(response.topic_metadata.size(), 2u);
+  const TopicMetadata& t = response.topic_metadata[0];
+  EXPECT_EQ(t.error_code, Errc::kNone);
+  ASSERT_EQ(t.partition_metadata.size(), 1u);
+  EXPECT_EQ(t.partition_metadata[0].leader, k2);
+  EXPECT_EQ(t.partition_metadata[0].replicas, (std::vector<BrokerId>{k2, k3}));
+  EXPECT_EQ(response.topic_metadata[1].error_code, Errc::kUnknownTopicOrPartition);
+
+  // Once the leader is gone and no other replica can take over, the partition is unavailable.
+  ASSERT_TRUE(cluster_->CrashBroker(k3).ok());
+  ASSERT_TRUE(cluster_->CrashBroker(k2).ok());
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        MetadataResponse now = CallFor<MetadataResponse>("broker-1", request);
+        return now.topic_metadata.at(0).partition_metadata.at(0).error_code ==
+               Errc::kLeaderNotAvailable;
+      },
+      60 * kSecondUs));
+}
+
+TEST_F(BrokerTest, ControlledShutdownMovesLeadershipAway) {
+  CreateTopic("t", {k1, k2, k3});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
+  bool done = false;
+  ASSERT_TRUE(cluster_->ShutdownBroker(k1, [&] { done = true; }).ok());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return done; }, 120 * kSecondUs));
+  std::vector<nlohmann::ordered_json> attempts = Events("controlled_shutdown");
+  ASSERT_FALSE(attempts.empty());
+  EXPECT_EQ(attempts.back()["error"], "NONE");
+  EXPECT_TRUE(attempts.back()["remaining"].empty());
+  const BrokerId leader = cluster_->LeaderOf(kTp);
+  EXPECT_TRUE(leader == k2 || leader == k3) << leader;
+  EXPECT_FALSE(cluster_->zookeeper().Read(zk::BrokerIdPath(k1)).has_value());
+  // Nothing acknowledged was lost.
+  EXPECT_EQ(Produce(BrokerNodeName(leader), kTp, -1, 1).base_offset, Offset(3));
+}
+
+TEST_F(BrokerTest, ControllerAsksItselfForControlledShutdown) {
+  const BrokerId controller = cluster_->ActiveController();
+  const BrokerId other = controller == k1 ? k2 : k1;
+  CreateTopic("t", {controller, other});
+  EXPECT_EQ(Produce(BrokerNodeName(controller), kTp, -1, 2).error_code, Errc::kNone);
+  bool done = false;
+  ASSERT_TRUE(cluster_->ShutdownBroker(controller, [&] { done = true; }).ok());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return done; }, 120 * kSecondUs));
+  std::vector<nlohmann::ordered_json> attempts = Events("controlled_shutdown");
+  ASSERT_FALSE(attempts.empty());
+  EXPECT_EQ(attempts.back()["error"], "NONE");
+  // Another broker took over the controller and the partition.
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        const BrokerId now = cluster_->ActiveController();
+        return now != kNoBroker && now != controller && PartitionOn(other, kTp)->is_leader();
+      },
+      60 * kSecondUs));
+  EXPECT_EQ(Produce(BrokerNodeName(other), kTp, 1, 1).base_offset, Offset(2));
+}
+
+TEST_F(BrokerTest, SameSeedSameTrace) {
+  auto run = [](uint64_t seed) {
+    World world(seed,
+                TraceWriter::ToMemory(TraceHeader{"broker_test", "base", seed, TraceLevel::kState}),
+                WorldOptions{LinkSpec{1000, 3000, 0, 0}, NetworkOptions{}});
+    ClusterOptions options;
+    options.brokers = 3;
+    auto cluster = Cluster::Create(world, options);
+    EXPECT_TRUE(cluster.ok());
+    EXPECT_TRUE((*cluster)->Start().ok());
+    (*cluster)->RunUntil(
+        [&] {
+          for (BrokerId id : (*cluster)->broker_ids()) {
+            if ((*cluster)->broker(id)->state() != BrokerState::kRunning) return false;
+          }
+          return true;
+        },
+        30 * kSecondUs);
+    TopicSpec spec;
+    spec.name = "t";
+    spec.partitions = 2;
+    spec.replication_factor = 3;
+    EXPECT_TRUE((*cluster)->CreateTopicAndWait(spec).ok());
+    (*cluster)->RunFor(2 * kSecondUs);
+    EXPECT_TRUE((*cluster)->CrashBroker(BrokerId(2)).ok());
+    (*cluster)->RunFor(20 * kSecondUs);
+    EXPECT_TRUE((*cluster)->RestartBroker(BrokerId(2)).ok());
+    (*cluster)->RunFor(20 * kSecondUs);
+    return world.trace().bytes();
+  };
+  const std::string first = run(11);
+  EXPECT_EQ(first, run(11));
+  EXPECT_NE(first.find("become_follower"), std::string::npos);
+}
+
+TEST_F(BrokerTest, StopReplicaWithDeleteRemovesTheLogAndItsCheckpointEntry) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] { return PartitionOn(k2, kTp)->high_watermark() == Offset(3); }, 10 * kSecondUs));
+  Broker* broker = cluster_->broker(k2);
+  ASSERT_TRUE(broker->replica_manager().CheckpointHighWatermarks().ok());
+  StopReplicaRequest stop;
+  stop.controller_id = cluster_->ActiveController();
+  stop.controller_epoch = broker->replica_manager().controller_epoch();
+  stop.delete_partitions = true;
+  stop.partitions = {kTp};
+  StopReplicaResponse answer = CallFor<StopReplicaResponse>("broker-2", stop);
+  EXPECT_EQ(answer.error_code, Errc::kNone);
+  EXPECT_EQ(PartitionOn(k2, kTp), nullptr);
+  EXPECT_EQ(broker->log_manager().GetLog(kTp), nullptr);
+  EXPECT_EQ(broker->log_manager().PendingDeletions().size(), 1u);
+  EXPECT_FALSE(broker->replica_manager().fetchers().LeaderOf(kTp).has_value());
+  ASSERT_TRUE(broker->replica_manager().CheckpointHighWatermarks().ok());
+  Result<std::map<TopicPartition, Offset>> on_disk =
+      ReadHighWatermarks(*world_.node("broker-2").disk(), std::string(kBrokerLogDir));
+  ASSERT_TRUE(on_disk.ok());
+  EXPECT_EQ(on_disk->count(kTp), 0u);
+  // The leader no longer hears from it; its data there is untouched.
+  EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(3));
+}
+
+TEST_F(BrokerTest, UnservedApisAreRetriableErrorsUnlessAHandlerTakesThem) {
+  FindCoordinatorRequest find;
+  find.coordinator_key = "g1";
+  EXPECT_EQ(CallFor<FindCoordinatorResponse>("broker-1", find).error_code,
+            Errc::kCoordinatorNotAvailable);
+  // InitProducerId is served (core/coordinator/producer_id_manager.h): the first id of the first
+  // block.
+  const InitProducerIdResponse served =
+      CallFor<InitProducerIdResponse>("broker-1", InitProducerIdRequest{});
+  EXPECT_EQ(served.error_code, Errc::kNone);
+  EXPECT_EQ(served.producer_id, ProducerId(0));
+  OffsetCommitRequest commit;
+  commit.group_id = "g1";
+  commit.partitions.push_back(OffsetCommitPartition{kTp, Offset(1), std::nullopt});
+  OffsetCommitResponse committed = CallFor<OffsetCommitResponse>("broker-1", commit);
+  ASSERT_EQ(committed.responses.size(), 1u);
+  // Groups are served (core/coordinator/group_coordinator.h): broker-1 leads no offsets partition
+  // yet.
+  EXPECT_EQ(committed.responses[0].error_code, Errc::kNotCoordinator);
+
+  cluster_->broker(k1)->set_extra_request_handler(
+      [](std::string_view, ksim::Message& request,
+         const std::function<void(ksim::Message)>& respond) {
+        if (!std::holds_alternative<InitProducerIdRequest>(request)) return false;
+        InitProducerIdResponse response;
+        response.producer_id = ProducerId(42);
+        respond(response);
+        return true;
+      });
+  InitProducerIdResponse init =
+      CallFor<InitProducerIdResponse>("broker-1", InitProducerIdRequest{});
+  EXPECT_EQ(init.error_code, Errc::kNone);
+  EXPECT_EQ(init.producer_id, ProducerId(42));
+  EXPECT_EQ(CallFor<FindCoordinatorResponse>("broker-1", find).error_code,
+            Errc::kCoordinatorNotAvailable);
+}
+
+TEST_F(BrokerTest, ExpiredSessionRegistersAgain) {
+  std::optional<ZnodeData> before = cluster_->zookeeper().Read(zk::BrokerIdPath(k2));
+  ASSERT_TRUE(before.has_value());
+  ASSERT_TRUE(cluster_->ExpireSession(k2).ok());
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        std::optional<ZnodeData> now = cluster_->zookeeper().Read(zk::BrokerIdPath(k2));
+        return now.has_value() && now->stat.ephemeral_owner != before->stat.ephemeral_owner;
+      },
+      30 * kSecondUs));
+  // The new session's registration answer is on its way back to the broker.
+  cluster_->RunFor(2 * kSecondUs);
+  EXPECT_EQ(Events("broker_session_expired").size(), 1u);
+  EXPECT_EQ(Events("broker_registered").size(), 4u);
+}
+
+}  // namespace
+}  // namespace ksim::sim::testing

@@ -1,0 +1,151 @@
+#include "sim/check/history.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace ksim::sim {
+namespace {
+
+std::vector<nlohmann::ordered_json> Events(const World& world) {
+  std::vector<nlohmann::ordered_json> events;
+  std::istringstream lines(world.trace().bytes());
+  std::string line;
+  std::getline(lines, line);  // header
+  while (std::getline(lines, line)) events.push_back(nlohmann::ordered_json::parse(line));
+  return events;
+}
+
+class HistoryTest : public ::testing::Test {
+ protected:
+  HistoryTest()
+      : world_(3,
+               TraceWriter::ToMemory(TraceHeader{"history-test", "base", 3, TraceLevel::kState})),
+        history_(world_) {}
+
+  // Advances virtual time by `us` (an empty timer).
+  void Advance(TimeUs us) {
+    world_.loop().ScheduleAfter(
+        us, [] {}, "test");
+    world_.loop().RunUntilIdle(100);
+  }
+
+  World world_;
+  History history_;
+};
+
+TEST_F(HistoryTest, RecordIdsCountPerClientFromZero) {
+  EXPECT_EQ(history_.NewRecordId("p1"), "p1-0");
+  EXPECT_EQ(history_.NewRecordId("p1"), "p1-1");
+  EXPECT_EQ(history_.NewRecordId("p2"), "p2-0");
+  EXPECT_EQ(history_.NewRecordId("p1"), "p1-2");
+}
+
+TEST_F(HistoryTest, SendInvokeAndOkArePairedAndTraced) {
+  Advance(1500);
+  const uint64_t invoke = history_.SendInvoke("p1", 1, "p1-0", "t", std::nullopt, "p1-0");
+  EXPECT_EQ(history_.open_sends(), 1u);
+  EXPECT_EQ(history_.CompletionOf(invoke), nullptr);
+  Advance(2000);
+  history_.SendOk(invoke, TopicPartition{"t", PartitionId(2)}, Offset(41));
+  EXPECT_EQ(history_.open_sends(), 0u);
+
+  ASSERT_EQ(history_.ops().size(), 2u);
+  const HistoryOp* ok = history_.CompletionOf(invoke);
+  ASSERT_NE(ok, nullptr);
+  EXPECT_EQ(ok->type, OpType::kOk);
+  EXPECT_EQ(ok->f, OpFunction::kSend);
+  EXPECT_EQ(ok->invoke_index, invoke);
+  EXPECT_EQ(ok->record_id, "p1-0");
+  EXPECT_EQ(ok->partition, PartitionId(2));
+  EXPECT_EQ(ok->offset, Offset(41));
+  EXPECT_EQ(history_.ops()[invoke].t_us, 1500);
+  EXPECT_EQ(ok->t_us, 3500);
+
+  const auto events = Events(world_);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].dump(),
+            R"({"t_us":1500,"node":"p1","ev":"send","record_id":"p1-0","topic":"t","key":null,)"
+            R"("value":"p1-0"})");
+  EXPECT_EQ(events[1].dump(),
+            R"({"t_us":3500,"node":"p1","ev":"ack","record_id":"p1-0","topic":"t","partition":2,)"
+            R"("offset":41,"key":null,"value":"p1-0"})");
+}
+
+TEST_F(HistoryTest, FailAndInfoAreErrorsToldApartByOutcome) {
+  const uint64_t a = history_.SendInvoke("p1", 1, "p1-0", "t", std::string("k"), "x");
+  const uint64_t b = history_.SendInvoke("p1", 1, "p1-1", "t", std::nullopt, "y");
+  const uint64_t c = history_.SendInvoke("p1", 1, "p1-2", "t", std::nullopt, "z");
+  history_.SendFail(a, TopicPartition{}, Errc::kRequestTimedOut);
+  history_.SendInfo(b, TopicPartition{"t", PartitionId(0)}, Errc::kNetworkException);
+  history_.SendInfo(c, TopicPartition{}, Errc::kNone, /*crashed=*/true);
+
+  EXPECT_EQ(history_.CompletionOf(a)->type, OpType::kFail);
+  EXPECT_EQ(history_.CompletionOf(a)->partition, PartitionId(-1));
+  EXPECT_EQ(history_.CompletionOf(a)->key, std::optional<std::string>("k"));
+  EXPECT_EQ(history_.CompletionOf(b)->type, OpType::kInfo);
+  EXPECT_EQ(history_.CompletionOf(b)->error, Errc::kNetworkException);
+  EXPECT_TRUE(history_.CompletionOf(c)->crashed);
+  EXPECT_EQ(history_.Select(OpFunction::kSend, OpType::kInfo).size(), 2u);
+  EXPECT_EQ(history_.Select(OpFunction::kSend, OpType::kInvoke).size(), 3u);
+
+  const auto events = Events(world_);
+  ASSERT_EQ(events.size(), 6u);
+  EXPECT_EQ(events[3]["ev"], "error");
+  EXPECT_EQ(events[3]["error"], "REQUEST_TIMED_OUT");
+  EXPECT_EQ(events[3]["outcome"], "fail");
+  EXPECT_TRUE(events[3]["partition"].is_null());
+  EXPECT_EQ(events[4]["error"], "NETWORK_EXCEPTION");
+  EXPECT_EQ(events[4]["outcome"], "unknown");
+  EXPECT_EQ(events[4]["partition"], 0);
+  EXPECT_TRUE(events[5]["error"].is_null());
+  EXPECT_EQ(events[5]["crashed"], true);
+}
+
+TEST_F(HistoryTest, ConsumerOpsCarryGroupPartitionOffsetAndResolveRecordIds) {
+  history_.SendInvoke("p1", 1, "p1-0", "t", std::nullopt, "hello java");
+  history_.SendInvoke("p1", 1, "p1-1", "t", std::nullopt, "hello java");  // same typed text
+  history_.Poll("c1", 2, "g1", 2);
+  history_.Deliver("c1", 2, "g1", TopicPartition{"t", PartitionId(0)}, Offset(7), std::nullopt,
+                   "hello java");
+  history_.Deliver("c1", 2, "g1", TopicPartition{"t", PartitionId(0)}, Offset(8), std::nullopt,
+                   "written by someone else");
+  history_.Commit("c1", 2, "g1", TopicPartition{"t", PartitionId(0)}, Offset(9), Errc::kNone);
+  history_.Commit("c1", 2, "g1", TopicPartition{"t", PartitionId(1)}, Offset(3),
+                  Errc::kRebalanceInProgress);
+
+  const auto delivers = history_.Select(OpFunction::kDeliver, OpType::kOk);
+  ASSERT_EQ(delivers.size(), 2u);
+  EXPECT_EQ(delivers[0]->record_id, "p1-0");  // the first id sent with that text
+  EXPECT_EQ(delivers[0]->incarnation, 2u);
+  EXPECT_EQ(delivers[1]->record_id, "");
+  EXPECT_EQ(history_.Select(OpFunction::kCommit, OpType::kOk).size(), 1u);
+  const auto failed = history_.Select(OpFunction::kCommit, OpType::kFail);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0]->error, Errc::kRebalanceInProgress);
+
+  const auto events = Events(world_);
+  ASSERT_EQ(events.size(), 7u);
+  EXPECT_EQ(events[2].dump(), R"({"t_us":0,"node":"c1","ev":"poll","group":"g1","count":2})");
+  EXPECT_EQ(events[3].dump(),
+            R"({"t_us":0,"node":"c1","ev":"deliver","group":"g1","record_id":"p1-0","topic":"t",)"
+            R"("partition":0,"offset":7,"key":null,"value":"hello java"})");
+  EXPECT_TRUE(events[4]["record_id"].is_null());
+  EXPECT_EQ(events[5].dump(),
+            R"({"t_us":0,"node":"c1","ev":"commit","group":"g1","topic":"t","partition":0,)"
+            R"("offset":9,"error":null})");
+  EXPECT_EQ(events[6]["error"], "REBALANCE_IN_PROGRESS");
+}
+
+TEST_F(HistoryTest, CompletingASendTwiceIsAProgrammerError) {
+  const uint64_t invoke = history_.SendInvoke("p1", 1, "p1-0", "t", std::nullopt, "v");
+  history_.SendOk(invoke, TopicPartition{"t", PartitionId(0)}, Offset(0));
+  EXPECT_DEATH(history_.SendFail(invoke, TopicPartition{}, Errc::kRequestTimedOut),
+               "not an open send invoke");
+}
+
+}  // namespace
+}  // namespace ksim::sim

@@ -1,0 +1,386 @@
+// InvariantChecker: each rule caught on states that break it, and quiet on states that keep it.
+// Replicas are real Partitions over real Logs on a VirtualDisk (what the Cluster feeds the
+// checker); the states a correct Partition refuses to reach (a leader's HW going down, HW past
+// the LEO) are fed as hand-built observations.
+#include "sim/check/invariant_checker.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/base/clock.h"
+#include "core/base/random.h"
+#include "core/cluster/partition.h"
+#include "core/storage/leader_epoch_cache.h"
+#include "core/storage/log.h"
+#include "sim/world/virtual_disk.h"
+#include "tests/support/core/log_test_util.h"
+
+namespace ksim::sim {
+namespace {
+
+const TopicPartition kTp{"t", PartitionId(0)};
+const BrokerId kB1(1);
+const BrokerId kB2(2);
+const BrokerId kB3(3);
+
+struct Replica {
+  BrokerId id;
+  std::unique_ptr<Log> log;
+  std::unique_ptr<ksim::Partition> partition;
+  ksim::Partition& p() { return *partition; }
+};
+
+class InvariantCheckerTest : public ::testing::Test {
+ protected:
+  InvariantCheckerTest()
+      : disk_(RandomStream(1)),
+        checker_([this](const InvariantViolation& v) { sunk_.push_back(v); }) {}
+
+  Replica& AddReplica(BrokerId id, int32_t min_insync_replicas = 1) {
+    auto replica = std::make_unique<Replica>();
+    replica->id = id;
+    const std::string dir = "/broker-" + std::to_string(id.value()) + "/t-0";
+    LogConfig config;
+    config.max_index_size_bytes = 4096;
+    auto log = Log::Open(disk_, clock_, dir, config);
+    EXPECT_TRUE(log.ok()) << log.status().ToString();
+    replica->log = std::move(log).value();
+    auto epochs = LeaderEpochCache::Open(disk_, dir);
+    EXPECT_TRUE(epochs.ok()) << epochs.status().ToString();
+    PartitionConfig partition_config;
+    partition_config.min_insync_replicas = min_insync_replicas;
+    auto producers = ksim::Partition::LoadProducerState(disk_, *replica->log, clock_.NowMs());
+    EXPECT_TRUE(producers.ok()) << producers.status().ToString();
+    replica->partition = std::make_unique<ksim::Partition>(
+        kTp, id, *replica->log, std::move(epochs).value(), std::move(producers).value(), clock_,
+        partition_config, Offset(0), EventSink());
+    replicas_.push_back(std::move(replica));
+    return *replicas_.back();
+  }
+
+  static LeaderAndIsrPartitionState State(BrokerId leader, int32_t epoch,
+                                          std::vector<BrokerId> isr) {
+    LeaderAndIsrPartitionState state;
+    state.tp = kTp;
+    state.leader = leader;
+    state.leader_epoch = LeaderEpoch(epoch);
+    state.isr = std::move(isr);
+    state.replicas = {kB1, kB2, kB3};
+    return state;
+  }
+
+  static void MakeLeader(Replica& r, int32_t epoch, std::vector<BrokerId> isr) {
+    auto made = r.p().MakeLeader(State(r.id, epoch, std::move(isr)));
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    ASSERT_TRUE(*made);
+  }
+
+  static void MakeFollower(Replica& r, BrokerId leader, int32_t epoch, std::vector<BrokerId> isr) {
+    r.p().MakeFollower(State(leader, epoch, std::move(isr)));
+  }
+
+  // One batch of `values`, appended by the leader.
+  static void Produce(Replica& leader, const std::vector<std::string>& values) {
+    Bytes batch = testing::MakeBatch(Offset(0), values);
+    auto info = leader.p().AppendAsLeader(batch, 1);
+    ASSERT_TRUE(info.ok()) << info.status().ToString();
+  }
+
+  // A follower's fetch round, as the broker carries it out.
+  static void Fetch(Replica& leader, Replica& follower) {
+    const Offset fetch_offset = follower.p().log_end_offset();
+    auto data = leader.p().Read(fetch_offset, 1 << 20, /*from_follower=*/true);
+    ASSERT_TRUE(data.ok()) << data.status().ToString();
+    auto expanded = leader.p().UpdateFollowerFetch(follower.id, fetch_offset);
+    if (expanded) leader.p().ApplyIsrChange(*expanded, leader.p().zk_version() + 1);
+    auto appended = follower.p().AppendAsFollower(data->records, leader.p().high_watermark(),
+                                                  leader.p().log_start_offset());
+    ASSERT_TRUE(appended.ok()) << appended.status().ToString();
+  }
+
+  // One checker pass over `replicas` (each of incarnation 1).
+  void Pass(const std::vector<Replica*>& replicas) {
+    clock_.Advance(1000);
+    checker_.BeginPass(clock_.Now());
+    for (Replica* r : replicas) checker_.Observe(ObserveReplica(r->id, 1, r->p()));
+    checker_.EndPass();
+  }
+
+  void PassOf(const std::vector<ReplicaObservation>& observations) {
+    clock_.Advance(1000);
+    checker_.BeginPass(clock_.Now());
+    for (const ReplicaObservation& o : observations) checker_.Observe(o);
+    checker_.EndPass();
+  }
+
+  static ReplicaObservation Leader(BrokerId broker, uint64_t incarnation, int32_t epoch, int64_t hw,
+                                   int64_t leo = 100) {
+    ReplicaObservation o;
+    o.broker = broker;
+    o.incarnation = incarnation;
+    o.tp = kTp;
+    o.role = ReplicaRole::kLeader;
+    o.leader_epoch = LeaderEpoch(epoch);
+    o.high_watermark = Offset(hw);
+    o.log_end_offset = Offset(leo);
+    o.isr_size = 1;
+    return o;
+  }
+
+  std::vector<std::string> RulesSeen() const {
+    std::vector<std::string> rules;
+    for (const InvariantViolation& v : checker_.violations()) rules.push_back(v.rule);
+    return rules;
+  }
+
+  ManualClock clock_{1'000'000};
+  VirtualDisk disk_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<InvariantViolation> sunk_;
+  InvariantChecker checker_;
+};
+
+using Rules = std::vector<std::string>;
+
+TEST_F(InvariantCheckerTest, TwoBrokersLeadingInOneEpochIsAViolation) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 3, {kB1});
+  MakeLeader(r2, 3, {kB2});
+  Pass({&r1, &r2});
+  ASSERT_EQ(RulesSeen(), Rules{"one_leader_per_epoch"}) << checker_.Report();
+  const InvariantViolation& v = checker_.violations()[0];
+  EXPECT_EQ(v.tp, kTp);
+  EXPECT_EQ(v.t_us, clock_.Now());
+  EXPECT_NE(v.message.find("brokers 1 and 2"), std::string::npos) << v.message;
+  EXPECT_NE(v.message.find("leader epoch 3"), std::string::npos) << v.message;
+  ASSERT_EQ(sunk_.size(), 1u) << "the sink hears every violation";
+  EXPECT_EQ(sunk_[0].message, v.message);
+
+  Pass({&r1, &r2});
+  EXPECT_EQ(checker_.violations().size(), 1u) << "reported once";
+}
+
+TEST_F(InvariantCheckerTest, OneBrokerLeadingAnEpochAfterAnotherLedItIsAViolation) {
+  // Not at the same moment: broker 1 led epoch 2 earlier in the run.
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 2, {kB1});
+  Pass({&r1});
+  r1.p().Stop();
+  MakeLeader(r2, 2, {kB2});
+  Pass({&r1, &r2});
+  EXPECT_EQ(RulesSeen(), Rules{"one_leader_per_epoch"}) << checker_.Report();
+}
+
+TEST_F(InvariantCheckerTest, LeadersOfRisingEpochsKeepingCommittedBatchesAreFine) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 1, {kB1, kB2});
+  MakeFollower(r2, kB1, 1, {kB1, kB2});
+  Produce(r1, {"a", "b"});
+  Produce(r1, {"c"});
+  Fetch(r1, r2);  // r2 has everything; the leader's HW reaches 3
+  Fetch(r1, r2);  // r2 learns HW 3
+  ASSERT_EQ(r1.p().high_watermark(), Offset(3));
+  Pass({&r1, &r2});
+  EXPECT_EQ(checker_.CommittedBatches(kTp),
+            (std::map<Offset, Offset>{{Offset(0), Offset(2)}, {Offset(2), Offset(3)}}));
+
+  // Broker 1 goes away; broker 2 leads epoch 2 with the same batches and appends more.
+  MakeLeader(r2, 2, {kB2});
+  Produce(r2, {"d"});
+  Pass({&r2});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  EXPECT_EQ(checker_.counters().batches_verified, 2u);
+  EXPECT_EQ(checker_.counters().batches_committed, 3u);
+  EXPECT_EQ(checker_.counters().leaderships, 2u);
+}
+
+TEST_F(InvariantCheckerTest, LeaderHwGoingDownWithinOneLeadershipIsAViolation) {
+  PassOf({Leader(kB1, 1, 4, 5)});
+  PassOf({Leader(kB1, 1, 4, 7)});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  PassOf({Leader(kB1, 1, 4, 6)});
+  ASSERT_EQ(RulesSeen(), Rules{"leader_hw_monotonic"}) << checker_.Report();
+  EXPECT_NE(checker_.violations()[0].message.find("from 7 down to 6"), std::string::npos)
+      << checker_.violations()[0].message;
+}
+
+TEST_F(InvariantCheckerTest, LeaderHwMayStartLowerInANewLeadership) {
+  PassOf({Leader(kB1, 1, 4, 7)});
+  PassOf({Leader(kB1, 1, 5, 3)});  // a new epoch
+  PassOf({Leader(kB1, 2, 5, 2)});  // a new incarnation (restart)
+  PassOf({});                      // gone
+  PassOf({Leader(kB1, 3, 5, 1)});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+}
+
+TEST_F(InvariantCheckerTest, HwOutsideLogStartAndLeoIsAViolationReportedOncePerEpisode) {
+  ReplicaObservation bad = Leader(kB1, 1, 1, 5, /*leo=*/4);
+  PassOf({bad});
+  PassOf({bad});
+  ASSERT_EQ(RulesSeen(), Rules{"offsets_ordered"}) << checker_.Report();
+  EXPECT_NE(checker_.violations()[0].message.find("HW 5, LEO 4"), std::string::npos);
+
+  ReplicaObservation good = Leader(kB1, 1, 1, 5, /*leo=*/5);
+  PassOf({good});
+  ReplicaObservation below_start = Leader(kB1, 1, 1, 5, /*leo=*/9);
+  below_start.log_start_offset = Offset(6);
+  PassOf({below_start});
+  EXPECT_EQ(RulesSeen(), (Rules{"offsets_ordered", "offsets_ordered"})) << checker_.Report();
+}
+
+TEST_F(InvariantCheckerTest, NewLeaderHoldingOtherRecordsAtCommittedOffsetsIsAViolation) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 1, {kB1});
+  Produce(r1, {"a", "b", "c"});
+  ASSERT_EQ(r1.p().high_watermark(), Offset(3));  // a lone ISR member: committed at once
+  Pass({&r1});
+  ASSERT_EQ(checker_.counters().batches_committed, 1u);
+
+  // Broker 2 never saw them and wrote its own three records before leading epoch 2.
+  MakeLeader(r2, 2, {kB2});
+  Produce(r2, {"x", "y", "z"});
+  Pass({&r2});
+  ASSERT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
+  EXPECT_NE(checker_.violations()[0].message.find("broker 2"), std::string::npos);
+
+  // The new history is adopted: no further reports as its HW moves on.
+  Produce(r2, {"w"});
+  Pass({&r2});
+  EXPECT_EQ(checker_.violations().size(), 1u) << checker_.Report();
+}
+
+TEST_F(InvariantCheckerTest, NewLeaderMissingCommittedRecordsIsAViolation) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 1, {kB1, kB2});
+  MakeFollower(r2, kB1, 1, {kB1, kB2});
+  Produce(r1, {"a"});
+  Fetch(r1, r2);
+  Produce(r1, {"b"});
+  Fetch(r1, r2);
+  Fetch(r1, r2);  // the leader learns r2's LEO 2: HW 2
+  ASSERT_EQ(r1.p().high_watermark(), Offset(2));
+  Pass({&r1, &r2});
+  ASSERT_EQ(checker_.counters().batches_committed, 2u);
+  // Broker 2 loses its second batch (as the 0.10 high-watermark truncation does) and leads.
+  ASSERT_TRUE(r2.p().TruncateTo(Offset(1), "test").ok());
+  MakeLeader(r2, 2, {kB2});
+  Pass({&r2});
+  ASSERT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
+  EXPECT_NE(checker_.violations()[0].message.find("log ends at 1"), std::string::npos)
+      << checker_.violations()[0].message;
+}
+
+TEST_F(InvariantCheckerTest, ZombieLeaderOfAnOlderEpochIsNeitherRecordedNorChecked) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 1, {kB1});
+  Produce(r1, {"a"});
+  Pass({&r1});
+  // Broker 2 is elected in epoch 2 (with broker 1's batch) while broker 1 has not heard of it.
+  MakeFollower(r2, kB1, 1, {kB1, kB2});
+  Fetch(r1, r2);
+  MakeLeader(r2, 2, {kB2});
+  Produce(r2, {"b"});
+  Produce(r1, {"zombie"});  // acks=1 at offset 1 on the old leader
+  Pass({&r1, &r2});
+  Pass({&r2, &r1});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  EXPECT_EQ(checker_.CommittedBatches(kTp),
+            (std::map<Offset, Offset>{{Offset(0), Offset(1)}, {Offset(1), Offset(2)}}));
+  EXPECT_EQ(checker_.counters().leaderships, 2u);
+}
+
+TEST_F(InvariantCheckerTest, UncleanElectionForgetsWhatWasCommitted) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 1, {kB1});
+  Produce(r1, {"a", "b", "c"});
+  Pass({&r1});
+  EventFields elected;
+  elected["topic"] = "t";
+  elected["partition"] = 0;
+  elected["leader"] = 2;
+  elected["epoch"] = 2;
+  elected["unclean"] = true;
+  checker_.OnEvent("leader_elected", elected);
+  MakeLeader(r2, 2, {kB2});
+  Produce(r2, {"x"});
+  Pass({&r2});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  EXPECT_EQ(checker_.counters().unclean_elections, 1u);
+  EXPECT_TRUE(checker_.CommittedBatches(kTp).empty());
+}
+
+TEST_F(InvariantCheckerTest, CleanElectionEventKeepsCheckingCommittedRecords) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 1, {kB1});
+  Produce(r1, {"a"});
+  Pass({&r1});
+  EventFields elected;
+  elected["topic"] = "t";
+  elected["partition"] = 0;
+  elected["unclean"] = false;
+  checker_.OnEvent("leader_elected", elected);
+  MakeLeader(r2, 2, {kB2});
+  Produce(r2, {"x"});
+  Pass({&r2});
+  EXPECT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
+}
+
+TEST_F(InvariantCheckerTest, DeletedTopicCreatedAgainStartsAfresh) {
+  Replica& r1 = AddReplica(kB1);
+  MakeLeader(r1, 0, {kB1});
+  Produce(r1, {"a"});
+  Pass({&r1});
+  EventFields deleted;
+  deleted["topic"] = "t";
+  checker_.OnEvent("topic_deleted", deleted);
+  EXPECT_TRUE(checker_.CommittedBatches(kTp).empty());
+  // The new t-0 on broker 2, leader epoch 0 again, with other records.
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r2, 0, {kB2});
+  Produce(r2, {"x"});
+  Pass({&r2});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+}
+
+TEST_F(InvariantCheckerTest, BatchesCoveredWhileIsrIsBelowMinInsyncAreNotCommitted) {
+  Replica& r1 = AddReplica(kB1, /*min_insync_replicas=*/2);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 1, {kB1});
+  Produce(r1, {"a"});  // acks=1 appends; HW 1 with an ISR of one
+  Pass({&r1});
+  EXPECT_TRUE(checker_.CommittedBatches(kTp).empty());
+  MakeLeader(r2, 2, {kB2});
+  Produce(r2, {"x"});
+  Pass({&r2});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+}
+
+TEST_F(InvariantCheckerTest, CommittedBatchesBelowTheNewLeadersLogStartAreNotAsked) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 1, {kB1});
+  Produce(r1, {"a", "b"});
+  Pass({&r1});
+  // Broker 2 starts its log past them (Kafka's handleOffsetOutOfRange), then leads.
+  ASSERT_TRUE(r2.p().TruncateFullyAndStartAt(Offset(2)).ok());
+  MakeLeader(r2, 2, {kB2});
+  Produce(r2, {"c"});
+  Pass({&r2});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  EXPECT_EQ(checker_.CommittedBatches(kTp).size(), 2u);
+}
+
+}  // namespace
+}  // namespace ksim::sim

@@ -1,0 +1,269 @@
+// The seed's command-line tools on a simulated cluster (sim/cluster/cli_tools.h): the exact lines
+// Kafka 0.10's kafka-topics.sh, console producer and console consumer print for the seed's
+// walkthrough (create enbook RF=1, list, produce "hello java", consume from the beginning,
+// delete; frbook RF=3; a replication factor above the broker count refused), describe after a
+// crash, --max-messages, and a consumer without --from-beginning.
+#include "sim/cluster/cli_tools.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/cluster/topic.h"
+#include "sim/scenario/cli.h"
+#include "tests/support/sim/client_test_util.h"
+
+namespace ksim::sim::testing {
+namespace {
+
+constexpr TimeUs kWaitUs = 120 * kSecondUs;
+
+// A ClientSim with a CliTools whose output and completions are collected per action index.
+class CliSim {
+ public:
+  explicit CliSim(const std::string& scenario, uint64_t seed = 1)
+      : run_(scenario, seed),
+        tools_(
+            run_.cluster(), run_.history(),
+            [this](size_t index, const std::string& line) { output_[index].push_back(line); },
+            [this](size_t index) { done_.insert(index); }) {}
+
+  ClientSim& run() { return run_; }
+  Cluster& cluster() { return run_.cluster(); }
+  CliTools& tools() { return tools_; }
+  const std::vector<std::string>& output(size_t index) { return output_[index]; }
+  bool done(size_t index) const { return done_.count(index) > 0; }
+
+  // Starts `command` (with `input` for a console producer) as action `index`.
+  ::testing::AssertionResult Start(size_t index, const std::string& command,
+                                   std::vector<std::string> input = {}) {
+    Result<CliCommand> parsed = ParseCliCommand(command);
+    if (!parsed.ok()) return ::testing::AssertionFailure() << parsed.status().ToString();
+    CliAction action{command, std::move(input), std::move(parsed).value()};
+    Status started = tools_.Run(index, action);
+    if (!started.ok()) return ::testing::AssertionFailure() << started.ToString();
+    return ::testing::AssertionSuccess();
+  }
+  // Start, then runs until the command is done; returns its output.
+  std::vector<std::string> Command(size_t index, const std::string& command,
+                                   std::vector<std::string> input = {}) {
+    EXPECT_TRUE(Start(index, command, std::move(input)));
+    EXPECT_TRUE(cluster().RunUntil([&] { return done(index); }, kWaitUs)) << command;
+    return output_[index];
+  }
+  bool RunUntilLines(size_t index, size_t lines) {
+    return cluster().RunUntil([&] { return output_[index].size() >= lines; }, kWaitUs);
+  }
+  // Runs until every partition of `topic` has a leader the controller knows.
+  bool RunUntilLed(const std::string& topic, int32_t partitions) {
+    return cluster().RunUntil(
+        [&] {
+          for (int32_t p = 0; p < partitions; ++p) {
+            if (cluster().LeaderOf(TopicPartition{topic, PartitionId(p)}) == kNoBroker) {
+              return false;
+            }
+          }
+          return true;
+        },
+        kWaitUs);
+  }
+  ConsumerClient& consumer(size_t i) { return *tools_.consumers().at(i); }
+
+ private:
+  ClientSim run_;
+  std::map<size_t, std::vector<std::string>> output_;
+  std::set<size_t> done_;
+  CliTools tools_;
+};
+
+using Lines = std::vector<std::string>;
+
+const std::string kTopics = "kafka-topics.sh --zookeeper hadoop01:2181 ";
+const std::string kProducer =
+    "kafka-console-producer.sh --broker-list hadoop01:9092,hadoop02:9092,hadoop03:9092 ";
+const std::string kConsumer = "kafka-console-consumer.sh --zookeeper hadoop01:2181 ";
+
+TEST(CliToolsTest, CreateAnswersAsTopicCommand) {
+  CliSim sim("cli-create");
+  ASSERT_TRUE(sim.run().Start());
+  EXPECT_EQ(
+      sim.Command(0, kTopics + "--create --replication-factor 1 --partitions 1 --topic enbook"),
+      Lines{"Created topic \"enbook\"."});
+  EXPECT_EQ(
+      sim.Command(1, kTopics + "--create --replication-factor 1 --partitions 1 --topic enbook"),
+      Lines{"Error while executing topic command : Topic \"enbook\" already exists."});
+  EXPECT_EQ(
+      sim.Command(2, kTopics + "--create --replication-factor 3 --partitions 1 --topic frbook"),
+      Lines{"Created topic \"frbook\"."});
+  EXPECT_EQ(sim.Command(3, kTopics + "--create --replication-factor 4 --partitions 1 --topic big"),
+            Lines{"Error while executing topic command : replication factor: 4 larger than "
+                  "available brokers: 3"});
+  EXPECT_EQ(sim.Command(4, kTopics + "--create --replication-factor 1 --partitions 2 --topic a.b"),
+            (Lines{std::string(ksim::kTopicCollisionWarning), "Created topic \"a.b\"."}));
+  EXPECT_EQ(sim.tools().created_topics(), (Lines{"enbook", "frbook", "a.b"}));
+  // The partitions exist: frbook's single partition is led (three replicas, one per broker).
+  EXPECT_TRUE(sim.RunUntilLed("frbook", 1));
+  EXPECT_EQ(sim.cluster().ZkPartitionState(TopicPartition{"frbook", PartitionId(0)})->isr.size(),
+            3u);
+}
+
+TEST(CliToolsTest, ListShowsTopicsMarkedForDeletion) {
+  CliSim sim("cli-list-delete");
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replication-factor 1 --partitions 1 --topic enbook");
+  sim.Command(1, kTopics + "--create --replication-factor 3 --partitions 1 --topic frbook");
+  EXPECT_EQ(sim.Command(2, kTopics + "--list"), (Lines{"enbook", "frbook"}));
+  // delete.topic.enable is false in 0.10: the topic stays, marked.
+  EXPECT_EQ(sim.Command(3, kTopics + "--delete --topic enbook"),
+            (Lines{"Topic enbook is marked for deletion.",
+                   "Note: This will have no impact if delete.topic.enable is not set to true."}));
+  EXPECT_EQ(sim.Command(4, kTopics + "--list"), (Lines{"enbook - marked for deletion", "frbook"}));
+  EXPECT_EQ(sim.Command(5, kTopics + "--delete --topic enbook"),
+            Lines{"Topic enbook is already marked for deletion."});
+  // --topic is a regular expression over whole names, as Kafka's Whitelist.
+  EXPECT_EQ(sim.Command(6, kTopics + "--list --topic fr.*"), Lines{"frbook"});
+  EXPECT_EQ(sim.Command(7, kTopics + "--list --topic book"), Lines{});
+  EXPECT_EQ(sim.Command(8, kTopics + "--delete --topic nosuch"),
+            Lines{"Error while executing topic command : Topic nosuch does not exist on ZK path "
+                  "hadoop01:2181"});
+}
+
+TEST(CliToolsTest, DescribeAfterALeaderCrashShowsTheNewLeaderAndTheShrunkIsr) {
+  CliSim sim("cli-describe");
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replica-assignment 2:3:1 --topic frbook --config " +
+                     "retention.ms=60000");
+  ASSERT_TRUE(sim.RunUntilLed("frbook", 1));
+  EXPECT_EQ(
+      sim.Command(1, kTopics + "--describe --topic frbook"),
+      (Lines{"Topic:frbook\tPartitionCount:1\tReplicationFactor:3\tConfigs:retention.ms=60000",
+             "\tTopic: frbook\tPartition: 0\tLeader: 2\tReplicas: 2,3,1\tIsr: 2,3,1"}));
+  // The preferred leader dies: the controller elects the next live replica of the ISR and
+  // writes the ISR without the dead broker.
+  ASSERT_TRUE(sim.cluster().CrashBroker(BrokerId(2)).ok());
+  const TopicPartition tp{"frbook", PartitionId(0)};
+  ASSERT_TRUE(sim.cluster().RunUntil(
+      [&] {
+        std::optional<zk::PartitionState> state = sim.cluster().ZkPartitionState(tp);
+        return state && state->isr.size() == 2;
+      },
+      kWaitUs));
+  EXPECT_EQ(
+      sim.Command(2, kTopics + "--describe --topic frbook"),
+      (Lines{"Topic:frbook\tPartitionCount:1\tReplicationFactor:3\tConfigs:retention.ms=60000",
+             "\tTopic: frbook\tPartition: 0\tLeader: 3\tReplicas: 2,3,1\tIsr: 3,1"}));
+}
+
+TEST(CliToolsTest, ProducedLinesAreConsumedFromTheBeginningInOrder) {
+  CliSim sim("cli-walkthrough");
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replication-factor 1 --partitions 1 --topic enbook");
+  const Lines typed = {"hello java", "hello kafka", "hello simulation"};
+  // Success prints nothing.
+  EXPECT_EQ(sim.Command(1, kProducer + "--topic enbook", typed), Lines{});
+  ASSERT_EQ(sim.tools().producers().size(), 1u);
+  EXPECT_EQ(sim.tools().producers()[0]->id(), "cli-1");
+  EXPECT_EQ(sim.tools().producers()[0]->config().acks, 1);
+  ASSERT_TRUE(sim.Start(2, kConsumer + "--topic enbook --from-beginning"));
+  ASSERT_TRUE(sim.RunUntilLines(2, typed.size()));
+  sim.cluster().RunFor(5 * kSecondUs);  // nothing more comes, the consumer keeps running
+  EXPECT_EQ(sim.output(2), typed);
+  EXPECT_FALSE(sim.done(2));
+  // The sends and deliveries are in the history under the tools' client ids.
+  const auto acks = sim.run().history().Select(OpFunction::kSend, OpType::kOk);
+  ASSERT_EQ(acks.size(), typed.size());
+  const auto delivered = sim.run().history().Select(OpFunction::kDeliver, OpType::kOk);
+  ASSERT_EQ(delivered.size(), typed.size());
+  for (size_t i = 0; i < typed.size(); ++i) {
+    EXPECT_EQ(acks[i]->process, "cli-1");
+    EXPECT_EQ(delivered[i]->process, "cli-2");
+    EXPECT_EQ(delivered[i]->value, typed[i]);
+    EXPECT_EQ(delivered[i]->record_id, acks[i]->record_id);
+  }
+}
+
+TEST(CliToolsTest, MaxMessagesStopsTheConsumerAndPrintsTheTotal) {
+  CliSim sim("cli-max-messages");
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replication-factor 3 --partitions 1 --topic frbook");
+  sim.Command(1, kProducer + "--topic frbook", {"one", "two", "three", "four", "five"});
+  EXPECT_EQ(sim.Command(2, kConsumer + "--topic frbook --from-beginning --max-messages 2"),
+            (Lines{"one", "two", "Processed a total of 2 messages"}));
+  sim.cluster().RunFor(10 * kSecondUs);
+  EXPECT_EQ(sim.output(2).size(), 3u);
+  EXPECT_TRUE(sim.consumer(0).stopped());
+  EXPECT_EQ(sim.consumer(0).delivered(), 2);
+  EXPECT_FALSE(sim.run().world().node("cli-2").up());
+  EXPECT_EQ(sim.run().history().Select(OpFunction::kDeliver, OpType::kOk).size(), 2u);
+}
+
+TEST(CliToolsTest, ConsumerWithoutFromBeginningSkipsEarlierRecords) {
+  CliSim sim("cli-latest");
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replication-factor 1 --partitions 2 --topic enbook");
+  sim.Command(1, kProducer + "--topic enbook", {"before 1", "before 2"});
+  ASSERT_TRUE(sim.Start(2, kConsumer + "--topic enbook"));
+  // Once it has a position on every partition (the log ends then), later records reach it.
+  ASSERT_TRUE(sim.cluster().RunUntil(
+      [&] {
+        Consumer* consumer = sim.consumer(0).consumer();
+        return consumer != nullptr && consumer->positions().size() == 2;
+      },
+      kWaitUs));
+  sim.Command(3, kProducer + "--topic enbook", {"after 1"});
+  ASSERT_TRUE(sim.RunUntilLines(2, 1));
+  sim.cluster().RunFor(5 * kSecondUs);
+  EXPECT_EQ(sim.output(2), Lines{"after 1"});
+  // The same records from the beginning: all three (two partitions: no order between them).
+  ASSERT_TRUE(sim.Start(4, kConsumer + "--topic enbook --from-beginning"));
+  ASSERT_TRUE(sim.RunUntilLines(4, 3));
+  const std::set<std::string> all(sim.output(4).begin(), sim.output(4).end());
+  EXPECT_EQ(all, (std::set<std::string>{"before 1", "before 2", "after 1"}));
+}
+
+TEST(CliToolsTest, FailedSendPrintsErrorLoggingCallbackLines) {
+  CliSim sim("cli-producer-error");
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replica-assignment 1 --topic enbook");
+  ASSERT_TRUE(sim.RunUntilLed("enbook", 1));
+  // The only replica is gone: the record cannot be written anywhere.
+  ASSERT_TRUE(sim.cluster().CrashBroker(BrokerId(1)).ok());
+  const Lines output = sim.Command(1, kProducer + "--topic enbook", {"hello java"});
+  ASSERT_EQ(output.size(), 2u);
+  EXPECT_EQ(output[0],
+            "ERROR Error when sending message to topic enbook with key: null, value: 10 bytes "
+            "with error: (org.apache.kafka.clients.producer.internals.ErrorLoggingCallback)");
+  EXPECT_EQ(output[1].rfind("org.apache.kafka.common.errors.", 0), 0u) << output[1];
+  const auto failed = sim.run().history().Select(OpFunction::kSend, OpType::kFail);
+  const auto unknown = sim.run().history().Select(OpFunction::kSend, OpType::kInfo);
+  EXPECT_EQ(failed.size() + unknown.size(), 1u);
+  EXPECT_TRUE(sim.run().history().Select(OpFunction::kSend, OpType::kOk).empty());
+}
+
+TEST(CliToolsTest, ACrashedConsoleProducerIsDoneWithoutPrinting) {
+  CliSim sim("cli-producer-crash");
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replication-factor 1 --partitions 1 --topic enbook");
+  ASSERT_TRUE(sim.Start(1, kProducer + "--topic enbook", {"lost"}));
+  // Crashed while the record lingers (linger.ms = 1000): its outcome is unknown.
+  ASSERT_TRUE(sim.run().world().CrashNode("cli-1").ok());
+  ASSERT_TRUE(sim.cluster().RunUntil([&] { return sim.done(1); }, kWaitUs));
+  EXPECT_EQ(sim.output(1), Lines{});
+  const auto unknown = sim.run().history().Select(OpFunction::kSend, OpType::kInfo);
+  ASSERT_EQ(unknown.size(), 1u);
+  EXPECT_TRUE(unknown[0]->crashed);
+}
+
+TEST(CliToolsTest, ANodeNameTakenIsAnError) {
+  CliSim sim("cli-name-taken");
+  ASSERT_TRUE(sim.run().Start());
+  ASSERT_TRUE(sim.run().world().AddNode("cli-0").ok());
+  EXPECT_FALSE(sim.Start(0, kProducer + "--topic enbook", {"x"}));
+  EXPECT_TRUE(sim.tools().producers().empty());
+}
+
+}  // namespace
+}  // namespace ksim::sim::testing

@@ -1,0 +1,113 @@
+// The Cluster's handling of a broker process through its node's lifecycle: a clean shutdown runs
+// the controlled shutdown first (leadership moves away while the node is still on the network),
+// then the node goes down with everything flushed; a restart is a new incarnation that recovers
+// its log and rejoins; a crash loses what the disk had not synced (Kafka does not fsync by
+// default), a clean shutdown loses nothing. Crashing and restarting through the World directly
+// is followed the same way.
+#include <gtest/gtest.h>
+
+#include "tests/support/sim/cluster_test_util.h"
+
+namespace ksim::sim::testing {
+namespace {
+
+const TopicPartition kT0{"t", PartitionId(0)};
+const BrokerId kB1(1);
+const BrokerId kB2(2);
+const BrokerId kB3(3);
+
+class ClusterLifecycleTest : public ::testing::Test {
+ protected:
+  ClusterLifecycleTest() : sim_("lifecycle", 51, Options()) {}
+  static ClusterOptions Options() {
+    ClusterOptions options;
+    options.brokers = 3;
+    options.truncation = TruncationPolicy::kLeaderEpoch;
+    return options;
+  }
+  void SetUp() override {
+    ASSERT_TRUE(sim_.Start());
+    TopicSpec topic{"t", 1, 3, {{PartitionId(0), {kB1, kB2, kB3}}}, {}};
+    ASSERT_TRUE(cluster().CreateTopicAndWait(topic).ok());
+    ASSERT_TRUE(cluster().RunUntil(
+        [&] {
+          auto state = cluster().ZkPartitionState(kT0);
+          return state && state->isr.size() == 3;
+        },
+        30 * kSecondUs));
+    client_ = &sim_.AddClient("p1");
+    ASSERT_TRUE(sim_.ProduceAndWait(*client_, kT0, -1, 10));
+    ASSERT_EQ(client_->Acked().size(), 10u);
+  }
+  Cluster& cluster() { return sim_.cluster(); }
+  Offset LogEnd(BrokerId id) {
+    const ksim::Partition* p = cluster().broker(id)->GetPartition(kT0);
+    return p == nullptr ? Offset(-1) : p->log_end_offset();
+  }
+
+  ClusterSim sim_;
+  ksim::testing::ClusterClient* client_ = nullptr;
+};
+
+TEST_F(ClusterLifecycleTest, CleanShutdownMovesLeadershipFirstAndLosesNothing) {
+  ASSERT_EQ(cluster().LeaderOf(kT0), kB1);
+  bool down = false;
+  ASSERT_TRUE(cluster().ShutdownBroker(kB1, [&] { down = true; }).ok());
+  EXPECT_FALSE(cluster().ShutdownBroker(kB1).ok()) << "already shutting down";
+  ASSERT_TRUE(cluster().RunUntil([&] { return down; }, 60 * kSecondUs));
+  EXPECT_FALSE(cluster().world().node("broker-1").up());
+  EXPECT_EQ(cluster().broker(kB1), nullptr);
+  // Controlled shutdown: a new leader was chosen while broker 1 was still up.
+  const BrokerId leader = cluster().LeaderOf(kT0);
+  EXPECT_TRUE(leader == kB2 || leader == kB3) << leader;
+
+  ASSERT_TRUE(cluster().RestartBroker(kB1).ok());
+  EXPECT_EQ(cluster().world().node("broker-1").incarnation(), 2u);
+  ASSERT_NE(cluster().broker(kB1), nullptr);
+  ASSERT_TRUE(cluster().RunUntil([&] { return LogEnd(kB1) == Offset(10); }, 60 * kSecondUs));
+  EXPECT_TRUE(sim_.NoViolations());
+  Trace trace = sim_.FinishAndParse();
+  auto shutdown = Events(trace, "shutdown", "broker-1");
+  ASSERT_EQ(shutdown.size(), 1u);
+  // The leadership moved before the node went down.
+  bool moved_before = false;
+  for (const TraceEvent* e : Events(trace, "leader_elected")) {
+    moved_before = moved_before || e->t_us < shutdown[0]->t_us;
+  }
+  EXPECT_TRUE(moved_before);
+}
+
+TEST_F(ClusterLifecycleTest, CrashLosesWhatWasNotFlushedAndRecoveryRefetchesIt) {
+  // Broker 3 has the ten records in its page cache only (log.flush.interval.messages unbounded).
+  ASSERT_EQ(LogEnd(kB3), Offset(10));
+  ASSERT_TRUE(cluster().world().CrashNode("broker-3").ok());  // through the World directly
+  EXPECT_EQ(cluster().broker(kB3), nullptr);
+  ASSERT_TRUE(cluster().world().RestartNode("broker-3").ok());
+  ASSERT_NE(cluster().broker(kB3), nullptr);
+  // Recovery found less than it had; it fetches the rest from the leader again.
+  ASSERT_TRUE(cluster().RunUntil([&] { return LogEnd(kB3) != Offset(-1); }, 30 * kSecondUs));
+  EXPECT_LT(LogEnd(kB3), Offset(10));
+  ASSERT_TRUE(cluster().RunUntil([&] { return LogEnd(kB3) == Offset(10); }, 60 * kSecondUs));
+  EXPECT_TRUE(sim_.NoViolations());
+}
+
+TEST_F(ClusterLifecycleTest, SessionExpiryOfALeaderMovesLeadershipAndTheBrokerRegistersAgain) {
+  ASSERT_TRUE(cluster().ExpireSession(kB1).ok());
+  ASSERT_TRUE(sim_.WaitForLeader(kT0, kB1));
+  ASSERT_TRUE(cluster().RunUntil(
+      [&] {
+        auto state = cluster().ZkPartitionState(kT0);
+        return cluster().zookeeper().Read("/brokers/ids/1").has_value() && state &&
+               state->isr.size() == 3;
+      },
+      60 * kSecondUs));
+  EXPECT_NE(cluster().LeaderOf(kT0), kB1);
+  ASSERT_TRUE(sim_.ProduceAndWait(*client_, kT0, -1, 5));
+  ksim::testing::FetchResult read = sim_.ReadAll(*client_, kT0);
+  ASSERT_EQ(read.error, Errc::kNone);
+  EXPECT_EQ(read.records.size(), 15u);
+  EXPECT_TRUE(sim_.NoViolations());
+}
+
+}  // namespace
+}  // namespace ksim::sim::testing

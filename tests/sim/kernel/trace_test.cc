@@ -1,0 +1,412 @@
+#include "sim/kernel/trace.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/core/temp_dir.h"
+
+namespace ksim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+TraceHeader Header(TraceLevel level = TraceLevel::kState) {
+  return TraceHeader{"unclean-election", "base", 7, level};
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+// A small but representative run: state changes, a client op, messages, the verdict.
+void WriteRun(TraceWriter& writer) {
+  writer.Event(0, "broker-1", "start");
+  writer.Message(1500, "broker-1", "msg_send", {{"to", "broker-2"}, {"api", "Fetch"}});
+  writer.Event(1500, "broker-1", "leader_elected",
+               {{"topic", "t"}, {"partition", 0}, {"leader", 1}, {"epoch", 3}});
+  writer.Message(2500, "broker-2", "msg_deliver", {{"from", "broker-1"}, {"api", "Fetch"}});
+  writer.Event(3000, "p1", "ack",
+               {{"topic", "t"},
+                {"partition", 0},
+                {"offset", 41},
+                {"key", nullptr},
+                {"value", "hello java"}});
+  writer.Message(3100, "broker-2", "msg_drop", {{"to", "broker-1"}, {"reason", "partition"}});
+  writer.Verdict(90'000'000, true, {{"sent", 1}, {"acked", 1}, {"lost_acked", 0}});
+}
+
+TEST(TraceWriterTest, HeaderFirstThenEventsThenVerdictLast) {
+  TraceWriter writer = TraceWriter::ToMemory(Header());
+  WriteRun(writer);
+  std::vector<std::string> lines = Lines(writer.bytes());
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0], R"({"ksim_trace":1,"scenario":"unclean-election","variant":"base","seed":7,)"
+                      R"("level":"state"})");
+  EXPECT_EQ(lines[1], R"({"t_us":0,"node":"broker-1","ev":"start"})");
+  // Fields keep insertion order (not alphabetical).
+  EXPECT_EQ(lines[2],
+            R"({"t_us":1500,"node":"broker-1","ev":"leader_elected","topic":"t","partition":0,)"
+            R"("leader":1,"epoch":3})");
+  EXPECT_EQ(lines[3],
+            R"({"t_us":3000,"node":"p1","ev":"ack","topic":"t","partition":0,"offset":41,)"
+            R"("key":null,"value":"hello java"})");
+  EXPECT_EQ(lines[4], R"({"t_us":90000000,"node":"checker","ev":"verdict","ok":true,)"
+                      R"("metrics":{"sent":1,"acked":1,"lost_acked":0}})");
+  EXPECT_EQ(writer.lines(), 5u);
+  EXPECT_TRUE(writer.bytes().ends_with("\n"));
+}
+
+TEST(TraceWriterTest, MessagesLevelKeepsMessageEvents) {
+  TraceWriter writer = TraceWriter::ToMemory(Header(TraceLevel::kMessages));
+  EXPECT_TRUE(writer.wants_messages());
+  WriteRun(writer);
+  std::vector<std::string> lines = Lines(writer.bytes());
+  ASSERT_EQ(lines.size(), 8u);
+  EXPECT_NE(lines[0].find(R"("level":"messages")"), std::string::npos);
+  EXPECT_EQ(lines[2], R"({"t_us":1500,"node":"broker-1","ev":"msg_send","to":"broker-2",)"
+                      R"("api":"Fetch"})");
+  EXPECT_NE(lines[4].find("msg_deliver"), std::string::npos);
+  EXPECT_NE(lines[6].find("msg_drop"), std::string::npos);
+}
+
+TEST(TraceWriterTest, StateLevelDropsOnlyMessageEvents) {
+  TraceWriter state = TraceWriter::ToMemory(Header(TraceLevel::kState));
+  TraceWriter messages = TraceWriter::ToMemory(Header(TraceLevel::kMessages));
+  EXPECT_FALSE(state.wants_messages());
+  WriteRun(state);
+  WriteRun(messages);
+  std::vector<std::string> kept;
+  for (const std::string& line : Lines(messages.bytes())) {
+    if (line.find("\"ev\":\"msg_") == std::string::npos) kept.push_back(line);
+  }
+  std::vector<std::string> state_lines = Lines(state.bytes());
+  ASSERT_EQ(kept.size(), state_lines.size());
+  // Identical apart from the header's level.
+  for (size_t i = 1; i < kept.size(); ++i) EXPECT_EQ(kept[i], state_lines[i]);
+}
+
+TEST(TraceWriterTest, SameEventsGiveIdenticalBytesAndHash) {
+  TraceWriter a = TraceWriter::ToMemory(Header());
+  TraceWriter b = TraceWriter::ToMemory(Header());
+  TraceWriter hash_only = TraceWriter::HashOnly(Header());
+  WriteRun(a);
+  WriteRun(b);
+  WriteRun(hash_only);
+  EXPECT_EQ(a.bytes(), b.bytes());
+  EXPECT_EQ(a.hash(), b.hash());
+  EXPECT_EQ(a.hash(), hash_only.hash());
+  EXPECT_EQ(a.lines(), hash_only.lines());
+  Fnv1a64 direct;
+  direct.Update(a.bytes());
+  EXPECT_EQ(direct.digest(), a.hash());
+}
+
+TEST(TraceWriterTest, HashChangesWhenAnyByteChanges) {
+  TraceWriter writer = TraceWriter::ToMemory(Header());
+  WriteRun(writer);
+  const std::string bytes = writer.bytes();
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string changed = bytes;
+    changed[i] = static_cast<char>(changed[i] ^ 0x01);
+    Fnv1a64 hash;
+    hash.Update(changed);
+    ASSERT_NE(hash.digest(), writer.hash()) << "byte " << i;
+  }
+  // A different seed or any different field value changes the hash too.
+  TraceHeader other_seed = Header();
+  other_seed.seed = 8;
+  TraceWriter other = TraceWriter::ToMemory(other_seed);
+  WriteRun(other);
+  EXPECT_NE(other.hash(), writer.hash());
+}
+
+TEST(TraceWriterTest, Fnv1a64MatchesPublishedVectors) {
+  // Reference values of FNV-1a 64 (Fowler/Noll/Vo test suite).
+  Fnv1a64 empty;
+  EXPECT_EQ(empty.digest(), 0xCBF29CE484222325ULL);
+  Fnv1a64 a;
+  a.Update("a");
+  EXPECT_EQ(a.digest(), 0xAF63DC4C8601EC8CULL);
+  Fnv1a64 foobar;
+  foobar.Update("foo");
+  foobar.Update("bar");  // incremental == one shot
+  EXPECT_EQ(foobar.digest(), 0x85944171F73967E8ULL);
+  EXPECT_EQ(Fnv1a64::Hex(0x85944171F73967E8ULL), "85944171f73967e8");
+  EXPECT_EQ(Fnv1a64::Hex(1), "0000000000000001");
+}
+
+TEST(TraceWriterTest, StringsAreEscapedAndInvalidUtf8IsReplaced) {
+  TraceWriter writer = TraceWriter::ToMemory(Header());
+  writer.Event(1, "p\"1", "send", {{"value", std::string("line\nbreak\t\x01", 12)}});
+  writer.Event(2, "p1", "send", {{"value", std::string("\xff\xfe", 2)}});
+  writer.Verdict(3, false, TraceFields::object());
+  std::vector<std::string> lines = Lines(writer.bytes());
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[1], R"({"t_us":1,"node":"p\"1","ev":"send","value":"line\nbreak\t\u0001"})");
+  EXPECT_EQ(lines[2],
+            "{\"t_us\":2,\"node\":\"p1\",\"ev\":\"send\",\"value\":\"\xEF\xBF\xBD\xEF\xBF\xBD\"}");
+  auto trace = ParseTrace(writer.bytes());
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->events[0].node, "p\"1");
+  EXPECT_EQ(trace->events[0].fields["value"], std::string("line\nbreak\t\x01", 12));
+}
+
+TEST(TraceWriterTest, VerdictCarriesOkMetricsAndExtraFields) {
+  TraceWriter writer = TraceWriter::ToMemory(Header());
+  writer.Verdict(
+      10, false, {{"lost_acked", 2}},
+      {{"expectations",
+        TraceFields::array(
+            {{{"metric", "lost_acked"}, {"expected", 0}, {"actual", 2}, {"ok", false}}})}});
+  EXPECT_TRUE(writer.has_verdict());
+  EXPECT_EQ(Lines(writer.bytes())[1],
+            R"({"t_us":10,"node":"checker","ev":"verdict","ok":false,"metrics":{"lost_acked":2},)"
+            R"("expectations":[{"metric":"lost_acked","expected":0,"actual":2,"ok":false}]})");
+  ASSERT_TRUE(writer.Commit().ok());
+}
+
+TEST(TraceWriterDeathTest, EventEarlierThanThePreviousIsAProgrammerError) {
+  TraceWriter writer = TraceWriter::ToMemory(Header(TraceLevel::kMessages));
+  writer.Event(100, "broker-1", "crash");
+  writer.Event(100, "broker-1", "restart");  // equal times are fine
+  EXPECT_DEATH(writer.Event(99, "broker-1", "crash"), "earlier than the previous");
+  EXPECT_DEATH(writer.Message(99, "broker-1", "msg_send"), "earlier than the previous");
+}
+
+TEST(TraceWriterDeathTest, FilteredMessageStillMayNotGoBackInTime) {
+  TraceWriter writer = TraceWriter::ToMemory(Header(TraceLevel::kState));
+  writer.Event(100, "broker-1", "crash");
+  EXPECT_DEATH(writer.Message(50, "broker-1", "msg_send"), "earlier than the previous");
+}
+
+TEST(TraceWriterDeathTest, NothingAfterTheVerdict) {
+  TraceWriter writer = TraceWriter::ToMemory(Header());
+  writer.Verdict(5, true, TraceFields::object());
+  EXPECT_DEATH(writer.Event(6, "broker-1", "crash"), "after the verdict");
+  EXPECT_DEATH(writer.Verdict(6, true, TraceFields::object()), "after the verdict");
+}
+
+TEST(TraceWriterDeathTest, MisuseOfNamesAndFieldsIsAProgrammerError) {
+  TraceWriter writer = TraceWriter::ToMemory(Header());
+  EXPECT_DEATH(writer.Event(1, "broker-1", "msg_send"), "Message");
+  EXPECT_DEATH(writer.Message(1, "broker-1", "send"), "msg_");
+  EXPECT_DEATH(writer.Event(1, "broker-1", "crash", {{"t_us", 5}}), "may not repeat");
+  EXPECT_DEATH(writer.Event(1, "broker-1", "crash", TraceFields::array({1, 2})), "object");
+  EXPECT_DEATH(writer.Commit(), "after its verdict");
+}
+
+TEST(TraceWriterTest, FileTraceAppearsOnlyOnCommit) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/run.jsonl";
+  auto writer = TraceWriter::ToFile(path, Header());
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  TraceWriter memory = TraceWriter::ToMemory(Header());
+  WriteRun(*writer);
+  WriteRun(memory);
+  EXPECT_FALSE(fs::exists(path));
+  ASSERT_TRUE(writer->Commit().ok());
+  EXPECT_EQ(ReadAll(path), memory.bytes());
+  EXPECT_EQ(writer->hash(), memory.hash());
+  std::vector<std::string> entries;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    entries.push_back(entry.path().filename().string());
+  }
+  EXPECT_EQ(entries, std::vector<std::string>{"run.jsonl"});
+}
+
+TEST(TraceWriterTest, LargeFileTraceStreamsThroughTheBuffer) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/big.jsonl";
+  auto writer = TraceWriter::ToFile(path, Header(TraceLevel::kMessages));
+  ASSERT_TRUE(writer.ok());
+  TraceWriter hash_only = TraceWriter::HashOnly(Header(TraceLevel::kMessages));
+  for (int i = 0; i < 40'000; ++i) {  // ~3 MB: several buffer flushes
+    TraceFields fields = {{"to", "broker-2"}, {"seq", i}, {"pad", std::string(20, 'x')}};
+    writer->Message(i, "broker-1", "msg_send", fields);
+    hash_only.Message(i, "broker-1", "msg_send", fields);
+  }
+  writer->Verdict(40'000, true, TraceFields::object());
+  hash_only.Verdict(40'000, true, TraceFields::object());
+  ASSERT_TRUE(writer->Commit().ok());
+  Fnv1a64 file_hash;
+  file_hash.Update(ReadAll(path));
+  EXPECT_EQ(file_hash.digest(), hash_only.hash());
+  auto trace = ReadTraceFile(path);
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->events.size(), 40'000u);
+}
+
+TEST(TraceWriterTest, AbandonedFileTraceLeavesThePreviousFileUntouched) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/run.jsonl";
+  {
+    std::ofstream previous(path);
+    previous << "previous\n";
+  }
+  {
+    auto writer = TraceWriter::ToFile(path, Header());
+    ASSERT_TRUE(writer.ok());
+    writer->Event(1, "broker-1", "crash");
+    // Destroyed without a verdict or Commit: e.g. the run failed.
+  }
+  EXPECT_EQ(ReadAll(path), "previous\n");
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path())) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST(TraceWriterTest, MissingDirectoryIsAClearError) {
+  testing::TempDir dir;
+  auto writer = TraceWriter::ToFile(dir.path() + "/nope/run.jsonl", Header());
+  ASSERT_FALSE(writer.ok());
+  EXPECT_EQ(writer.status().code(), Errc::kNotFound);
+  EXPECT_NE(writer.status().message().find("does not exist"), std::string::npos);
+}
+
+TEST(TraceReaderTest, RoundTripsEveryEvent) {
+  TraceWriter writer = TraceWriter::ToMemory(Header(TraceLevel::kMessages));
+  WriteRun(writer);
+  auto trace = ParseTrace(writer.bytes(), "run.jsonl");
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->header, Header(TraceLevel::kMessages));
+  ASSERT_EQ(trace->events.size(), 6u);
+  const TraceEvent& elected = trace->events[2];
+  EXPECT_EQ(elected.t_us, 1500);
+  EXPECT_EQ(elected.node, "broker-1");
+  EXPECT_EQ(elected.ev, "leader_elected");
+  EXPECT_EQ(elected.line, 4u);
+  EXPECT_EQ(elected.fields.dump(), R"({"topic":"t","partition":0,"leader":1,"epoch":3})");
+  EXPECT_TRUE(IsMessageEv(trace->events[1].ev));
+  EXPECT_TRUE(trace->ok());
+  EXPECT_EQ(trace->verdict.fields["metrics"]["acked"], 1);
+  EXPECT_EQ(trace->verdict.line, 8u);
+
+  // Writing the read events again reproduces the bytes exactly.
+  TraceWriter again = TraceWriter::ToMemory(trace->header);
+  for (const TraceEvent& event : trace->events) {
+    if (IsMessageEv(event.ev)) {
+      again.Message(event.t_us, event.node, event.ev, event.fields);
+    } else {
+      again.Event(event.t_us, event.node, event.ev, event.fields);
+    }
+  }
+  TraceFields metrics = trace->verdict.fields["metrics"];
+  again.Verdict(trace->verdict.t_us, trace->ok(), metrics);
+  EXPECT_EQ(again.bytes(), writer.bytes());
+}
+
+TEST(TraceReaderTest, StreamingReaderStopsAfterTheVerdict) {
+  TraceWriter writer = TraceWriter::ToMemory(Header());
+  WriteRun(writer);
+  auto reader = TraceReader::FromString(writer.bytes());
+  ASSERT_TRUE(reader.ok());
+  EXPECT_EQ(reader->header().seed, 7u);
+  std::vector<std::string> evs;
+  for (;;) {
+    auto event = reader->Next();
+    ASSERT_TRUE(event.ok()) << event.status().ToString();
+    if (!event->has_value()) break;
+    evs.push_back((*event)->ev);
+  }
+  EXPECT_EQ(evs, (std::vector<std::string>{"start", "leader_elected", "ack", "verdict"}));
+}
+
+// Parses `text` and returns the error message ("" if it parsed).
+std::string ParseError(const std::string& text) {
+  auto trace = ParseTrace(text, "bad.jsonl");
+  if (trace.ok()) return "";
+  EXPECT_EQ(trace.status().code(), Errc::kCorruption);
+  return trace.status().message();
+}
+
+constexpr char kHeaderLine[] =
+    R"({"ksim_trace":1,"scenario":"s","variant":"base","seed":1,"level":"state"})"
+    "\n";
+constexpr char kVerdictLine[] =
+    R"({"t_us":9,"node":"checker","ev":"verdict","ok":true,"metrics":{}})"
+    "\n";
+
+TEST(TraceReaderTest, ErrorsNameTheFileAndLine) {
+  const std::string event = R"({"t_us":5,"node":"b","ev":"crash"})"
+                            "\n";
+  EXPECT_EQ(ParseError(std::string(kHeaderLine) + event + kVerdictLine), "");
+  EXPECT_EQ(ParseError(""), "bad.jsonl:1: empty file: no trace header");
+  EXPECT_EQ(ParseError("{\"scenario\":1}\n"),
+            "bad.jsonl:1: not a ksim trace (the first line has no \"ksim_trace\" key)");
+  EXPECT_EQ(ParseError("{\"ksim_trace\":2}\n"),
+            "bad.jsonl:1: unsupported trace format version 2 (this ksim reads 1)");
+  EXPECT_EQ(ParseError(std::string(kHeaderLine) + event + "{\"t_us\":6,\n" + kVerdictLine),
+            "bad.jsonl:3: not valid JSON");
+  EXPECT_EQ(ParseError(std::string(kHeaderLine) + event + R"({"t_us":4,"node":"b","ev":"x"})" +
+                       "\n" + kVerdictLine),
+            "bad.jsonl:3: time goes backwards (4 after 5)");
+  EXPECT_EQ(ParseError(std::string(kHeaderLine) + R"({"t_us":"5","node":"b","ev":"x"})"
+                                                  "\n"),
+            "bad.jsonl:2: \"t_us\" must be a non-negative integer");
+  EXPECT_EQ(ParseError(std::string(kHeaderLine) + R"({"t_us":5,"ev":"x"})"
+                                                  "\n"),
+            "bad.jsonl:2: missing \"node\"");
+  EXPECT_EQ(ParseError(std::string(kHeaderLine) + event),
+            "bad.jsonl:2: the trace ends without a verdict line (truncated?)");
+  EXPECT_EQ(ParseError(std::string(kHeaderLine) + kVerdictLine + event),
+            "bad.jsonl:3: a line after the verdict");
+  EXPECT_EQ(ParseError(std::string(kHeaderLine) + "\n" + kVerdictLine), "bad.jsonl:2: empty line");
+  EXPECT_EQ(ParseError(std::string(kHeaderLine) +
+                       R"({"t_us":1,"node":"b","ev":"msg_send"})"
+                       "\n" +
+                       kVerdictLine),
+            "bad.jsonl:2: message event \"msg_send\" in a trace at the state level");
+  EXPECT_EQ(ParseError(std::string(kHeaderLine) +
+                       R"({"t_us":9,"node":"checker","ev":"verdict","ok":1,"metrics":{}})"
+                       "\n"),
+            "bad.jsonl:2: the verdict's \"ok\" must be true or false");
+}
+
+TEST(TraceReaderTest, MissingFileIsNotFound) {
+  testing::TempDir dir;
+  auto trace = ReadTraceFile(dir.path() + "/absent.jsonl");
+  ASSERT_FALSE(trace.ok());
+  EXPECT_EQ(trace.status().code(), Errc::kNotFound);
+}
+
+TEST(TraceReaderTest, FileErrorsNameThePath) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/cut.jsonl";
+  {
+    std::ofstream out(path);
+    out << kHeaderLine
+        << R"({"t_us":5,"node":"b","ev":"crash"})"
+           "\n"
+        << R"({"t_us":6,"no)";
+  }
+  auto trace = ReadTraceFile(path);
+  ASSERT_FALSE(trace.ok());
+  EXPECT_EQ(trace.status().message(), path + ":3: not valid JSON");
+}
+
+TEST(TraceLevelTest, NamesRoundTrip) {
+  for (TraceLevel level : {TraceLevel::kState, TraceLevel::kMessages}) {
+    auto parsed = ParseTraceLevel(TraceLevelName(level));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, level);
+  }
+  EXPECT_EQ(ParseTraceLevel("verbose").status().code(), Errc::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace ksim::sim

@@ -1,0 +1,271 @@
+// The scenario library (scenarios/**/*.json) in the test suite, as shipped: every scenario file is
+// found at run time under the source tree's scenarios/ directory (so a new file is tested without
+// touching this one), and each (scenario, variant) pair is one test case, so ctest spreads them
+// over its workers:
+//
+// - the file loads (a broken scenario fails here with the loader's messages);
+// - the variant runs twice with the same seed and gives the same trace (hash and line count):
+//   the determinism promise of docs/DESIGN.md;
+// - it has expectations, and every one of them is met (a failure prints each failed expectation
+//   and the run's whole report: actions, metrics, anomalies with their causes).
+//
+// The election-policy matrix: each scenarios/policies/<name>.json has a golden matrix next to it,
+// <name>.golden.json (written by `ksim run --matrix --write-golden`); the scenario is run under
+// every (election, truncation) policy pair and any cell that differs fails the test with the
+// DiffMatrix lines ("clean/high-watermark: lost_acked 0 -> 3").
+//
+// A few of the seed walkthrough's facts are not metrics and are checked on the cli output: the
+// 4-3-3 placement of ten partitions on three brokers, the refused replication factor, the
+// consumer printing what the producer typed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/runner/report.h"
+#include "sim/runner/runner.h"
+#include "sim/scenario/loader.h"
+#include "sim/scenario/scenario.h"
+
+namespace ksim::sim {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The source tree (tests/CMakeLists.txt defines KSIM_SOURCE_DIR for every test).
+fs::path SourceDir() { return fs::path(KSIM_SOURCE_DIR); }
+
+fs::path ScenarioDir() { return SourceDir() / "scenarios"; }
+
+bool IsGolden(const fs::path& path) { return path.string().ends_with(".golden.json"); }
+
+// Every scenario file under scenarios/, relative to it, sorted (the order of the test cases).
+std::vector<std::string> ScenarioFiles() {
+  std::vector<std::string> files;
+  std::error_code error;
+  for (fs::recursive_directory_iterator it(ScenarioDir(), error), end; !error && it != end;
+       it.increment(error)) {
+    if (!it->is_regular_file() || it->path().extension() != ".json" || IsGolden(it->path())) {
+      continue;
+    }
+    files.push_back(fs::relative(it->path(), ScenarioDir()).generic_string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+struct Case {
+  std::string file;  // relative to scenarios/
+  std::string variant;
+};
+
+void PrintTo(const Case& c, std::ostream* out) { *out << c.file << " [" << c.variant << "]"; }
+
+// The base and every variant of every scenario. A file that does not load still gets its base
+// case, which then fails with the loader's errors.
+std::vector<Case> AllCases() {
+  std::vector<Case> cases;
+  for (const std::string& file : ScenarioFiles()) {
+    cases.push_back({file, "base"});
+    Result<Scenario> scenario = LoadScenario((ScenarioDir() / file).string());
+    if (!scenario.ok()) continue;
+    for (const ScenarioVariant& variant : scenario->variants) {
+      cases.push_back({file, variant.name});
+    }
+  }
+  return cases;
+}
+
+std::string TestName(const std::string& file, const std::string& variant) {
+  std::string name = file.substr(0, file.size() - std::string(".json").size());
+  if (!variant.empty()) name += "__" + variant;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+// The base or the named variant of `scenario`; null if there is no such variant.
+const Scenario* Pick(const Scenario& scenario, const std::string& variant) {
+  if (variant == "base") return &scenario;
+  for (const ScenarioVariant& v : scenario.variants) {
+    if (v.name == variant) return &v.scenario;
+  }
+  return nullptr;
+}
+
+std::string FailedExpectations(const RunResult& result) {
+  std::ostringstream out;
+  for (const ExpectationResult& e : result.expectations) {
+    if (e.ok) continue;
+    out << "  expectation FAILED: " << e.expectation.metric << " expected " << e.Expected()
+        << ", actual " << e.actual << "\n";
+  }
+  return out.str();
+}
+
+class ScenarioLibraryTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ScenarioLibraryTest, RunsTwiceIdenticallyAndMeetsItsExpectations) {
+  const Case& c = GetParam();
+  Result<Scenario> loaded = LoadScenario((ScenarioDir() / c.file).string());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  const Scenario* scenario = Pick(*loaded, c.variant);
+  ASSERT_NE(scenario, nullptr) << "no variant " << c.variant;
+  EXPECT_FALSE(scenario->description.empty()) << "a shipped scenario says what to watch";
+
+  RunOptions options;
+  options.variant = c.variant;
+  Result<RunResult> first = RunScenario(*scenario, options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  Result<RunResult> second = RunScenario(*scenario, options);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(first->trace_hash, second->trace_hash) << "same scenario, same seed, another trace";
+  EXPECT_EQ(first->trace_lines, second->trace_lines);
+  EXPECT_GT(first->trace_lines, 0u);
+
+  EXPECT_FALSE(first->expectations.empty()) << "a shipped scenario states what it teaches";
+  EXPECT_TRUE(first->ok) << FailedExpectations(*first) << "\n" << FormatRunReport(*first);
+}
+
+INSTANTIATE_TEST_SUITE_P(Library, ScenarioLibraryTest, ::testing::ValuesIn(AllCases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return TestName(info.param.file, info.param.variant);
+                         });
+
+TEST(ScenarioLibraryFilesTest, TheLibraryHasTheIssuesScenarios) {
+  const std::vector<std::string> files = ScenarioFiles();
+  auto count_under = [&](const std::string& dir) {
+    return std::count_if(files.begin(), files.end(),
+                         [&](const std::string& f) { return f.starts_with(dir + "/"); });
+  };
+  EXPECT_GE(count_under("seed"), 1);
+  EXPECT_GE(count_under("teaching"), 7);
+  EXPECT_GE(count_under("policies"), 2);
+  EXPECT_NE(std::find(files.begin(), files.end(), "teaching/delivery-semantics.json"), files.end());
+}
+
+// --- The policy matrix -------------------------------------------------------------------------
+
+std::vector<std::string> PolicyScenarios() {
+  std::vector<std::string> files;
+  for (const std::string& file : ScenarioFiles()) {
+    if (file.starts_with("policies/")) files.push_back(file);
+  }
+  return files;
+}
+
+class PolicyMatrixTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PolicyMatrixTest, EveryPolicyPairGivesItsGoldenOutcome) {
+  const std::string& file = GetParam();
+  Result<Scenario> scenario = LoadScenario((ScenarioDir() / file).string());
+  ASSERT_TRUE(scenario.ok()) << scenario.status().ToString();
+  fs::path golden_path = ScenarioDir() / file;
+  golden_path.replace_extension(".golden.json");
+  std::ifstream in(golden_path);
+  ASSERT_TRUE(in.good()) << golden_path << " is missing: write it with `ksim run --matrix "
+                         << "--write-golden " << golden_path.string() << " "
+                         << (ScenarioDir() / file).string() << "`";
+  const nlohmann::ordered_json json = nlohmann::ordered_json::parse(in, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << golden_path << " is not JSON";
+  Result<Matrix> golden = ParseMatrixJson(json);
+  ASSERT_TRUE(golden.ok()) << golden.status().ToString();
+  EXPECT_EQ(golden->scenario, scenario->name);
+
+  Result<Matrix> actual = RunPolicyMatrix(*scenario, golden->seed);
+  ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+  const std::vector<std::string> diff = DiffMatrix(*golden, *actual);
+  std::ostringstream lines;
+  for (const std::string& line : diff) lines << "  " << line << "\n";
+  EXPECT_TRUE(diff.empty()) << "the policy matrix of " << file << " changed:\n"
+                            << lines.str() << "now:\n"
+                            << FormatMatrix(*actual);
+}
+
+INSTANTIATE_TEST_SUITE_P(Library, PolicyMatrixTest, ::testing::ValuesIn(PolicyScenarios()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return TestName(info.param, "");
+                         });
+
+// --- The seed walkthrough's cli output ---------------------------------------------------------
+
+// The base run of `file`; a load or run error is a test failure (and an empty result).
+RunResult RunBase(const std::string& file) {
+  Result<Scenario> scenario = LoadScenario((ScenarioDir() / file).string());
+  if (!scenario.ok()) {
+    ADD_FAILURE() << scenario.status().ToString();
+    return {};
+  }
+  Result<RunResult> result = RunScenario(*scenario, RunOptions{});
+  if (!result.ok()) {
+    ADD_FAILURE() << result.status().ToString();
+    return {};
+  }
+  return std::move(*result);
+}
+
+// The output of the first action whose description contains `what`.
+std::vector<std::string> OutputOf(const RunResult& result, const std::string& what) {
+  for (const ActionOutput& action : result.actions) {
+    if (action.description.find(what) != std::string::npos) return action.output;
+  }
+  return {};
+}
+
+TEST(ScenarioLibrarySeedTest, TenPartitionsOnThreeBrokersArePlacedFourThreeThree) {
+  const RunResult result = RunBase("seed/partitions-4-3-3.json");
+  std::map<std::string, int> replicas_per_broker;
+  int partitions = 0;
+  for (const std::string& line : OutputOf(result, "--describe")) {
+    const size_t at = line.find("Replicas: ");
+    if (at == std::string::npos) continue;
+    ++partitions;
+    std::string list = line.substr(at + std::string("Replicas: ").size());
+    list = list.substr(0, list.find_first_of("\t "));
+    std::stringstream ids(list);
+    for (std::string id; std::getline(ids, id, ',');) ++replicas_per_broker[id];
+  }
+  EXPECT_EQ(partitions, 10);
+  std::vector<int> counts;
+  for (const auto& [broker, count] : replicas_per_broker) counts.push_back(count);
+  std::sort(counts.begin(), counts.end());
+  EXPECT_EQ(counts, (std::vector<int>{3, 3, 4}));
+}
+
+TEST(ScenarioLibrarySeedTest, ReplicationFactorAboveTheLiveBrokersIsRefused) {
+  const RunResult result = RunBase("seed/frbook-replicas.json");
+  const std::vector<std::string> refused = OutputOf(result, "--topic esbook");
+  ASSERT_FALSE(refused.empty());
+  EXPECT_NE(refused.front().find("larger than available brokers"), std::string::npos)
+      << refused.front();
+  bool listed_esbook = false;
+  for (const std::string& line : OutputOf(result, "--list")) {
+    if (line.find("esbook") != std::string::npos) listed_esbook = true;
+  }
+  EXPECT_FALSE(listed_esbook) << "a refused topic is not created";
+}
+
+TEST(ScenarioLibrarySeedTest, TheConsoleConsumerPrintsWhatTheProducerTyped) {
+  const RunResult result = RunBase("seed/walkthrough.json");
+  const std::vector<std::string> printed = OutputOf(result, "kafka-console-consumer");
+  EXPECT_EQ(printed, (std::vector<std::string>{"hello java"}));
+}
+
+TEST(ScenarioLibrarySeedTest, RetentionExpiresOldSegmentsWithoutLosingRecords) {
+  const RunResult result = RunBase("seed/retention.json");
+  EXPECT_EQ(result.check.Value("lost_acked"), 0);
+  // Whole old segments went; the newest records, in segments younger than retention.ms, stay.
+  EXPECT_GT(result.check.expired, 0);
+  EXPECT_LT(result.check.expired, result.check.Value("acked"));
+}
+
+}  // namespace
+}  // namespace ksim::sim
