@@ -18,7 +18,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
+#include "core/base/check.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
 #include "core/env/env.h"
@@ -78,6 +80,21 @@ class AbstractIndex {
   // Called when entries() changed so that a subclass can refresh its cached last entry.
   virtual void OnEntriesChanged() = 0;
 
+  // Opens an index of type Index (OffsetIndex, TimeIndex) at `path`: the mapping as OpenMapping
+  // makes it, the index over it, its cached last entry loaded. Index befriends AbstractIndex.
+  template <class Index>
+  static Result<std::unique_ptr<Index>> OpenAs(Env& env, const std::string& path,
+                                               Offset base_offset, int64_t max_index_size_bytes);
+
+  // Binary searches over the entries by a key that ascends with the slot, `key_at(n)` being the
+  // key of slot n (Kafka's AbstractIndex.indexSlotRangeFor, shared by both indexes).
+  // The greatest slot whose key is <= target, or -1 when there is none.
+  template <class KeyAt>
+  int64_t LargestLowerBoundSlot(int64_t target, KeyAt key_at) const;
+  // The smallest slot whose key is >= target, or -1 when there is none.
+  template <class KeyAt>
+  int64_t SmallestUpperBoundSlot(int64_t target, KeyAt key_at) const;
+
  private:
   std::string path_;
   std::unique_ptr<MappedFile> mapping_;
@@ -88,6 +105,55 @@ class AbstractIndex {
   size_t entries_ = 0;
   size_t max_entries_ = 0;
 };
+
+template <class Index>
+Result<std::unique_ptr<Index>> AbstractIndex::OpenAs(Env& env, const std::string& path,
+                                                     Offset base_offset,
+                                                     int64_t max_index_size_bytes) {
+  KSIM_CHECK(base_offset >= Offset(0));
+  bool newly_created = false;
+  KSIM_ASSIGN_OR_RETURN(
+      std::unique_ptr<MappedFile> mapping,
+      OpenMapping(env, path, max_index_size_bytes, Index::kEntrySize, &newly_created));
+  std::unique_ptr<Index> index(new Index(path, std::move(mapping), base_offset,
+                                         max_index_size_bytes, Index::kEntrySize, newly_created));
+  index->OnEntriesChanged();
+  return index;
+}
+
+template <class KeyAt>
+int64_t AbstractIndex::LargestLowerBoundSlot(int64_t target, KeyAt key_at) const {
+  if (entries_ == 0 || key_at(0) > target) return -1;
+  // Invariant: slot lo holds a key <= target; every slot after hi holds one > target.
+  size_t lo = 0;
+  size_t hi = entries_ - 1;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo + 1) / 2;
+    if (key_at(mid) <= target) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return static_cast<int64_t>(lo);
+}
+
+template <class KeyAt>
+int64_t AbstractIndex::SmallestUpperBoundSlot(int64_t target, KeyAt key_at) const {
+  if (entries_ == 0 || key_at(entries_ - 1) < target) return -1;
+  // Invariant: slot hi holds a key >= target; every slot before lo holds one < target.
+  size_t lo = 0;
+  size_t hi = entries_ - 1;
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (key_at(mid) >= target) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return static_cast<int64_t>(hi);
+}
 
 // Rounds `number` down to a multiple of `factor` (Kafka's roundDownToExactMultiple).
 inline int64_t RoundDownToMultiple(int64_t number, int64_t factor) {

@@ -12,14 +12,7 @@ namespace ksim {
 Result<std::unique_ptr<OffsetIndex>> OffsetIndex::Open(Env& env, const std::string& path,
                                                        Offset base_offset,
                                                        int64_t max_index_size_bytes) {
-  KSIM_CHECK(base_offset >= Offset(0));
-  bool newly_created = false;
-  KSIM_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> mapping,
-                        OpenMapping(env, path, max_index_size_bytes, kEntrySize, &newly_created));
-  std::unique_ptr<OffsetIndex> index(new OffsetIndex(
-      path, std::move(mapping), base_offset, max_index_size_bytes, kEntrySize, newly_created));
-  index->OnEntriesChanged();
-  return index;
+  return OpenAs<OffsetIndex>(env, path, base_offset, max_index_size_bytes);
 }
 
 int32_t OffsetIndex::RelativeOffsetAt(size_t n) const {
@@ -40,21 +33,9 @@ void OffsetIndex::OnEntriesChanged() {
 }
 
 int64_t OffsetIndex::LargestLowerBoundSlot(Offset target) const {
-  if (entries() == 0 || target < base_offset()) return -1;
-  const int64_t relative_target = target - base_offset();
-  if (RelativeOffsetAt(0) > relative_target) return -1;
-  // Invariant: slot lo holds an offset <= target; every slot after hi holds one > target.
-  size_t lo = 0;
-  size_t hi = entries() - 1;
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo + 1) / 2;
-    if (RelativeOffsetAt(mid) <= relative_target) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return static_cast<int64_t>(lo);
+  if (target < base_offset()) return -1;
+  return AbstractIndex::LargestLowerBoundSlot(target - base_offset(),
+                                              [this](size_t n) { return RelativeOffsetAt(n); });
 }
 
 OffsetPosition OffsetIndex::Lookup(Offset target) const {
@@ -66,19 +47,10 @@ OffsetPosition OffsetIndex::Lookup(Offset target) const {
 std::optional<OffsetPosition> OffsetIndex::FetchUpperBoundOffset(OffsetPosition fetch,
                                                                  int32_t fetch_size) const {
   const int64_t target = int64_t{fetch.position} + fetch_size;
-  if (entries() == 0 || PositionAt(entries() - 1) < target) return std::nullopt;
-  // Smallest slot whose position >= target.
-  size_t lo = 0;
-  size_t hi = entries() - 1;
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo) / 2;
-    if (PositionAt(mid) >= target) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
-  return EntryAt(lo);
+  const int64_t slot =
+      SmallestUpperBoundSlot(target, [this](size_t n) { return int64_t{PositionAt(n)}; });
+  if (slot < 0) return std::nullopt;
+  return EntryAt(static_cast<size_t>(slot));
 }
 
 Status OffsetIndex::Append(Offset offset, int32_t position) {

@@ -61,6 +61,7 @@ class OffsetIndex final : public AbstractIndex {
   Status SanityCheck(uint64_t log_size_bytes) const;
 
  private:
+  friend class AbstractIndex;  // OpenAs
   using AbstractIndex::AbstractIndex;
   void OnEntriesChanged() override;
   int32_t RelativeOffsetAt(size_t n) const;

@@ -12,14 +12,7 @@ namespace ksim {
 Result<std::unique_ptr<TimeIndex>> TimeIndex::Open(Env& env, const std::string& path,
                                                    Offset base_offset,
                                                    int64_t max_index_size_bytes) {
-  KSIM_CHECK(base_offset >= Offset(0));
-  bool newly_created = false;
-  KSIM_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> mapping,
-                        OpenMapping(env, path, max_index_size_bytes, kEntrySize, &newly_created));
-  std::unique_ptr<TimeIndex> index(new TimeIndex(path, std::move(mapping), base_offset,
-                                                 max_index_size_bytes, kEntrySize, newly_created));
-  index->OnEntriesChanged();
-  return index;
+  return OpenAs<TimeIndex>(env, path, base_offset, max_index_size_bytes);
 }
 
 int64_t TimeIndex::TimestampAt(size_t n) const {
@@ -41,21 +34,10 @@ void TimeIndex::OnEntriesChanged() {
 }
 
 TimestampOffset TimeIndex::Lookup(int64_t timestamp_ms) const {
-  if (entries() == 0 || TimestampAt(0) > timestamp_ms) {
-    return TimestampOffset{kNoTimestamp, base_offset()};
-  }
-  // Greatest slot with timestamp <= target; slot lo always qualifies.
-  size_t lo = 0;
-  size_t hi = entries() - 1;
-  while (lo < hi) {
-    const size_t mid = lo + (hi - lo + 1) / 2;
-    if (TimestampAt(mid) <= timestamp_ms) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  return EntryAt(lo);
+  const int64_t slot =
+      LargestLowerBoundSlot(timestamp_ms, [this](size_t n) { return TimestampAt(n); });
+  if (slot < 0) return TimestampOffset{kNoTimestamp, base_offset()};
+  return EntryAt(static_cast<size_t>(slot));
 }
 
 Status TimeIndex::MaybeAppend(int64_t timestamp_ms, Offset offset, bool skip_full_check) {

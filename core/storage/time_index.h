@@ -58,6 +58,7 @@ class TimeIndex final : public AbstractIndex {
   Status SanityCheck() const;
 
  private:
+  friend class AbstractIndex;  // OpenAs
   using AbstractIndex::AbstractIndex;
   void OnEntriesChanged() override;
   int64_t TimestampAt(size_t n) const;
