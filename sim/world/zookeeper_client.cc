@@ -447,26 +447,15 @@ void ZooKeeperClient::SendPing() {
 
 void ZooKeeperClient::Create(std::string path, std::string data, CreateMode mode,
                              CreateCallback done) {
-  Call call;
-  call.op = ZkOp::kCreate;
-  call.path = std::move(path);
+  Call call = NewCall(ZkOp::kCreate, std::move(path));
   call.data = std::move(data);
   call.mode = mode;
-  call.complete = [done = std::move(done)](const Status& status, const ZkReply* reply) {
-    if (!done) return;
-    if (!status.ok()) {
-      done(status);
-    } else {
-      done(reply->path);
-    }
-  };
-  Submit(std::move(call));
+  SubmitAnswering(std::move(call), std::move(done),
+                  [](const ZkReply& reply) { return reply.path; });
 }
 
 void ZooKeeperClient::Delete(std::string path, int32_t version, DeleteCallback done) {
-  Call call;
-  call.op = ZkOp::kDelete;
-  call.path = std::move(path);
+  Call call = NewCall(ZkOp::kDelete, std::move(path));
   call.version = version;
   call.complete = [done = std::move(done)](const Status& status, const ZkReply*) {
     if (done) done(status);
@@ -475,9 +464,7 @@ void ZooKeeperClient::Delete(std::string path, int32_t version, DeleteCallback d
 }
 
 void ZooKeeperClient::Exists(std::string path, bool watch, ExistsCallback done) {
-  Call call;
-  call.op = ZkOp::kExists;
-  call.path = std::move(path);
+  Call call = NewCall(ZkOp::kExists, std::move(path));
   call.watch = watch;
   call.complete = [done = std::move(done)](const Status& status, const ZkReply* reply) {
     if (!done) return;
@@ -493,53 +480,27 @@ void ZooKeeperClient::Exists(std::string path, bool watch, ExistsCallback done) 
 }
 
 void ZooKeeperClient::GetData(std::string path, bool watch, GetDataCallback done) {
-  Call call;
-  call.op = ZkOp::kGetData;
-  call.path = std::move(path);
+  Call call = NewCall(ZkOp::kGetData, std::move(path));
   call.watch = watch;
-  call.complete = [done = std::move(done)](const Status& status, const ZkReply* reply) {
-    if (!done) return;
-    if (!status.ok()) {
-      done(status);
-    } else {
-      done(ZnodeData{reply->data, reply->stat.value()});
-    }
-  };
-  Submit(std::move(call));
+  SubmitAnswering(std::move(call), std::move(done), [](const ZkReply& reply) {
+    return ZnodeData{reply.data, reply.stat.value()};
+  });
 }
 
 void ZooKeeperClient::SetData(std::string path, std::string data, int32_t version,
                               SetDataCallback done) {
-  Call call;
-  call.op = ZkOp::kSetData;
-  call.path = std::move(path);
+  Call call = NewCall(ZkOp::kSetData, std::move(path));
   call.data = std::move(data);
   call.version = version;
-  call.complete = [done = std::move(done)](const Status& status, const ZkReply* reply) {
-    if (!done) return;
-    if (!status.ok()) {
-      done(status);
-    } else {
-      done(reply->stat.value());
-    }
-  };
-  Submit(std::move(call));
+  SubmitAnswering(std::move(call), std::move(done),
+                  [](const ZkReply& reply) { return reply.stat.value(); });
 }
 
 void ZooKeeperClient::GetChildren(std::string path, bool watch, ChildrenCallback done) {
-  Call call;
-  call.op = ZkOp::kGetChildren;
-  call.path = std::move(path);
+  Call call = NewCall(ZkOp::kGetChildren, std::move(path));
   call.watch = watch;
-  call.complete = [done = std::move(done)](const Status& status, const ZkReply* reply) {
-    if (!done) return;
-    if (!status.ok()) {
-      done(status);
-    } else {
-      done(reply->children);
-    }
-  };
-  Submit(std::move(call));
+  SubmitAnswering(std::move(call), std::move(done),
+                  [](const ZkReply& reply) { return reply.children; });
 }
 
 }  // namespace ksim::sim

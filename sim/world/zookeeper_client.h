@@ -113,7 +113,27 @@ class ZooKeeperClient final : public Coordination {
   }
   TimeUs PingIntervalUs() const { return read_timeout_us() / 2; }
 
+  static Call NewCall(ZkOp op, std::string path) {
+    Call call;
+    call.op = op;
+    call.path = std::move(path);
+    return call;
+  }
   void Submit(Call call);
+  // Submits `call` and answers `done` (a Coordination callback of a Result) with the error, or
+  // with what `answer` reads off the server's reply.
+  template <class Done, class Answer>
+  void SubmitAnswering(Call call, Done done, Answer answer) {
+    call.complete = [done = std::move(done), answer](const Status& status, const ZkReply* reply) {
+      if (!done) return;
+      if (!status.ok()) {
+        done(status);
+      } else {
+        done(answer(*reply));
+      }
+    };
+    Submit(std::move(call));
+  }
   void Send(Call call);
   void SendPing();
   void StartAttempt();
