@@ -30,11 +30,19 @@ class Timers {
   virtual void Cancel(TimerId id) = 0;
 };
 
-// Real time, microseconds since the Unix epoch (record timestamps are epoch milliseconds in
-// Kafka). For the storage engine on a real disk; never used inside the simulated world.
+// Real time for the storage engine on a real disk (never used inside the simulated world):
+// microseconds since the Unix epoch, as record timestamps need (Kafka stamps records with epoch
+// milliseconds), that never go backwards, as Clock promises. The wall clock is read once, at
+// construction; from then on the time advances by the steady clock, so a step of the system's
+// clock (NTP, a manual change) moves neither timestamps nor the durations measured with them.
 class SystemClock final : public Clock {
  public:
+  SystemClock();
   TimeUs Now() const override;
+
+ private:
+  TimeUs wall_at_start_us_;
+  int64_t steady_at_start_us_;
 };
 
 // A clock that moves only when told to; for tests of time-based behaviour (segment roll,
