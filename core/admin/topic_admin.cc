@@ -4,20 +4,12 @@
 #include <memory>
 #include <utility>
 
+#include "core/base/text.h"
 #include "core/cluster/topic.h"
 
 namespace ksim {
 
 namespace {
-
-std::string JoinIds(const std::vector<BrokerId>& ids) {
-  std::string out;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i > 0) out += ",";
-    out += ToString(ids[i]);
-  }
-  return out;
-}
 
 Status TopicExists(std::string_view topic) {
   return Status(Errc::kTopicAlreadyExists, "Topic \"" + std::string(topic) + "\" already exists.");

@@ -5,12 +5,10 @@
 
 #include <algorithm>
 
+#include "core/base/text.h"
+
 namespace ksim {
 namespace {
-
-bool Contains(const std::vector<BrokerId>& brokers, BrokerId broker) {
-  return std::find(brokers.begin(), brokers.end(), broker) != brokers.end();
-}
 
 std::vector<BrokerId> Live(const std::vector<BrokerId>& brokers, const std::set<BrokerId>& live) {
   std::vector<BrokerId> out;
@@ -21,7 +19,7 @@ std::vector<BrokerId> Live(const std::vector<BrokerId>& brokers, const std::set<
 }
 
 std::string FormatSet(const std::set<BrokerId>& brokers) {
-  return FormatBrokerList(std::vector<BrokerId>(brokers.begin(), brokers.end()));
+  return JoinIds(std::vector<BrokerId>(brokers.begin(), brokers.end()));
 }
 
 ElectionResult Elected(const ElectionInput& input, BrokerId leader, std::vector<BrokerId> isr,
@@ -69,8 +67,7 @@ ElectionResult Refused(const ElectionInput& input, std::string explanation) {
 
 std::string NoLiveIsrMessage(const ElectionInput& input) {
   return "No broker in ISR for partition " + input.partition + " is alive. Live brokers are: [" +
-         FormatSet(input.live_brokers) + "]. ISR brokers are: [" + FormatBrokerList(input.isr) +
-         "]";
+         FormatSet(input.live_brokers) + "]. ISR brokers are: [" + JoinIds(input.isr) + "]";
 }
 
 // Kafka's clean choice: the first live assigned replica that is in the live ISR; the new ISR is
@@ -81,7 +78,7 @@ std::optional<ElectionResult> ElectFromLiveIsr(const ElectionInput& input) {
     if (input.live_brokers.contains(replica) && Contains(live_isr, replica)) {
       return Elected(input, replica, live_isr, /*unclean=*/false,
                      "Some broker in ISR is alive for " + input.partition + ". Select " +
-                         ToString(replica) + " from ISR " + FormatBrokerList(live_isr) +
+                         ToString(replica) + " from ISR " + JoinIds(live_isr) +
                          " to be the leader.");
     }
   }
@@ -109,8 +106,8 @@ class FailoverPolicy : public ElectionPolicy {
     if (Live(input.assigned_replicas, input.live_brokers).empty()) {
       return Offline(input, "No replica for partition " + input.partition +
                                 " is alive. Live brokers are: [" + FormatSet(input.live_brokers) +
-                                "]. Assigned replicas are: [" +
-                                FormatBrokerList(input.assigned_replicas) + "].");
+                                "]. Assigned replicas are: [" + JoinIds(input.assigned_replicas) +
+                                "].");
     }
     ElectionResult result = Choose(input);
     KSIM_CHECK(result.outcome == ElectionOutcome::kElected ||
@@ -143,8 +140,7 @@ class UncleanPolicy final : public FailoverPolicy {
     return ElectWithIsrReset(input, leader, /*unclean=*/true,
                              "No broker in ISR is alive for " + input.partition +
                                  ". Elect leader " + ToString(leader) + " from live brokers " +
-                                 FormatBrokerList(live_assigned) +
-                                 ". There's potential data loss.");
+                                 JoinIds(live_assigned) + ". There's potential data loss.");
   }
 };
 
@@ -166,7 +162,7 @@ class RandomIsrPolicy final : public FailoverPolicy {
     const BrokerId leader = candidates[index];
     return Elected(input, leader, Live(input.isr, input.live_brokers), /*unclean=*/false,
                    "Randomly selected " + ToString(leader) + " from live ISR " +
-                       FormatBrokerList(candidates) + " of " + input.partition);
+                       JoinIds(candidates) + " of " + input.partition);
   }
 };
 
@@ -219,15 +215,6 @@ class WaitForLastIsrPolicy final : public FailoverPolicy {
 
 }  // namespace
 
-std::string FormatBrokerList(const std::vector<BrokerId>& brokers) {
-  std::string out;
-  for (size_t i = 0; i < brokers.size(); ++i) {
-    if (i > 0) out += ',';
-    out += ToString(brokers[i]);
-  }
-  return out;
-}
-
 const std::vector<std::string_view>& ElectionPolicyNames() {
   static const std::vector<std::string_view> kNames = {"clean", "unclean", "random-isr",
                                                        "longest-log", "wait-for-last-isr"};
@@ -263,12 +250,12 @@ ElectionResult InitialLeaderAndIsr(const ElectionInput& input) {
   if (live_assigned.empty()) {
     return Offline(input, "Encountered error during state change of partition " + input.partition +
                               " from New to Online, assigned replicas are [" +
-                              FormatBrokerList(input.assigned_replicas) + "], live brokers are [" +
+                              JoinIds(input.assigned_replicas) + "], live brokers are [" +
                               FormatSet(input.live_brokers) + "]. No assigned replica is alive.");
   }
   return Elected(input, live_assigned.front(), live_assigned, /*unclean=*/false,
                  "Initialized leader " + ToString(live_assigned.front()) + " and ISR " +
-                     FormatBrokerList(live_assigned) + " for new partition " + input.partition);
+                     JoinIds(live_assigned) + " for new partition " + input.partition);
 }
 
 ElectionResult SelectControlledShutdownLeader(const ElectionInput& input,
@@ -292,7 +279,7 @@ ElectionResult SelectControlledShutdownLeader(const ElectionInput& input,
       return result;
     }
   }
-  return Refused(input, "No other replicas in ISR " + FormatBrokerList(input.isr) + " for " +
+  return Refused(input, "No other replicas in ISR " + JoinIds(input.isr) + " for " +
                             input.partition + " besides shutting down brokers " +
                             FormatSet(shutting_down));
 }
@@ -325,7 +312,7 @@ ElectionResult SelectPreferredReplicaLeader(const ElectionInput& input) {
                             " is either not alive or not in the isr. Current "
                             "leader and ISR: [" +
                             (input.current_leader ? ToString(*input.current_leader) : "-1") + "," +
-                            FormatBrokerList(input.isr) + "]");
+                            JoinIds(input.isr) + "]");
 }
 
 ElectionResult SelectReassignedPartitionLeader(const ElectionInput& input,
@@ -343,12 +330,11 @@ ElectionResult SelectReassignedPartitionLeader(const ElectionInput& input,
   }
   if (reassigned_replicas.empty()) {
     return Refused(input, "List of reassigned replicas for partition " + input.partition +
-                              " is empty. Current leader and ISR: [" + FormatBrokerList(input.isr) +
-                              "]");
+                              " is empty. Current leader and ISR: [" + JoinIds(input.isr) + "]");
   }
   return Refused(input, "None of the reassigned replicas for partition " + input.partition +
                             " are in-sync with the leader. Current leader and ISR: [" +
-                            FormatBrokerList(input.isr) + "]");
+                            JoinIds(input.isr) + "]");
 }
 
 }  // namespace ksim

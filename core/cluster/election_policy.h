@@ -111,7 +111,4 @@ ElectionResult SelectPreferredReplicaLeader(const ElectionInput& input);
 ElectionResult SelectReassignedPartitionLeader(const ElectionInput& input,
                                                const std::vector<BrokerId>& reassigned_replicas);
 
-// "1,2,3": brokers as Kafka's tools list them.
-std::string FormatBrokerList(const std::vector<BrokerId>& brokers);
-
 }  // namespace ksim

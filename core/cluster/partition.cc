@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/text.h"
 #include "core/record/record_batch.h"
 
 namespace ksim {
@@ -16,10 +17,6 @@ std::vector<int32_t> Ids(const std::vector<BrokerId>& brokers) {
   ids.reserve(brokers.size());
   for (BrokerId b : brokers) ids.push_back(b.value());
   return ids;
-}
-
-bool Contains(const std::vector<BrokerId>& brokers, BrokerId id) {
-  return std::find(brokers.begin(), brokers.end(), id) != brokers.end();
 }
 
 // The values of the records at [first, last] in `batches` (already validated by the append),

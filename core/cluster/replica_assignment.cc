@@ -7,17 +7,10 @@
 #include <set>
 #include <string>
 
+#include "core/base/text.h"
+
 namespace ksim {
 namespace {
-
-std::string Join(const std::vector<BrokerId>& brokers, std::string_view separator) {
-  std::string out;
-  for (size_t i = 0; i < brokers.size(); ++i) {
-    if (i > 0) out += separator;
-    out += ToString(brokers[i]);
-  }
-  return out;
-}
 
 std::string_view Trim(std::string_view text) {
   // Java's String.trim: strips every char <= ' ' from both ends.
@@ -147,11 +140,11 @@ Result<ReplicaAssignment> ParseReplicaAssignment(std::string_view text) {
     const std::vector<BrokerId> duplicates = Duplicates(replicas);
     if (!duplicates.empty()) {
       return InvalidAssignment("Partition replica lists may not contain duplicate entries: " +
-                               Join(duplicates, ","));
+                               JoinIds(duplicates));
     }
     if (i > 0 && replicas.size() != assignment.begin()->second.size()) {
       return InvalidAssignment("Partition " + std::to_string(i) +
-                               " has different replication factor: " + Join(replicas, ":"));
+                               " has different replication factor: " + JoinIds(replicas, ":"));
     }
     assignment.emplace(PartitionId(static_cast<int32_t>(i)), std::move(replicas));
   }
@@ -180,7 +173,7 @@ Status ValidateReplicaAssignment(const ReplicaAssignment& assignment,
     const std::vector<BrokerId> duplicates = Duplicates(replicas);
     if (!duplicates.empty()) {
       return InvalidAssignment("Duplicate replica assignment found: partition " +
-                               ToString(partition) + " has " + Join(replicas, ","));
+                               ToString(partition) + " has " + JoinIds(replicas));
     }
   }
   const std::set<BrokerId> known(known_brokers.begin(), known_brokers.end());
@@ -192,7 +185,7 @@ Status ValidateReplicaAssignment(const ReplicaAssignment& assignment,
   }
   if (!unknown.empty()) {
     return InvalidAssignment("Unknown broker(s) in replica assignment: " +
-                             Join(std::vector<BrokerId>(unknown.begin(), unknown.end()), ", ") +
+                             JoinIds(std::vector<BrokerId>(unknown.begin(), unknown.end()), ", ") +
                              ".");
   }
   return Status::Ok();
