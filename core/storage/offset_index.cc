@@ -9,12 +9,6 @@
 
 namespace ksim {
 
-Result<std::unique_ptr<OffsetIndex>> OffsetIndex::Open(Env& env, const std::string& path,
-                                                       Offset base_offset,
-                                                       int64_t max_index_size_bytes) {
-  return OpenAs<OffsetIndex>(env, path, base_offset, max_index_size_bytes);
-}
-
 int32_t OffsetIndex::RelativeOffsetAt(size_t n) const {
   return static_cast<int32_t>(LoadBigEndian32(EntryData(n)));
 }

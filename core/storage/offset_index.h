@@ -34,7 +34,9 @@ class OffsetIndex final : public AbstractIndex {
   // Opens the index at `path`, creating it (preallocated) when missing. REQUIRES: base >= 0.
   static Result<std::unique_ptr<OffsetIndex>> Open(Env& env, const std::string& path,
                                                    Offset base_offset,
-                                                   int64_t max_index_size_bytes);
+                                                   int64_t max_index_size_bytes) {
+    return OpenAs<OffsetIndex>(env, path, base_offset, max_index_size_bytes);
+  }
 
   // The offset of the last entry, or the base offset when there is none.
   Offset last_offset() const { return last_offset_; }

@@ -9,12 +9,6 @@
 
 namespace ksim {
 
-Result<std::unique_ptr<TimeIndex>> TimeIndex::Open(Env& env, const std::string& path,
-                                                   Offset base_offset,
-                                                   int64_t max_index_size_bytes) {
-  return OpenAs<TimeIndex>(env, path, base_offset, max_index_size_bytes);
-}
-
 int64_t TimeIndex::TimestampAt(size_t n) const {
   return static_cast<int64_t>(LoadBigEndian64(EntryData(n)));
 }

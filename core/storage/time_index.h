@@ -33,7 +33,9 @@ class TimeIndex final : public AbstractIndex {
 
   // Opens the index at `path`, creating it (preallocated) when missing. REQUIRES: base >= 0.
   static Result<std::unique_ptr<TimeIndex>> Open(Env& env, const std::string& path,
-                                                 Offset base_offset, int64_t max_index_size_bytes);
+                                                 Offset base_offset, int64_t max_index_size_bytes) {
+    return OpenAs<TimeIndex>(env, path, base_offset, max_index_size_bytes);
+  }
 
   // Full one entry early: the last slot is reserved for the roll/close entry.
   bool IsFull() const override { return entries() + 1 >= max_entries(); }
