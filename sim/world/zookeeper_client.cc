@@ -122,14 +122,19 @@ void ZooKeeperClient::EnterClosed() {
 }
 
 void ZooKeeperClient::ScheduleAttempt(TimeUs delay_us) {
-  CancelTimer(attempt_timer_);
-  attempt_timer_ = loop_.ScheduleAfter(
-      delay_us,
-      [this] {
-        attempt_timer_ = 0;
-        StartAttempt();
+  Arm(attempt_timer_, loop_.Now() + delay_us, &ZooKeeperClient::StartAttempt, "zk.client.connect");
+}
+
+void ZooKeeperClient::Arm(TimerId& timer, TimeUs at_us, void (ZooKeeperClient::*handler)(),
+                          const char* label) {
+  CancelTimer(timer);
+  timer = loop_.ScheduleAt(
+      at_us,
+      [this, &timer, handler] {
+        timer = 0;
+        (this->*handler)();
       },
-      "zk.client.connect");
+      label);
 }
 
 void ZooKeeperClient::StartAttempt() {
@@ -328,15 +333,8 @@ void ZooKeeperClient::ArmPoll(TimeUs at_us) {
   at_us = std::max(at_us, loop_.Now());
   // An earlier poll re-arms itself when it fires.
   if (poll_timer_ != 0 && poll_at_us_ <= at_us) return;
-  CancelTimer(poll_timer_);
   poll_at_us_ = at_us;
-  poll_timer_ = loop_.ScheduleAt(
-      at_us,
-      [this] {
-        poll_timer_ = 0;
-        OnPoll();
-      },
-      "zk.client.poll");
+  Arm(poll_timer_, at_us, &ZooKeeperClient::OnPoll, "zk.client.poll");
 }
 
 void ZooKeeperClient::OnPoll() {

@@ -148,6 +148,8 @@ class ZooKeeperClient final : public Coordination {
   // Takes every outstanding call, sent ones first.
   std::deque<Call> TakeOutstanding();
   void ScheduleAttempt(TimeUs delay_us);
+  // (Re)arms `timer` (a member) to run `handler` at `at_us`, clearing it first.
+  void Arm(TimerId& timer, TimeUs at_us, void (ZooKeeperClient::*handler)(), const char* label);
   void ArmPoll(TimeUs at_us);
   void CancelTimer(TimerId& timer);
   void OnPoll();
