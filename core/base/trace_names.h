@@ -12,6 +12,7 @@
 // Constants only; no I/O.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -133,6 +134,7 @@
   X(kCrashed, "crashed")                      \
   X(kDeliverAtUs, "deliver_at_us")            \
   X(kDescription, "description")              \
+  X(kDir, "dir")                              \
   X(kDo, "do")                                \
   X(kDrainMs, "drain_ms")                     \
   X(kDurationMs, "duration_ms")               \
@@ -256,6 +258,11 @@ inline constexpr std::string_view kAdmin = "admin";
 inline constexpr std::string_view kBrokerPrefix = "broker-";
 inline std::string Broker(BrokerId id) {
   return std::string(kBrokerPrefix) + std::to_string(id.value());
+}
+// "cli-<action index>": a console producer or consumer a `cli` action started.
+inline constexpr std::string_view kCliToolPrefix = "cli-";
+inline std::string CliTool(size_t action_index) {
+  return std::string(kCliToolPrefix) + std::to_string(action_index);
 }
 // Every fixed node name (clients are named by the scenario).
 inline constexpr std::string_view kAll[] = {kZooKeeper, kWorld, kChecker, kScenario, kAdmin};

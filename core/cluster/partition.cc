@@ -6,6 +6,7 @@
 
 #include "core/base/check.h"
 #include "core/base/text.h"
+#include "core/base/trace_names.h"
 #include "core/record/record_batch.h"
 
 namespace ksim {
@@ -102,8 +103,8 @@ Result<ProducerStateManager> Partition::LoadProducerState(Env& env, const Log& l
 
 EventFields Partition::Fields() const {
   EventFields fields;
-  fields["topic"] = tp_.topic;
-  fields["partition"] = tp_.partition.value();
+  fields[field::kTopic] = tp_.topic;
+  fields[field::kPartition] = tp_.partition.value();
   return fields;
 }
 
@@ -154,11 +155,11 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   remotes_ = std::move(remotes);
 
   EventFields fields = Fields();
-  fields["epoch"] = leader_epoch_.value();
-  fields["isr"] = Ids(isr_);
-  fields["replicas"] = Ids(assigned_replicas_);
+  fields[field::kEpoch] = leader_epoch_.value();
+  fields[field::kIsr] = Ids(isr_);
+  fields[field::kReplicas] = Ids(assigned_replicas_);
   AddLogState(fields);
-  Emit(events_, "become_leader", std::move(fields));
+  Emit(events_, ev::kBecomeLeader, std::move(fields));
   // The ISR may be down to the leader alone.
   MaybeIncrementLeaderHw();
   CheckInvariants();
@@ -187,10 +188,10 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   }
   leader_ = state.leader;
   EventFields fields = Fields();
-  fields["leader"] = leader_.value();
-  fields["epoch"] = leader_epoch_.value();
+  fields[field::kLeader] = leader_.value();
+  fields[field::kEpoch] = leader_epoch_.value();
   AddLogState(fields);
-  Emit(events_, "become_follower", std::move(fields));
+  Emit(events_, ev::kBecomeFollower, std::move(fields));
   CheckInvariants();
   return true;
 }
@@ -237,11 +238,11 @@ Result<LogAppendInfo> Partition::AppendAsLeader(MutableByteView batches, int16_t
     info.offset_of_max_timestamp = original.last_offset;
     info.num_records = original.last_offset - original.first_offset + 1;
     EventFields fields = Fields();
-    fields["first_offset"] = original.first_offset.value();
-    fields["last_offset"] = original.last_offset.value();
-    fields["first_sequence"] = original.first_sequence.value();
-    fields["last_sequence"] = original.last_sequence.value();
-    Emit(events_, "duplicate_batch", std::move(fields));
+    fields[field::kFirstOffset] = original.first_offset.value();
+    fields[field::kLastOffset] = original.last_offset.value();
+    fields[field::kFirstSequence] = original.first_sequence.value();
+    fields[field::kLastSequence] = original.last_sequence.value();
+    Emit(events_, ev::kDuplicateBatch, std::move(fields));
     CheckInvariants();
     return info;
   }
@@ -356,15 +357,15 @@ void Partition::ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version) {
   zk_version_ = zk_version;
   if (!removed.empty()) {
     EventFields fields = Fields();
-    fields["isr"] = Ids(isr_);
-    fields["removed"] = Ids(removed);
-    Emit(events_, "isr_shrink", std::move(fields));
+    fields[field::kIsr] = Ids(isr_);
+    fields[field::kRemoved] = Ids(removed);
+    Emit(events_, ev::kIsrShrink, std::move(fields));
   }
   if (!added.empty()) {
     EventFields fields = Fields();
-    fields["isr"] = Ids(isr_);
-    fields["added"] = Ids(added);
-    Emit(events_, "isr_expand", std::move(fields));
+    fields[field::kIsr] = Ids(isr_);
+    fields[field::kAdded] = Ids(added);
+    Emit(events_, ev::kIsrExpand, std::move(fields));
   }
   MaybeIncrementLeaderHw();
   CheckInvariants();
@@ -466,11 +467,11 @@ Status Partition::TruncateTo(Offset offset, std::string_view reason) {
   if (!truncated.ok()) return truncated.status();
   KSIM_RETURN_IF_ERROR(observed);
   EventFields fields = Fields();
-  fields["from_leo"] = from_leo.value();
-  fields["to"] = log_.log_end_offset().value();
-  fields["records"] = from_leo - log_.log_end_offset();
-  fields["reason"] = reason;
-  Emit(events_, "truncate", std::move(fields));
+  fields[field::kFromLeo] = from_leo.value();
+  fields[field::kTo] = log_.log_end_offset().value();
+  fields[field::kRecords] = from_leo - log_.log_end_offset();
+  fields[field::kReason] = reason;
+  Emit(events_, ev::kTruncate, std::move(fields));
   CheckInvariants();
   return Status::Ok();
 }
@@ -485,11 +486,11 @@ Status Partition::TruncateFullyAndStartAt(Offset offset) {
   KSIM_RETURN_IF_ERROR(status);
   KSIM_RETURN_IF_ERROR(observed);
   EventFields fields = Fields();
-  fields["from_leo"] = from_leo.value();
-  fields["to"] = offset.value();
-  fields["records"] = records;
-  fields["reason"] = "offset_out_of_range";
-  Emit(events_, "truncate", std::move(fields));
+  fields[field::kFromLeo] = from_leo.value();
+  fields[field::kTo] = offset.value();
+  fields[field::kRecords] = records;
+  fields[field::kReason] = "offset_out_of_range";
+  Emit(events_, ev::kTruncate, std::move(fields));
   CheckInvariants();
   return Status::Ok();
 }
@@ -582,26 +583,26 @@ void Partition::SetHighWatermark(Offset hw) {
   if (role_ == ReplicaRole::kLeader) KSIM_CHECK(hw > high_watermark_);
   high_watermark_ = hw;
   EventFields fields = Fields();
-  fields["hw"] = hw.value();
-  Emit(events_, "hw", std::move(fields));
+  fields[field::kHw] = hw.value();
+  Emit(events_, ev::kHw, std::move(fields));
 }
 
 void Partition::EmitAppend(const LogAppendInfo& info, ByteView batches, std::string_view role) {
   if (info.num_batches == 0 || !events_) return;
   EventFields fields = Fields();
-  fields["first_offset"] = info.first_offset.value();
-  fields["last_offset"] = info.last_offset.value();
-  fields["leo"] = log_.log_end_offset().value();
-  fields["epoch"] = last_appended_epoch_.value();
-  fields["role"] = role;
-  fields["values"] = AppendedValues(batches, info.first_offset, info.last_offset);
-  Emit(events_, "append", std::move(fields));
+  fields[field::kFirstOffset] = info.first_offset.value();
+  fields[field::kLastOffset] = info.last_offset.value();
+  fields[field::kLeo] = log_.log_end_offset().value();
+  fields[field::kEpoch] = last_appended_epoch_.value();
+  fields[field::kRole] = role;
+  fields[field::kValues] = AppendedValues(batches, info.first_offset, info.last_offset);
+  Emit(events_, ev::kAppend, std::move(fields));
 }
 
 void Partition::AddLogState(EventFields& fields) const {
-  fields["leo"] = log_.log_end_offset().value();
-  fields["log_start_offset"] = log_.log_start_offset().value();
-  fields["hw"] = high_watermark_.value();
+  fields[field::kLeo] = log_.log_end_offset().value();
+  fields[field::kLogStartOffset] = log_.log_start_offset().value();
+  fields[field::kHw] = high_watermark_.value();
 }
 
 void Partition::KeepObserverError(Status status) {

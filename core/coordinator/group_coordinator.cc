@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/cluster/topic.h"
 #include "core/coordinator/offsets_records.h"
 
@@ -94,13 +95,13 @@ std::string GroupCoordinator::NewMemberId(std::string_view client) {
 }
 
 void GroupCoordinator::EmitState(const GroupMetadata& group) {
-  Emit(seams_.events, "group_state",
-       {{"group", group.group_id()},
-        {"state", GroupStateName(group.state())},
-        {"generation", group.generation()},
-        {"members", group.members().size()},
-        {"leader", group.leader().value_or("")},
-        {"protocol", group.protocol().value_or("")}});
+  Emit(seams_.events, ev::kGroupState,
+       {{field::kGroup, group.group_id()},
+        {field::kState, GroupStateName(group.state())},
+        {field::kGeneration, group.generation()},
+        {field::kMembers, group.members().size()},
+        {field::kLeader, group.leader().value_or("")},
+        {field::kProtocol, group.protocol().value_or("")}});
 }
 
 // ---- JoinGroup ----------------------------------------------------------------------------------
@@ -209,8 +210,8 @@ void GroupCoordinator::AddMemberAndRebalance(GroupMetadata& group, std::string_v
   member.protocol_type = request.protocol_type;
   member.protocols = request.group_protocols;
   member.awaiting_join = std::move(done);
-  Emit(seams_.events, "group_member_added",
-       {{"group", group.group_id()}, {"member", member.member_id}});
+  Emit(seams_.events, ev::kGroupMemberAdded,
+       {{field::kGroup, group.group_id()}, {field::kMember, member.member_id}});
   group.Add(std::move(member));
   if (initial_delay_.count(group.group_id()) > 0) new_member_added_.insert(group.group_id());
   MaybePrepareRebalance(group);
@@ -307,8 +308,10 @@ void GroupCoordinator::OnCompleteJoin(GroupMetadata& group) {
   KSIM_CHECK(group.Is(GroupState::kPreparingRebalance));
   // Members that did not rejoin in time are out.
   for (const std::string& member_id : group.NotYetRejoinedMembers()) {
-    Emit(seams_.events, "group_member_removed",
-         {{"group", group.group_id()}, {"member", member_id}, {"reason", "not_rejoined"}});
+    Emit(seams_.events, ev::kGroupMemberRemoved,
+         {{field::kGroup, group.group_id()},
+          {field::kMember, member_id},
+          {field::kReason, "not_rejoined"}});
     RemoveMember(group, member_id);
   }
   group.InitNextGeneration();
@@ -378,8 +381,10 @@ void GroupCoordinator::OnHeartbeatExpired(const std::string& group_id,
     // shouldKeepAlive: a member waiting on the coordinator cannot heartbeat.
     return ScheduleHeartbeat(*group, member);
   }
-  Emit(seams_.events, "group_member_removed",
-       {{"group", group_id}, {"member", member_id}, {"reason", "session_timeout"}});
+  Emit(seams_.events, ev::kGroupMemberRemoved,
+       {{field::kGroup, group_id},
+        {field::kMember, member_id},
+        {field::kReason, "session_timeout"}});
   OnMemberFailure(*group, member_id);
 }
 
@@ -506,8 +511,10 @@ void GroupCoordinator::HandleLeaveGroup(const LeaveGroupRequest& request,
   if (group == nullptr || group->Is(GroupState::kDead) || !group->Has(request.member_id)) {
     return answer(Errc::kUnknownMemberId);
   }
-  Emit(seams_.events, "group_member_removed",
-       {{"group", request.group_id}, {"member", request.member_id}, {"reason", "leave_group"}});
+  Emit(seams_.events, ev::kGroupMemberRemoved,
+       {{field::kGroup, request.group_id},
+        {field::kMember, request.member_id},
+        {field::kReason, "leave_group"}});
   OnMemberFailure(*group, request.member_id);
   answer(Errc::kNone);
 }

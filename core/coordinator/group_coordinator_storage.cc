@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/cluster/topic.h"
 #include "core/coordinator/group_coordinator.h"
 #include "core/coordinator/offsets_records.h"
@@ -153,10 +154,10 @@ void GroupCoordinator::StoreOffsets(const std::string& group_id, OffsetCommitReq
                       for (const auto& [tp, value] : committed) group->offsets()[tp] = value;
                     }
                   }
-                  Emit(seams_.events, "offsets_committed",
-                       {{"group", group_id},
-                        {"partitions", request.partitions.size()},
-                        {"error", ErrcName(error)}});
+                  Emit(seams_.events, ev::kOffsetsCommitted,
+                       {{field::kGroup, group_id},
+                        {field::kPartitions, request.partitions.size()},
+                        {field::kError, ErrcName(error)}});
                   done(CommitErrors(request, error));
                 });
 }
@@ -210,7 +211,7 @@ void GroupCoordinator::OnElection(int32_t partition) {
   const uint64_t token = next_load_token_++;
   load_tokens_[partition] = token;
   loading_.insert(partition);
-  Emit(seams_.events, "group_partition_loading", {{"partition", partition}});
+  Emit(seams_.events, ev::kGroupPartitionLoading, {{field::kPartition, partition}});
   // Kafka loads on its scheduler thread; requests meanwhile are COORDINATOR_LOAD_IN_PROGRESS.
   timers_.Schedule(0, [this, partition, token]() { LoadPartition(partition, token); });
 }
@@ -224,8 +225,8 @@ void GroupCoordinator::LoadPartition(int32_t partition, uint64_t token) {
   std::map<std::string, std::map<TopicPartition, std::optional<CommittedOffset>>> offsets;
   int64_t records_read = 0;
   auto report = [&](const Status& status) {
-    Emit(seams_.events, "group_load_error",
-         {{"partition", partition}, {"error", status.ToString()}});
+    Emit(seams_.events, ev::kGroupLoadError,
+         {{field::kPartition, partition}, {field::kError, status.ToString()}});
   };
   Offset start{0};
   for (bool more = true; more;) {
@@ -301,11 +302,11 @@ void GroupCoordinator::LoadPartition(int32_t partition, uint64_t token) {
     for (auto& [member_id, member] : placed.mutable_members()) ScheduleHeartbeat(placed, member);
     EmitState(placed);
   }
-  Emit(seams_.events, "group_partition_loaded",
-       {{"partition", partition},
-        {"records", records_read},
-        {"groups", groups_loaded},
-        {"offsets", offsets_loaded}});
+  Emit(seams_.events, ev::kGroupPartitionLoaded,
+       {{field::kPartition, partition},
+        {field::kRecords, records_read},
+        {field::kGroups, groups_loaded},
+        {field::kOffsets, offsets_loaded}});
 }
 
 void GroupCoordinator::OnResignation(int32_t partition) {
@@ -323,8 +324,8 @@ void GroupCoordinator::OnResignation(int32_t partition) {
     UnloadGroup(*group);
   }
   if (owned || !unload.empty()) {
-    Emit(seams_.events, "group_partition_unloaded",
-         {{"partition", partition}, {"groups", unload.size()}});
+    Emit(seams_.events, ev::kGroupPartitionUnloaded,
+         {{field::kPartition, partition}, {field::kGroups, unload.size()}});
   }
 }
 

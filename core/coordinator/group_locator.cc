@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/base/trace_names.h"
 #include "core/cluster/topic.h"
 #include "core/coordinator/offsets_records.h"
 
@@ -63,10 +64,10 @@ void GroupLocator::CreateOffsetsTopic() {
                        if (alive.expired()) return;
                        creating_ = false;
                        Errc error = created.ok() ? Errc::kNone : created.status().code();
-                       Emit(events_, "offsets_topic_create",
-                            {{"partitions", partitions},
-                             {"replication_factor", replication_factor},
-                             {"error", ErrcName(error)}});
+                       Emit(events_, ev::kOffsetsTopicCreate,
+                            {{field::kPartitions, partitions},
+                             {field::kReplicationFactor, replication_factor},
+                             {field::kError, ErrcName(error)}});
                      });
 }
 

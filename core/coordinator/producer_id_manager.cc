@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 
 namespace ksim {
 namespace {
@@ -102,8 +103,8 @@ void ProducerIdManager::AnswerWaiting() {
     response.correlation_id = waiting.correlation_id;
     response.producer_id = ProducerId(next_id_++);
     response.producer_epoch = ProducerEpoch(0);
-    Emit(events_, "producer_id_assigned",
-         {{"broker", broker_.value()}, {"producer_id", response.producer_id.value()}});
+    Emit(events_, ev::kProducerIdAssigned,
+         {{field::kBroker, broker_.value()}, {field::kProducerId, response.producer_id.value()}});
     waiting.done(std::move(response));
   }
   if (!waiting_.empty() && !claiming_) ClaimNextBlock();
@@ -162,10 +163,10 @@ void ProducerIdManager::OnClaimWritten(const ProducerIdBlock& block, Status writ
   ++blocks_claimed_;
   block_ = block;
   next_id_ = block.block_start;
-  Emit(events_, "producer_id_block",
-       {{"broker", broker_.value()},
-        {"block_start", block.block_start},
-        {"block_end", block.block_end}});
+  Emit(events_, ev::kProducerIdBlock,
+       {{field::kBroker, broker_.value()},
+        {field::kBlockStart, block.block_start},
+        {field::kBlockEnd, block.block_end}});
   AnswerWaiting();
 }
 
@@ -173,8 +174,8 @@ void ProducerIdManager::FailWaiting(const Status& error) {
   // ZooKeeper unreachable or the znode unreadable: the waiting producers retry (retriable
   // error); the next request starts a new claim.
   claiming_ = false;
-  Emit(events_, "producer_id_block_error",
-       {{"broker", broker_.value()}, {"error", error.ToString()}});
+  Emit(events_, ev::kProducerIdBlockError,
+       {{field::kBroker, broker_.value()}, {field::kError, error.ToString()}});
   std::deque<Waiting> failed = std::move(waiting_);
   waiting_.clear();
   for (Waiting& waiting : failed) {

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/base/timer_group.h"
+#include "core/base/trace_names.h"
 #include "core/cluster/metadata_cache.h"
 #include "core/cluster/topic.h"
 #include "core/controller/channel.h"
@@ -317,7 +318,7 @@ void Broker::Impl::OnSessionEvent(SessionEvent event) {
     // KafkaHealthcheck.SessionExpireListener.handleNewSession: a new session, registered again.
     registered_session = kNoSession;
     registering = false;
-    Emit(seams.events, "broker_session_expired", {{"broker", id().value()}});
+    Emit(seams.events, ev::kBrokerSessionExpired, {{field::kBroker, id().value()}});
   }
   controller.OnSessionEvent(event);
   if (stopping) return;
@@ -392,7 +393,8 @@ void Broker::Impl::Registered(ZkSessionId session) {
   registering = false;
   registered_session = session;
   if (state() == BrokerState::kStarting) state() = BrokerState::kRunning;
-  Emit(seams.events, "broker_registered", {{"broker", id().value()}, {"host", options.host}});
+  Emit(seams.events, ev::kBrokerRegistered,
+       {{field::kBroker, id().value()}, {field::kHost, options.host}});
   if (!controller_started) {
     controller_started = true;
     controller.Startup();
@@ -439,11 +441,11 @@ void Broker::Impl::OnControlledShutdownAnswer(int attempt, Result<Message> answe
     }
   }
   const bool succeeded = error == Errc::kNone && remaining.empty();
-  Emit(seams.events, "controlled_shutdown",
-       {{"broker", id().value()},
-        {"attempt", attempt},
-        {"error", ErrcName(error)},
-        {"remaining", remaining}});
+  Emit(seams.events, ev::kControlledShutdown,
+       {{field::kBroker, id().value()},
+        {field::kAttempt, attempt},
+        {field::kError, ErrcName(error)},
+        {field::kRemaining, remaining}});
   if (succeeded || attempt >= options.config.controlled_shutdown_max_retries) {
     // Kafka: "Proceeding to do an unclean shutdown as all the controlled shutdown attempts
     // failed" when it gave up; the shutdown itself is the same.
@@ -460,10 +462,10 @@ void Broker::Impl::FinishShutdown() {
   // KafkaServer.shutdown's order: replica manager (fetchers, purgatories, HW checkpoint), log
   // manager (flush, checkpoints, clean-shutdown marker), controller, ZooKeeper session.
   if (Status status = replicas.Shutdown(); !status.ok()) {
-    Emit(seams.events, "hw_checkpoint_error", {{"error", status.ToString()}});
+    Emit(seams.events, ev::kHwCheckpointError, {{field::kError, status.ToString()}});
   }
   if (Status status = log_manager.Shutdown(); !status.ok()) {
-    Emit(seams.events, "log_manager_shutdown_error", {{"error", status.ToString()}});
+    Emit(seams.events, ev::kLogManagerShutdownError, {{field::kError, status.ToString()}});
   }
   controller.Shutdown();
   seams.zk.Close(Guarded([this]() {

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/base/trace_names.h"
+
 namespace ksim {
 
 std::string_view FetchPhaseName(FetchPhase phase) {
@@ -341,11 +343,11 @@ void ReplicaFetcherManager::Done(BrokerId leader, bool failed) {
 
 void ReplicaFetcherManager::EmitError(const TopicPartition& tp, std::string_view stage,
                                       const Status& status) {
-  Emit(events_, "replica_fetch_error",
-       {{"topic", tp.topic},
-        {"partition", tp.partition.value()},
-        {"stage", stage},
-        {"error", ErrcName(status.code())}});
+  Emit(events_, ev::kReplicaFetchError,
+       {{field::kTopic, tp.topic},
+        {field::kPartition, tp.partition.value()},
+        {field::kStage, stage},
+        {field::kError, ErrcName(status.code())}});
 }
 
 }  // namespace ksim

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/base/trace_names.h"
 #include "core/storage/hw_checkpoint.h"
 #include "core/storage/leader_epoch_cache.h"
 #include "core/zk/paths.h"
@@ -60,8 +61,8 @@ Status ReplicaManager::Startup() {
     Result<std::map<TopicPartition, Offset>> read = ReadHighWatermarks(seams_.env, dir);
     if (!read.ok()) {
       // Kafka 1.x warns and starts those replicas at HW 0.
-      Emit(seams_.events, "hw_checkpoint_error",
-           {{"dir", dir}, {"error", read.status().ToString()}});
+      Emit(seams_.events, ev::kHwCheckpointError,
+           {{field::kDir, dir}, {field::kError, read.status().ToString()}});
       if (first_error.ok()) first_error = read.status();
       continue;
     }
@@ -136,32 +137,32 @@ void ReplicaManager::FetchTopicConfigs(std::vector<std::string> topics,
   auto remaining = std::make_shared<size_t>(topics.size());
   auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
   for (const std::string& topic : topics) {
-    seams_.zk.GetData(zk::TopicConfigPath(topic), /*watch=*/false,
-                      Guarded([this, topic, remaining, shared_then](Result<ZnodeData> data) {
-                        // A missing znode means no overrides; an unreadable one (or a lost
-                        // connection) falls back to the broker's defaults, uncached so that the
-                        // next LeaderAndIsr tries again.
-                        ConfigOverrides overrides;
-                        bool cache = data.ok() || data.status() == Errc::kNoNode;
-                        if (data.ok()) {
-                          Result<zk::TopicConfig> decoded = zk::DecodeTopicConfig(data->data);
-                          if (decoded.ok()) {
-                            for (const auto& [key, value] : *decoded)
-                              overrides.emplace_back(key, value);
-                          } else {
-                            cache = false;
-                          }
-                        }
-                        Result<TopicConfig> config =
-                            MakeTopicConfig(config_, overrides, zk::TopicConfigPath(topic));
-                        if (!config.ok()) {
-                          Emit(seams_.events, "topic_config_error",
-                               {{"topic", topic}, {"error", config.status().ToString()}});
-                        } else if (cache) {
-                          topic_configs_[topic] = *config;
-                        }
-                        if (--*remaining == 0) (*shared_then)();
-                      }));
+    seams_.zk.GetData(
+        zk::TopicConfigPath(topic), /*watch=*/false,
+        Guarded([this, topic, remaining, shared_then](Result<ZnodeData> data) {
+          // A missing znode means no overrides; an unreadable one (or a lost
+          // connection) falls back to the broker's defaults, uncached so that the
+          // next LeaderAndIsr tries again.
+          ConfigOverrides overrides;
+          bool cache = data.ok() || data.status() == Errc::kNoNode;
+          if (data.ok()) {
+            Result<zk::TopicConfig> decoded = zk::DecodeTopicConfig(data->data);
+            if (decoded.ok()) {
+              for (const auto& [key, value] : *decoded) overrides.emplace_back(key, value);
+            } else {
+              cache = false;
+            }
+          }
+          Result<TopicConfig> config =
+              MakeTopicConfig(config_, overrides, zk::TopicConfigPath(topic));
+          if (!config.ok()) {
+            Emit(seams_.events, ev::kTopicConfigError,
+                 {{field::kTopic, topic}, {field::kError, config.status().ToString()}});
+          } else if (cache) {
+            topic_configs_[topic] = *config;
+          }
+          if (--*remaining == 0) (*shared_then)();
+        }));
   }
 }
 
@@ -215,10 +216,10 @@ LeaderAndIsrResponse ReplicaManager::BecomeLeaderOrFollower(const LeaderAndIsrRe
     }
     Result<Partition*> partition = GetOrCreatePartition(state.tp);
     if (!partition.ok()) {
-      Emit(seams_.events, "partition_create_error",
-           {{"topic", state.tp.topic},
-            {"partition", state.tp.partition.value()},
-            {"error", partition.status().ToString()}});
+      Emit(seams_.events, ev::kPartitionCreateError,
+           {{field::kTopic, state.tp.topic},
+            {field::kPartition, state.tp.partition.value()},
+            {field::kError, partition.status().ToString()}});
       errors[state.tp] = Errc::kKafkaStorageError;
       continue;
     }
@@ -328,10 +329,10 @@ void ReplicaManager::StopPartition(const TopicPartition& tp, bool delete_log) {
   PartitionChanged(tp);
   Result<bool> deleted = seams_.logs.DeleteLog(tp);
   if (!deleted.ok()) {
-    Emit(seams_.events, "log_delete_error",
-         {{"topic", tp.topic},
-          {"partition", tp.partition.value()},
-          {"error", deleted.status().ToString()}});
+    Emit(seams_.events, ev::kLogDeleteError,
+         {{field::kTopic, tp.topic},
+          {field::kPartition, tp.partition.value()},
+          {field::kError, deleted.status().ToString()}});
   }
 }
 
@@ -390,10 +391,10 @@ void ReplicaManager::WriteIsr(Partition& partition, std::vector<BrokerId> isr) {
         if (current == nullptr || !current->isr_change_in_flight()) return;
         if (!stat.ok()) {
           // BADVERSION: the controller rewrote the state; its LeaderAndIsr will follow.
-          Emit(seams_.events, "isr_update_failed",
-               {{"topic", tp.topic},
-                {"partition", tp.partition.value()},
-                {"error", ErrcName(stat.status().code())}});
+          Emit(seams_.events, ev::kIsrUpdateFailed,
+               {{field::kTopic, tp.topic},
+                {field::kPartition, tp.partition.value()},
+                {field::kError, ErrcName(stat.status().code())}});
           current->AbandonIsrChange();
           return;
         }
@@ -415,7 +416,7 @@ void ReplicaManager::ScheduleHighWatermarkCheckpoint() {
       std::max<TimeUs>(1, config_.replica_high_watermark_checkpoint_interval_ms * kUsPerMs);
   timers_.Schedule(period_us, [this]() {
     if (Status status = CheckpointHighWatermarks(); !status.ok()) {
-      Emit(seams_.events, "hw_checkpoint_error", {{"error", status.ToString()}});
+      Emit(seams_.events, ev::kHwCheckpointError, {{field::kError, status.ToString()}});
     }
     ScheduleHighWatermarkCheckpoint();
   });

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 
 namespace ksim::sim {
 
@@ -72,11 +73,11 @@ uint64_t History::SendInvoke(std::string_view client, uint64_t incarnation, std:
   op.value = std::move(value);
   id_for_value_.emplace(op.value, op.record_id);  // keeps the first id sent with the value
   open_.insert(op.index);
-  world_.Trace(op.process, "send",
-               TraceFields{{"record_id", op.record_id},
-                           {"topic", op.topic},
-                           {"key", Key(op.key)},
-                           {"value", op.value}});
+  world_.Trace(op.process, ev::kSend,
+               TraceFields{{field::kRecordId, op.record_id},
+                           {field::kTopic, op.topic},
+                           {field::kKey, Key(op.key)},
+                           {field::kValue, op.value}});
   return op.index;
 }
 
@@ -118,21 +119,21 @@ void History::SendInfo(uint64_t invoke, const TopicPartition& tp, Errc error, bo
 }
 
 void History::TraceSendCompletion(const HistoryOp& op) {
-  TraceFields fields{{"record_id", op.record_id}, {"topic", op.topic}};
-  fields["partition"] =
+  TraceFields fields{{field::kRecordId, op.record_id}, {field::kTopic, op.topic}};
+  fields[field::kPartition] =
       op.partition.value() >= 0 ? TraceFields(op.partition.value()) : TraceFields(nullptr);
-  if (op.type == OpType::kOk) fields["offset"] = op.offset.value();
-  fields["key"] = Key(op.key);
-  fields["value"] = op.value;
+  if (op.type == OpType::kOk) fields[field::kOffset] = op.offset.value();
+  fields[field::kKey] = Key(op.key);
+  fields[field::kValue] = op.value;
   if (op.type == OpType::kOk) {
-    world_.Trace(op.process, "ack", fields);
+    world_.Trace(op.process, ev::kAck, fields);
     return;
   }
-  fields["error"] =
+  fields[field::kError] =
       op.crashed ? TraceFields(nullptr) : TraceFields(std::string(ErrcName(op.error)));
-  fields["outcome"] = op.type == OpType::kFail ? "fail" : "unknown";
-  if (op.crashed) fields["crashed"] = true;
-  world_.Trace(op.process, "error", fields);
+  fields[field::kOutcome] = op.type == OpType::kFail ? "fail" : "unknown";
+  if (op.crashed) fields[field::kCrashed] = true;
+  world_.Trace(op.process, ev::kError, fields);
 }
 
 void History::Poll(std::string_view client, uint64_t incarnation, std::string_view group,
@@ -141,7 +142,8 @@ void History::Poll(std::string_view client, uint64_t incarnation, std::string_vi
   HistoryOp& op = Append(client, incarnation, OpType::kOk, OpFunction::kPoll);
   op.group = std::string(group);
   op.count = count;
-  world_.Trace(op.process, "poll", TraceFields{{"group", op.group}, {"count", count}});
+  world_.Trace(op.process, ev::kPoll,
+               TraceFields{{field::kGroup, op.group}, {field::kCount, count}});
 }
 
 void History::Deliver(std::string_view client, uint64_t incarnation, std::string_view group,
@@ -155,15 +157,15 @@ void History::Deliver(std::string_view client, uint64_t incarnation, std::string
   op.key = key;
   op.value = value;
   if (std::optional<std::string> id = RecordIdForValue(value)) op.record_id = std::move(*id);
-  world_.Trace(op.process, "deliver",
-               TraceFields{{"group", op.group},
-                           {"record_id", op.record_id.empty() ? TraceFields(nullptr)
-                                                              : TraceFields(op.record_id)},
-                           {"topic", op.topic},
-                           {"partition", op.partition.value()},
-                           {"offset", op.offset.value()},
-                           {"key", Key(op.key)},
-                           {"value", op.value}});
+  world_.Trace(op.process, ev::kDeliver,
+               TraceFields{{field::kGroup, op.group},
+                           {field::kRecordId, op.record_id.empty() ? TraceFields(nullptr)
+                                                                   : TraceFields(op.record_id)},
+                           {field::kTopic, op.topic},
+                           {field::kPartition, op.partition.value()},
+                           {field::kOffset, op.offset.value()},
+                           {field::kKey, Key(op.key)},
+                           {field::kValue, op.value}});
 }
 
 void History::Commit(std::string_view client, uint64_t incarnation, std::string_view group,
@@ -175,14 +177,14 @@ void History::Commit(std::string_view client, uint64_t incarnation, std::string_
   op.partition = tp.partition;
   op.offset = offset;
   op.error = error;
-  world_.Trace(
-      op.process, "commit",
-      TraceFields{{"group", op.group},
-                  {"topic", op.topic},
-                  {"partition", op.partition.value()},
-                  {"offset", op.offset.value()},
-                  {"error", error == Errc::kNone ? TraceFields(nullptr)
-                                                 : TraceFields(std::string(ErrcName(error)))}});
+  world_.Trace(op.process, ev::kCommit,
+               TraceFields{{field::kGroup, op.group},
+                           {field::kTopic, op.topic},
+                           {field::kPartition, op.partition.value()},
+                           {field::kOffset, op.offset.value()},
+                           {field::kError, error == Errc::kNone
+                                               ? TraceFields(nullptr)
+                                               : TraceFields(std::string(ErrcName(error)))}});
 }
 
 std::vector<const HistoryOp*> History::Select(OpFunction f, OpType type) const {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "sim/scenario/scenario.h"
 
 namespace ksim::sim {
@@ -273,11 +274,11 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
       }
       if (before == nullptr) continue;
       *cause_t_us = before->t_us;
-      return "truncated on " + BrokerNodeName(before->broker) + " at " +
-             FormatSeconds(before->t_us) + " (to offset " + std::to_string(before->to.value()) +
-             ", " + before->reason + ") before " + BrokerNodeName((*e)->leader) +
-             " was elected leader (epoch " + std::to_string((*e)->epoch) +
-             ((*e)->unclean ? ", unclean" : "") + ") at " + FormatSeconds((*e)->t_us);
+      return "truncated on " + node::Broker(before->broker) + " at " + FormatSeconds(before->t_us) +
+             " (to offset " + std::to_string(before->to.value()) + ", " + before->reason +
+             ") before " + node::Broker((*e)->leader) + " was elected leader (epoch " +
+             std::to_string((*e)->epoch) + ((*e)->unclean ? ", unclean" : "") + ") at " +
+             FormatSeconds((*e)->t_us);
     }
   }
   // Else the leader's own truncation after another broker was elected without the record (an
@@ -295,11 +296,11 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
   }
   if (found != nullptr) {
     *cause_t_us = found->t_us;
-    std::string cause = "truncated on " + BrokerNodeName(found->broker) + " at " +
+    std::string cause = "truncated on " + node::Broker(found->broker) + " at " +
                         FormatSeconds(found->t_us) + " (to offset " +
                         std::to_string(found->to.value()) + ", " + found->reason + ")";
     if (const ElectionRecord* e = ElectionBefore(tp, found->t_us)) {
-      cause += " after " + BrokerNodeName(e->leader) + " was elected leader (epoch " +
+      cause += " after " + node::Broker(e->leader) + " was elected leader (epoch " +
                std::to_string(e->epoch) + (e->unclean ? ", unclean" : "") + ") at " +
                FormatSeconds(e->t_us);
     }
@@ -308,16 +309,16 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
   // No truncation: the leader lost the data itself (a crash losing unsynced writes, a disk
   // fault), or nothing is left to read.
   if (leader.value() >= 0) {
-    auto faults = faults_.find(BrokerNodeName(leader));
+    auto faults = faults_.find(node::Broker(leader));
     if (faults != faults_.end()) {
       for (const FaultRecord* f : faults->second) {
-        if (f->t_us < from_us || (f->ev != "crash" && f->ev != "disk_fault")) continue;
+        if (f->t_us < from_us || (f->ev != ev::kCrash && f->ev != ev::kDiskFault)) continue;
         *cause_t_us = f->t_us;
-        return BrokerNodeName(leader) + ", its leader at the ack, " +
-               (f->ev == "crash" ? std::string("crashed")
-                                 : "had a disk fault (" + f->detail + ")") +
+        return node::Broker(leader) + ", its leader at the ack, " +
+               (f->ev == ev::kCrash ? std::string("crashed")
+                                    : "had a disk fault (" + f->detail + ")") +
                " at " + FormatSeconds(f->t_us) +
-               (f->ev == "crash" && !f->detail.empty() ? " (" + f->detail + ")" : "") +
+               (f->ev == ev::kCrash && !f->detail.empty() ? " (" + f->detail + ")" : "") +
                " and no replica kept the record";
       }
     }
@@ -401,14 +402,14 @@ std::string Checker::RedeliveryCause(const std::string& group, const Send& send,
     if (faults == faults_.end()) continue;
     for (const FaultRecord* f : faults->second) {
       if (f->t_us < first.t_us || f->t_us > again.t_us) continue;
-      if (f->ev != "crash" && f->ev != "shutdown") continue;
+      if (f->ev != ev::kCrash && f->ev != ev::kShutdown) continue;
       if (stop == nullptr || f->t_us > stop->t_us) stop = f;
     }
   }
   if (stop != nullptr) {
     *cause_t_us = stop->t_us;
-    cause += " after " + stop->node + (stop->ev == "crash" ? " crashed" : " shut down") + " at " +
-             FormatSeconds(stop->t_us);
+    cause += " after " + stop->node + (stop->ev == ev::kCrash ? " crashed" : " shut down") +
+             " at " + FormatSeconds(stop->t_us);
   } else {
     // Else the rebalance that took the partition from the member (its first event between the
     // deliveries naming the partition: the revoke, when there was one).
@@ -489,7 +490,7 @@ std::string Checker::UndeliveredCause(const std::string& group, const Copy& copy
     auto faults = faults_.find(member);
     if (faults == faults_.end()) continue;
     for (const FaultRecord* f : faults->second) {
-      if (f->t_us < covering->t_us || f->ev != "crash") continue;
+      if (f->t_us < covering->t_us || f->ev != ev::kCrash) continue;
       if (crash == nullptr || f->t_us < crash->t_us) crash = f;
       break;
     }
@@ -535,7 +536,7 @@ std::string Checker::LostCommitAnswerCause(const std::string& group, const Copy&
       "'s commit of offset " + position + " reached the coordinator";
   if (write != nullptr) {
     cause +=
-        " (written by " + BrokerNodeName(write->broker) + " at " + FormatSeconds(write->t_us) + ")";
+        " (written by " + node::Broker(write->broker) + " at " + FormatSeconds(write->t_us) + ")";
   }
   if (attempt != nullptr) {
     cause += " though " + attempt->process + " saw it fail (" +
@@ -548,8 +549,8 @@ std::string Checker::LostCommitAnswerCause(const std::string& group, const Copy&
   if (fault != nullptr) {
     cause +=
         "; " + fault->node + " " +
-        (fault->ev == "crash" ? std::string("crashed")
-         : fault->ev == "shutdown"
+        (fault->ev == ev::kCrash ? std::string("crashed")
+         : fault->ev == ev::kShutdown
              ? std::string("shut down")
              : fault->ev + (fault->detail.empty() ? std::string() : " (" + fault->detail + ")")) +
         " at " + FormatSeconds(fault->t_us);
@@ -584,8 +585,8 @@ const FaultRecord* Checker::DropFault(const std::string& group, const std::strin
     }
     return found;
   };
-  auto stop = [](const std::string& ev) { return ev == "crash" || ev == "shutdown"; };
-  const std::string coordinator = broker.value() >= 0 ? BrokerNodeName(broker) : "";
+  auto stop = [](const std::string& ev) { return ev == ev::kCrash || ev == ev::kShutdown; };
+  const std::string coordinator = broker.value() >= 0 ? node::Broker(broker) : "";
   const FaultRecord* f =
       first([&](const std::string& node) { return members.contains(node); }, stop);
   if (f == nullptr && !coordinator.empty()) {
@@ -596,7 +597,7 @@ const FaultRecord* Checker::DropFault(const std::string& group, const std::strin
   }
   if (f == nullptr) {
     f = first([](const std::string&) { return true; },
-              [](const std::string& ev) { return ev == "partition" || ev == "isolate"; });
+              [](const std::string& ev) { return ev == ev::kPartition || ev == ev::kIsolate; });
   }
   return f;
 }
@@ -773,14 +774,14 @@ nlohmann::ordered_json AnomaliesJson(const std::vector<Anomaly>& anomalies) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const Anomaly& anomaly : anomalies) {
     nlohmann::ordered_json item = nlohmann::ordered_json::object();
-    item["kind"] = anomaly.kind;
-    item["record_id"] = anomaly.record_id;
-    item["topic"] = anomaly.tp.topic;
-    item["partition"] = anomaly.tp.partition.value();
-    item["offset"] = anomaly.offset.value();
-    if (!anomaly.group.empty()) item["group"] = anomaly.group;
-    item["cause"] = anomaly.cause;
-    item["cause_t_us"] = anomaly.cause_t_us;
+    item[field::kKind] = anomaly.kind;
+    item[field::kRecordId] = anomaly.record_id;
+    item[field::kTopic] = anomaly.tp.topic;
+    item[field::kPartition] = anomaly.tp.partition.value();
+    item[field::kOffset] = anomaly.offset.value();
+    if (!anomaly.group.empty()) item[field::kGroup] = anomaly.group;
+    item[field::kCause] = anomaly.cause;
+    item[field::kCauseTUs] = anomaly.cause_t_us;
     list.push_back(std::move(item));
   }
   return list;

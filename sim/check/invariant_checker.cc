@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/record/record_batch.h"
 
 namespace ksim::sim {
@@ -120,17 +121,19 @@ void InvariantChecker::Remember(const ReplicaObservation& replica, ReplicaTrack&
 }
 
 void InvariantChecker::OnEvent(std::string_view ev, const EventFields& fields) {
-  if (ev == "topic_deleted" && fields.is_object() && fields.contains("topic") &&
-      fields["topic"].is_string()) {
-    return ForgetTopic(fields["topic"].get<std::string>());
+  if (ev == ev::kTopicDeleted && fields.is_object() && fields.contains(field::kTopic) &&
+      fields[field::kTopic].is_string()) {
+    return ForgetTopic(fields[field::kTopic].get<std::string>());
   }
-  if (ev != "leader_elected") return;
-  if (!fields.is_object() || !fields.contains("unclean") || !fields["unclean"].is_boolean()) return;
-  if (!fields["unclean"].get<bool>()) return;
-  if (!fields.contains("topic") || !fields["topic"].is_string()) return;
-  if (!fields.contains("partition") || !fields["partition"].is_number_integer()) return;
-  NoteUncleanElection(TopicPartition{fields["topic"].get<std::string>(),
-                                     PartitionId(fields["partition"].get<int32_t>())});
+  if (ev != ev::kLeaderElected) return;
+  if (!fields.is_object() || !fields.contains(field::kUnclean) ||
+      !fields[field::kUnclean].is_boolean())
+    return;
+  if (!fields[field::kUnclean].get<bool>()) return;
+  if (!fields.contains(field::kTopic) || !fields[field::kTopic].is_string()) return;
+  if (!fields.contains(field::kPartition) || !fields[field::kPartition].is_number_integer()) return;
+  NoteUncleanElection(TopicPartition{fields[field::kTopic].get<std::string>(),
+                                     PartitionId(fields[field::kPartition].get<int32_t>())});
 }
 
 void InvariantChecker::ForgetTopic(const std::string& topic) {

@@ -6,6 +6,7 @@
 
 #include "core/base/check.h"
 #include "core/base/topic_partition.h"
+#include "core/base/trace_names.h"
 
 namespace ksim::sim {
 namespace {
@@ -41,8 +42,8 @@ std::vector<int32_t> IdsField(const TraceFields& fields, std::string_view key) {
 
 // {topic, partition} of a partition-scoped event; nullopt without them.
 std::optional<TopicPartition> TpField(const TraceFields& fields) {
-  const std::string topic = StringField(fields, "topic");
-  const int64_t partition = IntField(fields, "partition");
+  const std::string topic = StringField(fields, field::kTopic);
+  const int64_t partition = IntField(fields, field::kPartition);
   if (topic.empty() || partition < 0) return std::nullopt;
   return TopicPartition{topic, PartitionId(static_cast<int32_t>(partition))};
 }
@@ -60,15 +61,16 @@ int32_t BrokerOfNode(std::string_view node) {
 
 // A short human text of a fault event's fields.
 std::string FaultDetail(std::string_view ev, const TraceFields& fields) {
-  if (ev == "crash") {
-    if (BoolField(fields, "corrupt")) return "torn and corrupted unsynced tail";
-    if (BoolField(fields, "tear")) return "torn unsynced tail";
+  if (ev == ev::kCrash) {
+    if (BoolField(fields, field::kCorrupt)) return "torn and corrupted unsynced tail";
+    if (BoolField(fields, field::kTear)) return "torn unsynced tail";
     return "";
   }
-  if (ev == "restart") return "incarnation " + std::to_string(IntField(fields, "incarnation"));
-  if (ev == "partition") {
+  if (ev == ev::kRestart)
+    return "incarnation " + std::to_string(IntField(fields, field::kIncarnation));
+  if (ev == ev::kPartition) {
     std::string text;
-    auto sides = fields.find("sides");
+    auto sides = fields.find(field::kSides);
     if (sides != fields.end() && sides->is_array()) {
       for (const TraceFields& side : *sides) {
         if (!text.empty()) text += " | ";
@@ -82,24 +84,24 @@ std::string FaultDetail(std::string_view ev, const TraceFields& fields) {
         text += names;
       }
     }
-    if (BoolField(fields, "one_way")) text += " (one way)";
+    if (BoolField(fields, field::kOneWay)) text += " (one way)";
     return text;
   }
-  if (ev == "slow") {
-    return "+" + std::to_string(IntField(fields, "extra_delay_us", 0) / 1000) + " ms for " +
-           FormatSeconds(IntField(fields, "for_us", 0));
+  if (ev == ev::kSlow) {
+    return "+" + std::to_string(IntField(fields, field::kExtraDelayUs, 0) / 1000) + " ms for " +
+           FormatSeconds(IntField(fields, field::kForUs, 0));
   }
-  if (ev == "disk_fault") {
-    return StringField(fields, "fault") + (BoolField(fields, "once") ? " once" : "");
+  if (ev == ev::kDiskFault) {
+    return StringField(fields, field::kFault) + (BoolField(fields, field::kOnce) ? " once" : "");
   }
-  if (ev == "zk_expire") return "session " + std::to_string(IntField(fields, "session"));
+  if (ev == ev::kZkExpire) return "session " + std::to_string(IntField(fields, field::kSession));
   return "";
 }
 
 bool IsFault(std::string_view ev) {
-  return ev == "crash" || ev == "shutdown" || ev == "restart" || ev == "partition" ||
-         ev == "heal" || ev == "isolate" || ev == "slow" || ev == "disk_fault" ||
-         ev == "zk_expire" || ev == "zk_down" || ev == "zk_up";
+  return ev == ev::kCrash || ev == ev::kShutdown || ev == ev::kRestart || ev == ev::kPartition ||
+         ev == ev::kHeal || ev == ev::kIsolate || ev == ev::kSlow || ev == ev::kDiskFault ||
+         ev == ev::kZkExpire || ev == ev::kZkDown || ev == ev::kZkUp;
 }
 
 // The console consumer's exit line (ConsoleConsumer.process at --max-messages; CliTools prints
@@ -121,60 +123,60 @@ RunObserver::RunObserver(World& world) : world_(world) {
 void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view ev,
                           const TraceFields& fields) {
   last_t_us_ = std::max(last_t_us_, t_us);
-  if (ev == "leader_elected") {
+  if (ev == ev::kLeaderElected) {
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     ElectionRecord election;
     election.t_us = t_us;
     election.tp = *tp;
-    election.leader = BrokerId(static_cast<int32_t>(IntField(fields, "leader")));
-    election.epoch = static_cast<int32_t>(IntField(fields, "epoch"));
-    election.isr = IdsField(fields, "isr");
-    election.unclean = BoolField(fields, "unclean");
-    election.reason = StringField(fields, "reason");
-    election.policy = StringField(fields, "policy");
+    election.leader = BrokerId(static_cast<int32_t>(IntField(fields, field::kLeader)));
+    election.epoch = static_cast<int32_t>(IntField(fields, field::kEpoch));
+    election.isr = IdsField(fields, field::kIsr);
+    election.unclean = BoolField(fields, field::kUnclean);
+    election.reason = StringField(fields, field::kReason);
+    election.policy = StringField(fields, field::kPolicy);
     PartitionTrack& track = Track(*tp, t_us);
     track.leader = election.leader;
     track.isr = election.isr;
     Reassess(*tp, track, t_us);
     elections_.push_back(std::move(election));
-  } else if (ev == "partition_offline") {
+  } else if (ev == ev::kPartitionOffline) {
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     PartitionTrack& track = Track(*tp, t_us);
     track.leader = BrokerId(-1);
-    track.isr = IdsField(fields, "isr");
+    track.isr = IdsField(fields, field::kIsr);
     Reassess(*tp, track, t_us);
-  } else if (ev == "isr_shrink" || ev == "isr_expand") {
+  } else if (ev == ev::kIsrShrink || ev == ev::kIsrExpand) {
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     PartitionTrack& track = Track(*tp, t_us);
     // Only the current leader's word counts: a deposed leader's late answer from ZooKeeper
     // must not overwrite the ISR the controller gave its successor.
     if (BrokerOfNode(node) != track.leader.value()) return;
-    track.isr = IdsField(fields, "isr");
+    track.isr = IdsField(fields, field::kIsr);
     Reassess(*tp, track, t_us);
-  } else if (ev == "truncate") {
+  } else if (ev == ev::kTruncate) {
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     TruncationRecord truncation;
     truncation.t_us = t_us;
     truncation.broker = BrokerId(BrokerOfNode(node));
     truncation.tp = *tp;
-    truncation.from_leo = Offset(IntField(fields, "from_leo", 0));
-    truncation.to = Offset(IntField(fields, "to", 0));
-    truncation.records = IntField(fields, "records", 0);
-    truncation.reason = StringField(fields, "reason");
+    truncation.from_leo = Offset(IntField(fields, field::kFromLeo, 0));
+    truncation.to = Offset(IntField(fields, field::kTo, 0));
+    truncation.records = IntField(fields, field::kRecords, 0);
+    truncation.reason = StringField(fields, field::kReason);
     truncations_.push_back(std::move(truncation));
-  } else if (ev == "produce_retry") {
+  } else if (ev == ev::kProduceRetry) {
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     retries_.push_back(RetryRecord{t_us, std::string(node), *tp,
-                                   static_cast<int32_t>(IntField(fields, "attempt", 0)),
-                                   StringField(fields, "error")});
-  } else if (ev == "partitions_assigned" || ev == "partitions_revoked") {
+                                   static_cast<int32_t>(IntField(fields, field::kAttempt, 0)),
+                                   StringField(fields, field::kError)});
+  } else if (ev == ev::kPartitionsAssigned || ev == ev::kPartitionsRevoked) {
     RebalanceRecord rebalance{t_us, std::string(node), std::string(ev), {}};
-    auto names = fields.find("partitions");
+    auto names = fields.find(field::kPartitions);
     if (names != fields.end() && names->is_array()) {
       for (const TraceFields& name : *names) {
         if (!name.is_string()) continue;
@@ -184,32 +186,33 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
       }
     }
     rebalances_.push_back(std::move(rebalance));
-  } else if (ev == "offset_reset") {
+  } else if (ev == ev::kOffsetReset) {
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     offset_resets_.push_back(OffsetResetRecord{
-        t_us, std::string(node), *tp, StringField(fields, "strategy"),
-        Offset(IntField(fields, "offset", 0)), Offset(IntField(fields, "from", -1))});
-  } else if (ev == "offset_fetched") {
+        t_us, std::string(node), *tp, StringField(fields, field::kStrategy),
+        Offset(IntField(fields, field::kOffset, 0)), Offset(IntField(fields, field::kFrom, -1))});
+  } else if (ev == ev::kOffsetFetched) {
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     offset_fetches_.push_back(OffsetFetchRecord{t_us, std::string(node),
-                                                StringField(fields, "group"), *tp,
-                                                Offset(IntField(fields, "offset", -1))});
-  } else if (ev == "offsets_committed") {
+                                                StringField(fields, field::kGroup), *tp,
+                                                Offset(IntField(fields, field::kOffset, -1))});
+  } else if (ev == ev::kOffsetsCommitted) {
     commit_writes_.push_back(CommitWriteRecord{t_us, BrokerId(BrokerOfNode(node)),
-                                               StringField(fields, "group"),
-                                               StringField(fields, "error")});
-  } else if (ev == "cli_output") {
-    const int64_t index = IntField(fields, "index");
-    if (node == "scenario" && index >= 0 &&
-        StringField(fields, "line").starts_with(kConsoleConsumerExit)) {
-      stopped_tools_.insert("cli-" + std::to_string(index));
+                                               StringField(fields, field::kGroup),
+                                               StringField(fields, field::kError)});
+  } else if (ev == ev::kCliOutput) {
+    const int64_t index = IntField(fields, field::kIndex);
+    if (node == node::kScenario && index >= 0 &&
+        StringField(fields, field::kLine).starts_with(kConsoleConsumerExit)) {
+      stopped_tools_.insert(node::CliTool(static_cast<size_t>(index)));
     }
-  } else if (ev == "invariant_violation") {
-    violations_.push_back(StringField(fields, "rule") + " " + StringField(fields, "topic") + "-" +
-                          std::to_string(IntField(fields, "partition")) + ": " +
-                          StringField(fields, "message"));
+  } else if (ev == ev::kInvariantViolation) {
+    violations_.push_back(StringField(fields, field::kRule) + " " +
+                          StringField(fields, field::kTopic) + "-" +
+                          std::to_string(IntField(fields, field::kPartition)) + ": " +
+                          StringField(fields, field::kMessage));
   } else if (IsFault(ev)) {
     OnFault(t_us, node, ev, fields);
   }
@@ -218,13 +221,14 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
 void RunObserver::OnFault(TimeUs t_us, std::string_view node, std::string_view ev,
                           const TraceFields& fields) {
   // A console consumer that stopped itself, and the final phase restarting its empty node.
-  if ((ev == "shutdown" || ev == "restart") && stopped_tools_.contains(std::string(node))) return;
+  if ((ev == ev::kShutdown || ev == ev::kRestart) && stopped_tools_.contains(std::string(node)))
+    return;
   faults_.push_back(FaultRecord{t_us, std::string(node), std::string(ev), FaultDetail(ev, fields)});
   const int32_t broker = BrokerOfNode(node);
   if (broker < 0) return;
-  if (ev == "crash" || ev == "shutdown") {
+  if (ev == ev::kCrash || ev == ev::kShutdown) {
     broker_up_[broker] = false;
-  } else if (ev == "restart") {
+  } else if (ev == ev::kRestart) {
     broker_up_[broker] = true;
   } else {
     return;

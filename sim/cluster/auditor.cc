@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/cluster/partition.h"
 #include "core/record/record_batch.h"
 #include "core/storage/log.h"
@@ -20,7 +21,7 @@ constexpr int32_t kReadChunkBytes = 1 << 20;
 constexpr int kMaxReadRounds = 1 << 20;
 
 std::string ReplicaName(BrokerId broker, const TopicPartition& tp) {
-  return BrokerNodeName(broker) + " " + ToString(tp);
+  return node::Broker(broker) + " " + ToString(tp);
 }
 
 // The records of `log` in [from, end), in offset order: keys and values as text, each record's
@@ -129,7 +130,7 @@ PartitionAudit AuditPartition(Cluster& cluster, const TopicPartition& tp,
   audit.log_end_offset = leader->log_end_offset();
   audit.isr = IsrIds(leader->isr());
   {
-    VirtualDisk::InspectionScope inspect(*cluster.world().node(BrokerNodeName(leader_id)).disk());
+    VirtualDisk::InspectionScope inspect(*cluster.world().node(node::Broker(leader_id)).disk());
     Result<std::vector<AuditedRecord>> records =
         ReadRecords(leader->log(), audit.log_start_offset, audit.high_watermark);
     if (!records.ok()) {
@@ -146,7 +147,7 @@ PartitionAudit AuditPartition(Cluster& cluster, const TopicPartition& tp,
     const Offset from = std::max(audit.log_start_offset, replica->log_start_offset());
     const Offset end = std::min(audit.high_watermark, replica->high_watermark());
     if (from >= end) continue;
-    VirtualDisk::InspectionScope inspect(*cluster.world().node(BrokerNodeName(id)).disk());
+    VirtualDisk::InspectionScope inspect(*cluster.world().node(node::Broker(id)).disk());
     Result<std::vector<AuditedRecord>> records = ReadRecords(replica->log(), from, end);
     if (!records.ok()) {
       errors.push_back(ReplicaName(id, tp) + ": " + records.status().ToString());

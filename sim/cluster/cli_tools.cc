@@ -6,6 +6,7 @@
 
 #include "core/admin/topic_admin.h"
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/cluster/topic.h"
 
 namespace ksim::sim {
@@ -188,7 +189,7 @@ void CliTools::Later(std::function<void()> callback) {
 
 std::vector<std::string> CliTools::BrokerNodes() {
   std::vector<std::string> nodes;
-  for (BrokerId id : cluster_.broker_ids()) nodes.push_back(BrokerNodeName(id));
+  for (BrokerId id : cluster_.broker_ids()) nodes.push_back(node::Broker(id));
   return nodes;
 }
 
@@ -427,6 +428,6 @@ void CliTools::StopConsumer(size_t index, ConsumerClient& client) {
   Later([this, index] { Finish(index); });
 }
 
-std::string CliTools::ClientName(size_t index) { return "cli-" + std::to_string(index); }
+std::string CliTools::ClientName(size_t index) { return node::CliTool(index); }
 
 }  // namespace ksim::sim

@@ -7,6 +7,7 @@
 #include "core/base/check.h"
 #include "core/base/random.h"
 #include "core/base/timer_group.h"
+#include "core/base/trace_names.h"
 #include "core/protocol/network_client.h"
 #include "sim/world/sim_transport.h"
 
@@ -481,15 +482,18 @@ void ConsumerClient::CommitRecords(Process& process, const std::vector<ConsumerR
 
 void ConsumerClient::OnConsumerEvent(std::string_view ev, const EventFields& fields) {
   // Auto commits happen inside the Consumer: its offset_commit events are their outcomes.
-  if (options_.commit != CommitMode::kAuto || ev != "offset_commit" || process_ == nullptr) return;
-  if (!fields.contains("topic") || !fields.contains("partition") || !fields.contains("offset")) {
+  if (options_.commit != CommitMode::kAuto || ev != ev::kOffsetCommit || process_ == nullptr)
+    return;
+  if (!fields.contains(field::kTopic) || !fields.contains(field::kPartition) ||
+      !fields.contains(field::kOffset)) {
     return;
   }
-  const TopicPartition tp{fields["topic"].get<std::string>(),
-                          PartitionId(fields["partition"].get<int32_t>())};
-  const Errc error = fields.contains("error") ? ErrcOfField(fields["error"]) : Errc::kNone;
+  const TopicPartition tp{fields[field::kTopic].get<std::string>(),
+                          PartitionId(fields[field::kPartition].get<int32_t>())};
+  const Errc error =
+      fields.contains(field::kError) ? ErrcOfField(fields[field::kError]) : Errc::kNone;
   history_.Commit(options_.id, process_->incarnation, options_.group, tp,
-                  Offset(fields["offset"].get<int64_t>()), error);
+                  Offset(fields[field::kOffset].get<int64_t>()), error);
 }
 
 }  // namespace ksim::sim

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 
 namespace ksim::sim {
 
@@ -44,22 +45,23 @@ Status Cluster::Build() {
   controller_options.election_policy = options_.election_policy;
   KSIM_RETURN_IF_ERROR(Controller::ValidateOptions(controller_options));
   ZooKeeperOptions zk_options = options_.zookeeper;
-  zk_options.node = std::string(kZooKeeperNodeName);
+  zk_options.node = std::string(node::kZooKeeper);
   KSIM_ASSIGN_OR_RETURN(zk_node_, world_.AddNode(zk_options.node));
   zk_server_ = std::make_unique<ZooKeeperServer>(world_.loop(), world_.network(), zk_options);
   zk_server_->SetObserver([this](const ZkServerEvent& event) {
     TraceFields fields = TraceFields::object();
-    if (event.session != kNoSession) fields["session"] = event.session.value();
-    if (!event.client_node.empty()) fields["client"] = std::string(event.client_node);
-    if (!event.ephemerals_deleted.empty()) fields["ephemerals_deleted"] = event.ephemerals_deleted;
-    world_.Trace(kZooKeeperNodeName, ZkServerEventTypeName(event.type), fields);
+    if (event.session != kNoSession) fields[field::kSession] = event.session.value();
+    if (!event.client_node.empty()) fields[field::kClient] = std::string(event.client_node);
+    if (!event.ephemerals_deleted.empty())
+      fields[field::kEphemeralsDeleted] = event.ephemerals_deleted;
+    world_.Trace(node::kZooKeeper, ZkServerEventTypeName(event.type), fields);
   });
 
   slots_.resize(static_cast<size_t>(options_.brokers));
   for (int32_t id = 1; id <= options_.brokers; ++id) {
     BrokerSlot& slot = slots_[static_cast<size_t>(id - 1)];
     slot.id = BrokerId(id);
-    const std::string name = BrokerNodeName(slot.id);
+    const std::string name = node::Broker(slot.id);
     KSIM_ASSIGN_OR_RETURN(slot.config, MakeConfig(id, name));
     KSIM_ASSIGN_OR_RETURN(slot.node, world_.AddNode(name, NodeOptions{options_.disk}));
     slot.node->AddLifecycleListener(
@@ -68,11 +70,11 @@ Status Cluster::Build() {
         });
   }
 
-  KSIM_ASSIGN_OR_RETURN(admin_node_, world_.AddNode(std::string(kAdminNodeName)));
+  KSIM_ASSIGN_OR_RETURN(admin_node_, world_.AddNode(std::string(node::kAdmin)));
   ZkClientOptions admin_options;
   admin_options.server_node = zk_options.node;
   admin_options.session_timeout_us = options_.admin_session_timeout_us;
-  admin_zk_ = std::make_unique<ZooKeeperClient>(world_.loop(), world_.network(), kAdminNodeName,
+  admin_zk_ = std::make_unique<ZooKeeperClient>(world_.loop(), world_.network(), node::kAdmin,
                                                 world_.StreamFor("zkclient/admin"), admin_options);
   admin_zk_->Attach();
   admin_random_ = std::make_unique<StreamRandomSource>(world_.StreamFor("admin/topics"));
@@ -81,11 +83,11 @@ Status Cluster::Build() {
 
   if (options_.check_invariants) {
     checker_ = std::make_unique<InvariantChecker>([this](const InvariantViolation& violation) {
-      world_.Trace(kVerdictNode, "invariant_violation",
-                   TraceFields{{"rule", violation.rule},
-                               {"topic", violation.tp.topic},
-                               {"partition", violation.tp.partition.value()},
-                               {"message", violation.message}});
+      world_.Trace(node::kChecker, ev::kInvariantViolation,
+                   TraceFields{{field::kRule, violation.rule},
+                               {field::kTopic, violation.tp.topic},
+                               {field::kPartition, violation.tp.partition.value()},
+                               {field::kMessage, violation.message}});
     });
   }
   return Status::Ok();
@@ -160,7 +162,7 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
   const std::string suffix = node.name() + "/" + std::to_string(node.incarnation());
 
   ZkClientOptions zk_options;
-  zk_options.server_node = std::string(kZooKeeperNodeName);
+  zk_options.server_node = std::string(node::kZooKeeper);
   zk_options.session_timeout_us =
       static_cast<TimeUs>(slot.config.zookeeper_session_timeout_ms) * kUsPerMs;
   process->zk =
@@ -196,9 +198,9 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
   Status started = slot.process->broker->Startup();
   if (!started.ok()) {
     // Kafka's process exits when its logs cannot be loaded: the node stays up with nothing on it.
-    world_.Trace(node.name(), "broker_startup_failed",
-                 TraceFields{{"error", std::string(ErrcName(started.code()))},
-                             {"message", started.message()}});
+    world_.Trace(node.name(), ev::kBrokerStartupFailed,
+                 TraceFields{{field::kError, std::string(ErrcName(started.code()))},
+                             {field::kMessage, started.message()}});
     StopProcess(slot);
     return Status(started.code(), node.name() + ": " + started.message());
   }
@@ -345,7 +347,7 @@ Status Cluster::ExpireSession(BrokerId id) {
   if (session == kNoSession) {
     return Status(Errc::kInvalidArgument, s.node->name() + " has no ZooKeeper session yet");
   }
-  world_.Trace(s.node->name(), "zk_expire", TraceFields{{"session", session.value()}});
+  world_.Trace(s.node->name(), ev::kZkExpire, TraceFields{{field::kSession, session.value()}});
   return zk_server_->ExpireSession(session);
 }
 

@@ -68,7 +68,6 @@
 
 namespace ksim::sim {
 
-inline constexpr std::string_view kAdminNodeName = "admin";
 inline constexpr std::string_view kZooKeeperConnect = "zk:2181";
 inline constexpr std::string_view kBrokerLogDir = "/kafka-logs";
 // The Cluster's log.index.size.max.bytes unless the configuration names it (see above).

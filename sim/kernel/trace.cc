@@ -4,6 +4,8 @@
 #include <sstream>
 #include <utility>
 
+#include "core/base/trace_names.h"
+
 namespace ksim::sim {
 namespace {
 
@@ -18,7 +20,9 @@ void AppendString(std::string& out, std::string_view text) {
   AppendDump(out, nlohmann::json(text));
 }
 
-bool IsReservedKey(std::string_view key) { return key == "t_us" || key == "node" || key == "ev"; }
+bool IsReservedKey(std::string_view key) {
+  return key == field::kTimeUs || key == field::kNode || key == field::kEv;
+}
 
 }  // namespace
 
@@ -117,16 +121,17 @@ void TraceWriter::Verdict(TimeUs t_us, bool ok, const TraceFields& metrics,
                           const TraceFields& extra) {
   KSIM_CHECK_MSG(metrics.is_object(), "verdict metrics must be a JSON object");
   TraceFields fields = TraceFields::object();
-  fields["ok"] = ok;
-  fields["metrics"] = metrics;
+  fields[field::kOk] = ok;
+  fields[field::kMetrics] = metrics;
   if (!extra.is_null()) {
     KSIM_CHECK_MSG(extra.is_object(), "verdict extra fields must be a JSON object");
     for (const auto& [key, value] : extra.items()) {
-      KSIM_CHECK_MSG(key != "ok" && key != "metrics", "verdict extra field repeats ok/metrics");
+      KSIM_CHECK_MSG(key != field::kOk && key != field::kMetrics,
+                     "verdict extra field repeats ok/metrics");
       fields[key] = value;
     }
   }
-  WriteLine(t_us, kVerdictNode, kVerdictEv, fields);
+  WriteLine(t_us, node::kChecker, ev::kVerdict, fields);
   has_verdict_ = true;
 }
 
@@ -281,17 +286,17 @@ Result<std::optional<TraceEvent>> TraceReader::ParseEventLine(const std::string&
   event.line = line_;
   bool has_time = false, has_node = false, has_ev = false;
   for (auto& [key, value] : json.items()) {
-    if (key == "t_us") {
+    if (key == field::kTimeUs) {
       if (!value.is_number_integer() || value.get<int64_t>() < 0) {
         return Error(line_, "\"t_us\" must be a non-negative integer");
       }
       event.t_us = value.get<int64_t>();
       has_time = true;
-    } else if (key == "node") {
+    } else if (key == field::kNode) {
       if (!value.is_string()) return Error(line_, "\"node\" must be a string");
       event.node = value.get<std::string>();
       has_node = true;
-    } else if (key == "ev") {
+    } else if (key == field::kEv) {
       if (!value.is_string()) return Error(line_, "\"ev\" must be a string");
       event.ev = value.get<std::string>();
       has_ev = true;
@@ -309,11 +314,11 @@ Result<std::optional<TraceEvent>> TraceReader::ParseEventLine(const std::string&
   if (IsMessageEv(event.ev) && header_.level != TraceLevel::kMessages) {
     return Error(line_, "message event \"" + event.ev + "\" in a trace at the state level");
   }
-  if (event.ev == kVerdictEv) {
-    if (!event.fields.contains("ok") || !event.fields["ok"].is_boolean()) {
+  if (event.ev == ev::kVerdict) {
+    if (!event.fields.contains(field::kOk) || !event.fields[field::kOk].is_boolean()) {
       return Error(line_, "the verdict's \"ok\" must be true or false");
     }
-    if (!event.fields.contains("metrics") || !event.fields["metrics"].is_object()) {
+    if (!event.fields.contains(field::kMetrics) || !event.fields[field::kMetrics].is_object()) {
       return Error(line_, "the verdict's \"metrics\" must be an object");
     }
     verdict_seen_ = true;
@@ -330,7 +335,7 @@ Result<Trace> ReadAll(TraceReader reader) {
   for (;;) {
     KSIM_ASSIGN_OR_RETURN(std::optional<TraceEvent> event, reader.Next());
     if (!event.has_value()) break;
-    if (event->ev == kVerdictEv) {
+    if (event->ev == ev::kVerdict) {
       trace.verdict = std::move(*event);
     } else {
       trace.events.push_back(std::move(*event));

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/base/trace_names.h"
 #include "core/base/types.h"
 #include "sim/kernel/atomic_file.h"
 
@@ -38,9 +39,6 @@ namespace ksim::sim {
 using TraceFields = nlohmann::ordered_json;
 
 inline constexpr int kTraceFormatVersion = 1;
-inline constexpr std::string_view kVerdictNode = "checker";
-inline constexpr std::string_view kVerdictEv = "verdict";
-inline constexpr std::string_view kMessageEvPrefix = "msg_";
 
 enum class TraceLevel : uint8_t {
   kState,     // state changes and client operations
@@ -50,7 +48,7 @@ std::string_view TraceLevelName(TraceLevel level);
 // "state" or "messages"; anything else is kInvalidArgument.
 Result<TraceLevel> ParseTraceLevel(std::string_view name);
 // True for network message events ("msg_send", ...), the ones only the messages level keeps.
-inline bool IsMessageEv(std::string_view ev) { return ev.starts_with(kMessageEvPrefix); }
+inline bool IsMessageEv(std::string_view ev) { return ev.starts_with(ev::kMessagePrefix); }
 
 struct TraceHeader {
   std::string scenario;
@@ -155,7 +153,7 @@ struct Trace {
   TraceHeader header;
   std::vector<TraceEvent> events;  // in file (= time) order, verdict excluded
   TraceEvent verdict;              // its fields hold "ok", "metrics" and any extra keys
-  bool ok() const { return verdict.fields.at("ok").get<bool>(); }
+  bool ok() const { return verdict.fields.at(field::kOk).get<bool>(); }
 };
 
 // Reads a trace line by line (the viewer and regression tests may read long traces). Every

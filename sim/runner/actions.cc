@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/config/server_config.h"
 #include "core/zk/paths.h"
 #include "sim/runner/run.h"
@@ -22,16 +23,16 @@ std::string PartitionName(const std::string& topic, int32_t partition) {
 void DescribeTarget(const Target& target, std::string& description, TraceFields& fields) {
   switch (target.kind) {
     case Target::Kind::kBroker:
-      description += " " + BrokerNodeName(BrokerId(target.broker));
-      fields["broker"] = target.broker;
+      description += " " + node::Broker(BrokerId(target.broker));
+      fields[field::kBroker] = target.broker;
       return;
     case Target::Kind::kLeaderOf:
       description += " leader_of " + PartitionName(target.topic, target.partition);
-      fields["leader_of"] = PartitionName(target.topic, target.partition);
+      fields[field::kLeaderOf] = PartitionName(target.topic, target.partition);
       return;
     case Target::Kind::kClient:
       description += " " + target.client;
-      fields["client"] = target.client;
+      fields[field::kClient] = target.client;
       return;
   }
 }
@@ -57,11 +58,11 @@ std::string JoinSide(const std::vector<std::string>& side) {
 }  // namespace
 
 void ScenarioRun::BeginAction(const Action& action, std::string description, TraceFields fields) {
-  TraceFields event{{"index", action.index},
-                    {"do", std::string(ActionName(action.what))},
-                    {"at_ms", action.at_ms}};
+  TraceFields event{{field::kIndex, action.index},
+                    {field::kDo, std::string(ActionName(action.what))},
+                    {field::kAtMs, action.at_ms}};
   for (auto& [key, value] : fields.items()) event[key] = value;
-  world_->Trace(kScenarioNodeName, "action", event);
+  world_->Trace(node::kScenario, ev::kAction, event);
   ActionOutput output;
   output.index = action.index;
   output.at_ms = action.at_ms;
@@ -71,15 +72,16 @@ void ScenarioRun::BeginAction(const Action& action, std::string description, Tra
 }
 
 void ScenarioRun::Skip(const Action& action, const std::string& reason) {
-  world_->Trace(kScenarioNodeName, "action_skipped",
-                TraceFields{{"index", action.index}, {"reason", reason}});
+  world_->Trace(node::kScenario, ev::kActionSkipped,
+                TraceFields{{field::kIndex, action.index}, {field::kReason, reason}});
   ActionOutput& output = actions_[action_slot_.at(action.index)];
   output.skipped = true;
   output.output.push_back(reason);
 }
 
 void ScenarioRun::CliOutput(size_t index, const std::string& line) {
-  world_->Trace(kScenarioNodeName, "cli_output", TraceFields{{"index", index}, {"line", line}});
+  world_->Trace(node::kScenario, ev::kCliOutput,
+                TraceFields{{field::kIndex, index}, {field::kLine, line}});
   auto slot = action_slot_.find(index);
   if (slot != action_slot_.end()) actions_[slot->second].output.push_back(line);
 }
@@ -97,8 +99,8 @@ std::optional<BrokerId> ScenarioRun::ResolveBroker(const Target& target, std::st
         return std::nullopt;
       }
       // The broker the role named at this moment, in the report and the trace.
-      description += " (" + BrokerNodeName(leader) + ")";
-      fields["broker"] = leader.value();
+      description += " (" + node::Broker(leader) + ")";
+      fields[field::kBroker] = leader.value();
       return leader;
     }
     case Target::Kind::kClient:
@@ -210,8 +212,8 @@ void ScenarioRun::RunSlow(const Action& action, const SlowAction& slow) {
   const std::optional<BrokerId> broker = ResolveBroker(slow.target, description, fields, reason);
   description += " by " + std::to_string(slow.fetch_delay_ms) + " ms for " +
                  std::to_string(slow.for_ms) + " ms";
-  fields["fetch_delay_ms"] = slow.fetch_delay_ms;
-  fields["for_ms"] = slow.for_ms;
+  fields[field::kFetchDelayMs] = slow.fetch_delay_ms;
+  fields[field::kForMs] = slow.for_ms;
   BeginAction(action, description, fields);
   if (!broker) return Skip(action, reason);
   Status slowed = cluster_->SlowBroker(*broker, Ms(slow.fetch_delay_ms), Ms(slow.for_ms));
@@ -225,7 +227,7 @@ void ScenarioRun::RunPartition(const Action& action, const PartitionAction& part
         (i == 0 ? " " : (partition.one_way ? " -> " : " | ")) + JoinSide(partition.sides[i]);
   }
   BeginAction(action, description,
-              TraceFields{{"sides", partition.sides}, {"one_way", partition.one_way}});
+              TraceFields{{field::kSides, partition.sides}, {field::kOneWay, partition.one_way}});
   // A side may name a console client not created yet (or never): only existing nodes are cut.
   std::vector<std::vector<std::string>> sides;
   for (const std::vector<std::string>& side : partition.sides) {
@@ -252,13 +254,14 @@ void ScenarioRun::RunCrashReplicas(const Action& action, const CrashReplicasActi
   std::string description = "crash_replicas " + ToString(tp);
   TraceFields brokers = TraceFields::array();
   for (size_t i = 0; i < replicas.size(); ++i) {
-    description += (i == 0 ? " (" : ", ") + BrokerNodeName(replicas[i]);
+    description += (i == 0 ? " (" : ", ") + node::Broker(replicas[i]);
     brokers.push_back(replicas[i].value());
   }
   if (!replicas.empty()) description += ")";
-  BeginAction(
-      action, description,
-      TraceFields{{"topic", crash.topic}, {"partition", crash.partition}, {"brokers", brokers}});
+  BeginAction(action, description,
+              TraceFields{{field::kTopic, crash.topic},
+                          {field::kPartition, crash.partition},
+                          {field::kBrokers, brokers}});
   if (replicas.empty()) return Skip(action, ToString(tp) + " has no replicas");
   std::string down;
   for (BrokerId id : replicas) {
@@ -272,13 +275,13 @@ void ScenarioRun::RunCrashReplicas(const Action& action, const CrashReplicasActi
 
 void ScenarioRun::RunDiskFault(const Action& action, const DiskFaultAction& fault) {
   std::string description = "disk_fault " + std::string(DiskFaultKindName(fault.kind)) + " on";
-  TraceFields fields{{"kind", std::string(DiskFaultKindName(fault.kind))}};
+  TraceFields fields{{field::kKind, std::string(DiskFaultKindName(fault.kind))}};
   DescribeTarget(fault.target, description, fields);
   std::string reason;
   const std::optional<BrokerId> broker = ResolveBroker(fault.target, description, fields, reason);
   BeginAction(action, description, fields);
   if (!broker) return Skip(action, reason);
-  const std::string node = BrokerNodeName(*broker);
+  const std::string node = node::Broker(*broker);
   switch (fault.kind) {
     case DiskFaultKind::kEio:
       // Every later read, write and sync fails until the final phase clears it.
@@ -293,7 +296,8 @@ void ScenarioRun::RunDiskFault(const Action& action, const DiskFaultAction& faul
       KSIM_CHECK(disk != nullptr);
       disk->set_capacity_bytes(std::max<uint64_t>(disk->used_bytes(), 1));
       full_disks_.insert(*broker);
-      world_->Trace(node, "disk_fault", TraceFields{{"fault", "no_space"}, {"once", false}});
+      world_->Trace(node, ev::kDiskFault,
+                    TraceFields{{field::kFault, "no_space"}, {field::kOnce, false}});
       return;
     }
     case DiskFaultKind::kCorruptTail: {
@@ -334,10 +338,10 @@ void ScenarioRun::RunZooKeeper(const Action& action, bool up) {
 
 void ScenarioRun::RunProduce(const Action& action, const ProduceAction& produce) {
   std::string description = "produce \"" + produce.value + "\"";
-  TraceFields fields{{"client", produce.client}, {"value", produce.value}};
+  TraceFields fields{{field::kClient, produce.client}, {field::kValue, produce.value}};
   if (produce.key) {
     description += " (key \"" + *produce.key + "\")";
-    fields["key"] = *produce.key;
+    fields[field::kKey] = *produce.key;
   }
   description += " via " + produce.client;
   BeginAction(action, description, fields);
@@ -359,10 +363,10 @@ void ScenarioRun::RunConfig(const Action& action, const ConfigAction& config) {
   TraceFields fields{{"config", settings}};
   if (config.topic) {
     description += " topic " + *config.topic;
-    fields["topic"] = *config.topic;
+    fields[field::kTopic] = *config.topic;
   } else if (config.broker) {
-    description += " " + BrokerNodeName(BrokerId(*config.broker));
-    fields["broker"] = *config.broker;
+    description += " " + node::Broker(BrokerId(*config.broker));
+    fields[field::kBroker] = *config.broker;
   } else {
     description += " every broker";
   }
@@ -399,7 +403,7 @@ void ScenarioRun::RunConfig(const Action& action, const ConfigAction& config) {
 }
 
 void ScenarioRun::RunCli(const Action& action, const CliAction& cli) {
-  BeginAction(action, cli.command, TraceFields{{"command", cli.command}});
+  BeginAction(action, cli.command, TraceFields{{field::kCommand, cli.command}});
   Status started = cli_->Run(action.index, cli);
   if (!started.ok()) Skip(action, started.message());
   ApplyLinkOverrides();  // a console client's node may be named by a link override

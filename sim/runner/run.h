@@ -34,9 +34,6 @@
 
 namespace ksim::sim {
 
-// The node name of the runner's own trace events (action, action_skipped, cli_output, ...).
-inline constexpr std::string_view kScenarioNodeName = "scenario";
-
 class ScenarioRun {
  public:
   ScenarioRun(const Scenario& scenario, const RunOptions& options);

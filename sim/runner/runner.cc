@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/cluster/partition.h"
 #include "core/zk/paths.h"
 #include "sim/runner/run.h"
@@ -105,10 +106,10 @@ Status ScenarioRun::Setup() {
   t0_us_ = (now_us + kUsPerMs - 1) / kUsPerMs * kUsPerMs;
   cluster_->RunFor(t0_us_ - now_us);
   next_progress_us_ = t0_us_;
-  world_->Trace(kScenarioNodeName, "scenario_start",
-                TraceFields{{"duration_ms", scenario_.duration_ms},
-                            {"drain_ms", scenario_.final_phase.drain_ms},
-                            {"description", scenario_.description}});
+  world_->Trace(node::kScenario, ev::kScenarioStart,
+                TraceFields{{field::kDurationMs, scenario_.duration_ms},
+                            {field::kDrainMs, scenario_.final_phase.drain_ms},
+                            {field::kDescription, scenario_.description}});
   KSIM_RETURN_IF_ERROR(CreateClients());
   cli_ = std::make_unique<CliTools>(
       *cluster_, *history_,
@@ -234,7 +235,7 @@ Status ScenarioRun::CreateTopics() {
 
 Status ScenarioRun::CreateClients() {
   std::vector<std::string> bootstrap;
-  for (BrokerId id : cluster_->broker_ids()) bootstrap.push_back(BrokerNodeName(id));
+  for (BrokerId id : cluster_->broker_ids()) bootstrap.push_back(node::Broker(id));
   const int64_t t0_ms = t0_us_ / kUsPerMs;
   for (const ClientSpec& client : scenario_.clients) {
     if (client.type == ClientType::kProducer) {
@@ -299,14 +300,14 @@ void ScenarioRun::ReportProgress() {
 
 void ScenarioRun::RunFinalPhase() {
   const FinalPhase& final_phase = scenario_.final_phase;
-  world_->Trace(kScenarioNodeName, "final_phase",
-                TraceFields{{"heal", final_phase.heal},
-                            {"restart_all", final_phase.restart_all},
-                            {"drain_ms", final_phase.drain_ms}});
+  world_->Trace(node::kScenario, ev::kFinalPhase,
+                TraceFields{{field::kHeal, final_phase.heal},
+                            {field::kRestartAll, final_phase.restart_all},
+                            {field::kDrainMs, final_phase.drain_ms}});
   if (final_phase.heal) {
     world_->Heal();
     for (BrokerId id : cluster_->broker_ids()) {
-      const std::optional<NodeId> node = world_->topology().Find(BrokerNodeName(id));
+      const std::optional<NodeId> node = world_->topology().Find(node::Broker(id));
       if (node && world_->topology().SlowExtraUs(*node) > 0) {
         KSIM_CHECK(cluster_->SlowBroker(id, 0, 0).ok());
       }
@@ -319,10 +320,10 @@ void ScenarioRun::RunFinalPhase() {
     RunTo(std::min(drain_end_us, world_->Now() + kDrainCheckUs));
   }
   world_->Trace(
-      kScenarioNodeName, "drained",
-      TraceFields{
-          {"complete", Drained()},
-          {"drain_ms", (world_->Now() - (drain_end_us - Ms(final_phase.drain_ms))) / kUsPerMs}});
+      node::kScenario, ev::kDrained,
+      TraceFields{{field::kComplete, Drained()},
+                  {field::kDrainMs,
+                   (world_->Now() - (drain_end_us - Ms(final_phase.drain_ms))) / kUsPerMs}});
   if (options_.progress) options_.progress(total_us_, total_us_);
 }
 
@@ -330,7 +331,7 @@ void ScenarioRun::RestartAll() {
   // Injected disk faults end first, so that a restarted broker can load its logs; a broker whose
   // node is up without a process (its start-up failed on a fault) is restarted too.
   for (BrokerId id : cluster_->broker_ids()) {
-    Node& node = world_->node(BrokerNodeName(id));
+    Node& node = world_->node(node::Broker(id));
     if (node.disk() != nullptr) {
       node.disk()->ClearAllFaults();
       node.disk()->set_capacity_bytes(scenario_.cluster.disk.capacity_bytes);
@@ -338,7 +339,7 @@ void ScenarioRun::RestartAll() {
   }
   full_disks_.clear();
   for (BrokerId id : cluster_->broker_ids()) {
-    Node& node = world_->node(BrokerNodeName(id));
+    Node& node = world_->node(node::Broker(id));
     if (node.up() && cluster_->broker(id) == nullptr) {
       KSIM_CHECK(world_->CrashNode(node.name()).ok());
     }
@@ -452,10 +453,10 @@ Status ScenarioRun::Finish(RunResult& result) {
     evaluated.actual = actual.value_or(0);
     evaluated.ok = actual.has_value() && ExpectationHolds(expectation, evaluated.actual);
     result.ok = result.ok && evaluated.ok;
-    expectations.push_back(TraceFields{{"metric", expectation.metric},
-                                       {"expected", evaluated.Expected()},
-                                       {"actual", evaluated.actual},
-                                       {"ok", evaluated.ok}});
+    expectations.push_back(TraceFields{{field::kMetric, expectation.metric},
+                                       {field::kExpected, evaluated.Expected()},
+                                       {field::kActual, evaluated.actual},
+                                       {field::kOk, evaluated.ok}});
     result.expectations.push_back(std::move(evaluated));
   }
   result.actions = actions_;
@@ -467,10 +468,10 @@ Status ScenarioRun::Finish(RunResult& result) {
   }
   KSIM_RETURN_IF_ERROR(
       world_->Finish(result.ok, metrics,
-                     TraceFields{{"variant", options_.variant},
-                                 {"expectations", std::move(expectations)},
-                                 {"anomalies", AnomaliesJson(result.check.anomalies)},
-                                 {"audit", AuditJson(result.audit)}}));
+                     TraceFields{{field::kVariant, options_.variant},
+                                 {field::kExpectations, std::move(expectations)},
+                                 {field::kAnomalies, AnomaliesJson(result.check.anomalies)},
+                                 {field::kAudit, AuditJson(result.audit)}}));
   result.trace_hash = world_->trace().hash();
   result.trace_lines = world_->trace().lines();
   if (options_.trace_path.empty() && options_.keep_trace_bytes) {

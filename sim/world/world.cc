@@ -5,10 +5,9 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 
 namespace ksim::sim {
-
-std::string BrokerNodeName(BrokerId id) { return "broker-" + ToString(id); }
 
 std::string_view NodeLifecycleName(NodeLifecycle event) {
   switch (event) {
@@ -174,31 +173,31 @@ void World::OnNetEvent(const NetEvent& event) {
     case NetEvent::Type::kSend:
     case NetEvent::Type::kDeliver:
     case NetEvent::Type::kDrop: {
-      fields["id"] = event.message_id;
-      fields["from"] = event.from_name;
-      fields["to"] = event.to_name;
-      fields["kind"] = event.kind;
-      fields["size_bytes"] = event.size_bytes;
-      fields["conn"] = event.connection_epoch;
+      fields[field::kId] = event.message_id;
+      fields[field::kFrom] = event.from_name;
+      fields[field::kTo] = event.to_name;
+      fields[field::kKind] = event.kind;
+      fields[field::kSizeBytes] = event.size_bytes;
+      fields[field::kConn] = event.connection_epoch;
       if (event.type == NetEvent::Type::kSend) {
-        fields["deliver_at_us"] = event.deliver_at_us;
-        fields["retransmits"] = event.retransmits;
+        fields[field::kDeliverAtUs] = event.deliver_at_us;
+        fields[field::kRetransmits] = event.retransmits;
       } else if (event.type == NetEvent::Type::kDrop) {
-        fields["reason"] = DropReasonName(event.reason);
+        fields[field::kReason] = DropReasonName(event.reason);
       }
       const std::string_view node =
           event.type == NetEvent::Type::kDeliver ? event.to_name : event.from_name;
       trace_.Message(event.time_us, node,
-                     event.type == NetEvent::Type::kSend      ? "msg_send"
-                     : event.type == NetEvent::Type::kDeliver ? "msg_deliver"
-                                                              : "msg_drop",
+                     event.type == NetEvent::Type::kSend      ? ev::kMsgSend
+                     : event.type == NetEvent::Type::kDeliver ? ev::kMsgDeliver
+                                                              : ev::kMsgDrop,
                      fields);
       return;
     }
     case NetEvent::Type::kDisconnect:
-      fields["peer"] = event.from_name;
-      fields["conn"] = event.connection_epoch;
-      trace_.Message(event.time_us, event.to_name, "msg_disconnect", fields);
+      fields[field::kPeer] = event.from_name;
+      fields[field::kConn] = event.connection_epoch;
+      trace_.Message(event.time_us, event.to_name, ev::kMsgDisconnect, fields);
       return;
   }
   KSIM_CHECK_MSG(false, "unknown network event");
@@ -210,8 +209,9 @@ Status World::CrashNode(std::string_view name, const CrashOptions& options) {
   if (options.corrupt_torn_tail && !options.tear_unsynced_tail) {
     return Status(Errc::kInvalidArgument, "corrupting the torn tail needs tearing");
   }
-  Trace(node->name_, "crash",
-        TraceFields{{"tear", options.tear_unsynced_tail}, {"corrupt", options.corrupt_torn_tail}});
+  Trace(node->name_, ev::kCrash,
+        TraceFields{{field::kTear, options.tear_unsynced_tail},
+                    {field::kCorrupt, options.corrupt_torn_tail}});
   node->up_ = false;
   node->EndProcess();
   KSIM_CHECK(topology_.SetNodeUp(node->name_, false).ok());
@@ -223,7 +223,7 @@ Status World::CrashNode(std::string_view name, const CrashOptions& options) {
 Status World::CleanShutdownNode(std::string_view name) {
   KSIM_ASSIGN_OR_RETURN(Node * node, Lookup(name));
   if (!node->up_) return Status(Errc::kInvalidArgument, node->name_ + " is already down");
-  Trace(node->name_, "shutdown");
+  Trace(node->name_, ev::kShutdown);
   node->Notify(NodeLifecycle::kShutdown);
   node->up_ = false;
   node->EndProcess();
@@ -236,7 +236,7 @@ Status World::RestartNode(std::string_view name) {
   KSIM_ASSIGN_OR_RETURN(Node * node, Lookup(name));
   if (node->up_) return Status(Errc::kInvalidArgument, node->name_ + " is up");
   ++node->incarnation_;
-  Trace(node->name_, "restart", TraceFields{{"incarnation", node->incarnation_}});
+  Trace(node->name_, ev::kRestart, TraceFields{{field::kIncarnation, node->incarnation_}});
   node->up_ = true;
   KSIM_CHECK(topology_.SetNodeUp(node->name_, true).ok());
   node->Notify(NodeLifecycle::kRestart);
@@ -254,19 +254,20 @@ Status World::Partition(const std::vector<std::vector<std::string>>& sides, bool
       }
     }
   }
-  Trace(kWorldNodeName, "partition", TraceFields{{"sides", sides}, {"one_way", one_way}});
+  Trace(node::kWorld, ev::kPartition,
+        TraceFields{{field::kSides, sides}, {field::kOneWay, one_way}});
   KSIM_CHECK(topology_.Partition(sides, one_way).ok());
   return Status::Ok();
 }
 
 void World::Heal() {
-  Trace(kWorldNodeName, "heal");
+  Trace(node::kWorld, ev::kHeal);
   topology_.Heal();
 }
 
 Status World::Isolate(std::string_view name) {
   KSIM_ASSIGN_OR_RETURN(Node * node, Lookup(name));
-  Trace(node->name_, "isolate");
+  Trace(node->name_, ev::kIsolate);
   KSIM_CHECK(topology_.Isolate(node->name_).ok());
   return Status::Ok();
 }
@@ -276,8 +277,8 @@ Status World::SlowNode(std::string_view name, TimeUs extra_delay_us, TimeUs dura
   if (extra_delay_us < 0 || duration_us < 0) {
     return Status(Errc::kInvalidArgument, "a slow node needs a delay and a duration >= 0");
   }
-  Trace(node->name_, "slow",
-        TraceFields{{"extra_delay_us", extra_delay_us}, {"for_us", duration_us}});
+  Trace(node->name_, ev::kSlow,
+        TraceFields{{field::kExtraDelayUs, extra_delay_us}, {field::kForUs, duration_us}});
   KSIM_CHECK(network_->SlowFor(node->name_, extra_delay_us, duration_us).ok());
   return Status::Ok();
 }
@@ -286,9 +287,9 @@ Status World::InjectDiskFault(std::string_view name, DiskFault fault,
                               FaultPersistence persistence) {
   KSIM_ASSIGN_OR_RETURN(Node * node, Lookup(name));
   if (!node->disk_) return Status(Errc::kInvalidArgument, node->name_ + " has no disk");
-  Trace(node->name_, "disk_fault",
-        TraceFields{{"fault", DiskFaultName(fault)},
-                    {"once", persistence == FaultPersistence::kOnce}});
+  Trace(node->name_, ev::kDiskFault,
+        TraceFields{{field::kFault, DiskFaultName(fault)},
+                    {field::kOnce, persistence == FaultPersistence::kOnce}});
   node->disk_->InjectFault(fault, persistence);
   return Status::Ok();
 }

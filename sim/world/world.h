@@ -51,13 +51,6 @@
 
 namespace ksim::sim {
 
-// Node names (docs/DESIGN.md, scenario format).
-inline constexpr std::string_view kZooKeeperNodeName = "zk";
-// "broker-<id>".
-std::string BrokerNodeName(BrokerId id);
-// The `node` of trace events about the network as a whole (partition, heal).
-inline constexpr std::string_view kWorldNodeName = "world";
-
 // What happens to a node's process; what lifecycle listeners are told.
 enum class NodeLifecycle : uint8_t {
   kCrash,     // after: node down, timers cancelled, handler removed, disk crashed

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 
 namespace ksim::sim {
 namespace {
@@ -52,17 +53,17 @@ std::string_view ZkOpName(ZkOp op) {
 std::string_view ZkServerEventTypeName(ZkServerEvent::Type type) {
   switch (type) {
     case ZkServerEvent::Type::kSessionCreated:
-      return "zk_session_created";
+      return ev::kZkSessionCreated;
     case ZkServerEvent::Type::kSessionResumed:
-      return "zk_session_resumed";
+      return ev::kZkSessionResumed;
     case ZkServerEvent::Type::kSessionExpired:
-      return "zk_session_expired";
+      return ev::kZkSessionExpired;
     case ZkServerEvent::Type::kSessionClosed:
-      return "zk_session_closed";
+      return ev::kZkSessionClosed;
     case ZkServerEvent::Type::kDown:
-      return "zk_down";
+      return ev::kZkDown;
     case ZkServerEvent::Type::kUp:
-      return "zk_up";
+      return ev::kZkUp;
   }
   return "zk_unknown";
 }

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/base/trace_names.h"
 #include "core/base/types.h"
 #include "core/zk/coordination.h"
 #include "sim/kernel/event_loop.h"
@@ -124,7 +125,7 @@ struct ZkConnectionClosed final : ZkPayload {};
 // ---- The server --------------------------------------------------------------------------------
 
 struct ZooKeeperOptions {
-  std::string node = "zk";
+  std::string node = std::string(ksim::node::kZooKeeper);
   TimeUs tick_time_us = 2'000'000;  // tickTime
   // minSessionTimeout / maxSessionTimeout; 0 means 2 and 20 ticks.
   TimeUs min_session_timeout_us = 0;

@@ -37,6 +37,7 @@
 
 #include "core/base/random.h"
 #include "core/base/status.h"
+#include "core/base/trace_names.h"
 #include "core/base/types.h"
 #include "core/zk/coordination.h"
 #include "sim/kernel/event_loop.h"
@@ -46,7 +47,7 @@
 namespace ksim::sim {
 
 struct ZkClientOptions {
-  std::string server_node = "zk";
+  std::string server_node = std::string(ksim::node::kZooKeeper);
   // The proposed session timeout: Kafka's zookeeper.session.timeout.ms (6000).
   TimeUs session_timeout_us = 6'000'000;
   // Reconnects wait a random time in [0, this): ClientCnxn sleeps up to 1 s.

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 
 namespace ksim {
 namespace {
@@ -97,8 +98,9 @@ void ConsumerCoordinator::EnsureCoordinator() {
     }
     coordinator_ = found->coordinator.host;
     session_reset_us_ = clock_.Now();  // Kafka: heartbeat.resetSessionTimeout()
-    Emit(events_, "coordinator_found",
-         EventFields{{"group", config_.group_id}, {"broker", found->coordinator.node_id.value()}});
+    Emit(events_, ev::kCoordinatorFound,
+         EventFields{{field::kGroup, config_.group_id},
+                     {field::kBroker, found->coordinator.node_id.value()}});
     Progress();
   });
 }
@@ -137,8 +139,9 @@ void ConsumerCoordinator::StartRejoin() {
       const std::vector<TopicPartition> revoked = fetcher_.assignment();
       revoked_ = true;
       fetcher_.Assign({});
-      Emit(events_, "partitions_revoked",
-           EventFields{{"group", config_.group_id}, {"partitions", PartitionNames(revoked)}});
+      Emit(events_, ev::kPartitionsRevoked,
+           EventFields{{field::kGroup, config_.group_id},
+                       {field::kPartitions, PartitionNames(revoked)}});
       if (listener_.on_revoked) listener_.on_revoked(revoked);
     }
     SendJoinGroup();
@@ -188,8 +191,9 @@ void ConsumerCoordinator::OnJoinGroup(Result<Message> response) {
       if (error != Errc::kRebalanceInProgress) {
         // INVALID_SESSION_TIMEOUT, INCONSISTENT_GROUP_PROTOCOL, ...: Kafka throws them from
         // poll(); here the member says so and tries again after retry.backoff.ms.
-        Emit(events_, "group_join_failed",
-             EventFields{{"group", config_.group_id}, {"error", std::string(ErrcName(error))}});
+        Emit(events_, ev::kGroupJoinFailed,
+             EventFields{{field::kGroup, config_.group_id},
+                         {field::kError, std::string(ErrcName(error))}});
       }
       join_not_before_us_ = clock_.Now() + config_.retry_backoff_ms * kUsPerMs;
     }
@@ -197,12 +201,12 @@ void ConsumerCoordinator::OnJoinGroup(Result<Message> response) {
   }
   member_id_ = joined->member_id;
   generation_ = joined->generation_id;
-  Emit(events_, "group_joined",
-       EventFields{{"group", config_.group_id},
-                   {"generation", generation_},
-                   {"member_id", member_id_},
-                   {"leader", joined->leader_id},
-                   {"protocol", joined->group_protocol}});
+  Emit(events_, ev::kGroupJoined,
+       EventFields{{field::kGroup, config_.group_id},
+                   {field::kGeneration, generation_},
+                   {field::kMemberId, member_id_},
+                   {field::kLeader, joined->leader_id},
+                   {field::kProtocol, joined->group_protocol}});
   if (joined->leader_id == member_id_) {
     awaiting_metadata_version_ = network_.version();
     return Assign(*joined);
@@ -287,8 +291,9 @@ void ConsumerCoordinator::OnSyncGroup(Result<Message> response) {
   std::vector<TopicPartition> partitions = assignment->partitions;
   std::sort(partitions.begin(), partitions.end());
   fetcher_.Assign(partitions);
-  Emit(events_, "partitions_assigned",
-       EventFields{{"group", config_.group_id}, {"partitions", PartitionNames(partitions)}});
+  Emit(events_, ev::kPartitionsAssigned,
+       EventFields{{field::kGroup, config_.group_id},
+                   {field::kPartitions, PartitionNames(partitions)}});
   if (listener_.on_assigned) listener_.on_assigned(partitions);
   session_reset_us_ = clock_.Now();
   ScheduleHeartbeat();
@@ -327,8 +332,8 @@ void ConsumerCoordinator::ScheduleHeartbeat() {
     if (coordinator_ && clock_.Now() - session_reset_us_ > session_us) {
       // Kafka's sessionTimeoutExpired -> markCoordinatorUnknown: no answer from the coordinator
       // for a whole session; it may be dead, and the group may live on another broker.
-      Emit(events_, "coordinator_unknown",
-           EventFields{{"group", config_.group_id}, {"reason", "session_timeout"}});
+      Emit(events_, ev::kCoordinatorUnknown,
+           EventFields{{field::kGroup, config_.group_id}, {field::kReason, "session_timeout"}});
       CoordinatorDead();
     }
     SendHeartbeat();
@@ -392,11 +397,11 @@ void ConsumerCoordinator::FetchCommittedOffsets() {
           error = partition.error_code;
           continue;
         }
-        Emit(events_, "offset_fetched",
-             EventFields{{"group", config_.group_id},
-                         {"topic", partition.tp.topic},
-                         {"partition", partition.tp.partition.value()},
-                         {"offset", partition.offset.value()}});
+        Emit(events_, ev::kOffsetFetched,
+             EventFields{{field::kGroup, config_.group_id},
+                         {field::kTopic, partition.tp.topic},
+                         {field::kPartition, partition.tp.partition.value()},
+                         {field::kOffset, partition.offset.value()}});
         fetcher_.OnCommitted(partition.tp, partition.offset);
       }
     }
@@ -458,13 +463,13 @@ void ConsumerCoordinator::SendCommit(PendingCommit commit) {
                      const std::map<TopicPartition, Errc>& errors) {
     for (const auto& [tp, offset] : offsets) {
       auto error = errors.find(tp);
-      Emit(events_, "offset_commit",
-           EventFields{{"group", config_.group_id},
-                       {"topic", tp.topic},
-                       {"partition", tp.partition.value()},
-                       {"offset", offset.value()},
-                       {"error", std::string(ErrcName(error == errors.end() ? Errc::kNone
-                                                                            : error->second))}});
+      Emit(events_, ev::kOffsetCommit,
+           EventFields{{field::kGroup, config_.group_id},
+                       {field::kTopic, tp.topic},
+                       {field::kPartition, tp.partition.value()},
+                       {field::kOffset, offset.value()},
+                       {field::kError, std::string(ErrcName(
+                                           error == errors.end() ? Errc::kNone : error->second))}});
     }
   };
   auto finish = [this, emit](PendingCommit& commit, Errc error,

@@ -4,6 +4,7 @@
 #include <variant>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/record/record_batch.h"
 
 namespace ksim {
@@ -107,10 +108,10 @@ void Fetcher::Reset(const TopicPartition& tp) {
     // Kafka's NoOffsetForPartitionException / OffsetOutOfRangeException: the caller sees it.
     state->state = State::kFailed;
     failure_ = true;
-    Emit(events_, "fetch_error",
-         EventFields{{"topic", tp.topic},
-                     {"partition", tp.partition.value()},
-                     {"error", std::string(ErrcName(Errc::kOffsetOutOfRange))}});
+    Emit(events_, ev::kFetchError,
+         EventFields{{field::kTopic, tp.topic},
+                     {field::kPartition, tp.partition.value()},
+                     {field::kError, std::string(ErrcName(Errc::kOffsetOutOfRange))}});
     return;
   }
   state->state = State::kResetting;
@@ -170,12 +171,12 @@ void Fetcher::OnListOffsets(const std::string& leader, const std::vector<TopicPa
       }
       state->state = State::kFetching;
       state->position = partition.offset;
-      Emit(events_, "offset_reset",
-           EventFields{{"topic", partition.tp.topic},
-                       {"partition", partition.tp.partition.value()},
-                       {"strategy", config_.auto_offset_reset},
-                       {"offset", partition.offset.value()},
-                       {"from", state->reset_from.value()}});
+      Emit(events_, ev::kOffsetReset,
+           EventFields{{field::kTopic, partition.tp.topic},
+                       {field::kPartition, partition.tp.partition.value()},
+                       {field::kStrategy, config_.auto_offset_reset},
+                       {field::kOffset, partition.offset.value()},
+                       {field::kFrom, state->reset_from.value()}});
     }
   }
   if (retry) {
@@ -227,10 +228,10 @@ void Fetcher::OnFetch(const std::string& leader, const std::map<TopicPartition, 
   if (answer == nullptr) {
     const Errc error = response.ok() ? Errc::kUnknownServerError : response.status().code();
     for (const auto& [tp, offset] : asked) {
-      Emit(events_, "fetch_error",
-           EventFields{{"topic", tp.topic},
-                       {"partition", tp.partition.value()},
-                       {"error", std::string(ErrcName(error))}});
+      Emit(events_, ev::kFetchError,
+           EventFields{{field::kTopic, tp.topic},
+                       {field::kPartition, tp.partition.value()},
+                       {field::kError, std::string(ErrcName(error))}});
     }
     network_.RequestUpdate();
     BackOff(leader);
@@ -243,10 +244,10 @@ void Fetcher::OnFetch(const std::string& leader, const std::map<TopicPartition, 
     if (data.error_code == Errc::kNotLeaderForPartition ||
         data.error_code == Errc::kUnknownTopicOrPartition ||
         (data.error_code != Errc::kNone && data.error_code != Errc::kOffsetOutOfRange)) {
-      Emit(events_, "fetch_error",
-           EventFields{{"topic", data.tp.topic},
-                       {"partition", data.tp.partition.value()},
-                       {"error", std::string(ErrcName(data.error_code))}});
+      Emit(events_, ev::kFetchError,
+           EventFields{{field::kTopic, data.tp.topic},
+                       {field::kPartition, data.tp.partition.value()},
+                       {field::kError, std::string(ErrcName(data.error_code))}});
       refresh = true;
       continue;
     }

@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/clients/producer/partitioner.h"
 #include "core/clients/producer/record_accumulator.h"
 #include "core/protocol/network_client.h"
@@ -324,10 +325,10 @@ void Producer::Impl::ExpireWaiting(int64_t now_ms) {
 
 void Producer::Impl::ExpireBatches(int64_t now_ms) {
   for (std::unique_ptr<ProducerBatch>& batch : accumulator.Expire(now_ms)) {
-    Emit(seams.events, "batch_expired",
-         {{"topic", batch->tp.topic},
-          {"partition", batch->tp.partition.value()},
-          {"records", batch->record_count()}});
+    Emit(seams.events, ev::kBatchExpired,
+         {{field::kTopic, batch->tp.topic},
+          {field::kPartition, batch->tp.partition.value()},
+          {field::kRecords, batch->record_count()}});
     CompleteBatch(std::move(batch), Errc::kRequestTimedOut, kUndefinedOffset);
   }
 }
@@ -432,7 +433,8 @@ void Producer::Impl::OnMetadata(const MetadataResponse& response) {
   }
   EventFields broker_ids = EventFields::array();
   for (const auto& [id, host] : brokers) broker_ids.push_back(id.value());
-  Emit(seams.events, "metadata_update", {{"brokers", broker_ids}, {"topics", leaders}});
+  Emit(seams.events, ev::kMetadataUpdate,
+       {{field::kBrokers, broker_ids}, {field::kTopics, leaders}});
 
   // Records that waited for their topic, in send order.
   std::deque<WaitingRecord> still_waiting;
@@ -462,9 +464,9 @@ void Producer::Impl::MaybeInitProducerId(int64_t now_ms) {
     if (response != nullptr && response->error_code == Errc::kNone &&
         response->producer_id != kNoProducerId) {
       accumulator.SetProducerIdAndEpoch(response->producer_id, response->producer_epoch);
-      Emit(seams.events, "producer_id",
-           {{"producer_id", response->producer_id.value()},
-            {"epoch", response->producer_epoch.value()}});
+      Emit(seams.events, ev::kProducerId,
+           {{field::kProducerId, response->producer_id.value()},
+            {field::kEpoch, response->producer_epoch.value()}});
     }
     Wakeup();  // else: again after retry.backoff.ms
   });
@@ -487,13 +489,13 @@ void Producer::Impl::SendProduce(BrokerId node, const std::string& host,
         ProducePartitionData{batch->tp, EncodeBatch(spec, batch->records)});
     ids.push_back(batch->id);
     ++counters.batches_sent;
-    Emit(seams.events, "produce_batch",
-         {{"topic", batch->tp.topic},
-          {"partition", batch->tp.partition.value()},
-          {"attempt", batch->attempts},
-          {"records", batch->record_count()},
-          {"base_sequence", batch->base_sequence.value()},
-          {"broker", node.value()}});
+    Emit(seams.events, ev::kProduceBatch,
+         {{field::kTopic, batch->tp.topic},
+          {field::kPartition, batch->tp.partition.value()},
+          {field::kAttempt, batch->attempts},
+          {field::kRecords, batch->record_count()},
+          {field::kBaseSequence, batch->base_sequence.value()},
+          {field::kBroker, node.value()}});
   }
   if (config.acks == 0) {
     // No answer will come: each batch is done once sent, offset unknown (Kafka: -1).
@@ -569,12 +571,12 @@ void Producer::Impl::OnBatchResult(BatchId id, Errc error, Offset base_offset) {
   if (NeedsMetadata(error)) metadata_needed = true;
   if (retriable && batch.attempts <= config.retries && in_time) {
     ++counters.retries;
-    Emit(seams.events, "produce_retry",
-         {{"topic", batch.tp.topic},
-          {"partition", batch.tp.partition.value()},
-          {"attempt", batch.attempts},
-          {"error", std::string(ErrcName(error))},
-          {"backoff_ms", config.retry_backoff_ms}});
+    Emit(seams.events, ev::kProduceRetry,
+         {{field::kTopic, batch.tp.topic},
+          {field::kPartition, batch.tp.partition.value()},
+          {field::kAttempt, batch.attempts},
+          {field::kError, std::string(ErrcName(error))},
+          {field::kBackoffMs, config.retry_backoff_ms}});
     accumulator.Reenqueue(id, now_ms);
     return;
   }

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "sim/world/sim_transport.h"
 #include "tests/support/sim/cluster_test_util.h"
 
@@ -189,13 +190,13 @@ TEST_F(ConsumerSimTest, ReadsOnlyBelowTheHighWatermark) {
   const BrokerId leader = cluster().LeaderOf(kT0);
   ASSERT_NE(leader, kNoBroker);
   // The followers cannot fetch: what the leader appends now stays above its HW.
-  std::vector<std::string> leader_side = {BrokerNodeName(leader), "zk", "p1", "c1"};
+  std::vector<std::string> leader_side = {node::Broker(leader), "zk", "p1", "c1"};
   std::vector<std::string> other_side;
   for (BrokerId id : cluster().broker_ids()) {
-    if (id != leader) other_side.push_back(BrokerNodeName(id));
+    if (id != leader) other_side.push_back(node::Broker(id));
   }
   TestConsumer& c = AddConsumer(
-      "c1", {{"auto.offset.reset", "earliest"}, {"bootstrap.servers", BrokerNodeName(leader)}});
+      "c1", {{"auto.offset.reset", "earliest"}, {"bootstrap.servers", node::Broker(leader)}});
   ASSERT_TRUE(cluster().Partition({leader_side, other_side}).ok());
   Produce(kT0, 5, /*acks=*/1);
   const ksim::Partition* partition = cluster().broker(leader)->GetPartition(kT0);

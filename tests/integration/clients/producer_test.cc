@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/base/random.h"
+#include "core/base/trace_names.h"
 #include "core/clients/producer/partitioner.h"
 #include "core/record/record_batch.h"
 #include "sim/world/sim_transport.h"
@@ -362,7 +363,7 @@ void LostResponse(bool idempotent, std::vector<std::pair<Offset, std::string>>* 
   p.Send("once");
   ASSERT_TRUE(
       cluster.RunUntil([&] { return partition->log_end_offset() > before; }, 10 * kSecondUs));
-  ASSERT_TRUE(cluster.Partition({{BrokerNodeName(leader)}, {"p1"}}, /*one_way=*/true).ok());
+  ASSERT_TRUE(cluster.Partition({{node::Broker(leader)}, {"p1"}}, /*one_way=*/true).ok());
   ASSERT_TRUE(
       cluster.RunUntil([&] { return p.producer().counters().retries > 0; }, 30 * kSecondUs));
   cluster.Heal();

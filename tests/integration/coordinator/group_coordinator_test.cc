@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "core/cluster/topic.h"
 #include "core/coordinator/offsets_records.h"
 #include "core/protocol/messages.h"
@@ -58,7 +59,7 @@ class GroupClient {
     while (sim_.world().loop().Now() < deadline) {
       std::vector<std::string> brokers;
       for (BrokerId id : sim_.cluster().broker_ids()) {
-        if (sim_.cluster().broker(id) != nullptr) brokers.push_back(BrokerNodeName(id));
+        if (sim_.cluster().broker(id) != nullptr) brokers.push_back(node::Broker(id));
       }
       const std::string via = brokers[next++ % brokers.size()];
       FindCoordinatorRequest request;
@@ -156,7 +157,7 @@ TEST_F(GroupCoordinatorSimTest, FindCoordinatorCreatesTheOffsetsTopicAndFindsIts
   const int32_t partitions = sim_.cluster().broker_config(BrokerId(1)).offsets_topic_num_partitions;
   EXPECT_EQ(partitions, kClusterOffsetsTopicNumPartitions);
   const TopicPartition tp = OffsetsPartition("g", partitions);
-  EXPECT_EQ(coordinator, BrokerNodeName(sim_.cluster().LeaderOf(tp)));
+  EXPECT_EQ(coordinator, node::Broker(sim_.cluster().LeaderOf(tp)));
   // Created as Kafka 0.10 does: every partition, min(3, live brokers) replicas, compacted.
   for (int32_t p = 0; p < partitions; ++p) {
     auto state = sim_.cluster().ZkPartitionState(

@@ -2,6 +2,7 @@
 // fetch rules, ISR shrink/expand through ZooKeeper, controller-epoch fencing, HW checkpoints.
 #include <gtest/gtest.h>
 
+#include "core/base/trace_names.h"
 #include "core/cluster/metadata_cache.h"
 #include "core/server/replica_manager.h"
 #include "core/storage/hw_checkpoint.h"
@@ -46,7 +47,7 @@ TEST_F(BrokerTest, RegistrationZnodeIsEphemeralAndNamesTheHost) {
     ASSERT_TRUE(data.has_value()) << "broker " << id;
     Result<zk::BrokerRegistration> registration = zk::DecodeBrokerRegistration(data->data);
     ASSERT_TRUE(registration.ok()) << registration.status().ToString();
-    const std::string host = BrokerNodeName(id);
+    const std::string host = node::Broker(id);
     EXPECT_EQ(registration->host, host);
     EXPECT_EQ(registration->port, 9092);
     EXPECT_EQ(registration->endpoints, std::vector<std::string>{"PLAINTEXT://" + host + ":9092"});
@@ -347,14 +348,14 @@ TEST_F(BrokerTest, ControlledShutdownMovesLeadershipAway) {
   EXPECT_TRUE(leader == k2 || leader == k3) << leader;
   EXPECT_FALSE(cluster_->zookeeper().Read(zk::BrokerIdPath(k1)).has_value());
   // Nothing acknowledged was lost.
-  EXPECT_EQ(Produce(BrokerNodeName(leader), kTp, -1, 1).base_offset, Offset(3));
+  EXPECT_EQ(Produce(node::Broker(leader), kTp, -1, 1).base_offset, Offset(3));
 }
 
 TEST_F(BrokerTest, ControllerAsksItselfForControlledShutdown) {
   const BrokerId controller = cluster_->ActiveController();
   const BrokerId other = controller == k1 ? k2 : k1;
   CreateTopic("t", {controller, other});
-  EXPECT_EQ(Produce(BrokerNodeName(controller), kTp, -1, 2).error_code, Errc::kNone);
+  EXPECT_EQ(Produce(node::Broker(controller), kTp, -1, 2).error_code, Errc::kNone);
   bool done = false;
   ASSERT_TRUE(cluster_->ShutdownBroker(controller, [&] { done = true; }).ok());
   ASSERT_TRUE(cluster_->RunUntil([&] { return done; }, 120 * kSecondUs));
@@ -368,7 +369,7 @@ TEST_F(BrokerTest, ControllerAsksItselfForControlledShutdown) {
         return now != kNoBroker && now != controller && PartitionOn(other, kTp)->is_leader();
       },
       60 * kSecondUs));
-  EXPECT_EQ(Produce(BrokerNodeName(other), kTp, 1, 1).base_offset, Offset(2));
+  EXPECT_EQ(Produce(node::Broker(other), kTp, 1, 1).base_offset, Offset(2));
 }
 
 TEST_F(BrokerTest, SameSeedSameTrace) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "sim/scenario/scenario.h"
 
 namespace ksim::sim {
@@ -54,7 +55,7 @@ class HistoryCheckerTest : public ::testing::Test {
   }
   void Truncated(int32_t broker, const TopicPartition& tp, int64_t from_leo, int64_t to,
                  const std::string& reason = "high_watermark") {
-    Event(BrokerNodeName(BrokerId(broker)), "truncate",
+    Event(node::Broker(BrokerId(broker)), "truncate",
           TraceFields{{"topic", tp.topic},
                       {"partition", tp.partition.value()},
                       {"from_leo", from_leo},

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "core/cluster/partition.h"
 #include "core/record/record_batch.h"
 #include "core/storage/log.h"
@@ -120,7 +121,7 @@ TEST(AuditTest, ReplicaHoldingOtherRecordsBelowTheHighWatermarkIsADivergence) {
   // of the batch holding 8 instead and write it back, the records before 8 as they were.
   Offset base{-1};
   {
-    VirtualDisk::InspectionScope inspect(*run.world().node(BrokerNodeName(follower)).disk());
+    VirtualDisk::InspectionScope inspect(*run.world().node(node::Broker(follower)).disk());
     Result<FetchDataInfo> read = replica->log().Read(Offset(8), 1, std::nullopt, true);
     ASSERT_TRUE(read.ok()) << read.status().ToString();
     BatchIterator batches(read->records);
@@ -169,13 +170,13 @@ TEST(AuditTest, UnreadableReplicaIsAnErrorNotSkipped) {
   ProduceAll(run, 10);
   const BrokerId leader = run.cluster().LeaderOf(kT0);
   const BrokerId follower = leader == BrokerId(3) ? BrokerId(2) : BrokerId(3);
-  VirtualDisk* disk = run.world().node(BrokerNodeName(follower)).disk();
+  VirtualDisk* disk = run.world().node(node::Broker(follower)).disk();
   // Flip bytes inside the first batch's records (past its 61-byte header): its CRC fails.
   ASSERT_TRUE(disk->CorruptRange("/kafka-logs/t-0/00000000000000000000.log", 64, 4).ok());
 
   const FinalAudit audit = AuditCluster(run.cluster(), {"t"});
   ASSERT_EQ(audit.errors.size(), 1u);
-  EXPECT_NE(audit.errors[0].find(BrokerNodeName(follower)), std::string::npos) << audit.errors[0];
+  EXPECT_NE(audit.errors[0].find(node::Broker(follower)), std::string::npos) << audit.errors[0];
   // The leader's records are still there.
   const PartitionAudit* t0 = audit.Find(kT0);
   ASSERT_NE(t0, nullptr);

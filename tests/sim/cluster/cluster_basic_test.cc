@@ -6,6 +6,7 @@
 // the simulation fixes), and kafka-topics.sh's refusals through the admin node.
 #include <gtest/gtest.h>
 
+#include "core/base/trace_names.h"
 #include "tests/support/sim/cluster_test_util.h"
 
 namespace ksim::sim::testing {
@@ -113,7 +114,7 @@ TEST(ClusterBasicTest, BrokerConfigurationLayers) {
     EXPECT_EQ(config.broker_id, id.value());
     EXPECT_EQ(config.log_dirs, std::vector<std::string>{"/kafka-logs"});
     EXPECT_EQ(config.zookeeper_connect, "zk:2181");
-    EXPECT_EQ(config.host_name, BrokerNodeName(id));
+    EXPECT_EQ(config.host_name, node::Broker(id));
     // The scenario's log.retention.ms beats the file's log.retention.hours.
     EXPECT_EQ(config.log_retention_ms, 60000);
   }

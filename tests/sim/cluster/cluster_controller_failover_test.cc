@@ -4,6 +4,7 @@
 // partitions the dead broker led get new leaders (with a higher leader epoch) that accept writes.
 #include <gtest/gtest.h>
 
+#include "core/base/trace_names.h"
 #include "core/zk/paths.h"
 #include "tests/support/sim/cluster_test_util.h"
 
@@ -94,10 +95,10 @@ TEST_P(ClusterControllerFailoverTest, AnotherBrokerTakesOverAndReelectsLeaders) 
   EXPECT_TRUE(sim.NoViolations());
 
   Trace trace = sim.FinishAndParse();
-  auto elected = Events(trace, "controller_elected", BrokerNodeName(new_controller));
+  auto elected = Events(trace, "controller_elected", node::Broker(new_controller));
   ASSERT_FALSE(elected.empty());
   EXPECT_EQ(elected.back()->fields["epoch"], old_epoch.value() + 1);
-  EXPECT_FALSE(Events(trace, "leader_elected", BrokerNodeName(new_controller)).empty());
+  EXPECT_FALSE(Events(trace, "leader_elected", node::Broker(new_controller)).empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(CrashOrSessionExpiry, ClusterControllerFailoverTest, ::testing::Bool(),

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "core/base/trace_names.h"
 #include "core/coordinator/producer_id_manager.h"
 #include "core/protocol/network_client.h"
 #include "sim/world/sim_transport.h"
@@ -38,7 +39,7 @@ class ClusterProducerIdTest : public ::testing::Test {
 
   // One InitProducerId to `broker`, run until answered (an error when it is not).
   Result<InitProducerIdResponse> InitProducerId(BrokerId broker) {
-    const std::string peer = BrokerNodeName(broker);
+    const std::string peer = node::Broker(broker);
     std::optional<Result<ksim::Message>> answer;
     if (!sim_.cluster().RunUntil([&] { return network_->Ready(peer); }, 10 * kSecondUs)) {
       return Status(Errc::kRequestTimedOut, "no free connection slot");

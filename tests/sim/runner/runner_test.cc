@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "sim/kernel/trace.h"
 #include "sim/scenario/loader.h"
 
@@ -167,7 +168,7 @@ TEST(ScenarioRunnerTest, LeaderOfResolvesToTheLeaderWhenTheActionRuns) {
     EXPECT_EQ(broker, leader);
     // The crash follows the action at the same instant.
     bool crash_follows = false;
-    for (const TraceEvent* crash : Events(trace, "crash", BrokerNodeName(BrokerId(broker)))) {
+    for (const TraceEvent* crash : Events(trace, "crash", node::Broker(BrokerId(broker)))) {
       if (crash->t_us == action->t_us && crash->line > action->line) crash_follows = true;
     }
     EXPECT_TRUE(crash_follows) << "broker-" << broker;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "core/env/env.h"
 #include "tests/support/core/temp_dir.h"
 
@@ -82,7 +83,7 @@ TEST_F(WorldTest, NodesAreLinkedToEveryOtherAndOnlyStorageNodesHaveDisks) {
   EXPECT_EQ(world_.FindNode("broker-9"), nullptr);
   EXPECT_EQ(world_.AddNode("c1").status().code(), Errc::kAlreadyExists);
   EXPECT_EQ(world_.AddNode("").status().code(), Errc::kInvalidArgument);
-  EXPECT_EQ(BrokerNodeName(BrokerId(7)), "broker-7");
+  EXPECT_EQ(node::Broker(BrokerId(7)), "broker-7");
 }
 
 // Streams are named: a node's disk draws exactly what a disk on Seeds(seed)'s "disk/<name>"

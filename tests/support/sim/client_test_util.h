@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "sim/check/history.h"
 #include "sim/cluster/clients.h"
 #include "tests/support/sim/cluster_test_util.h"
@@ -66,7 +67,7 @@ class ClientSim {
 
   std::vector<std::string> Brokers() {
     std::vector<std::string> names;
-    for (BrokerId id : cluster().broker_ids()) names.push_back(BrokerNodeName(id));
+    for (BrokerId id : cluster().broker_ids()) names.push_back(node::Broker(id));
     return names;
   }
 

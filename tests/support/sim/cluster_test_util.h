@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "core/protocol/messages.h"
 #include "sim/cluster/cluster.h"
 #include "sim/kernel/trace.h"
@@ -82,7 +83,7 @@ class ClusterSim {
   ksim::testing::ClusterClient& AddClient(std::string name,
                                           ksim::testing::ClusterClientOptions options = {}) {
     if (options.bootstrap.empty()) {
-      for (BrokerId id : cluster_->broker_ids()) options.bootstrap.push_back(BrokerNodeName(id));
+      for (BrokerId id : cluster_->broker_ids()) options.bootstrap.push_back(node::Broker(id));
     }
     // Shorter than Kafka's 30 s so tests retry sooner; the leader's acks wait stays below the
     // request timeout (as Kafka requires of request.timeout.ms and timeout.ms), or a retry would
