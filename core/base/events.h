@@ -4,8 +4,9 @@
 // {"t_us", "node": <the broker's node>, "ev", <fields>} (docs/trace-format.md); a real broker
 // would log it. Core never knows which.
 //
-// Conventions (docs/trace-format.md, "Event vocabulary"): `ev` is snake_case; partition-scoped
-// events carry "topic" and "partition" first; fields are added in a fixed order so that a trace is
+// Conventions (docs/trace-format.md, "Conventions"): names are the constants of
+// core/base/trace_names.h (`ev::kLeaderElected`, `field::kTopic`); partition-scoped events carry
+// `topic` and `partition` first; fields are added in a fixed order so that a trace is
 // byte-identical between runs. An empty sink drops events. Single-threaded, like its owner.
 #pragma once
 

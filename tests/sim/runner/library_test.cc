@@ -7,7 +7,10 @@
 // - the variant runs twice with the same seed and gives the same trace (hash and line count):
 //   the determinism promise of docs/DESIGN.md;
 // - it has expectations, and every one of them is met (a failure prints each failed expectation
-//   and the run's whole report: actions, metrics, anomalies with their causes).
+//   and the run's whole report: actions, metrics, anomalies with their causes);
+// - every line of its trace, at the `messages` level, speaks the one vocabulary of
+//   core/base/trace_names.h: each `ev`, each field name and each fixed node name is one of its
+//   constants (an emitter that spells a name of its own fails here).
 //
 // The election-policy matrix: each scenarios/policies/<name>.json has a golden matrix next to it,
 // <name>.golden.json (written by `ksim run --matrix --write-golden`); the scenario is run under
@@ -29,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "sim/runner/report.h"
 #include "sim/runner/runner.h"
 #include "sim/scenario/loader.h"
@@ -111,6 +115,49 @@ std::string FailedExpectations(const RunResult& result) {
   return out.str();
 }
 
+// The names in `trace` (JSON Lines, header first) that core/base/trace_names.h does not list, as
+// "line N: ..." messages: event names, field names (the verdict's nested objects' too) and node
+// names other than a broker's, a client's (`clients`) or the scenario's own.
+std::vector<std::string> NamesOutsideTheVocabulary(const std::string& trace,
+                                                   const std::vector<std::string>& clients) {
+  auto listed = [](const auto& all, std::string_view name) {
+    return std::find(std::begin(all), std::end(all), name) != std::end(all);
+  };
+  std::vector<std::string> problems;
+  auto check_fields = [&](const nlohmann::json& object, size_t line, auto& self) -> void {
+    for (const auto& [key, value] : object.items()) {
+      const bool own = key == field::kTimeUs || key == field::kNode || key == field::kEv;
+      if (!own && !listed(field::kAll, key)) {
+        problems.push_back("line " + std::to_string(line) + ": field " + key);
+      }
+      // Maps keyed by names of the run, not fields: the verdict's metrics (metric names) and
+      // audit (partitions), metadata_update's topics (topic names).
+      if (key == field::kMetrics || key == field::kAudit || key == field::kTopics) continue;
+      if (value.is_object()) self(value, line, self);
+      if (value.is_array()) {
+        for (const nlohmann::json& item : value) {
+          if (item.is_object()) self(item, line, self);
+        }
+      }
+    }
+  };
+  std::istringstream lines(trace);
+  std::string text;
+  for (size_t line = 1; std::getline(lines, text); ++line) {
+    if (line == 1) continue;  // the header
+    const nlohmann::json event = nlohmann::json::parse(text);
+    const std::string ev = event.at(field::kEv).get<std::string>();
+    const std::string node = event.at(field::kNode).get<std::string>();
+    if (!listed(ev::kAll, ev)) problems.push_back("line " + std::to_string(line) + ": ev " + ev);
+    const bool named_node = listed(node::kAll, node) || node.starts_with(node::kBrokerPrefix) ||
+                            node.starts_with(node::kCliToolPrefix) ||
+                            std::find(clients.begin(), clients.end(), node) != clients.end();
+    if (!named_node) problems.push_back("line " + std::to_string(line) + ": node " + node);
+    check_fields(event, line, check_fields);
+  }
+  return problems;
+}
+
 class ScenarioLibraryTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ScenarioLibraryTest, RunsTwiceIdenticallyAndMeetsItsExpectations) {
@@ -123,6 +170,8 @@ TEST_P(ScenarioLibraryTest, RunsTwiceIdenticallyAndMeetsItsExpectations) {
 
   RunOptions options;
   options.variant = c.variant;
+  options.trace_level = TraceLevel::kMessages;  // every line a trace can hold
+  options.keep_trace_bytes = true;
   Result<RunResult> first = RunScenario(*scenario, options);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   Result<RunResult> second = RunScenario(*scenario, options);
@@ -130,6 +179,11 @@ TEST_P(ScenarioLibraryTest, RunsTwiceIdenticallyAndMeetsItsExpectations) {
   EXPECT_EQ(first->trace_hash, second->trace_hash) << "same scenario, same seed, another trace";
   EXPECT_EQ(first->trace_lines, second->trace_lines);
   EXPECT_GT(first->trace_lines, 0u);
+  std::vector<std::string> clients;
+  for (const ClientSpec& client : scenario->clients) clients.push_back(client.id);
+  const std::vector<std::string> strangers = NamesOutsideTheVocabulary(first->trace_bytes, clients);
+  EXPECT_TRUE(strangers.empty()) << "names core/base/trace_names.h does not list, first: "
+                                 << strangers.front() << " (" << strangers.size() << " in all)";
 
   EXPECT_FALSE(first->expectations.empty()) << "a shipped scenario states what it teaches";
   EXPECT_TRUE(first->ok) << FailedExpectations(*first) << "\n" << FormatRunReport(*first);
