@@ -251,7 +251,10 @@ Status Log::ForEachBatch(Offset from, const LogSegment::BatchVisitor& visit) con
   KSIM_RETURN_IF_ERROR(CheckOnline());
   auto it = segments_.upper_bound(from);
   if (it != segments_.begin()) --it;
-  for (; it != segments_.end(); ++it) KSIM_RETURN_IF_ERROR(it->second->ForEachBatch(from, visit));
+  for (; it != segments_.end(); ++it) {
+    KSIM_ASSIGN_OR_RETURN(BatchWalk next, it->second->ForEachBatch(from, visit));
+    if (next == BatchWalk::kStop) break;
+  }
   return Status::Ok();
 }
 

@@ -183,7 +183,8 @@ class Log {
   // The first record with timestamp >= `timestamp_ms` at or after the log start offset (Kafka's
   // fetchOffsetsByTimestamp); kEarliestTimestamp / kLatestTimestamp give the log start / LEO.
   Result<std::optional<TimestampOffset>> FetchOffsetByTimestamp(int64_t timestamp_ms);
-  // Calls `visit` for each batch header from the one holding `from` on (rebuilding derived state).
+  // Calls `visit` for each batch header from the one holding `from` on (rebuilding derived state,
+  // checking), until it returns BatchWalk::kStop or the log ends; stopping is not an error.
   Status ForEachBatch(Offset from, const LogSegment::BatchVisitor& visit) const;
 
   // Clean shutdown: flushes everything, trims the active segment's indexes, closes the files.

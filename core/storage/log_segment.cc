@@ -238,7 +238,7 @@ Result<std::optional<TimestampOffset>> LogSegment::FindOffsetByTimestamp(
   return std::optional<TimestampOffset>();
 }
 
-Status LogSegment::ForEachBatch(Offset from, const BatchVisitor& visit) const {
+Result<BatchWalk> LogSegment::ForEachBatch(Offset from, const BatchVisitor& visit) const {
   KSIM_CHECK(log_ != nullptr);
   const uint64_t position = static_cast<uint64_t>(offset_index_->Lookup(from).position);
   FileBatchReader reader(*log_, position, size_, /*whole_batches=*/false);
@@ -246,9 +246,11 @@ Status LogSegment::ForEachBatch(Offset from, const BatchVisitor& visit) const {
     KSIM_ASSIGN_OR_RETURN(bool more, reader.Next());
     if (!more) break;
     if (reader.header().last_offset() < from) continue;
-    KSIM_RETURN_IF_ERROR(visit(reader.header(), reader.position()));
+    KSIM_ASSIGN_OR_RETURN(BatchWalk next, visit(reader.header(), reader.position()));
+    if (next == BatchWalk::kStop) return BatchWalk::kStop;
   }
-  return reader.damage();
+  KSIM_RETURN_IF_ERROR(reader.damage());
+  return BatchWalk::kContinue;
 }
 
 Result<uint64_t> LogSegment::TruncateTo(Offset offset) {
@@ -329,7 +331,7 @@ Status LogSegment::LoadFromIndexes() {
   return Status::Ok();
 }
 
-Result<SegmentRecovery> LogSegment::Recover(const BatchVisitor& visit) {
+Result<SegmentRecovery> LogSegment::Recover() {
   KSIM_CHECK(log_ != nullptr);
   KSIM_RETURN_IF_ERROR(offset_index_->Reset());
   KSIM_RETURN_IF_ERROR(time_index_->Reset());
@@ -385,7 +387,6 @@ Result<SegmentRecovery> LogSegment::Recover(const BatchVisitor& visit) {
       KSIM_RETURN_IF_ERROR(time_index_->MaybeAppend(max_timestamp, offset_of_max_timestamp));
       last_index_entry = position;
     }
-    if (visit) KSIM_RETURN_IF_ERROR(visit(header, position));
     recovery.valid_bytes = position + reader.size();
     ++recovery.batches;
     previous_last = header.last_offset();

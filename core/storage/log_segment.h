@@ -90,9 +90,15 @@ struct SegmentRecovery {
   Status damage;  // why the cut was made (ok when nothing was cut)
 };
 
+// What a batch visitor asks of ForEachBatch after each batch: go on, or end the walk there (a
+// search that found what it looked for). Stopping is not an error.
+enum class BatchWalk : uint8_t { kContinue, kStop };
+
 class LogSegment {
  public:
-  using BatchVisitor = std::function<Status(const BatchHeader& header, uint64_t position)>;
+  // Sees one batch header and its position in the .log file; an error ends the walk with it.
+  using BatchVisitor =
+      std::function<Result<BatchWalk>(const BatchHeader& header, uint64_t position)>;
 
   // Creates an empty segment: a new .log file and preallocated indexes. Files left over under
   // the same names are replaced.
@@ -153,8 +159,9 @@ class LogSegment {
   // The first record with timestamp >= `timestamp_ms` and offset >= `starting_offset`.
   Result<std::optional<TimestampOffset>> FindOffsetByTimestamp(int64_t timestamp_ms,
                                                                Offset starting_offset) const;
-  // Calls `visit` for each batch header from the batch holding `from` on (headers only, no CRC).
-  Status ForEachBatch(Offset from, const BatchVisitor& visit) const;
+  // Calls `visit` for each batch header from the batch holding `from` on (headers only, no CRC),
+  // until it asks to stop. kStop when it did, kContinue when the segment ran out.
+  Result<BatchWalk> ForEachBatch(Offset from, const BatchVisitor& visit) const;
 
   // Removes every batch holding an offset >= `offset` (the whole batch that holds `offset`),
   // the index entries for them, and grows the indexes back to their maximum. Returns the bytes
@@ -168,9 +175,9 @@ class LogSegment {
   // kCorruption when that tail does not parse.
   Status LoadFromIndexes();
   // Rebuilds both indexes from the .log file, verifying every batch (CRC, records, offsets in
-  // order and in range); cuts the file at the first damaged or torn batch. `visit` (optional)
-  // sees each valid batch. I/O errors are returned; damage is reported in the result.
-  Result<SegmentRecovery> Recover(const BatchVisitor& visit = nullptr);
+  // order and in range); cuts the file at the first damaged or torn batch. I/O errors are
+  // returned; damage is reported in the result.
+  Result<SegmentRecovery> Recover();
 
   // Kafka's shouldRoll: the append of `params` would overflow the segment size, the segment is
   // older than segment.ms (and not empty), an index is full, or the offsets do not fit.

@@ -240,7 +240,7 @@ Status ProducerStateManager::RebuildFromLog(const Log& log, int64_t now_ms) {
   KSIM_RETURN_IF_ERROR(log.ForEachBatch(from, [&](const BatchHeader& header, uint64_t) {
     // A snapshot sits on a batch boundary; a batch straddling it would already be counted.
     if (header.base_offset >= from) Update(header);
-    return Status::Ok();
+    return BatchWalk::kContinue;
   }));
   KSIM_CHECK(map_end_offset_ <= log_end);
   map_end_offset_ = log_end;

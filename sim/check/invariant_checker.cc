@@ -12,14 +12,6 @@ namespace ksim::sim {
 
 namespace {
 
-// Ends a Log::ForEachBatch walk early: a visitor returns it, the caller recognises it.
-constexpr std::string_view kStopWalk = "invariant checker: walk done";
-
-Status StopWalk() { return Status(Errc::kUnsupported, std::string(kStopWalk)); }
-bool IsStopWalk(const Status& status) {
-  return status.code() == Errc::kUnsupported && status.message() == kStopWalk;
-}
-
 std::string Hex(uint32_t value) {
   std::ostringstream out;
   out << std::hex << value;
@@ -269,14 +261,14 @@ void InvariantChecker::VerifyLeadership(const ReplicaObservation& replica,
 
   std::optional<std::pair<Offset, std::string>> divergence;
   Status walked = replica.log->ForEachBatch(from, [&](const BatchHeader& batch, uint64_t) {
-    if (batch.base_offset >= committed_end) return StopWalk();
-    if (batch.next_offset() <= from) return Status::Ok();
+    if (batch.base_offset >= committed_end) return BatchWalk::kStop;
+    if (batch.next_offset() <= from) return BatchWalk::kContinue;
     std::optional<std::string> differs = CompareWithCommitted(partition, batch);
-    if (!differs) return Status::Ok();
+    if (!differs) return BatchWalk::kContinue;
     divergence = {batch.base_offset, *differs};
-    return StopWalk();
+    return BatchWalk::kStop;
   });
-  if (!walked.ok() && !IsStopWalk(walked)) return;  // unreadable: skipped
+  if (!walked.ok()) return;  // unreadable: skipped
   if (!divergence && replica.log_end_offset < committed_end) {
     divergence = {replica.log_end_offset,
                   "its log ends at " + std::to_string(replica.log_end_offset.value()) +
@@ -297,22 +289,22 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
   Offset end = partition.committed_end;
   std::optional<std::pair<Offset, std::string>> divergence;
   Status walked = replica.log->ForEachBatch(end, [&](const BatchHeader& batch, uint64_t) {
-    if (batch.next_offset() <= end) return Status::Ok();
-    if (batch.next_offset() > hw) return StopWalk();
+    if (batch.next_offset() <= end) return BatchWalk::kContinue;
+    if (batch.next_offset() > hw) return BatchWalk::kStop;
     bool covered = false;
     std::optional<std::string> differs = CompareWithCommitted(partition, batch, &covered);
     if (differs) {
       divergence = {batch.base_offset, *differs};
-      return StopWalk();
+      return BatchWalk::kStop;
     }
     if (!covered && may_commit) {
       partition.committed.emplace(batch.base_offset, BatchId{batch.last_offset(), batch.crc});
       ++counters_.batches_committed;
     }
     end = batch.next_offset();
-    return Status::Ok();
+    return BatchWalk::kContinue;
   });
-  if (!walked.ok() && !IsStopWalk(walked)) return;
+  if (!walked.ok()) return;
   if (divergence) {
     Violate("committed_records_stable", replica.tp,
             "leader " + Describe(replica) + ": " + divergence->second);

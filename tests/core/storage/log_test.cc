@@ -144,6 +144,38 @@ TEST_F(LogTest, SizeBasedRollHappensBeforeTheSegmentWouldOverflow) {
   }
 }
 
+// A visitor that asks to stop ends the walk there, in the middle of a segment, and the segments
+// after it are not read; stopping is not an error. Without a stop every batch of every segment is
+// seen once, in order.
+TEST_F(LogTest, ForEachBatchStopsWhereTheVisitorAsksAcrossSegments) {
+  const int64_t set_size = static_cast<int64_t>(Singleton("test", clock_.NowMs()).size());
+  auto log = OpenLog(SmallConfig(static_cast<int32_t>(3 * set_size)));
+  for (int i = 0; i < 10; ++i) AppendLeader(*log, Singleton("test", clock_.NowMs()));
+  ASSERT_GE(log->number_of_segments(), 3u);
+
+  std::vector<int64_t> all;
+  Status walked = log->ForEachBatch(Offset(0), [&](const BatchHeader& header, uint64_t) {
+    all.push_back(header.base_offset.value());
+    return BatchWalk::kContinue;
+  });
+  ASSERT_TRUE(walked.ok()) << walked.ToString();
+  EXPECT_EQ(all, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+
+  std::vector<int64_t> seen;
+  walked = log->ForEachBatch(Offset(2), [&](const BatchHeader& header, uint64_t) {
+    seen.push_back(header.base_offset.value());
+    return header.base_offset == Offset(4) ? BatchWalk::kStop : BatchWalk::kContinue;
+  });
+  ASSERT_TRUE(walked.ok()) << walked.ToString();
+  EXPECT_EQ(seen, (std::vector<int64_t>{2, 3, 4}));
+
+  // An error from the visitor is the walk's result.
+  walked = log->ForEachBatch(Offset(0), [&](const BatchHeader&, uint64_t) -> Result<BatchWalk> {
+    return Status(Errc::kCorruption, "visitor");
+  });
+  EXPECT_EQ(walked.code(), Errc::kCorruption);
+}
+
 TEST_F(LogTest, RollingAnEmptySegmentOntoItsOwnBaseKeepsIt) {
   LogConfig config;
   config.segment_ms = 60 * 60;
@@ -1174,7 +1206,7 @@ TEST_F(LogTest, DerivedStateIsRebuiltFromBatchesAfterReopen) {
   ASSERT_TRUE(log->ForEachBatch(log->log_start_offset(),
                                 [&](const BatchHeader& header, uint64_t) {
                                   rebuilt.OnAppend(header);
-                                  return Status::Ok();
+                                  return BatchWalk::kContinue;
                                 })
                   .ok());
   EXPECT_EQ(rebuilt.entries_, expected);

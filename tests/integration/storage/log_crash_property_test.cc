@@ -1034,7 +1034,7 @@ TEST_F(LogOnVirtualDiskTest, TruncatedSegmentDoesNotComeBackOverlappingTheNextOn
                   ->ForEachBatch(Offset(0),
                                  [&](const BatchHeader& header, uint64_t) {
                                    bases.push_back(header.base_offset.value());
-                                   return Status::Ok();
+                                   return BatchWalk::kContinue;
                                  })
                   .ok());
   EXPECT_EQ(bases, (std::vector<int64_t>{0, 3}));

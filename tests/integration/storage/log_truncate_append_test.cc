@@ -118,7 +118,7 @@ class LogTruncateAppendTest : public ::testing::TestWithParam<EnvParam> {
     std::vector<std::pair<int64_t, int64_t>> ranges;
     Status status = log.ForEachBatch(Offset(0), [&](const BatchHeader& header, uint64_t) {
       ranges.emplace_back(header.base_offset.value(), header.last_offset().value());
-      return Status::Ok();
+      return BatchWalk::kContinue;
     });
     EXPECT_TRUE(status.ok()) << status.ToString();
     return ranges;
