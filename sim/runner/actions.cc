@@ -124,11 +124,11 @@ void ScenarioRun::RunAction(const Action& action) {
         if constexpr (std::is_same_v<T, CliAction>) {
           RunCli(action, what);
         } else if constexpr (std::is_same_v<T, CrashAction>) {
-          RunCrash(action, what.target);
+          RunLifecycle(action, what.target, NodeLifecycle::kCrash);
         } else if constexpr (std::is_same_v<T, RestartAction>) {
-          RunRestart(action, what.target);
+          RunLifecycle(action, what.target, NodeLifecycle::kRestart);
         } else if constexpr (std::is_same_v<T, ShutdownAction>) {
-          RunShutdown(action, what.target);
+          RunLifecycle(action, what.target, NodeLifecycle::kShutdown);
         } else if constexpr (std::is_same_v<T, SlowAction>) {
           RunSlow(action, what);
         } else if constexpr (std::is_same_v<T, PartitionAction>) {
@@ -155,53 +155,40 @@ void ScenarioRun::RunAction(const Action& action) {
       action.what);
 }
 
-void ScenarioRun::RunCrash(const Action& action, const Target& target) {
-  std::string description = "crash";
+// crash, restart and shutdown share one skeleton: describe the target, resolve it (a broker named
+// by id or by role), trace the action, apply it, and report what could not apply. A client goes to
+// the World (its process only: crash or restart); a broker to the Cluster (its process, disk and
+// registration).
+void ScenarioRun::RunLifecycle(const Action& action, const Target& target, NodeLifecycle change) {
+  std::string description(NodeLifecycleName(change));
   TraceFields fields = TraceFields::object();
   DescribeTarget(target, description, fields);
   if (target.kind == Target::Kind::kClient) {
+    KSIM_CHECK(change != NodeLifecycle::kShutdown);  // the loader takes only brokers for it
     BeginAction(action, description, fields);
-    Status crashed = world_->CrashNode(target.client);
-    if (!crashed.ok()) Skip(action, crashed.message());
+    const bool crash = change == NodeLifecycle::kCrash;
+    Status applied = crash ? world_->CrashNode(target.client) : world_->RestartNode(target.client);
+    if (!applied.ok()) Skip(action, applied.message());
+    if (!crash) ApplyLinkOverrides();  // a new process starts with the scenario's links
     return;
   }
   std::string reason;
   const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
   BeginAction(action, description, fields);
   if (!broker) return Skip(action, reason);
-  Status crashed = cluster_->CrashBroker(*broker);
-  if (!crashed.ok()) Skip(action, crashed.message());
-}
-
-void ScenarioRun::RunRestart(const Action& action, const Target& target) {
-  std::string description = "restart";
-  TraceFields fields = TraceFields::object();
-  DescribeTarget(target, description, fields);
-  if (target.kind == Target::Kind::kClient) {
-    BeginAction(action, description, fields);
-    Status restarted = world_->RestartNode(target.client);
-    if (!restarted.ok()) Skip(action, restarted.message());
-    ApplyLinkOverrides();
-    return;
+  Status applied;
+  switch (change) {
+    case NodeLifecycle::kCrash:
+      applied = cluster_->CrashBroker(*broker);
+      break;
+    case NodeLifecycle::kRestart:
+      applied = cluster_->RestartBroker(*broker);
+      break;
+    case NodeLifecycle::kShutdown:
+      applied = cluster_->ShutdownBroker(*broker);
+      break;
   }
-  std::string reason;
-  const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
-  BeginAction(action, description, fields);
-  if (!broker) return Skip(action, reason);
-  Status restarted = cluster_->RestartBroker(*broker);
-  if (!restarted.ok()) Skip(action, restarted.message());
-}
-
-void ScenarioRun::RunShutdown(const Action& action, const Target& target) {
-  std::string description = "shutdown";
-  TraceFields fields = TraceFields::object();
-  DescribeTarget(target, description, fields);
-  std::string reason;
-  const std::optional<BrokerId> broker = ResolveBroker(target, description, fields, reason);
-  BeginAction(action, description, fields);
-  if (!broker) return Skip(action, reason);
-  Status stopping = cluster_->ShutdownBroker(*broker);
-  if (!stopping.ok()) Skip(action, stopping.message());
+  if (!applied.ok()) Skip(action, applied.message());
 }
 
 void ScenarioRun::RunSlow(const Action& action, const SlowAction& slow) {

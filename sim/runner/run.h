@@ -73,9 +73,7 @@ class ScenarioRun {
   void BeginAction(const Action& action, std::string description, TraceFields fields);
   void Skip(const Action& action, const std::string& reason);
   void CliOutput(size_t index, const std::string& line);
-  void RunCrash(const Action& action, const Target& target);
-  void RunRestart(const Action& action, const Target& target);
-  void RunShutdown(const Action& action, const Target& target);
+  void RunLifecycle(const Action& action, const Target& target, NodeLifecycle change);
   void RunSlow(const Action& action, const SlowAction& slow);
   void RunPartition(const Action& action, const PartitionAction& partition);
   void RunCrashReplicas(const Action& action, const CrashReplicasAction& crash);
