@@ -105,9 +105,7 @@ void ZooKeeperClient::Close(std::function<void()> done) {
   }
 }
 
-void ZooKeeperClient::EnterClosed() {
-  if (state_ == SessionState::kClosed) return;
-  state_ = SessionState::kClosed;
+void ZooKeeperClient::EndSession() {
   CancelTimer(poll_timer_);
   CancelTimer(attempt_timer_);
   connection_open_ = false;
@@ -115,6 +113,12 @@ void ZooKeeperClient::EnterClosed() {
   data_watches_.clear();
   exist_watches_.clear();
   child_watches_.clear();
+}
+
+void ZooKeeperClient::EnterClosed() {
+  if (state_ == SessionState::kClosed) return;
+  state_ = SessionState::kClosed;
+  EndSession();
   std::vector<std::function<void()>> waiters = std::move(close_waiters_);
   close_waiters_.clear();
   NotifySession(SessionEvent::kClosed);
@@ -207,13 +211,7 @@ void ZooKeeperClient::ConnectionLost() {
 
 void ZooKeeperClient::Expire() {
   state_ = SessionState::kExpired;
-  CancelTimer(poll_timer_);
-  CancelTimer(attempt_timer_);
-  connection_open_ = false;
-  ++generation_;
-  data_watches_.clear();
-  exist_watches_.clear();
-  child_watches_.clear();
+  EndSession();
   std::deque<Call> failed = TakeOutstanding();
   // As ClientCnxn: the Expired event is queued first, then the waiting requests fail.
   NotifySession(SessionEvent::kExpired);

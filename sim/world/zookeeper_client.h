@@ -146,6 +146,9 @@ class ZooKeeperClient final : public Coordination {
   void ConnectionLost();
   void Expire();
   void EnterClosed();
+  // What a closed or expired session leaves behind: no timers, no connection, no watches; the
+  // generation moves on so that late answers of the old connection are ignored.
+  void EndSession();
   // Takes every outstanding call, sent ones first.
   std::deque<Call> TakeOutstanding();
   void ScheduleAttempt(TimeUs delay_us);
