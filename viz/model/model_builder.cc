@@ -9,8 +9,10 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
+#include "core/base/trace_names.h"
 #include "viz/model/model_internal.h"
 #include "viz/model/model_summary_internal.h"
 #include "viz/model/timeline_model.h"
@@ -168,6 +170,9 @@ class ModelBuilder {
   void RemoveFrom(int32_t p, int32_t slot, int64_t from, bool truncated, uint32_t event);
   void RemoveBelow(int32_t p, int32_t slot, int64_t below, uint32_t event);
   void AddRecordEvent(int32_t record, uint32_t event);
+  // What the queries answer from the finished ledger and messages: the ledger's counts, the
+  // acked offsets, the message diagram's nodes.
+  void AddDerivedAnswers();
   int32_t RecordOfValue(const std::string& value) const;
 
   const sim::Trace& trace_;
@@ -730,6 +735,52 @@ Status ModelBuilder::OnClientEvent(const sim::TraceEvent& e, TimelineEvent& te) 
   return Status::Ok();
 }
 
+namespace {
+
+// Where a node's lifeline goes in a sequence diagram (TimelineModel::message_nodes).
+int NodeRank(const TimelineModel& model, std::string_view name) {
+  if (model.ProducerIndex(name) >= 0) return 0;
+  if (name.starts_with(node::kBrokerPrefix)) return 1;
+  if (name.starts_with(node::kZooKeeper)) return 3;
+  if (name == node::kAdmin) return 4;
+  return 2;
+}
+
+}  // namespace
+
+void ModelBuilder::AddDerivedAnswers() {
+  for (size_t i = 0; i < model_.records_.size(); ++i) {
+    const LedgerRecord& r = model_.records_[i];
+    LedgerCounts& counts = model_.ledger_counts_;
+    counts.lost += r.lost() ? 1 : 0;
+    counts.duplicated += r.duplicated() ? 1 : 0;
+    counts.unacked += r.acked() ? 0 : 1;
+    counts.never_written += r.never_written() ? 1 : 0;
+    ++counts.by_fate[static_cast<size_t>(FateOf(r))];
+    if (!r.acked() || r.offset < 0) continue;
+    const int32_t p = model_.PartitionIndex(r.topic, r.partition);
+    if (p >= 0) replay_->acked_offsets.push_back({p, r.offset, static_cast<int32_t>(i)});
+  }
+  std::sort(replay_->acked_offsets.begin(), replay_->acked_offsets.end(),
+            [](const AckedOffset& a, const AckedOffset& b) {
+              return std::tie(a.partition, a.offset, a.record) <
+                     std::tie(b.partition, b.offset, b.record);
+            });
+  std::vector<bool> used(model_.nodes_.size(), false);
+  for (const Message& m : model_.messages_) {
+    if (m.from >= 0) used[static_cast<size_t>(m.from)] = true;
+    if (m.to >= 0) used[static_cast<size_t>(m.to)] = true;
+  }
+  for (size_t i = 0; i < used.size(); ++i) {
+    if (used[i]) model_.message_nodes_.push_back(static_cast<int32_t>(i));
+  }
+  std::stable_sort(model_.message_nodes_.begin(), model_.message_nodes_.end(),
+                   [this](int32_t a, int32_t b) {
+                     return NodeRank(model_, model_.nodes_[static_cast<size_t>(a)]) <
+                            NodeRank(model_, model_.nodes_[static_cast<size_t>(b)]);
+                   });
+}
+
 Status ModelBuilder::ReadVerdict() {
   const sim::TraceEvent& v = trace_.verdict;
   model_.end_us_ = v.t_us;
@@ -853,6 +904,7 @@ Result<TimelineModel> ModelBuilder::Build() {
       replay_->max_flight_us = std::max(replay_->max_flight_us, finished - m.sent_us);
     }
   }
+  AddDerivedAnswers();
   if (model_.checkpoints_.empty()) {
     Snapshot first = state_;
     first.events_applied = 0;

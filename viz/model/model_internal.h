@@ -63,6 +63,8 @@ struct ModelReplay {
   std::vector<uint32_t> unfinished_messages;
   // records() by id (looked up, never iterated).
   std::unordered_map<std::string, int32_t> record_index;
+  // The acked records with an offset, sorted by (partition, offset, record): RecordsCommittedBy.
+  std::vector<AckedOffset> acked_offsets;
 };
 
 // Applies one change to `state` (whose vectors are laid out as the model's: brokers by id,

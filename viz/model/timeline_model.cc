@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "viz/model/model_internal.h"
 
 namespace ksim::viz {
@@ -49,6 +50,13 @@ int32_t LedgerRecord::max_deliveries() const {
   int32_t most = 0;
   for (const Delivery& d : deliveries) most = std::max(most, d.count);
   return most;
+}
+
+Fate FateOf(const LedgerRecord& record) {
+  if (record.lost()) return Fate::kLost;
+  if (record.duplicated()) return Fate::kDuplicated;
+  if (record.never_written()) return Fate::kNeverWritten;
+  return Fate::kOk;
 }
 
 namespace {
@@ -258,21 +266,30 @@ int32_t TimelineModel::PartitionIndex(std::string_view topic, int32_t partition)
   return -1;
 }
 
-Snapshot TimelineModel::StateAt(TimeUs t_us) const {
+size_t TimelineModel::EventsAppliedAt(TimeUs t_us) const {
   t_us = std::clamp<TimeUs>(t_us, 0, end_us_);
-  // Every event at or before t is reflected.
   auto upper = std::upper_bound(events_.begin(), events_.end(), t_us,
                                 [](TimeUs t, const TimelineEvent& e) { return t < e.t_us; });
-  const size_t applied = static_cast<size_t>(upper - events_.begin());
-  const size_t checkpoint = std::min(applied / kCheckpointEvents, checkpoints_.size() - 1);
-  Snapshot state = checkpoints_[checkpoint];
+  return static_cast<size_t>(upper - events_.begin());
+}
+
+void TimelineModel::ReplayTo(Snapshot& state, size_t applied) const {
+  KSIM_CHECK(state.events_applied <= applied);
   for (size_t i = state.events_applied; i < applied; ++i) {
     for (uint32_t o = replay_->op_begin[i]; o < replay_->op_begin[i + 1]; ++o) {
       ApplyOp(*replay_, replay_->ops[o], events_[i].t_us, state);
     }
   }
-  state.t_us = t_us;
   state.events_applied = applied;
+}
+
+Snapshot TimelineModel::StateAt(TimeUs t_us) const {
+  // Every event at or before t is reflected.
+  const size_t applied = EventsAppliedAt(t_us);
+  const size_t checkpoint = std::min(applied / kCheckpointEvents, checkpoints_.size() - 1);
+  Snapshot state = checkpoints_[checkpoint];
+  ReplayTo(state, applied);
+  state.t_us = std::clamp<TimeUs>(t_us, 0, end_us_);
   return state;
 }
 
@@ -353,6 +370,100 @@ std::vector<const Message*> TimelineModel::MessagesBetween(TimeUs begin_us, Time
     out.push_back(&*it);
   }
   return out;
+}
+
+std::vector<EventKindCounts> TimelineModel::EventHistogram(int columns) const {
+  KSIM_CHECK(columns > 0);
+  std::vector<EventKindCounts> counts(static_cast<size_t>(columns), EventKindCounts{});
+  const TimeUs end_us = std::max<TimeUs>(end_us_, 1);
+  for (const TimelineEvent& e : events_) {
+    const TimeUs t_us = std::clamp<TimeUs>(e.t_us, 0, end_us);
+    const int column = std::min<int>(columns - 1, static_cast<int>(t_us * columns / end_us));
+    ++counts[static_cast<size_t>(column)][static_cast<size_t>(e.kind)];
+  }
+  return counts;
+}
+
+HighWatermarkChange TimelineModel::HighWatermarkChangeAt(size_t event) const {
+  KSIM_CHECK(event < events_.size());
+  const TimelineEvent& e = events_[event];
+  HighWatermarkChange change;
+  if (e.partition < 0 || e.node < 0) return change;
+  const std::string& node = nodes_[static_cast<size_t>(e.node)];
+  // The replica of the event's node, in a snapshot laid out as every other.
+  const auto replica = [&](const Snapshot& s) -> const ReplicaView* {
+    for (const ReplicaView& r : s.partitions[static_cast<size_t>(e.partition)].replica_states) {
+      const BrokerView* broker = s.FindBroker(r.broker);
+      if (broker != nullptr && broker->node == node) return &r;
+    }
+    return nullptr;
+  };
+  Snapshot state = StateAt(e.t_us - 1);
+  if (const ReplicaView* before = replica(state)) change.before = before->hw;
+  ReplayTo(state, EventsAppliedAt(e.t_us));
+  if (const ReplicaView* after = replica(state)) {
+    change.after = after->hw;
+    change.leader = after->leader;
+  }
+  return change;
+}
+
+std::span<const AckedOffset> TimelineModel::RecordsCommittedBy(
+    int32_t partition, const HighWatermarkChange& change) const {
+  if (!change.leader || change.after <= change.before) return {};
+  const std::vector<AckedOffset>& acked = replay_->acked_offsets;
+  const auto less = [](const AckedOffset& a, std::pair<int32_t, int64_t> b) {
+    return std::make_pair(a.partition, a.offset) < b;
+  };
+  const auto first =
+      std::lower_bound(acked.begin(), acked.end(),
+                       std::make_pair(partition, std::max<int64_t>(change.before, 0)), less);
+  const auto last =
+      std::lower_bound(first, acked.end(), std::make_pair(partition, change.after), less);
+  return {first, last};
+}
+
+std::optional<NeverWrittenCause> TimelineModel::WhyNeverWritten(int32_t record) const {
+  KSIM_CHECK(record >= 0);
+  KSIM_CHECK(static_cast<size_t>(record) < records_.size());
+  const LedgerRecord& r = records_[static_cast<size_t>(record)];
+  if (!r.never_written() || r.sent_us < 0) return std::nullopt;
+  NeverWrittenCause cause;
+  cause.partition = r.partition >= 0 ? PartitionIndex(r.topic, r.partition) : -1;
+  if (cause.partition >= 0) {
+    const Snapshot at = StateAt(r.sent_us);
+    const PartitionView& view = at.partitions[static_cast<size_t>(cause.partition)];
+    const BrokerView* leader = view.leader >= 0 ? at.FindBroker(view.leader) : nullptr;
+    if (leader == nullptr) {
+      cause.leader = LeaderAtSend::kNone;
+    } else {
+      cause.leader_node = leader->node;
+      if (leader->status != NodeStatus::kAlive) {
+        cause.leader = LeaderAtSend::kDown;
+        cause.leader_down_event = LastDownEvent(leader->node, r.sent_us);
+      } else {
+        cause.leader =
+            at.LinkCut(r.producer, leader->node) ? LeaderAtSend::kCut : LeaderAtSend::kReachable;
+      }
+    }
+  }
+  cause.gave_up = !r.error.empty();
+  for (uint32_t e : r.events) {
+    // Never acknowledged, yet answered: an ack without an offset (acks=0).
+    if (events_[e].ev == ev::kAck) cause.acks_zero = true;
+  }
+  return cause;
+}
+
+int32_t TimelineModel::LastDownEvent(std::string_view node, TimeUs t_us) const {
+  for (size_t e = FirstEventAtOrAfter(t_us + 1); e-- > 0;) {
+    const TimelineEvent& event = events_[e];
+    if (event.node >= 0 && nodes_[static_cast<size_t>(event.node)] == node &&
+        (event.ev == ev::kCrash || event.ev == ev::kShutdown)) {
+      return static_cast<int32_t>(e);
+    }
+  }
+  return -1;
 }
 
 int32_t TimelineModel::RecordIndex(std::string_view record_id) const {
