@@ -78,7 +78,8 @@ class WindowImGui {
 
 }  // namespace
 
-Status RunWindow(const Runs& runs, ViewState& state, const WindowOptions& options) {
+Status RunWindow(const Runs& runs, ViewState& state, ViewCache& cache,
+                 const WindowOptions& options) {
   LastGlfwError().clear();
   GlfwLibrary glfw;
   if (!glfw.initialised()) {
@@ -119,7 +120,7 @@ Status RunWindow(const Runs& runs, ViewState& state, const WindowOptions& option
         glfwWaitEvents();
         continue;
       }
-      gl::RenderViewerFrame(runs, state, width, height);
+      gl::RenderViewerFrame(runs, state, cache, width, height);
       glfwSwapBuffers(window);
       ++frames;
     }

@@ -14,10 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "viz/ui/draw_kit.h"
 #include "viz/ui/palette.h"
 #include "viz/ui/panels.h"
 #include "viz/ui/partitions_layout.h"
+#include "viz/ui/view_cache.h"
 
 namespace ksim::viz {
 namespace {
@@ -30,11 +32,6 @@ constexpr float kMarkerBand = 16.0f;   // above a tall row: "HW" / "LEO" labels
 constexpr int64_t kRulerStepsPx = 56;  // ruler labels at least this far apart
 
 bool IsInternalTopic(const std::string& topic) { return topic.rfind("__", 0) == 0; }
-
-PartitionsFrame& MutableFrame() {
-  static PartitionsFrame frame;
-  return frame;
-}
 
 std::string JoinIds(const std::vector<int32_t>& ids) {
   std::string out = "[";
@@ -120,7 +117,7 @@ void DrawReplicaLabel(ImDrawList* draw, const RowContext& row, ImVec2 pos, float
     kit::Star(draw, ImVec2(pos.x + 8.0f, mid_y), row.tall ? 8.0f : 5.0f, kColorController);
   const ImU32 name_color =
       replica.online ? IM_COL32(235, 235, 235, 255) : IM_COL32(200, 80, 80, 255);
-  std::string name = "broker-" + std::to_string(replica.broker);
+  std::string name = node::Broker(BrokerId(replica.broker));
   if (!replica.online && !row.tall) name += " (down)";
   kit::Text(draw, ImVec2(pos.x + 20.0f, text_y), name, name_color, scale);
   if (!row.tall) return;
@@ -412,12 +409,10 @@ int64_t StripGeometry::OffsetAt(float x) const {
   return offset < window.end ? offset : -1;
 }
 
-const PartitionsFrame& LastPartitionsFrame() { return MutableFrame(); }
-
-void DrawPartitionsPanel(const Runs& runs, ViewState& state) {
+void DrawPartitionsPanel(const Runs& runs, ViewState& state, ViewCache& cache) {
   const TimelineModel& model = runs.current();
   const Snapshot snapshot = model.StateAt(state.playhead_us);
-  PartitionsFrame& frame = MutableFrame();
+  PartitionsFrame& frame = cache.partitions;
   frame.strips.clear();
   if (snapshot.partitions.empty()) {
     ImGui::TextDisabled("no partitions in this run");

@@ -1,7 +1,8 @@
-// ViewState: everything the viewer's user chose (playhead, zoom window, selection, playback),
-// as a plain struct the panels read and change (Tracy's ViewData, docs/STYLE.md). The models are
-// immutable; this is the only thing a frame mutates. No ImGui types in it, so tests build one
-// by hand and check what a simulated click changed.
+// ViewState: everything the viewer's user chose (playhead, zoom window, selection, playback,
+// what each panel shows), as a plain struct the panels read and change (Tracy's ViewData,
+// docs/STYLE.md). The models are immutable; a frame changes this and the viewer's ViewCache
+// (viz/ui/view_cache.h: what the panels derived and keep, never a choice of the user). No ImGui
+// types in it, so tests build one by hand and check what a simulated click changed.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,7 @@ struct ViewState {
   LedgerFilter ledger_filter = LedgerFilter::kAnomalies;
   char ledger_search[64] = "";
   EventKind jump_kind = EventKind::kFault;  // what next/previous-event jumps to
+  bool show_zookeeper = false;              // Messages: ZooKeeper's traffic drawn too
 
   // Layout. With `only` set (screenshots with --panel), one panel fills the display.
   bool show[kPanelCount] = {true, true, true, true, true, true, true};
