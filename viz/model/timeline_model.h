@@ -160,6 +160,10 @@ enum class EventKind : uint8_t {
 inline constexpr int kEventKindCount = static_cast<int>(EventKind::kOther) + 1;
 std::string_view EventKindName(EventKind kind);  // "fault", "election", ...
 
+// The `ev` of the viewer's own events at the cause time of a checker anomaly (kAnomaly); no
+// trace line has it (core/base/trace_names.h lists those).
+inline constexpr std::string_view kAnomalyEv = "anomaly";
+
 struct TimelineEvent {
   TimeUs t_us = 0;
   EventKind kind = EventKind::kOther;
