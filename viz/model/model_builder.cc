@@ -169,9 +169,9 @@ class ModelBuilder {
   Status ReadVerdict();
   // A new timeline event: a checkpoint first when one is due.
   void BeginEvent();
-  void Op(StateOp op) {
-    ApplyOp(*replay_, op, now_us_, state_);
-    replay_->ops.push_back(op);
+  void Op(const StateOp& change) {
+    ApplyOp(*replay_, change, now_us_, state_);
+    replay_->ops.push_back(change);
   }
   void FlushAnomaliesBefore(TimeUs t_us, bool all);
   // Cells: remove the live cells of (partition, slot) at offsets >= from, or < below.
@@ -457,23 +457,28 @@ Status ModelBuilder::OnEvent(const sim::TraceEvent& e) {
                               : name == ev::kShutdown ? NodeStatus::kShutDown
                                                       : NodeStatus::kAlive;
     KSIM_ASSIGN_OR_RETURN(int64_t incarnation, IntOr(e, field::kIncarnation, -1));
-    StateOp op{.code = broker_slot >= 0 ? OpCode::kBrokerStatus : OpCode::kClientStatus,
-               .a = broker_slot >= 0 ? broker_slot : client_slot,
-               .b = static_cast<int32_t>(status),
-               .c = static_cast<int32_t>(incarnation)};
-    if (op.a >= 0) Op(op);
+    if (broker_slot >= 0) {
+      Op(op::BrokerStatus{.broker_slot = broker_slot,
+                          .status = status,
+                          .incarnation = static_cast<int32_t>(incarnation)});
+    } else if (client_slot >= 0) {
+      Op(op::ClientStatus{.client_slot = client_slot,
+                          .status = status,
+                          .incarnation = static_cast<int32_t>(incarnation)});
+    }
   } else if (name == ev::kControllerElected && broker_slot >= 0) {
     KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, field::kEpoch));
-    Op({.code = OpCode::kControllerElected, .a = broker_slot, .c = static_cast<int32_t>(epoch)});
+    Op(op::ControllerElected{.broker_slot = broker_slot,
+                             .epoch = ControllerEpoch(static_cast<int32_t>(epoch))});
   } else if (name == ev::kControllerResigned && broker_slot >= 0) {
-    Op({.code = OpCode::kControllerResigned, .a = broker_slot});
+    Op(op::ControllerResigned{.broker_slot = broker_slot});
   } else if (name == ev::kZkSessionCreated || name == ev::kZkSessionResumed ||
              name == ev::kZkSessionExpired || name == ev::kZkSessionClosed) {
     KSIM_ASSIGN_OR_RETURN(std::string client, Str(e, field::kClient));
     const int32_t b = BrokerOfNode(client);
     const int32_t slot = b >= 0 ? BrokerSlot(b) : -1;
     const bool live = name == ev::kZkSessionCreated || name == ev::kZkSessionResumed;
-    if (slot >= 0) Op({.code = OpCode::kZkSession, .a = slot, .b = live ? 1 : 0});
+    if (slot >= 0) Op(op::ZkSession{.broker_slot = slot, .live = live});
   } else if (name == ev::kPartition && e.node == node::kWorld) {
     KSIM_ASSIGN_OR_RETURN(auto sides, Sides(e));
     auto one_way = e.fields.find(field::kOneWay);
@@ -482,11 +487,11 @@ Status ModelBuilder::OnEvent(const sim::TraceEvent& e) {
         CutView cut{sides[i], sides[j],
                     one_way != e.fields.end() && one_way->is_boolean() && one_way->get<bool>()};
         replay_->cuts.push_back(std::move(cut));
-        Op({.code = OpCode::kAddCut, .list = static_cast<uint32_t>(replay_->cuts.size() - 1)});
+        Op(op::AddCut{.cut = static_cast<uint32_t>(replay_->cuts.size() - 1)});
       }
     }
   } else if (name == ev::kHeal) {
-    Op({.code = OpCode::kHeal});
+    Op(op::Heal{});
   } else if (name == ev::kIsolate) {
     CutView cut;
     cut.from = {e.node};
@@ -495,22 +500,21 @@ Status ModelBuilder::OnEvent(const sim::TraceEvent& e) {
         cut.to.push_back(n);
     }
     replay_->cuts.push_back(std::move(cut));
-    Op({.code = OpCode::kAddCut,
-        .a = broker_slot,
-        .list = static_cast<uint32_t>(replay_->cuts.size() - 1)});
+    Op(op::AddCut{.cut = static_cast<uint32_t>(replay_->cuts.size() - 1),
+                  .isolated_broker_slot = broker_slot});
   } else if (name == ev::kSlow && broker_slot >= 0) {
     KSIM_ASSIGN_OR_RETURN(int64_t for_us, Int(e, field::kForUs));
-    Op({.code = OpCode::kSlow, .a = broker_slot, .x = e.t_us + for_us});
+    Op(op::Slow{.broker_slot = broker_slot, .until_us = e.t_us + for_us});
   } else if (name == ev::kDiskFault && broker_slot >= 0) {
     KSIM_ASSIGN_OR_RETURN(std::string fault, Str(e, field::kFault));
-    Op({.code = OpCode::kDiskFault, .a = broker_slot, .list = Intern(fault)});
+    Op(op::DiskFault{.broker_slot = broker_slot, .fault = Intern(fault)});
   } else if (IsPartitionEvent(name) && node_broker >= 0) {
     KSIM_RETURN_IF_ERROR(OnPartitionEvent(e, te));
   } else if (name == ev::kTopicDeleted) {
     KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, field::kTopic));
     for (const auto& [tp, p] : partition_index_) {
       if (tp.first != topic) continue;
-      Op({.code = OpCode::kTopicDeleted, .a = p});
+      Op(op::TopicDeleted{.partition = p});
       for (size_t slot = 0; slot < live_[p].size(); ++slot) {
         RemoveFrom(p, static_cast<int32_t>(slot), 0, false, index);
       }
@@ -523,16 +527,15 @@ Status ModelBuilder::OnEvent(const sim::TraceEvent& e) {
     if (name == ev::kGroupState) {
       KSIM_ASSIGN_OR_RETURN(std::string state, Str(e, field::kState));
       KSIM_ASSIGN_OR_RETURN(int64_t generation, Int(e, field::kGeneration));
-      Op({.code = OpCode::kGroupState,
-          .a = g,
-          .c = static_cast<int32_t>(generation),
-          .list = Intern(state)});
+      Op(op::GroupState{
+          .group_slot = g, .generation = static_cast<int32_t>(generation), .state = Intern(state)});
     } else {
       KSIM_ASSIGN_OR_RETURN(std::string member, Str(e, field::kMember));
-      Op({.code = name == ev::kGroupMemberAdded ? OpCode::kGroupMemberAdded
-                                                : OpCode::kGroupMemberRemoved,
-          .a = g,
-          .list = Intern(member)});
+      if (name == ev::kGroupMemberAdded) {
+        Op(op::GroupMemberAdded{.group_slot = g, .member = Intern(member)});
+      } else {
+        Op(op::GroupMemberRemoved{.group_slot = g, .member = Intern(member)});
+      }
     }
   } else if (e.node == node::kScenario) {
     if (name == ev::kScenarioStart) {
@@ -577,12 +580,11 @@ Status ModelBuilder::OnPartitionEvent(const sim::TraceEvent& e, TimelineEvent& t
     auto unclean = e.fields.find(field::kUnclean);
     const bool is_unclean =
         unclean != e.fields.end() && unclean->is_boolean() && unclean->get<bool>();
-    Op({.code = OpCode::kLeaderElected,
-        .a = p,
-        .b = static_cast<int32_t>(leader),
-        .c = static_cast<int32_t>(epoch),
-        .list = List(std::move(isr)),
-        .x = is_unclean ? 1 : 0});
+    Op(op::LeaderElected{.partition = p,
+                         .leader = BrokerId(static_cast<int32_t>(leader)),
+                         .epoch = LeaderEpoch(static_cast<int32_t>(epoch)),
+                         .isr = List(std::move(isr)),
+                         .unclean = is_unclean});
     return Status::Ok();
   }
   if (name == ev::kPartitionOffline) {
@@ -590,12 +592,12 @@ Status ModelBuilder::OnPartitionEvent(const sim::TraceEvent& e, TimelineEvent& t
     if (e.fields.contains(field::kIsr)) {
       KSIM_ASSIGN_OR_RETURN(isr, IntList(e, field::kIsr));
     }
-    Op({.code = OpCode::kPartitionOffline, .a = p, .list = List(std::move(isr))});
+    Op(op::PartitionOffline{.partition = p, .isr = List(std::move(isr))});
     return Status::Ok();
   }
   if (name == ev::kIsrShrink || name == ev::kIsrExpand) {
     KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, field::kIsr));
-    Op({.code = OpCode::kIsr, .a = p, .list = List(std::move(isr))});
+    Op(op::Isr{.partition = p, .isr = List(std::move(isr))});
     return Status::Ok();
   }
   const int32_t slot = Slot(p, BrokerOfNode(e.node));
@@ -605,19 +607,19 @@ Status ModelBuilder::OnPartitionEvent(const sim::TraceEvent& e, TimelineEvent& t
     KSIM_ASSIGN_OR_RETURN(int64_t leo, IntOr(e, field::kLeo, -1));
     KSIM_ASSIGN_OR_RETURN(int64_t lso, IntOr(e, field::kLogStartOffset, -1));
     KSIM_ASSIGN_OR_RETURN(int64_t hw, IntOr(e, field::kHw, -1));
-    StateOp op{.code = OpCode::kBecomeFollower,
-               .a = p,
-               .b = slot,
-               .c = static_cast<int32_t>(epoch),
-               .x = leo,
-               .y = lso,
-               .z = hw};
+    const LeaderEpoch leader_epoch(static_cast<int32_t>(epoch));
+    const op::ReplicaLog log{.leo = Offset(leo), .log_start = Offset(lso), .hw = Offset(hw)};
     if (name == ev::kBecomeLeader) {
       KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, field::kIsr));
-      op.code = OpCode::kBecomeLeader;
-      op.list = List(std::move(isr));
+      Op(op::BecomeLeader{.partition = p,
+                          .replica_slot = slot,
+                          .epoch = leader_epoch,
+                          .isr = List(std::move(isr)),
+                          .log = log});
+    } else {
+      Op(op::BecomeFollower{
+          .partition = p, .replica_slot = slot, .epoch = leader_epoch, .log = log});
     }
-    Op(op);
     // The log after recovery: a crash may have dropped an unsynced tail.
     if (leo >= 0) RemoveFrom(p, slot, leo, true, index);
     if (lso >= 0) RemoveBelow(p, slot, lso, index);
@@ -625,14 +627,17 @@ Status ModelBuilder::OnPartitionEvent(const sim::TraceEvent& e, TimelineEvent& t
   }
   if (name == ev::kHw) {
     KSIM_ASSIGN_OR_RETURN(int64_t hw, Int(e, field::kHw));
-    Op({.code = OpCode::kReplicaHw, .a = p, .b = slot, .x = hw});
+    Op(op::ReplicaHw{.partition = p, .replica_slot = slot, .hw = Offset(hw)});
     return Status::Ok();
   }
   if (name == ev::kTruncate) {
     KSIM_ASSIGN_OR_RETURN(int64_t to, Int(e, field::kTo));
     KSIM_ASSIGN_OR_RETURN(std::string reason, Str(e, field::kReason));
     const bool emptied = reason == "offset_out_of_range";
-    Op({.code = OpCode::kReplicaTruncate, .a = p, .b = slot, .x = to, .y = emptied ? to : -1});
+    Op(op::ReplicaTruncate{.partition = p,
+                           .replica_slot = slot,
+                           .leo = Offset(to),
+                           .log_start = emptied ? Offset(to) : kUndefinedOffset});
     RemoveFrom(p, slot, emptied ? 0 : to, true, index);
     return Status::Ok();
   }
@@ -648,11 +653,10 @@ Status ModelBuilder::OnPartitionEvent(const sim::TraceEvent& e, TimelineEvent& t
   if (last < first || static_cast<int64_t>(values->size()) != last - first + 1) {
     return FieldError(e, field::kValues, "does not have one value per offset");
   }
-  Op({.code = OpCode::kReplicaAppend,
-      .a = p,
-      .b = slot,
-      .c = static_cast<int32_t>(epoch),
-      .x = leo});
+  Op(op::ReplicaAppend{.partition = p,
+                       .replica_slot = slot,
+                       .epoch = LeaderEpoch(static_cast<int32_t>(epoch)),
+                       .leo = Offset(leo)});
   RemoveFrom(p, slot, first, true, index);  // never happens in a consistent log
   std::vector<Cell>& cells = model_.cells_[p][slot];
   for (int64_t offset = first; offset <= last; ++offset) {
@@ -738,10 +742,9 @@ Status ModelBuilder::OnClientEvent(const sim::TraceEvent& e, TimelineEvent& te) 
     KSIM_ASSIGN_OR_RETURN(std::optional<std::string> error, StrOrNull(e, field::kError));
     const int32_t g = GroupSlot(group);
     if (!error && g >= 0) {
-      Op({.code = OpCode::kCommit,
-          .a = g,
-          .list = Intern(PartitionName(topic, static_cast<int32_t>(partition))),
-          .x = offset});
+      Op(op::Commit{.group_slot = g,
+                    .partition_name = Intern(PartitionName(topic, static_cast<int32_t>(partition))),
+                    .offset = Offset(offset)});
     }
   }
   return Status::Ok();
