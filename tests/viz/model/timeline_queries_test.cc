@@ -156,41 +156,36 @@ TEST(TimelineQueriesTest, WhyNeverWrittenReadsTheClusterAtTheSend) {
   EXPECT_FALSE(why("p1-0").has_value()) << "acked";
   EXPECT_FALSE(why("p1-9").has_value()) << "unacked, yet in the final log";
 
-  // acks=0 while the leader was crashed: the crash is the leader's last down event.
-  const std::optional<NeverWrittenCause> down = why("p1-1");
-  ASSERT_TRUE(down.has_value());
-  EXPECT_EQ(down->partition, m.PartitionIndex("t", 0));
-  EXPECT_EQ(down->leader, LeaderAtSend::kDown);
-  EXPECT_EQ(down->leader_node, "broker-1");
-  EXPECT_EQ(down->leader_down_event, static_cast<int32_t>(EventAt(m, 50, "crash")));
-  EXPECT_TRUE(down->acks_zero);
-  EXPECT_FALSE(down->gave_up);
-
-  const std::optional<NeverWrittenCause> leaderless = why("p3-0");
-  ASSERT_TRUE(leaderless.has_value());
-  EXPECT_EQ(leaderless->leader, LeaderAtSend::kNone);
-  EXPECT_TRUE(leaderless->gave_up);
-  EXPECT_FALSE(leaderless->acks_zero);
-
-  const std::optional<NeverWrittenCause> cut = why("p2-0");
-  ASSERT_TRUE(cut.has_value());
-  EXPECT_EQ(cut->leader, LeaderAtSend::kCut);
-  EXPECT_EQ(cut->leader_node, "broker-2");
-  EXPECT_TRUE(cut->gave_up);
-
-  // No ack or error named a partition: nothing known of the cluster.
-  const std::optional<NeverWrittenCause> unknown = why("p4-0");
-  ASSERT_TRUE(unknown.has_value());
-  EXPECT_EQ(unknown->partition, -1);
-  EXPECT_EQ(unknown->leader, LeaderAtSend::kUnknown);
-  EXPECT_FALSE(unknown->gave_up);
-  EXPECT_FALSE(unknown->acks_zero);
-
-  // A leader shut down (not crashed): its shutdown is the down event.
-  const std::optional<NeverWrittenCause> shut = why("p4-1");
-  ASSERT_TRUE(shut.has_value());
-  EXPECT_EQ(shut->leader, LeaderAtSend::kDown);
-  EXPECT_EQ(shut->leader_down_event, static_cast<int32_t>(EventAt(m, 160, "shutdown")));
+  struct Expected {
+    const char* id;
+    LeaderAtSend leader;
+    const char* leader_node;
+    bool gave_up;
+    bool acks_zero;
+  };
+  const Expected expected[] = {
+      // acks=0 while the leader was crashed.
+      {"p1-1", LeaderAtSend::kDown, "broker-1", false, true},
+      {"p3-0", LeaderAtSend::kNone, "", true, false},
+      {"p2-0", LeaderAtSend::kCut, "broker-2", true, false},
+      // No ack or error named a partition: nothing known of the cluster.
+      {"p4-0", LeaderAtSend::kUnknown, "", false, false},
+      // Its leader shut down (not crashed).
+      {"p4-1", LeaderAtSend::kDown, "broker-2", true, false},
+  };
+  for (const Expected& x : expected) {
+    SCOPED_TRACE(x.id);
+    const std::optional<NeverWrittenCause> cause = why(x.id);
+    ASSERT_TRUE(cause.has_value());
+    EXPECT_EQ(cause->partition, x.leader == LeaderAtSend::kUnknown ? -1 : m.PartitionIndex("t", 0));
+    EXPECT_EQ(cause->leader, x.leader);
+    EXPECT_EQ(cause->leader_node, x.leader_node);
+    EXPECT_EQ(cause->gave_up, x.gave_up);
+    EXPECT_EQ(cause->acks_zero, x.acks_zero);
+  }
+  // A leader down since its last crash or shutdown before the send.
+  EXPECT_EQ(why("p1-1")->leader_down_event, static_cast<int32_t>(EventAt(m, 50, "crash")));
+  EXPECT_EQ(why("p4-1")->leader_down_event, static_cast<int32_t>(EventAt(m, 160, "shutdown")));
 }
 
 TEST(TimelineQueriesTest, LedgerCountsCountEachPredicateAndEachFateOnce) {
