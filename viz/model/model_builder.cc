@@ -860,6 +860,9 @@ Status ModelBuilder::ReadVerdict() {
 }
 
 Result<TimelineModel> ModelBuilder::Build() {
+  // The process's one counter of models built: a model's identity, which the view caches are
+  // keyed by (an address may be reused). It holds no view state; atomic, as models may be built
+  // on several threads.
   static std::atomic<uint64_t> next_serial{1};
   model_.serial_ = next_serial.fetch_add(1);
   model_.header_ = trace_.header;
