@@ -324,9 +324,8 @@ void DrawPartition(const TimelineModel& model, ViewState& state, const Snapshot&
   const float avail = ImGui::GetContentRegionAvail().x;
   // Room on the right for the LEO label of a marker at the strip's end.
   const float strip_width = std::max(avail - kLabelWidth - 36.0f, 40.0f);
-  ImGuiStorage* storage = ImGui::GetStateStorage();
-  const ImGuiID first_id = ImGui::GetID("first_offset");
-  const int first_wanted = storage->GetInt(first_id, -1);
+  const auto chosen = state.partition_first_offset.find(p);
+  const int64_t first_wanted = chosen == state.partition_first_offset.end() ? -1 : chosen->second;
   const OffsetWindow window =
       ChooseOffsetWindow(log_begin, log_end, focus, first_wanted, strip_width);
 
@@ -334,8 +333,11 @@ void DrawPartition(const TimelineModel& model, ViewState& state, const Snapshot&
     // A long log: a slider over the first offset shown, or following the HW.
     bool follow = first_wanted < 0;
     if (ImGui::Checkbox("follow HW", &follow)) {
-      storage->SetInt(first_id,
-                      follow ? -1 : static_cast<int>(std::min<int64_t>(window.first, INT_MAX)));
+      if (follow) {
+        state.partition_first_offset.erase(p);
+      } else {
+        state.partition_first_offset[p] = std::min<int64_t>(window.first, INT_MAX);
+      }
     }
     ImGui::SameLine();
     int first = static_cast<int>(std::min<int64_t>(window.first, INT_MAX));
@@ -344,7 +346,7 @@ void DrawPartition(const TimelineModel& model, ViewState& state, const Snapshot&
     ImGui::SetNextItemWidth(std::max(120.0f, avail * 0.5f));
     if (ImGui::SliderInt("first offset", &first, static_cast<int>(log_begin),
                          std::max(slider_max, static_cast<int>(log_begin)))) {
-      storage->SetInt(first_id, first);
+      state.partition_first_offset[p] = first;
     }
     ImGui::SameLine();
     ImGui::TextDisabled("offsets %lld..%lld of %lld..%lld", static_cast<long long>(window.first),

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,9 @@ struct ViewState {
   char ledger_search[64] = "";
   EventKind jump_kind = EventKind::kFault;  // what next/previous-event jumps to
   bool show_zookeeper = false;              // Messages: ZooKeeper's traffic drawn too
+  // Partitions: the first offset a long log's strips show, chosen by partition index (into
+  // partitions()); a partition not here follows its HW.
+  std::map<int32_t, int64_t> partition_first_offset;
 
   // Layout. With `only` set (screenshots with --panel), one panel fills the display.
   bool show[kPanelCount] = {true, true, true, true, true, true, true};

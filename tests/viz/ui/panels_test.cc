@@ -343,6 +343,34 @@ TEST_F(PanelsTest, TruncatedCellsStayInViewWhileLeaving) {
   EXPECT_TRUE(seen);
 }
 
+// A long log's first offset shown is the view state's choice, per partition; without one the
+// strips follow the HW.
+TEST_F(PanelsTest, FirstOffsetShownIsTheViewStatesChoice) {
+  const Scenario& scenario = DeliverySemantics();
+  const TimelineModel& model = scenario.runs.current();
+  // Narrow: the strips hold a few dozen cells, fewer than the log's offsets.
+  ImGui::GetIO().DisplaySize = ImVec2(600.0f, kDisplayHeight);
+  ViewState state;
+  ViewCache cache;
+  state.only_panel = true;
+  state.only = Panel::kPartitions;
+  state.Seek(model, model.end_us());
+  for (int frame = 0; frame < 2; ++frame) Frame(scenario.runs, state, cache);
+  ASSERT_FALSE(cache.partitions.strips.empty());
+  const StripGeometry following = cache.partitions.strips.front();
+  ASSERT_GT(following.window.first, 0) << "a long log shows a window near its HW";
+
+  state.partition_first_offset[following.partition] = 0;  // the log's start
+  Frame(scenario.runs, state, cache);
+  ASSERT_FALSE(cache.partitions.strips.empty());
+  EXPECT_EQ(cache.partitions.strips.front().window.first, 0);
+
+  state.partition_first_offset.erase(following.partition);
+  Frame(scenario.runs, state, cache);
+  ASSERT_FALSE(cache.partitions.strips.empty());
+  EXPECT_EQ(cache.partitions.strips.front().window.first, following.window.first);
+}
+
 TEST(OffsetWindowTest, ShortLogShowsEveryOffset) {
   const OffsetWindow window = ChooseOffsetWindow(0, 40, 30, -1, 1000.0f);
   EXPECT_EQ(window.first, 0);
