@@ -111,6 +111,15 @@ class PanelsTest : public ::testing::Test {
   }
 };
 
+// The Partitions panel alone, the playhead at the end of `model`.
+ViewState PartitionsAloneAtEnd(const TimelineModel& model) {
+  ViewState state;
+  state.only_panel = true;
+  state.only = Panel::kPartitions;
+  state.Seek(model, model.end_us());
+  return state;
+}
+
 // The playheads worth drawing at: the start, the first crash (and 2 s later, when a failover
 // is under way), the end.
 std::vector<TimeUs> Playheads(const TimelineModel& model) {
@@ -221,11 +230,8 @@ TEST_F(PanelsTest, ChosenRunBecomesActive) {
   ASSERT_GE(scenario.runs.models.size(), 2u);
   // Wide enough that every offset of these 400-record logs is shown (the window is the log).
   ImGui::GetIO().DisplaySize = ImVec2(5000.0f, kDisplayHeight);
-  ViewState state;
+  ViewState state = PartitionsAloneAtEnd(scenario.runs.current());
   ViewCache cache;
-  state.only_panel = true;
-  state.only = Panel::kPartitions;
-  state.Seek(scenario.runs.current(), scenario.runs.current().end_us());
   Frame(scenario.runs, state, cache);
   // The runs' logs end at different offsets: the strips show the chosen run's.
   auto log_end_at = [](const TimelineModel& model, TimeUs t_us) {
@@ -251,11 +257,8 @@ TEST_F(PanelsTest, ChosenRunBecomesActive) {
 TEST_F(PanelsTest, ClickOnACellSelectsItsRecord) {
   const Scenario& scenario = DeliverySemantics();
   const TimelineModel& model = scenario.runs.current();
-  ViewState state;
+  ViewState state = PartitionsAloneAtEnd(model);
   ViewCache cache;
-  state.only_panel = true;
-  state.only = Panel::kPartitions;
-  state.Seek(model, model.end_us());
   for (int frame = 0; frame < 2; ++frame) Frame(scenario.runs, state, cache);
 
   // A cell holding a producer's record, in a strip as the panel laid it out.
@@ -350,11 +353,8 @@ TEST_F(PanelsTest, FirstOffsetShownIsTheViewStatesChoice) {
   const TimelineModel& model = scenario.runs.current();
   // Narrow: the strips hold a few dozen cells, fewer than the log's offsets.
   ImGui::GetIO().DisplaySize = ImVec2(600.0f, kDisplayHeight);
-  ViewState state;
+  ViewState state = PartitionsAloneAtEnd(model);
   ViewCache cache;
-  state.only_panel = true;
-  state.only = Panel::kPartitions;
-  state.Seek(model, model.end_us());
   for (int frame = 0; frame < 2; ++frame) Frame(scenario.runs, state, cache);
   ASSERT_FALSE(cache.partitions.strips.empty());
   const StripGeometry following = cache.partitions.strips.front();
