@@ -30,6 +30,7 @@
 #include "viz/model/timeline_model.h"
 #include "viz/ui/imgui_setup.h"
 #include "viz/ui/panels.h"
+#include "viz/ui/view_cache.h"
 
 namespace ksim::viz {
 namespace {
@@ -227,6 +228,7 @@ void BM_DrawViewerFrame(benchmark::State& state) {
   Runs runs;
   runs.models.push_back(&model);
   ViewState view;
+  ViewCache cache;
   view.fixed_layout = true;
   if (state.range(0) >= 0) {
     view.only_panel = true;
@@ -240,7 +242,7 @@ void BM_DrawViewerFrame(benchmark::State& state) {
   for (auto _ : state) {
     view.Seek(model, times[i++ % times.size()]);
     ImGui::NewFrame();
-    DrawViewer(runs, view);
+    DrawViewer(runs, view, cache);
     ImGui::Render();
     vertices += ImGui::GetDrawData()->TotalVtxCount;
   }

@@ -30,6 +30,7 @@
 #include "viz/backend/backend.h"
 #include "viz/model/scenario_models.h"
 #include "viz/model/timeline_model.h"
+#include "viz/ui/view_cache.h"
 #include "viz/ui/view_state.h"
 
 namespace ksim::tools {
@@ -154,6 +155,7 @@ int RunViz(const VizArgs& args) {
     }
   }
   viz::ViewState state;
+  viz::ViewCache cache;  // the panels' derived data, kept beside the state it belongs to
   if (!args.panel_name.empty()) {
     if (!viz::ParsePanelName(args.panel_name, &state.only)) {
       return BadInput("unknown panel \"" + args.panel_name + "\": valid panels are " +
@@ -188,7 +190,7 @@ int RunViz(const VizArgs& args) {
     options.width = size->first;
     options.height = size->second;
     options.path = args.screenshot_path;
-    const Status rendered = viz::RenderScreenshot(runs, state, options);
+    const Status rendered = viz::RenderScreenshot(runs, state, cache, options);
     if (!rendered.ok()) {
       return BadInput("cannot render " + args.screenshot_path + ": " +
                       std::string(rendered.message()));
@@ -201,7 +203,7 @@ int RunViz(const VizArgs& args) {
   options.height = size->second;
   options.title = "ksim viz " + args.files.front();
   options.max_frames = max_frames;
-  const Status shown = viz::RunWindow(runs, state, options);
+  const Status shown = viz::RunWindow(runs, state, cache, options);
   if (!shown.ok()) return BadInput(shown.message());
   return 0;
 }

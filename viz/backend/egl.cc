@@ -234,7 +234,8 @@ std::vector<uint8_t> ReadPixels(int width, int height) {
 
 }  // namespace
 
-Status RenderScreenshot(const Runs& runs, ViewState& state, const ScreenshotOptions& options) {
+Status RenderScreenshot(const Runs& runs, ViewState& state, ViewCache& cache,
+                        const ScreenshotOptions& options) {
   if (options.width < 1 || options.height < 1 || options.width > kMaxSidePx ||
       options.height > kMaxSidePx) {
     return Status(Errc::kInvalidArgument, "screenshot size " + std::to_string(options.width) + "x" +
@@ -270,7 +271,7 @@ Status RenderScreenshot(const Runs& runs, ViewState& state, const ScreenshotOpti
     state.fixed_layout = true;
     for (int frame = 0; frame < options.frames; ++frame) {
       io.DeltaTime = 1.0f / 60.0f;
-      gl::RenderViewerFrame(runs, state, options.width, options.height);
+      gl::RenderViewerFrame(runs, state, cache, options.width, options.height);
     }
     glFinish();
     pixels = ReadPixels(options.width, options.height);

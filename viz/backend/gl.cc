@@ -12,10 +12,11 @@
 
 namespace ksim::viz::gl {
 
-void RenderViewerFrame(const Runs& runs, ViewState& state, int width, int height) {
+void RenderViewerFrame(const Runs& runs, ViewState& state, ViewCache& cache, int width,
+                       int height) {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui::NewFrame();
-  DrawViewer(runs, state);
+  DrawViewer(runs, state, cache);
   ImGui::Render();
   glViewport(0, 0, width, height);
   glClearColor(kClearRgba[0], kClearRgba[1], kClearRgba[2], kClearRgba[3]);

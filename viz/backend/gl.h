@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "viz/ui/view_cache.h"
 #include "viz/ui/view_state.h"
 
 namespace ksim::viz::gl {
@@ -29,7 +30,7 @@ inline constexpr float kClearRgba[4] = {0.09f, 0.09f, 0.11f, 1.0f};
 // Draws and renders one frame of the viewer into the currently bound framebuffer, of
 // `width` x `height` pixels. The caller has filled io.DisplaySize, io.DeltaTime and the inputs.
 // REQUIRES: a current GL context, an ImGui context set up with ImGui_ImplOpenGL3_Init.
-void RenderViewerFrame(const Runs& runs, ViewState& state, int width, int height);
+void RenderViewerFrame(const Runs& runs, ViewState& state, ViewCache& cache, int width, int height);
 
 // PNG bytes of `rgba` (width * height * 4 bytes, top row first).
 // REQUIRES: rgba.size() == width * height * 4, width and height > 0.

@@ -21,22 +21,19 @@
 namespace ksim::viz {
 namespace {
 
-std::string& LastGlfwError() {
-  static std::string error;
-  return error;
-}
-
-void OnGlfwError(int code, const char* description) {
-  LastGlfwError() = std::to_string(code) + ": " + (description ? description : "");
+// GLFW's last error on this thread as "<code>: <description>" ("" none); reading clears it
+// (glfwGetError, GLFW 3.3: no error callback, so nothing kept here).
+std::string TakeGlfwError() {
+  const char* description = nullptr;
+  const int code = glfwGetError(&description);
+  if (code == GLFW_NO_ERROR) return "";
+  return std::to_string(code) + ": " + (description != nullptr ? description : "");
 }
 
 // glfwInit / glfwTerminate.
 class GlfwLibrary {
  public:
-  GlfwLibrary() {
-    glfwSetErrorCallback(&OnGlfwError);
-    initialised_ = glfwInit() == GLFW_TRUE;
-  }
+  GlfwLibrary() { initialised_ = glfwInit() == GLFW_TRUE; }
   GlfwLibrary(const GlfwLibrary&) = delete;
   GlfwLibrary& operator=(const GlfwLibrary&) = delete;
   ~GlfwLibrary() {
@@ -78,14 +75,15 @@ class WindowImGui {
 
 }  // namespace
 
-Status RunWindow(const Runs& runs, ViewState& state, const WindowOptions& options) {
-  LastGlfwError().clear();
+Status RunWindow(const Runs& runs, ViewState& state, ViewCache& cache,
+                 const WindowOptions& options) {
+  TakeGlfwError();  // an earlier failure is not this window's
   GlfwLibrary glfw;
   if (!glfw.initialised()) {
-    return Status(Errc::kUnsupported,
-                  "no display: cannot open a window (GLFW " +
-                      (LastGlfwError().empty() ? std::string("init failed") : LastGlfwError()) +
-                      "); render headless with --screenshot out.png --at-ms T");
+    const std::string error = TakeGlfwError();
+    return Status(Errc::kUnsupported, "no display: cannot open a window (GLFW " +
+                                          (error.empty() ? std::string("init failed") : error) +
+                                          "); render headless with --screenshot out.png --at-ms T");
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -96,7 +94,7 @@ Status RunWindow(const Runs& runs, ViewState& state, const WindowOptions& option
   if (window == nullptr) {
     return Status(Errc::kUnsupported, "cannot open a " + std::to_string(options.width) + "x" +
                                           std::to_string(options.height) +
-                                          " OpenGL 3.3 window (GLFW " + LastGlfwError() +
+                                          " OpenGL 3.3 window (GLFW " + TakeGlfwError() +
                                           "); render headless with --screenshot out.png --at-ms T");
   }
   glfwMakeContextCurrent(window);
@@ -119,7 +117,7 @@ Status RunWindow(const Runs& runs, ViewState& state, const WindowOptions& option
         glfwWaitEvents();
         continue;
       }
-      gl::RenderViewerFrame(runs, state, width, height);
+      gl::RenderViewerFrame(runs, state, cache, width, height);
       glfwSwapBuffers(window);
       ++frames;
     }

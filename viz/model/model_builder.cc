@@ -9,8 +9,10 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
+#include "core/base/trace_names.h"
 #include "viz/model/model_internal.h"
 #include "viz/model/model_summary_internal.h"
 #include "viz/model/timeline_model.h"
@@ -21,26 +23,28 @@ namespace {
 using Fields = sim::TraceFields;
 
 // "broker-12" -> 12; -1 for any other node.
-int32_t BrokerOfNode(std::string_view node) {
-  constexpr std::string_view kPrefix = "broker-";
-  if (!node.starts_with(kPrefix) || node.size() == kPrefix.size() || node.size() > 16) return -1;
+int32_t BrokerOfNode(std::string_view name) {
+  if (!name.starts_with(node::kBrokerPrefix) || name.size() == node::kBrokerPrefix.size() ||
+      name.size() > 16) {
+    return -1;
+  }
   int32_t id = 0;
-  for (char c : node.substr(kPrefix.size())) {
+  for (char c : name.substr(node::kBrokerPrefix.size())) {
     if (c < '0' || c > '9') return -1;
     id = id * 10 + (c - '0');
   }
   return id;
 }
 
-bool IsInfrastructure(std::string_view node) {
-  return node == "zk" || node == "world" || node == "scenario" || node == "checker" ||
-         BrokerOfNode(node) >= 0;
+bool IsInfrastructure(std::string_view name) {
+  return name == node::kZooKeeper || name == node::kWorld || name == node::kScenario ||
+         name == node::kChecker || BrokerOfNode(name) >= 0;
 }
 
-bool IsPartitionEvent(std::string_view ev) {
-  return ev == "leader_elected" || ev == "become_leader" || ev == "become_follower" ||
-         ev == "isr_shrink" || ev == "isr_expand" || ev == "hw" || ev == "append" ||
-         ev == "truncate" || ev == "partition_offline";
+bool IsPartitionEvent(std::string_view name) {
+  return name == ev::kLeaderElected || name == ev::kBecomeLeader || name == ev::kBecomeFollower ||
+         name == ev::kIsrShrink || name == ev::kIsrExpand || name == ev::kHw ||
+         name == ev::kAppend || name == ev::kTruncate || name == ev::kPartitionOffline;
 }
 
 }  // namespace
@@ -58,59 +62,65 @@ class ModelBuilder {
     return Status(Errc::kCorruption,
                   name_ + ":" + std::to_string(e.line) + ": " + e.ev + " event: " + what);
   }
-  Result<int64_t> Int(const sim::TraceEvent& e, const char* key) const {
+  // "field 'topic' missing or not a string"
+  Status FieldError(const sim::TraceEvent& e, std::string_view key, std::string_view what) const {
+    return Error(e, "field '" + std::string(key) + "' " + std::string(what));
+  }
+  Result<int64_t> Int(const sim::TraceEvent& e, std::string_view key) const {
     auto it = e.fields.find(key);
     if (it == e.fields.end() || !it->is_number_integer()) {
-      return Error(e, std::string("field '") + key + "' missing or not an integer");
+      return FieldError(e, key, "missing or not an integer");
     }
     return it->get<int64_t>();
   }
-  Result<int64_t> IntOr(const sim::TraceEvent& e, const char* key, int64_t absent) const {
+  Result<int64_t> IntOr(const sim::TraceEvent& e, std::string_view key, int64_t absent) const {
     if (!e.fields.contains(key) || e.fields.at(key).is_null()) return absent;
     return Int(e, key);
   }
-  Result<std::string> Str(const sim::TraceEvent& e, const char* key) const {
+  Result<std::string> Str(const sim::TraceEvent& e, std::string_view key) const {
     auto it = e.fields.find(key);
     if (it == e.fields.end() || !it->is_string()) {
-      return Error(e, std::string("field '") + key + "' missing or not a string");
+      return FieldError(e, key, "missing or not a string");
     }
     return it->get<std::string>();
   }
-  Result<std::optional<std::string>> StrOrNull(const sim::TraceEvent& e, const char* key) const {
+  Result<std::optional<std::string>> StrOrNull(const sim::TraceEvent& e,
+                                               std::string_view key) const {
     auto it = e.fields.find(key);
     if (it != e.fields.end() && it->is_null()) return std::optional<std::string>();
     KSIM_ASSIGN_OR_RETURN(std::string s, Str(e, key));
     return std::optional<std::string>(std::move(s));
   }
-  Result<std::vector<int32_t>> IntList(const sim::TraceEvent& e, const char* key) const {
+  Result<std::vector<int32_t>> IntList(const sim::TraceEvent& e, std::string_view key) const {
     auto it = e.fields.find(key);
     if (it == e.fields.end() || !it->is_array()) {
-      return Error(e, std::string("field '") + key + "' missing or not an array");
+      return FieldError(e, key, "missing or not an array");
     }
     std::vector<int32_t> out;
     for (const auto& v : *it) {
-      if (!v.is_number_integer()) return Error(e, std::string("field '") + key + "' not integers");
+      if (!v.is_number_integer()) return FieldError(e, key, "not integers");
       out.push_back(v.get<int32_t>());
     }
     return out;
   }
   Result<std::vector<std::vector<std::string>>> Sides(const sim::TraceEvent& e) const {
-    auto it = e.fields.find("sides");
+    auto it = e.fields.find(field::kSides);
     std::vector<std::vector<std::string>> sides;
-    if (it == e.fields.end() || !it->is_array()) return Error(e, "field 'sides' not an array");
+    if (it == e.fields.end() || !it->is_array())
+      return FieldError(e, field::kSides, "not an array");
     for (const auto& side : *it) {
-      if (!side.is_array()) return Error(e, "field 'sides' not arrays of names");
+      if (!side.is_array()) return FieldError(e, field::kSides, "not arrays of names");
       sides.emplace_back();
       for (const auto& node : side) {
-        if (!node.is_string()) return Error(e, "field 'sides' not arrays of names");
+        if (!node.is_string()) return FieldError(e, field::kSides, "not arrays of names");
         sides.back().push_back(node.get<std::string>());
       }
     }
     return sides;
   }
   Result<int32_t> Partition(const sim::TraceEvent& e) const {
-    KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, "topic"));
-    KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, "partition"));
+    KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, field::kTopic));
+    KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, field::kPartition));
     auto it = partition_index_.find({topic, static_cast<int32_t>(partition)});
     if (it == partition_index_.end()) return Error(e, "unknown partition");
     return it->second;
@@ -159,15 +169,18 @@ class ModelBuilder {
   Status ReadVerdict();
   // A new timeline event: a checkpoint first when one is due.
   void BeginEvent();
-  void Op(StateOp op) {
-    ApplyOp(*replay_, op, now_us_, state_);
-    replay_->ops.push_back(op);
+  void Op(const StateOp& change) {
+    ApplyOp(*replay_, change, now_us_, state_);
+    replay_->ops.push_back(change);
   }
   void FlushAnomaliesBefore(TimeUs t_us, bool all);
   // Cells: remove the live cells of (partition, slot) at offsets >= from, or < below.
   void RemoveFrom(int32_t p, int32_t slot, int64_t from, bool truncated, uint32_t event);
   void RemoveBelow(int32_t p, int32_t slot, int64_t below, uint32_t event);
   void AddRecordEvent(int32_t record, uint32_t event);
+  // What the queries answer from the finished ledger and messages: the ledger's counts, the
+  // acked offsets, the message diagram's nodes.
+  void AddDerivedAnswers();
   int32_t RecordOfValue(const std::string& value) const;
 
   const sim::Trace& trace_;
@@ -187,8 +200,8 @@ class ModelBuilder {
 };
 
 Status ModelBuilder::AddPartitionFacts(const sim::TraceEvent& e) {
-  KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, "topic"));
-  KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, "partition"));
+  KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, field::kTopic));
+  KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, field::kPartition));
   auto [it, added] = partition_index_.try_emplace({topic, static_cast<int32_t>(partition)}, 0);
   (void)it;
   (void)added;
@@ -211,63 +224,63 @@ Status ModelBuilder::Discover() {
     const int32_t node_broker = BrokerOfNode(e.node);
     if (node_broker >= 0) brokers.insert(node_broker);
     if (sim::IsMessageEv(e.ev)) {
-      for (const char* key : {"from", "to"}) {
+      for (std::string_view key : {field::kFrom, field::kTo}) {
         auto it = e.fields.find(key);
         if (it != e.fields.end() && it->is_string()) nodes.insert(it->get<std::string>());
       }
       continue;
     }
-    if (e.ev == "broker_registered") {
-      KSIM_ASSIGN_OR_RETURN(int64_t id, Int(e, "broker"));
+    if (e.ev == ev::kBrokerRegistered) {
+      KSIM_ASSIGN_OR_RETURN(int64_t id, Int(e, field::kBroker));
       brokers.insert(static_cast<int32_t>(id));
-    } else if (e.ev == "partition") {
+    } else if (e.ev == ev::kPartition) {
       KSIM_ASSIGN_OR_RETURN(auto sides, Sides(e));
       for (const auto& side : sides) nodes.insert(side.begin(), side.end());
     } else if (IsPartitionEvent(e.ev) && node_broker >= 0) {
-      KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, "topic"));
-      KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, "partition"));
+      KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, field::kTopic));
+      KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, field::kPartition));
       const std::pair<std::string, int32_t> tp{topic, static_cast<int32_t>(partition)};
-      if (e.ev == "become_leader") {
-        KSIM_ASSIGN_OR_RETURN(auto assigned, IntList(e, "replicas"));
+      if (e.ev == ev::kBecomeLeader) {
+        KSIM_ASSIGN_OR_RETURN(auto assigned, IntList(e, field::kReplicas));
         for (int32_t b : assigned) add_replica(tp, b);
       }
-      if (e.ev == "leader_elected") {
-        KSIM_ASSIGN_OR_RETURN(int64_t leader, Int(e, "leader"));
-        KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, "isr"));
+      if (e.ev == ev::kLeaderElected) {
+        KSIM_ASSIGN_OR_RETURN(int64_t leader, Int(e, field::kLeader));
+        KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, field::kIsr));
         if (leader >= 0) add_replica(tp, static_cast<int32_t>(leader));
         for (int32_t b : isr) add_replica(tp, b);
-      } else if (e.ev == "partition_offline") {
+      } else if (e.ev == ev::kPartitionOffline) {
         replicas[tp];
       } else {
         add_replica(tp, node_broker);
       }
-    } else if (e.ev == "group_state" || e.ev == "group_member_added" ||
-               e.ev == "group_member_removed") {
-      KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, "group"));
+    } else if (e.ev == ev::kGroupState || e.ev == ev::kGroupMemberAdded ||
+               e.ev == ev::kGroupMemberRemoved) {
+      KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, field::kGroup));
       groups.insert(group);
     }
     if (!IsInfrastructure(e.node)) {
       ClientKind& kind = clients.try_emplace(e.node, ClientKind::kOther).first->second;
-      if (e.ev == "send") kind = ClientKind::kProducer;
-      if (kind == ClientKind::kOther &&
-          (e.ev == "poll" || e.ev == "deliver" || e.ev == "group_joined" || e.ev == "commit")) {
+      if (e.ev == ev::kSend) kind = ClientKind::kProducer;
+      if (kind == ClientKind::kOther && (e.ev == ev::kPoll || e.ev == ev::kDeliver ||
+                                         e.ev == ev::kGroupJoined || e.ev == ev::kCommit)) {
         kind = ClientKind::kConsumer;
       }
-      if (e.ev == "commit") {
-        KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, "group"));
+      if (e.ev == ev::kCommit) {
+        KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, field::kGroup));
         if (!group.empty()) groups.insert(group);
       }
     }
   }
   for (int32_t b : brokers) {
-    if (b >= 0) nodes.insert("broker-" + std::to_string(b));
+    if (b >= 0) nodes.insert(node::Broker(BrokerId(b)));
   }
   model_.nodes_.assign(nodes.begin(), nodes.end());
   for (int32_t b : brokers) {
     if (b < 0) continue;
     BrokerView view;
     view.id = b;
-    view.node = "broker-" + std::to_string(b);
+    view.node = node::Broker(BrokerId(b));
     state_.brokers.push_back(view);
   }
   for (const auto& [tp, assigned] : replicas) {
@@ -368,8 +381,8 @@ void ModelBuilder::FlushAnomaliesBefore(TimeUs t_us, bool all) {
     TimelineEvent te;
     te.t_us = now_us_;
     te.kind = EventKind::kAnomaly;
-    te.node = model_.NodeIndex("checker");
-    te.ev = "anomaly";
+    te.node = model_.NodeIndex(node::kChecker);
+    te.ev = kAnomalyEv;
     te.summary = a.kind + " " + a.record_id + ": " + a.cause;
     te.partition = a.topic.empty() ? -1 : model_.PartitionIndex(a.topic, a.partition);
     te.record = a.record;
@@ -396,15 +409,15 @@ Status ModelBuilder::Replay() {
 }
 
 Status ModelBuilder::OnMessage(const sim::TraceEvent& e) {
-  if (e.ev == "msg_disconnect") return Status::Ok();
-  KSIM_ASSIGN_OR_RETURN(int64_t id, Int(e, "id"));
-  if (e.ev == "msg_send") {
+  if (e.ev == ev::kMsgDisconnect) return Status::Ok();
+  KSIM_ASSIGN_OR_RETURN(int64_t id, Int(e, field::kId));
+  if (e.ev == ev::kMsgSend) {
     Message m;
     m.id = id;
-    KSIM_ASSIGN_OR_RETURN(std::string from, Str(e, "from"));
-    KSIM_ASSIGN_OR_RETURN(std::string to, Str(e, "to"));
-    KSIM_ASSIGN_OR_RETURN(m.kind, Str(e, "kind"));
-    KSIM_ASSIGN_OR_RETURN(int64_t size, IntOr(e, "size_bytes", 0));
+    KSIM_ASSIGN_OR_RETURN(std::string from, Str(e, field::kFrom));
+    KSIM_ASSIGN_OR_RETURN(std::string to, Str(e, field::kTo));
+    KSIM_ASSIGN_OR_RETURN(m.kind, Str(e, field::kKind));
+    KSIM_ASSIGN_OR_RETURN(int64_t size, IntOr(e, field::kSizeBytes, 0));
     m.from = model_.NodeIndex(from);
     m.to = model_.NodeIndex(to);
     m.size_bytes = static_cast<int32_t>(size);
@@ -416,11 +429,11 @@ Status ModelBuilder::OnMessage(const sim::TraceEvent& e) {
   auto it = message_index_.find(id);
   if (it == message_index_.end()) return Status::Ok();  // sent before the trace began
   Message& m = model_.messages_[it->second];
-  if (e.ev == "msg_deliver") {
+  if (e.ev == ev::kMsgDeliver) {
     m.delivered_us = e.t_us;
-  } else if (e.ev == "msg_drop") {
+  } else if (e.ev == ev::kMsgDrop) {
     m.dropped_us = e.t_us;
-    auto reason = e.fields.find("reason");
+    auto reason = e.fields.find(field::kReason);
     if (reason != e.fields.end() && reason->is_string()) m.drop_reason = reason->get<std::string>();
   }
   return Status::Ok();
@@ -438,102 +451,109 @@ Status ModelBuilder::OnEvent(const sim::TraceEvent& e) {
   const int32_t node_broker = BrokerOfNode(e.node);
   const int32_t broker_slot = node_broker >= 0 ? BrokerSlot(node_broker) : -1;
   const int32_t client_slot = ClientSlot(e.node);
-  const std::string& ev = e.ev;
-  if (ev == "crash" || ev == "shutdown" || ev == "restart") {
-    const NodeStatus status = ev == "crash"      ? NodeStatus::kCrashed
-                              : ev == "shutdown" ? NodeStatus::kShutDown
-                                                 : NodeStatus::kAlive;
-    KSIM_ASSIGN_OR_RETURN(int64_t incarnation, IntOr(e, "incarnation", -1));
-    StateOp op{.code = broker_slot >= 0 ? OpCode::kBrokerStatus : OpCode::kClientStatus,
-               .a = broker_slot >= 0 ? broker_slot : client_slot,
-               .b = static_cast<int32_t>(status),
-               .c = static_cast<int32_t>(incarnation)};
-    if (op.a >= 0) Op(op);
-  } else if (ev == "controller_elected" && broker_slot >= 0) {
-    KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, "epoch"));
-    Op({.code = OpCode::kControllerElected, .a = broker_slot, .c = static_cast<int32_t>(epoch)});
-  } else if (ev == "controller_resigned" && broker_slot >= 0) {
-    Op({.code = OpCode::kControllerResigned, .a = broker_slot});
-  } else if (ev.starts_with("zk_session_")) {
-    KSIM_ASSIGN_OR_RETURN(std::string client, Str(e, "client"));
+  const std::string& name = e.ev;
+  if (name == ev::kCrash || name == ev::kShutdown || name == ev::kRestart) {
+    const NodeStatus status = name == ev::kCrash      ? NodeStatus::kCrashed
+                              : name == ev::kShutdown ? NodeStatus::kShutDown
+                                                      : NodeStatus::kAlive;
+    KSIM_ASSIGN_OR_RETURN(int64_t incarnation, IntOr(e, field::kIncarnation, -1));
+    if (broker_slot >= 0) {
+      Op(op::BrokerStatus{.broker_slot = broker_slot,
+                          .status = status,
+                          .incarnation = static_cast<int32_t>(incarnation)});
+    } else if (client_slot >= 0) {
+      Op(op::ClientStatus{.client_slot = client_slot,
+                          .status = status,
+                          .incarnation = static_cast<int32_t>(incarnation)});
+    }
+  } else if (name == ev::kControllerElected && broker_slot >= 0) {
+    KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, field::kEpoch));
+    Op(op::ControllerElected{.broker_slot = broker_slot,
+                             .epoch = ControllerEpoch(static_cast<int32_t>(epoch))});
+  } else if (name == ev::kControllerResigned && broker_slot >= 0) {
+    Op(op::ControllerResigned{.broker_slot = broker_slot});
+  } else if (name == ev::kZkSessionCreated || name == ev::kZkSessionResumed ||
+             name == ev::kZkSessionExpired || name == ev::kZkSessionClosed) {
+    KSIM_ASSIGN_OR_RETURN(std::string client, Str(e, field::kClient));
     const int32_t b = BrokerOfNode(client);
     const int32_t slot = b >= 0 ? BrokerSlot(b) : -1;
-    const bool live = ev == "zk_session_created" || ev == "zk_session_resumed";
-    if (slot >= 0) Op({.code = OpCode::kZkSession, .a = slot, .b = live ? 1 : 0});
-  } else if (ev == "partition" && e.node == "world") {
+    const bool live = name == ev::kZkSessionCreated || name == ev::kZkSessionResumed;
+    if (slot >= 0) Op(op::ZkSession{.broker_slot = slot, .live = live});
+  } else if (name == ev::kPartition && e.node == node::kWorld) {
     KSIM_ASSIGN_OR_RETURN(auto sides, Sides(e));
-    auto one_way = e.fields.find("one_way");
+    auto one_way = e.fields.find(field::kOneWay);
     for (size_t i = 0; i < sides.size(); ++i) {
       for (size_t j = i + 1; j < sides.size(); ++j) {
         CutView cut{sides[i], sides[j],
                     one_way != e.fields.end() && one_way->is_boolean() && one_way->get<bool>()};
         replay_->cuts.push_back(std::move(cut));
-        Op({.code = OpCode::kAddCut, .list = static_cast<uint32_t>(replay_->cuts.size() - 1)});
+        Op(op::AddCut{.cut = static_cast<uint32_t>(replay_->cuts.size() - 1)});
       }
     }
-  } else if (ev == "heal") {
-    Op({.code = OpCode::kHeal});
-  } else if (ev == "isolate") {
+  } else if (name == ev::kHeal) {
+    Op(op::Heal{});
+  } else if (name == ev::kIsolate) {
     CutView cut;
     cut.from = {e.node};
     for (const std::string& n : model_.nodes_) {
-      if (n != e.node && n != "scenario" && n != "checker" && n != "world") cut.to.push_back(n);
+      if (n != e.node && n != node::kScenario && n != node::kChecker && n != node::kWorld)
+        cut.to.push_back(n);
     }
     replay_->cuts.push_back(std::move(cut));
-    Op({.code = OpCode::kAddCut,
-        .a = broker_slot,
-        .list = static_cast<uint32_t>(replay_->cuts.size() - 1)});
-  } else if (ev == "slow" && broker_slot >= 0) {
-    KSIM_ASSIGN_OR_RETURN(int64_t for_us, Int(e, "for_us"));
-    Op({.code = OpCode::kSlow, .a = broker_slot, .x = e.t_us + for_us});
-  } else if (ev == "disk_fault" && broker_slot >= 0) {
-    KSIM_ASSIGN_OR_RETURN(std::string fault, Str(e, "fault"));
-    Op({.code = OpCode::kDiskFault, .a = broker_slot, .list = Intern(fault)});
-  } else if (IsPartitionEvent(ev) && node_broker >= 0) {
+    Op(op::AddCut{.cut = static_cast<uint32_t>(replay_->cuts.size() - 1),
+                  .isolated_broker_slot = broker_slot});
+  } else if (name == ev::kSlow && broker_slot >= 0) {
+    KSIM_ASSIGN_OR_RETURN(int64_t for_us, Int(e, field::kForUs));
+    Op(op::Slow{.broker_slot = broker_slot, .until_us = e.t_us + for_us});
+  } else if (name == ev::kDiskFault && broker_slot >= 0) {
+    KSIM_ASSIGN_OR_RETURN(std::string fault, Str(e, field::kFault));
+    Op(op::DiskFault{.broker_slot = broker_slot, .fault = Intern(fault)});
+  } else if (IsPartitionEvent(name) && node_broker >= 0) {
     KSIM_RETURN_IF_ERROR(OnPartitionEvent(e, te));
-  } else if (ev == "topic_deleted") {
-    KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, "topic"));
+  } else if (name == ev::kTopicDeleted) {
+    KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, field::kTopic));
     for (const auto& [tp, p] : partition_index_) {
       if (tp.first != topic) continue;
-      Op({.code = OpCode::kTopicDeleted, .a = p});
+      Op(op::TopicDeleted{.partition = p});
       for (size_t slot = 0; slot < live_[p].size(); ++slot) {
         RemoveFrom(p, static_cast<int32_t>(slot), 0, false, index);
       }
     }
-  } else if ((ev == "group_state" || ev == "group_member_added" || ev == "group_member_removed") &&
+  } else if ((name == ev::kGroupState || name == ev::kGroupMemberAdded ||
+              name == ev::kGroupMemberRemoved) &&
              node_broker >= 0) {
-    KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, "group"));
+    KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, field::kGroup));
     const int32_t g = GroupSlot(group);
-    if (ev == "group_state") {
-      KSIM_ASSIGN_OR_RETURN(std::string state, Str(e, "state"));
-      KSIM_ASSIGN_OR_RETURN(int64_t generation, Int(e, "generation"));
-      Op({.code = OpCode::kGroupState,
-          .a = g,
-          .c = static_cast<int32_t>(generation),
-          .list = Intern(state)});
+    if (name == ev::kGroupState) {
+      KSIM_ASSIGN_OR_RETURN(std::string state, Str(e, field::kState));
+      KSIM_ASSIGN_OR_RETURN(int64_t generation, Int(e, field::kGeneration));
+      Op(op::GroupState{
+          .group_slot = g, .generation = static_cast<int32_t>(generation), .state = Intern(state)});
     } else {
-      KSIM_ASSIGN_OR_RETURN(std::string member, Str(e, "member"));
-      Op({.code =
-              ev == "group_member_added" ? OpCode::kGroupMemberAdded : OpCode::kGroupMemberRemoved,
-          .a = g,
-          .list = Intern(member)});
+      KSIM_ASSIGN_OR_RETURN(std::string member, Str(e, field::kMember));
+      if (name == ev::kGroupMemberAdded) {
+        Op(op::GroupMemberAdded{.group_slot = g, .member = Intern(member)});
+      } else {
+        Op(op::GroupMemberRemoved{.group_slot = g, .member = Intern(member)});
+      }
     }
-  } else if (e.node == "scenario") {
-    if (ev == "scenario_start") {
+  } else if (e.node == node::kScenario) {
+    if (name == ev::kScenarioStart) {
       model_.start_us_ = e.t_us;
-      auto description = e.fields.find("description");
+      auto description = e.fields.find(field::kDescription);
       if (description != e.fields.end() && description->is_string()) {
         model_.description_ = description->get<std::string>();
       }
-    } else if (ev == "action") {
+    } else if (name == ev::kAction) {
       ScenarioAction action;
-      KSIM_ASSIGN_OR_RETURN(int64_t action_index, Int(e, "index"));
-      KSIM_ASSIGN_OR_RETURN(action.at_ms, IntOr(e, "at_ms", 0));
-      KSIM_ASSIGN_OR_RETURN(action.text, Str(e, "do"));
+      KSIM_ASSIGN_OR_RETURN(int64_t action_index, Int(e, field::kIndex));
+      KSIM_ASSIGN_OR_RETURN(action.at_ms, IntOr(e, field::kAtMs, 0));
+      KSIM_ASSIGN_OR_RETURN(action.text, Str(e, field::kDo));
       action.index = static_cast<int32_t>(action_index);
       action.t_us = e.t_us;
       for (auto it = e.fields.begin(); it != e.fields.end(); ++it) {
-        if (it.key() == "index" || it.key() == "at_ms" || it.key() == "do") continue;
+        if (it.key() == field::kIndex || it.key() == field::kAtMs || it.key() == field::kDo)
+          continue;
         action.text +=
             " " + it.key() + " " + (it->is_string() ? it->get<std::string>() : it->dump());
       }
@@ -549,93 +569,94 @@ Status ModelBuilder::OnEvent(const sim::TraceEvent& e) {
 }
 
 Status ModelBuilder::OnPartitionEvent(const sim::TraceEvent& e, TimelineEvent& te) {
-  const std::string& ev = e.ev;
+  const std::string& name = e.ev;
   const uint32_t index = static_cast<uint32_t>(model_.events_.size());
   KSIM_ASSIGN_OR_RETURN(const int32_t p, Partition(e));
   te.partition = p;
-  if (ev == "leader_elected") {
-    KSIM_ASSIGN_OR_RETURN(int64_t leader, Int(e, "leader"));
-    KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, "epoch"));
-    KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, "isr"));
-    auto unclean = e.fields.find("unclean");
+  if (name == ev::kLeaderElected) {
+    KSIM_ASSIGN_OR_RETURN(int64_t leader, Int(e, field::kLeader));
+    KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, field::kEpoch));
+    KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, field::kIsr));
+    auto unclean = e.fields.find(field::kUnclean);
     const bool is_unclean =
         unclean != e.fields.end() && unclean->is_boolean() && unclean->get<bool>();
-    Op({.code = OpCode::kLeaderElected,
-        .a = p,
-        .b = static_cast<int32_t>(leader),
-        .c = static_cast<int32_t>(epoch),
-        .list = List(std::move(isr)),
-        .x = is_unclean ? 1 : 0});
+    Op(op::LeaderElected{.partition = p,
+                         .leader = BrokerId(static_cast<int32_t>(leader)),
+                         .epoch = LeaderEpoch(static_cast<int32_t>(epoch)),
+                         .isr = List(std::move(isr)),
+                         .unclean = is_unclean});
     return Status::Ok();
   }
-  if (ev == "partition_offline") {
+  if (name == ev::kPartitionOffline) {
     std::vector<int32_t> isr;
-    if (e.fields.contains("isr")) {
-      KSIM_ASSIGN_OR_RETURN(isr, IntList(e, "isr"));
+    if (e.fields.contains(field::kIsr)) {
+      KSIM_ASSIGN_OR_RETURN(isr, IntList(e, field::kIsr));
     }
-    Op({.code = OpCode::kPartitionOffline, .a = p, .list = List(std::move(isr))});
+    Op(op::PartitionOffline{.partition = p, .isr = List(std::move(isr))});
     return Status::Ok();
   }
-  if (ev == "isr_shrink" || ev == "isr_expand") {
-    KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, "isr"));
-    Op({.code = OpCode::kIsr, .a = p, .list = List(std::move(isr))});
+  if (name == ev::kIsrShrink || name == ev::kIsrExpand) {
+    KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, field::kIsr));
+    Op(op::Isr{.partition = p, .isr = List(std::move(isr))});
     return Status::Ok();
   }
   const int32_t slot = Slot(p, BrokerOfNode(e.node));
   if (slot < 0) return Error(e, "a replica on a broker the partition does not have");
-  if (ev == "become_leader" || ev == "become_follower") {
-    KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, "epoch"));
-    KSIM_ASSIGN_OR_RETURN(int64_t leo, IntOr(e, "leo", -1));
-    KSIM_ASSIGN_OR_RETURN(int64_t lso, IntOr(e, "log_start_offset", -1));
-    KSIM_ASSIGN_OR_RETURN(int64_t hw, IntOr(e, "hw", -1));
-    StateOp op{.code = OpCode::kBecomeFollower,
-               .a = p,
-               .b = slot,
-               .c = static_cast<int32_t>(epoch),
-               .x = leo,
-               .y = lso,
-               .z = hw};
-    if (ev == "become_leader") {
-      KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, "isr"));
-      op.code = OpCode::kBecomeLeader;
-      op.list = List(std::move(isr));
+  if (name == ev::kBecomeLeader || name == ev::kBecomeFollower) {
+    KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, field::kEpoch));
+    KSIM_ASSIGN_OR_RETURN(int64_t leo, IntOr(e, field::kLeo, -1));
+    KSIM_ASSIGN_OR_RETURN(int64_t lso, IntOr(e, field::kLogStartOffset, -1));
+    KSIM_ASSIGN_OR_RETURN(int64_t hw, IntOr(e, field::kHw, -1));
+    const LeaderEpoch leader_epoch(static_cast<int32_t>(epoch));
+    const op::ReplicaLog log{.leo = Offset(leo), .log_start = Offset(lso), .hw = Offset(hw)};
+    if (name == ev::kBecomeLeader) {
+      KSIM_ASSIGN_OR_RETURN(auto isr, IntList(e, field::kIsr));
+      Op(op::BecomeLeader{.partition = p,
+                          .replica_slot = slot,
+                          .epoch = leader_epoch,
+                          .isr = List(std::move(isr)),
+                          .log = log});
+    } else {
+      Op(op::BecomeFollower{
+          .partition = p, .replica_slot = slot, .epoch = leader_epoch, .log = log});
     }
-    Op(op);
     // The log after recovery: a crash may have dropped an unsynced tail.
     if (leo >= 0) RemoveFrom(p, slot, leo, true, index);
     if (lso >= 0) RemoveBelow(p, slot, lso, index);
     return Status::Ok();
   }
-  if (ev == "hw") {
-    KSIM_ASSIGN_OR_RETURN(int64_t hw, Int(e, "hw"));
-    Op({.code = OpCode::kReplicaHw, .a = p, .b = slot, .x = hw});
+  if (name == ev::kHw) {
+    KSIM_ASSIGN_OR_RETURN(int64_t hw, Int(e, field::kHw));
+    Op(op::ReplicaHw{.partition = p, .replica_slot = slot, .hw = Offset(hw)});
     return Status::Ok();
   }
-  if (ev == "truncate") {
-    KSIM_ASSIGN_OR_RETURN(int64_t to, Int(e, "to"));
-    KSIM_ASSIGN_OR_RETURN(std::string reason, Str(e, "reason"));
+  if (name == ev::kTruncate) {
+    KSIM_ASSIGN_OR_RETURN(int64_t to, Int(e, field::kTo));
+    KSIM_ASSIGN_OR_RETURN(std::string reason, Str(e, field::kReason));
     const bool emptied = reason == "offset_out_of_range";
-    Op({.code = OpCode::kReplicaTruncate, .a = p, .b = slot, .x = to, .y = emptied ? to : -1});
+    Op(op::ReplicaTruncate{.partition = p,
+                           .replica_slot = slot,
+                           .leo = Offset(to),
+                           .log_start = emptied ? Offset(to) : kUndefinedOffset});
     RemoveFrom(p, slot, emptied ? 0 : to, true, index);
     return Status::Ok();
   }
   // append
-  KSIM_ASSIGN_OR_RETURN(int64_t first, Int(e, "first_offset"));
-  KSIM_ASSIGN_OR_RETURN(int64_t last, Int(e, "last_offset"));
-  KSIM_ASSIGN_OR_RETURN(int64_t leo, Int(e, "leo"));
-  KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, "epoch"));
-  auto values = e.fields.find("values");
+  KSIM_ASSIGN_OR_RETURN(int64_t first, Int(e, field::kFirstOffset));
+  KSIM_ASSIGN_OR_RETURN(int64_t last, Int(e, field::kLastOffset));
+  KSIM_ASSIGN_OR_RETURN(int64_t leo, Int(e, field::kLeo));
+  KSIM_ASSIGN_OR_RETURN(int64_t epoch, Int(e, field::kEpoch));
+  auto values = e.fields.find(field::kValues);
   if (values == e.fields.end() || !values->is_array()) {
-    return Error(e, "field 'values' missing or not an array");
+    return FieldError(e, field::kValues, "missing or not an array");
   }
   if (last < first || static_cast<int64_t>(values->size()) != last - first + 1) {
-    return Error(e, "field 'values' does not have one value per offset");
+    return FieldError(e, field::kValues, "does not have one value per offset");
   }
-  Op({.code = OpCode::kReplicaAppend,
-      .a = p,
-      .b = slot,
-      .c = static_cast<int32_t>(epoch),
-      .x = leo});
+  Op(op::ReplicaAppend{.partition = p,
+                       .replica_slot = slot,
+                       .epoch = LeaderEpoch(static_cast<int32_t>(epoch)),
+                       .leo = Offset(leo)});
   RemoveFrom(p, slot, first, true, index);  // never happens in a consistent log
   std::vector<Cell>& cells = model_.cells_[p][slot];
   for (int64_t offset = first; offset <= last; ++offset) {
@@ -654,18 +675,18 @@ Status ModelBuilder::OnPartitionEvent(const sim::TraceEvent& e, TimelineEvent& t
 }
 
 Status ModelBuilder::OnClientEvent(const sim::TraceEvent& e, TimelineEvent& te) {
-  const std::string& ev = e.ev;
+  const std::string& name = e.ev;
   auto record_of = [&](const std::optional<std::string>& id) -> int32_t {
     if (!id) return -1;
     auto it = replay_->record_index.find(*id);
     return it == replay_->record_index.end() ? -1 : it->second;
   };
-  if (ev == "send") {
+  if (name == ev::kSend) {
     LedgerRecord r;
-    KSIM_ASSIGN_OR_RETURN(r.id, Str(e, "record_id"));
-    KSIM_ASSIGN_OR_RETURN(r.topic, Str(e, "topic"));
-    KSIM_ASSIGN_OR_RETURN(r.key, StrOrNull(e, "key"));
-    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> value, StrOrNull(e, "value"));
+    KSIM_ASSIGN_OR_RETURN(r.id, Str(e, field::kRecordId));
+    KSIM_ASSIGN_OR_RETURN(r.topic, Str(e, field::kTopic));
+    KSIM_ASSIGN_OR_RETURN(r.key, StrOrNull(e, field::kKey));
+    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> value, StrOrNull(e, field::kValue));
     r.value = value.value_or("");
     r.producer = e.node;
     r.sent_us = e.t_us;
@@ -674,10 +695,10 @@ Status ModelBuilder::OnClientEvent(const sim::TraceEvent& e, TimelineEvent& te) 
     if (value) records_by_value_[*value].push_back(index);
     model_.records_.push_back(std::move(r));
     te.record = index;
-  } else if (ev == "ack") {
-    KSIM_ASSIGN_OR_RETURN(std::string id, Str(e, "record_id"));
-    KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, "partition"));
-    KSIM_ASSIGN_OR_RETURN(int64_t offset, Int(e, "offset"));
+  } else if (name == ev::kAck) {
+    KSIM_ASSIGN_OR_RETURN(std::string id, Str(e, field::kRecordId));
+    KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, field::kPartition));
+    KSIM_ASSIGN_OR_RETURN(int64_t offset, Int(e, field::kOffset));
     te.record = record_of(id);
     if (te.record >= 0) {
       LedgerRecord& r = model_.records_[te.record];
@@ -686,11 +707,11 @@ Status ModelBuilder::OnClientEvent(const sim::TraceEvent& e, TimelineEvent& te) 
       // acks=0 answers nothing (offset -1): not an acknowledgement, as the checker counts.
       if (offset >= 0) r.acked_us = e.t_us;
     }
-  } else if (ev == "error") {
-    KSIM_ASSIGN_OR_RETURN(std::string id, Str(e, "record_id"));
-    KSIM_ASSIGN_OR_RETURN(int64_t partition, IntOr(e, "partition", -1));
-    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> error, StrOrNull(e, "error"));
-    KSIM_ASSIGN_OR_RETURN(std::string outcome, Str(e, "outcome"));
+  } else if (name == ev::kError) {
+    KSIM_ASSIGN_OR_RETURN(std::string id, Str(e, field::kRecordId));
+    KSIM_ASSIGN_OR_RETURN(int64_t partition, IntOr(e, field::kPartition, -1));
+    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> error, StrOrNull(e, field::kError));
+    KSIM_ASSIGN_OR_RETURN(std::string outcome, Str(e, field::kOutcome));
     te.record = record_of(id);
     if (te.record >= 0) {
       LedgerRecord& r = model_.records_[te.record];
@@ -699,9 +720,9 @@ Status ModelBuilder::OnClientEvent(const sim::TraceEvent& e, TimelineEvent& te) 
       r.error = error.value_or("");
       r.outcome = outcome;
     }
-  } else if (ev == "deliver") {
-    KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, "group"));
-    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> id, StrOrNull(e, "record_id"));
+  } else if (name == ev::kDeliver) {
+    KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, field::kGroup));
+    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> id, StrOrNull(e, field::kRecordId));
     KSIM_ASSIGN_OR_RETURN(const int32_t p, Partition(e));
     te.partition = p;
     te.record = record_of(id);
@@ -713,73 +734,118 @@ Status ModelBuilder::OnClientEvent(const sim::TraceEvent& e, TimelineEvent& te) 
       if (it == deliveries.end() || it->group != group) it = deliveries.insert(it, {group, 0});
       it->count++;
     }
-  } else if (ev == "commit") {
-    KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, "group"));
-    KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, "topic"));
-    KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, "partition"));
-    KSIM_ASSIGN_OR_RETURN(int64_t offset, Int(e, "offset"));
-    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> error, StrOrNull(e, "error"));
+  } else if (name == ev::kCommit) {
+    KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, field::kGroup));
+    KSIM_ASSIGN_OR_RETURN(std::string topic, Str(e, field::kTopic));
+    KSIM_ASSIGN_OR_RETURN(int64_t partition, Int(e, field::kPartition));
+    KSIM_ASSIGN_OR_RETURN(int64_t offset, Int(e, field::kOffset));
+    KSIM_ASSIGN_OR_RETURN(std::optional<std::string> error, StrOrNull(e, field::kError));
     const int32_t g = GroupSlot(group);
     if (!error && g >= 0) {
-      Op({.code = OpCode::kCommit,
-          .a = g,
-          .list = Intern(PartitionName(topic, static_cast<int32_t>(partition))),
-          .x = offset});
+      Op(op::Commit{.group_slot = g,
+                    .partition_name = Intern(PartitionName(topic, static_cast<int32_t>(partition))),
+                    .offset = Offset(offset)});
     }
   }
   return Status::Ok();
 }
 
+namespace {
+
+// Where a node's lifeline goes in a sequence diagram (TimelineModel::message_nodes).
+int NodeRank(const TimelineModel& model, std::string_view name) {
+  if (model.ProducerIndex(name) >= 0) return 0;
+  if (name.starts_with(node::kBrokerPrefix)) return 1;
+  if (name.starts_with(node::kZooKeeper)) return 3;
+  if (name == node::kAdmin) return 4;
+  return 2;
+}
+
+}  // namespace
+
+void ModelBuilder::AddDerivedAnswers() {
+  for (size_t i = 0; i < model_.records_.size(); ++i) {
+    const LedgerRecord& r = model_.records_[i];
+    LedgerCounts& counts = model_.ledger_counts_;
+    counts.lost += r.lost() ? 1 : 0;
+    counts.duplicated += r.duplicated() ? 1 : 0;
+    counts.unacked += r.acked() ? 0 : 1;
+    counts.never_written += r.never_written() ? 1 : 0;
+    ++counts.by_fate[static_cast<size_t>(FateOf(r))];
+    if (!r.acked() || r.offset < 0) continue;
+    const int32_t p = model_.PartitionIndex(r.topic, r.partition);
+    if (p >= 0) replay_->acked_offsets.push_back({p, r.offset, static_cast<int32_t>(i)});
+  }
+  std::sort(replay_->acked_offsets.begin(), replay_->acked_offsets.end(),
+            [](const AckedOffset& a, const AckedOffset& b) {
+              return std::tie(a.partition, a.offset, a.record) <
+                     std::tie(b.partition, b.offset, b.record);
+            });
+  std::vector<bool> used(model_.nodes_.size(), false);
+  for (const Message& m : model_.messages_) {
+    if (m.from >= 0) used[static_cast<size_t>(m.from)] = true;
+    if (m.to >= 0) used[static_cast<size_t>(m.to)] = true;
+  }
+  for (size_t i = 0; i < used.size(); ++i) {
+    if (used[i]) model_.message_nodes_.push_back(static_cast<int32_t>(i));
+  }
+  std::stable_sort(model_.message_nodes_.begin(), model_.message_nodes_.end(),
+                   [this](int32_t a, int32_t b) {
+                     return NodeRank(model_, model_.nodes_[static_cast<size_t>(a)]) <
+                            NodeRank(model_, model_.nodes_[static_cast<size_t>(b)]);
+                   });
+}
+
 Status ModelBuilder::ReadVerdict() {
   const sim::TraceEvent& v = trace_.verdict;
   model_.end_us_ = v.t_us;
-  auto ok = v.fields.find("ok");
-  if (ok == v.fields.end() || !ok->is_boolean()) return Error(v, "field 'ok' not a boolean");
+  auto ok = v.fields.find(field::kOk);
+  if (ok == v.fields.end() || !ok->is_boolean()) return FieldError(v, field::kOk, "not a boolean");
   model_.ok_ = ok->get<bool>();
-  auto metrics = v.fields.find("metrics");
+  auto metrics = v.fields.find(field::kMetrics);
   if (metrics == v.fields.end() || !metrics->is_object()) return Error(v, "no metrics object");
   for (auto it = metrics->begin(); it != metrics->end(); ++it) {
     if (!it->is_number_integer()) return Error(v, "metric " + it.key() + " not an integer");
     model_.metrics_.emplace_back(it.key(), it->get<int64_t>());
   }
-  auto expectations = v.fields.find("expectations");
+  auto expectations = v.fields.find(field::kExpectations);
   if (expectations != v.fields.end() && expectations->is_array()) {
     for (const auto& x : *expectations) {
       if (!x.is_object()) return Error(v, "an expectation not an object");
       Expectation out;
-      out.metric = x.value("metric", "");
-      const auto expected = x.find("expected");
+      out.metric = x.value(field::kMetric, "");
+      const auto expected = x.find(field::kExpected);
       if (expected != x.end()) {
         out.expected = expected->is_string() ? expected->get<std::string>() : expected->dump();
       }
-      const auto actual = x.find("actual");
+      const auto actual = x.find(field::kActual);
       if (actual != x.end() && actual->is_number_integer()) out.actual = actual->get<int64_t>();
-      const auto held = x.find("ok");
+      const auto held = x.find(field::kOk);
       out.ok = held != x.end() && held->is_boolean() && held->get<bool>();
       model_.expectations_.push_back(std::move(out));
     }
   }
-  auto anomalies = v.fields.find("anomalies");
+  auto anomalies = v.fields.find(field::kAnomalies);
   if (anomalies != v.fields.end() && anomalies->is_array()) {
     for (const auto& x : *anomalies) {
       if (!x.is_object()) return Error(v, "an anomaly not an object");
-      auto text = [&x](const char* key) {
+      auto text = [&x](std::string_view key) {
         auto it = x.find(key);
         return it != x.end() && it->is_string() ? it->get<std::string>() : std::string();
       };
-      auto number = [&x](const char* key) -> int64_t {
+      auto number = [&x](std::string_view key) -> int64_t {
         auto it = x.find(key);
         return it != x.end() && it->is_number_integer() ? it->get<int64_t>() : -1;
       };
       Anomaly a;
-      a.kind = text("kind");
-      a.record_id = text("record_id");
-      a.topic = text("topic");
-      a.partition = static_cast<int32_t>(number("partition"));
-      a.offset = number("offset");
-      a.group = text("group");
-      a.cause = text("cause");
-      a.cause_t_us = number("cause_t_us");
+      a.kind = text(field::kKind);
+      a.record_id = text(field::kRecordId);
+      a.topic = text(field::kTopic);
+      a.partition = static_cast<int32_t>(number(field::kPartition));
+      a.offset = number(field::kOffset);
+      a.group = text(field::kGroup);
+      a.cause = text(field::kCause);
+      a.cause_t_us = number(field::kCauseTUs);
       if (a.kind.empty()) return Error(v, "an anomaly without a kind");
       model_.anomalies_.push_back(std::move(a));
     }
@@ -794,6 +860,9 @@ Status ModelBuilder::ReadVerdict() {
 }
 
 Result<TimelineModel> ModelBuilder::Build() {
+  // The process's one counter of models built: a model's identity, which the view caches are
+  // keyed by (an address may be reused). It holds no view state; atomic, as models may be built
+  // on several threads.
   static std::atomic<uint64_t> next_serial{1};
   model_.serial_ = next_serial.fetch_add(1);
   model_.header_ = trace_.header;
@@ -805,8 +874,8 @@ Result<TimelineModel> ModelBuilder::Build() {
     int32_t next = 0;
     std::unordered_map<std::string, int32_t> ids;
     for (const sim::TraceEvent& e : trace_.events) {
-      if (e.ev != "send" || IsInfrastructure(e.node)) continue;
-      auto id = e.fields.find("record_id");
+      if (e.ev != ev::kSend || IsInfrastructure(e.node)) continue;
+      auto id = e.fields.find(field::kRecordId);
       if (id != e.fields.end() && id->is_string()) ids.emplace(id->get<std::string>(), next);
       ++next;
     }
@@ -825,10 +894,10 @@ Result<TimelineModel> ModelBuilder::Build() {
     }
   }
   // The final committed logs: each value's copies.
-  auto audit = trace_.verdict.fields.find("audit");
+  auto audit = trace_.verdict.fields.find(field::kAudit);
   if (audit != trace_.verdict.fields.end() && audit->is_array()) {
     for (const auto& entry : *audit) {
-      auto values = entry.find("values");
+      auto values = entry.find(field::kValues);
       if (!entry.is_object() || values == entry.end() || !values->is_array()) {
         return Error(trace_.verdict, "an audit entry without values");
       }
@@ -853,6 +922,7 @@ Result<TimelineModel> ModelBuilder::Build() {
       replay_->max_flight_us = std::max(replay_->max_flight_us, finished - m.sent_us);
     }
   }
+  AddDerivedAnswers();
   if (model_.checkpoints_.empty()) {
     Snapshot first = state_;
     first.events_applied = 0;

@@ -1,8 +1,13 @@
 // What each trace event is about (EventKind) and its one-line summary for the timeline's
 // tooltips and lists. Reads fields leniently: the builder has already checked the ones it uses,
 // and a summary never fails (a missing field prints as "?").
+#include <algorithm>
+#include <array>
 #include <string>
+#include <string_view>
+#include <utility>
 
+#include "core/base/trace_names.h"
 #include "viz/model/model_internal.h"
 #include "viz/model/model_summary_internal.h"
 
@@ -12,16 +17,18 @@ namespace {
 using Fields = sim::TraceFields;
 
 // A field as text: strings bare, null as "null", anything else as compact JSON.
-std::string Text(const Fields& fields, const char* key) {
+std::string Text(const Fields& fields, std::string_view key) {
   auto it = fields.find(key);
   if (it == fields.end()) return "?";
   if (it->is_string()) return it->get<std::string>();
   return it->dump();
 }
 
-std::string Tp(const Fields& f) { return Text(f, "topic") + "-" + Text(f, "partition"); }
+std::string Tp(const Fields& f) {
+  return Text(f, field::kTopic) + "-" + Text(f, field::kPartition);
+}
 
-bool IsTrue(const Fields& f, const char* key) {
+bool IsTrue(const Fields& f, std::string_view key) {
   auto it = f.find(key);
   return it != f.end() && it->is_boolean() && it->get<bool>();
 }
@@ -35,121 +42,178 @@ std::string Generic(const sim::TraceEvent& e) {
   return out;
 }
 
+// What each event is about, sorted by name; an event not listed is kOther.
+struct EventKindOf {
+  std::string_view ev;
+  EventKind kind;
+};
+constexpr std::array kKinds = {
+    EventKindOf{ev::kAck, EventKind::kProduce},
+    EventKindOf{ev::kAppend, EventKind::kAppend},
+    EventKindOf{ev::kBatchExpired, EventKind::kProduce},
+    EventKindOf{ev::kBrokerSessionExpired, EventKind::kFault},
+    EventKindOf{ev::kCommit, EventKind::kCommit},
+    EventKindOf{ev::kControllerElected, EventKind::kElection},
+    EventKindOf{ev::kControllerResigned, EventKind::kElection},
+    EventKindOf{ev::kCoordinatorFound, EventKind::kGroup},
+    EventKindOf{ev::kCoordinatorUnknown, EventKind::kGroup},
+    EventKindOf{ev::kCrash, EventKind::kFault},
+    EventKindOf{ev::kDeliver, EventKind::kConsume},
+    EventKindOf{ev::kDiskFault, EventKind::kFault},
+    EventKindOf{ev::kDuplicateBatch, EventKind::kProduce},
+    EventKindOf{ev::kError, EventKind::kProduce},
+    EventKindOf{ev::kFetchError, EventKind::kConsume},
+    EventKindOf{ev::kGroupJoinFailed, EventKind::kGroup},
+    EventKindOf{ev::kGroupJoined, EventKind::kGroup},
+    EventKindOf{ev::kGroupLoadError, EventKind::kGroup},
+    EventKindOf{ev::kGroupMemberAdded, EventKind::kGroup},
+    EventKindOf{ev::kGroupMemberRemoved, EventKind::kGroup},
+    EventKindOf{ev::kGroupPartitionLoaded, EventKind::kGroup},
+    EventKindOf{ev::kGroupPartitionLoading, EventKind::kGroup},
+    EventKindOf{ev::kGroupPartitionUnloaded, EventKind::kGroup},
+    EventKindOf{ev::kGroupState, EventKind::kGroup},
+    EventKindOf{ev::kHeal, EventKind::kFault},
+    EventKindOf{ev::kHw, EventKind::kHighWatermark},
+    EventKindOf{ev::kIsolate, EventKind::kFault},
+    EventKindOf{ev::kIsrExpand, EventKind::kIsr},
+    EventKindOf{ev::kIsrShrink, EventKind::kIsr},
+    EventKindOf{ev::kIsrUpdateFailed, EventKind::kIsr},
+    EventKindOf{ev::kLeaderElected, EventKind::kElection},
+    EventKindOf{ev::kMetadataUpdate, EventKind::kProduce},
+    EventKindOf{ev::kOffsetCommit, EventKind::kCommit},
+    EventKindOf{ev::kOffsetFetched, EventKind::kConsume},
+    EventKindOf{ev::kOffsetReset, EventKind::kConsume},
+    EventKindOf{ev::kOffsetsCommitted, EventKind::kCommit},
+    EventKindOf{ev::kPartition, EventKind::kFault},
+    EventKindOf{ev::kPartitionOffline, EventKind::kElection},
+    EventKindOf{ev::kPartitionsAssigned, EventKind::kGroup},
+    EventKindOf{ev::kPartitionsRevoked, EventKind::kGroup},
+    EventKindOf{ev::kPoll, EventKind::kConsume},
+    EventKindOf{ev::kProduceBatch, EventKind::kProduce},
+    EventKindOf{ev::kProduceRetry, EventKind::kProduce},
+    EventKindOf{ev::kProducerId, EventKind::kProduce},
+    EventKindOf{ev::kProducerIdAssigned, EventKind::kProduce},
+    EventKindOf{ev::kProducerIdBlock, EventKind::kProduce},
+    EventKindOf{ev::kProducerIdBlockError, EventKind::kProduce},
+    EventKindOf{ev::kRestart, EventKind::kFault},
+    EventKindOf{ev::kSend, EventKind::kProduce},
+    EventKindOf{ev::kShutdown, EventKind::kFault},
+    EventKindOf{ev::kSlow, EventKind::kFault},
+    EventKindOf{ev::kTruncate, EventKind::kTruncation},
+    EventKindOf{ev::kZkDown, EventKind::kFault},
+    EventKindOf{ev::kZkSessionExpired, EventKind::kFault},
+    EventKindOf{ev::kZkUp, EventKind::kFault},
+};
+static_assert(std::ranges::is_sorted(kKinds, {}, &EventKindOf::ev));
+
+// What became of a ZooKeeper session, by its event.
+constexpr std::pair<std::string_view, const char*> kZkSessionChanges[] = {
+    {ev::kZkSessionCreated, "created"},
+    {ev::kZkSessionResumed, "resumed"},
+    {ev::kZkSessionExpired, "expired"},
+    {ev::kZkSessionClosed, "closed"},
+};
+
 }  // namespace
 
-EventKind ClassifyEvent(std::string_view node, std::string_view ev) {
-  if (node == "scenario") return EventKind::kAction;
-  if (ev == "crash" || ev == "shutdown" || ev == "restart" || ev == "partition" || ev == "heal" ||
-      ev == "isolate" || ev == "slow" || ev == "disk_fault" || ev == "zk_session_expired" ||
-      ev == "zk_down" || ev == "zk_up" || ev == "broker_session_expired") {
-    return EventKind::kFault;
-  }
-  if (ev == "leader_elected" || ev == "controller_elected" || ev == "controller_resigned" ||
-      ev == "partition_offline") {
-    return EventKind::kElection;
-  }
-  if (ev == "isr_shrink" || ev == "isr_expand" || ev == "isr_update_failed") return EventKind::kIsr;
-  if (ev == "truncate") return EventKind::kTruncation;
-  if (ev == "hw") return EventKind::kHighWatermark;
-  if (ev == "append") return EventKind::kAppend;
-  if (ev == "send" || ev == "ack" || ev == "error" || ev == "produce_batch" ||
-      ev == "produce_retry" || ev == "batch_expired" || ev == "duplicate_batch" ||
-      ev.starts_with("producer_id") || ev == "metadata_update") {
-    return EventKind::kProduce;
-  }
-  if (ev == "poll" || ev == "deliver" || ev == "fetch_error" || ev == "offset_reset" ||
-      ev == "offset_fetched") {
-    return EventKind::kConsume;
-  }
-  if (ev == "commit" || ev == "offset_commit" || ev == "offsets_committed") {
-    return EventKind::kCommit;
-  }
-  if (ev.starts_with("group_") || ev.starts_with("coordinator_") || ev == "partitions_assigned" ||
-      ev == "partitions_revoked") {
-    return EventKind::kGroup;
-  }
-  return EventKind::kOther;
+EventKind ClassifyEvent(std::string_view node, std::string_view name) {
+  if (node == node::kScenario) return EventKind::kAction;
+  const auto it =
+      std::lower_bound(kKinds.begin(), kKinds.end(), name,
+                       [](const EventKindOf& a, std::string_view b) { return a.ev < b; });
+  return it != kKinds.end() && it->ev == name ? it->kind : EventKind::kOther;
 }
 
 std::string SummarizeEvent(const sim::TraceEvent& e) {
   const Fields& f = e.fields;
-  const std::string& ev = e.ev;
+  const std::string& name = e.ev;
   const std::string& n = e.node;
-  if (ev == "crash") return n + " crashed";
-  if (ev == "shutdown") return n + " shut down";
-  if (ev == "restart") return n + " restarted (incarnation " + Text(f, "incarnation") + ")";
-  if (ev == "partition") {
-    return std::string("network partition ") + Text(f, "sides") +
-           (IsTrue(f, "one_way") ? " (one way)" : "");
+  if (name == ev::kCrash) return n + " crashed";
+  if (name == ev::kShutdown) return n + " shut down";
+  if (name == ev::kRestart)
+    return n + " restarted (incarnation " + Text(f, field::kIncarnation) + ")";
+  if (name == ev::kPartition) {
+    return std::string("network partition ") + Text(f, field::kSides) +
+           (IsTrue(f, field::kOneWay) ? " (one way)" : "");
   }
-  if (ev == "heal") return "network healed";
-  if (ev == "isolate") return n + " isolated";
-  if (ev == "slow") {
-    return n + " slowed by " + Text(f, "extra_delay_us") + " us for " + Text(f, "for_us") + " us";
+  if (name == ev::kHeal) return "network healed";
+  if (name == ev::kIsolate) return n + " isolated";
+  if (name == ev::kSlow) {
+    return n + " slowed by " + Text(f, field::kExtraDelayUs) + " us for " + Text(f, field::kForUs) +
+           " us";
   }
-  if (ev == "disk_fault") return n + " disk fault " + Text(f, "fault");
-  if (ev.starts_with("zk_session_")) {
-    return "ZooKeeper session of " + Text(f, "client") + " " + ev.substr(11);
+  if (name == ev::kDiskFault) return n + " disk fault " + Text(f, field::kFault);
+  for (const auto& [session_ev, change] : kZkSessionChanges) {
+    if (name == session_ev) return "ZooKeeper session of " + Text(f, field::kClient) + " " + change;
   }
-  if (ev == "controller_elected") return n + " became controller (epoch " + Text(f, "epoch") + ")";
-  if (ev == "controller_resigned") return n + " resigned as controller";
-  if (ev == "leader_elected") {
-    return Tp(f) + ": leader " + Text(f, "leader") + " (epoch " + Text(f, "epoch") +
-           (IsTrue(f, "unclean") ? ", unclean" : "") + ") isr " + Text(f, "isr");
+  if (name == ev::kControllerElected)
+    return n + " became controller (epoch " + Text(f, field::kEpoch) + ")";
+  if (name == ev::kControllerResigned) return n + " resigned as controller";
+  if (name == ev::kLeaderElected) {
+    return Tp(f) + ": leader " + Text(f, field::kLeader) + " (epoch " + Text(f, field::kEpoch) +
+           (IsTrue(f, field::kUnclean) ? ", unclean" : "") + ") isr " + Text(f, field::kIsr);
   }
-  if (ev == "partition_offline") return Tp(f) + ": offline (no leader)";
-  if (ev == "become_leader") {
-    return n + " leads " + Tp(f) + " (epoch " + Text(f, "epoch") + ", leo " + Text(f, "leo") + ")";
+  if (name == ev::kPartitionOffline) return Tp(f) + ": offline (no leader)";
+  if (name == ev::kBecomeLeader) {
+    return n + " leads " + Tp(f) + " (epoch " + Text(f, field::kEpoch) + ", leo " +
+           Text(f, field::kLeo) + ")";
   }
-  if (ev == "become_follower") {
-    return n + " follows " + Text(f, "leader") + " on " + Tp(f) + " (epoch " + Text(f, "epoch") +
-           ", leo " + Text(f, "leo") + ")";
+  if (name == ev::kBecomeFollower) {
+    return n + " follows " + Text(f, field::kLeader) + " on " + Tp(f) + " (epoch " +
+           Text(f, field::kEpoch) + ", leo " + Text(f, field::kLeo) + ")";
   }
-  if (ev == "isr_shrink") {
-    return Tp(f) + ": isr shrinks to " + Text(f, "isr") + " (-" + Text(f, "removed") + ")";
+  if (name == ev::kIsrShrink) {
+    return Tp(f) + ": isr shrinks to " + Text(f, field::kIsr) + " (-" + Text(f, field::kRemoved) +
+           ")";
   }
-  if (ev == "isr_expand") {
-    return Tp(f) + ": isr expands to " + Text(f, "isr") + " (+" + Text(f, "added") + ")";
+  if (name == ev::kIsrExpand) {
+    return Tp(f) + ": isr expands to " + Text(f, field::kIsr) + " (+" + Text(f, field::kAdded) +
+           ")";
   }
-  if (ev == "hw") return n + " " + Tp(f) + ": hw " + Text(f, "hw");
-  if (ev == "append") {
-    return n + " appended " + Tp(f) + " [" + Text(f, "first_offset") + ".." +
-           Text(f, "last_offset") + "] as " + Text(f, "role") + " (epoch " + Text(f, "epoch") + ")";
+  if (name == ev::kHw) return n + " " + Tp(f) + ": hw " + Text(f, field::kHw);
+  if (name == ev::kAppend) {
+    return n + " appended " + Tp(f) + " [" + Text(f, field::kFirstOffset) + ".." +
+           Text(f, field::kLastOffset) + "] as " + Text(f, field::kRole) + " (epoch " +
+           Text(f, field::kEpoch) + ")";
   }
-  if (ev == "truncate") {
-    return n + " truncated " + Tp(f) + " " + Text(f, "from_leo") + " -> " + Text(f, "to") + " (" +
-           Text(f, "records") + " records, " + Text(f, "reason") + ")";
+  if (name == ev::kTruncate) {
+    return n + " truncated " + Tp(f) + " " + Text(f, field::kFromLeo) + " -> " +
+           Text(f, field::kTo) + " (" + Text(f, field::kRecords) + " records, " +
+           Text(f, field::kReason) + ")";
   }
-  if (ev == "topic_deleted") return "topic " + Text(f, "topic") + " deleted";
-  if (ev == "send") return n + " sent " + Text(f, "record_id");
-  if (ev == "ack") {
-    return n + " acked " + Text(f, "record_id") + " (" + Tp(f) + "@" + Text(f, "offset") + ")";
+  if (name == ev::kTopicDeleted) return "topic " + Text(f, field::kTopic) + " deleted";
+  if (name == ev::kSend) return n + " sent " + Text(f, field::kRecordId);
+  if (name == ev::kAck) {
+    return n + " acked " + Text(f, field::kRecordId) + " (" + Tp(f) + "@" +
+           Text(f, field::kOffset) + ")";
   }
-  if (ev == "error") {
-    return n + " failed " + Text(f, "record_id") + ": " + Text(f, "error") + " (" +
-           Text(f, "outcome") + ")";
+  if (name == ev::kError) {
+    return n + " failed " + Text(f, field::kRecordId) + ": " + Text(f, field::kError) + " (" +
+           Text(f, field::kOutcome) + ")";
   }
-  if (ev == "deliver") {
-    return n + " delivered " + Text(f, "record_id") + " (" + Tp(f) + "@" + Text(f, "offset") +
-           ") to " + Text(f, "group");
+  if (name == ev::kDeliver) {
+    return n + " delivered " + Text(f, field::kRecordId) + " (" + Tp(f) + "@" +
+           Text(f, field::kOffset) + ") to " + Text(f, field::kGroup);
   }
-  if (ev == "poll") return n + " polled " + Text(f, "count") + " records";
-  if (ev == "commit") {
-    auto error = f.find("error");
+  if (name == ev::kPoll) return n + " polled " + Text(f, field::kCount) + " records";
+  if (name == ev::kCommit) {
+    auto error = f.find(field::kError);
     const bool ok = error == f.end() || error->is_null();
-    return n + " committed " + Tp(f) + " at " + Text(f, "offset") + " for " + Text(f, "group") +
-           (ok ? "" : " failed: " + Text(f, "error"));
+    return n + " committed " + Tp(f) + " at " + Text(f, field::kOffset) + " for " +
+           Text(f, field::kGroup) + (ok ? "" : " failed: " + Text(f, field::kError));
   }
-  if (ev == "group_state") {
-    return Text(f, "group") + ": " + Text(f, "state") + " (generation " + Text(f, "generation") +
-           ", " + Text(f, "members") + " members)";
+  if (name == ev::kGroupState) {
+    return Text(f, field::kGroup) + ": " + Text(f, field::kState) + " (generation " +
+           Text(f, field::kGeneration) + ", " + Text(f, field::kMembers) + " members)";
   }
-  if (ev == "group_member_added") return Text(f, "group") + ": + " + Text(f, "member");
-  if (ev == "group_member_removed") {
-    return Text(f, "group") + ": - " + Text(f, "member") + " (" + Text(f, "reason") + ")";
+  if (name == ev::kGroupMemberAdded)
+    return Text(f, field::kGroup) + ": + " + Text(f, field::kMember);
+  if (name == ev::kGroupMemberRemoved) {
+    return Text(f, field::kGroup) + ": - " + Text(f, field::kMember) + " (" +
+           Text(f, field::kReason) + ")";
   }
-  if (ev == "action") return "action " + Text(f, "index") + ": " + Text(f, "do");
-  if (ev == "scenario_start") return "scenario starts";
+  if (name == ev::kAction) return "action " + Text(f, field::kIndex) + ": " + Text(f, field::kDo);
+  if (name == ev::kScenarioStart) return "scenario starts";
   return Generic(e);
 }
 

@@ -11,7 +11,7 @@
 namespace ksim::viz {
 
 // What a trace event (not a msg_* one) is about.
-EventKind ClassifyEvent(std::string_view node, std::string_view ev);
+EventKind ClassifyEvent(std::string_view node, std::string_view name);
 // "broker-2 crashed", "t-0: leader 3 (epoch 4, unclean) isr [3]", ...
 std::string SummarizeEvent(const sim::TraceEvent& event);
 

@@ -21,10 +21,15 @@
 // audited partition at the end) gives each record's copies in the final log, its `anomalies` the
 // checker's attributed causes; `metrics` and `expectations` are shown as they are.
 //
+// The questions the panels ask of a run beyond its state (what a HW advance committed, why a
+// record was never written, the ledger's counts, the events per slice of the run) are answered
+// by queries here, with tests, not computed inside a panel (docs/STYLE.md, "The viewer").
+//
 // Immutable after Build; every query is const and thread-compatible. Errors building are
 // kCorruption naming the trace and line ("run.jsonl:12: append event without values").
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -155,6 +160,10 @@ enum class EventKind : uint8_t {
 inline constexpr int kEventKindCount = static_cast<int>(EventKind::kOther) + 1;
 std::string_view EventKindName(EventKind kind);  // "fault", "election", ...
 
+// The `ev` of the viewer's own events at the cause time of a checker anomaly (kAnomaly); no
+// trace line has it (core/base/trace_names.h lists those).
+inline constexpr std::string_view kAnomalyEv = "anomaly";
+
 struct TimelineEvent {
   TimeUs t_us = 0;
   EventKind kind = EventKind::kOther;
@@ -218,8 +227,31 @@ struct LedgerRecord {
 
   bool acked() const { return acked_us >= 0; }
   bool lost() const { return acked() && final_copies == 0; }
+  // Not acknowledged and not in the final log: the checker's lost_unacked (every acks=0 record
+  // is unacknowledged; the missing ones are what at-most-once loses).
+  bool never_written() const { return !acked() && final_copies == 0; }
   int32_t max_deliveries() const;
   bool duplicated() const { return final_copies > 1 || max_deliveries() > 1; }
+};
+
+// A record's fate, each record having exactly one (the Compare panel's fate bar).
+enum class Fate : uint8_t {
+  kOk,            // in the final log once, acked or not (acks=0 never acknowledges)
+  kLost,          // LedgerRecord::lost()
+  kDuplicated,    // duplicated() and not lost
+  kNeverWritten,  // never_written()
+};
+inline constexpr int kFateCount = static_cast<int>(Fate::kNeverWritten) + 1;
+Fate FateOf(const LedgerRecord& record);  // the first that applies: lost, duplicated, never written
+
+// How many records are in each state. The first four count a record under every one it is in
+// (a lost record delivered twice is duplicated too); `by_fate` counts each record once.
+struct LedgerCounts {
+  size_t lost = 0;
+  size_t duplicated = 0;
+  size_t unacked = 0;
+  size_t never_written = 0;
+  std::array<size_t, kFateCount> by_fate = {};  // indexed by Fate
 };
 
 struct Expectation {
@@ -235,6 +267,46 @@ struct ScenarioAction {
   TimeUs t_us = 0;
   std::string text;  // "crash broker 2", the cli command, ...
 };
+
+// ---- Answers derived from the above (the panels' questions, each a query with a test) --------
+
+// A replica's high watermark just before an event's time and at it (after every event of that
+// time): what a `hw` event changed.
+struct HighWatermarkChange {
+  int64_t before = -1;  // -1: the event is not about a replica the model knows
+  int64_t after = -1;
+  bool leader = false;  // the replica led its partition at the event's time
+};
+
+// A record acknowledged at an offset (the records a HW advance makes committed).
+struct AckedOffset {
+  int32_t partition = -1;  // index into partitions()
+  int64_t offset = -1;
+  int32_t record = -1;  // index into records()
+};
+
+// The cluster as a never-written record's producer found it at the send (the viewer's reading:
+// the checker attributes no cause to lost_unacked).
+enum class LeaderAtSend : uint8_t {
+  kUnknown,    // the record's partition is unknown (no ack or error named it)
+  kNone,       // the partition had no leader
+  kDown,       // its leader's broker was crashed or shut down
+  kCut,        // its leader was up, the link producer -> leader cut
+  kReachable,  // its leader was up and reachable
+};
+struct NeverWrittenCause {
+  int32_t partition = -1;  // index into partitions(), when known
+  LeaderAtSend leader = LeaderAtSend::kUnknown;
+  std::string leader_node;  // "broker-2" (kDown, kCut, kReachable)
+  // kDown: index into events() of the leader's last crash or shutdown at or before the send;
+  // -1 when the trace has none.
+  int32_t leader_down_event = -1;
+  bool gave_up = false;    // the producer gave the record up (record.error names why)
+  bool acks_zero = false;  // acks=0: an ack without an offset, counted sent, never answered
+};
+
+// Events of each kind in one column of the whole run (EventHistogram).
+using EventKindCounts = std::array<uint32_t, kEventKindCount>;
 
 // ---- The model -------------------------------------------------------------------------------
 
@@ -292,18 +364,46 @@ class TimelineModel {
   // (the earliest sent first).
   std::vector<const Message*> MessagesBetween(TimeUs begin_us, TimeUs end_us, size_t limit) const;
 
+  // The nodes that send or receive a message, in the order a sequence diagram draws their
+  // lifelines: producers, brokers, the other nodes (consumers...), ZooKeeper, the admin tools'
+  // node; by name within each. Indices into nodes().
+  const std::vector<int32_t>& message_nodes() const { return message_nodes_; }
+  // The events of each kind in each of `columns` equal slices of [0, end_us()] (an event at or
+  // past the end in the last one). REQUIRES: columns > 0.
+  std::vector<EventKindCounts> EventHistogram(int columns) const;
+
   // The ledger.
   const std::vector<LedgerRecord>& records() const { return records_; }  // in send order
   int32_t RecordIndex(std::string_view record_id) const;                 // -1 unknown
   const std::vector<Anomaly>& anomalies() const { return anomalies_; }
   const std::vector<std::string>& producers() const { return producers_; }  // sorted
   int32_t ProducerIndex(std::string_view client) const;
+  const LedgerCounts& ledger_counts() const { return ledger_counts_; }
+
+  // What events()[event] did to its node's replica's high watermark (HighWatermarkChange):
+  // meant for `hw` events; any event with a partition and a broker node works. Cost: one
+  // StateAt plus the events of that time.
+  HighWatermarkChange HighWatermarkChangeAt(size_t event) const;
+  // The records a leader's HW advance made committed: those acknowledged at offsets of
+  // partitions()[partition] in [max(change.before, 0), change.after), in offset order. Empty
+  // unless change.leader and the HW grew. Two binary searches.
+  std::span<const AckedOffset> RecordsCommittedBy(int32_t partition,
+                                                  const HighWatermarkChange& change) const;
+  // Why records()[record] was never written, from the cluster at its send; nullopt when it was
+  // written (acked or in the final log: LedgerRecord::never_written() is false) or never sent.
+  std::optional<NeverWrittenCause> WhyNeverWritten(int32_t record) const;
 
  private:
   // The members below are the builder's (viz/model/model_builder.cc) to shape; the public
   // interface above is the contract the panels and tests use.
   friend class ModelBuilder;
   TimelineModel() = default;
+  // The number of events at or before t (t clamped as StateAt clamps it).
+  size_t EventsAppliedAt(TimeUs t_us) const;
+  // Replays events()[state.events_applied, applied) onto `state`.
+  void ReplayTo(Snapshot& state, size_t applied) const;
+  // Index into events() of `node`'s last crash or shutdown at or before t; -1 none.
+  int32_t LastDownEvent(std::string_view node, TimeUs t_us) const;
 
   uint64_t serial_ = 0;
   sim::TraceHeader header_;
@@ -321,6 +421,8 @@ class TimelineModel {
   std::vector<LedgerRecord> records_;
   std::vector<Anomaly> anomalies_;
   std::vector<std::string> producers_;
+  std::vector<int32_t> message_nodes_;
+  LedgerCounts ledger_counts_;
   // Replay: checkpoints_[i] reflects events()[0, i * kCheckpointEvents); between checkpoints
   // StateAt replays compact state changes (not the trace's JSON, which would cost memory).
   std::vector<Snapshot> checkpoints_;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "viz/ui/draw_kit.h"
 #include "viz/ui/palette.h"
 #include "viz/ui/panels.h"
@@ -263,8 +264,9 @@ void DrawClusterPanel(const Runs& runs, ViewState& state) {
     cards[name] = rect;
     x += kClientCardWidth + kGap * 2.0f;
   };
-  if (model.NodeIndex("zk") >= 0) {
-    place_small("zk", "ZooKeeper", IM_COL32(70, 150, 210, 255), NodeStatus::kAlive);
+  if (model.NodeIndex(node::kZooKeeper) >= 0) {
+    place_small(std::string(node::kZooKeeper), "ZooKeeper", IM_COL32(70, 150, 210, 255),
+                NodeStatus::kAlive);
   }
   for (const ClientView& client : snapshot.clients) {
     std::string subtitle = ClientKindLabel(client.kind);

@@ -25,46 +25,32 @@ constexpr ImU32 kDifferentBg = IM_COL32(240, 140, 20, 60);
 // Unacknowledged records missing from the final log: lost too, but never promised (muted red).
 constexpr ImU32 kColorNeverWritten = IM_COL32(150, 60, 60, 255);
 
-struct Fates {
-  size_t ok = 0, lost = 0, duplicated = 0, unacked = 0;
-};
-
-// Each record counted once: lost (acked, not in the final log), else duplicated, else unacked
-// and not in the final log (the checker's lost_unacked), else ok: in the final log once, acked
-// or not (acks=0 never acknowledges, yet most of its records arrive).
-Fates CountFates(const TimelineModel& model) {
-  Fates fates;
-  for (const LedgerRecord& r : model.records()) {
-    if (r.lost()) {
-      ++fates.lost;
-    } else if (r.duplicated()) {
-      ++fates.duplicated;
-    } else if (!r.acked() && r.final_copies == 0) {
-      ++fates.unacked;
-    } else {
-      ++fates.ok;
-    }
-  }
-  return fates;
-}
-
 std::string RunName(const TimelineModel& model) {
   const std::string& variant = model.header().variant;
   return variant.empty() ? model.header().scenario : variant;
 }
 
-void DrawFateBar(const Fates& fates) {
+// Each record counted once (the model's ledger_counts().by_fate): lost (acked, not in the final
+// log), else duplicated, else unacked and not in the final log (the checker's lost_unacked),
+// else ok: in the final log once, acked or not (acks=0 never acknowledges, yet most of its
+// records arrive).
+void DrawFateBar(const TimelineModel& model) {
+  const auto& by_fate = model.ledger_counts().by_fate;
+  const size_t ok = by_fate[static_cast<size_t>(Fate::kOk)];
+  const size_t lost = by_fate[static_cast<size_t>(Fate::kLost)];
+  const size_t duplicated = by_fate[static_cast<size_t>(Fate::kDuplicated)];
+  const size_t unacked = by_fate[static_cast<size_t>(Fate::kNeverWritten)];
   ImDrawList* draw = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float width = std::max(ImGui::GetContentRegionAvail().x, 40.0f);
-  const size_t total = fates.ok + fates.lost + fates.duplicated + fates.unacked;
+  const size_t total = ok + lost + duplicated + unacked;
   draw->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + kFateBarHeight),
                       IM_COL32(40, 40, 46, 255));
   float x = origin.x;
-  const std::pair<size_t, ImU32> segments[] = {{fates.ok, kColorOk},
-                                               {fates.duplicated, kColorDuplicated},
-                                               {fates.lost, kColorLost},
-                                               {fates.unacked, kColorNeverWritten}};
+  const std::pair<size_t, ImU32> segments[] = {{ok, kColorOk},
+                                               {duplicated, kColorDuplicated},
+                                               {lost, kColorLost},
+                                               {unacked, kColorNeverWritten}};
   for (const auto& [count, color] : segments) {
     if (total == 0 || count == 0) continue;
     const float w = std::max(1.0f, width * static_cast<float>(count) / static_cast<float>(total));
@@ -78,15 +64,15 @@ void DrawFateBar(const Fates& fates) {
     ImGui::SetTooltip(
         "%zu ok (in the final log once), %zu duplicated, %zu lost (acked, not in the final "
         "log), %zu unacked and not in the final log",
-        fates.ok, fates.duplicated, fates.lost, fates.unacked);
+        ok, duplicated, lost, unacked);
   }
-  ImGui::TextColored(ImColor(kColorOk), "%zu ok", fates.ok);
+  ImGui::TextColored(ImColor(kColorOk), "%zu ok", ok);
   ImGui::SameLine();
-  ImGui::TextColored(ImColor(kColorDuplicated), "%zu dup", fates.duplicated);
+  ImGui::TextColored(ImColor(kColorDuplicated), "%zu dup", duplicated);
   ImGui::SameLine();
-  ImGui::TextColored(ImColor(kColorLost), "%zu lost", fates.lost);
+  ImGui::TextColored(ImColor(kColorLost), "%zu lost", lost);
   ImGui::SameLine();
-  ImGui::TextColored(ImColor(kColorNeverWritten), "%zu unacked, not written", fates.unacked);
+  ImGui::TextColored(ImColor(kColorNeverWritten), "%zu unacked, not written", unacked);
 }
 
 // The leader's log of `topic`-`partition` in `model` at t: its last cells that fit, the HW.
@@ -195,7 +181,7 @@ void DrawComparePanel(const Runs& runs, ViewState& state) {
   for (size_t i = 0; i < n; ++i) {
     ImGui::TableSetColumnIndex(static_cast<int>(i) + 1);
     ImGui::PushID(static_cast<int>(i));
-    DrawFateBar(CountFates(*runs.models[i]));
+    DrawFateBar(*runs.models[i]);
     ImGui::PopID();
   }
 

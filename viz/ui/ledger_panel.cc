@@ -3,21 +3,25 @@
 // first event and opens the details: the record's events (each a jump) and the anomalies the
 // checker found with the cause it attributed (the cause's time a jump too).
 //
-// Big runs: the filtered row list is cached per (model, filter, search) and the table draws
-// only the visible rows (ImGuiListClipper), so 100k rows cost what a screenful does.
+// Big runs: the filtered row list is kept in the view cache per (model, filter, search), the
+// counts are the model's (ledger_counts), and the table draws only the visible rows
+// (ImGuiListClipper), so 100k rows cost what a screenful does.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cinttypes>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "viz/ui/draw_kit.h"
 #include "viz/ui/ledger_panel_internal.h"
 #include "viz/ui/palette.h"
 #include "viz/ui/panels.h"
+#include "viz/ui/view_cache.h"
 
 namespace ksim::viz {
 namespace {
@@ -48,47 +52,38 @@ std::string DeliveriesText(const LedgerRecord& record) {
   return text.empty() ? "-" : text;
 }
 
-// Never written: not acknowledged and not in the final log (the checker's lost_unacked; all
-// acks=0 records are unacknowledged, and those missing are what at-most-once loses).
-bool NeverWritten(const LedgerRecord& record) {
-  return !record.acked() && record.final_copies == 0;
+// "t-0" for partitions()[p].
+std::string PartitionText(const TimelineModel& model, int32_t p) {
+  const PartitionView& view = model.partitions()[static_cast<size_t>(p)];
+  return view.topic + "-" + std::to_string(view.partition);
+}
+
+// " (crashed at 4.138 s)": the leader's crash or shutdown before the send, when the trace has one.
+std::string DownSince(const TimelineModel& model, int32_t down_event) {
+  if (down_event < 0) return "";
+  const TimelineEvent& event = model.events()[static_cast<size_t>(down_event)];
+  return std::string(event.ev == ev::kCrash ? " (crashed at " : " (shut down at ") +
+         kit::FormatSeconds(event.t_us) + ")";
 }
 
 ImU32 RowColor(const LedgerRecord& record) {
-  if (record.lost() || NeverWritten(record)) return kColorLost;
+  if (record.lost() || record.never_written()) return kColorLost;
   if (record.duplicated()) return kColorDuplicated;
   if (!record.acked()) return kColorUnacked;
   return IM_COL32(230, 230, 230, 255);
 }
 
 // The filtered rows, recomputed only when the model, the filter or the search change.
-const std::vector<int32_t>& CachedRows(const TimelineModel& model, const ViewState& state) {
-  static uint64_t model_cached = 0;  // serial
-  static size_t record_count = 0;
-  static LedgerFilter filter_cached = LedgerFilter::kAll;
-  static std::string search_cached;
-  static std::vector<int32_t> rows;
-  static bool valid = false;
-  if (!valid || model_cached != model.serial() || record_count != model.records().size() ||
-      filter_cached != state.ledger_filter || search_cached != state.ledger_search) {
-    model_cached = model.serial();
-    record_count = model.records().size();
-    filter_cached = state.ledger_filter;
-    search_cached = state.ledger_search;
-    rows = LedgerRows(model, state.ledger_filter, state.ledger_search);
-    valid = true;
+const std::vector<int32_t>& CachedRows(const TimelineModel& model, const ViewState& state,
+                                       LedgerCache& cache) {
+  if (cache.model_serial != model.serial() || cache.filter != state.ledger_filter ||
+      cache.search != state.ledger_search) {
+    cache.model_serial = model.serial();
+    cache.filter = state.ledger_filter;
+    cache.search = state.ledger_search;
+    cache.rows = LedgerRows(model, state.ledger_filter, state.ledger_search);
   }
-  return rows;
-}
-
-std::vector<LedgerRowRect>& RowRects() {
-  static std::vector<LedgerRowRect> rects;
-  return rects;
-}
-
-std::vector<LedgerJumpRect>& JumpRects() {
-  static std::vector<LedgerJumpRect> rects;
-  return rects;
+  return cache.rows;
 }
 
 // Selects the record and puts the playhead on its first event (its send when it has none).
@@ -103,8 +98,9 @@ void SelectRecord(const TimelineModel& model, ViewState& state, int32_t index) {
   }
 }
 
+constexpr const char* kFilterNames[] = {"all", "anomalies", "lost", "duplicated", "unacked"};
+
 void DrawFilterBar(const TimelineModel& model, ViewState& state) {
-  static const char* const kFilterNames[] = {"all", "anomalies", "lost", "duplicated", "unacked"};
   for (int f = 0; f < 5; ++f) {
     if (f > 0) ImGui::SameLine();
     if (ImGui::RadioButton(kFilterNames[f], static_cast<int>(state.ledger_filter) == f)) {
@@ -115,28 +111,23 @@ void DrawFilterBar(const TimelineModel& model, ViewState& state) {
   ImGui::SetNextItemWidth(180);
   ImGui::InputTextWithHint("##ledger_search", "search id, value, 0@12...", state.ledger_search,
                            sizeof(state.ledger_search));
-  size_t lost = 0, duplicated = 0, unacked = 0, never_written = 0;
-  for (const LedgerRecord& r : model.records()) {
-    lost += r.lost() ? 1 : 0;
-    duplicated += r.duplicated() ? 1 : 0;
-    unacked += r.acked() ? 0 : 1;
-    never_written += NeverWritten(r) ? 1 : 0;
-  }
+  const LedgerCounts& counts = model.ledger_counts();
   ImGui::SameLine();
   ImGui::Text("%zu records:", model.records().size());
   ImGui::SameLine();
-  ImGui::TextColored(ImColor(kColorLost), "%zu lost", lost);
+  ImGui::TextColored(ImColor(kColorLost), "%zu lost", counts.lost);
   ImGui::SameLine();
-  ImGui::TextColored(ImColor(kColorDuplicated), "%zu duplicated", duplicated);
+  ImGui::TextColored(ImColor(kColorDuplicated), "%zu duplicated", counts.duplicated);
   ImGui::SameLine();
-  ImGui::TextColored(ImColor(kColorUnacked), "%zu unacked", unacked);
+  ImGui::TextColored(ImColor(kColorUnacked), "%zu unacked", counts.unacked);
   ImGui::SameLine();
-  ImGui::TextColored(ImColor(kColorLost), "(%zu never written)", never_written);
+  ImGui::TextColored(ImColor(kColorLost), "(%zu never written)", counts.never_written);
 }
 
+// The table of `rows`; each row drawn is recorded in `rects`.
 void DrawTable(const TimelineModel& model, ViewState& state, const std::vector<int32_t>& rows,
-               ImVec2 size) {
-  RowRects().clear();
+               std::vector<LedgerRowRect>& rects, ImVec2 size) {
+  rects.clear();
   constexpr ImGuiTableFlags kFlags = ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
                                      ImGuiTableFlags_BordersOuter | ImGuiTableFlags_BordersV |
                                      ImGuiTableFlags_Resizable;
@@ -162,7 +153,7 @@ void DrawTable(const TimelineModel& model, ViewState& state, const std::vector<i
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(220, 50, 47, 50));
       } else if (record.duplicated()) {
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(240, 140, 20, 45));
-      } else if (NeverWritten(record)) {
+      } else if (record.never_written()) {
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1, IM_COL32(220, 50, 47, 22));
       }
       ImGui::TableSetColumnIndex(0);
@@ -172,7 +163,7 @@ void DrawTable(const TimelineModel& model, ViewState& state, const std::vector<i
                             ImGuiSelectableFlags_SpanAllColumns)) {
         SelectRecord(model, state, index);
       }
-      RowRects().push_back({index, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
+      rects.push_back({index, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
       ImGui::TableSetColumnIndex(1);
       ImGui::TextColored(ImColor(RecordColor(model, index)), "%s", record.producer.c_str());
       ImGui::TableSetColumnIndex(2);
@@ -194,7 +185,8 @@ void DrawTable(const TimelineModel& model, ViewState& state, const std::vector<i
   ImGui::EndTable();
 }
 
-void DrawDetails(const TimelineModel& model, ViewState& state) {
+// The selected record's details; each jump drawn is recorded in `jumps`.
+void DrawDetails(const TimelineModel& model, ViewState& state, std::vector<LedgerJumpRect>& jumps) {
   const LedgerRecord& record = model.records()[state.selected_record];
   ImGui::TextColored(ImColor(RowColor(record)), "%s", record.id.c_str());
   ImGui::SameLine();
@@ -215,10 +207,10 @@ void DrawDetails(const TimelineModel& model, ViewState& state) {
   }
   ImGui::Text("copies in the final log: %d; deliveries: %s", record.final_copies,
               DeliveriesText(record).c_str());
-  if (NeverWritten(record)) {
+  if (record.never_written()) {
     ImGui::Separator();
     ImGui::TextDisabled("never written: the cluster when it was sent (the viewer's reading)");
-    ImGui::TextWrapped("%s", NeverWrittenReason(model, record).c_str());
+    ImGui::TextWrapped("%s", NeverWrittenReason(model, state.selected_record).c_str());
   }
   if (!record.anomalies.empty()) {
     ImGui::Separator();
@@ -233,8 +225,7 @@ void DrawDetails(const TimelineModel& model, ViewState& state) {
       ImGui::SameLine();
       const std::string label = "cause at " + kit::FormatSeconds(anomaly.cause_t_us);
       if (ImGui::SmallButton(label.c_str())) state.Seek(model, anomaly.cause_t_us);
-      JumpRects().push_back(
-          {anomaly.cause_t_us, true, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
+      jumps.push_back({anomaly.cause_t_us, true, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
     }
     ImGui::TextWrapped("%s",
                        anomaly.cause.empty() ? "(no cause attributed)" : anomaly.cause.c_str());
@@ -251,7 +242,7 @@ void DrawDetails(const TimelineModel& model, ViewState& state) {
       state.selected_event = static_cast<int32_t>(e);
       state.Seek(model, event.t_us);
     }
-    JumpRects().push_back({event.t_us, false, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
+    jumps.push_back({event.t_us, false, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
     ImGui::PopStyleColor();
     ImGui::PopID();
   }
@@ -266,7 +257,7 @@ bool LedgerFilterKeeps(const TimelineModel& model, const LedgerRecord& record,
       return true;
     case LedgerFilter::kAnomalies:
       return !record.anomalies.empty() || record.lost() || record.duplicated() ||
-             NeverWritten(record);
+             record.never_written();
     case LedgerFilter::kLost:
       return record.lost();
     case LedgerFilter::kDuplicated:
@@ -329,75 +320,62 @@ std::string LedgerFateText(const TimelineModel& model, const LedgerRecord& recor
   return text;
 }
 
-std::string NeverWrittenReason(const TimelineModel& model, const LedgerRecord& record) {
-  if (!NeverWritten(record) || record.sent_us < 0) return "";
+std::string NeverWrittenReason(const TimelineModel& model, int32_t record_index) {
+  const std::optional<NeverWrittenCause> cause = model.WhyNeverWritten(record_index);
+  if (!cause) return "";
+  const LedgerRecord& record = model.records()[static_cast<size_t>(record_index)];
   std::string reason;
   const auto add = [&reason](const std::string& part) {
     reason += (reason.empty() ? "" : "; ") + part;
   };
-  const int32_t p =
-      record.partition >= 0 ? model.PartitionIndex(record.topic, record.partition) : -1;
-  if (p >= 0) {
-    const Snapshot at = model.StateAt(record.sent_us);
-    const PartitionView& view = at.partitions[p];
-    const std::string name = view.topic + "-" + std::to_string(view.partition);
-    const BrokerView* leader = view.leader >= 0 ? at.FindBroker(view.leader) : nullptr;
-    if (leader == nullptr) {
-      add(name + " had no leader when it was sent (" + kit::FormatSeconds(record.sent_us) + ")");
-    } else if (leader->status != NodeStatus::kAlive) {
-      // The leader's last crash or shutdown before the send.
-      std::string since;
-      for (size_t e = model.FirstEventAtOrAfter(record.sent_us + 1); e-- > 0;) {
-        const TimelineEvent& event = model.events()[e];
-        if (event.node >= 0 && model.nodes()[event.node] == leader->node &&
-            (event.ev == "crash" || event.ev == "shutdown")) {
-          since = std::string(event.ev == "crash" ? " (crashed at " : " (shut down at ") +
-                  kit::FormatSeconds(event.t_us) + ")";
-          break;
-        }
-      }
-      add("sent at " + kit::FormatSeconds(record.sent_us) + " while " + name + "'s leader, " +
-          leader->node + ", was down" + since);
-    } else if (at.LinkCut(record.producer, leader->node)) {
-      add("sent at " + kit::FormatSeconds(record.sent_us) + " while the link " + record.producer +
-          " -> " + leader->node + " was cut");
-    }
+  const std::string sent = kit::FormatSeconds(record.sent_us);
+  switch (cause->leader) {
+    case LeaderAtSend::kNone:
+      add(PartitionText(model, cause->partition) + " had no leader when it was sent (" + sent +
+          ")");
+      break;
+    case LeaderAtSend::kDown:
+      add("sent at " + sent + " while " + PartitionText(model, cause->partition) + "'s leader, " +
+          cause->leader_node + ", was down" + DownSince(model, cause->leader_down_event));
+      break;
+    case LeaderAtSend::kCut:
+      add("sent at " + sent + " while the link " + record.producer + " -> " + cause->leader_node +
+          " was cut");
+      break;
+    case LeaderAtSend::kUnknown:
+    case LeaderAtSend::kReachable:
+      break;
   }
-  if (!record.error.empty()) {
+  if (cause->gave_up) {
     add(record.producer + " gave up: " + record.error +
         (record.outcome.empty() ? "" : " (" + record.outcome + ")"));
   }
-  for (uint32_t e : record.events) {
-    if (model.events()[e].ev == "ack") {
-      add("acks=0: " + record.producer + " counted it sent and expected no answer");
-      break;
-    }
+  if (cause->acks_zero) {
+    add("acks=0: " + record.producer + " counted it sent and expected no answer");
   }
   return reason.empty() ? "it reached no log that survived" : reason;
 }
 
-const std::vector<LedgerRowRect>& LastLedgerRowRects() { return RowRects(); }
-const std::vector<LedgerJumpRect>& LastLedgerJumpRects() { return JumpRects(); }
-
-void DrawLedgerPanel(const Runs& runs, ViewState& state) {
+void DrawLedgerPanel(const Runs& runs, ViewState& state, ViewCache& cache) {
   const TimelineModel& model = runs.current();
   if (state.selected_record >= static_cast<int32_t>(model.records().size())) {
     state.selected_record = -1;
   }
-  JumpRects().clear();
+  cache.ledger.jump_rects.clear();
   DrawFilterBar(model, state);
-  const std::vector<int32_t>& rows = CachedRows(model, state);
+  const std::vector<int32_t>& rows = CachedRows(model, state, cache.ledger);
   if (rows.size() != model.records().size()) {
     ImGui::TextDisabled("showing %zu of %zu", rows.size(), model.records().size());
   }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const bool details = state.selected_record >= 0;
   const float table_width = details ? std::max(avail.x * 0.6f, 100.0f) : avail.x;
-  DrawTable(model, state, rows, ImVec2(table_width, std::max(avail.y, 80.0f)));
+  DrawTable(model, state, rows, cache.ledger.row_rects,
+            ImVec2(table_width, std::max(avail.y, 80.0f)));
   if (state.selected_record >= 0) {
     ImGui::SameLine();
     ImGui::BeginChild("##ledger_details", ImVec2(0, std::max(avail.y, 80.0f)), true);
-    DrawDetails(model, state);
+    DrawDetails(model, state, cache.ledger.jump_rects);
     ImGui::EndChild();
   }
 }

@@ -6,25 +6,22 @@
 // offset commits. Hovering an arrow or a mark names it.
 //
 // Bounded per frame: at most kMessagesMax messages (the earliest sent; the panel says when it
-// capped). A HW mark's values come from model.StateAt at the event (before and at it),
-// memoized per event, at most kHwLookupsPerFrame new ones a frame.
+// capped). A HW mark's change and the records it committed are the model's answers
+// (HighWatermarkChangeAt, RecordsCommittedBy); the view cache keeps each change, and at most
+// kHwLookupsPerFrame new ones are looked up a frame.
 #include <imgui.h>
 
 #include <algorithm>
 #include <cinttypes>
-#include <climits>
 #include <cmath>
-#include <cstdio>
-#include <map>
 #include <span>
 #include <string>
-#include <tuple>
-#include <utility>
 #include <vector>
 
 #include "viz/ui/draw_kit.h"
 #include "viz/ui/palette.h"
 #include "viz/ui/panels.h"
+#include "viz/ui/view_cache.h"
 
 namespace ksim::viz {
 namespace {
@@ -56,86 +53,6 @@ Family FamilyOf(std::string_view kind) {
   return Family::kGroup;
 }
 
-// The lifelines, left to right: producers, brokers, other clients, ZooKeeper and the rest; only
-// nodes that send or receive a message in the run. Cached per model.
-struct Lifelines {
-  uint64_t model_serial = 0;
-  std::vector<int32_t> nodes;   // indices into model.nodes()
-  std::vector<int32_t> column;  // by node index: position in `nodes`, -1 none
-};
-
-int NodeRank(const TimelineModel& model, const std::string& name) {
-  if (model.ProducerIndex(name) >= 0) return 0;
-  if (name.starts_with("broker-")) return 1;
-  if (name == "zk" || name.starts_with("zk")) return 3;
-  if (name == "admin") return 4;
-  return 2;
-}
-
-const Lifelines& LifelinesOf(const TimelineModel& model) {
-  static Lifelines cache;
-  if (cache.model_serial == model.serial()) return cache;
-  cache = Lifelines{};
-  cache.model_serial = model.serial();
-  std::vector<bool> used(model.nodes().size(), false);
-  for (const Message& m : model.messages()) {
-    if (m.from >= 0) used[m.from] = true;
-    if (m.to >= 0) used[m.to] = true;
-  }
-  for (size_t i = 0; i < used.size(); ++i) {
-    if (used[i]) cache.nodes.push_back(static_cast<int32_t>(i));
-  }
-  std::stable_sort(cache.nodes.begin(), cache.nodes.end(), [&](int32_t a, int32_t b) {
-    return NodeRank(model, model.nodes()[a]) < NodeRank(model, model.nodes()[b]);
-  });
-  cache.column.assign(model.nodes().size(), -1);
-  for (size_t c = 0; c < cache.nodes.size(); ++c) cache.column[cache.nodes[c]] = c;
-  return cache;
-}
-
-// A HW event's replica high watermark just before and at the event.
-struct HwChange {
-  int64_t before = -1;
-  int64_t after = -1;
-  bool leader = false;
-};
-
-int64_t ReplicaHw(const Snapshot& snapshot, int32_t partition, const std::string& node,
-                  bool* leader) {
-  if (partition < 0 || static_cast<size_t>(partition) >= snapshot.partitions.size()) return -1;
-  for (const ReplicaView& r : snapshot.partitions[partition].replica_states) {
-    const BrokerView* broker = snapshot.FindBroker(r.broker);
-    if (broker == nullptr || broker->node != node) continue;
-    if (leader != nullptr) *leader = r.leader;
-    return r.hw;
-  }
-  return -1;
-}
-
-// Memo of HW changes by event index, and the acked records by (partition, offset).
-struct HwMemo {
-  uint64_t model_serial = 0;
-  std::map<uint32_t, HwChange> changes;
-  // (partition index, offset, record), sorted: a HW advance's committed records are a range
-  // found by two binary searches (a whole-run window holds thousands of advances).
-  std::vector<std::tuple<int32_t, int64_t, int32_t>> acked_at;
-};
-
-HwMemo& MemoOf(const TimelineModel& model) {
-  static HwMemo memo;
-  if (memo.model_serial == model.serial()) return memo;
-  memo = HwMemo{};
-  memo.model_serial = model.serial();
-  for (size_t i = 0; i < model.records().size(); ++i) {
-    const LedgerRecord& r = model.records()[i];
-    if (!r.acked() || r.offset < 0) continue;
-    const int32_t p = model.PartitionIndex(r.topic, r.partition);
-    if (p >= 0) memo.acked_at.emplace_back(p, r.offset, static_cast<int32_t>(i));
-  }
-  std::sort(memo.acked_at.begin(), memo.acked_at.end());
-  return memo;
-}
-
 float DistanceToSegment(ImVec2 p, ImVec2 a, ImVec2 b) {
   const float dx = b.x - a.x, dy = b.y - a.y;
   const float length2 = dx * dx + dy * dy;
@@ -154,19 +71,55 @@ void DrawNoMessages(const TimelineModel& model) {
       "itself with `ksim viz SCENARIO.json`, which runs it at that level.");
 }
 
-}  // namespace
+// The diagram's frame: the window's times, the lifelines' columns and the screen area.
+struct Diagram {
+  TimeUs begin_us = 0;
+  TimeUs end_us = 0;
+  TimeUs length_us = 1;
+  std::vector<int32_t> column;  // by node index: position among model.message_nodes(), -1 none
+  ImVec2 origin;
+  float width = 0;
+  float lines_x = 0;  // where the lifelines' area starts (after the time gutter)
+  float spacing = 0;  // between lifelines
+  float top = 0;
+  float bottom = 0;
 
-void DrawMessagesPanel(const Runs& runs, ViewState& state) {
-  const TimelineModel& model = runs.current();
-  if (!model.has_messages()) {
-    DrawNoMessages(model);
-    return;
+  float XOfNode(int32_t node) const {
+    const int32_t c = node >= 0 ? column[static_cast<size_t>(node)] : -1;
+    return c < 0 ? -1.0f : lines_x + spacing * (static_cast<float>(c) + 0.5f);
   }
-  const TimeUs begin_us = state.window_begin_us;
-  const TimeUs end_us = state.window_end_us > begin_us ? state.window_end_us : model.end_us();
-  const TimeUs length_us = std::max<TimeUs>(end_us - begin_us, 1);
-  static bool show_zookeeper = false;
-  ImGui::Checkbox("ZooKeeper traffic", &show_zookeeper);
+  float YOf(TimeUs t_us) const {
+    const TimeUs clamped = std::clamp<TimeUs>(t_us, begin_us, end_us);
+    return top +
+           static_cast<float>(static_cast<double>(clamped - begin_us) * (bottom - top) / length_us);
+  }
+  float right() const { return origin.x + width; }
+};
+
+Diagram LayOut(const TimelineModel& model, TimeUs begin_us, TimeUs end_us) {
+  Diagram d;
+  d.begin_us = begin_us;
+  d.end_us = end_us;
+  d.length_us = std::max<TimeUs>(end_us - begin_us, 1);
+  const std::vector<int32_t>& lifelines = model.message_nodes();
+  d.column.assign(model.nodes().size(), -1);
+  for (size_t c = 0; c < lifelines.size(); ++c) {
+    d.column[static_cast<size_t>(lifelines[c])] = static_cast<int32_t>(c);
+  }
+  d.origin = ImGui::GetCursorScreenPos();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  d.width = std::max(avail.x, 200.0f);
+  d.lines_x = d.origin.x + kTimeGutter;
+  const size_t columns = std::max<size_t>(lifelines.size(), 1);
+  d.spacing = (d.width - kTimeGutter) / static_cast<float>(columns);
+  d.top = d.origin.y + kHeaderHeight;
+  d.bottom = d.origin.y + std::max(avail.y, 120.0f);
+  return d;
+}
+
+// The ZooKeeper toggle, the colours' legend, and how many messages the window holds.
+void DrawHeader(ViewState& state, TimeUs begin_us, TimeUs end_us, size_t messages) {
+  ImGui::Checkbox("ZooKeeper traffic", &state.show_zookeeper);
   for (int f = 0; f < 6; ++f) {
     ImGui::SameLine();
     ImGui::TextColored(ImColor(kFamilyColors[f]), "%s", kFamilyNames[f]);
@@ -177,88 +130,72 @@ void DrawMessagesPanel(const Runs& runs, ViewState& state) {
   ImGui::TextColored(ImColor(kColorOk), "committed");
   ImGui::SameLine();
   ImGui::TextColored(ImColor(EventKindColor(EventKind::kCommit)), "offset commit");
-
-  const std::vector<const Message*> messages =
-      model.MessagesBetween(begin_us, end_us, kMessagesMax);
-  if (messages.size() >= kMessagesMax) {
+  const std::string begin = kit::FormatSeconds(begin_us);
+  const std::string end = kit::FormatSeconds(end_us);
+  if (messages >= kMessagesMax) {
     ImGui::TextColored(ImColor(kColorDuplicated),
                        "showing the first %zu messages of %s .. %s: zoom the timeline in to "
                        "see every one",
-                       kMessagesMax, kit::FormatSeconds(begin_us).c_str(),
-                       kit::FormatSeconds(end_us).c_str());
+                       kMessagesMax, begin.c_str(), end.c_str());
   } else {
-    ImGui::TextDisabled("%zu messages in %s .. %s", messages.size(),
-                        kit::FormatSeconds(begin_us).c_str(), kit::FormatSeconds(end_us).c_str());
+    ImGui::TextDisabled("%zu messages in %s .. %s", messages, begin.c_str(), end.c_str());
   }
+}
 
-  const Lifelines& lifelines = LifelinesOf(model);
-  ImDrawList* draw = ImGui::GetWindowDrawList();
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const ImVec2 avail = ImGui::GetContentRegionAvail();
-  const float width = std::max(avail.x, 200.0f);
-  const float height = std::max(avail.y, 120.0f);
-  const float lines_x = origin.x + kTimeGutter;
-  const float lines_width = width - kTimeGutter;
-  const size_t columns = std::max<size_t>(lifelines.nodes.size(), 1);
-  const float spacing = lines_width / static_cast<float>(columns);
-  const float top = origin.y + kHeaderHeight;
-  const float bottom = origin.y + height;
-  const auto x_of_node = [&](int32_t node) {
-    const int32_t c = node >= 0 ? lifelines.column[node] : -1;
-    return c < 0 ? -1.0f : lines_x + spacing * (static_cast<float>(c) + 0.5f);
-  };
-  const auto y_of = [&](TimeUs t_us) {
-    const TimeUs clamped = std::clamp<TimeUs>(t_us, begin_us, end_us);
-    return top +
-           static_cast<float>(static_cast<double>(clamped - begin_us) * (bottom - top) / length_us);
-  };
-  draw->AddRectFilled(ImVec2(lines_x, top), ImVec2(origin.x + width, bottom),
+// Time labels across the diagram and a named lifeline per node.
+void DrawLifelines(ImDrawList* draw, const TimelineModel& model, const Diagram& d) {
+  draw->AddRectFilled(ImVec2(d.lines_x, d.top), ImVec2(d.right(), d.bottom),
                       IM_COL32(22, 24, 28, 255));
-  draw->PushClipRect(origin, ImVec2(origin.x + width, bottom), true);
-
-  // Time labels and lifelines.
   for (int i = 0; i <= 8; ++i) {
-    const TimeUs t_us = begin_us + length_us * i / 8;
-    const float y = y_of(t_us);
-    draw->AddLine(ImVec2(lines_x, y), ImVec2(origin.x + width, y), IM_COL32(255, 255, 255, 16));
-    draw->AddText(ImVec2(origin.x + 2, y - (i == 8 ? 14 : 0)), IM_COL32(180, 180, 180, 255),
+    const TimeUs t_us = d.begin_us + d.length_us * i / 8;
+    const float y = d.YOf(t_us);
+    draw->AddLine(ImVec2(d.lines_x, y), ImVec2(d.right(), y), IM_COL32(255, 255, 255, 16));
+    draw->AddText(ImVec2(d.origin.x + 2, y - (i == 8 ? 14 : 0)), IM_COL32(180, 180, 180, 255),
                   kit::FormatSeconds(t_us).c_str());
   }
-  for (int32_t node : lifelines.nodes) {
-    const float x = x_of_node(node);
-    const std::string& name = model.nodes()[node];
+  for (int32_t node : model.message_nodes()) {
+    const float x = d.XOfNode(node);
+    const std::string& name = model.nodes()[static_cast<size_t>(node)];
     const ImVec2 text = ImGui::CalcTextSize(name.c_str());
-    draw->AddText(ImVec2(x - text.x / 2, origin.y + 2), IM_COL32(230, 230, 230, 255), name.c_str());
-    draw->AddLine(ImVec2(x, top), ImVec2(x, bottom), IM_COL32(160, 160, 170, 110), 1.5f);
+    draw->AddText(ImVec2(x - text.x / 2, d.origin.y + 2), IM_COL32(230, 230, 230, 255),
+                  name.c_str());
+    draw->AddLine(ImVec2(x, d.top), ImVec2(x, d.bottom), IM_COL32(160, 160, 170, 110), 1.5f);
   }
+}
 
-  // Arrows; the one nearest the mouse is remembered for the tooltip.
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  const bool hovering = ImGui::IsWindowHovered() && mouse.x >= lines_x && mouse.y >= top &&
-                        mouse.y <= bottom && mouse.x <= origin.x + width;
+// Where the mouse is, when it is over the lifelines' area of this window.
+struct Pointer {
+  bool hovering = false;
+  ImVec2 at;
+};
+
+// One arrow per message (a drop ends in a cross); returns the one nearest the pointer, if any
+// is within kHoverDistance.
+const Message* DrawArrows(ImDrawList* draw, const Diagram& d,
+                          const std::vector<const Message*>& messages, bool show_zookeeper,
+                          const Pointer& pointer) {
   const Message* hovered = nullptr;
   float hovered_distance = kHoverDistance;
   for (const Message* m : messages) {
     const Family family = FamilyOf(m->kind);
     if (family == Family::kZooKeeper && !show_zookeeper) continue;
-    const float x0 = x_of_node(m->from);
-    const float x1 = x_of_node(m->to);
+    const float x0 = d.XOfNode(m->from);
+    const float x1 = d.XOfNode(m->to);
     if (x0 < 0 || x1 < 0) continue;
-    const bool response = m->kind.ends_with("Response");
     ImU32 color = kFamilyColors[static_cast<int>(family)];
-    if (response) color = (color & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 150);
-    const ImVec2 a(x0, y_of(m->sent_us));
+    if (m->kind.ends_with("Response")) color = (color & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 150);
+    const ImVec2 a(x0, d.YOf(m->sent_us));
     ImVec2 b;
     if (m->dropped_us >= 0) {
       // A third of the way: mid-way between two lifelines is often a third one.
-      b = ImVec2(x0 + (x1 - x0) * 0.35f, y_of(m->dropped_us));
+      b = ImVec2(x0 + (x1 - x0) * 0.35f, d.YOf(m->dropped_us));
       draw->AddLine(a, b, color, 1.2f);
       draw->AddLine(ImVec2(b.x - 4, b.y - 4), ImVec2(b.x + 4, b.y + 4), kColorLost, 2.0f);
       draw->AddLine(ImVec2(b.x - 4, b.y + 4), ImVec2(b.x + 4, b.y - 4), kColorLost, 2.0f);
     } else {
-      const bool delivered = m->delivered_us >= 0 && m->delivered_us <= end_us;
+      const bool delivered = m->delivered_us >= 0 && m->delivered_us <= d.end_us;
       b = ImVec2(delivered ? x1 : x0 + (x1 - x0) * 0.9f,
-                 y_of(m->delivered_us >= 0 ? m->delivered_us : end_us));
+                 d.YOf(m->delivered_us >= 0 ? m->delivered_us : d.end_us));
       draw->AddLine(a, b, color, 1.2f);
       if (delivered) {
         const float dir = x1 >= x0 ? -1.0f : 1.0f;
@@ -266,100 +203,138 @@ void DrawMessagesPanel(const Runs& runs, ViewState& state) {
                                 color);
       }
     }
-    if (hovering) {
-      const float d = DistanceToSegment(mouse, a, b);
-      if (d < hovered_distance) {
-        hovered_distance = d;
-        hovered = m;
-      }
+    if (!pointer.hovering) continue;
+    const float distance = DistanceToSegment(pointer.at, a, b);
+    if (distance < hovered_distance) {
+      hovered_distance = distance;
+      hovered = m;
     }
   }
+  return hovered;
+}
 
-  // Marks: HW advances (and records committed by them), offset commits; at most kMarksMax in
-  // the window (a whole 100k-record run has hundreds of thousands: zoom in to see them).
-  HwMemo& memo = MemoOf(model);
+// The HW change of events()[event], from the cache, or looked up when the frame's budget of
+// lookups allows (nullptr otherwise: drawn without its committed records this frame).
+const HighWatermarkChange* CachedHighWatermarkChange(const TimelineModel& model,
+                                                     MessagesCache& cache, size_t event,
+                                                     size_t& lookups) {
+  const uint32_t key = static_cast<uint32_t>(event);
+  auto it = cache.hw_changes.find(key);
+  if (it == cache.hw_changes.end()) {
+    if (lookups >= kHwLookupsPerFrame) return nullptr;
+    ++lookups;
+    it = cache.hw_changes.emplace(key, model.HighWatermarkChangeAt(event)).first;
+  }
+  return &it->second;
+}
+
+// "\ncommitted: p1-4 .. p1-9 (6 records)"
+std::string CommittedText(const TimelineModel& model, std::span<const AckedOffset> committed) {
+  std::string text = "\ncommitted: " + model.records()[committed.front().record].id;
+  if (committed.size() > 1) {
+    text += " .. " + model.records()[committed.back().record].id + " (" +
+            std::to_string(committed.size()) + " records)";
+  }
+  return text;
+}
+
+// The marks on the lifelines: HW advances (ringed when they made records committed) and offset
+// commits, at most kMarksMax in the window (a whole 100k-record run has hundreds of thousands:
+// zoom in to see them). Returns the text of the mark under the pointer ("" none).
+std::string DrawMarks(ImDrawList* draw, const TimelineModel& model, const Diagram& d,
+                      MessagesCache& cache, const Pointer& pointer) {
+  if (cache.model_serial != model.serial()) cache = MessagesCache{.model_serial = model.serial()};
   size_t lookups = 0;
   size_t marks = 0;
   std::string hovered_mark;
   const std::vector<TimelineEvent>& events = model.events();
-  for (size_t i = model.FirstEventAtOrAfter(begin_us);
-       i < events.size() && events[i].t_us <= end_us && marks < kMarksMax; ++i) {
+  for (size_t i = model.FirstEventAtOrAfter(d.begin_us);
+       i < events.size() && events[i].t_us <= d.end_us && marks < kMarksMax; ++i) {
     const TimelineEvent& e = events[i];
     if (e.kind != EventKind::kHighWatermark && e.kind != EventKind::kCommit) continue;
-    const float x = x_of_node(e.node);
+    const float x = d.XOfNode(e.node);
     if (x < 0) continue;
     ++marks;
-    const float y = y_of(e.t_us);
-    // The tooltip's text is built only for the mark under the mouse.
-    const bool under_mouse = hovering && std::abs(mouse.x - x) <= 6 && std::abs(mouse.y - y) <= 6;
-    std::string label = under_mouse ? e.summary : std::string();
+    const float y = d.YOf(e.t_us);
+    // The tooltip's text is built only for the mark under the pointer.
+    const bool under_pointer =
+        pointer.hovering && std::abs(pointer.at.x - x) <= 6 && std::abs(pointer.at.y - y) <= 6;
+    std::string label = under_pointer ? e.summary : std::string();
     if (e.kind == EventKind::kCommit) {
       draw->AddRectFilled(ImVec2(x - 4, y - 4), ImVec2(x + 4, y + 4),
                           EventKindColor(EventKind::kCommit));
     } else {
-      auto it = memo.changes.find(static_cast<uint32_t>(i));
-      if (it == memo.changes.end() && lookups < kHwLookupsPerFrame) {
-        ++lookups;
-        HwChange change;
-        const std::string& node = model.nodes()[e.node];
-        change.before = ReplicaHw(model.StateAt(e.t_us - 1), e.partition, node, nullptr);
-        change.after = ReplicaHw(model.StateAt(e.t_us), e.partition, node, &change.leader);
-        it = memo.changes.emplace(static_cast<uint32_t>(i), change).first;
-      }
+      const HighWatermarkChange* change = CachedHighWatermarkChange(model, cache, i, lookups);
       draw->AddNgonFilled(ImVec2(x, y), 4.5f, kColorHighWatermark, 4);
-      if (it != memo.changes.end() && it->second.leader && it->second.after > it->second.before) {
-        // The records whose acked offsets this leader's HW just passed became committed.
-        const auto& acked = memo.acked_at;
-        const auto first = std::lower_bound(
-            acked.begin(), acked.end(),
-            std::make_tuple(e.partition, std::max<int64_t>(it->second.before, 0), INT32_MIN));
-        const auto last = std::lower_bound(
-            first, acked.end(), std::make_tuple(e.partition, it->second.after, INT32_MIN));
-        std::span<const std::tuple<int32_t, int64_t, int32_t>> committed(first, last);
-        if (!committed.empty()) {
-          draw->AddCircle(ImVec2(x, y), 8.0f, kColorOk, 12, 2.0f);
-          if (under_mouse) {
-            label += "\ncommitted: " + model.records()[std::get<2>(committed.front())].id;
-            if (committed.size() > 1) {
-              label += " .. " + model.records()[std::get<2>(committed.back())].id + " (" +
-                       std::to_string(committed.size()) + " records)";
-            }
-          }
-        }
+      const std::span<const AckedOffset> committed =
+          change != nullptr ? model.RecordsCommittedBy(e.partition, *change)
+                            : std::span<const AckedOffset>();
+      if (!committed.empty()) {
+        draw->AddCircle(ImVec2(x, y), 8.0f, kColorOk, 12, 2.0f);
+        if (under_pointer) label += CommittedText(model, committed);
       }
     }
-    if (under_mouse) hovered_mark = kit::FormatSeconds(e.t_us) + "  " + label;
+    if (under_pointer) hovered_mark = kit::FormatSeconds(e.t_us) + "  " + label;
   }
+  return hovered_mark;
+}
 
+void MessageTooltip(const TimelineModel& model, const Message& message) {
+  ImGui::BeginTooltip();
+  ImGui::TextColored(ImColor(kFamilyColors[static_cast<int>(FamilyOf(message.kind))]),
+                     "%s  #%" PRId64, message.kind.c_str(), message.id);
+  ImGui::Text("%s -> %s, %d bytes", model.nodes()[message.from].c_str(),
+              model.nodes()[message.to].c_str(), message.size_bytes);
+  ImGui::Text("sent %s", kit::FormatSeconds(message.sent_us).c_str());
+  if (message.delivered_us >= 0) {
+    ImGui::Text("delivered %s (%" PRId64 " us later)",
+                kit::FormatSeconds(message.delivered_us).c_str(),
+                message.delivered_us - message.sent_us);
+  } else if (message.dropped_us >= 0) {
+    ImGui::TextColored(ImColor(kColorLost), "dropped %s: %s",
+                       kit::FormatSeconds(message.dropped_us).c_str(), message.drop_reason.c_str());
+  } else {
+    ImGui::TextDisabled("still in flight at the end of the run");
+  }
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
+void DrawMessagesPanel(const Runs& runs, ViewState& state, ViewCache& cache) {
+  const TimelineModel& model = runs.current();
+  if (!model.has_messages()) {
+    DrawNoMessages(model);
+    return;
+  }
+  const TimeUs begin_us = state.window_begin_us;
+  const TimeUs end_us = state.window_end_us > begin_us ? state.window_end_us : model.end_us();
+  const std::vector<const Message*> messages =
+      model.MessagesBetween(begin_us, end_us, kMessagesMax);
+  DrawHeader(state, begin_us, end_us, messages.size());
+
+  const Diagram d = LayOut(model, begin_us, end_us);
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  draw->PushClipRect(d.origin, ImVec2(d.right(), d.bottom), true);
+  DrawLifelines(draw, model, d);
+  Pointer pointer;
+  pointer.at = ImGui::GetIO().MousePos;
+  pointer.hovering = ImGui::IsWindowHovered() && pointer.at.x >= d.lines_x &&
+                     pointer.at.y >= d.top && pointer.at.y <= d.bottom && pointer.at.x <= d.right();
+  const Message* hovered = DrawArrows(draw, d, messages, state.show_zookeeper, pointer);
+  const std::string hovered_mark = DrawMarks(draw, model, d, cache.messages, pointer);
   // The playhead across the diagram.
   if (state.playhead_us >= begin_us && state.playhead_us <= end_us) {
-    const float y = y_of(state.playhead_us);
-    draw->AddLine(ImVec2(lines_x, y), ImVec2(origin.x + width, y), kColorPlayhead, 1.5f);
+    const float y = d.YOf(state.playhead_us);
+    draw->AddLine(ImVec2(d.lines_x, y), ImVec2(d.right(), y), kColorPlayhead, 1.5f);
   }
   draw->PopClipRect();
-  ImGui::Dummy(ImVec2(width, height));
+  ImGui::Dummy(ImVec2(d.width, d.bottom - d.origin.y));
 
   if (!hovered_mark.empty()) {
     ImGui::SetTooltip("%s", hovered_mark.c_str());
   } else if (hovered != nullptr) {
-    ImGui::BeginTooltip();
-    ImGui::TextColored(ImColor(kFamilyColors[static_cast<int>(FamilyOf(hovered->kind))]),
-                       "%s  #%" PRId64, hovered->kind.c_str(), hovered->id);
-    ImGui::Text("%s -> %s, %d bytes", model.nodes()[hovered->from].c_str(),
-                model.nodes()[hovered->to].c_str(), hovered->size_bytes);
-    ImGui::Text("sent %s", kit::FormatSeconds(hovered->sent_us).c_str());
-    if (hovered->delivered_us >= 0) {
-      ImGui::Text("delivered %s (%" PRId64 " us later)",
-                  kit::FormatSeconds(hovered->delivered_us).c_str(),
-                  hovered->delivered_us - hovered->sent_us);
-    } else if (hovered->dropped_us >= 0) {
-      ImGui::TextColored(ImColor(kColorLost), "dropped %s: %s",
-                         kit::FormatSeconds(hovered->dropped_us).c_str(),
-                         hovered->drop_reason.c_str());
-    } else {
-      ImGui::TextDisabled("still in flight at the end of the run");
-    }
-    ImGui::EndTooltip();
+    MessageTooltip(model, *hovered);
   }
 }
 

@@ -15,6 +15,8 @@ constexpr std::array<ImU32, 10> kProducerColors = {
     IM_COL32(161, 136, 127, 255),
 };
 constexpr ImU32 kForeignColor = IM_COL32(95, 95, 95, 255);
+// Four shades cycling with the record index: neighbouring cells of one producer differ.
+constexpr std::array<int, 4> kShadePercent = {0, -18, 12, -30};
 
 // Scales each channel of `color` by (100 + percent) / 100, clamped to [0, 255].
 ImU32 Shade(ImU32 color, int percent) {
@@ -42,8 +44,6 @@ ImU32 RecordColor(const TimelineModel& model, int32_t record_index) {
   }
   const LedgerRecord& record = model.records()[static_cast<size_t>(record_index)];
   ImU32 base = ProducerColor(model.ProducerIndex(record.producer));
-  // Four shades cycling with the record index: neighbouring cells of one producer differ.
-  static constexpr std::array<int, 4> kShadePercent = {0, -18, 12, -30};
   return Shade(base, kShadePercent[static_cast<size_t>(record_index) % kShadePercent.size()]);
 }
 

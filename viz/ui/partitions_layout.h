@@ -1,11 +1,11 @@
 // The Partitions panel's geometry (viz/ui/partitions_panel.cc), apart from its drawing so tests
 // can aim a click at a cell: which offsets a replica strip shows, where each cell is, and the
-// strips the last frame drew. Private to viz/ui/ and tests/viz/.
+// strips a frame drew (kept in the view cache, viz/ui/view_cache.h). Private to viz/ui/ and
+// tests/viz/.
 //
 // A strip never has more cells than fit its width: a long log shows a window of offsets around
 // the high watermark (or from a first offset the user chose), so a 100k-record log costs what a
-// screenful costs. Not thread-safe: LastPartitionsFrame is the panel's record of the last frame,
-// like ImGui's own context, on the thread that draws.
+// screenful costs.
 #pragma once
 
 #include <imgui.h>
@@ -48,11 +48,9 @@ struct StripGeometry {
   int64_t OffsetAt(float x) const;
 };
 
+// The strips one DrawPartitionsPanel call drew (ViewCache::partitions holds the last frame's).
 struct PartitionsFrame {
   std::vector<StripGeometry> strips;
 };
-
-// The strips the last DrawPartitionsPanel call drew (empty before the first).
-const PartitionsFrame& LastPartitionsFrame();
 
 }  // namespace ksim::viz

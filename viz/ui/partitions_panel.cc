@@ -14,10 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
 #include "viz/ui/draw_kit.h"
 #include "viz/ui/palette.h"
 #include "viz/ui/panels.h"
 #include "viz/ui/partitions_layout.h"
+#include "viz/ui/view_cache.h"
 
 namespace ksim::viz {
 namespace {
@@ -30,11 +32,6 @@ constexpr float kMarkerBand = 16.0f;   // above a tall row: "HW" / "LEO" labels
 constexpr int64_t kRulerStepsPx = 56;  // ruler labels at least this far apart
 
 bool IsInternalTopic(const std::string& topic) { return topic.rfind("__", 0) == 0; }
-
-PartitionsFrame& MutableFrame() {
-  static PartitionsFrame frame;
-  return frame;
-}
 
 std::string JoinIds(const std::vector<int32_t>& ids) {
   std::string out = "[";
@@ -120,7 +117,7 @@ void DrawReplicaLabel(ImDrawList* draw, const RowContext& row, ImVec2 pos, float
     kit::Star(draw, ImVec2(pos.x + 8.0f, mid_y), row.tall ? 8.0f : 5.0f, kColorController);
   const ImU32 name_color =
       replica.online ? IM_COL32(235, 235, 235, 255) : IM_COL32(200, 80, 80, 255);
-  std::string name = "broker-" + std::to_string(replica.broker);
+  std::string name = node::Broker(BrokerId(replica.broker));
   if (!replica.online && !row.tall) name += " (down)";
   kit::Text(draw, ImVec2(pos.x + 20.0f, text_y), name, name_color, scale);
   if (!row.tall) return;
@@ -327,9 +324,8 @@ void DrawPartition(const TimelineModel& model, ViewState& state, const Snapshot&
   const float avail = ImGui::GetContentRegionAvail().x;
   // Room on the right for the LEO label of a marker at the strip's end.
   const float strip_width = std::max(avail - kLabelWidth - 36.0f, 40.0f);
-  ImGuiStorage* storage = ImGui::GetStateStorage();
-  const ImGuiID first_id = ImGui::GetID("first_offset");
-  const int first_wanted = storage->GetInt(first_id, -1);
+  const auto chosen = state.partition_first_offset.find(p);
+  const int64_t first_wanted = chosen == state.partition_first_offset.end() ? -1 : chosen->second;
   const OffsetWindow window =
       ChooseOffsetWindow(log_begin, log_end, focus, first_wanted, strip_width);
 
@@ -337,8 +333,11 @@ void DrawPartition(const TimelineModel& model, ViewState& state, const Snapshot&
     // A long log: a slider over the first offset shown, or following the HW.
     bool follow = first_wanted < 0;
     if (ImGui::Checkbox("follow HW", &follow)) {
-      storage->SetInt(first_id,
-                      follow ? -1 : static_cast<int>(std::min<int64_t>(window.first, INT_MAX)));
+      if (follow) {
+        state.partition_first_offset.erase(p);
+      } else {
+        state.partition_first_offset[p] = std::min<int64_t>(window.first, INT_MAX);
+      }
     }
     ImGui::SameLine();
     int first = static_cast<int>(std::min<int64_t>(window.first, INT_MAX));
@@ -347,7 +346,7 @@ void DrawPartition(const TimelineModel& model, ViewState& state, const Snapshot&
     ImGui::SetNextItemWidth(std::max(120.0f, avail * 0.5f));
     if (ImGui::SliderInt("first offset", &first, static_cast<int>(log_begin),
                          std::max(slider_max, static_cast<int>(log_begin)))) {
-      storage->SetInt(first_id, first);
+      state.partition_first_offset[p] = first;
     }
     ImGui::SameLine();
     ImGui::TextDisabled("offsets %lld..%lld of %lld..%lld", static_cast<long long>(window.first),
@@ -412,12 +411,10 @@ int64_t StripGeometry::OffsetAt(float x) const {
   return offset < window.end ? offset : -1;
 }
 
-const PartitionsFrame& LastPartitionsFrame() { return MutableFrame(); }
-
-void DrawPartitionsPanel(const Runs& runs, ViewState& state) {
+void DrawPartitionsPanel(const Runs& runs, ViewState& state, ViewCache& cache) {
   const TimelineModel& model = runs.current();
   const Snapshot snapshot = model.StateAt(state.playhead_us);
-  PartitionsFrame& frame = MutableFrame();
+  PartitionsFrame& frame = cache.partitions;
   frame.strips.clear();
   if (snapshot.partitions.empty()) {
     ImGui::TextDisabled("no partitions in this run");

@@ -4,9 +4,10 @@
 // play/pause, Left/Right step one event, Shift+Left/Right previous/next event of the chosen
 // kind, +/- zoom, Home/End.
 //
-// Cost per frame is bounded by the panel's width, not the run's size: the minimap's buckets are
-// computed once per (model, width) and cached; the zoomed lanes scan at most
-// kScanPerColumn events per pixel column (binary search to each column's start).
+// Cost per frame is bounded by the panel's width, not the run's size: the minimap's buckets
+// (the model's EventHistogram) are computed once per (model, width) and kept in the view cache;
+// the zoomed lanes scan at most kScanPerColumn events per pixel column (binary search to each
+// column's start).
 #include <imgui.h>
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "viz/ui/draw_kit.h"
 #include "viz/ui/palette.h"
 #include "viz/ui/panels.h"
+#include "viz/ui/view_cache.h"
 
 namespace ksim::viz {
 namespace {
@@ -33,35 +35,15 @@ constexpr size_t kScanPerColumn = 256;
 constexpr TimeUs kMinWindowUs = 100;  // the deepest zoom: 100 us across the panel
 constexpr size_t kHoverLinesMax = 14;
 
-// "12.345 s": trace time in seconds with milliseconds (the report's and the causes' clock).
-// Events per kind per pixel column of the whole run, for one model at one width.
-struct MinimapBuckets {
-  uint64_t model_serial = 0;
-  size_t event_count = 0;
-  int columns = 0;
-  std::vector<std::array<uint32_t, kEventKindCount>> counts;
-  uint32_t max_total = 1;
-};
-
-const MinimapBuckets& Buckets(const TimelineModel& model, int columns) {
-  // One cache per process: the panel draws one model at a time, so switching runs rebuilds it.
-  static MinimapBuckets cache;
-  if (cache.model_serial == model.serial() && cache.event_count == model.events().size() &&
-      cache.columns == columns) {
-    return cache;
-  }
-  cache = MinimapBuckets{};
+// Events per kind per pixel column of the whole run, recomputed when the model or the width
+// change.
+const MinimapCache& Buckets(const TimelineModel& model, int columns, MinimapCache& cache) {
+  if (cache.model_serial == model.serial() && cache.columns == columns) return cache;
   cache.model_serial = model.serial();
-  cache.event_count = model.events().size();
   cache.columns = columns;
-  cache.counts.assign(static_cast<size_t>(columns), {});
-  const TimeUs end_us = std::max<TimeUs>(model.end_us(), 1);
-  for (const TimelineEvent& e : model.events()) {
-    const TimeUs t_us = std::clamp<TimeUs>(e.t_us, 0, end_us);
-    const int column = std::min<int>(columns - 1, static_cast<int>(t_us * columns / end_us));
-    ++cache.counts[column][static_cast<int>(e.kind)];
-  }
-  for (const auto& column : cache.counts) {
+  cache.counts = model.EventHistogram(columns);
+  cache.max_total = 1;
+  for (const EventKindCounts& column : cache.counts) {
     uint32_t total = 0;
     for (uint32_t n : column) total += n;
     cache.max_total = std::max(cache.max_total, total);
@@ -194,7 +176,7 @@ void DrawControls(const TimelineModel& model, ViewState& state) {
               kit::FormatSeconds(model.end_us()).c_str());
 }
 
-void DrawMinimap(const TimelineModel& model, ViewState& state) {
+void DrawMinimap(const TimelineModel& model, ViewState& state, MinimapCache& cache) {
   ImDrawList* draw = ImGui::GetWindowDrawList();
   // Aligned with the lanes below (after their label column), so at "fit" both agree.
   const ImVec2 corner = ImGui::GetCursorScreenPos();
@@ -208,7 +190,7 @@ void DrawMinimap(const TimelineModel& model, ViewState& state) {
   draw->AddText(ImVec2(corner.x + 4, corner.y + 4), IM_COL32(200, 200, 200, 255), "whole run");
   draw->AddRectFilled(origin, ImVec2(origin.x + width, origin.y + kMinimapHeight),
                       IM_COL32(28, 30, 36, 255));
-  const MinimapBuckets& buckets = Buckets(model, columns);
+  const MinimapCache& buckets = Buckets(model, columns, cache);
   const float density_top = origin.y + kMinimapHeight * 0.55f;
   for (int c = 0; c < columns; ++c) {
     const auto& counts = buckets.counts[c];
@@ -408,14 +390,14 @@ void DrawZoomed(const TimelineModel& model, ViewState& state) {
 
 }  // namespace
 
-void DrawTimelinePanel(const Runs& runs, ViewState& state) {
+void DrawTimelinePanel(const Runs& runs, ViewState& state, ViewCache& cache) {
   const TimelineModel& model = runs.current();
   if (state.window_end_us <= state.window_begin_us) {
     SetWindow(model, state, 0, model.end_us());
   }
   HandleKeyboard(model, state);
   DrawControls(model, state);
-  DrawMinimap(model, state);
+  DrawMinimap(model, state, cache.minimap);
   ImGui::Dummy(ImVec2(0, 4));
   DrawZoomed(model, state);
 }

@@ -1,10 +1,12 @@
-// ViewState: everything the viewer's user chose (playhead, zoom window, selection, playback),
-// as a plain struct the panels read and change (Tracy's ViewData, docs/STYLE.md). The models are
-// immutable; this is the only thing a frame mutates. No ImGui types in it, so tests build one
-// by hand and check what a simulated click changed.
+// ViewState: everything the viewer's user chose (playhead, zoom window, selection, playback,
+// what each panel shows), as a plain struct the panels read and change (Tracy's ViewData,
+// docs/STYLE.md). The models are immutable; a frame changes this and the viewer's ViewCache
+// (viz/ui/view_cache.h: what the panels derived and keep, never a choice of the user). No ImGui
+// types in it, so tests build one by hand and check what a simulated click changed.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,10 @@ struct ViewState {
   LedgerFilter ledger_filter = LedgerFilter::kAnomalies;
   char ledger_search[64] = "";
   EventKind jump_kind = EventKind::kFault;  // what next/previous-event jumps to
+  bool show_zookeeper = false;              // Messages: ZooKeeper's traffic drawn too
+  // Partitions: the first offset a long log's strips show, chosen by partition index (into
+  // partitions()); a partition not here follows its HW.
+  std::map<int32_t, int64_t> partition_first_offset;
 
   // Layout. With `only` set (screenshots with --panel), one panel fills the display.
   bool show[kPanelCount] = {true, true, true, true, true, true, true};

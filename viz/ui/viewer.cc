@@ -13,7 +13,8 @@
 // user may move them in between.
 //
 // The active run is state.active_run (a run chosen in the menu or clicked in Compare): the panels
-// get a copy of `runs` with that run active.
+// get a copy of `runs` with that run active. The panels that keep derived data get the viewer's
+// cache (viz/ui/view_cache.h); the others only the runs and the state.
 #include <imgui.h>
 
 #include <algorithm>
@@ -27,7 +28,7 @@
 namespace ksim::viz {
 namespace {
 
-using DrawFunction = void (*)(const Runs&, ViewState&);
+using DrawFunction = void (*)(const Runs&, ViewState&, ViewCache&);
 
 struct PanelInfo {
   Panel panel;
@@ -35,14 +36,20 @@ struct PanelInfo {
   DrawFunction draw;
 };
 
+// A panel that keeps nothing between frames, drawn as one that does.
+template <void (*Draw)(const Runs&, ViewState&)>
+void WithoutCache(const Runs& runs, ViewState& state, ViewCache&) {
+  Draw(runs, state);
+}
+
 constexpr PanelInfo kPanels[kPanelCount] = {
-    {Panel::kCluster, "Cluster", &DrawClusterPanel},
+    {Panel::kCluster, "Cluster", &WithoutCache<&DrawClusterPanel>},
     {Panel::kPartitions, "Partitions", &DrawPartitionsPanel},
     {Panel::kTimeline, "Timeline", &DrawTimelinePanel},
     {Panel::kMessages, "Messages", &DrawMessagesPanel},
     {Panel::kLedger, "Ledger", &DrawLedgerPanel},
-    {Panel::kCompare, "Compare", &DrawComparePanel},
-    {Panel::kScenario, "Scenario", &DrawScenarioPanel},
+    {Panel::kCompare, "Compare", &WithoutCache<&DrawComparePanel>},
+    {Panel::kScenario, "Scenario", &WithoutCache<&DrawScenarioPanel>},
 };
 
 const PanelInfo& Info(Panel panel) { return kPanels[static_cast<int>(panel)]; }
@@ -108,13 +115,11 @@ bool DisplayChanged() {
   return changed;
 }
 
-// On the first frame, a selected partition of an internal topic (__consumer_offsets, the
-// default index 0 sorts first) gives way to the scenario's first partition.
-void OpenOnScenarioTopic(const TimelineModel& model, ViewState& state) {
-  ImGuiStorage* storage = ImGui::GetStateStorage();
-  const ImGuiID id = ImGui::GetID("ksim_viewer_opened");
-  if (storage->GetBool(id, false)) return;
-  storage->SetBool(id, true);
+// On the viewer's first frame, a selected partition of an internal topic (__consumer_offsets,
+// the default index 0 sorts first) gives way to the scenario's first partition.
+void OpenOnScenarioTopic(const TimelineModel& model, ViewState& state, ViewCache& cache) {
+  if (cache.opened) return;
+  cache.opened = true;
   const std::vector<PartitionView>& partitions = model.partitions();
   const auto internal = [&](size_t p) { return partitions[p].topic.rfind("__", 0) == 0; };
   if (state.selected_partition >= 0 &&
@@ -162,16 +167,16 @@ float DrawMenuBar(const Runs& runs, ViewState& state, size_t active) {
   return height;
 }
 
-void DrawSlot(const Runs& runs, ViewState& state, const Slot& slot) {
+void DrawSlot(const Runs& runs, ViewState& state, ViewCache& cache, const Slot& slot) {
   if (slot.tabs.size() == 1) {
-    Info(slot.tabs.front()).draw(runs, state);
+    Info(slot.tabs.front()).draw(runs, state, cache);
     return;
   }
   if (ImGui::BeginTabBar("tabs")) {
     for (Panel panel : slot.tabs) {
       if (ImGui::BeginTabItem(Info(panel).title)) {
         ImGui::BeginChild("tab_content");
-        Info(panel).draw(runs, state);
+        Info(panel).draw(runs, state, cache);
         ImGui::EndChild();
         ImGui::EndTabItem();
       }
@@ -182,7 +187,7 @@ void DrawSlot(const Runs& runs, ViewState& state, const Slot& slot) {
 
 }  // namespace
 
-void DrawViewer(const Runs& runs, ViewState& state) {
+void DrawViewer(const Runs& runs, ViewState& state, ViewCache& cache) {
   IM_ASSERT(!runs.models.empty());
   const ImGuiIO& io = ImGui::GetIO();
   Runs view = runs;
@@ -190,7 +195,7 @@ void DrawViewer(const Runs& runs, ViewState& state) {
   view.active = state.active_run;
   const TimelineModel& model = view.current();
   state.Tick(model, io.DeltaTime);
-  OpenOnScenarioTopic(model, state);
+  OpenOnScenarioTopic(model, state, cache);
 
   const bool relayout = DisplayChanged();
   const ImGuiWindowFlags fixed_flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
@@ -201,7 +206,7 @@ void DrawViewer(const Runs& runs, ViewState& state) {
     const PanelInfo& info = Info(state.only);
     ImGui::SetNextWindowPos(ImVec2(0, 0), ImGuiCond_Always);
     ImGui::SetNextWindowSize(io.DisplaySize, ImGuiCond_Always);
-    if (ImGui::Begin(info.title, nullptr, fixed_flags)) info.draw(view, state);
+    if (ImGui::Begin(info.title, nullptr, fixed_flags)) info.draw(view, state, cache);
     ImGui::End();
     return;
   }
@@ -233,7 +238,7 @@ void DrawViewer(const Runs& runs, ViewState& state) {
       bool open = true;
       if (ImGui::Begin(name.c_str(), &open,
                        state.fixed_layout ? fixed_flags : ImGuiWindowFlags_NoCollapse)) {
-        DrawSlot(view, state, slot);
+        DrawSlot(view, state, cache, slot);
       }
       ImGui::End();
       if (!open) {

@@ -28,6 +28,7 @@
 #include "viz/model/scenario_models.h"
 #include "viz/model/timeline_model.h"
 #include "viz/ui/palette.h"
+#include "viz/ui/view_cache.h"
 #include "viz/ui/view_state.h"
 
 namespace ksim::viz {
@@ -150,6 +151,7 @@ class ScreenshotTest : public ::testing::Test {
     runs.active = trio.Index(run);
     const TimelineModel& model = runs.current();
     ViewState state;
+    ViewCache cache;
     state.active_run = runs.active;  // the run DrawViewer shows
     if (panel) {
       state.only_panel = true;
@@ -160,7 +162,7 @@ class ScreenshotTest : public ::testing::Test {
     options.width = width;
     options.height = height;
     options.path = (fs::path(dir_.path()) / "shot.png").string();
-    const Status rendered = RenderScreenshot(runs, state, options);
+    const Status rendered = RenderScreenshot(runs, state, cache, options);
     EXPECT_TRUE(rendered.ok()) << rendered.message();
     Image image = ReadPng(options.path);
     EXPECT_EQ(image.width, width);
@@ -239,11 +241,12 @@ TEST_F(ScreenshotTest, LedgerShowsDuplicatedRowsForAtLeastOnce) {
 TEST_F(ScreenshotTest, UnwritableDirectoryFailsWithoutAFile) {
   const Trio& trio = DeliverySemantics();
   ViewState state;
+  ViewCache cache;
   ScreenshotOptions options;
   options.width = 200;
   options.height = 100;
   options.path = (fs::path(dir_.path()) / "missing" / "shot.png").string();
-  const Status status = RenderScreenshot(trio.runs, state, options);
+  const Status status = RenderScreenshot(trio.runs, state, cache, options);
   EXPECT_FALSE(status.ok());
   EXPECT_FALSE(fs::exists(options.path));
 }
@@ -251,11 +254,12 @@ TEST_F(ScreenshotTest, UnwritableDirectoryFailsWithoutAFile) {
 TEST_F(ScreenshotTest, OutOfRangeSizeIsRefused) {
   const Trio& trio = DeliverySemantics();
   ViewState state;
+  ViewCache cache;
   ScreenshotOptions options;
   options.width = 0;
   options.height = 100;
   options.path = (fs::path(dir_.path()) / "shot.png").string();
-  const Status status = RenderScreenshot(trio.runs, state, options);
+  const Status status = RenderScreenshot(trio.runs, state, cache, options);
   EXPECT_EQ(status.code(), Errc::kInvalidArgument);
   EXPECT_FALSE(fs::exists(options.path));
   EXPECT_TRUE(fs::is_empty(dir_.path()));

@@ -15,6 +15,7 @@
 #include "sim/runner/runner.h"
 #include "sim/scenario/loader.h"
 #include "sim/scenario/scenario.h"
+#include "tests/viz/model/hand_trace.h"
 
 namespace ksim::viz {
 namespace {
@@ -25,19 +26,9 @@ fs::path ScenarioPath(const std::string& relative) {
   return fs::path(KSIM_SOURCE_DIR) / "scenarios" / relative;
 }
 
-std::string Header() {
-  return R"({"ksim_trace":1,"scenario":"hand","variant":"base","seed":1,"level":"state"})"
-         "\n";
-}
-
-const char* kVerdict =
-    R"({"t_us":900,"node":"checker","ev":"verdict","ok":true,"metrics":{"sent":2}})"
-    "\n";
-
-Result<TimelineModel> BuildText(const std::string& body, const std::string& verdict = kVerdict) {
-  Result<sim::Trace> trace = sim::ParseTrace(Header() + body + verdict, "hand.jsonl");
-  if (!trace.ok()) return trace.status();
-  return TimelineModel::Build(*trace, "hand.jsonl");
+Result<TimelineModel> BuildText(const std::string& body,
+                                const std::string& verdict = testing::kHandVerdict) {
+  return testing::BuildHandTrace(body, verdict);
 }
 
 // Two brokers, one partition t-0 led by 1, a producer p1 sending two records.

@@ -12,6 +12,7 @@
 #include "tests/viz/ui/panel_test_harness.h"
 #include "viz/ui/ledger_panel_internal.h"
 #include "viz/ui/panels.h"
+#include "viz/ui/view_cache.h"
 
 namespace ksim::viz {
 namespace {
@@ -82,12 +83,13 @@ TEST(LedgerPanelTest, ClickOnARowSelectsTheRecordAndSeeksToItsFirstEvent) {
   ASSERT_NE(model, nullptr);
   Runs runs{{model}, 0};
   ViewState state;
+  ViewCache cache;
   state.ledger_filter = LedgerFilter::kAll;
   ImGuiHarness imgui;
-  const auto draw = [&] { DrawLedgerPanel(runs, state); };
+  const auto draw = [&] { DrawLedgerPanel(runs, state, cache); };
   EXPECT_GT(imgui.Frame(draw), 0);
   imgui.Frame(draw);
-  const std::vector<LedgerRowRect> rows = LastLedgerRowRects();
+  const std::vector<LedgerRowRect> rows = cache.ledger.row_rects;
   ASSERT_GE(rows.size(), 3u) << "the table shows rows";
   EXPECT_LT(rows.size(), model->records().size()) << "the clipper draws only visible rows";
   const LedgerRowRect target = rows[2];
@@ -102,7 +104,7 @@ TEST(LedgerPanelTest, ClickOnARowSelectsTheRecordAndSeeksToItsFirstEvent) {
 
   // The details pane lists the record's events, each a jump: click the last one.
   imgui.Frame(draw);
-  std::vector<LedgerJumpRect> jumps = LastLedgerJumpRects();
+  std::vector<LedgerJumpRect> jumps = cache.ledger.jump_rects;
   size_t causes = 0;
   for (int32_t a : record.anomalies) causes += model->anomalies()[a].cause_t_us >= 0 ? 1 : 0;
   ASSERT_EQ(jumps.size(), record.events.size() + causes) << "one line per event and cause";
@@ -127,13 +129,14 @@ TEST(LedgerPanelTest, ClickOnAnAnomalysCauseSeeksToTheCauseTime) {
   ASSERT_GE(chosen, 0) << "the checker names a cause for at-least-once's duplicates";
   Runs runs{{model}, 0};
   ViewState state;
+  ViewCache cache;
   state.ledger_filter = LedgerFilter::kDuplicated;
   ImGuiHarness imgui;
-  const auto draw = [&] { DrawLedgerPanel(runs, state); };
+  const auto draw = [&] { DrawLedgerPanel(runs, state, cache); };
   imgui.Frame(draw);
   imgui.Frame(draw);
   const LedgerRowRect* row = nullptr;
-  for (const LedgerRowRect& r : LastLedgerRowRects()) {
+  for (const LedgerRowRect& r : cache.ledger.row_rects) {
     if (r.record == chosen) row = &r;
   }
   ASSERT_NE(row, nullptr) << "a handful of duplicates fit on the screen";
@@ -142,7 +145,7 @@ TEST(LedgerPanelTest, ClickOnAnAnomalysCauseSeeksToTheCauseTime) {
 
   imgui.Frame(draw);
   const LedgerJumpRect* cause = nullptr;
-  for (const LedgerJumpRect& j : LastLedgerJumpRects()) {
+  for (const LedgerJumpRect& j : cache.ledger.jump_rects) {
     if (j.cause && cause == nullptr) cause = &j;
   }
   ASSERT_NE(cause, nullptr) << "the details pane shows the anomaly's cause";
@@ -161,11 +164,12 @@ TEST(LedgerPanelTest, ScrollsThroughEveryRowWithoutAsserting) {
   ASSERT_NE(model, nullptr);
   Runs runs{{model}, 0};
   ViewState state;
+  ViewCache cache;
   state.ledger_filter = LedgerFilter::kAll;
   ImGuiHarness imgui;
-  const auto draw = [&] { DrawLedgerPanel(runs, state); };
+  const auto draw = [&] { DrawLedgerPanel(runs, state, cache); };
   imgui.Frame(draw);
-  const std::vector<LedgerRowRect> first = LastLedgerRowRects();
+  const std::vector<LedgerRowRect> first = cache.ledger.row_rects;
   ASSERT_GE(first.size(), 2u);
   // Scroll down with the wheel over the table: other rows come into view.
   imgui.io().MousePos = Center(first[1].min, first[1].max);
@@ -175,7 +179,7 @@ TEST(LedgerPanelTest, ScrollsThroughEveryRowWithoutAsserting) {
   }
   imgui.io().MouseWheel = 0;
   imgui.Frame(draw);
-  const std::vector<LedgerRowRect> later = LastLedgerRowRects();
+  const std::vector<LedgerRowRect> later = cache.ledger.row_rects;
   ASSERT_FALSE(later.empty());
   // (The clipper always lays out row 0 to measure the row height: compare the last rows.)
   EXPECT_GT(later.back().record, first.back().record);
@@ -187,8 +191,9 @@ TEST(LedgerPanelTest, NeverWrittenRecordsSayWhyFromTheClusterAtTheirSend) {
   const TimelineModel* model = ScenarioModel(kScenario, "at-most-once", sim::TraceLevel::kState);
   ASSERT_NE(model, nullptr);
   int never_written = 0;
-  for (const LedgerRecord& record : model->records()) {
-    const std::string reason = NeverWrittenReason(*model, record);
+  for (int32_t r = 0; r < static_cast<int32_t>(model->records().size()); ++r) {
+    const LedgerRecord& record = model->records()[r];
+    const std::string reason = NeverWrittenReason(*model, r);
     if (record.acked() || record.final_copies > 0) {
       EXPECT_EQ(reason, "") << record.id;
       continue;

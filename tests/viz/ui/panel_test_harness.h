@@ -1,9 +1,11 @@
 // Test harness for the viewer's panels without a display: real models from in-process runs of
 // shipped scenarios (cached per scenario, variant and trace level for the test binary's life),
 // and an ImGui context with no backend (font atlas built, display size and frame time set, a
-// key map) in which a test draws one panel per frame inside a window filling the display and
-// drives the mouse and keys through ImGuiIO, as a backend would. ImGui's own assertions abort,
-// so a panel that misuses ImGui fails the test.
+// key map) in which a test draws one panel per frame inside a window filling the display (or
+// the whole viewer, which opens its own windows) and drives the mouse and keys through ImGuiIO,
+// as a backend would. Each harness draws in its own context, so a test may keep several (one
+// per window of a process). ImGui's own assertions abort, so a panel that misuses ImGui fails
+// the test.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -59,6 +61,7 @@ class ImGuiHarness {
  public:
   explicit ImGuiHarness(ImVec2 display = ImVec2(1600, 1000)) {
     context_ = ImGui::CreateContext();
+    Activate();
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;
     io.DisplaySize = display;
@@ -74,15 +77,25 @@ class ImGuiHarness {
     io.KeyMap[ImGuiKey_End] = kKeyEnd;
     io.MousePos = ImVec2(-1, -1);
   }
-  ~ImGuiHarness() { ImGui::DestroyContext(context_); }
+  ~ImGuiHarness() {
+    Activate();
+    ImGui::DestroyContext(context_);
+  }
   ImGuiHarness(const ImGuiHarness&) = delete;
   ImGuiHarness& operator=(const ImGuiHarness&) = delete;
 
-  ImGuiIO& io() { return ImGui::GetIO(); }
+  // Makes this harness's context ImGui's current one (io() and the frames do it themselves).
+  void Activate() { ImGui::SetCurrentContext(context_); }
+
+  ImGuiIO& io() {
+    Activate();
+    return ImGui::GetIO();
+  }
 
   // One frame: `draw` inside a window filling the display. Returns the window's vertex count.
   template <typename Draw>
   int Frame(Draw draw) {
+    Activate();
     ImGui::NewFrame();
     ImGui::SetNextWindowPos(ImVec2(0, 0));
     ImGui::SetNextWindowSize(ImGui::GetIO().DisplaySize);
@@ -92,6 +105,15 @@ class ImGuiHarness {
     ImGui::End();
     ImGui::Render();
     return vertices;
+  }
+
+  // One frame of `draw` as it is, for a `draw` that opens its own windows (DrawViewer).
+  template <typename Draw>
+  void BareFrame(Draw draw) {
+    Activate();
+    ImGui::NewFrame();
+    draw();
+    ImGui::Render();
   }
 
   // A left click at `at`: the mouse moves there, goes down one frame and up the next.

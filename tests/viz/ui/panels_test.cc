@@ -27,6 +27,7 @@
 #include "viz/model/scenario_models.h"
 #include "viz/model/timeline_model.h"
 #include "viz/ui/partitions_layout.h"
+#include "viz/ui/view_cache.h"
 #include "viz/ui/view_state.h"
 
 namespace ksim::viz {
@@ -89,9 +90,9 @@ class PanelsTest : public ::testing::Test {
   }
   void TearDown() override { ImGui::DestroyContext(); }
 
-  static void Frame(const Runs& runs, ViewState& state) {
+  static void Frame(const Runs& runs, ViewState& state, ViewCache& cache) {
     ImGui::NewFrame();
-    DrawViewer(runs, state);
+    DrawViewer(runs, state, cache);
     ImGui::Render();
   }
 
@@ -109,6 +110,15 @@ class PanelsTest : public ::testing::Test {
     return count;
   }
 };
+
+// The Partitions panel alone, the playhead at the end of `model`.
+ViewState PartitionsAloneAtEnd(const TimelineModel& model) {
+  ViewState state;
+  state.only_panel = true;
+  state.only = Panel::kPartitions;
+  state.Seek(model, model.end_us());
+  return state;
+}
 
 // The playheads worth drawing at: the start, the first crash (and 2 s later, when a failover
 // is under way), the end.
@@ -146,11 +156,12 @@ TEST_F(PanelsTest, WholeViewerDrawsEveryRunAtStartCrashAndEnd) {
       runs.active = active;
       const TimelineModel& model = runs.current();
       ViewState state;
+      ViewCache cache;
       state.active_run = active;
       state.fixed_layout = true;
       for (TimeUs t_us : Playheads(model)) {
         state.Seek(model, t_us);
-        for (int frame = 0; frame < 3; ++frame) Frame(runs, state);
+        for (int frame = 0; frame < 3; ++frame) Frame(runs, state, cache);
         const std::string what =
             model.header().scenario + "/" + model.header().variant + " at " + std::to_string(t_us);
         ExpectWholeLayoutDrawn(runs, what.c_str());
@@ -167,11 +178,12 @@ TEST_F(PanelsTest, EachPanelAloneFillsTheDisplay) {
                                      "Ledger",  "Compare",    "Scenario"};
   for (int p = 0; p < kPanelCount; ++p) {
     ViewState state;
+    ViewCache cache;
     state.only_panel = true;
     state.only = static_cast<Panel>(p);
     for (TimeUs t_us : Playheads(scenario.runs.current())) {
       state.Seek(scenario.runs.current(), t_us);
-      for (int frame = 0; frame < 3; ++frame) Frame(scenario.runs, state);
+      for (int frame = 0; frame < 3; ++frame) Frame(scenario.runs, state, cache);
       ImGuiWindow* window = DrawnWindow(titles[p]);
       ASSERT_NE(window, nullptr) << titles[p];
       EXPECT_EQ(window->Pos.x, 0.0f) << titles[p];
@@ -193,11 +205,12 @@ TEST_F(PanelsTest, EachPanelAloneFillsTheDisplay) {
 TEST_F(PanelsTest, HiddenPanelsLeaveTheirRowToTheOthers) {
   const Scenario& scenario = DeliverySemantics();
   ViewState state;
+  ViewCache cache;
   state.fixed_layout = true;
   state.show[static_cast<int>(Panel::kLedger)] = false;
   state.show[static_cast<int>(Panel::kTimeline)] = false;
   state.show[static_cast<int>(Panel::kMessages)] = false;
-  for (int frame = 0; frame < 2; ++frame) Frame(scenario.runs, state);
+  for (int frame = 0; frame < 2; ++frame) Frame(scenario.runs, state, cache);
   EXPECT_EQ(DrawnWindow("Ledger"), nullptr);
   EXPECT_EQ(DrawnWindow("Timeline"), nullptr);
   ImGuiWindow* partitions = DrawnWindow("Partitions");
@@ -217,11 +230,9 @@ TEST_F(PanelsTest, ChosenRunBecomesActive) {
   ASSERT_GE(scenario.runs.models.size(), 2u);
   // Wide enough that every offset of these 400-record logs is shown (the window is the log).
   ImGui::GetIO().DisplaySize = ImVec2(5000.0f, kDisplayHeight);
-  ViewState state;
-  state.only_panel = true;
-  state.only = Panel::kPartitions;
-  state.Seek(scenario.runs.current(), scenario.runs.current().end_us());
-  Frame(scenario.runs, state);
+  ViewState state = PartitionsAloneAtEnd(scenario.runs.current());
+  ViewCache cache;
+  Frame(scenario.runs, state, cache);
   // The runs' logs end at different offsets: the strips show the chosen run's.
   auto log_end_at = [](const TimelineModel& model, TimeUs t_us) {
     int64_t log_end = 0;
@@ -233,29 +244,25 @@ TEST_F(PanelsTest, ChosenRunBecomesActive) {
   };
   const TimeUs t_us = state.playhead_us;
   ASSERT_NE(log_end_at(*scenario.runs.models[0], t_us), log_end_at(*scenario.runs.models[1], t_us));
-  ASSERT_FALSE(LastPartitionsFrame().strips.empty());
-  EXPECT_EQ(LastPartitionsFrame().strips.front().window.end,
-            log_end_at(*scenario.runs.models[0], t_us));
+  ASSERT_FALSE(cache.partitions.strips.empty());
+  EXPECT_EQ(cache.partitions.strips.front().window.end, log_end_at(*scenario.runs.models[0], t_us));
   state.active_run = 1;
-  Frame(scenario.runs, state);
+  Frame(scenario.runs, state, cache);
   EXPECT_EQ(state.active_run, 1u);
-  Frame(scenario.runs, state);
-  ASSERT_FALSE(LastPartitionsFrame().strips.empty());
-  EXPECT_EQ(LastPartitionsFrame().strips.front().window.end,
-            log_end_at(*scenario.runs.models[1], t_us));
+  Frame(scenario.runs, state, cache);
+  ASSERT_FALSE(cache.partitions.strips.empty());
+  EXPECT_EQ(cache.partitions.strips.front().window.end, log_end_at(*scenario.runs.models[1], t_us));
 }
 
 TEST_F(PanelsTest, ClickOnACellSelectsItsRecord) {
   const Scenario& scenario = DeliverySemantics();
   const TimelineModel& model = scenario.runs.current();
-  ViewState state;
-  state.only_panel = true;
-  state.only = Panel::kPartitions;
-  state.Seek(model, model.end_us());
-  for (int frame = 0; frame < 2; ++frame) Frame(scenario.runs, state);
+  ViewState state = PartitionsAloneAtEnd(model);
+  ViewCache cache;
+  for (int frame = 0; frame < 2; ++frame) Frame(scenario.runs, state, cache);
 
   // A cell holding a producer's record, in a strip as the panel laid it out.
-  const PartitionsFrame& drawn = LastPartitionsFrame();
+  const PartitionsFrame& drawn = cache.partitions;
   ASSERT_FALSE(drawn.strips.empty());
   // The viewer opens on the scenario's topic (t-0), not on __consumer_offsets: its strips
   // come first.
@@ -281,22 +288,22 @@ TEST_F(PanelsTest, ClickOnACellSelectsItsRecord) {
 
   ImGuiIO& io = ImGui::GetIO();
   io.MousePos = ImVec2(x, y);
-  Frame(scenario.runs, state);  // hover
+  Frame(scenario.runs, state, cache);  // hover
   io.MouseDown[0] = true;
-  Frame(scenario.runs, state);  // press
+  Frame(scenario.runs, state, cache);  // press
   io.MouseDown[0] = false;
-  Frame(scenario.runs, state);  // release
+  Frame(scenario.runs, state, cache);  // release
   EXPECT_EQ(state.selected_record, target->record);
   EXPECT_EQ(state.selected_partition, strip.partition);
 
   // A click beside the strips selects nothing new.
   state.selected_record = -1;
   io.MousePos = ImVec2(strip.min.x - 60.0f, y);
-  Frame(scenario.runs, state);
+  Frame(scenario.runs, state, cache);
   io.MouseDown[0] = true;
-  Frame(scenario.runs, state);
+  Frame(scenario.runs, state, cache);
   io.MouseDown[0] = false;
-  Frame(scenario.runs, state);
+  Frame(scenario.runs, state, cache);
   EXPECT_EQ(state.selected_record, -1);
 }
 
@@ -324,18 +331,44 @@ TEST_F(PanelsTest, TruncatedCellsStayInViewWhileLeaving) {
   }
   ASSERT_NE(truncated, nullptr) << "the unclean election truncates broker 1's tail";
   ViewState state;
+  ViewCache cache;
   state.only_panel = true;
   state.only = Panel::kPartitions;
   state.Seek(model, truncated->removed_us + 500'000);
-  for (int frame = 0; frame < 2; ++frame) Frame(scenario.runs, state);
+  for (int frame = 0; frame < 2; ++frame) Frame(scenario.runs, state, cache);
   bool seen = false;
-  for (const StripGeometry& strip : LastPartitionsFrame().strips) {
+  for (const StripGeometry& strip : cache.partitions.strips) {
     if (strip.broker != broker) continue;
     seen = true;
     EXPECT_LE(strip.window.first, truncated->offset);
     EXPECT_GT(strip.window.end, truncated->offset);
   }
   EXPECT_TRUE(seen);
+}
+
+// A long log's first offset shown is the view state's choice, per partition; without one the
+// strips follow the HW.
+TEST_F(PanelsTest, FirstOffsetShownIsTheViewStatesChoice) {
+  const Scenario& scenario = DeliverySemantics();
+  const TimelineModel& model = scenario.runs.current();
+  // Narrow: the strips hold a few dozen cells, fewer than the log's offsets.
+  ImGui::GetIO().DisplaySize = ImVec2(600.0f, kDisplayHeight);
+  ViewState state = PartitionsAloneAtEnd(model);
+  ViewCache cache;
+  for (int frame = 0; frame < 2; ++frame) Frame(scenario.runs, state, cache);
+  ASSERT_FALSE(cache.partitions.strips.empty());
+  const StripGeometry following = cache.partitions.strips.front();
+  ASSERT_GT(following.window.first, 0) << "a long log shows a window near its HW";
+
+  state.partition_first_offset[following.partition] = 0;  // the log's start
+  Frame(scenario.runs, state, cache);
+  ASSERT_FALSE(cache.partitions.strips.empty());
+  EXPECT_EQ(cache.partitions.strips.front().window.first, 0);
+
+  state.partition_first_offset.erase(following.partition);
+  Frame(scenario.runs, state, cache);
+  ASSERT_FALSE(cache.partitions.strips.empty());
+  EXPECT_EQ(cache.partitions.strips.front().window.first, following.window.first);
 }
 
 TEST(OffsetWindowTest, ShortLogShowsEveryOffset) {

@@ -13,6 +13,7 @@
 
 #include "tests/viz/ui/panel_test_harness.h"
 #include "viz/ui/panels.h"
+#include "viz/ui/view_cache.h"
 
 namespace ksim::viz {
 namespace {
@@ -32,9 +33,10 @@ TEST(TimelinePanelTest, ShiftRightJumpsToTheNextFaultShiftLeftBack) {
   ASSERT_NE(model, nullptr);
   Runs runs{{model}, 0};
   ViewState state;
+  ViewCache cache;
   state.jump_kind = EventKind::kFault;
   ImGuiHarness imgui;
-  const auto draw = [&] { DrawTimelinePanel(runs, state); };
+  const auto draw = [&] { DrawTimelinePanel(runs, state, cache); };
   EXPECT_GT(imgui.Frame(draw), 0);
   EXPECT_EQ(state.window_begin_us, 0) << "the first frame shows the whole run";
   EXPECT_EQ(state.window_end_us, model->end_us());
@@ -68,8 +70,9 @@ TEST(TimelinePanelTest, ArrowsStepOneEventHomeAndEndGoToTheEdges) {
   ASSERT_NE(model, nullptr);
   Runs runs{{model}, 0};
   ViewState state;
+  ViewCache cache;
   ImGuiHarness imgui;
-  const auto draw = [&] { DrawTimelinePanel(runs, state); };
+  const auto draw = [&] { DrawTimelinePanel(runs, state, cache); };
   imgui.Frame(draw);
   state.Seek(*model, 3'000'000);
   const size_t next = model->FirstEventAtOrAfter(3'000'001);
@@ -96,12 +99,13 @@ TEST(TimelinePanelTest, SpacePlaysAndPlaybackStopsAtTheEnd) {
   ASSERT_NE(model, nullptr);
   Runs runs{{model}, 0};
   ViewState state;
+  ViewCache cache;
   state.speed = 100.0;
   ImGuiHarness imgui;
   // As DrawViewer does: the frame's Tick, then the panel.
   const auto draw = [&] {
     state.Tick(*model, ImGui::GetIO().DeltaTime);
-    DrawTimelinePanel(runs, state);
+    DrawTimelinePanel(runs, state, cache);
   };
   imgui.Frame(draw);
   imgui.PressKey(kKeySpace, false, draw);
@@ -122,8 +126,9 @@ TEST(TimelinePanelTest, PressingAndDraggingOnTheLanesMovesThePlayhead) {
   ASSERT_NE(model, nullptr);
   Runs runs{{model}, 0};
   ViewState state;
+  ViewCache cache;
   ImGuiHarness imgui;  // 1600 x 1000: the lanes span y ~150..450 whatever the font
-  const auto draw = [&] { DrawTimelinePanel(runs, state); };
+  const auto draw = [&] { DrawTimelinePanel(runs, state, cache); };
   imgui.Frame(draw);
   ASSERT_EQ(state.window_end_us, model->end_us());
   // The lanes start after the 96 px label column and end at the window's right padding.
@@ -157,8 +162,9 @@ TEST(TimelinePanelTest, DrawsZoomedInAndOutWithoutAsserting) {
   ASSERT_NE(model, nullptr);
   Runs runs{{model}, 0};
   ViewState state;
+  ViewCache cache;
   ImGuiHarness imgui;
-  const auto draw = [&] { DrawTimelinePanel(runs, state); };
+  const auto draw = [&] { DrawTimelinePanel(runs, state, cache); };
   const int whole = imgui.Frame(draw);
   EXPECT_GT(whole, 0);
   // Zoom to 2 ms around the crash, with the mouse hovering the lanes (tooltips drawn).
@@ -185,8 +191,9 @@ TEST(MessagesPanelTest, DrawsTheWindowsMessagesAtSeveralTimes) {
   ASSERT_FALSE(model->messages().empty());
   Runs runs{{model}, 0};
   ViewState state;
+  ViewCache cache;
   ImGuiHarness imgui;
-  const auto draw = [&] { DrawMessagesPanel(runs, state); };
+  const auto draw = [&] { DrawMessagesPanel(runs, state, cache); };
   // A second around the cut (2.5 s), one around broker 2's restart (12 s), the whole run.
   for (TimeUs t : {TimeUs{2'638'000}, TimeUs{12'638'000}}) {
     state.window_begin_us = t - 500'000;
@@ -211,12 +218,13 @@ TEST(MessagesPanelTest, AStateTraceSaysHowToGetMessages) {
   ASSERT_NE(messages_model, nullptr);
   EXPECT_FALSE(state_model->has_messages());
   ViewState state;
+  ViewCache cache;
   state.window_end_us = state_model->end_us();
   ImGuiHarness imgui;
   Runs without{{state_model}, 0};
   Runs with{{messages_model}, 0};
-  const int text_only = imgui.Frame([&] { DrawMessagesPanel(without, state); });
-  const int diagram = imgui.Frame([&] { DrawMessagesPanel(with, state); });
+  const int text_only = imgui.Frame([&] { DrawMessagesPanel(without, state, cache); });
+  const int diagram = imgui.Frame([&] { DrawMessagesPanel(with, state, cache); });
   EXPECT_GT(text_only, 0) << "the explanation is drawn";
   EXPECT_GT(diagram, 4 * text_only) << "no diagram without messages";
 }
