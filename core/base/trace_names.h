@@ -36,6 +36,7 @@
   X(kControlledShutdown, "controlled_shutdown")             \
   X(kControllerElected, "controller_elected")               \
   X(kControllerResigned, "controller_resigned")             \
+  X(kControllerZkError, "controller_zk_error")              \
   X(kCoordinatorFound, "coordinator_found")                 \
   X(kCoordinatorUnknown, "coordinator_unknown")             \
   X(kCrash, "crash")                                        \
@@ -183,9 +184,11 @@
   X(kOk, "ok")                                \
   X(kOnce, "once")                            \
   X(kOneWay, "one_way")                       \
+  X(kOperation, "operation")                  \
   X(kOutcome, "outcome")                      \
   X(kPartition, "partition")                  \
   X(kPartitions, "partitions")                \
+  X(kPath, "path")                            \
   X(kPeer, "peer")                            \
   X(kPolicy, "policy")                        \
   X(kProducerId, "producer_id")               \
