@@ -30,21 +30,21 @@ void RetryingCoordination::Create(std::string path, std::string data, CreateMode
                                   CreateCallback done) {
   Retrying<Result<std::string>>(
       [this, path = std::move(path), data = std::move(data), mode](CreateCallback callback) {
-        zk_.Create(path, data, mode, std::move(callback));
+        target().Create(path, data, mode, std::move(callback));
       },
       std::move(done));
 }
 
 void RetryingCoordination::Delete(std::string path, int32_t version, DeleteCallback done) {
   Retrying<Status>([this, path = std::move(path),
-                    version](DeleteCallback callback) { zk_.Delete(path, version, callback); },
+                    version](DeleteCallback callback) { target().Delete(path, version, callback); },
                    std::move(done));
 }
 
 void RetryingCoordination::Exists(std::string path, bool watch, ExistsCallback done) {
   Retrying<Result<std::optional<ZnodeStat>>>(
       [this, path = std::move(path), watch](ExistsCallback callback) {
-        zk_.Exists(path, watch, std::move(callback));
+        target().Exists(path, watch, std::move(callback));
       },
       std::move(done));
 }
@@ -52,7 +52,7 @@ void RetryingCoordination::Exists(std::string path, bool watch, ExistsCallback d
 void RetryingCoordination::GetData(std::string path, bool watch, GetDataCallback done) {
   Retrying<Result<ZnodeData>>(
       [this, path = std::move(path), watch](GetDataCallback callback) {
-        zk_.GetData(path, watch, std::move(callback));
+        target().GetData(path, watch, std::move(callback));
       },
       std::move(done));
 }
@@ -61,7 +61,7 @@ void RetryingCoordination::SetData(std::string path, std::string data, int32_t v
                                    SetDataCallback done) {
   Retrying<Result<ZnodeStat>>(
       [this, path = std::move(path), data = std::move(data), version](SetDataCallback callback) {
-        zk_.SetData(path, data, version, std::move(callback));
+        target().SetData(path, data, version, std::move(callback));
       },
       std::move(done));
 }
@@ -69,7 +69,7 @@ void RetryingCoordination::SetData(std::string path, std::string data, int32_t v
 void RetryingCoordination::GetChildren(std::string path, bool watch, ChildrenCallback done) {
   Retrying<Result<std::vector<std::string>>>(
       [this, path = std::move(path), watch](ChildrenCallback callback) {
-        zk_.GetChildren(path, watch, std::move(callback));
+        target().GetChildren(path, watch, std::move(callback));
       },
       std::move(done));
 }

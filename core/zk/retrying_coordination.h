@@ -18,7 +18,7 @@
 //
 // Ownership: borrows the wrapped Coordination, which must outlive it. Destroying it drops the
 // callbacks of its pending calls (they never run). Watcher, session listener and session calls
-// are the wrapped client's. Single-threaded.
+// are the wrapped client's (CoordinationWrapper). Single-threaded.
 #pragma once
 
 #include <cstdint>
@@ -30,27 +30,14 @@
 #include <vector>
 
 #include "core/zk/coordination.h"
+#include "core/zk/coordination_wrapper.h"
 
 namespace ksim {
 
-class RetryingCoordination final : public Coordination {
+class RetryingCoordination final : public CoordinationWrapper {
  public:
-  explicit RetryingCoordination(Coordination& zk) : zk_(zk) {}
+  explicit RetryingCoordination(Coordination& zk) : CoordinationWrapper(zk) {}
   ~RetryingCoordination() override { *token_ = false; }
-  RetryingCoordination(const RetryingCoordination&) = delete;
-  RetryingCoordination& operator=(const RetryingCoordination&) = delete;
-
-  void SetWatcher(Watcher watcher) override { zk_.SetWatcher(std::move(watcher)); }
-  void SetSessionListener(SessionListener listener) override {
-    zk_.SetSessionListener(std::move(listener));
-  }
-  void Connect() override { zk_.Connect(); }
-  void Close(std::function<void()> done) override { zk_.Close(std::move(done)); }
-  SessionState state() const override { return zk_.state(); }
-  ZkSessionId session_id() const override { return zk_.session_id(); }
-  TimeUs negotiated_session_timeout_us() const override {
-    return zk_.negotiated_session_timeout_us();
-  }
 
   void Create(std::string path, std::string data, CreateMode mode, CreateCallback done) override;
   void Delete(std::string path, int32_t version, DeleteCallback done) override;
@@ -68,7 +55,6 @@ class RetryingCoordination final : public Coordination {
   template <class R>
   void Retrying(std::function<void(std::function<void(R)>)> issue, std::function<void(R)> done);
 
-  Coordination& zk_;
   std::shared_ptr<bool> token_ = std::make_shared<bool>(true);
   uint64_t retries_ = 0;
 };

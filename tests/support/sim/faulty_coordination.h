@@ -20,10 +20,11 @@
 #include <vector>
 
 #include "core/zk/coordination.h"
+#include "core/zk/coordination_wrapper.h"
 
 namespace ksim::sim::testing {
 
-class FaultyCoordination final : public Coordination {
+class FaultyCoordination final : public CoordinationWrapper {
  public:
   enum class Op : uint8_t { kCreate, kDelete, kExists, kGetData, kSetData, kGetChildren };
   struct Rule {
@@ -34,10 +35,8 @@ class FaultyCoordination final : public Coordination {
     bool applied = false;
   };
 
-  explicit FaultyCoordination(Coordination& zk) : zk_(zk) {}
+  explicit FaultyCoordination(Coordination& zk) : CoordinationWrapper(zk) {}
   ~FaultyCoordination() override { *token_ = false; }
-  FaultyCoordination(const FaultyCoordination&) = delete;
-  FaultyCoordination& operator=(const FaultyCoordination&) = delete;
 
   // Fails the next `count` calls of `op` on `path` with `error`.
   void Fail(Op op, std::string path, Errc error, int count = 1, bool applied = false) {
@@ -46,46 +45,35 @@ class FaultyCoordination final : public Coordination {
   // Calls failed so far, and the paths they named, in order.
   const std::vector<std::string>& failed() const { return failed_; }
 
-  void SetWatcher(Watcher watcher) override { zk_.SetWatcher(std::move(watcher)); }
-  void SetSessionListener(SessionListener listener) override {
-    zk_.SetSessionListener(std::move(listener));
-  }
-  void Connect() override { zk_.Connect(); }
-  void Close(std::function<void()> done) override { zk_.Close(std::move(done)); }
-  SessionState state() const override { return zk_.state(); }
-  ZkSessionId session_id() const override { return zk_.session_id(); }
-  TimeUs negotiated_session_timeout_us() const override {
-    return zk_.negotiated_session_timeout_us();
-  }
-
   void Create(std::string path, std::string data, CreateMode mode, CreateCallback done) override {
     Route<Result<std::string>>(Op::kCreate, path, std::move(done), [&](CreateCallback callback) {
-      zk_.Create(path, data, mode, std::move(callback));
+      target().Create(path, data, mode, std::move(callback));
     });
   }
   void Delete(std::string path, int32_t version, DeleteCallback done) override {
-    Route<Status>(Op::kDelete, path, std::move(done),
-                  [&](DeleteCallback callback) { zk_.Delete(path, version, std::move(callback)); });
+    Route<Status>(Op::kDelete, path, std::move(done), [&](DeleteCallback callback) {
+      target().Delete(path, version, std::move(callback));
+    });
   }
   void Exists(std::string path, bool watch, ExistsCallback done) override {
     Route<Result<std::optional<ZnodeStat>>>(
         Op::kExists, path, std::move(done),
-        [&](ExistsCallback callback) { zk_.Exists(path, watch, std::move(callback)); });
+        [&](ExistsCallback callback) { target().Exists(path, watch, std::move(callback)); });
   }
   void GetData(std::string path, bool watch, GetDataCallback done) override {
     Route<Result<ZnodeData>>(Op::kGetData, path, std::move(done), [&](GetDataCallback callback) {
-      zk_.GetData(path, watch, std::move(callback));
+      target().GetData(path, watch, std::move(callback));
     });
   }
   void SetData(std::string path, std::string data, int32_t version, SetDataCallback done) override {
     Route<Result<ZnodeStat>>(Op::kSetData, path, std::move(done), [&](SetDataCallback callback) {
-      zk_.SetData(path, data, version, std::move(callback));
+      target().SetData(path, data, version, std::move(callback));
     });
   }
   void GetChildren(std::string path, bool watch, ChildrenCallback done) override {
     Route<Result<std::vector<std::string>>>(
         Op::kGetChildren, path, std::move(done),
-        [&](ChildrenCallback callback) { zk_.GetChildren(path, watch, std::move(callback)); });
+        [&](ChildrenCallback callback) { target().GetChildren(path, watch, std::move(callback)); });
   }
 
  private:
@@ -120,11 +108,10 @@ class FaultyCoordination final : public Coordination {
     if (rule->applied) {
       issue(std::function<void(R)>(fail));
     } else {
-      zk_.Exists(path, /*watch=*/false, fail);
+      target().Exists(path, /*watch=*/false, fail);
     }
   }
 
-  Coordination& zk_;
   std::shared_ptr<bool> token_ = std::make_shared<bool>(true);
   std::vector<Rule> rules_;
   std::vector<std::string> failed_;
