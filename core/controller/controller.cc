@@ -115,34 +115,16 @@ Status Controller::ZkFailed(std::string_view operation, const std::string& path,
 
 void Controller::ReadZnode(std::string path, bool watch,
                            std::function<void(std::optional<ZnodeData>)> read, StepDone done) {
-  zk_.GetData(path, watch, Guarded([this, path, read, done](Result<ZnodeData> data) {
-                if (data.ok()) {
-                  read(std::move(*data));
-                } else if (data.status() == Errc::kNoNode) {
-                  read(std::nullopt);
-                } else {
-                  done(ZkFailed(kOpGetData, path, data.status()));
-                  return;
-                }
-                done(Status::Ok());
-              }));
+  zk_.GetData(path, watch,
+              ReadAnswer<ZnodeData>(kOpGetData, path, std::move(read), std::move(done)));
 }
 
 void Controller::ReadChildren(std::string path, bool watch,
                               std::function<void(std::optional<std::vector<std::string>>)> read,
                               StepDone done) {
-  zk_.GetChildren(path, watch,
-                  Guarded([this, path, read, done](Result<std::vector<std::string>> children) {
-                    if (children.ok()) {
-                      read(std::move(*children));
-                    } else if (children.status() == Errc::kNoNode) {
-                      read(std::nullopt);
-                    } else {
-                      done(ZkFailed(kOpGetChildren, path, children.status()));
-                      return;
-                    }
-                    done(Status::Ok());
-                  }));
+  zk_.GetChildren(
+      path, watch,
+      ReadAnswer<std::vector<std::string>>(kOpGetChildren, path, std::move(read), std::move(done)));
 }
 
 void Controller::DeleteZnode(std::string path, StepDone done) {

@@ -230,6 +230,23 @@ class Controller {
   // of the call is traced and ends the step, otherwise `done` gets Ok.
   void ReadZnode(std::string path, bool watch, std::function<void(std::optional<ZnodeData>)> read,
                  StepDone done);
+  // The callback of such a read.
+  template <class T>
+  auto ReadAnswer(std::string_view operation, std::string path,
+                  std::function<void(std::optional<T>)> read, StepDone done) {
+    return Guarded([this, operation, path = std::move(path), read = std::move(read),
+                    done = std::move(done)](Result<T> answer) {
+      if (answer.ok()) {
+        read(std::move(*answer));
+      } else if (answer.status() == Errc::kNoNode) {
+        read(std::nullopt);
+      } else {
+        done(ZkFailed(operation, path, answer.status()));
+        return;
+      }
+      done(Status::Ok());
+    });
+  }
   void ReadChildren(std::string path, bool watch,
                     std::function<void(std::optional<std::vector<std::string>>)> read,
                     StepDone done);

@@ -48,6 +48,13 @@ struct Script {
   }
 };
 
+// The composition's `done` ran, with Ok.
+::testing::AssertionResult FinishedOk(const std::optional<Status>& result) {
+  if (!result.has_value()) return ::testing::AssertionFailure() << "not finished";
+  if (!result->ok()) return ::testing::AssertionFailure() << "finished with " << result->ToString();
+  return ::testing::AssertionSuccess();
+}
+
 TEST(InOrderTest, StartsEachStepOnlyWhenThePreviousOneIsDone) {
   Script script;
   std::optional<Status> result;
@@ -59,8 +66,7 @@ TEST(InOrderTest, StartsEachStepOnlyWhenThePreviousOneIsDone) {
   script.Finish(1);
   EXPECT_FALSE(result.has_value());
   script.Finish(2);
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->ok());
+  EXPECT_TRUE(FinishedOk(result));
   EXPECT_EQ(script.log, (std::vector<std::string>{"start a", "start b", "start c", "done NONE"}));
 }
 
@@ -75,8 +81,7 @@ TEST(InOrderTest, MixesStepsThatFinishAtOnceWithStepsThatFinishLater) {
             (std::vector<std::string>{"start a", "start b", "start c", "start d", "start e"}));
   EXPECT_FALSE(result.has_value());
   script.Finish(1);
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->ok());
+  EXPECT_TRUE(FinishedOk(result));
 }
 
 TEST(InOrderTest, FirstErrorSkipsTheRestAndReachesTheEnd) {
@@ -102,8 +107,7 @@ TEST(InOrderTest, AnErrorFromAStepThatFinishesAtOnceStopsTheSequenceToo) {
 TEST(InOrderTest, NoStepsFinishesInsideTheCall) {
   std::optional<Status> result;
   InOrder({}, [&](Status status) { result.emplace(std::move(status)); });
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->ok());
+  EXPECT_TRUE(FinishedOk(result));
 }
 
 TEST(InOrderTest, ManyStepsThatFinishAtOnceDoNotGrowTheStack) {
@@ -118,8 +122,7 @@ TEST(InOrderTest, ManyStepsThatFinishAtOnceDoNotGrowTheStack) {
   std::optional<Status> result;
   InOrder(std::move(steps), [&](Status status) { result.emplace(std::move(status)); });
   EXPECT_EQ(ran, kSteps);
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->ok());
+  EXPECT_TRUE(FinishedOk(result));
 }
 
 TEST(InOrderTest, StepsMayBeSequencesThemselves) {
@@ -152,8 +155,7 @@ TEST(AllOfTest, StartsEveryStepInOrderAndFinishesWhenTheLastOneDoes) {
     EXPECT_FALSE(result.has_value()) << "after step " << i;
   }
   script.Finish(1);
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->ok());
+  EXPECT_TRUE(FinishedOk(result));
 }
 
 TEST(AllOfTest, CarriesTheFirstErrorInStepOrderNotInTimeOrder) {
@@ -174,8 +176,7 @@ TEST(AllOfTest, CarriesTheFirstErrorInStepOrderNotInTimeOrder) {
 TEST(AllOfTest, NoStepsFinishesInsideTheCall) {
   std::optional<Status> result;
   AllOf({}, [&](Status status) { result.emplace(std::move(status)); });
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->ok());
+  EXPECT_TRUE(FinishedOk(result));
 }
 
 TEST(AllOfTest, StepsThatFinishAtOnceDoNotEndTheFanInBeforeTheLastStarts) {
@@ -216,8 +217,7 @@ TEST(ForEachTest, RunsTheStepForEveryItemInTheRangesOrder) {
       [&](Status status) { result.emplace(std::move(status)); });
   EXPECT_EQ(seen, (std::vector<std::string>{"t-0", "t-1", "u-0"}));
   for (StepDone& done : pending) done(Status::Ok());
-  ASSERT_TRUE(result.has_value());
-  EXPECT_TRUE(result->ok());
+  EXPECT_TRUE(FinishedOk(result));
 }
 
 TEST(StepsTest, DroppingThePendingStepDoneReleasesTheSequenceAndItsDone) {
