@@ -37,6 +37,7 @@
   X(kControlledShutdown, "controlled_shutdown")             \
   X(kControllerElected, "controller_elected")               \
   X(kControllerResigned, "controller_resigned")             \
+  X(kControllerZkError, "controller_zk_error")              \
   X(kCoordinatorFound, "coordinator_found")                 \
   X(kCoordinatorUnknown, "coordinator_unknown")             \
   X(kCrash, "crash")                                        \
@@ -185,9 +186,11 @@
   X(kOk, "ok")                                \
   X(kOnce, "once")                            \
   X(kOneWay, "one_way")                       \
+  X(kOperation, "operation")                  \
   X(kOutcome, "outcome")                      \
   X(kPartition, "partition")                  \
   X(kPartitions, "partitions")                \
+  X(kPath, "path")                            \
   X(kPeer, "peer")                            \
   X(kPolicy, "policy")                        \
   X(kProducerId, "producer_id")               \

@@ -1,14 +1,15 @@
 // The controller's life cycle: the event queue, the election (Kafka 0.10's
 // ZookeeperLeaderElector), failover (KafkaController.onControllerFailover) and the requests it
-// sends (ControllerBrokerRequestBatch). The watches are in controller_listeners.cc, the partition
-// and replica state machines in controller_partitions.cc, topic deletion in
-// controller_deletion.cc. docs/controller.md describes the procedures.
+// sends (ControllerBrokerRequestBatch), and the ZooKeeper reads every step uses. The watches are
+// in listeners.cc, the partition and replica state machines in partition_state_machine.cc, topic
+// deletion in topic_deletion.cc. docs/controller.md describes the procedures.
 #include "core/controller/controller.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 
 namespace ksim {
 
@@ -49,20 +50,23 @@ Controller::~Controller() {
 
 // ---- The event queue ---------------------------------------------------------------------------
 
-void Controller::Enqueue(std::string name, std::function<void(Done)> run,
-                         std::function<void()> cancel) {
+void Controller::Enqueue(std::string name, Step run, std::function<void()> cancel) {
   queue_.push_back(Task{std::move(name), std::move(run), std::move(cancel)});
   SchedulePump();
 }
 
-void Controller::EnqueueActive(std::string name, std::function<void(Done)> run) {
-  Enqueue(std::move(name), [this, run = std::move(run)](Done done) {
+void Controller::EnqueueActive(std::string name, Step run) {
+  Enqueue(std::move(name), [this, run = std::move(run)](StepDone done) {
     if (!active_) {
-      done();
+      done(Status::Ok());
       return;
     }
     run(std::move(done));
   });
+}
+
+void Controller::EnqueueElection() {
+  Enqueue("elect", [this](StepDone done) { Elect(std::move(done)); });
 }
 
 void Controller::SchedulePump() {
@@ -81,11 +85,58 @@ void Controller::Pump() {
   running_ = std::move(queue_.front());
   queue_.pop_front();
   // The task may finish (or resign, clearing running_) inside run: keep the callable alive here.
-  std::function<void(Done)> run = std::move(running_->run);
-  run(Guarded([this] {
-    running_.reset();
-    SchedulePump();
-  }));
+  Step run = std::move(running_->run);
+  run(Guarded([this](Status status) { OnTaskDone(std::move(status)); }));
+}
+
+void Controller::OnTaskDone(Status status) {
+  running_.reset();
+  // Every other error was traced where it happened and the task stopped there (Kafka logs it and
+  // handles the next event). A call that found the session over means this controller is no
+  // longer one: resign (the session listener normally has already); the next session elects.
+  if (status == Errc::kSessionExpired) {
+    Resign();
+    return;
+  }
+  SchedulePump();
+}
+
+// ---- ZooKeeper calls for steps ------------------------------------------------------------------
+
+Status Controller::ZkFailed(std::string_view operation, const std::string& path, Status error) {
+  KSIM_CHECK(!error.ok());
+  Emit(events_, ev::kControllerZkError,
+       {{field::kOperation, operation},
+        {field::kPath, path},
+        {field::kError, ErrcName(error.code())},
+        {field::kMessage, error.message()}});
+  return error;
+}
+
+void Controller::ReadZnode(std::string path, bool watch,
+                           std::function<void(std::optional<ZnodeData>)> read, StepDone done) {
+  zk_.GetData(path, watch,
+              ReadAnswer<ZnodeData>(kOpGetData, path, std::move(read), std::move(done)));
+}
+
+void Controller::ReadChildren(std::string path, bool watch,
+                              std::function<void(std::optional<std::vector<std::string>>)> read,
+                              StepDone done) {
+  zk_.GetChildren(
+      path, watch,
+      ReadAnswer<std::vector<std::string>>(kOpGetChildren, path, std::move(read), std::move(done)));
+}
+
+void Controller::DeleteZnode(std::string path, StepDone done) {
+  zk_.Delete(path, kAnyVersion, Guarded([this, path, done](Status deleted) {
+               // ZkUtils.deletePath: "deleted during connection loss; this is ok".
+               if (!deleted.ok() && deleted != Errc::kNoNode) {
+                 deleted = ZkFailed(kOpDelete, path, std::move(deleted));
+               } else {
+                 deleted = Status::Ok();
+               }
+               if (done) done(std::move(deleted));
+             }));
 }
 
 // ---- Election (ZookeeperLeaderElector) ---------------------------------------------------------
@@ -94,7 +145,7 @@ void Controller::Startup() {
   KSIM_CHECK(!started_);
   started_ = true;
   session_ = zk_.session_id();
-  Enqueue("elect", [this](Done done) { Elect(std::move(done)); });
+  EnqueueElection();
 }
 
 void Controller::Shutdown() {
@@ -120,7 +171,7 @@ void Controller::OnSessionEvent(SessionEvent event) {
         // SessionExpirationListener.handleNewSession: a new session elects again.
         session_ = zk_.session_id();
         Resign();
-        Enqueue("elect", [this](Done done) { Elect(std::move(done)); });
+        EnqueueElection();
       }
       break;
     case SessionEvent::kDisconnected:
@@ -128,135 +179,167 @@ void Controller::OnSessionEvent(SessionEvent event) {
   }
 }
 
-void Controller::Elect(Done done) {
+void Controller::Elect(StepDone done) {
   if (active_) {
     CheckStillController(std::move(done));
     return;
   }
+  // A create whose answer was lost is issued again (RetryingCoordination) and then finds
+  // NODEEXISTS: the read below tells whether the registration is ours.
+  const std::string path(zk::kControllerPath);
   const std::string registration = zk::EncodeControllerRegistration({id_, clock_.NowMs()});
-  zk_.Create(std::string(zk::kControllerPath), registration, CreateMode::kEphemeral,
-             Guarded([this, done](Result<std::string> created) mutable {
+  zk_.Create(path, registration, CreateMode::kEphemeral,
+             Guarded([this, path, done](Result<std::string> created) {
                if (created.ok()) {
                  known_controller_ = id_;
-                 // Watch our own registration: its deletion makes us resign (handleDataDeleted).
-                 zk_.Exists(std::string(zk::kControllerPath), /*watch=*/true, {});
-                 OnControllerRegistered(std::move(done));
-                 return;
+                 WatchController();
+                 OnControllerRegistered(done);
+               } else if (created.status() == Errc::kNodeExists) {
+                 ReadController(done);  // someone is controller: who, and watch it
+               } else {
+                 done(ZkFailed(kOpCreate, path, created.status()));
                }
-               const Errc code = created.status().code();
-               if (code != Errc::kNodeExists && code != Errc::kConnectionLoss) {
-                 done();  // SESSIONEXPIRED: the next session elects again
-                 return;
-               }
-               // Someone is controller (or our create's answer was lost): read who, and watch it.
-               zk_.GetData(
-                   std::string(zk::kControllerPath), /*watch=*/true,
-                   Guarded([this, done](Result<ZnodeData> data) mutable {
-                     if (!data.ok()) {
-                       const Errc read_code = data.status().code();
-                       if (read_code == Errc::kNoNode || read_code == Errc::kConnectionLoss) {
-                         Enqueue("elect", [this](Done next) { Elect(std::move(next)); });
-                       }
-                       done();
-                       return;
-                     }
-                     Result<zk::ControllerRegistration> controller =
-                         zk::DecodeControllerRegistration(data->data);
-                     known_controller_ = controller.ok() ? controller->broker_id : kNoBroker;
-                     if (controller.ok() && controller->broker_id == id_ &&
-                         data->stat.ephemeral_owner == zk_.session_id()) {
-                       OnControllerRegistered(std::move(done));  // our create went through
-                       return;
-                     }
-                     done();
-                   }));
              }));
 }
 
-void Controller::CheckStillController(Done done) {
-  zk_.GetData(std::string(zk::kControllerPath), /*watch=*/true,
-              Guarded([this, done](Result<ZnodeData> data) mutable {
-                if (!data.ok() && data.status().code() == Errc::kConnectionLoss) {
-                  Enqueue("elect", [this](Done next) { Elect(std::move(next)); });
-                  done();
-                  return;
-                }
+void Controller::ReadController(StepDone done) {
+  const std::string path(zk::kControllerPath);
+  zk_.GetData(
+      path, /*watch=*/true, Guarded([this, path, done](Result<ZnodeData> data) {
+        if (!data.ok()) {
+          if (data.status() != Errc::kNoNode) {
+            done(ZkFailed(kOpGetData, path, data.status()));
+            return;
+          }
+          // "A leader has been elected but just resigned, this will result in another
+          // round of election" (no watch is left on a missing node: elect again now).
+          EnqueueElection();
+          done(Status::Ok());
+          return;
+        }
+        Result<zk::ControllerRegistration> controller =
+            zk::DecodeControllerRegistration(data->data);
+        if (!controller.ok()) {
+          known_controller_ = kNoBroker;
+          done(ZkFailed(kOpGetData, path, controller.status()));
+          return;
+        }
+        known_controller_ = controller->broker_id;
+        if (controller->broker_id == id_ && data->stat.ephemeral_owner == zk_.session_id()) {
+          OnControllerRegistered(done);  // our create went through
+          return;
+        }
+        done(Status::Ok());
+      }));
+}
+
+void Controller::WatchController() {
+  // Watch our own registration: its deletion makes us resign (handleDataDeleted). Absent already,
+  // the watch fires on the next registration, which makes us check again.
+  const std::string path(zk::kControllerPath);
+  zk_.Exists(path, /*watch=*/true, Guarded([this, path](Result<std::optional<ZnodeStat>> stat) {
+               if (!stat.ok()) (void)ZkFailed(kOpExists, path, stat.status());
+             }));
+}
+
+void Controller::CheckStillController(StepDone done) {
+  const std::string path(zk::kControllerPath);
+  zk_.GetData(path, /*watch=*/true, Guarded([this, path, done](Result<ZnodeData> data) {
                 if (data.ok()) {
                   Result<zk::ControllerRegistration> controller =
                       zk::DecodeControllerRegistration(data->data);
                   if (controller.ok() && controller->broker_id == id_ &&
                       data->stat.ephemeral_owner == zk_.session_id()) {
-                    done();
+                    done(Status::Ok());
                     return;
                   }
                   known_controller_ = controller.ok() ? controller->broker_id : kNoBroker;
+                } else if (data.status() != Errc::kNoNode) {
+                  done(ZkFailed(kOpGetData, path, data.status()));
+                  return;
                 }
                 // Deleted or taken over: onControllerResignation, then elect again.
                 Resign();
-                if (started_) Enqueue("elect", [this](Done next) { Elect(std::move(next)); });
+                if (started_) EnqueueElection();
               }));
 }
 
-void Controller::OnControllerRegistered(Done done) {
+void Controller::OnControllerRegistered(StepDone done) {
   if (active_) {
-    done();
+    done(Status::Ok());
     return;
   }
-  IncrementControllerEpoch(Guarded([this, done](Result<ControllerEpoch> epoch) mutable {
-    if (!epoch.ok()) {
-      // KafkaController: "Controller moved to another broker. Aborting controller startup".
-      ResignAndReelect();
-      return;
-    }
-    epoch_ = *epoch;
-    active_ = true;
-    EventFields fields;
-    fields["epoch"] = epoch_.value();
-    Emit(events_, "controller_elected", std::move(fields));
-    OnControllerFailover(std::move(done));
-  }));
+  InOrder({
+              [this](StepDone next) { IncrementControllerEpoch(std::move(next)); },
+              [this](StepDone next) {
+                active_ = true;
+                Emit(events_, ev::kControllerElected, {{field::kEpoch, epoch_.value()}});
+                next(Status::Ok());
+              },
+              [this](StepDone next) { OnControllerFailover(std::move(next)); },
+          },
+          Guarded([this, done](Status status) {
+            if (!status.ok() && status != Errc::kSessionExpired) {
+              // ZookeeperLeaderElector.elect: "Error while electing or becoming leader" (traced
+              // where it happened; a failed epoch write is "Controller moved to another broker"),
+              // then resign().
+              ResignAndReelect();
+              return;
+            }
+            done(std::move(status));
+          }));
 }
 
-void Controller::IncrementControllerEpoch(std::function<void(Result<ControllerEpoch>)> done) {
+void Controller::IncrementControllerEpoch(StepDone done) {
   // KafkaController.incrementControllerEpoch: a conditional write on the version read; the first
   // controller ever creates /controller_epoch with 1.
   const std::string path(zk::kControllerEpochPath);
   zk_.GetData(path, /*watch=*/false, Guarded([this, path, done](Result<ZnodeData> data) {
                 if (!data.ok()) {
-                  if (data.status().code() != Errc::kNoNode) {
-                    done(data.status());
-                    return;
+                  if (data.status() == Errc::kNoNode) {
+                    CreateControllerEpoch(done);
+                  } else {
+                    done(ZkFailed(kOpGetData, path, data.status()));
                   }
-                  const ControllerEpoch first{1};
-                  zk_.Create(path, zk::EncodeControllerEpoch(first), CreateMode::kPersistent,
-                             Guarded([this, done, first](Result<std::string> created) {
-                               if (created.ok()) {
-                                 epoch_zk_version_ = 0;
-                                 done(first);
-                               } else if (created.status().code() == Errc::kNodeExists) {
-                                 IncrementControllerEpoch(done);  // created meanwhile: read it
-                               } else {
-                                 done(created.status());
-                               }
-                             }));
                   return;
                 }
                 Result<ControllerEpoch> current = zk::DecodeControllerEpoch(data->data);
                 if (!current.ok()) {
-                  done(current.status());
+                  done(ZkFailed(kOpGetData, path, current.status()));
                   return;
                 }
                 const ControllerEpoch next = *current + 1;
-                zk_.SetData(path, zk::EncodeControllerEpoch(next), data->stat.version,
-                            Guarded([this, done, next](Result<ZnodeStat> stat) {
+                const int32_t read_version = data->stat.version;
+                KSIM_CHECK(read_version != kAnyVersion);  // conditional on the version read
+                zk_.SetData(path, zk::EncodeControllerEpoch(next), read_version,
+                            Guarded([this, path, done, next](Result<ZnodeStat> stat) {
                               if (!stat.ok()) {
-                                done(stat.status());
+                                // BADVERSION: another controller wrote it since the read.
+                                done(ZkFailed(kOpSetData, path, stat.status()));
                                 return;
                               }
+                              epoch_ = next;
                               epoch_zk_version_ = stat->version;
-                              done(next);
+                              done(Status::Ok());
                             }));
               }));
+}
+
+void Controller::CreateControllerEpoch(StepDone done) {
+  const std::string path(zk::kControllerEpochPath);
+  const ControllerEpoch first{1};
+  zk_.Create(path, zk::EncodeControllerEpoch(first), CreateMode::kPersistent,
+             Guarded([this, path, done, first](Result<std::string> created) {
+               if (created.ok()) {
+                 epoch_ = first;
+                 epoch_zk_version_ = 0;
+                 done(Status::Ok());
+               } else if (created.status() == Errc::kNodeExists) {
+                 IncrementControllerEpoch(done);  // created meanwhile: read it
+               } else {
+                 done(ZkFailed(kOpCreate, path, created.status()));
+               }
+             }));
 }
 
 void Controller::Resign() {
@@ -288,11 +371,7 @@ void Controller::Resign() {
   last_isr_member_.clear();
   deletions_.clear();
   batch_ = Batch();
-  if (was_active) {
-    EventFields fields;
-    fields["epoch"] = epoch_.value();
-    Emit(events_, "controller_resigned", std::move(fields));
-  }
+  if (was_active) Emit(events_, ev::kControllerResigned, {{field::kEpoch, epoch_.value()}});
   for (auto& cancel : cancels) cancel();
 }
 
@@ -300,163 +379,241 @@ void Controller::ResignAndReelect() {
   Resign();
   // ZookeeperLeaderElector.resign deletes /controller when it is ours; its deletion (or the
   // failed read) leads to a new election.
-  zk_.GetData(std::string(zk::kControllerPath), /*watch=*/false,
-              Guarded([this](Result<ZnodeData> data) {
+  const std::string path(zk::kControllerPath);
+  zk_.GetData(path, /*watch=*/false, Guarded([this, path](Result<ZnodeData> data) {
                 if (data.ok() && data->stat.ephemeral_owner == zk_.session_id()) {
-                  zk_.Delete(std::string(zk::kControllerPath), data->stat.version, {});
+                  zk_.Delete(path, data->stat.version, Guarded([this, path](Status deleted) {
+                               if (!deleted.ok() && deleted != Errc::kNoNode) {
+                                 (void)ZkFailed(kOpDelete, path, std::move(deleted));
+                               }
+                             }));
+                } else if (!data.ok() && data.status() != Errc::kNoNode) {
+                  (void)ZkFailed(kOpGetData, path, data.status());
                 }
-                if (started_) Enqueue("elect", [this](Done next) { Elect(std::move(next)); });
+                if (started_) EnqueueElection();
               }));
 }
 
 // ---- Failover (onControllerFailover, initializeControllerContext) ------------------------------
 
-void Controller::LoadLiveBrokers(std::function<void(std::set<BrokerId> ids)> done) {
-  zk_.GetChildren(std::string(zk::kBrokerIdsPath), /*watch=*/true,
-                  Guarded([done](Result<std::vector<std::string>> children) {
-                    std::set<BrokerId> ids;
-                    if (children.ok()) {
-                      for (const std::string& name : *children) {
-                        Result<BrokerId> id = zk::ParseBrokerIdNode(name);
-                        if (id.ok()) ids.insert(*id);
-                      }
-                    }
-                    done(std::move(ids));
-                  }));
+void Controller::OnControllerFailover(StepDone done) {
+  InOrder({
+              [this](StepDone next) { EnsureWatchedPaths(std::move(next)); },
+              [this](StepDone next) { LoadLiveBrokers(std::move(next)); },
+              [this](StepDone next) { LoadTopics(std::move(next)); },
+              [this](StepDone next) { ReconcileAll(Reason::kControllerFailover, std::move(next)); },
+              [this](StepDone next) {
+                SendFailoverRequests();
+                next(Status::Ok());
+              },
+              [this](StepDone next) { HandleDeleteTopics(std::move(next)); },
+              [this](StepDone next) { HandleIsrChangeNotifications(std::move(next)); },
+          },
+          std::move(done));
 }
 
-void Controller::ReadRegistrations(const std::set<BrokerId>& ids,
-                                   std::function<void(std::set<BrokerId> registered)> done) {
-  auto registered = std::make_shared<std::set<BrokerId>>();
-  auto join = std::make_shared<Join>([registered, done] { done(*registered); });
-  for (BrokerId id : ids) {
-    join->Add();
-    zk_.GetData(zk::BrokerIdPath(id), /*watch=*/false,
-                Guarded([this, id, registered, join](Result<ZnodeData> data) {
-                  if (data.ok()) {
-                    Result<zk::BrokerRegistration> broker =
-                        zk::DecodeBrokerRegistration(data->data);
-                    if (broker.ok()) {
-                      BrokerEndpoint endpoint;
-                      endpoint.node_id = id;
-                      endpoint.host = broker->host;
-                      endpoint.port = broker->port;
-                      endpoint.rack = broker->rack;
-                      endpoints_[id] = std::move(endpoint);
-                      registered->insert(id);
-                    }
+void Controller::EnsureWatchedPaths(StepDone done) {
+  // The broker made these when it started (setupCommonPaths); a cluster whose broker is older
+  // may not have them, and a child watch needs the node.
+  static constexpr std::string_view kPaths[] = {zk::kBrokerIdsPath, zk::kBrokerTopicsPath,
+                                                zk::kDeleteTopicsPath,
+                                                zk::kIsrChangeNotificationPath};
+  ForEach(
+      kPaths,
+      [this](std::string_view path, StepDone next) {
+        EnsurePersistentPath(zk_, std::string(path), Guarded([this, path, next](Status status) {
+                               if (!status.ok()) {
+                                 status = ZkFailed(kOpCreate, std::string(path), std::move(status));
+                               }
+                               next(std::move(status));
+                             }));
+      },
+      std::move(done));
+}
+
+void Controller::LoadLiveBrokers(StepDone done) {
+  struct Brokers {
+    std::set<BrokerId> ids;
+    std::set<BrokerId> registered;
+  };
+  auto brokers = std::make_shared<Brokers>();
+  InOrder({
+              [this, brokers](StepDone next) { ReadBrokerIds(&brokers->ids, std::move(next)); },
+              [this, brokers](StepDone next) {
+                ReadRegistrations(brokers->ids, &brokers->registered, std::move(next));
+              },
+              [this, brokers](StepDone next) {
+                live_brokers_ = brokers->registered;
+                for (BrokerId broker : live_brokers_)
+                  channel_.AddBroker(broker, endpoints_.at(broker));
+                next(Status::Ok());
+              },
+          },
+          std::move(done));
+}
+
+void Controller::ReadBrokerIds(std::set<BrokerId>* ids, StepDone done) {
+  // No /brokers/ids: no broker is registered (ZkUtils.getChildrenParentMayNotExist).
+  ReadChildren(
+      std::string(zk::kBrokerIdsPath), /*watch=*/true,
+      [ids](std::optional<std::vector<std::string>> children) {
+        ids->clear();
+        for (const std::string& name : children.value_or(std::vector<std::string>())) {
+          Result<BrokerId> id = zk::ParseBrokerIdNode(name);
+          if (id.ok()) ids->insert(*id);
+        }
+      },
+      std::move(done));
+}
+
+void Controller::ReadRegistrations(const std::set<BrokerId>& ids, std::set<BrokerId>* registered,
+                                   StepDone done) {
+  ForEach(
+      ids,
+      [this, registered](BrokerId id, StepDone next) {
+        const std::string path = zk::BrokerIdPath(id);
+        ReadZnode(
+            path, /*watch=*/false,
+            [this, id, path, registered](std::optional<ZnodeData> data) {
+              if (!data) return;  // gone meanwhile: it is not live (getBrokerInfo is None)
+              Result<zk::BrokerRegistration> broker = zk::DecodeBrokerRegistration(data->data);
+              if (!broker.ok()) {
+                (void)ZkFailed(kOpGetData, path, broker.status());
+                return;
+              }
+              BrokerEndpoint endpoint;
+              endpoint.node_id = id;
+              endpoint.host = broker->host;
+              endpoint.port = broker->port;
+              endpoint.rack = broker->rack;
+              endpoints_[id] = std::move(endpoint);
+              registered->insert(id);
+            },
+            std::move(next));
+      },
+      std::move(done));
+}
+
+void Controller::LoadTopics(StepDone done) {
+  auto names = std::make_shared<std::vector<std::string>>();
+  InOrder({
+              [this, names](StepDone next) {
+                ReadChildren(
+                    std::string(zk::kBrokerTopicsPath), /*watch=*/true,
+                    [names](std::optional<std::vector<std::string>> children) {
+                      *names = children.value_or(std::vector<std::string>());
+                    },
+                    std::move(next));
+              },
+              [this, names](StepDone next) {
+                ForEach(
+                    *names,
+                    [this](const std::string& topic, StepDone loaded) {
+                      LoadTopic(topic, std::move(loaded));
+                    },
+                    std::move(next));
+              },
+          },
+          std::move(done));
+}
+
+void Controller::LoadTopic(const std::string& topic, StepDone done) {
+  // The assignment (data watch: AddPartitionsListener), then the topic's configuration and every
+  // partition's state.
+  const std::string path = zk::TopicPath(topic);
+  InOrder(
+      {
+          [this, topic, path](StepDone next) {
+            ReadZnode(
+                path, /*watch=*/true,
+                [this, topic, path](std::optional<ZnodeData> data) {
+                  if (!data) return;  // deleted meanwhile: the topic change forgets it
+                  Result<zk::ReplicaAssignment> assignment =
+                      zk::DecodeReplicaAssignment(data->data);
+                  if (!assignment.ok()) {
+                    (void)ZkFailed(kOpGetData, path, assignment.status());
+                    return;
                   }
-                  join->Arrive();
-                }));
-  }
-  join->Arrive();
+                  topics_[topic] = *assignment;
+                },
+                std::move(next));
+          },
+          [this, topic](StepDone next) {
+            auto it = topics_.find(topic);
+            if (it == topics_.end()) {
+              next(Status::Ok());
+              return;
+            }
+            std::vector<Step> reads;
+            reads.push_back(
+                [this, topic](StepDone read) { ReadTopicConfig(topic, std::move(read)); });
+            for (const auto& [partition, replicas] : it->second) {
+              const TopicPartition tp{topic, partition};
+              reads.push_back([this, tp](StepDone read) { LoadPartition(tp, std::move(read)); });
+            }
+            AllOf(std::move(reads), std::move(next));
+          },
+      },
+      std::move(done));
 }
 
-void Controller::ReadTopicConfig(const std::string& topic, Done done) {
+void Controller::ReadTopicConfig(const std::string& topic, StepDone done) {
   // Kafka reads the topic's unclean.leader.election.enable from /config/topics/<t> (over the
   // broker's default) whenever it elects; here when the topic is loaded.
   const std::string path = zk::TopicConfigPath(topic);
-  zk_.GetData(path, /*watch=*/false, Guarded([this, topic, path, done](Result<ZnodeData> data) {
-                bool unclean = config_.unclean_leader_election_enable;
-                if (data.ok()) {
-                  Result<zk::TopicConfig> overrides = zk::DecodeTopicConfig(data->data);
-                  if (overrides.ok()) {
-                    ConfigOverrides list(overrides->begin(), overrides->end());
-                    Result<TopicConfig> topic_config = MakeTopicConfig(config_, list, path);
-                    if (topic_config.ok()) unclean = topic_config->unclean_leader_election_enable;
-                  }
-                }
-                topic_unclean_[topic] = unclean;
-                done();
-              }));
+  ReadZnode(
+      path, /*watch=*/false,
+      [this, topic, path](std::optional<ZnodeData> data) {
+        bool unclean = config_.unclean_leader_election_enable;
+        if (data) {
+          Result<zk::TopicConfig> overrides = zk::DecodeTopicConfig(data->data);
+          Result<TopicConfig> topic_config =
+              overrides.ok()
+                  ? MakeTopicConfig(config_, ConfigOverrides(overrides->begin(), overrides->end()),
+                                    path)
+                  : Result<TopicConfig>(overrides.status());
+          if (topic_config.ok()) {
+            unclean = topic_config->unclean_leader_election_enable;
+          } else {
+            (void)ZkFailed(kOpGetData, path, topic_config.status());
+          }
+        }
+        topic_unclean_[topic] = unclean;
+      },
+      std::move(done));
 }
 
-void Controller::LoadPartition(const TopicPartition& tp, Done done) {
-  zk_.GetData(zk::PartitionStatePath(tp.topic, tp.partition), /*watch=*/false,
-              Guarded([this, tp, done](Result<ZnodeData> data) {
-                auto topic = topics_.find(tp.topic);
-                if (topic == topics_.end() || !topic->second.contains(tp.partition)) {
-                  done();
-                  return;
-                }
-                Result<zk::PartitionState> state = data.ok()
-                                                       ? zk::DecodePartitionState(data->data)
-                                                       : Result<zk::PartitionState>(data.status());
-                if (state.ok()) {
-                  ControllerPartitionState& p = partitions_[tp];
-                  p.assigned_replicas = topic->second.at(tp.partition);
-                  p.state = *state;
-                  p.zk_version = data->stat.version;
-                  uninitialized_.erase(tp);
-                } else if (data.status().code() == Errc::kNoNode) {
-                  uninitialized_.insert(tp);  // NewPartition: no leader was ever chosen
-                }
-                done();
-              }));
+void Controller::LoadPartition(const TopicPartition& tp, StepDone done) {
+  const std::string path = zk::PartitionStatePath(tp.topic, tp.partition);
+  ReadZnode(
+      path, /*watch=*/false,
+      [this, tp, path](std::optional<ZnodeData> data) {
+        auto topic = topics_.find(tp.topic);
+        if (topic == topics_.end() || !topic->second.contains(tp.partition)) return;
+        if (!data) {
+          uninitialized_.insert(tp);  // NewPartition: no leader was ever chosen
+          return;
+        }
+        Result<zk::PartitionState> state = zk::DecodePartitionState(data->data);
+        if (!state.ok()) {
+          (void)ZkFailed(kOpGetData, path, state.status());
+          return;
+        }
+        ControllerPartitionState& p = partitions_[tp];
+        p.assigned_replicas = topic->second.at(tp.partition);
+        p.state = *state;
+        p.zk_version = data->stat.version;
+        uninitialized_.erase(tp);
+      },
+      std::move(done));
 }
 
-void Controller::LoadTopic(const std::string& topic, Done done) {
-  zk_.GetData(zk::TopicPath(topic), /*watch=*/true,
-              Guarded([this, topic, done](Result<ZnodeData> data) {
-                if (!data.ok()) {
-                  done();
-                  return;
-                }
-                Result<zk::ReplicaAssignment> assignment = zk::DecodeReplicaAssignment(data->data);
-                if (!assignment.ok()) {
-                  done();
-                  return;
-                }
-                topics_[topic] = *assignment;
-                auto join = std::make_shared<Join>(done);
-                join->Add();
-                ReadTopicConfig(topic, [join] { join->Arrive(); });
-                for (const auto& [partition, replicas] : *assignment) {
-                  join->Add();
-                  LoadPartition(TopicPartition{topic, partition}, [join] { join->Arrive(); });
-                }
-                join->Arrive();
-              }));
-}
-
-void Controller::OnControllerFailover(Done done) {
-  auto join = std::make_shared<Join>(Guarded([this, done] {
-    LoadLiveBrokers([this, done](std::set<BrokerId> ids) {
-      ReadRegistrations(ids, [this, done](std::set<BrokerId> registered) {
-        live_brokers_ = registered;
-        for (BrokerId broker : live_brokers_) channel_.AddBroker(broker, endpoints_.at(broker));
-        zk_.GetChildren(
-            std::string(zk::kBrokerTopicsPath), /*watch=*/true,
-            Guarded([this, done](Result<std::vector<std::string>> topics) {
-              auto loaded = std::make_shared<Join>(Guarded([this, done] {
-                ReconcileAll(Reason::kControllerFailover, [this, done] {
-                  // ReplicaStateMachine.startup: every live replica hears its partitions' state;
-                  // then UpdateMetadata to every live broker.
-                  for (const auto& [tp, p] : partitions_) AddLeaderAndIsrToLiveReplicas(tp, false);
-                  batch_.update_metadata = true;
-                  SendBatch();
-                  HandleDeleteTopics([this, done] { HandleIsrChangeNotifications(done); });
-                });
-              }));
-              if (topics.ok()) {
-                for (const std::string& topic : *topics) {
-                  loaded->Add();
-                  LoadTopic(topic, [loaded] { loaded->Arrive(); });
-                }
-              }
-              loaded->Arrive();
-            }));
-      });
-    });
-  }));
-  // The broker made these when it started (setupCommonPaths); a cluster whose broker is older
-  // may not have them, and a child watch needs the node.
-  for (std::string_view path : {zk::kBrokerIdsPath, zk::kBrokerTopicsPath, zk::kDeleteTopicsPath,
-                                zk::kIsrChangeNotificationPath}) {
-    join->Add();
-    EnsurePersistentPath(zk_, std::string(path), Guarded([join](Status) { join->Arrive(); }));
-  }
-  join->Arrive();
+void Controller::SendFailoverRequests() {
+  // ReplicaStateMachine.startup: every live replica hears its partitions' state; then
+  // UpdateMetadata to every live broker.
+  for (const auto& [tp, p] : partitions_) AddLeaderAndIsrToLiveReplicas(tp, false);
+  batch_.update_metadata = true;
+  SendBatch();
 }
 
 // ---- Requests (ControllerBrokerRequestBatch) ---------------------------------------------------

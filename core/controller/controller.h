@@ -42,11 +42,19 @@
 // Events (EventSink, the broker's node): controller_elected {epoch}, controller_resigned,
 // leader_elected {topic, partition, leader, epoch, isr, unclean, policy, reason},
 // partition_offline {topic, partition, isr}, broker_joined/broker_left {broker},
-// topic_deletion_started/topic_deleted {topic}.
+// topic_deletion_started/topic_deleted {topic}, controller_zk_error {operation, path, error,
+// message}.
 //
 // Work is serialized through an internal queue (Kafka 1.x's ControllerEventManager): one task at
-// a time, each finishing its ZooKeeper steps before the next starts. The election policy
-// `longest-log` is refused (ValidateOptions): the controller does not know replicas' log ends.
+// a time, each finishing its ZooKeeper steps before the next starts. A task is a sequence of
+// steps (core/controller/steps.h) that carries a Status to its end. ZooKeeper errors: every call
+// is issued again on CONNECTIONLOSS (RetryingCoordination, as Kafka's ZkClient); a missing znode
+// is an answer where Kafka reads it so (readDataMaybeNull); every other error, and data that does
+// not parse, is traced as controller_zk_error where Kafka logs it, and then stops the step (a
+// failed failover resigns; a failed state change skips its partition). Before each state write
+// always-on checks hold: the leader epoch grows, the ISR is a non-empty subset of the replicas, the
+// write is conditional on the version read. The election policy `longest-log` is refused
+// (ValidateOptions): the controller does not know replicas' log ends.
 //
 // Ownership and threads: borrows every seam (they outlive it). Destroying it is a crash: its
 // callbacks never run afterwards (it keeps a liveness token the callbacks check). One thread.
@@ -70,9 +78,11 @@
 #include "core/base/types.h"
 #include "core/cluster/election_policy.h"
 #include "core/config/server_config.h"
+#include "core/controller/steps.h"
 #include "core/protocol/messages.h"
 #include "core/zk/coordination.h"
 #include "core/zk/paths.h"
+#include "core/zk/retrying_coordination.h"
 
 namespace ksim {
 
@@ -148,13 +158,12 @@ class Controller {
   int64_t unclean_elections() const { return unclean_elections_; }
 
  private:
-  using Done = std::function<void()>;
-  // One unit of the controller's work (Kafka 1.x's ControllerEvent): `run` gets the callback it
-  // must call when its last ZooKeeper step is over; `cancel` (may be empty) is told when the
-  // controller resigns before or while it runs (e.g. to answer a ControlledShutdown).
+  // One unit of the controller's work (Kafka 1.x's ControllerEvent): `run` is a Step (steps.h)
+  // whose StepDone the queue gives it; `cancel` (may be empty) is told when the controller
+  // resigns before or while it runs (e.g. to answer a ControlledShutdown).
   struct Task {
     std::string name;
-    std::function<void(Done)> run;
+    Step run;
     std::function<void()> cancel;
   };
   // What one step sends when it is over (Kafka's ControllerBrokerRequestBatch).
@@ -175,25 +184,16 @@ class Controller {
     std::set<BrokerId> awaiting;  // replicas that have not acknowledged StopReplica(delete)
     std::set<BrokerId> sent;      // replicas a StopReplica(delete) was sent to (live ones)
   };
-  // Runs `done` once every Add() was matched by an Arrive() and the creator's own Arrive() came
-  // (a fan-out of ZooKeeper calls in one step).
-  class Join {
-   public:
-    explicit Join(Done done) : done_(std::move(done)) {}
-    void Add() { ++pending_; }
-    void Arrive() {
-      if (--pending_ > 0) return;
-      Done done = std::move(done_);
-      done();
-    }
-
-   private:
-    int pending_ = 1;
-    Done done_;
-  };
+  // The operation names of controller_zk_error (ZooKeeper's own).
+  static constexpr std::string_view kOpCreate = "create";
+  static constexpr std::string_view kOpDelete = "delete";
+  static constexpr std::string_view kOpExists = "exists";
+  static constexpr std::string_view kOpGetChildren = "get_children";
+  static constexpr std::string_view kOpGetData = "get_data";
+  static constexpr std::string_view kOpSetData = "set_data";
 
   // ---- controller.cc: queue, liveness, election, failover, requests;
-  // ---- controller_listeners.cc: OnWatchEvent and the Handle*Change tasks.
+  // ---- listeners.cc: OnWatchEvent and the Handle*Change tasks.
   // Wraps `f` so that it runs only while this controller lives and has not resigned since.
   template <class F>
   auto Guarded(F f) {
@@ -203,73 +203,135 @@ class Controller {
           f(std::forward<decltype(args)>(args)...);
         };
   }
-  void Enqueue(std::string name, std::function<void(Done)> run, std::function<void()> cancel = {});
+  void Enqueue(std::string name, Step run, std::function<void()> cancel = {});
   void SchedulePump();
   void Pump();
+  void OnTaskDone(Status status);
   // Adds `run` to the queue, to run only while active.
-  void EnqueueActive(std::string name, std::function<void(Done)> run);
-  void Elect(Done done);
-  void CheckStillController(Done done);
-  void OnControllerRegistered(Done done);
-  void IncrementControllerEpoch(std::function<void(Result<ControllerEpoch>)> done);
-  void OnControllerFailover(Done done);
+  void EnqueueActive(std::string name, Step run);
+  void EnqueueElection();
+  void Elect(StepDone done);
+  void ReadController(StepDone done);
+  void WatchController();
+  void CheckStillController(StepDone done);
+  void OnControllerRegistered(StepDone done);
+  void IncrementControllerEpoch(StepDone done);
+  void CreateControllerEpoch(StepDone done);
+  void OnControllerFailover(StepDone done);
   void Resign();
   void ResignAndReelect();
-  void LoadLiveBrokers(std::function<void(std::set<BrokerId> ids)> done);
-  // Reads the registrations of `ids` into endpoints_; `done` gets those still registered.
-  void ReadRegistrations(const std::set<BrokerId>& ids,
-                         std::function<void(std::set<BrokerId> registered)> done);
-  void LoadTopic(const std::string& topic, Done done);
-  void LoadPartition(const TopicPartition& tp, Done done);
-  void ReadTopicConfig(const std::string& topic, Done done);
-  void HandleBrokerChange(Done done);
-  void HandleTopicChange(Done done);
-  void HandlePartitionModification(const std::string& topic, Done done);
+
+  // Kafka logs a failed ZooKeeper call (or data it cannot parse) and moves on, or resigns where
+  // it says so; ksim traces it: controller_zk_error {operation, path, error (the code's name),
+  // message}. Returns `error`, for the step to carry.
+  Status ZkFailed(std::string_view operation, const std::string& path, Status error);
+  // Reads for a step. `read` gets the znode's data (nullopt when it does not exist: ZkUtils.
+  // readDataMaybeNull), or the children's names (nullopt when the parent does not exist); an error
+  // of the call is traced and ends the step, otherwise `done` gets Ok.
+  void ReadZnode(std::string path, bool watch, std::function<void(std::optional<ZnodeData>)> read,
+                 StepDone done);
+  // The callback of such a read.
+  template <class T>
+  auto ReadAnswer(std::string_view operation, std::string path,
+                  std::function<void(std::optional<T>)> read, StepDone done) {
+    return Guarded([this, operation, path = std::move(path), read = std::move(read),
+                    done = std::move(done)](Result<T> answer) {
+      if (answer.ok()) {
+        read(std::move(*answer));
+      } else if (answer.status() == Errc::kNoNode) {
+        read(std::nullopt);
+      } else {
+        done(ZkFailed(operation, path, answer.status()));
+        return;
+      }
+      done(Status::Ok());
+    });
+  }
+  void ReadChildren(std::string path, bool watch,
+                    std::function<void(std::optional<std::vector<std::string>>)> read,
+                    StepDone done);
+  // Deletes `path` (any version); a znode already gone is fine (ZkUtils.deletePath). `done` may be
+  // empty (fire and forget: an error is still traced).
+  void DeleteZnode(std::string path, StepDone done);
+
+  void EnsureWatchedPaths(StepDone done);
+  // Live brokers at failover: their ids, their registrations, a channel queue for each.
+  void LoadLiveBrokers(StepDone done);
+  // The children of /brokers/ids (child watch) into `ids`.
+  void ReadBrokerIds(std::set<BrokerId>* ids, StepDone done);
+  // Reads the registrations of `ids` into endpoints_; `registered` gets those still registered.
+  void ReadRegistrations(const std::set<BrokerId>& ids, std::set<BrokerId>* registered,
+                         StepDone done);
+  void LoadTopics(StepDone done);
+  void LoadTopic(const std::string& topic, StepDone done);
+  void LoadPartition(const TopicPartition& tp, StepDone done);
+  void ReadTopicConfig(const std::string& topic, StepDone done);
+  void SendFailoverRequests();
+  void HandleBrokerChange(StepDone done);
+  void ApplyBrokerChange(const std::set<BrokerId>& dead, const std::set<BrokerId>& started);
+  void OnBrokersChanged(const std::set<BrokerId>& dead, const std::set<BrokerId>& started,
+                        StepDone done);
+  void HandleTopicChange(StepDone done);
+  void ForgetTopic(const std::string& topic);
+  void HandlePartitionModification(const std::string& topic, StepDone done);
   std::vector<BrokerEndpoint> LiveBrokerEndpoints() const;
   void SendBatch();
   void SendLeaderAndIsr(BrokerId broker, const std::map<TopicPartition, bool>& partitions);
   void SendUpdateMetadataToAll();
 
-  // ---- controller_partitions.cc: the partition and replica state machines.
+  // ---- partition_state_machine.cc: the partition and replica state machines.
   std::set<BrokerId> ElectableBrokers() const;  // live and not shutting down
   const ElectionPolicy& PolicyFor(const std::string& topic);
   ElectionInput MakeInput(const TopicPartition& tp, const ControllerPartitionState& p);
-  // Writes the partition's next state (conditional on the known version; BADVERSION re-reads the
-  // znode and computes again). `change` returns nullopt when nothing is to be written.
+  // Writes the partition's next state, conditional on the version read (BADVERSION re-reads the
+  // znode and computes again). `change` returns nullopt when nothing is to be written. `done` gets
+  // true when written, false when there was nothing to write, or the error (traced) that stopped
+  // it.
   using StateChange =
       std::function<std::optional<zk::PartitionState>(const ControllerPartitionState&)>;
-  void UpdatePartitionState(const TopicPartition& tp, StateChange change,
-                            std::function<void(bool written)> done, int attempt = 0);
+  using StateWritten = std::function<void(Result<bool> written)>;
+  void UpdatePartitionState(const TopicPartition& tp, StateChange change, StateWritten done,
+                            int attempt = 0);
+  // The always-on checks before a state write (docs/controller.md, "Checks").
+  void CheckStateWrite(const ControllerPartitionState& read, const zk::PartitionState& next) const;
   void ReadPartitionState(const TopicPartition& tp, std::function<void(Status)> done);
   // Creates the state znode of a partition that has none (NewPartition -> OnlinePartition).
-  void InitializePartition(const TopicPartition& tp, Done done);
+  void InitializePartition(const TopicPartition& tp, StepDone done);
+  void OnPartitionExists(const TopicPartition& tp, const zk::PartitionState& ours, StepDone done);
   // Elects a leader for a partition without a live leader, or removes dead brokers from its ISR
   // (OfflinePartition -> OnlinePartition, OnlineReplica -> OfflineReplica).
-  void ReconcilePartition(const TopicPartition& tp, Reason reason, Done done);
+  void ReconcilePartition(const TopicPartition& tp, Reason reason, StepDone done);
   // Initializes or reconciles each of `partitions` (skipping topics being deleted).
-  void ReconcilePartitions(const std::vector<TopicPartition>& partitions, Reason reason, Done done);
-  void ReconcileAll(Reason reason, Done done);
+  void ReconcilePartitions(const std::vector<TopicPartition>& partitions, Reason reason,
+                           StepDone done);
+  void ReconcileAll(Reason reason, StepDone done);
   void AddLeaderAndIsr(const TopicPartition& tp, const std::vector<BrokerId>& recipients,
                        bool is_new);
   void AddLeaderAndIsrToLiveReplicas(const TopicPartition& tp, bool is_new);
-  void HandleIsrChangeNotifications(Done done);
+  void HandleIsrChangeNotifications(StepDone done);
+  void ReadIsrChangeNotification(const std::string& path, std::set<TopicPartition>* changed,
+                                 StepDone done);
+  void RefreshPartitionState(const TopicPartition& tp, StepDone done);
   void ControlledShutdown(const ControlledShutdownRequest& request,
-                          std::function<void(ControlledShutdownResponse)> respond, Done done);
+                          std::function<void(ControlledShutdownResponse)> respond, StepDone done);
+  void MoveLeadership(const TopicPartition& tp, StepDone done);
+  void RemoveFromIsr(const TopicPartition& tp, BrokerId broker, StepDone done);
   bool BeingDeleted(const std::string& topic) const { return deletions_.contains(topic); }
-  void HandleDeleteTopics(Done done);
+  void HandleDeleteTopics(StepDone done);
   void StartTopicDeletion(const std::string& topic);
   void SendDeleteReplicas(const std::string& topic, BrokerId broker);
-  void OnReplicaDeleted(const std::string& topic, BrokerId broker, Done done);
-  void CompleteTopicDeletion(const std::string& topic, Done done);
-  void DeleteRecursive(const std::string& path, std::function<void(Status)> done);
+  void OnReplicaDeleted(const std::string& topic, BrokerId broker, StepDone done);
+  void CompleteTopicDeletion(const std::string& topic, StepDone done);
+  void DeleteRecursive(const std::string& path, StepDone done);
   void EmitElected(const TopicPartition& tp, const ControllerPartitionState& p,
                    const ElectionResult& result, std::string_view policy, Reason reason);
+  void EmitOffline(const TopicPartition& tp, const std::vector<BrokerId>& isr);
 
   // Seams and settings.
   BrokerConfig config_;
   ControllerOptions options_;
   BrokerId id_;
-  Coordination& zk_;
+  RetryingCoordination zk_;  // every call retried on CONNECTIONLOSS, as ZkClient does
   ControllerChannel& channel_;
   Timers& timers_;
   const Clock& clock_;

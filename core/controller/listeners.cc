@@ -1,11 +1,12 @@
 // The controller's ZooKeeper listeners (Kafka 0.10's BrokerChangeListener, TopicChangeListener,
 // AddPartitionsListener; DeleteTopicsListener and IsrChangeNotificationListener dispatch to
-// controller_deletion.cc and controller_partitions.cc): watch events become queued tasks, each
+// topic_deletion.cc and partition_state_machine.cc): watch events become queued tasks, each
 // re-reads what changed (setting the watch again) and reconciles.
 #include <algorithm>
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/controller/controller.h"
 
 namespace ksim {
@@ -16,183 +17,232 @@ void Controller::OnWatchEvent(const WatchEvent& event) {
   if (!started_) return;
   const std::string& path = event.path;
   if (path == zk::kControllerPath) {
-    Enqueue("elect", [this](Done done) { Elect(std::move(done)); });
+    EnqueueElection();
     return;
   }
   if (!active_) return;
   const bool children = event.type == WatchEventType::kNodeChildrenChanged;
   if (path == zk::kBrokerIdsPath && children) {
-    EnqueueActive("broker_change", [this](Done done) { HandleBrokerChange(std::move(done)); });
+    EnqueueActive("broker_change", [this](StepDone done) { HandleBrokerChange(std::move(done)); });
   } else if (path == zk::kBrokerTopicsPath && children) {
-    EnqueueActive("topic_change", [this](Done done) { HandleTopicChange(std::move(done)); });
+    EnqueueActive("topic_change", [this](StepDone done) { HandleTopicChange(std::move(done)); });
   } else if (path == zk::kDeleteTopicsPath && children) {
-    EnqueueActive("delete_topics", [this](Done done) { HandleDeleteTopics(std::move(done)); });
+    EnqueueActive("delete_topics", [this](StepDone done) { HandleDeleteTopics(std::move(done)); });
   } else if (path == zk::kIsrChangeNotificationPath && children) {
     EnqueueActive("isr_change",
-                  [this](Done done) { HandleIsrChangeNotifications(std::move(done)); });
+                  [this](StepDone done) { HandleIsrChangeNotifications(std::move(done)); });
   } else if (event.type == WatchEventType::kNodeDataChanged &&
              ParentPath(path) == zk::kBrokerTopicsPath) {
     std::string topic(NodeName(path));
-    EnqueueActive("partition_modification", [this, topic](Done done) {
+    EnqueueActive("partition_modification", [this, topic](StepDone done) {
       HandlePartitionModification(topic, std::move(done));
     });
   }
 }
 
-void Controller::HandleBrokerChange(Done done) {
+void Controller::HandleBrokerChange(StepDone done) {
   // BrokerChangeListener: diff the children of /brokers/ids against the live set.
-  LoadLiveBrokers([this, done](std::set<BrokerId> ids) {
+  struct Change {
+    std::set<BrokerId> ids;
     std::set<BrokerId> added;
     std::set<BrokerId> dead;
-    for (BrokerId id : ids) {
-      if (!live_brokers_.contains(id)) added.insert(id);
-    }
-    for (BrokerId id : live_brokers_) {
-      if (!ids.contains(id)) dead.insert(id);
-    }
-    ReadRegistrations(added, [this, done, dead](std::set<BrokerId> started) {
-      for (BrokerId broker : dead) {
-        live_brokers_.erase(broker);
-        endpoints_.erase(broker);
-        shutting_down_.erase(broker);
-        channel_.RemoveBroker(broker);
-        for (auto& [topic, deletion] : deletions_) deletion.sent.erase(broker);
-        EventFields fields;
-        fields["broker"] = broker.value();
-        Emit(events_, "broker_left", std::move(fields));
-      }
-      for (BrokerId broker : started) {
-        live_brokers_.insert(broker);
-        channel_.AddBroker(broker, endpoints_.at(broker));
-        EventFields fields;
-        fields["broker"] = broker.value();
-        Emit(events_, "broker_joined", std::move(fields));
-      }
-      if (dead.empty() && started.empty()) {
-        done();
-        return;
-      }
-      // onBrokerStartup: the new brokers hear their partitions' state (OnlineReplica).
-      for (const auto& [tp, p] : partitions_) {
-        if (BeingDeleted(tp.topic)) continue;
-        std::vector<BrokerId> recipients;
-        for (BrokerId replica : p.assigned_replicas) {
-          if (started.contains(replica)) recipients.push_back(replica);
-        }
-        AddLeaderAndIsr(tp, recipients, false);
-      }
-      // onBrokerFailure / triggerOnlinePartitionStateChange: elect where no live leader is left,
-      // drop dead brokers from ISRs.
-      const Reason reason = dead.empty() ? Reason::kBrokerStartup : Reason::kBrokerFailure;
-      ReconcileAll(reason, [this, done, started] {
-        // TopicDeletionManager: replicas that were down get their StopReplica now.
-        for (auto& [topic, deletion] : deletions_) {
-          for (BrokerId broker : started) {
-            if (deletion.awaiting.contains(broker) && !deletion.sent.contains(broker)) {
-              SendDeleteReplicas(topic, broker);
-            }
-          }
-        }
-        batch_.update_metadata = true;
-        SendBatch();
-        done();
-      });
-    });
-  });
+    std::set<BrokerId> started;  // added and still registered when read
+  };
+  auto change = std::make_shared<Change>();
+  InOrder({
+              [this, change](StepDone next) { ReadBrokerIds(&change->ids, std::move(next)); },
+              [this, change](StepDone next) {
+                for (BrokerId id : change->ids) {
+                  if (!live_brokers_.contains(id)) change->added.insert(id);
+                }
+                for (BrokerId id : live_brokers_) {
+                  if (!change->ids.contains(id)) change->dead.insert(id);
+                }
+                ReadRegistrations(change->added, &change->started, std::move(next));
+              },
+              [this, change](StepDone next) {
+                ApplyBrokerChange(change->dead, change->started);
+                if (change->dead.empty() && change->started.empty()) {
+                  next(Status::Ok());
+                  return;
+                }
+                OnBrokersChanged(change->dead, change->started, std::move(next));
+              },
+          },
+          std::move(done));
 }
 
-void Controller::HandleTopicChange(Done done) {
-  // TopicChangeListener: new topics go through onNewTopicCreation.
-  zk_.GetChildren(std::string(zk::kBrokerTopicsPath), /*watch=*/true,
-                  Guarded([this, done](Result<std::vector<std::string>> children) {
-                    if (!children.ok()) {
-                      done();
-                      return;
+void Controller::ApplyBrokerChange(const std::set<BrokerId>& dead,
+                                   const std::set<BrokerId>& started) {
+  for (BrokerId broker : dead) {
+    live_brokers_.erase(broker);
+    endpoints_.erase(broker);
+    shutting_down_.erase(broker);
+    channel_.RemoveBroker(broker);
+    for (auto& [topic, deletion] : deletions_) deletion.sent.erase(broker);
+    Emit(events_, ev::kBrokerLeft, {{field::kBroker, broker.value()}});
+  }
+  for (BrokerId broker : started) {
+    live_brokers_.insert(broker);
+    channel_.AddBroker(broker, endpoints_.at(broker));
+    Emit(events_, ev::kBrokerJoined, {{field::kBroker, broker.value()}});
+  }
+}
+
+void Controller::OnBrokersChanged(const std::set<BrokerId>& dead, const std::set<BrokerId>& started,
+                                  StepDone done) {
+  // onBrokerStartup: the new brokers hear their partitions' state (OnlineReplica).
+  for (const auto& [tp, p] : partitions_) {
+    if (BeingDeleted(tp.topic)) continue;
+    std::vector<BrokerId> recipients;
+    for (BrokerId replica : p.assigned_replicas) {
+      if (started.contains(replica)) recipients.push_back(replica);
+    }
+    AddLeaderAndIsr(tp, recipients, false);
+  }
+  // onBrokerFailure / triggerOnlinePartitionStateChange: elect where no live leader is left, drop
+  // dead brokers from ISRs. Then TopicDeletionManager: replicas that were down get their
+  // StopReplica now.
+  const Reason reason = dead.empty() ? Reason::kBrokerStartup : Reason::kBrokerFailure;
+  InOrder({
+              [this, reason](StepDone next) { ReconcileAll(reason, std::move(next)); },
+              [this, started](StepDone next) {
+                for (auto& [topic, deletion] : deletions_) {
+                  for (BrokerId broker : started) {
+                    if (deletion.awaiting.contains(broker) && !deletion.sent.contains(broker)) {
+                      SendDeleteReplicas(topic, broker);
                     }
-                    const std::set<std::string> names(children->begin(), children->end());
-                    std::vector<std::string> removed;
-                    for (const auto& [topic, assignment] : topics_) {
-                      if (!names.contains(topic)) removed.push_back(topic);
-                    }
-                    for (const std::string& topic : removed) {
-                      // Deleted behind our back (or by our own deletion): forget it.
-                      topics_.erase(topic);
-                      topic_unclean_.erase(topic);
-                      deletions_.erase(topic);
-                      std::erase_if(partitions_,
-                                    [&](const auto& entry) { return entry.first.topic == topic; });
-                      std::erase_if(uninitialized_,
-                                    [&](const TopicPartition& tp) { return tp.topic == topic; });
-                      std::erase_if(last_isr_member_,
-                                    [&](const auto& entry) { return entry.first.topic == topic; });
-                      batch_.update_metadata = true;
-                    }
-                    auto added = std::make_shared<std::vector<std::string>>();
-                    for (const std::string& topic : names) {
-                      if (!topics_.contains(topic)) added->push_back(topic);
-                    }
-                    auto join = std::make_shared<Join>(Guarded([this, done, added] {
-                      std::vector<TopicPartition> fresh;
-                      for (const std::string& topic : *added) {
-                        auto it = topics_.find(topic);
-                        if (it == topics_.end()) continue;
-                        for (const auto& [partition, replicas] : it->second) {
-                          fresh.push_back(TopicPartition{topic, partition});
-                        }
+                  }
+                }
+                batch_.update_metadata = true;
+                SendBatch();
+                next(Status::Ok());
+              },
+          },
+          std::move(done));
+}
+
+void Controller::HandleTopicChange(StepDone done) {
+  // TopicChangeListener: new topics go through onNewTopicCreation; topics gone are forgotten.
+  struct Change {
+    std::vector<std::string> added;
+    std::vector<TopicPartition> fresh;  // the partitions of the added topics that could be read
+  };
+  auto change = std::make_shared<Change>();
+  InOrder({
+              [this, change](StepDone next) {
+                ReadChildren(
+                    std::string(zk::kBrokerTopicsPath), /*watch=*/true,
+                    [this, change](std::optional<std::vector<std::string>> children) {
+                      // /brokers/topics itself gone: Kafka's listener gets no list to diff.
+                      if (!children) return;
+                      const std::set<std::string> names(children->begin(), children->end());
+                      std::vector<std::string> removed;
+                      for (const auto& [topic, assignment] : topics_) {
+                        if (!names.contains(topic)) removed.push_back(topic);
                       }
-                      ReconcilePartitions(fresh, Reason::kNewPartition, [this, done, fresh] {
-                        if (!fresh.empty()) batch_.update_metadata = true;
-                        SendBatch();
-                        done();
-                      });
-                    }));
-                    for (const std::string& topic : *added) {
-                      join->Add();
-                      LoadTopic(topic, [join] { join->Arrive(); });
-                    }
-                    join->Arrive();
-                  }));
+                      // Deleted behind our back (or by our own deletion): forget them.
+                      for (const std::string& topic : removed) ForgetTopic(topic);
+                      for (const std::string& topic : names) {
+                        if (!topics_.contains(topic)) change->added.push_back(topic);
+                      }
+                    },
+                    std::move(next));
+              },
+              [this, change](StepDone next) {
+                ForEach(
+                    change->added,
+                    [this](const std::string& topic, StepDone loaded) {
+                      LoadTopic(topic, std::move(loaded));
+                    },
+                    std::move(next));
+              },
+              [this, change](StepDone next) {
+                for (const std::string& topic : change->added) {
+                  auto it = topics_.find(topic);
+                  if (it == topics_.end()) continue;
+                  for (const auto& [partition, replicas] : it->second) {
+                    change->fresh.push_back(TopicPartition{topic, partition});
+                  }
+                }
+                ReconcilePartitions(change->fresh, Reason::kNewPartition, std::move(next));
+              },
+              [this, change](StepDone next) {
+                if (!change->fresh.empty()) batch_.update_metadata = true;
+                SendBatch();
+                next(Status::Ok());
+              },
+          },
+          std::move(done));
 }
 
-void Controller::HandlePartitionModification(const std::string& topic, Done done) {
+void Controller::ForgetTopic(const std::string& topic) {
+  topics_.erase(topic);
+  topic_unclean_.erase(topic);
+  deletions_.erase(topic);
+  std::erase_if(partitions_, [&](const auto& entry) { return entry.first.topic == topic; });
+  std::erase_if(uninitialized_, [&](const TopicPartition& tp) { return tp.topic == topic; });
+  std::erase_if(last_isr_member_, [&](const auto& entry) { return entry.first.topic == topic; });
+  batch_.update_metadata = true;
+}
+
+void Controller::HandlePartitionModification(const std::string& topic, StepDone done) {
   // AddPartitionsListener: partitions added to an existing topic (kafka-topics.sh --alter).
   // Changed replica lists of existing partitions are a reassignment, which has its own path in
   // Kafka and is not modelled: they are ignored, as this listener ignores them.
   if (!topics_.contains(topic) || BeingDeleted(topic)) {
-    done();
+    done(Status::Ok());
     return;
   }
-  zk_.GetData(zk::TopicPath(topic), /*watch=*/true,
-              Guarded([this, topic, done](Result<ZnodeData> data) {
-                auto it = topics_.find(topic);
-                if (!data.ok() || it == topics_.end()) {
-                  done();
-                  return;
+  struct Change {
+    bool read = false;  // the assignment was there and could be decoded
+    std::vector<TopicPartition> added;
+  };
+  auto change = std::make_shared<Change>();
+  const std::string path = zk::TopicPath(topic);
+  InOrder({
+              [this, change, topic, path](StepDone next) {
+                ReadZnode(
+                    path, /*watch=*/true,
+                    [this, change, topic, path](std::optional<ZnodeData> data) {
+                      auto it = topics_.find(topic);
+                      if (!data || it == topics_.end())
+                        return;  // deleted: the topic change forgets it
+                      Result<zk::ReplicaAssignment> assignment =
+                          zk::DecodeReplicaAssignment(data->data);
+                      if (!assignment.ok()) {
+                        (void)ZkFailed(kOpGetData, path, assignment.status());
+                        return;
+                      }
+                      change->read = true;
+                      for (const auto& [partition, replicas] : *assignment) {
+                        if (it->second.contains(partition)) continue;
+                        it->second[partition] = replicas;
+                        change->added.push_back(TopicPartition{topic, partition});
+                      }
+                    },
+                    std::move(next));
+              },
+              [this, change](StepDone next) {
+                ForEach(
+                    change->added,
+                    [this](const TopicPartition& tp, StepDone loaded) {
+                      LoadPartition(tp, std::move(loaded));
+                    },
+                    std::move(next));
+              },
+              [this, change](StepDone next) {
+                ReconcilePartitions(change->added, Reason::kNewPartition, std::move(next));
+              },
+              [this, change](StepDone next) {
+                if (change->read) {
+                  batch_.update_metadata = true;
+                  SendBatch();
                 }
-                Result<zk::ReplicaAssignment> assignment = zk::DecodeReplicaAssignment(data->data);
-                if (!assignment.ok()) {
-                  done();
-                  return;
-                }
-                std::vector<TopicPartition> added;
-                for (const auto& [partition, replicas] : *assignment) {
-                  if (it->second.contains(partition)) continue;
-                  it->second[partition] = replicas;
-                  added.push_back(TopicPartition{topic, partition});
-                }
-                auto join = std::make_shared<Join>(Guarded([this, done, added] {
-                  ReconcilePartitions(added, Reason::kNewPartition, [this, done] {
-                    batch_.update_metadata = true;
-                    SendBatch();
-                    done();
-                  });
-                }));
-                for (const TopicPartition& tp : added) {
-                  join->Add();
-                  LoadPartition(tp, [join] { join->Arrive(); });
-                }
-                join->Arrive();
-              }));
+                next(Status::Ok());
+              },
+          },
+          std::move(done));
 }
 
 }  // namespace ksim

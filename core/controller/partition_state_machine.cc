@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/controller/controller.h"
 
 namespace ksim {
@@ -77,16 +78,22 @@ ElectionInput Controller::MakeInput(const TopicPartition& tp, const ControllerPa
 
 void Controller::EmitElected(const TopicPartition& tp, const ControllerPartitionState& p,
                              const ElectionResult& result, std::string_view policy, Reason reason) {
-  EventFields fields;
-  fields["topic"] = tp.topic;
-  fields["partition"] = tp.partition.value();
-  fields["leader"] = p.state.leader.value();
-  fields["epoch"] = p.state.leader_epoch.value();
-  fields["isr"] = BrokerList(p.state.isr);
-  fields["unclean"] = result.unclean;
-  fields["policy"] = std::string(policy);
-  fields["reason"] = std::string(ReasonName(static_cast<uint8_t>(reason)));
-  Emit(events_, "leader_elected", std::move(fields));
+  Emit(events_, ev::kLeaderElected,
+       {{field::kTopic, tp.topic},
+        {field::kPartition, tp.partition.value()},
+        {field::kLeader, p.state.leader.value()},
+        {field::kEpoch, p.state.leader_epoch.value()},
+        {field::kIsr, BrokerList(p.state.isr)},
+        {field::kUnclean, result.unclean},
+        {field::kPolicy, policy},
+        {field::kReason, ReasonName(static_cast<uint8_t>(reason))}});
+}
+
+void Controller::EmitOffline(const TopicPartition& tp, const std::vector<BrokerId>& isr) {
+  Emit(events_, ev::kPartitionOffline,
+       {{field::kTopic, tp.topic},
+        {field::kPartition, tp.partition.value()},
+        {field::kIsr, BrokerList(isr)}});
 }
 
 // ---- State writes -------------------------------------------------------------------------------
@@ -120,66 +127,98 @@ void Controller::ReadPartitionState(const TopicPartition& tp, std::function<void
               }));
 }
 
+void Controller::CheckStateWrite(const ControllerPartitionState& read,
+                                 const zk::PartitionState& next) const {
+  // TigerBeetle's habit: assert before the write what the readers of the write rely on. Brokers
+  // ignore a LeaderAndIsr whose leader epoch is not newer than theirs, and KIP-101 truncation
+  // keys on it: every write of the controller moves it forward.
+  KSIM_CHECK(next.leader_epoch > read.state.leader_epoch);
+  // The ISR never empties (the last member stays recorded when every member is dead)...
+  KSIM_CHECK(!next.isr.empty());
+  // ...and holds assigned replicas only.
+  for (BrokerId member : next.isr) KSIM_CHECK(Contains(read.assigned_replicas, member));
+  // The write carries this controller's epoch, which never falls below the one read.
+  KSIM_CHECK(next.controller_epoch == epoch_);
+  KSIM_CHECK(read.state.controller_epoch <= epoch_);
+  // It is conditional on the version read (ReplicationUtils.updateLeaderAndIsr), never "any".
+  KSIM_CHECK(read.zk_version != kAnyVersion);
+}
+
 void Controller::UpdatePartitionState(const TopicPartition& tp, StateChange change,
-                                      std::function<void(bool written)> done, int attempt) {
+                                      StateWritten done, int attempt) {
   auto it = partitions_.find(tp);
   if (it == partitions_.end()) {
     done(false);
     return;
   }
-  std::optional<zk::PartitionState> next = change(it->second);
+  const std::string path = zk::PartitionStatePath(tp.topic, tp.partition);
+  const ControllerPartitionState& read = it->second;
+  if (read.state.controller_epoch > epoch_) {
+    // PartitionStateMachine.electLeaderForPartition: "aborted leader election ... since the
+    // LeaderAndIsr path was already written by another controller. This probably means that the
+    // current controller went through a soft failure and another controller was elected".
+    done(ZkFailed(kOpSetData, path,
+                  Status(Errc::kStaleControllerEpoch,
+                         "written by controller epoch " +
+                             std::to_string(read.state.controller_epoch.value()) +
+                             ", this controller's is " + std::to_string(epoch_.value()))));
+    return;
+  }
+  std::optional<zk::PartitionState> next = change(read);
   if (!next) {
     done(false);
     return;
   }
-  KSIM_CHECK(!next->isr.empty());  // the ISR never empties (the last member stays recorded)
-  // ReplicationUtils.updateLeaderAndIsr: conditional on the version the controller read.
-  zk_.SetData(zk::PartitionStatePath(tp.topic, tp.partition), zk::EncodePartitionState(*next),
-              it->second.zk_version,
-              Guarded([this, tp, change, done, attempt, next](Result<ZnodeStat> stat) mutable {
-                auto it = partitions_.find(tp);
-                if (it == partitions_.end()) {
-                  done(false);
-                  return;
-                }
-                if (stat.ok()) {
-                  it->second.state = *next;
-                  it->second.zk_version = stat->version;
-                  done(true);
-                  return;
-                }
-                const Errc code = stat.status().code();
-                if ((code != Errc::kBadVersion && code != Errc::kConnectionLoss) ||
-                    attempt + 1 >= kMaxStateWriteAttempts) {
-                  done(false);
-                  return;
-                }
-                // BADVERSION: someone (the leader shrinking or expanding its ISR) wrote it
-                // meanwhile. CONNECTIONLOSS: the write may or may not have been applied. Either
-                // way: read it again (the read waits for the connection) and decide again from what
-                // is there now.
-                ReadPartitionState(
-                    tp, [this, tp, change, done, attempt, next](Status read) mutable {
-                      if (!read.ok()) {
-                        done(false);
-                        return;
-                      }
-                      auto it = partitions_.find(tp);
-                      if (it != partitions_.end() && it->second.state == *next) {
-                        done(true);  // our write went through before the connection dropped
-                        return;
-                      }
-                      UpdatePartitionState(tp, std::move(change), std::move(done), attempt + 1);
-                    });
-              }));
+  CheckStateWrite(read, *next);
+  zk_.SetData(
+      path, zk::EncodePartitionState(*next), read.zk_version,
+      Guarded([this, tp, path, change, done, attempt, next](Result<ZnodeStat> stat) {
+        auto it = partitions_.find(tp);
+        if (it == partitions_.end()) {
+          done(false);  // forgotten meanwhile (the topic was deleted)
+          return;
+        }
+        if (stat.ok()) {
+          it->second.state = *next;
+          it->second.zk_version = stat->version;
+          done(true);
+          return;
+        }
+        if (stat.status() != Errc::kBadVersion) {
+          done(ZkFailed(kOpSetData, path, stat.status()));
+          return;
+        }
+        if (attempt + 1 >= kMaxStateWriteAttempts) {
+          done(ZkFailed(
+              kOpSetData, path,
+              Status(Errc::kBadVersion, "gave up after " + std::to_string(kMaxStateWriteAttempts) +
+                                            " conditional writes")));
+          return;
+        }
+        // BADVERSION: someone (the leader shrinking or expanding its ISR) wrote it
+        // meanwhile, or this very write was applied before the connection dropped and its
+        // retry found the version it made (ReplicationUtils.checkLeaderAndIsrZkData).
+        // Either way: read it again and decide again from what is there now.
+        ReadPartitionState(tp, [this, tp, path, change, done, attempt, next](Status read) mutable {
+          if (!read.ok()) {
+            done(ZkFailed(kOpGetData, path, std::move(read)));
+            return;
+          }
+          if (partitions_.at(tp).state == *next) {
+            done(true);  // our write went through before the connection dropped
+            return;
+          }
+          UpdatePartitionState(tp, std::move(change), std::move(done), attempt + 1);
+        });
+      }));
 }
 
 // ---- New partitions (NewPartition -> OnlinePartition) -------------------------------------------
 
-void Controller::InitializePartition(const TopicPartition& tp, Done done) {
+void Controller::InitializePartition(const TopicPartition& tp, StepDone done) {
   auto topic = topics_.find(tp.topic);
   if (topic == topics_.end() || !topic->second.contains(tp.partition)) {
-    done();
+    done(Status::Ok());
     return;
   }
   ControllerPartitionState initial;
@@ -188,21 +227,22 @@ void Controller::InitializePartition(const TopicPartition& tp, Done done) {
   ElectionResult result = InitialLeaderAndIsr(input);
   if (result.outcome != ElectionOutcome::kElected) {
     // "No assigned replica is alive": it stays new until one registers.
-    EventFields fields;
-    fields["topic"] = tp.topic;
-    fields["partition"] = tp.partition.value();
-    fields["isr"] = nlohmann::ordered_json::array();
-    Emit(events_, "partition_offline", std::move(fields));
-    done();
+    EmitOffline(tp, {});
+    done(Status::Ok());
     return;
   }
   initial.state.leader = *result.leader;
   initial.state.leader_epoch = LeaderEpoch(0);
   initial.state.isr = result.isr;
   initial.state.controller_epoch = epoch_;
-  CreateWithParents(zk_, zk::PartitionStatePath(tp.topic, tp.partition),
-                    zk::EncodePartitionState(initial.state), CreateMode::kPersistent,
-                    Guarded([this, tp, initial, result, done](Result<std::string> created) {
+  // The first state: nothing was read (the partition has no state known), the ISR is assigned
+  // replicas, leader epoch 0.
+  KSIM_CHECK(!partitions_.contains(tp));
+  KSIM_CHECK(!initial.state.isr.empty());
+  for (BrokerId member : initial.state.isr) KSIM_CHECK(Contains(initial.assigned_replicas, member));
+  const std::string path = zk::PartitionStatePath(tp.topic, tp.partition);
+  CreateWithParents(zk_, path, zk::EncodePartitionState(initial.state), CreateMode::kPersistent,
+                    Guarded([this, tp, path, initial, result, done](Result<std::string> created) {
                       if (created.ok()) {
                         uninitialized_.erase(tp);
                         ControllerPartitionState& p = partitions_[tp];
@@ -211,29 +251,49 @@ void Controller::InitializePartition(const TopicPartition& tp, Done done) {
                         EmitElected(tp, p, result, "initial", Reason::kNewPartition);
                         AddLeaderAndIsr(tp, result.recipients, /*is_new=*/true);
                         batch_.update_metadata = true;
-                        done();
-                        return;
+                        done(Status::Ok());
+                      } else if (created.status() == Errc::kNodeExists) {
+                        OnPartitionExists(tp, initial.state, done);
+                      } else {
+                        // Kafka's handleStateChange logs the failed state change and goes on.
+                        (void)ZkFailed(kOpCreate, path, created.status());
+                        done(Status::Ok());
                       }
-                      const Errc code = created.status().code();
-                      if (code != Errc::kNodeExists && code != Errc::kConnectionLoss) {
-                        done();
-                        return;
-                      }
-                      // Kafka: "partition already exists": take what is there (after a
-                      // CONNECTIONLOSS the create may have been applied: the read tells).
-                      ReadPartitionState(tp, [this, tp, done](Status read) {
-                        if (read.ok()) {
-                          AddLeaderAndIsrToLiveReplicas(tp, /*is_new=*/true);
-                          batch_.update_metadata = true;
-                        }
-                        done();
-                      });
                     }));
+}
+
+void Controller::OnPartitionExists(const TopicPartition& tp, const zk::PartitionState& ours,
+                                   StepDone done) {
+  // The state znode exists: our create was applied before the connection dropped (its retry found
+  // it), or another controller made it. Either way the controller takes what is there (Kafka logs
+  // "LeaderAndIsr path already exists" and leaves the partition new; ksim announces the state).
+  const std::string path = zk::PartitionStatePath(tp.topic, tp.partition);
+  ReadPartitionState(tp, [this, tp, path, ours, done](Status read) {
+    if (read == Errc::kNoNode || read == Errc::kUnknownTopicOrPartition) {
+      done(Status::Ok());  // deleted meanwhile, with its topic
+      return;
+    }
+    if (!read.ok()) {
+      (void)ZkFailed(kOpGetData, path, std::move(read));
+      done(Status::Ok());
+      return;
+    }
+    const zk::PartitionState& found = partitions_.at(tp).state;
+    if (found.controller_epoch != ours.controller_epoch) {
+      (void)ZkFailed(
+          kOpCreate, path,
+          Status(Errc::kNodeExists, "partition state already written by controller epoch " +
+                                        std::to_string(found.controller_epoch.value())));
+    }
+    AddLeaderAndIsrToLiveReplicas(tp, /*is_new=*/true);
+    batch_.update_metadata = true;
+    done(Status::Ok());
+  });
 }
 
 // ---- Failures and returns (OfflinePartition -> OnlinePartition, OnlineReplica -> Offline) -------
 
-void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Done done) {
+void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, StepDone done) {
   enum class Kind { kNone, kElected, kOffline, kIsrShrink };
   struct Outcome {
     Kind kind = Kind::kNone;
@@ -278,60 +338,61 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Don
     outcome->kind = Kind::kOffline;
     return zk::PartitionState{zk::kNoLeader, s.leader_epoch + 1, isr, epoch_};
   };
-  UpdatePartitionState(tp, std::move(change), [this, tp, reason, outcome, done](bool written) {
-    auto it = partitions_.find(tp);
-    if (!written || it == partitions_.end()) {
-      done();
-      return;
-    }
-    const ControllerPartitionState& p = it->second;
-    switch (outcome->kind) {
-      case Kind::kElected:
-        ++elections_;
-        if (outcome->result.unclean) ++unclean_elections_;
-        last_isr_member_.erase(tp);
-        EmitElected(tp, p, outcome->result, outcome->policy, reason);
-        AddLeaderAndIsr(tp, outcome->result.recipients, false);
-        break;
-      case Kind::kOffline: {
-        bool any_live = false;
-        for (BrokerId member : p.state.isr) any_live = any_live || live_brokers_.contains(member);
-        if (!any_live) last_isr_member_[tp] = p.state.isr.front();
-        EventFields fields;
-        fields["topic"] = tp.topic;
-        fields["partition"] = tp.partition.value();
-        fields["isr"] = BrokerList(p.state.isr);
-        Emit(events_, "partition_offline", std::move(fields));
-        AddLeaderAndIsrToLiveReplicas(tp, false);
-        break;
-      }
-      case Kind::kIsrShrink:
-        AddLeaderAndIsrToLiveReplicas(tp, false);
-        break;
-      case Kind::kNone:
-        break;
-    }
-    batch_.update_metadata = true;
-    done();
-  });
+  UpdatePartitionState(tp, std::move(change),
+                       [this, tp, reason, outcome, done](Result<bool> written) {
+                         // A failed write was traced; Kafka's handleStateChange logs it and goes on
+                         // with the next partition.
+                         auto it = partitions_.find(tp);
+                         if (!written.ok() || !*written || it == partitions_.end()) {
+                           done(Status::Ok());
+                           return;
+                         }
+                         const ControllerPartitionState& p = it->second;
+                         switch (outcome->kind) {
+                           case Kind::kElected:
+                             ++elections_;
+                             if (outcome->result.unclean) ++unclean_elections_;
+                             last_isr_member_.erase(tp);
+                             EmitElected(tp, p, outcome->result, outcome->policy, reason);
+                             AddLeaderAndIsr(tp, outcome->result.recipients, false);
+                             break;
+                           case Kind::kOffline: {
+                             bool any_live = false;
+                             for (BrokerId member : p.state.isr)
+                               any_live = any_live || live_brokers_.contains(member);
+                             if (!any_live) last_isr_member_[tp] = p.state.isr.front();
+                             EmitOffline(tp, p.state.isr);
+                             AddLeaderAndIsrToLiveReplicas(tp, false);
+                             break;
+                           }
+                           case Kind::kIsrShrink:
+                             AddLeaderAndIsrToLiveReplicas(tp, false);
+                             break;
+                           case Kind::kNone:
+                             break;
+                         }
+                         batch_.update_metadata = true;
+                         done(Status::Ok());
+                       });
 }
 
 void Controller::ReconcilePartitions(const std::vector<TopicPartition>& partitions, Reason reason,
-                                     Done done) {
-  auto join = std::make_shared<Join>(std::move(done));
+                                     StepDone done) {
+  std::vector<Step> steps;
   for (const TopicPartition& tp : partitions) {
     if (BeingDeleted(tp.topic)) continue;
-    join->Add();
-    if (uninitialized_.contains(tp)) {
-      InitializePartition(tp, [join] { join->Arrive(); });
-    } else {
-      ReconcilePartition(tp, reason, [join] { join->Arrive(); });
-    }
+    steps.push_back([this, tp, reason](StepDone next) {
+      if (uninitialized_.contains(tp)) {
+        InitializePartition(tp, std::move(next));
+      } else {
+        ReconcilePartition(tp, reason, std::move(next));
+      }
+    });
   }
-  join->Arrive();
+  AllOf(std::move(steps), std::move(done));
 }
 
-void Controller::ReconcileAll(Reason reason, Done done) {
+void Controller::ReconcileAll(Reason reason, StepDone done) {
   std::set<TopicPartition> all(uninitialized_.begin(), uninitialized_.end());
   for (const auto& [tp, p] : partitions_) all.insert(tp);
   ReconcilePartitions(std::vector<TopicPartition>(all.begin(), all.end()), reason, std::move(done));
@@ -354,52 +415,96 @@ void Controller::AddLeaderAndIsrToLiveReplicas(const TopicPartition& tp, bool is
 
 // ---- ISR change notifications (IsrChangeNotificationListener) -----------------------------------
 
-void Controller::HandleIsrChangeNotifications(Done done) {
+void Controller::HandleIsrChangeNotifications(StepDone done) {
+  // Read every notification, re-read the partitions they name into the cache, UpdateMetadata to
+  // every live broker, then delete the notifications read.
+  struct Notifications {
+    std::vector<std::string> paths;
+    std::set<TopicPartition> changed;
+  };
+  auto notifications = std::make_shared<Notifications>();
   const std::string root(zk::kIsrChangeNotificationPath);
-  zk_.GetChildren(
-      root, /*watch=*/true, Guarded([this, root, done](Result<std::vector<std::string>> children) {
-        if (!children.ok() || children->empty()) {
-          done();
+  InOrder(
+      {
+          [this, notifications, root](StepDone next) {
+            ReadChildren(
+                root, /*watch=*/true,
+                [notifications, root](std::optional<std::vector<std::string>> children) {
+                  for (const std::string& name : children.value_or(std::vector<std::string>())) {
+                    if (name.starts_with(zk::kIsrChangeNotificationPrefix)) {
+                      notifications->paths.push_back(root + "/" + name);
+                    }
+                  }
+                },
+                std::move(next));
+          },
+          [this, notifications](StepDone next) {
+            ForEach(
+                notifications->paths,
+                [this, notifications](const std::string& path, StepDone read) {
+                  ReadIsrChangeNotification(path, &notifications->changed, std::move(read));
+                },
+                std::move(next));
+          },
+          [this, notifications](StepDone next) {
+            ForEach(
+                notifications->changed,
+                [this](const TopicPartition& tp, StepDone refreshed) {
+                  RefreshPartitionState(tp, std::move(refreshed));
+                },
+                std::move(next));
+          },
+          [this, notifications](StepDone next) {
+            if (!notifications->paths.empty()) {
+              batch_.update_metadata = true;
+              SendBatch();
+              // Not waited for: a notification that stays is read again next time (its changes
+              // were applied; reading them twice is harmless).
+              for (const std::string& path : notifications->paths) DeleteZnode(path, {});
+            }
+            next(Status::Ok());
+          },
+      },
+      std::move(done));
+}
+
+void Controller::ReadIsrChangeNotification(const std::string& path,
+                                           std::set<TopicPartition>* changed, StepDone done) {
+  ReadZnode(
+      path, /*watch=*/false,
+      [this, path, changed](std::optional<ZnodeData> data) {
+        if (!data) return;  // deleted meanwhile (readDataMaybeNull)
+        Result<std::vector<zk::TopicAndPartition>> partitions =
+            zk::DecodeIsrChangeNotification(data->data);
+        if (!partitions.ok()) {
+          // "Invalid topic and partition JSON ... in ZK": the notification is skipped (and
+          // deleted with the others).
+          (void)ZkFailed(kOpGetData, path, partitions.status());
           return;
         }
-        auto names = std::make_shared<std::vector<std::string>>();
-        for (const std::string& name : *children) {
-          if (name.starts_with(zk::kIsrChangeNotificationPrefix)) names->push_back(name);
+        for (const zk::TopicAndPartition& tp : *partitions) {
+          changed->insert(TopicPartition{tp.topic, tp.partition});
         }
-        auto changed = std::make_shared<std::set<TopicPartition>>();
-        auto read_all = std::make_shared<Join>(Guarded([this, root, names, changed, done] {
-          auto refreshed = std::make_shared<Join>(Guarded([this, root, names, done] {
-            // UpdateMetadata to every live broker, then the notifications go.
-            batch_.update_metadata = true;
-            SendBatch();
-            for (const std::string& name : *names) zk_.Delete(root + "/" + name, kAnyVersion, {});
-            done();
-          }));
-          for (const TopicPartition& tp : *changed) {
-            if (!partitions_.contains(tp)) continue;
-            refreshed->Add();
-            ReadPartitionState(tp, [refreshed](Status) { refreshed->Arrive(); });
-          }
-          refreshed->Arrive();
-        }));
-        for (const std::string& name : *names) {
-          read_all->Add();
-          zk_.GetData(root + "/" + name, /*watch=*/false,
-                      Guarded([changed, read_all](Result<ZnodeData> data) {
-                        if (data.ok()) {
-                          Result<std::vector<zk::TopicAndPartition>> partitions =
-                              zk::DecodeIsrChangeNotification(data->data);
-                          if (partitions.ok()) {
-                            for (const zk::TopicAndPartition& tp : *partitions) {
-                              changed->insert(TopicPartition{tp.topic, tp.partition});
-                            }
-                          }
-                        }
-                        read_all->Arrive();
-                      }));
-        }
-        read_all->Arrive();
-      }));
+      },
+      std::move(done));
+}
+
+void Controller::RefreshPartitionState(const TopicPartition& tp, StepDone done) {
+  // KafkaController.updateLeaderAndIsrCache: a partition the controller does not know, or whose
+  // state znode is gone, is skipped.
+  if (!partitions_.contains(tp)) {
+    done(Status::Ok());
+    return;
+  }
+  ReadPartitionState(tp, [this, tp, done](Status read) {
+    if (read.ok() || read == Errc::kNoNode) {
+      done(Status::Ok());
+      return;
+    }
+    read = ZkFailed(kOpGetData, zk::PartitionStatePath(tp.topic, tp.partition), std::move(read));
+    // Unparsable data skips the partition; a failed call ends the step.
+    done(read == Errc::kCorruption ? Status::Ok() : std::move(read));
+  });
 }
 
 // ---- Controlled shutdown (KafkaController.shutdownBroker) ---------------------------------------
@@ -427,10 +532,10 @@ void Controller::HandleControlledShutdown(const ControlledShutdownRequest& reque
   }
   Enqueue(
       "controlled_shutdown",
-      [this, request, once, not_controller](Done task_done) {
+      [this, request, once, not_controller](StepDone task_done) {
         if (!active_) {
           not_controller();
-          task_done();
+          task_done(Status::Ok());
           return;
         }
         ControlledShutdown(request, once, std::move(task_done));
@@ -440,7 +545,7 @@ void Controller::HandleControlledShutdown(const ControlledShutdownRequest& reque
 
 void Controller::ControlledShutdown(const ControlledShutdownRequest& request,
                                     std::function<void(ControlledShutdownResponse)> respond,
-                                    Done done) {
+                                    StepDone done) {
   const BrokerId broker = request.broker_id;
   ControlledShutdownResponse response;
   response.correlation_id = request.correlation_id;
@@ -448,88 +553,98 @@ void Controller::ControlledShutdown(const ControlledShutdownRequest& request,
     // Kafka: BrokerNotAvailableException("Broker id <id> does not exist.").
     response.error_code = Errc::kBrokerNotAvailable;
     respond(std::move(response));
-    done();
+    done(Status::Ok());
     return;
   }
   shutting_down_.insert(broker);
-  auto join = std::make_shared<Join>(Guarded([this, broker, respond, response, done]() mutable {
-    SendBatch();
-    // The partitions it still leads (no other ISR member could take over): the broker retries.
-    for (const auto& [tp, p] : partitions_) {
-      if (p.state.leader == broker && p.assigned_replicas.size() > 1 && !BeingDeleted(tp.topic)) {
-        response.partitions_remaining.push_back(tp);
-      }
-    }
-    respond(std::move(response));
-    done();
-  }));
+  // Each partition with a replica on it: move the leadership away, or take it out of the ISR.
+  std::vector<Step> moves;
   for (const auto& entry : partitions_) {
-    // Named copies, not structured bindings: lambdas below capture them (clang 14 cannot capture
-    // a structured binding).
+    // A named copy, not a structured binding: the lambdas capture it (clang 14 cannot capture a
+    // structured binding).
     const TopicPartition tp = entry.first;
     const ControllerPartitionState& p = entry.second;
     if (BeingDeleted(tp.topic) || !Contains(p.assigned_replicas, broker)) continue;
     if (p.state.leader == broker) {
       if (p.assigned_replicas.size() <= 1) continue;
-      // ControlledShutdownLeaderSelector: a new leader from the ISR minus the departing brokers.
-      auto result = std::make_shared<ElectionResult>();
-      StateChange change =
-          [this, tp,
-           result](const ControllerPartitionState& current) -> std::optional<zk::PartitionState> {
-        *result = SelectControlledShutdownLeader(MakeInput(tp, current), shutting_down_);
-        if (result->outcome != ElectionOutcome::kElected) return std::nullopt;
-        return zk::PartitionState{*result->leader, current.state.leader_epoch + 1, result->isr,
-                                  epoch_};
-      };
-      join->Add();
-      UpdatePartitionState(tp, std::move(change), [this, tp, result, join](bool written) {
-        auto it = partitions_.find(tp);
-        if (written && it != partitions_.end()) {
-          ++elections_;
-          EmitElected(tp, it->second, *result, "controlled-shutdown", Reason::kControlledShutdown);
-          AddLeaderAndIsr(tp, result->recipients, false);
-          batch_.update_metadata = true;
-        }
-        join->Arrive();
-      });
+      moves.push_back([this, tp](StepDone next) { MoveLeadership(tp, std::move(next)); });
     } else {
-      // A follower: StopReplica (without deleting), and out of the ISR (OfflineReplica).
       batch_.stop_replica[broker].insert(tp);
-      StateChange change =
-          [broker](const ControllerPartitionState& current) -> std::optional<zk::PartitionState> {
-        std::vector<BrokerId> isr;
-        for (BrokerId member : current.state.isr) {
-          if (member != broker) isr.push_back(member);
-        }
-        if (isr.size() == current.state.isr.size() || isr.empty()) return std::nullopt;
-        zk::PartitionState next = current.state;
-        next.isr = std::move(isr);
-        next.leader_epoch = current.state.leader_epoch + 1;
-        return next;
-      };
-      join->Add();
-      UpdatePartitionState(
-          tp,
-          [this, change](const ControllerPartitionState& current) {
-            std::optional<zk::PartitionState> next = change(current);
-            if (next) next->controller_epoch = epoch_;
-            return next;
-          },
-          [this, tp, broker, join](bool written) {
-            auto it = partitions_.find(tp);
-            if (written && it != partitions_.end()) {
-              std::vector<BrokerId> others;
-              for (BrokerId replica : it->second.assigned_replicas) {
-                if (replica != broker) others.push_back(replica);
-              }
-              AddLeaderAndIsr(tp, others, false);
-              batch_.update_metadata = true;
-            }
-            join->Arrive();
-          });
+      moves.push_back(
+          [this, tp, broker](StepDone next) { RemoveFromIsr(tp, broker, std::move(next)); });
     }
   }
-  join->Arrive();
+  // Where it follows, StopReplica (without deleting) leaves before the ISR writes, as in Kafka:
+  // "Stop the replica first. The state change below initiates ZK changes which should take some
+  // time before which the stop replica request should be completed".
+  SendBatch();
+  AllOf(std::move(moves), Guarded([this, broker, respond, response, done](Status status) mutable {
+          SendBatch();
+          // The partitions it still leads (no other ISR member could take over): the broker
+          // retries.
+          for (const auto& [tp, p] : partitions_) {
+            if (p.state.leader == broker && p.assigned_replicas.size() > 1 &&
+                !BeingDeleted(tp.topic)) {
+              response.partitions_remaining.push_back(tp);
+            }
+          }
+          respond(std::move(response));
+          done(std::move(status));
+        }));
+}
+
+void Controller::MoveLeadership(const TopicPartition& tp, StepDone done) {
+  // ControlledShutdownLeaderSelector: a new leader from the ISR minus the departing brokers.
+  auto result = std::make_shared<ElectionResult>();
+  StateChange change =
+      [this, tp,
+       result](const ControllerPartitionState& current) -> std::optional<zk::PartitionState> {
+    *result = SelectControlledShutdownLeader(MakeInput(tp, current), shutting_down_);
+    if (result->outcome != ElectionOutcome::kElected) return std::nullopt;
+    return zk::PartitionState{*result->leader, current.state.leader_epoch + 1, result->isr, epoch_};
+  };
+  UpdatePartitionState(tp, std::move(change), [this, tp, result, done](Result<bool> written) {
+    // A failed write was traced; the partition stays led by the departing broker, which the
+    // answer reports (the broker retries).
+    auto it = partitions_.find(tp);
+    if (written.ok() && *written && it != partitions_.end()) {
+      ++elections_;
+      EmitElected(tp, it->second, *result, "controlled-shutdown", Reason::kControlledShutdown);
+      AddLeaderAndIsr(tp, result->recipients, false);
+      batch_.update_metadata = true;
+    }
+    done(Status::Ok());
+  });
+}
+
+void Controller::RemoveFromIsr(const TopicPartition& tp, BrokerId broker, StepDone done) {
+  // A follower (its StopReplica has left): out of the ISR (OfflineReplica).
+  StateChange change =
+      [this, broker](const ControllerPartitionState& current) -> std::optional<zk::PartitionState> {
+    std::vector<BrokerId> isr;
+    for (BrokerId member : current.state.isr) {
+      if (member != broker) isr.push_back(member);
+    }
+    if (isr.size() == current.state.isr.size() || isr.empty()) return std::nullopt;
+    zk::PartitionState next = current.state;
+    next.isr = std::move(isr);
+    next.leader_epoch = current.state.leader_epoch + 1;
+    next.controller_epoch = epoch_;
+    return next;
+  };
+  UpdatePartitionState(tp, std::move(change), [this, tp, broker, done](Result<bool> written) {
+    // A failed write was traced (KafkaController.removeReplicaFromIsr's caller logs it).
+    auto it = partitions_.find(tp);
+    if (written.ok() && *written && it != partitions_.end()) {
+      std::vector<BrokerId> others;
+      for (BrokerId replica : it->second.assigned_replicas) {
+        if (replica != broker) others.push_back(replica);
+      }
+      AddLeaderAndIsr(tp, others, false);
+      batch_.update_metadata = true;
+    }
+    done(Status::Ok());
+  });
 }
 
 }  // namespace ksim

@@ -5,32 +5,29 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/trace_names.h"
 #include "core/controller/controller.h"
 
 namespace ksim {
 
-void Controller::HandleDeleteTopics(Done done) {
-  const std::string root(zk::kDeleteTopicsPath);
-  zk_.GetChildren(root, /*watch=*/true,
-                  Guarded([this, done](Result<std::vector<std::string>> children) {
-                    if (!children.ok() || !config_.delete_topic_enable) {
-                      // Without delete.topic.enable the marker stays (Kafka 0.10's
-                      // TopicCommand: "This will have no impact if delete.topic.enable is not
-                      // set to true.").
-                      done();
-                      return;
-                    }
-                    for (const std::string& topic : *children) {
-                      if (!topics_.contains(topic)) {
-                        // DeleteTopicsListener: "Ignoring request to delete non-existing topics".
-                        DeleteRecursive(zk::DeleteTopicPath(topic), [](Status) {});
-                        continue;
-                      }
-                      if (!BeingDeleted(topic)) StartTopicDeletion(topic);
-                    }
-                    SendBatch();
-                    done();
-                  }));
+void Controller::HandleDeleteTopics(StepDone done) {
+  ReadChildren(
+      std::string(zk::kDeleteTopicsPath), /*watch=*/true,
+      [this](std::optional<std::vector<std::string>> children) {
+        // Without delete.topic.enable the marker stays (Kafka 0.10's TopicCommand: "This will
+        // have no impact if delete.topic.enable is not set to true.").
+        if (!children || !config_.delete_topic_enable) return;
+        for (const std::string& topic : *children) {
+          if (!topics_.contains(topic)) {
+            // DeleteTopicsListener: "Ignoring request to delete non-existing topics".
+            DeleteRecursive(zk::DeleteTopicPath(topic), {});
+            continue;
+          }
+          if (!BeingDeleted(topic)) StartTopicDeletion(topic);
+        }
+        SendBatch();
+      },
+      std::move(done));
 }
 
 void Controller::StartTopicDeletion(const std::string& topic) {
@@ -39,13 +36,11 @@ void Controller::StartTopicDeletion(const std::string& topic) {
     deletion.awaiting.insert(replicas.begin(), replicas.end());
   }
   std::erase_if(uninitialized_, [&](const TopicPartition& tp) { return tp.topic == topic; });
-  EventFields fields;
-  fields["topic"] = topic;
-  Emit(events_, "topic_deletion_started", std::move(fields));
+  Emit(events_, ev::kTopicDeletionStarted, {{field::kTopic, topic}});
   batch_.update_metadata = true;  // announces the topic's partitions with leader -2
   if (deletion.awaiting.empty()) {
     EnqueueActive("topic_deleted",
-                  [this, topic](Done done) { CompleteTopicDeletion(topic, std::move(done)); });
+                  [this, topic](StepDone done) { CompleteTopicDeletion(topic, std::move(done)); });
     return;
   }
   for (BrokerId broker : deletion.awaiting) {
@@ -80,73 +75,82 @@ void Controller::SendDeleteReplicas(const std::string& topic, BrokerId broker) {
                     if (it != deletions_.end()) it->second.sent.erase(broker);
                     return;
                   }
-                  EnqueueActive("replica_deleted", [this, topic, broker](Done done) {
+                  EnqueueActive("replica_deleted", [this, topic, broker](StepDone done) {
                     OnReplicaDeleted(topic, broker, std::move(done));
                   });
                 }));
 }
 
-void Controller::OnReplicaDeleted(const std::string& topic, BrokerId broker, Done done) {
+void Controller::OnReplicaDeleted(const std::string& topic, BrokerId broker, StepDone done) {
   auto it = deletions_.find(topic);
   if (it == deletions_.end()) {
-    done();
+    done(Status::Ok());
     return;
   }
   it->second.awaiting.erase(broker);
   if (!it->second.awaiting.empty()) {
-    done();
+    done(Status::Ok());
     return;
   }
   CompleteTopicDeletion(topic, std::move(done));
 }
 
-void Controller::CompleteTopicDeletion(const std::string& topic, Done done) {
+void Controller::CompleteTopicDeletion(const std::string& topic, StepDone done) {
   // TopicDeletionManager.completeDeleteTopic: /brokers/topics/<t> (recursively), the topic's
-  // config, then the marker.
-  DeleteRecursive(
-      zk::TopicPath(topic), Guarded([this, topic, done](Status) {
-        zk_.Delete(zk::TopicConfigPath(topic), kAnyVersion, Guarded([this, topic, done](Status) {
-                     zk_.Delete(zk::DeleteTopicPath(topic), kAnyVersion,
-                                Guarded([this, topic, done](Status) {
-                                  topics_.erase(topic);
-                                  topic_unclean_.erase(topic);
-                                  deletions_.erase(topic);
-                                  std::erase_if(partitions_, [&](const auto& entry) {
-                                    return entry.first.topic == topic;
-                                  });
-                                  std::erase_if(last_isr_member_, [&](const auto& entry) {
-                                    return entry.first.topic == topic;
-                                  });
-                                  EventFields fields;
-                                  fields["topic"] = topic;
-                                  Emit(events_, "topic_deleted", std::move(fields));
-                                  batch_.update_metadata = true;
-                                  SendBatch();
-                                  done();
-                                }));
-                   }));
-      }));
+  // config, then the marker. A failed delete (traced) leaves the deletion pending: the next
+  // failover starts it again from the marker.
+  InOrder(
+      {
+          [this, topic](StepDone next) { DeleteRecursive(zk::TopicPath(topic), std::move(next)); },
+          [this, topic](StepDone next) {
+            DeleteZnode(zk::TopicConfigPath(topic), std::move(next));
+          },
+          [this, topic](StepDone next) {
+            DeleteZnode(zk::DeleteTopicPath(topic), std::move(next));
+          },
+          [this, topic](StepDone next) {
+            ForgetTopic(topic);
+            Emit(events_, ev::kTopicDeleted, {{field::kTopic, topic}});
+            SendBatch();
+            next(Status::Ok());
+          },
+      },
+      std::move(done));
 }
 
-void Controller::DeleteRecursive(const std::string& path, std::function<void(Status)> done) {
-  // ZkUtils.deletePathRecursive: children first.
-  zk_.GetChildren(
-      path, /*watch=*/false, Guarded([this, path, done](Result<std::vector<std::string>> children) {
-        if (!children.ok()) {
-          done(children.status().code() == Errc::kNoNode ? Status::Ok() : children.status());
-          return;
-        }
-        auto join = std::make_shared<Join>(Guarded([this, path, done] {
-          zk_.Delete(path, kAnyVersion, Guarded([done](Status status) {
-                       done(status.code() == Errc::kNoNode ? Status::Ok() : status);
-                     }));
-        }));
-        for (const std::string& child : *children) {
-          join->Add();
-          DeleteRecursive(path + "/" + child, [join](Status) { join->Arrive(); });
-        }
-        join->Arrive();
-      }));
+void Controller::DeleteRecursive(const std::string& path, StepDone done) {
+  // ZkUtils.deletePathRecursive: children first; a znode already gone is fine.
+  auto children = std::make_shared<std::optional<std::vector<std::string>>>();
+  InOrder({
+              [this, path, children](StepDone next) {
+                ReadChildren(
+                    path, /*watch=*/false,
+                    [children](std::optional<std::vector<std::string>> names) {
+                      *children = std::move(names);
+                    },
+                    std::move(next));
+              },
+              [this, path, children](StepDone next) {
+                if (!*children) {
+                  next(Status::Ok());
+                  return;
+                }
+                ForEach(
+                    **children,
+                    [this, path](const std::string& child, StepDone deleted) {
+                      DeleteRecursive(path + "/" + child, std::move(deleted));
+                    },
+                    std::move(next));
+              },
+              [this, path, children](StepDone next) {
+                if (!*children) {
+                  next(Status::Ok());
+                  return;
+                }
+                DeleteZnode(path, std::move(next));
+              },
+          },
+          std::move(done));
 }
 
 }  // namespace ksim

@@ -15,57 +15,6 @@
 namespace ksim::sim::testing {
 namespace {
 
-TopicPartition Tp(const std::string& topic, int partition) {
-  return TopicPartition{topic, PartitionId(partition)};
-}
-
-std::vector<const RecordedEvent*> Events(const ControllerNode& node, std::string_view ev) {
-  std::vector<const RecordedEvent*> out;
-  for (const RecordedEvent& event : node.events) {
-    if (event.ev == ev) out.push_back(&event);
-  }
-  return out;
-}
-
-bool GotUpdateMetadata(const ControllerNode& node, const TopicPartition& tp,
-                       const std::vector<BrokerId>& isr, BrokerId leader) {
-  for (const RecordedRequest& recorded : node.requests) {
-    const auto* request = std::get_if<UpdateMetadataRequest>(&recorded.request);
-    if (request == nullptr) continue;
-    for (const auto& state : request->partition_states) {
-      if (state.tp == tp && state.isr == isr && state.leader == leader) return true;
-    }
-  }
-  return false;
-}
-
-bool GotLeaderAndIsr(const ControllerNode& node, const TopicPartition& tp, BrokerId leader,
-                     LeaderEpoch epoch) {
-  for (const auto& state : LeaderAndIsrStates(node, tp)) {
-    if (state.leader == leader && state.leader_epoch == epoch) return true;
-  }
-  return false;
-}
-
-// The active controller `c` has seen its own last write of the partition's state (ZooKeeper
-// applies a write before the controller hears the answer).
-bool Synced(ControllerCluster& cluster, int c, const std::string& topic, int partition) {
-  std::optional<zk::PartitionState> state = cluster.State(topic, partition);
-  const auto& partitions = cluster.controller(c).partitions();
-  auto it = partitions.find(Tp(topic, partition));
-  return state && it != partitions.end() && it->second.state == *state &&
-         it->second.zk_version == cluster.StateVersion(topic, partition);
-}
-
-// Brokers 1, 2, 3 with broker 1 as controller (it starts first).
-int StartWithControllerOne(ControllerCluster& cluster) {
-  cluster.Start(1);
-  EXPECT_EQ(cluster.WaitForController(), 1);
-  cluster.Start(2);
-  cluster.Start(3);
-  return cluster.WaitForController();
-}
-
 TEST(ControllerTest, FirstControllerIsElectedAndWritesEpochOne) {
   ControllerCluster cluster;
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
@@ -283,18 +232,6 @@ TEST(ControllerTest, FollowerFailureRemovesItFromTheIsrWithANewLeaderEpoch) {
       [&] { return GotLeaderAndIsr(cluster.node(3), Tp("t", 0), BrokerId(2), LeaderEpoch(1)); }));
   EXPECT_EQ(cluster.State("t", 0)->isr, Ids({2, 1}));
   EXPECT_EQ(cluster.State("t", 0)->leader_epoch, LeaderEpoch(1));
-}
-
-// The leader shrinks its ISR in ZooKeeper (as Partition.maybeShrinkIsr does) behind the
-// controller's back: the controller's next write meets BADVERSION and decides again.
-void ShrinkIsr(ControllerCluster& cluster, const std::string& topic, int partition,
-               const std::vector<BrokerId>& isr) {
-  zk::PartitionState state = *cluster.State(topic, partition);
-  state.isr = isr;
-  ASSERT_TRUE(cluster.world()
-                  .SetData("admin", zk::PartitionStatePath(topic, PartitionId(partition)),
-                           zk::EncodePartitionState(state), cluster.StateVersion(topic, partition))
-                  .ok());
 }
 
 TEST(ControllerTest, UncleanPolicyElectsAReplicaOutsideTheIsr) {

@@ -5,7 +5,9 @@
 // LeaderAndIsr / UpdateMetadata / StopReplica it receives and answers it with success. An `admin`
 // node plays the tools (topic creation and deletion markers) and the partition leaders' own
 // ZooKeeper writes (ISR changes). Crash = the node goes down and every object of it is destroyed;
-// restart = new objects, a new session, a new registration.
+// restart = new objects, a new session, a new registration. The controller reaches ZooKeeper
+// through a FaultyCoordination (tests/support/sim/faulty_coordination.h), so that a test can fail
+// chosen calls of one node's controller.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -28,6 +30,7 @@
 #include "sim/kernel/random.h"
 #include "sim/world/sim_transport.h"
 #include "sim/world/zookeeper_client.h"
+#include "tests/support/sim/faulty_coordination.h"
 #include "tests/support/sim/zookeeper_test_util.h"
 
 namespace ksim::sim::testing {
@@ -76,8 +79,9 @@ class ControllerNode {
         },
         100'000);
     random_ = std::make_unique<StreamRandomSource>(seeds.StreamFor("controller"));
+    faults_ = std::make_unique<FaultyCoordination>(*zk_);
     controller_ = std::make_unique<Controller>(
-        config_, options, *zk_, *channel_, world.loop(), world.loop(), *random_,
+        config_, options, *faults_, *channel_, world.loop(), world.loop(), *random_,
         [this](std::string_view ev, EventFields fields) {
           events.push_back(RecordedEvent{std::string(ev), std::move(fields)});
         });
@@ -103,6 +107,7 @@ class ControllerNode {
     // A crash: the controller first (it borrows everything else), then the rest.
     *token_ = false;
     controller_.reset();
+    faults_.reset();
     channel_.reset();
     client_.reset();
     transport_.reset();
@@ -112,6 +117,8 @@ class ControllerNode {
 
   Controller& controller() { return *controller_; }
   ZooKeeperClient& zk() { return *zk_; }
+  // The controller's ZooKeeper: arm a fault here to fail the controller's calls.
+  FaultyCoordination& faults() { return *faults_; }
   ControllerChannelManager& channel() { return *channel_; }
   const std::string& name() const { return name_; }
   int id() const { return id_; }
@@ -185,6 +192,7 @@ class ControllerNode {
   std::unique_ptr<NetworkClient> client_;
   std::unique_ptr<ControllerChannelManager> channel_;
   std::unique_ptr<StreamRandomSource> random_;
+  std::unique_ptr<FaultyCoordination> faults_;
   std::unique_ptr<Controller> controller_;
 };
 
@@ -315,6 +323,69 @@ inline std::vector<BrokerId> Ids(std::initializer_list<int> ids) {
   std::vector<BrokerId> out;
   for (int id : ids) out.push_back(BrokerId(id));
   return out;
+}
+
+inline TopicPartition Tp(const std::string& topic, int partition) {
+  return TopicPartition{topic, PartitionId(partition)};
+}
+
+inline std::vector<const RecordedEvent*> Events(const ControllerNode& node, std::string_view ev) {
+  std::vector<const RecordedEvent*> out;
+  for (const RecordedEvent& event : node.events) {
+    if (event.ev == ev) out.push_back(&event);
+  }
+  return out;
+}
+
+inline bool GotUpdateMetadata(const ControllerNode& node, const TopicPartition& tp,
+                              const std::vector<BrokerId>& isr, BrokerId leader) {
+  for (const RecordedRequest& recorded : node.requests) {
+    const auto* request = std::get_if<UpdateMetadataRequest>(&recorded.request);
+    if (request == nullptr) continue;
+    for (const auto& state : request->partition_states) {
+      if (state.tp == tp && state.isr == isr && state.leader == leader) return true;
+    }
+  }
+  return false;
+}
+
+inline bool GotLeaderAndIsr(const ControllerNode& node, const TopicPartition& tp, BrokerId leader,
+                            LeaderEpoch epoch) {
+  for (const auto& state : LeaderAndIsrStates(node, tp)) {
+    if (state.leader == leader && state.leader_epoch == epoch) return true;
+  }
+  return false;
+}
+
+// The active controller `c` has seen its own last write of the partition's state (ZooKeeper
+// applies a write before the controller hears the answer).
+inline bool Synced(ControllerCluster& cluster, int c, const std::string& topic, int partition) {
+  std::optional<zk::PartitionState> state = cluster.State(topic, partition);
+  const auto& partitions = cluster.controller(c).partitions();
+  auto it = partitions.find(Tp(topic, partition));
+  return state && it != partitions.end() && it->second.state == *state &&
+         it->second.zk_version == cluster.StateVersion(topic, partition);
+}
+
+// Brokers 1, 2, 3 with broker 1 as controller (it starts first).
+inline int StartWithControllerOne(ControllerCluster& cluster) {
+  cluster.Start(1);
+  EXPECT_EQ(cluster.WaitForController(), 1);
+  cluster.Start(2);
+  cluster.Start(3);
+  return cluster.WaitForController();
+}
+
+// The leader shrinks its ISR in ZooKeeper (as Partition.maybeShrinkIsr does) behind the
+// controller's back: the controller's next write meets BADVERSION and decides again.
+inline void ShrinkIsr(ControllerCluster& cluster, const std::string& topic, int partition,
+                      const std::vector<BrokerId>& isr) {
+  zk::PartitionState state = *cluster.State(topic, partition);
+  state.isr = isr;
+  ASSERT_TRUE(cluster.world()
+                  .SetData("admin", zk::PartitionStatePath(topic, PartitionId(partition)),
+                           zk::EncodePartitionState(state), cluster.StateVersion(topic, partition))
+                  .ok());
 }
 
 }  // namespace ksim::sim::testing
