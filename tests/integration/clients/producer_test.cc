@@ -369,7 +369,9 @@ void LostResponse(bool idempotent, std::vector<std::pair<Offset, std::string>>* 
   cluster.Heal();
   ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(2); }, 60 * kSecondUs));
   *outcome = p.Outcome("once");
-  if (idempotent) EXPECT_NE(p.producer().producer_id(), kNoProducerId);
+  if (idempotent) {
+    EXPECT_NE(p.producer().producer_id(), kNoProducerId);
+  }
   ASSERT_TRUE(cluster.RunUntil(
       [&] { return partition->high_watermark() >= partition->log_end_offset(); }, 30 * kSecondUs));
   *log = LogRecords(cluster, leader, kT0);
@@ -394,7 +396,9 @@ TEST(ProducerTest, LostResponseWithIdempotenceWritesTheRecordOnce) {
   EXPECT_EQ(CountValues(log)["once"], 1) << "the broker recognised the retry";
   // The retry was answered with the original offset.
   for (const auto& [offset, value] : log) {
-    if (value == "once") EXPECT_EQ(outcome.offset, offset);
+    if (value == "once") {
+      EXPECT_EQ(outcome.offset, offset);
+    }
   }
 }
 
