@@ -128,6 +128,7 @@
   X(kCauseTUs, "cause_t_us")                  \
   X(kClient, "client")                        \
   X(kCommand, "command")                      \
+  X(kCommittedUs, "committed_us")             \
   X(kComplete, "complete")                    \
   X(kConn, "conn")                            \
   X(kCorrupt, "corrupt")                      \

@@ -110,6 +110,8 @@ constexpr std::string_view kConsoleConsumerExit = "Processed a total of ";
 
 }  // namespace
 
+std::string ViolationRecord::Text() const { return rule + " " + ToString(tp) + ": " + message; }
+
 std::string FormatSeconds(TimeUs t_us) {
   std::string ms = std::to_string((t_us % 1'000'000) / 1000);
   return std::to_string(t_us / 1'000'000) + "." + std::string(3 - ms.size(), '0') + ms + " s";
@@ -209,10 +211,17 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
       stopped_tools_.insert(node::CliTool(static_cast<size_t>(index)));
     }
   } else if (ev == ev::kInvariantViolation) {
-    violations_.push_back(StringField(fields, field::kRule) + " " +
-                          StringField(fields, field::kTopic) + "-" +
-                          std::to_string(IntField(fields, field::kPartition)) + ": " +
-                          StringField(fields, field::kMessage));
+    ViolationRecord violation;
+    violation.t_us = t_us;
+    violation.rule = StringField(fields, field::kRule);
+    violation.tp =
+        TopicPartition{StringField(fields, field::kTopic),
+                       PartitionId(static_cast<int32_t>(IntField(fields, field::kPartition)))};
+    violation.message = StringField(fields, field::kMessage);
+    violation.broker = BrokerId(static_cast<int32_t>(IntField(fields, field::kBroker, -1)));
+    violation.offset = Offset(IntField(fields, field::kOffset, -1));
+    violation.committed_us = IntField(fields, field::kCommittedUs, -1);
+    violations_.push_back(std::move(violation));
   } else if (IsFault(ev)) {
     OnFault(t_us, node, ev, fields);
   }

@@ -83,11 +83,16 @@ Status Cluster::Build() {
 
   if (options_.check_invariants) {
     checker_ = std::make_unique<InvariantChecker>([this](const InvariantViolation& violation) {
-      world_.Trace(node::kChecker, ev::kInvariantViolation,
-                   TraceFields{{field::kRule, violation.rule},
-                               {field::kTopic, violation.tp.topic},
-                               {field::kPartition, violation.tp.partition.value()},
-                               {field::kMessage, violation.message}});
+      TraceFields fields{{field::kRule, violation.rule},
+                         {field::kTopic, violation.tp.topic},
+                         {field::kPartition, violation.tp.partition.value()},
+                         {field::kMessage, violation.message}};
+      if (violation.broker.value() >= 0) {
+        fields[field::kBroker] = violation.broker.value();
+        fields[field::kOffset] = violation.offset.value();
+        fields[field::kCommittedUs] = violation.committed_us;
+      }
+      world_.Trace(node::kChecker, ev::kInvariantViolation, fields);
     });
   }
   return Status::Ok();
