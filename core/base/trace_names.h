@@ -157,6 +157,7 @@
   X(kGeneration, "generation")                \
   X(kGroup, "group")                          \
   X(kGroups, "groups")                        \
+  X(kHalt, "halt")                            \
   X(kHeal, "heal")                            \
   X(kHighWatermark, "high_watermark")         \
   X(kHost, "host")                            \

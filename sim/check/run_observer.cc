@@ -62,6 +62,9 @@ int32_t BrokerOfNode(std::string_view node) {
 // A short human text of a fault event's fields.
 std::string FaultDetail(std::string_view ev, const TraceFields& fields) {
   if (ev == ev::kCrash) {
+    if (const std::string halt = StringField(fields, field::kHalt); !halt.empty()) {
+      return "halted: " + halt;
+    }
     if (BoolField(fields, field::kCorrupt)) return "torn and corrupted unsynced tail";
     if (BoolField(fields, field::kTear)) return "torn unsynced tail";
     return "";

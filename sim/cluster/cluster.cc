@@ -185,8 +185,17 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
     if (checker_) checker_->OnEvent(ev, fields);
     world_.Trace(name, ev, fields);
   };
-  BrokerSeams seams{*node.disk(), world_.loop(),    node,           *process->transport,
-                    *process->zk, *process->random, std::move(sink)};
+  // Kafka's Exit.halt: the node goes down at once (after the current event), its disk intact.
+  auto halt = [this, name = node.name(), incarnation = node.incarnation()](const Status& error) {
+    world_.loop().Schedule(0, [this, name, incarnation, reason = error.ToString()] {
+      Node* halting = world_.FindNode(name);
+      if (halting == nullptr || !halting->up() || halting->incarnation() != incarnation) return;
+      KSIM_CHECK(world_.HaltNode(name, reason).ok());
+    });
+  };
+  BrokerSeams seams{*node.disk(),  world_.loop(),    node,
+                    *process->transport, *process->zk, *process->random,
+                    std::move(sink), std::move(halt)};
   process->broker = std::make_unique<Broker>(std::move(broker_options), seams);
 
   Process* raw = process.get();
