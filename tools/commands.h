@@ -15,6 +15,8 @@ using Command = std::function<int()>;
 
 Command AddCheck(CLI::App& app);
 Command AddDumpLog(CLI::App& app);
+// `ksim explore` starts workers with its own arguments (tools/explore_pool.h).
+Command AddExplore(CLI::App& app, int argc, char** argv);
 Command AddLogAppend(CLI::App& app);
 Command AddRun(CLI::App& app);
 #ifdef KSIM_HAVE_VIZ
