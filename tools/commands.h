@@ -19,6 +19,7 @@ Command AddDumpLog(CLI::App& app);
 Command AddExplore(CLI::App& app, int argc, char** argv);
 Command AddLogAppend(CLI::App& app);
 Command AddRun(CLI::App& app);
+Command AddShrink(CLI::App& app);
 #ifdef KSIM_HAVE_VIZ
 Command AddViz(CLI::App& app);  // tools/cmd_viz.cc, built with KSIM_VIZ
 #endif

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   add(ksim::tools::AddExplore(app, argc, argv));
   add(ksim::tools::AddLogAppend(app));
   add(ksim::tools::AddRun(app));
+  add(ksim::tools::AddShrink(app));
 #ifdef KSIM_HAVE_VIZ
   add(ksim::tools::AddViz(app));
 #endif
