@@ -164,7 +164,8 @@ TEST(RunReportTest, ActionsWithCliOutputSkippedActionsAndViolations) {
       << text;
   EXPECT_TRUE(HasLine(text, "      12.250 s  restart broker-2 (skipped: broker-2 is running)"))
       << text;
-  EXPECT_TRUE(HasLine(text, "Invariant violations:")) << text;
+  EXPECT_TRUE(HasLine(text, "Invariant violations (engine rules broken: a bug in ksim):")) << text;
+  EXPECT_FALSE(HasLine(text, "Permitted losses (Kafka allows these):")) << text;  // none here
   EXPECT_TRUE(HasLine(text, "  t-0: HW moved back from 10 to 8 on broker-2")) << text;
   EXPECT_TRUE(HasLine(text,
                       "Run: ended at 92.100 s simulated; trace 4321 lines, hash "
