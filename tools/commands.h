@@ -15,8 +15,11 @@ using Command = std::function<int()>;
 
 Command AddCheck(CLI::App& app);
 Command AddDumpLog(CLI::App& app);
+// `ksim explore` starts workers with its own arguments (tools/explore_pool.h).
+Command AddExplore(CLI::App& app, int argc, char** argv);
 Command AddLogAppend(CLI::App& app);
 Command AddRun(CLI::App& app);
+Command AddShrink(CLI::App& app);
 #ifdef KSIM_HAVE_VIZ
 Command AddViz(CLI::App& app);  // tools/cmd_viz.cc, built with KSIM_VIZ
 #endif

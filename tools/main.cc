@@ -6,11 +6,13 @@
 #include <string>
 
 #include "tools/commands.h"
+#include "tools/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"ksim: a deterministic Kafka cluster simulator over a real storage engine"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ksim 0.1");
+  app.set_version_flag("--version", "ksim " + ksim::tools::KsimVersion() + " (" +
+                                         ksim::tools::KsimCommit() + ")");
 
   std::map<std::string, ksim::tools::Command> commands;
   auto add = [&](ksim::tools::Command command) {
@@ -18,8 +20,10 @@ int main(int argc, char** argv) {
   };
   add(ksim::tools::AddCheck(app));
   add(ksim::tools::AddDumpLog(app));
+  add(ksim::tools::AddExplore(app, argc, argv));
   add(ksim::tools::AddLogAppend(app));
   add(ksim::tools::AddRun(app));
+  add(ksim::tools::AddShrink(app));
 #ifdef KSIM_HAVE_VIZ
   add(ksim::tools::AddViz(app));
 #endif

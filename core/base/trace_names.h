@@ -128,6 +128,7 @@
   X(kCauseTUs, "cause_t_us")                  \
   X(kClient, "client")                        \
   X(kCommand, "command")                      \
+  X(kCommittedUs, "committed_us")             \
   X(kComplete, "complete")                    \
   X(kConn, "conn")                            \
   X(kCorrupt, "corrupt")                      \
@@ -156,6 +157,7 @@
   X(kGeneration, "generation")                \
   X(kGroup, "group")                          \
   X(kGroups, "groups")                        \
+  X(kHalt, "halt")                            \
   X(kHeal, "heal")                            \
   X(kHighWatermark, "high_watermark")         \
   X(kHost, "host")                            \

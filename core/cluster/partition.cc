@@ -538,6 +538,10 @@ void Partition::OnRoll(Offset base_offset) {
   KeepObserverError(producers_.TakeSnapshot());
 }
 
+void Partition::OnOffline(const Status& error) {
+  if (storage_failure_handler_) storage_failure_handler_(error);
+}
+
 // ---- Producer state -------------------------------------------------------------------------
 
 Result<AppendCheck> Partition::ValidateProducerState(ByteView batches) const {

@@ -227,6 +227,13 @@ class Partition final : public LogObserver {
   void OnTruncateFullyAndStartAt(Offset start_offset) override;
   void OnLogStartOffsetIncremented(Offset log_start_offset) override;
   void OnRoll(Offset base_offset) override;
+  // Hands the error to the storage failure handler, if any.
+  void OnOffline(const Status& error) override;
+  // Who hears that the log went offline (the ReplicaManager: Kafka's LogDirFailureChannel).
+  // Borrowed by copy; may be empty.
+  void set_storage_failure_handler(std::function<void(const Status&)> handler) {
+    storage_failure_handler_ = std::move(handler);
+  }
 
  private:
   // Leader: HW = min LEO over the ISR when that is higher (Kafka's maybeIncrementLeaderHW).
@@ -261,6 +268,7 @@ class Partition final : public LogObserver {
   const Clock& clock_;
   PartitionConfig config_;
   EventSink events_;
+  std::function<void(const Status&)> storage_failure_handler_;
   ReplicaRole role_ = ReplicaRole::kNone;
   BrokerId leader_ = kNoBroker;
   LeaderEpoch leader_epoch_ = kUndefinedEpoch;

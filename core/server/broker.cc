@@ -89,6 +89,8 @@ struct Broker::Impl {
   void AttemptControlledShutdown();
   void OnControlledShutdownAnswer(int attempt, Result<Message> answer);
   void FinishShutdown();
+  // A log went offline: the process halts (BrokerSeams::halt), once.
+  void Halt(const Status& error);
 
   template <class F>
   auto Guarded(F f) {
@@ -120,6 +122,7 @@ struct Broker::Impl {
   bool controller_started = false;
   int controlled_shutdown_attempts = 0;
   std::function<void()> shutdown_done;
+  bool halted = false;
 };
 
 Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
@@ -163,9 +166,18 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
                                    .logs = log_manager,
                                    .metadata = metadata,
                                    .network = network,
-                                   .events = seams.events}),
+                                   .events = seams.events,
+                                   .on_storage_failure = [this](const Status& error) {
+                                     Halt(error);
+                                   }}),
       groups(options.config, GroupSeams()),
       group_locator(options.config, seams.zk, seams.random, metadata, seams.events) {}
+
+void Broker::Impl::Halt(const Status& error) {
+  if (halted || !seams.halt) return;
+  halted = true;
+  seams.halt(error);
+}
 
 Broker::Impl::~Impl() {
   // The ZooKeeper client outlives us: it must not call into a dead broker.

@@ -191,6 +191,7 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
       std::make_unique<Partition>(tp, local_, *log, std::move(epochs), std::move(producers),
                                   seams_.clock, partition_config, hw, seams_.events);
   Partition* raw = partition.get();
+  if (seams_.on_storage_failure) raw->set_storage_failure_handler(seams_.on_storage_failure);
   partitions_.emplace(tp, std::move(partition));
   return raw;
 }

@@ -66,6 +66,9 @@ struct ReplicaManagerSeams {
   MetadataCache& metadata;
   NetworkClient& network;
   EventSink events;
+  // A log went offline after an I/O error (Kafka's LogDirFailureChannel): with its one log
+  // directory failed the broker must stop (the Broker halts). May be empty.
+  std::function<void(const Status&)> on_storage_failure;
 };
 
 class ReplicaManager {

@@ -33,6 +33,9 @@ void ReplicaManager::HandleProduce(ProduceRequest request,
           partition->AppendAsLeader(MutableByteView(data.record_set), acks);
       if (!info.ok()) {
         status.response.error_code = info.status().code();
+        // Kafka 1.0+ (unknownLogAppendInfoWithLogStartOffset): an idempotent producer tells
+        // UNKNOWN_PRODUCER_ID after retention from a lost sequence by it.
+        status.response.log_start_offset = partition->log_start_offset();
       } else {
         status.response.base_offset = info->first_offset;
         status.response.log_start_offset = partition->log_start_offset();

@@ -540,8 +540,10 @@ LogSegment& Log::active_segment() {
 Status Log::Fail(Status status) {
   KSIM_CHECK(!status.ok());
   if (!IsIoFailure(status)) return status;
+  const bool was_online = storage_error_.ok();
   storage_error_ =
       Status(Errc::kKafkaStorageError, "log " + dir_ + " is offline after: " + status.ToString());
+  if (was_online && observer_ != nullptr) observer_->OnOffline(storage_error_);
   return storage_error_;
 }
 

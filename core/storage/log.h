@@ -119,6 +119,8 @@ class LogObserver {
   virtual void OnLogStartOffsetIncremented(Offset log_start_offset) {}
   // A new active segment starts at `base_offset`.
   virtual void OnRoll(Offset base_offset) {}
+  // An I/O error took the log offline (`error` is its KAFKA_STORAGE_ERROR); called once.
+  virtual void OnOffline(const Status& error) {}
 };
 
 class Log {

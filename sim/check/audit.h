@@ -1,7 +1,8 @@
 // What the final audit of a run found (sim/cluster/auditor.h reads it off the cluster): the
 // durable truth the history checker compares with what the clients saw. Per partition of the
-// audited topics, the leader's log from log start to HW (the committed records), and where a
-// live replica differs from the leader below both HWs (docs/DESIGN.md, "Scenario format";
+// audited topics, the leader's log from log start to HW (the committed records), where a live
+// replica differs from the leader below both HWs, and what every live replica holds (its whole
+// log: a record there is unavailable at the audit, not lost) (docs/DESIGN.md, "Scenario format";
 // docs/scenarios.md, "The final audit").
 //
 // Values: records carry their key and value as text (the simulated clients write UTF-8 text).
@@ -34,6 +35,15 @@ struct ReplicaDivergence {
   std::string detail;  // "leader has X, replica has Y" / "replica lacks offset N"
 };
 
+// A live replica's whole log, log start to log end, as read at the audit (the leader's included):
+// what it would serve once it led and caught up.
+struct ReplicaHolding {
+  BrokerId broker{-1};
+  Offset high_watermark{0};
+  Offset log_end_offset{0};
+  std::vector<AuditedRecord> records;  // in offset order
+};
+
 struct PartitionAudit {
   TopicPartition tp;
   BrokerId leader{-1};  // -1: no live leader at the end (records then empty)
@@ -44,6 +54,7 @@ struct PartitionAudit {
   std::vector<int32_t> isr;
   std::vector<AuditedRecord> records;  // [log start, HW) on the leader, in offset order
   std::vector<ReplicaDivergence> divergences;
+  std::vector<ReplicaHolding> held;  // every live replica whose log could be read, by broker id
 };
 
 struct FinalAudit {

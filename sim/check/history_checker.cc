@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -66,6 +67,16 @@ class Checker {
   void ObserverMetrics();
 
   std::string LostCause(const Send& send, TimeUs* cause_t_us) const;
+  // Where a live replica holds `send`'s value in its partition (nullopt: nowhere), and why the
+  // audit did not read it there.
+  std::optional<std::string> UnavailableCause(const Send& send, const TopicPartition& tp) const;
+  // committed_records_stable reports: Kafka's permitted losses (with their reason) apart from
+  // the engine's broken rules.
+  void SplitViolations(CheckResult& result);
+  // The event between `from_us` and `to_us` that lets Kafka lose committed records of `tp`: a
+  // broker's power loss, else a high-watermark truncation that removed `offset`; "" when none.
+  std::string PermittedReason(const TopicPartition& tp, Offset offset, TimeUs from_us,
+                              TimeUs to_us) const;
   std::string DuplicateCause(const Send& send, const TopicPartition& tp, TimeUs* cause_t_us) const;
   std::string RetryCause(const Send& send, const TopicPartition& tp, TimeUs* cause_t_us) const;
   std::string RedeliveryCause(const std::string& group, const Send& send,
@@ -124,6 +135,7 @@ class Checker {
 
   std::map<std::string, int64_t, std::less<>> metrics_;  // absent: 0
   std::vector<Anomaly> lost_acked_;
+  std::vector<Anomaly> unavailable_acked_;
   std::vector<Anomaly> log_duplicates_;
   std::vector<Anomaly> duplicated_;
   std::vector<Anomaly> undelivered_;
@@ -311,8 +323,17 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
   if (leader.value() >= 0) {
     auto faults = faults_.find(node::Broker(leader));
     if (faults != faults_.end()) {
+      // The record was written by the process that acked it: after the send and after that
+      // broker's last restart before the ack. A crash before then cannot have lost it.
+      TimeUs written_from_us = from_us;
       for (const FaultRecord* f : faults->second) {
-        if (f->t_us < from_us || (f->ev != ev::kCrash && f->ev != ev::kDiskFault)) continue;
+        if (f->t_us > acked_us) break;
+        if (f->ev == ev::kRestart) written_from_us = std::max(written_from_us, f->t_us);
+      }
+      for (const FaultRecord* f : faults->second) {
+        if (f->t_us < written_from_us || (f->ev != ev::kCrash && f->ev != ev::kDiskFault)) {
+          continue;
+        }
         *cause_t_us = f->t_us;
         return node::Broker(leader) + ", its leader at the ack, " +
                (f->ev == ev::kCrash ? std::string("crashed")
@@ -328,6 +349,38 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
     return TpText(tp) + " has no live leader at the end";
   }
   return "unknown";
+}
+
+std::optional<std::string> Checker::UnavailableCause(const Send& send,
+                                                      const TopicPartition& tp) const {
+  const PartitionAudit* audited = AuditOf(tp);
+  if (audited == nullptr) return std::nullopt;
+  const std::string& value = send.invoke->value;
+  const ReplicaHolding* holder = nullptr;
+  Offset at{-1};
+  for (const ReplicaHolding& replica : audited->held) {
+    for (const AuditedRecord& record : replica.records) {
+      if (record.value != value) continue;
+      // The leader's own copy first: it says why the leader did not serve it.
+      if (holder == nullptr || replica.broker == audited->leader) {
+        holder = &replica;
+        at = record.offset;
+      }
+      break;
+    }
+  }
+  if (holder == nullptr) return std::nullopt;
+  // With a live leader, a copy only on another replica is not coming back: that replica follows
+  // the leader's log and truncates or diverges from it (lost, not unavailable).
+  if (audited->leader.value() >= 0 && holder->broker != audited->leader) return std::nullopt;
+  if (audited->leader.value() < 0) {
+    return TpText(tp) + " has no live leader at the audit; " + node::Broker(holder->broker) +
+           " holds it at offset " + std::to_string(at.value());
+  }
+  return "above " + TpText(tp) + "'s high watermark at the audit (" +
+         node::Broker(holder->broker) + ": HW " +
+         std::to_string(audited->high_watermark.value()) + ", the record at offset " +
+         std::to_string(at.value()) + ")";
 }
 
 std::string Checker::RetryCause(const Send& send, const TopicPartition& tp,
@@ -627,12 +680,19 @@ void Checker::CheckPresence(CheckResult& result) {
       ++result.expired;
       continue;
     }
-    ++metrics_["lost_acked"];
     Anomaly a;
-    a.kind = "lost_acked";
     a.record_id = send.invoke->record_id;
     a.tp = tp;
     a.offset = send.completion->offset;
+    if (std::optional<std::string> held = UnavailableCause(send, tp)) {
+      ++metrics_["unavailable_acked"];
+      a.kind = "unavailable_acked";
+      a.cause = std::move(*held);
+      unavailable_acked_.push_back(std::move(a));
+      continue;
+    }
+    ++metrics_["lost_acked"];
+    a.kind = "lost_acked";
     a.cause = LostCause(send, &a.cause_t_us);
     lost_acked_.push_back(std::move(a));
   }
@@ -731,7 +791,67 @@ void Checker::ObserverMetrics() {
   for (const TruncationRecord& t : observer.truncations()) {
     if (audited_partitions_.contains(t.tp)) metrics_["truncated_records"] += t.records;
   }
-  metrics_["invariant_violations"] = static_cast<int64_t>(observer.invariant_violations().size());
+}
+
+std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, TimeUs from_us,
+                                     TimeUs to_us) const {
+  // A power loss: whatever the broker had not synced is gone, and Kafka acknowledges (and
+  // commits) before fsync unless log.flush.interval.messages says otherwise. Any broker's: the
+  // checker does not know which replicas held the record then. A halt keeps the page cache.
+  const FaultRecord* crash = nullptr;
+  for (const auto& [node, faults] : faults_) {
+    if (!node.starts_with("broker-")) continue;
+    for (auto it = FirstAtOrAfter(faults, from_us); it != faults.end(); ++it) {
+      const FaultRecord* f = *it;
+      if (f->t_us > to_us) break;
+      if (f->ev != ev::kCrash || f->detail.starts_with("halted")) continue;
+      if (crash == nullptr || f->t_us < crash->t_us) crash = f;
+      break;
+    }
+  }
+  if (crash != nullptr) {
+    return crash->node + " lost power at " + FormatSeconds(crash->t_us) +
+           (crash->detail.empty() ? "" : " (" + crash->detail + ")") +
+           ": Kafka commits a record before any replica syncs it to disk "
+           "(log.flush.interval.messages), so replicas that crash together lose it";
+  }
+  // KIP-101: a follower cuts its log to its own high watermark (0.10's rule) and is then elected.
+  auto truncations = truncations_.find(tp);
+  if (truncations != truncations_.end()) {
+    for (const TruncationRecord* t : truncations->second) {
+      if (t->t_us < from_us || t->t_us > to_us) continue;
+      if (t->reason != "high_watermark" || !t->Removed(offset)) continue;
+      return node::Broker(t->broker) + " truncated to its high watermark (offset " +
+             std::to_string(t->to.value()) + ") at " + FormatSeconds(t->t_us) +
+             ": Kafka before KIP-101 (0.11) truncates a follower to its own high watermark, "
+             "which can be below what the leader committed";
+    }
+  }
+  return "";
+}
+
+void Checker::SplitViolations(CheckResult& result) {
+  for (const ViolationRecord& v : in_.observer->invariant_violations()) {
+    if (v.rule == "committed_records_stable" && v.committed_us >= 0) {
+      std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
+      if (!reason.empty()) {
+        PermittedLoss loss;
+        loss.t_us = v.t_us;
+        loss.tp = v.tp;
+        loss.offset = v.offset;
+        loss.promise = "a committed record of " + TpText(v.tp) + " (offset " +
+                       std::to_string(v.offset.value()) + ", committed at " +
+                       FormatSeconds(v.committed_us) + ") stays in its log";
+        loss.reason = std::move(reason);
+        loss.detail = v.message;
+        result.permitted_losses.push_back(std::move(loss));
+        continue;
+      }
+    }
+    result.invariant_violations.push_back(v.Text());
+  }
+  metrics_["permitted_losses"] = static_cast<int64_t>(result.permitted_losses.size());
+  metrics_["invariant_violations"] = static_cast<int64_t>(result.invariant_violations.size());
 }
 
 CheckResult Checker::Run() {
@@ -744,18 +864,23 @@ CheckResult Checker::Run() {
   CheckDeliveries();
   CheckOrder();
   ObserverMetrics();
+  SplitViolations(result);
   for (std::string_view name : MetricNames()) {
     auto it = metrics_.find(name);
     result.metrics.push_back(Metric{std::string(name), it == metrics_.end() ? 0 : it->second});
   }
-  for (std::vector<Anomaly>* kind :
-       {&lost_acked_, &log_duplicates_, &duplicated_, &undelivered_, &reordered_}) {
+  for (std::vector<Anomaly>* kind : {&lost_acked_, &unavailable_acked_, &log_duplicates_,
+                                     &duplicated_, &undelivered_, &reordered_}) {
     for (Anomaly& a : *kind) result.anomalies.push_back(std::move(a));
   }
   return result;
 }
 
 }  // namespace
+
+std::string PermittedLoss::Text() const {
+  return promise + " did not hold: " + reason + " (" + detail + ")";
+}
 
 int64_t CheckResult::Value(std::string_view metric) const {
   for (const Metric& m : metrics) {

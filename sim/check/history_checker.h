@@ -7,6 +7,10 @@
 // - acked: its send completed `ok` with an offset >= 0 (the broker acknowledged it; an acks=0
 //   `ok` has offset -1 and counts as not acked); otherwise unacked (fail, info, acks=0, or no
 //   completion at all);
+// - an acked record absent from the final log is unavailable, not lost, when the partition has
+//   no live leader at the audit and a live replica still holds it, or when the leader holds it
+//   above its HW (FinalAudit's `held`); a copy only on a replica other than a live leader is
+//   lost (that replica follows the leader: it truncates, or diverges, but never serves it);
 // - present in the final log 0, 1 or n times, matched by value: a generated record's value is
 //   its id; a value typed in several sends is shared out among them (a copy goes to the send
 //   acked at its partition and offset, else to the earliest send of that value with no copy
@@ -24,7 +28,9 @@
 // Metrics (MetricNames(), in that order):
 //   sent                 send invokes;
 //   acked                acked records;
-//   lost_acked           acked, absent from the final log, not expired;
+//   lost_acked           acked, absent from the final log and from every live replica, not
+//                        expired;
+//   unavailable_acked    acked, absent from the final log, held by a live replica;
 //   lost_unacked         unacked, absent from the final log;
 //   log_duplicates       records present at two or more offsets;
 //   duplicated           (group, record) pairs delivered more than once;
@@ -39,7 +45,13 @@
 //                        of a new partition (reason new_partition): failovers and restarts;
 //   unclean_elections    those of them that were unclean;
 //   truncated_records    records removed by truncations of the audited partitions' replicas;
-//   invariant_violations the invariant checker's reports (sim/check/invariant_checker.h).
+//   permitted_losses     committed records lost in a way Kafka allows: the invariant checker's
+//                        committed_records_stable reports explained by a broker's power loss
+//                        (unsynced writes lost: Kafka acknowledges before fsync) or a
+//                        high-watermark truncation (0.10 before KIP-101) between the commit and
+//                        the loss; each is a PermittedLoss naming the promise and the reason;
+//   invariant_violations the invariant checker's other reports (sim/check/invariant_checker.h):
+//                        rules of the engine that must never break, whatever the faults.
 //
 // Causes: each lost_acked, log_duplicates, duplicated, undelivered and reordered record becomes
 // one Anomaly whose `cause` names the fault or protocol event responsible, with its time
@@ -51,10 +63,15 @@
 //   offset on the broker that led the partition when it was acked (else on another replica),
 //   and the election that preceded it ("truncated on broker-1 at 15.200 s (to offset 40,
 //   high_watermark) after broker-2 was elected leader (epoch 3, unclean) at 14.900 s"); without
-//   a truncation, that leader's crash or disk fault after the send ("broker-1, its leader at the
-//   ack, crashed at 5.000 s (torn unsynced tail) and no replica kept the record"), "t-0 has no
-//   live leader at the end", or "unknown". (The logs at each election are not known: a replica
-//   that truncated a record and fetched it again before its election would be named wrongly.)
+//   a truncation, that leader's crash or disk fault after the record could have been written (the
+//   send, and that broker's last restart before the ack) ("broker-1, its leader at the ack,
+//   crashed at 5.000 s (torn unsynced tail) and no replica kept the record"), "t-0 has no live
+//   leader at the end", or "unknown". (The logs at each election are not known: a replica that
+//   truncated a record and fetched it again before its election would be named wrongly.)
+// - unavailable_acked: where it is and why the leader did not serve it ("t-0 has no live leader
+//   at the audit; broker-2 holds it at offset 17", "above t-0's high watermark at the audit
+//   (broker-1: HW 40, the record at offset 57)", "not on t-0's leader broker-1 at the audit;
+//   broker-3 holds it at offset 17").
 // - log_duplicate: the producer's first retry of the partition between the invoke and the
 //   completion ("producer p1 retried t-0 (attempt 2) after REQUEST_TIMED_OUT at 3.100 s"), or
 //   "unknown";
@@ -113,7 +130,8 @@ struct Metric {
 };
 
 struct Anomaly {
-  std::string kind;  // lost_acked, log_duplicate, duplicated, undelivered, reordered
+  std::string kind;  // lost_acked, unavailable_acked, log_duplicate, duplicated, undelivered,
+                     // reordered
   std::string record_id;
   TopicPartition tp;       // the partition the record was acked or found in
   Offset offset{-1};       // its acked or found offset (-1 when none)
@@ -122,9 +140,25 @@ struct Anomaly {
   TimeUs cause_t_us = -1;  // when the cause happened (-1: unknown)
 };
 
+// Committed records lost in a way Kafka allows (the permitted_losses metric): which promise did
+// not hold and why Kafka does not keep it in that case.
+struct PermittedLoss {
+  TimeUs t_us = 0;  // when the invariant checker saw the loss
+  TopicPartition tp;
+  Offset offset{-1};    // the first committed offset lost
+  std::string promise;  // "a committed record of t-0 (offset 40) stays in its log"
+  std::string reason;   // the event that lost it and why Kafka allows that, with its time
+  std::string detail;   // the invariant checker's message
+  std::string Text() const;  // "<promise> did not hold: <reason> (<detail>)"
+};
+
 struct CheckResult {
   std::vector<Metric> metrics;     // every metric, in MetricNames() order
   std::vector<Anomaly> anomalies;  // in kind order as listed above, then record order
+  // The invariant checker's reports, split: engine rules broken (always a bug in ksim), as
+  // "<rule> <topic>-<partition>: <message>", and Kafka's permitted losses.
+  std::vector<std::string> invariant_violations;
+  std::vector<PermittedLoss> permitted_losses;
   int64_t expired = 0;             // acked records deleted by retention (not lost)
   int64_t foreign_records = 0;     // final-log records whose value no send of the run carried
   int64_t Value(std::string_view metric) const;  // REQUIRES: a metric name

@@ -164,6 +164,21 @@ void InvariantChecker::Violate(std::string rule, const TopicPartition& tp, std::
   if (sink_) sink_(violations_.back());
 }
 
+void InvariantChecker::ViolateCommitted(const ReplicaObservation& replica,
+                                        const PartitionTrack& partition, Offset offset,
+                                        std::string message) {
+  InvariantViolation violation{now_us_, "committed_records_stable", replica.tp,
+                               std::move(message)};
+  violation.broker = replica.broker;
+  violation.offset = offset;
+  // The committed batch holding `offset`, else the first one after it.
+  auto it = partition.committed.upper_bound(offset);
+  if (it != partition.committed.begin() && std::prev(it)->second.last_offset >= offset) --it;
+  if (it != partition.committed.end()) violation.committed_us = it->second.committed_us;
+  violations_.push_back(violation);
+  if (sink_) sink_(violations_.back());
+}
+
 std::string InvariantChecker::Describe(const ReplicaObservation& replica) const {
   return "broker " + std::to_string(replica.broker.value()) + " (incarnation " +
          std::to_string(replica.incarnation) + ", epoch " +
@@ -275,8 +290,9 @@ void InvariantChecker::VerifyLeadership(const ReplicaObservation& replica,
                       ", committed batches reach " + std::to_string(committed_end.value())};
   }
   if (!divergence) return;
-  Violate("committed_records_stable", replica.tp,
-          "new leader " + Describe(replica) + " lost committed records: " + divergence->second);
+  ViolateCommitted(replica, partition, divergence->first,
+                   "new leader " + Describe(replica) + " lost committed records: " +
+                       divergence->second);
   ForgetFrom(partition, divergence->first);
 }
 
@@ -298,7 +314,8 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
       return BatchWalk::kStop;
     }
     if (!covered && may_commit) {
-      partition.committed.emplace(batch.base_offset, BatchId{batch.last_offset(), batch.crc});
+      partition.committed.emplace(batch.base_offset,
+                                  BatchId{batch.last_offset(), batch.crc, now_us_});
       ++counters_.batches_committed;
     }
     end = batch.next_offset();
@@ -306,8 +323,8 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
   });
   if (!walked.ok()) return;
   if (divergence) {
-    Violate("committed_records_stable", replica.tp,
-            "leader " + Describe(replica) + ": " + divergence->second);
+    ViolateCommitted(replica, partition, divergence->first,
+                     "leader " + Describe(replica) + ": " + divergence->second);
     ForgetFrom(partition, divergence->first);
     return;
   }

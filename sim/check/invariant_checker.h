@@ -76,6 +76,12 @@ struct InvariantViolation {
                      // offsets_ordered
   TopicPartition tp;
   std::string message;  // what, which brokers, epochs, offsets, when
+  // committed_records_stable: the leader that lost committed records, the first offset it lost,
+  // and when the batch there was recorded as committed (the history checker looks in between
+  // for what Kafka allows to lose it: sim/check/history_checker.h). -1 otherwise.
+  BrokerId broker{-1};
+  Offset offset{-1};
+  TimeUs committed_us = -1;
 };
 
 struct InvariantCheckerCounters {
@@ -119,6 +125,7 @@ class InvariantChecker {
   struct BatchId {
     Offset last_offset{0};
     uint32_t crc = 0;
+    TimeUs committed_us = 0;  // when it was recorded
   };
   struct Leadership {
     BrokerId broker{0};
@@ -147,6 +154,9 @@ class InvariantChecker {
   // Stores what (b) and (d) compare the next observation of the replica with.
   void Remember(const ReplicaObservation& replica, ReplicaTrack& track);
   void Violate(std::string rule, const TopicPartition& tp, std::string message);
+  // committed_records_stable: `replica` lost the committed batch holding `offset`.
+  void ViolateCommitted(const ReplicaObservation& replica, const PartitionTrack& partition,
+                        Offset offset, std::string message);
   void CheckOffsets(const ReplicaObservation& replica, ReplicaTrack& track);
   void CheckLeaderHw(const ReplicaObservation& replica, const ReplicaTrack& track);
   void CheckEpochLeader(const ReplicaObservation& replica, PartitionTrack& partition);

@@ -62,6 +62,9 @@ int32_t BrokerOfNode(std::string_view node) {
 // A short human text of a fault event's fields.
 std::string FaultDetail(std::string_view ev, const TraceFields& fields) {
   if (ev == ev::kCrash) {
+    if (const std::string halt = StringField(fields, field::kHalt); !halt.empty()) {
+      return "halted: " + halt;
+    }
     if (BoolField(fields, field::kCorrupt)) return "torn and corrupted unsynced tail";
     if (BoolField(fields, field::kTear)) return "torn unsynced tail";
     return "";
@@ -109,6 +112,8 @@ bool IsFault(std::string_view ev) {
 constexpr std::string_view kConsoleConsumerExit = "Processed a total of ";
 
 }  // namespace
+
+std::string ViolationRecord::Text() const { return rule + " " + ToString(tp) + ": " + message; }
 
 std::string FormatSeconds(TimeUs t_us) {
   std::string ms = std::to_string((t_us % 1'000'000) / 1000);
@@ -209,10 +214,17 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
       stopped_tools_.insert(node::CliTool(static_cast<size_t>(index)));
     }
   } else if (ev == ev::kInvariantViolation) {
-    violations_.push_back(StringField(fields, field::kRule) + " " +
-                          StringField(fields, field::kTopic) + "-" +
-                          std::to_string(IntField(fields, field::kPartition)) + ": " +
-                          StringField(fields, field::kMessage));
+    ViolationRecord violation;
+    violation.t_us = t_us;
+    violation.rule = StringField(fields, field::kRule);
+    violation.tp =
+        TopicPartition{StringField(fields, field::kTopic),
+                       PartitionId(static_cast<int32_t>(IntField(fields, field::kPartition)))};
+    violation.message = StringField(fields, field::kMessage);
+    violation.broker = BrokerId(static_cast<int32_t>(IntField(fields, field::kBroker, -1)));
+    violation.offset = Offset(IntField(fields, field::kOffset, -1));
+    violation.committed_us = IntField(fields, field::kCommittedUs, -1);
+    violations_.push_back(std::move(violation));
   } else if (IsFault(ev)) {
     OnFault(t_us, node, ev, fields);
   }

@@ -136,6 +136,20 @@ struct RebalanceRecord {
   std::vector<TopicPartition> partitions;
 };
 
+// The invariant checker's invariant_violation {rule, topic, partition, message, [broker, offset,
+// committed_us]}.
+struct ViolationRecord {
+  TimeUs t_us = 0;
+  std::string rule;
+  TopicPartition tp;
+  std::string message;
+  BrokerId broker{-1};      // committed_records_stable: the leader lacking committed records
+  Offset offset{-1};        // the first committed offset it lacks
+  TimeUs committed_us = -1;  // when that batch was committed
+  // "<rule> <topic>-<partition>: <message>".
+  std::string Text() const;
+};
+
 // "12.300 s": a time in seconds with 3 decimals (milliseconds, rounded down), as causes say it.
 std::string FormatSeconds(TimeUs t_us);
 
@@ -162,8 +176,8 @@ class RunObserver {
   const std::vector<OffsetResetRecord>& offset_resets() const { return offset_resets_; }
   const std::vector<OffsetFetchRecord>& offset_fetches() const { return offset_fetches_; }
   const std::vector<CommitWriteRecord>& commit_writes() const { return commit_writes_; }
-  // invariant_violation events, each as "<rule> <topic>-<partition>: <message>".
-  const std::vector<std::string>& invariant_violations() const { return violations_; }
+  // invariant_violation events, in order.
+  const std::vector<ViolationRecord>& invariant_violations() const { return violations_; }
 
   // Every partition known, in order.
   std::vector<TopicPartition> partitions() const;
@@ -196,7 +210,7 @@ class RunObserver {
   std::vector<OffsetResetRecord> offset_resets_;
   std::vector<OffsetFetchRecord> offset_fetches_;
   std::vector<CommitWriteRecord> commit_writes_;
-  std::vector<std::string> violations_;
+  std::vector<ViolationRecord> violations_;
   std::map<TopicPartition, PartitionTrack> partitions_;
   std::map<std::string, int32_t, std::less<>> min_isr_;
   std::map<int32_t, bool> broker_up_;    // broker id -> node up (absent: up)

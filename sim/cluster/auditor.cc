@@ -112,10 +112,27 @@ std::vector<int32_t> IsrIds(const std::vector<BrokerId>& isr) {
   return ids;
 }
 
+// Every live replica's whole log (records above the HW included): what the cluster still holds
+// even where the leader cannot serve it (no leader, an offline log, a HW short of the record).
+void ReadHoldings(Cluster& cluster, const TopicPartition& tp, PartitionAudit& audit) {
+  for (BrokerId id : cluster.broker_ids()) {
+    Broker* broker = cluster.broker(id);
+    Partition* replica = broker == nullptr ? nullptr : broker->GetPartition(tp);
+    if (replica == nullptr) continue;
+    VirtualDisk::InspectionScope inspect(*cluster.world().node(node::Broker(id)).disk());
+    Result<std::vector<AuditedRecord>> records =
+        ReadRecords(replica->log(), replica->log_start_offset(), replica->log_end_offset());
+    if (!records.ok()) continue;  // an offline log: its error is the leader's or a replica's
+    audit.held.push_back(ReplicaHolding{id, replica->high_watermark(), replica->log_end_offset(),
+                                        std::move(records).value()});
+  }
+}
+
 PartitionAudit AuditPartition(Cluster& cluster, const TopicPartition& tp,
                               std::vector<std::string>& errors) {
   PartitionAudit audit;
   audit.tp = tp;
+  ReadHoldings(cluster, tp, audit);
   const BrokerId leader_id = cluster.LeaderOf(tp);
   Broker* leader_broker = leader_id == kNoBroker ? nullptr : cluster.broker(leader_id);
   Partition* leader = leader_broker == nullptr ? nullptr : leader_broker->GetPartition(tp);

@@ -83,11 +83,16 @@ Status Cluster::Build() {
 
   if (options_.check_invariants) {
     checker_ = std::make_unique<InvariantChecker>([this](const InvariantViolation& violation) {
-      world_.Trace(node::kChecker, ev::kInvariantViolation,
-                   TraceFields{{field::kRule, violation.rule},
-                               {field::kTopic, violation.tp.topic},
-                               {field::kPartition, violation.tp.partition.value()},
-                               {field::kMessage, violation.message}});
+      TraceFields fields{{field::kRule, violation.rule},
+                         {field::kTopic, violation.tp.topic},
+                         {field::kPartition, violation.tp.partition.value()},
+                         {field::kMessage, violation.message}};
+      if (violation.broker.value() >= 0) {
+        fields[field::kBroker] = violation.broker.value();
+        fields[field::kOffset] = violation.offset.value();
+        fields[field::kCommittedUs] = violation.committed_us;
+      }
+      world_.Trace(node::kChecker, ev::kInvariantViolation, fields);
     });
   }
   return Status::Ok();
@@ -180,8 +185,17 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
     if (checker_) checker_->OnEvent(ev, fields);
     world_.Trace(name, ev, fields);
   };
-  BrokerSeams seams{*node.disk(), world_.loop(),    node,           *process->transport,
-                    *process->zk, *process->random, std::move(sink)};
+  // Kafka's Exit.halt: the node goes down at once (after the current event), its disk intact.
+  auto halt = [this, name = node.name(), incarnation = node.incarnation()](const Status& error) {
+    world_.loop().Schedule(0, [this, name, incarnation, reason = error.ToString()] {
+      Node* halting = world_.FindNode(name);
+      if (halting == nullptr || !halting->up() || halting->incarnation() != incarnation) return;
+      KSIM_CHECK(world_.HaltNode(name, reason).ok());
+    });
+  };
+  BrokerSeams seams{*node.disk(),  world_.loop(),    node,
+                    *process->transport, *process->zk, *process->random,
+                    std::move(sink), std::move(halt)};
   process->broker = std::make_unique<Broker>(std::move(broker_options), seams);
 
   Process* raw = process.get();

@@ -197,7 +197,11 @@ std::string FormatRunReport(const RunResult& result, size_t max_anomalies) {
   AppendActions(result, out);
   AppendMetrics(result, out);
   AppendAnomalies(result, max_anomalies, out);
-  AppendLines("Invariant violations", result.invariant_violations, out);
+  std::vector<std::string> permitted;
+  for (const PermittedLoss& loss : result.check.permitted_losses) permitted.push_back(loss.Text());
+  AppendLines("Permitted losses (Kafka allows these)", permitted, out);
+  AppendLines("Invariant violations (engine rules broken: a bug in ksim)",
+              result.invariant_violations, out);
   AppendLines("Audit errors", result.audit.errors, out);
   AppendExpectations(result, out);
   out += "Run: ended at " + SecondsText(result.end_us) + " simulated; trace " +
@@ -234,6 +238,19 @@ Json RunResultJson(const RunResult& result) {
     actions.push_back(std::move(item));
   }
   json["actions"] = std::move(actions);
+  Json permitted = Json::array();
+  for (const PermittedLoss& loss : result.check.permitted_losses) {
+    Json item = Json::object();
+    item["topic"] = loss.tp.topic;
+    item["partition"] = loss.tp.partition.value();
+    item["offset"] = loss.offset.value();
+    item["t_us"] = loss.t_us;
+    item["promise"] = loss.promise;
+    item["reason"] = loss.reason;
+    item["detail"] = loss.detail;
+    permitted.push_back(std::move(item));
+  }
+  json["permitted_losses"] = std::move(permitted);
   json["invariant_violations"] = result.invariant_violations;
   json["expired"] = result.check.expired;
   json["audit_errors"] = result.audit.errors;

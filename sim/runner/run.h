@@ -57,8 +57,13 @@ class ScenarioRun {
   void ReportProgress();
   void RunFinalPhase();
   void RestartAll();
-  // Every audited partition led, its HW at its log end, every running replica in its ISR.
-  bool PartitionsSettled();
+  // Every broker whose node is down (or up without a process) is restarted.
+  void RestartDownBrokers();
+  // Why the drain is not over ("" when it is): an audited partition not led, its HW short of its
+  // log end or a running replica out of its ISR (Unsettled); a producer with records pending; a
+  // consumer group behind its partitions' high watermarks.
+  std::string Unsettled();
+  std::string Undrained();
   bool Drained();
   Status Finish(RunResult& result);
   std::vector<std::string> AuditedTopics() const;
@@ -107,6 +112,7 @@ class ScenarioRun {
   // Drain bookkeeping: history ops read so far, and per (group, partition) the offset after the
   // highest one delivered.
   size_t drain_scanned_ = 0;
+  std::string undrained_;  // Undrained() when the final phase ended
   std::map<std::pair<std::string, TopicPartition>, Offset> delivered_next_;
 };
 

@@ -318,13 +318,28 @@ void ScenarioRun::RunFinalPhase() {
   const TimeUs drain_end_us = world_->Now() + Ms(final_phase.drain_ms);
   while (!Drained() && world_->Now() < drain_end_us) {
     RunTo(std::min(drain_end_us, world_->Now() + kDrainCheckUs));
+    // A broker can still go down during the drain (a controlled shutdown that could not reach
+    // the controller before the heal completes now; a broker halting): it comes back too, so
+    // that the audit reads every replica the cluster has.
+    if (final_phase.restart_all) RestartDownBrokers();
   }
+  undrained_ = Undrained();
   world_->Trace(
       node::kScenario, ev::kDrained,
-      TraceFields{{field::kComplete, Drained()},
+      TraceFields{{field::kComplete, undrained_.empty()},
                   {field::kDrainMs,
                    (world_->Now() - (drain_end_us - Ms(final_phase.drain_ms))) / kUsPerMs}});
   if (options_.progress) options_.progress(total_us_, total_us_);
+}
+
+void ScenarioRun::RestartDownBrokers() {
+  for (BrokerId id : cluster_->broker_ids()) {
+    Node& node = world_->node(node::Broker(id));
+    if (node.up() && cluster_->broker(id) == nullptr) {
+      KSIM_CHECK(world_->CrashNode(node.name()).ok());
+    }
+    if (!node.up()) KSIM_CHECK(cluster_->RestartBroker(id).ok());
+  }
 }
 
 void ScenarioRun::RestartAll() {
@@ -338,13 +353,7 @@ void ScenarioRun::RestartAll() {
     }
   }
   full_disks_.clear();
-  for (BrokerId id : cluster_->broker_ids()) {
-    Node& node = world_->node(node::Broker(id));
-    if (node.up() && cluster_->broker(id) == nullptr) {
-      KSIM_CHECK(world_->CrashNode(node.name()).ok());
-    }
-    if (!node.up()) KSIM_CHECK(cluster_->RestartBroker(id).ok());
-  }
+  RestartDownBrokers();
   auto restart_client = [&](const std::string& id) {
     Node* node = world_->FindNode(id);
     if (node != nullptr && !node->up()) KSIM_CHECK(world_->RestartNode(id).ok());
@@ -355,36 +364,43 @@ void ScenarioRun::RestartAll() {
   for (const auto& consumer : cli_->consumers()) restart_client(consumer->id());
 }
 
-bool ScenarioRun::PartitionsSettled() {
+std::string ScenarioRun::Unsettled() {
   // Every audited partition has a live leader whose high watermark reached its log end and whose
   // ISR holds every assigned replica that is running: the audit then reads what the cluster
-  // really kept, not a moment of a failover (a leader not yet elected, acks=1 records above a
-  // new leader's HW still being replicated).
+  // really kept, not a moment of a failover (a leader not yet elected, acks=1 records still above
+  // a new leader's HW being replicated).
   for (const std::string& topic : AuditedTopics()) {
     for (PartitionId partition : PartitionsInZooKeeper(*cluster_, topic)) {
       const TopicPartition tp{topic, partition};
       const BrokerId leader = cluster_->LeaderOf(tp);
       Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
       const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
-      if (led == nullptr || led->role() != ReplicaRole::kLeader) return false;
-      if (led->high_watermark() < led->log_end_offset()) return false;
+      if (led == nullptr || led->role() != ReplicaRole::kLeader) {
+        return ToString(tp) + " has no live leader";
+      }
+      if (led->high_watermark() < led->log_end_offset()) {
+        return ToString(tp) + "'s high watermark " + std::to_string(led->high_watermark().value()) +
+               " is below its log end " + std::to_string(led->log_end_offset().value());
+      }
       for (BrokerId replica : led->assigned_replicas()) {
         if (cluster_->broker(replica) == nullptr) continue;
         const std::vector<BrokerId>& isr = led->isr();
-        if (std::find(isr.begin(), isr.end(), replica) == isr.end()) return false;
+        if (std::find(isr.begin(), isr.end(), replica) == isr.end()) {
+          return node::Broker(replica) + " is running but out of " + ToString(tp) + "'s ISR";
+        }
       }
     }
   }
-  return true;
+  return "";
 }
 
-bool ScenarioRun::Drained() {
-  if (!PartitionsSettled()) return false;
+std::string ScenarioRun::Undrained() {
+  if (std::string unsettled = Unsettled(); !unsettled.empty()) return unsettled;
   for (const auto& producer : producers_) {
-    if (!producer->done()) return false;
+    if (!producer->done()) return "producer " + producer->id() + " has records without an outcome";
   }
   for (const auto& producer : cli_->producers()) {
-    if (!producer->done()) return false;
+    if (!producer->done()) return "producer " + producer->id() + " has records without an outcome";
   }
   const std::vector<HistoryOp>& ops = history_->ops();
   for (; drain_scanned_ < ops.size(); ++drain_scanned_) {
@@ -405,15 +421,22 @@ bool ScenarioRun::Drained() {
         const BrokerId leader = cluster_->LeaderOf(tp);
         Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
         const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
-        if (led == nullptr) return false;
+        if (led == nullptr) return ToString(tp) + " has no live leader";
         if (led->high_watermark() <= led->log_start_offset()) continue;
         auto found = delivered_next_.find({group, tp});
-        if (found == delivered_next_.end() || found->second < led->high_watermark()) return false;
+        if (found == delivered_next_.end() || found->second < led->high_watermark()) {
+          return group + " has delivered " + ToString(tp) + " up to offset " +
+                 std::to_string(found == delivered_next_.end() ? -1
+                                                               : found->second.value() - 1) +
+                 " of " + std::to_string(led->high_watermark().value() - 1);
+        }
       }
     }
   }
-  return true;
+  return "";
 }
+
+bool ScenarioRun::Drained() { return Undrained().empty(); }
 
 // ---- The end -----------------------------------------------------------------------------------
 
@@ -430,6 +453,8 @@ Status ScenarioRun::Finish(RunResult& result) {
   result.seed = seed_;
   result.start_us = t0_us_;
   result.end_us = world_->Now();
+  result.drained = undrained_.empty();
+  result.undrained = undrained_;
   result.audit = AuditCluster(*cluster_, AuditedTopics());
 
   CheckInput input;
@@ -460,7 +485,7 @@ Status ScenarioRun::Finish(RunResult& result) {
     result.expectations.push_back(std::move(evaluated));
   }
   result.actions = actions_;
-  result.invariant_violations = observer_->invariant_violations();
+  result.invariant_violations = result.check.invariant_violations;
 
   TraceFields metrics = TraceFields::object();
   for (std::string_view name : MetricNames()) {

@@ -31,7 +31,9 @@
 // - Final phase at duration_ms: heal (the network, every slow link, ZooKeeper up), restart_all
 //   (every broker and client down is restarted), then the run continues for drain_ms or until
 //   every producer is done and every consumer group has delivered every committed record of
-//   its topics, whichever comes first (checked every 100 ms of virtual time).
+//   its topics, whichever comes first (checked every 100 ms of virtual time); with restart_all,
+//   a broker that goes down during the drain (a controlled shutdown finishing late, a halt) is
+//   restarted at the next check.
 // - Audit of every scenario topic (and every topic a cli command created), check, expectations,
 //   World::Finish with the verdict {ok, metrics, variant, expectations}.
 //
@@ -87,11 +89,18 @@ struct RunResult {
   bool ok = false;  // every expectation met
   std::vector<ActionOutput> actions;
   FinalAudit audit;
+  // The engine's broken rules (check.invariant_violations; Kafka's permitted losses are in
+  // check.permitted_losses).
   std::vector<std::string> invariant_violations;
   // Scenario time 0 in trace time (the scenario_start event: the cluster ready, every topic
   // led); an action at at_ms ran at start_us + at_ms * 1000. Reports print trace times.
   TimeUs start_us = 0;
   TimeUs end_us = 0;  // virtual time at the end of the final phase
+  // The final phase's drain settled before drain_ms (the `drained` event's `complete`); if not,
+  // what it was still waiting for ("t-0 has no live leader", "producer p1 has records without an
+  // outcome", "g1 has delivered t-0 up to offset 40 of 57").
+  bool drained = false;
+  std::string undrained;
   uint64_t trace_hash = 0;
   uint64_t trace_lines = 0;
   std::string trace_bytes;  // with keep_trace_bytes

@@ -45,6 +45,7 @@ const std::vector<std::string_view>& MetricNames() {
       "sent",
       "acked",
       "lost_acked",
+      "unavailable_acked",
       "lost_unacked",
       "log_duplicates",
       "duplicated",
@@ -55,6 +56,7 @@ const std::vector<std::string_view>& MetricNames() {
       "elections",
       "unclean_elections",
       "truncated_records",
+      "permitted_losses",
       "invariant_violations",
   };
   return kNames;

@@ -220,6 +220,19 @@ Status World::CrashNode(std::string_view name, const CrashOptions& options) {
   return Status::Ok();
 }
 
+Status World::HaltNode(std::string_view name, std::string_view reason) {
+  KSIM_ASSIGN_OR_RETURN(Node * node, Lookup(name));
+  if (!node->up_) return Status(Errc::kInvalidArgument, node->name_ + " is already down");
+  Trace(node->name_, ev::kCrash,
+        TraceFields{{field::kTear, false}, {field::kCorrupt, false}, {field::kHalt, reason}});
+  node->up_ = false;
+  node->EndProcess();
+  KSIM_CHECK(topology_.SetNodeUp(node->name_, false).ok());
+  if (node->disk_) node->disk_->CleanShutdown();
+  node->Notify(NodeLifecycle::kCrash);
+  return Status::Ok();
+}
+
 Status World::CleanShutdownNode(std::string_view name) {
   KSIM_ASSIGN_OR_RETURN(Node * node, Lookup(name));
   if (!node->up_) return Status(Errc::kInvalidArgument, node->name_ + " is already down");

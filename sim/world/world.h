@@ -178,6 +178,12 @@ class World {
   // Power loss of the node ("crash" {"tear", "corrupt"}). kInvalidArgument when the node is
   // already down, or for corrupt_torn_tail without tear_unsynced_tail.
   Status CrashNode(std::string_view name, const CrashOptions& options = {});
+  // The node's process exits by itself (Kafka's Exit.halt: a broker whose log directory failed):
+  // traced as "crash" {"tear": false, "corrupt": false, "halt": reason}, so that everything
+  // following crashes follows it too; the machine's page cache survives a process exit, so the
+  // disk keeps everything written (as on a clean shutdown, without the process's own shutdown
+  // steps). kInvalidArgument when the node is down.
+  Status HaltNode(std::string_view name, std::string_view reason);
   // Controlled shutdown ("shutdown"): nothing is lost. kInvalidArgument when already down.
   Status CleanShutdownNode(std::string_view name);
   // A new process on the node ("restart" {"incarnation"}). kInvalidArgument when it is up.

@@ -58,6 +58,13 @@ struct Producer::Impl {
   void Append(uint64_t id, ProducerRecord record);
   void Deliver(std::vector<std::pair<uint64_t, SendOutcome>> outcomes);
   void CompleteBatch(std::unique_ptr<ProducerBatch> batch, Errc error, Offset base_offset);
+  // Kafka 2.0's Sender.failBatch: the batch fails for good. An OUT_OF_ORDER_SEQUENCE_NUMBER (or
+  // UNKNOWN_PRODUCER_ID) of the current producer id resets the id; with `adjust_sequences` (the
+  // broker refused it before any append and retries were left) the partition's later sequences
+  // move down over its gap.
+  void FailBatch(BatchId id, Errc error, bool adjust_sequences);
+  // Kafka 2.0's TransactionManager.canRetry: an idempotent refusal worth retrying.
+  bool CanRetrySequenced(const ProducerBatch& batch, Errc error, Offset log_start_offset);
   void CheckFlushes();
   void ExpireWaiting(int64_t now_ms);
   void ExpireBatches(int64_t now_ms);
@@ -75,7 +82,7 @@ struct Producer::Impl {
   void SendProduce(BrokerId node, const std::string& host, std::vector<ProducerBatch*> batches);
   void OnProduceResponse(const std::vector<BatchId>& ids, const std::string& host,
                          Result<Message> result);
-  void OnBatchResult(BatchId id, Errc error, Offset base_offset);
+  void OnBatchResult(BatchId id, Errc error, Offset base_offset, Offset log_start_offset);
 
   ProducerConfig config;
   ProducerSeams seams;
@@ -106,9 +113,9 @@ struct Producer::Impl {
   // these hosts, and no metadata asked from them, until the next metadata answer.
   std::set<std::string, std::less<>> reconnecting;
 
-  // Idempotence (Kafka's TransactionManager, idempotent part).
+  // Idempotence (Kafka's TransactionManager, idempotent part; the sequences are the
+  // accumulator's).
   bool init_pid_in_flight = false;
-  bool need_pid_reset = false;
   int64_t next_init_pid_attempt_ms = 0;
 
   bool run_scheduled = false;
@@ -172,18 +179,16 @@ void Producer::Impl::RunOnce() {
   int64_t delay_ms = INT64_MAX;
   bool can_drain = true;
   if (config.enable_idempotence) {
-    if (need_pid_reset && accumulator.in_flight_count() == 0 && !init_pid_in_flight) {
-      // Kafka 1.1's resetProducerId: a new id, sequences from 0.
-      need_pid_reset = false;
-      accumulator.SetProducerIdAndEpoch(kNoProducerId, kNoProducerEpoch);
-    }
+    // Kafka 2.0's Sender.run: an expired batch's partition whose later batches all came back
+    // without closing the gap needs a new producer id (sequences from 0).
+    if (accumulator.ShouldResetProducerIdAfterResolvingSequences()) accumulator.ResetProducerId();
     if (accumulator.producer_id() == kNoProducerId) {
       MaybeInitProducerId(now_ms);
       if (!init_pid_in_flight) {
         delay_ms = std::min(delay_ms, std::max<int64_t>(1, next_init_pid_attempt_ms - now_ms));
       }
     }
-    can_drain = accumulator.producer_id() != kNoProducerId && !need_pid_reset;
+    can_drain = accumulator.producer_id() != kNoProducerId;
   }
 
   auto leader_of = [this](const TopicPartition& tp) { return LeaderOf(tp); };
@@ -287,10 +292,6 @@ void Producer::Impl::CompleteBatch(std::unique_ptr<ProducerBatch> batch, Errc er
     }
     outcomes.emplace_back(batch->record_ids[i], outcome);
   }
-  if (error != Errc::kNone && config.enable_idempotence && batch->has_sequence()) {
-    // A sequenced batch failed for good: the broker's view of the sequence is unknown.
-    need_pid_reset = true;
-  }
   Deliver(std::move(outcomes));
 }
 
@@ -329,6 +330,14 @@ void Producer::Impl::ExpireBatches(int64_t now_ms) {
          {{field::kTopic, batch->tp.topic},
           {field::kPartition, batch->tp.partition.value()},
           {field::kRecords, batch->record_count()}});
+    // Kafka 2.0's Sender.sendProducerData: an expired batch that was sent may or may not have
+    // been written; no new batch of its partition is drained until the ones after it say which
+    // (markSequenceUnresolved). 2.0 expires only queued batches, where "sent" means "in retry";
+    // ksim expires in-flight ones too (delivery.timeout.ms, Kafka 2.1), which were sent as well.
+    if (config.enable_idempotence && batch->has_sequence() &&
+        accumulator.HasCurrentProducerId(*batch)) {
+      accumulator.MarkSequenceUnresolved(batch->tp);
+    }
     CompleteBatch(std::move(batch), Errc::kRequestTimedOut, kUndefinedOffset);
   }
 }
@@ -530,46 +539,50 @@ void Producer::Impl::OnProduceResponse(const std::vector<BatchId>& ids, const st
       // Timed out or lost with the connection: the attempt may have been appended.
       batch->maybe_written = true;
       const Errc error = result.ok() ? Errc::kUnknownServerError : result.status().code();
-      OnBatchResult(id, error, kUndefinedOffset);
+      OnBatchResult(id, error, kUndefinedOffset, kUndefinedOffset);
       continue;
     }
     auto it = std::find_if(response->responses.begin(), response->responses.end(),
                            [&](const ProducePartitionResponse& r) { return r.tp == batch->tp; });
     if (it == response->responses.end()) {
-      OnBatchResult(id, Errc::kUnknownServerError, kUndefinedOffset);
+      OnBatchResult(id, Errc::kUnknownServerError, kUndefinedOffset, kUndefinedOffset);
       continue;
     }
     if (it->error_code == Errc::kRequestTimedOut ||
         it->error_code == Errc::kNotEnoughReplicasAfterAppend) {
       batch->maybe_written = true;  // the leader appended, then the acks wait failed
     }
-    OnBatchResult(id, it->error_code, it->base_offset);
+    OnBatchResult(id, it->error_code, it->base_offset, it->log_start_offset);
   }
 }
 
-void Producer::Impl::OnBatchResult(BatchId id, Errc error, Offset base_offset) {
+// Kafka 2.0's Sender.completeBatch (with 2.1's delivery timeout: a batch past it is not retried).
+void Producer::Impl::OnBatchResult(BatchId id, Errc error, Offset base_offset,
+                                   Offset log_start_offset) {
   ProducerBatch& batch = *accumulator.Find(id);
   const int64_t now_ms = NowMs();
   const bool idempotent = config.enable_idempotence;
   if (error == Errc::kNone || (idempotent && error == Errc::kDuplicateSequenceNumber)) {
-    accumulator.OnAcked(batch);
+    accumulator.OnAcked(batch, base_offset);
     CompleteBatch(accumulator.Complete(id), Errc::kNone, base_offset);
     return;
   }
   batch.last_error = error;
-  bool retriable = IsRetriable(error);
-  if (idempotent &&
-      (error == Errc::kOutOfOrderSequenceNumber || error == Errc::kUnknownProducerId)) {
-    // Kafka 1.1+'s TransactionManager.canRetry: a batch that is not the next one expected came
-    // back out of order because an earlier one failed; it is retried after that one. The next
-    // expected batch itself refused means the broker lost the sequence: fatal for the batch.
-    const Sequence next_expected = Sequence(accumulator.LastAckedSequence(batch.tp).value() + 1);
-    retriable =
-        batch.producer_id == accumulator.producer_id() && batch.base_sequence != next_expected;
-  }
-  const bool in_time = now_ms - batch.created_ms < config.delivery_timeout_ms;
   if (NeedsMetadata(error)) metadata_needed = true;
-  if (retriable && batch.attempts <= config.retries && in_time) {
+  const bool in_time = now_ms - batch.created_ms < config.delivery_timeout_ms;
+  const bool attempts_left = batch.attempts <= config.retries;
+  const bool can_retry =
+      in_time && attempts_left &&
+      (IsRetriable(error) ||
+       (idempotent && batch.has_sequence() && CanRetrySequenced(batch, error, log_start_offset)));
+  if (can_retry) {
+    if (idempotent && batch.has_sequence() && !accumulator.HasCurrentProducerId(batch)) {
+      // The producer id changed since the batch was sent: a retry under the old id could be
+      // refused or written, under the new one written twice. Kafka drops it ("Attempted to retry
+      // sending a batch but the producer id changed ... This batch will be dropped").
+      FailBatch(id, Errc::kOutOfOrderSequenceNumber, /*adjust_sequences=*/false);
+      return;
+    }
     ++counters.retries;
     Emit(seams.events, ev::kProduceRetry,
          {{field::kTopic, batch.tp.topic},
@@ -580,7 +593,51 @@ void Producer::Impl::OnBatchResult(BatchId id, Errc error, Offset base_offset) {
     accumulator.Reenqueue(id, now_ms);
     return;
   }
-  CompleteBatch(accumulator.Complete(id), error, kUndefinedOffset);
+  if (!in_time && idempotent && batch.has_sequence() && accumulator.HasCurrentProducerId(batch)) {
+    // Out of time rather than refused: as an expiry, its fate decides the partition's sequences.
+    accumulator.MarkSequenceUnresolved(batch.tp);
+    FailBatch(id, error, /*adjust_sequences=*/false);
+    return;
+  }
+  // Only a batch that had retries left was certainly refused before any append: after the last
+  // one, Kafka does not know whether the sequence was taken and leaves the numbers alone.
+  FailBatch(id, error, /*adjust_sequences=*/attempts_left);
+}
+
+bool Producer::Impl::CanRetrySequenced(const ProducerBatch& batch, Errc error,
+                                       Offset log_start_offset) {
+  if (!accumulator.HasCurrentProducerId(batch)) return false;
+  if (error == Errc::kOutOfOrderSequenceNumber && !accumulator.HasUnresolvedSequence(batch.tp) &&
+      (batch.sequence_reset || !accumulator.IsNextSequence(batch.tp, batch.base_sequence))) {
+    // Not the next batch the broker expects: an earlier one failed and this one follows it.
+    return true;
+  }
+  if (error == Errc::kUnknownProducerId) {
+    if (log_start_offset == kUndefinedOffset) return true;  // asked again until it is known
+    if (batch.sequence_reset) return true;
+    if (accumulator.LastAckedOffset(batch.tp) < log_start_offset) {
+      // Retention removed the producer's records, and with them the broker's memory of it.
+      accumulator.StartSequencesAtBeginning(batch.tp);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Producer::Impl::FailBatch(BatchId id, Errc error, bool adjust_sequences) {
+  std::unique_ptr<ProducerBatch> batch = accumulator.Complete(id);
+  if (config.enable_idempotence && batch->has_sequence()) {
+    const bool current = accumulator.HasCurrentProducerId(*batch);
+    if (current &&
+        (error == Errc::kOutOfOrderSequenceNumber || error == Errc::kUnknownProducerId)) {
+      // "This indicates data loss on the broker": the sequences of every partition start over
+      // under a new producer id. Batches already sent keep their old id (RecordAccumulator).
+      accumulator.ResetProducerId();
+    } else if (current && adjust_sequences) {
+      accumulator.AdjustSequencesAfterFailedBatch(*batch);
+    }
+  }
+  CompleteBatch(std::move(batch), error, kUndefinedOffset);
 }
 
 // ---- Producer -----------------------------------------------------------------------------------

@@ -21,16 +21,21 @@
 //   LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION and disconnects also request a metadata
 //   refresh. Without idempotence, a retry of a batch whose response was lost appends it again:
 //   the at-least-once duplicate. Other errors, exhausted retries and expired batches fail.
-// - Idempotence (enable.idempotence=true; KIP-98, Kafka 1.1/2.0's producer): before the first
-//   batch, InitProducerId to any broker gives the producer id and epoch. Each batch takes the next
-//   sequence numbers of its partition when it is first drained, and keeps them on retries, so a
-//   retry the broker already has is answered with the original offsets (no duplicate), and a gap
-//   is OUT_OF_ORDER_SEQUENCE_NUMBER. Ordering: with up to 5 batches in flight per partition a
-//   failed batch is retried before any later one is sent (Kafka's inflight-batch ordering);
-//   DUPLICATE_SEQUENCE_NUMBER counts as success. When a batch of the partition fails for good the
-//   producer resets its id (a new InitProducerId, sequences from 0), as Kafka 1.1 does for
-//   UNKNOWN_PRODUCER_ID/OUT_OF_ORDER after exhausting retries. INVALID_PRODUCER_EPOCH is fatal to
-//   the batch.
+// - Idempotence (enable.idempotence=true; KIP-98, Kafka 2.0's producer): before the first
+//   batch, InitProducerId to any broker gives the producer id and epoch. Each batch takes the id
+//   and its partition's next sequence numbers when it is first drained and keeps them for good,
+//   so a retry the broker already has is answered with the original offsets (no duplicate), and
+//   a gap is OUT_OF_ORDER_SEQUENCE_NUMBER. A retried batch waits for the batches before it in
+//   sequence order; a later batch refused OUT_OF_ORDER_SEQUENCE_NUMBER because an earlier one
+//   failed is retried (TransactionManager.canRetry); DUPLICATE_SEQUENCE_NUMBER counts as success.
+//   OUT_OF_ORDER_SEQUENCE_NUMBER (or UNKNOWN_PRODUCER_ID) failing a batch of the current id for
+//   good resets the producer id (a new InitProducerId; new batches from sequence 0); a batch
+//   refused before any append with retries left moves its partition's later sequences down; an
+//   expired batch that was sent leaves its partition "unresolved" (no new batch drained) until
+//   the batches after it say whether it was written, and resets the id only if it was not. A
+//   retriable failure of a batch whose producer id changed since it was sent fails that batch
+//   ("This batch will be dropped"). INVALID_PRODUCER_EPOCH is fatal to the batch.
+//   docs/clients.md, "Idempotence", has the rules and how Kafka 0.11 and 1.1 differ.
 // - Metadata: a Metadata request for the topics in use to one of the bootstrap servers or of the
 //   brokers the last answer listed (rotating), on first use of a topic, after errors that ask for
 //   it, and every metadata.max.age.ms. A record whose topic has no metadata after

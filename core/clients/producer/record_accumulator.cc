@@ -108,8 +108,8 @@ RecordAccumulator::ReadyResult RecordAccumulator::Ready(const LeaderFn& leader_o
   return result;
 }
 
-// Kafka 2.0's RecordAccumulator.shouldStopDrainBatchesForPartition plus the muting of
-// guaranteeMessageOrder.
+// Kafka 2.0's RecordAccumulator.drain checks before taking a partition's first batch, plus the
+// muting of guaranteeMessageOrder.
 bool RecordAccumulator::ShouldStopDrain(const ProducerBatch& first,
                                         const PartitionState& state) const {
   if (!config_.idempotent) {
@@ -118,16 +118,12 @@ bool RecordAccumulator::ShouldStopDrain(const ProducerBatch& first,
   if (static_cast<int32_t>(state.in_flight.size()) >= kMaxInFlightBatchesPerPartitionIdempotent) {
     return true;
   }
-  const bool keeps_sequence = first.has_sequence() && first.producer_id == producer_id_ &&
-                              first.producer_epoch == producer_epoch_;
-  if (keeps_sequence && !state.in_flight_by_sequence.empty() &&
-      state.in_flight_by_sequence.begin()->first < first.base_sequence) {
-    // A retry waits for the batches before it in sequence order to come back. Later ones still
-    // in flight come back OUT_OF_ORDER_SEQUENCE_NUMBER and are retried after it.
-    return true;
-  }
-  if (!keeps_sequence && first.has_sequence() && !state.in_flight.empty()) {
-    // Batches of the old producer id must all come back before sequences restart.
+  // No new batch while an expired one may or may not have been written.
+  if (!first.has_sequence() && state.unresolved) return true;
+  // A batch being retried goes only when it is the first sequenced batch of its partition: the
+  // later ones still in flight come back OUT_OF_ORDER_SEQUENCE_NUMBER and are retried after it.
+  if (first.has_sequence() && !state.sequenced.empty() &&
+      state.sequenced.begin()->first != first.base_sequence) {
     return true;
   }
   return false;
@@ -148,12 +144,14 @@ std::vector<ProducerBatch*> RecordAccumulator::Drain(const LeaderFn& leader_of, 
     if (!Sendable(first, state, now_ms, &wait_ms)) continue;
     if (ShouldStopDrain(first, state)) continue;
     if (!drained.empty() && size + first.size_bytes > config_.max_request_size) break;
-    if (config_.idempotent && (!first.has_sequence() || first.producer_id != producer_id_ ||
-                               first.producer_epoch != producer_epoch_)) {
+    if (config_.idempotent && !first.has_sequence()) {
+      // Only a batch never sent takes numbers: one that was sent keeps its id and sequence, or a
+      // retry of it could be written a second time under numbers the broker does not know.
       first.producer_id = producer_id_;
       first.producer_epoch = producer_epoch_;
       first.base_sequence = state.next_sequence;
       state.next_sequence = IncrementSequence(state.next_sequence, first.record_count());
+      state.sequenced[first.base_sequence] = first.id;
     }
     state.queue.pop_front();
     first.in_flight = true;
@@ -161,7 +159,6 @@ std::vector<ProducerBatch*> RecordAccumulator::Drain(const LeaderFn& leader_of, 
     ++first.attempts;
     first.last_attempt_ms = now_ms;
     state.in_flight.insert(first.id);
-    if (first.has_sequence()) state.in_flight_by_sequence[first.base_sequence] = first.id;
     size += first.size_bytes;
     drained.push_back(&first);
   }
@@ -172,7 +169,7 @@ void RecordAccumulator::Reenqueue(BatchId id, int64_t now_ms) {
   ProducerBatch& batch = *batches_.at(id);
   KSIM_CHECK_MSG(batch.in_flight, "only an in-flight batch is re-enqueued");
   PartitionState& state = partitions_.at(batch.tp);
-  Forget(batch);
+  Forget(batch);  // it stays sequenced
   batch.retry = true;
   batch.last_attempt_ms = now_ms;
   // Kafka's insertInSequenceOrder: retries stay ahead of new batches, ordered by sequence.
@@ -192,20 +189,23 @@ void RecordAccumulator::Forget(ProducerBatch& batch) {
   PartitionState& state = partitions_.at(batch.tp);
   if (batch.in_flight) {
     state.in_flight.erase(batch.id);
-    auto seq = state.in_flight_by_sequence.find(batch.base_sequence);
-    if (seq != state.in_flight_by_sequence.end() && seq->second == batch.id) {
-      state.in_flight_by_sequence.erase(seq);
-    }
     batch.in_flight = false;
   } else {
     std::erase(state.queue, batch.id);
   }
 }
 
+void RecordAccumulator::Unsequence(const ProducerBatch& batch) {
+  PartitionState& state = partitions_.at(batch.tp);
+  auto seq = state.sequenced.find(batch.base_sequence);
+  if (seq != state.sequenced.end() && seq->second == batch.id) state.sequenced.erase(seq);
+}
+
 std::unique_ptr<ProducerBatch> RecordAccumulator::Complete(BatchId id) {
   auto it = batches_.find(id);
   KSIM_CHECK_MSG(it != batches_.end(), "completing an unknown batch");
   Forget(*it->second);
+  Unsequence(*it->second);
   std::unique_ptr<ProducerBatch> batch = std::move(it->second);
   batches_.erase(it);
   return batch;
@@ -238,12 +238,26 @@ int64_t RecordAccumulator::NextExpiryDelayMs(int64_t now_ms) const {
 
 void RecordAccumulator::SetProducerIdAndEpoch(ProducerId id, ProducerEpoch epoch) {
   if (id == producer_id_ && epoch == producer_epoch_) return;
+  ResetProducerId();
   producer_id_ = id;
   producer_epoch_ = epoch;
+}
+
+void RecordAccumulator::ResetProducerId() {
+  producer_id_ = kNoProducerId;
+  producer_epoch_ = kNoProducerEpoch;
   for (auto& [tp, state] : partitions_) {
     state.next_sequence = Sequence(0);
     state.last_acked_sequence = Sequence(-1);
+    state.last_acked_offset = kUndefinedOffset;
+    state.sequenced.clear();
+    state.unresolved = false;
   }
+}
+
+bool RecordAccumulator::HasCurrentProducerId(const ProducerBatch& batch) const {
+  return producer_id_ != kNoProducerId && batch.producer_id == producer_id_ &&
+         batch.producer_epoch == producer_epoch_;
 }
 
 Sequence RecordAccumulator::NextSequence(const TopicPartition& tp) const {
@@ -251,19 +265,88 @@ Sequence RecordAccumulator::NextSequence(const TopicPartition& tp) const {
   return it == partitions_.end() ? Sequence(0) : it->second.next_sequence;
 }
 
-void RecordAccumulator::OnAcked(const ProducerBatch& batch) {
-  if (!batch.has_sequence() || batch.producer_id != producer_id_ ||
-      batch.producer_epoch != producer_epoch_) {
-    return;
-  }
+void RecordAccumulator::OnAcked(const ProducerBatch& batch, Offset base_offset) {
+  if (!batch.has_sequence() || !HasCurrentProducerId(batch)) return;
   PartitionState& state = partitions_[batch.tp];
   const Sequence last = IncrementSequence(batch.base_sequence, batch.record_count() - 1);
   state.last_acked_sequence = std::max(state.last_acked_sequence, last);
+  if (base_offset != kUndefinedOffset) {
+    state.last_acked_offset =
+        std::max(state.last_acked_offset, base_offset + (batch.record_count() - 1));
+  }
 }
 
 Sequence RecordAccumulator::LastAckedSequence(const TopicPartition& tp) const {
   auto it = partitions_.find(tp);
   return it == partitions_.end() ? Sequence(-1) : it->second.last_acked_sequence;
+}
+
+Offset RecordAccumulator::LastAckedOffset(const TopicPartition& tp) const {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? kUndefinedOffset : it->second.last_acked_offset;
+}
+
+bool RecordAccumulator::IsNextSequence(const TopicPartition& tp, Sequence sequence) const {
+  return sequence.value() - LastAckedSequence(tp).value() == 1;
+}
+
+void RecordAccumulator::AdjustSequencesAfterFailedBatch(const ProducerBatch& batch) {
+  // Kafka 2.0 adjusts whatever partition state exists, even after the id changed; a batch of an
+  // older id must not move the sequences of the new one.
+  if (!batch.has_sequence() || !HasCurrentProducerId(batch)) return;
+  auto found = partitions_.find(batch.tp);
+  if (found == partitions_.end()) return;
+  PartitionState& state = found->second;
+  const int32_t count = batch.record_count();
+  KSIM_CHECK_MSG(state.next_sequence.value() >= count, "a sequence would become negative");
+  state.next_sequence = Sequence(state.next_sequence.value() - count);
+  std::map<Sequence, BatchId> moved;
+  for (const auto& [sequence, id] : state.sequenced) {
+    ProducerBatch& later = *batches_.at(id);
+    if (sequence < batch.base_sequence) {
+      moved.emplace(sequence, id);
+      continue;
+    }
+    KSIM_CHECK_MSG(sequence.value() >= count, "a batch's sequence would become negative");
+    later.base_sequence = Sequence(sequence.value() - count);
+    later.sequence_reset = true;
+    moved.emplace(later.base_sequence, id);
+  }
+  state.sequenced = std::move(moved);
+}
+
+void RecordAccumulator::StartSequencesAtBeginning(const TopicPartition& tp) {
+  PartitionState& state = partitions_[tp];
+  std::map<Sequence, BatchId> renumbered;
+  Sequence sequence(0);
+  for (const auto& [old_sequence, id] : state.sequenced) {
+    ProducerBatch& batch = *batches_.at(id);
+    batch.base_sequence = sequence;
+    batch.sequence_reset = true;
+    renumbered.emplace(sequence, id);
+    sequence = IncrementSequence(sequence, batch.record_count());
+  }
+  state.sequenced = std::move(renumbered);
+  state.next_sequence = sequence;
+  state.last_acked_sequence = Sequence(-1);
+}
+
+void RecordAccumulator::MarkSequenceUnresolved(const TopicPartition& tp) {
+  partitions_[tp].unresolved = true;
+}
+
+bool RecordAccumulator::HasUnresolvedSequence(const TopicPartition& tp) const {
+  auto it = partitions_.find(tp);
+  return it != partitions_.end() && it->second.unresolved;
+}
+
+bool RecordAccumulator::ShouldResetProducerIdAfterResolvingSequences() {
+  for (auto& [tp, state] : partitions_) {
+    if (!state.unresolved || !state.sequenced.empty()) continue;
+    if (!IsNextSequence(tp, state.next_sequence)) return true;
+    state.unresolved = false;  // the expired batch was written: later ones were acknowledged
+  }
+  return false;
 }
 
 ProducerBatch* RecordAccumulator::Find(BatchId id) {

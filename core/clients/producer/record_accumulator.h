@@ -11,15 +11,24 @@
 //   since its last attempt. Partitions without a known leader are reported by topic.
 // - Drain takes, for one leader, the first batch of each of its partitions (at most one per
 //   partition, up to max.request.size), marks them in flight and counts the attempt. With
-//   idempotence each batch takes its partition's next sequence numbers (and the producer id and
-//   epoch) the first time it is drained and keeps them on retries; a partition is skipped while it
-//   has 5 batches in flight, and a retried batch is drained only when no batch with a lower
-//   sequence is in flight (Kafka 1.1+'s ordering). Without idempotence and with
+//   idempotence a batch takes the producer id, epoch and its partition's next sequence numbers
+//   the first time it is drained and keeps them for good, across retries and producer id resets
+//   (Kafka 1.1/2.0's RecordAccumulator.drain assigns only when `!batch.hasSequence()`: a batch
+//   that may have been written must not be sent again under numbers the broker cannot recognise).
+//   A partition is skipped while it has 5 batches in flight; a batch that already has a sequence
+//   is drained only when it is the first of the partition's sequenced batches (Kafka's
+//   firstInFlightSequence rule); a new batch is not drained while the partition's sequences are
+//   unresolved (an expired batch may or may not have been written). Without idempotence and with
 //   max.in.flight.requests.per.connection=1, a partition with a batch in flight is skipped
 //   (Kafka's guaranteeMessageOrder muting).
 // - Reenqueue puts a failed in-flight batch back at the head of its partition's queue (in
 //   sequence order among the other retries); Complete forgets a batch; Expire removes the batches
 //   whose delivery.timeout.ms has passed since creation, queued or in flight.
+// - The sequence bookkeeping of Kafka 2.0's TransactionManager (idempotent part): the batches
+//   sequenced under the current producer id and not yet completed (inflightBatchesBySequence),
+//   the last acknowledged sequence and offset per partition, the partitions whose sequences are
+//   unresolved, ResetProducerId, AdjustSequencesAfterFailedBatch and StartSequencesAtBeginning.
+//   docs/clients.md, "Idempotence", says when the producer calls each and how 0.11 and 1.1 differ.
 //
 // Ownership: owns every batch until Complete or Expire hands it out. Single-threaded.
 #pragma once
@@ -53,6 +62,9 @@ struct ProducerBatch {
   int64_t last_attempt_ms = 0;  // created_ms until the first attempt
   int32_t attempts = 0;         // drains (Produce requests that carried it)
   bool retry = false;           // re-enqueued after a failed attempt
+  // Its sequence was rewritten while it was sequenced (Kafka's ProducerBatch.sequenceHasBeenReset:
+  // an earlier batch failed for good, or the partition's sequences restarted from 0).
+  bool sequence_reset = false;
   bool in_flight = false;
   // Some attempt's fate is unknown, or a leader appended before refusing: a later failure is an
   // "unknown" outcome, not a "fail".
@@ -124,18 +136,43 @@ class RecordAccumulator {
   // Time until the next batch expires, INT64_MAX when there is none.
   int64_t NextExpiryDelayMs(int64_t now_ms) const;
 
-  // Idempotence: the producer id and epoch batches take from now on. A different id or epoch
-  // starts every partition's sequence at 0 again; batches already holding the old id take new
-  // sequence numbers when next drained (Kafka 1.1's producer id reset).
+  // Idempotence (Kafka 2.0's TransactionManager, idempotent part).
+  // The producer id and epoch new batches take from now on (InitProducerId's answer).
   void SetProducerIdAndEpoch(ProducerId id, ProducerEpoch epoch);
+  // Kafka's resetProducerId: no producer id until the next InitProducerId; every partition's
+  // sequences, acknowledged sequence and offset, sequenced batches and unresolved mark are
+  // forgotten. Batches that already hold a sequence keep it (and their old id).
+  void ResetProducerId();
   ProducerId producer_id() const { return producer_id_; }
   ProducerEpoch producer_epoch() const { return producer_epoch_; }
+  // Whether `batch` holds the current producer id and epoch.
+  bool HasCurrentProducerId(const ProducerBatch& batch) const;
   // The sequence the partition's next new batch gets.
   Sequence NextSequence(const TopicPartition& tp) const;
-  // Idempotence bookkeeping of a batch acknowledged by the broker.
-  void OnAcked(const ProducerBatch& batch);
-  // The last sequence the broker acknowledged for `tp` (-1 when none).
+  // A batch acknowledged by the broker: its last sequence (when it holds the current id) and its
+  // last offset (`base_offset` may be kUndefinedOffset) become the partition's last acknowledged.
+  void OnAcked(const ProducerBatch& batch, Offset base_offset);
+  // The last sequence the broker acknowledged for `tp` under the current id (-1 when none).
   Sequence LastAckedSequence(const TopicPartition& tp) const;
+  // The last offset acknowledged for `tp` under the current id (kUndefinedOffset when none).
+  Offset LastAckedOffset(const TopicPartition& tp) const;
+  // Kafka's isNextSequence: `sequence` follows the last acknowledged one.
+  bool IsNextSequence(const TopicPartition& tp, Sequence sequence) const;
+  // Kafka's adjustSequencesDueToFailedBatch: `batch` failed for good and was certainly not
+  // written; the partition's later sequenced batches and its next sequence move down by its
+  // record count. Nothing happens unless `batch` holds the current id.
+  // REQUIRES: `batch` was completed (it is no longer sequenced).
+  void AdjustSequencesAfterFailedBatch(const ProducerBatch& batch);
+  // Kafka's startSequencesAtBeginning: the partition's sequenced batches are renumbered from 0
+  // (the broker forgot the producer: UNKNOWN_PRODUCER_ID after retention removed its records).
+  void StartSequencesAtBeginning(const TopicPartition& tp);
+  // Kafka's markSequenceUnresolved / hasUnresolvedSequence.
+  void MarkSequenceUnresolved(const TopicPartition& tp);
+  bool HasUnresolvedSequence(const TopicPartition& tp) const;
+  // Kafka's shouldResetProducerStateAfterResolvingSequences: an unresolved partition with no
+  // sequenced batch left is resolved when its next sequence follows the last acknowledged one
+  // (the expired batch was written after all); otherwise the producer id must be reset (true).
+  bool ShouldResetProducerIdAfterResolvingSequences();
 
   // Flush: every batch counts as ready while at least one flush is in progress.
   void BeginFlush() { ++flushes_in_progress_; }
@@ -153,17 +190,23 @@ class RecordAccumulator {
 
  private:
   struct PartitionState {
-    std::deque<BatchId> queue;                          // head is sent first
-    std::map<Sequence, BatchId> in_flight_by_sequence;  // idempotent
+    std::deque<BatchId> queue;  // head is sent first
     std::set<BatchId> in_flight;
+    // Idempotent: the batches drained under the current producer id and not completed, in flight
+    // or re-enqueued, by base sequence (Kafka's inflightBatchesBySequence).
+    std::map<Sequence, BatchId> sequenced;
     Sequence next_sequence{0};
     Sequence last_acked_sequence{-1};
+    Offset last_acked_offset = kUndefinedOffset;
+    bool unresolved = false;
   };
 
   bool Sendable(const ProducerBatch& batch, const PartitionState& state, int64_t now_ms,
                 int64_t* wait_ms) const;
   bool ShouldStopDrain(const ProducerBatch& first, const PartitionState& state) const;
   void Forget(ProducerBatch& batch);
+  // Removes `batch` from its partition's sequenced batches.
+  void Unsequence(const ProducerBatch& batch);
 
   AccumulatorConfig config_;
   std::map<BatchId, std::unique_ptr<ProducerBatch>> batches_;

@@ -685,6 +685,102 @@ TEST_F(HistoryCheckerTest, DivergencesAndInvariantViolationsAreCounted) {
   EXPECT_EQ(result.Value("invariant_violations"), 1);
 }
 
+// Issue 17, defect 2: an acked record the audit could not read from a leader but a live replica
+// holds is unavailable, not lost; a record no replica holds is lost.
+TEST_F(HistoryCheckerTest, AckedRecordHeldOnlyByAReplicaIsUnavailableNotLost) {
+  Elected(t0_, 1, 0, false, "new_partition");
+  const uint64_t held = Send("p1");
+  Ok(held, t0_, 0);
+  const uint64_t gone = Send("p1");
+  Ok(gone, t0_, 1);
+  At(2 * kSecond);
+  PartitionAudit& log = Log(t0_, {});
+  log.leader = BrokerId(-1);  // offline at the audit
+  log.held.push_back(ReplicaHolding{
+      BrokerId(3), Offset(0), Offset(1), {AuditedRecord{Offset(0), std::nullopt, Id(held)}}});
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("unavailable_acked"), 1);
+  EXPECT_EQ(result.Value("lost_acked"), 1);
+  const std::vector<const Anomaly*> unavailable = Of(result, "unavailable_acked");
+  ASSERT_EQ(unavailable.size(), 1u);
+  EXPECT_EQ(unavailable[0]->record_id, Id(held));
+  EXPECT_EQ(unavailable[0]->cause,
+            "t-0 has no live leader at the audit; broker-3 holds it at offset 0");
+  ASSERT_EQ(Of(result, "lost_acked").size(), 1u);
+  EXPECT_EQ(Of(result, "lost_acked")[0]->record_id, Id(gone));
+}
+
+// A live leader lacking the record: a follower's copy does not make it unavailable (the follower
+// truncates or diverges; nobody will serve it), it is lost; the leader's own copy above its HW is
+// unavailable.
+TEST_F(HistoryCheckerTest, AFollowersCopyUnderALiveLeaderIsLostTheLeadersAboveItsHwUnavailable) {
+  Elected(t0_, 1, 0, false, "new_partition");
+  const uint64_t on_follower = Send("p1");
+  Ok(on_follower, t0_, 1);
+  const uint64_t above_hw = Send("p1");
+  Ok(above_hw, t0_, 2);
+  At(2 * kSecond);
+  PartitionAudit& log = Log(t0_, {"other"});
+  log.held.push_back(ReplicaHolding{
+      BrokerId(1), Offset(1), Offset(2), {AuditedRecord{Offset(1), std::nullopt, Id(above_hw)}}});
+  log.held.push_back(ReplicaHolding{BrokerId(2),
+                                    Offset(1),
+                                    Offset(2),
+                                    {AuditedRecord{Offset(1), std::nullopt, Id(on_follower)}}});
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("lost_acked"), 1);
+  EXPECT_EQ(result.Value("unavailable_acked"), 1);
+  ASSERT_EQ(Of(result, "lost_acked").size(), 1u);
+  EXPECT_EQ(Of(result, "lost_acked")[0]->record_id, Id(on_follower));
+  ASSERT_EQ(Of(result, "unavailable_acked").size(), 1u);
+  EXPECT_EQ(Of(result, "unavailable_acked")[0]->cause,
+            "above t-0's high watermark at the audit (broker-1: HW 1, the record at offset 1)");
+}
+
+// Issue 17, defect 4: committed records lost across a power loss are Kafka's permitted loss; the
+// same report without such a cause is an engine invariant violation.
+TEST_F(HistoryCheckerTest, CommittedLossAfterAPowerLossIsPermittedOtherwiseAViolation) {
+  for (bool crashed : {true, false}) {
+    SCOPED_TRACE(crashed ? "a broker lost power in between" : "no fault in between");
+    World world(11, TraceWriter::ToMemory(
+                        TraceHeader{"history-checker-test", "base", 11, TraceLevel::kState}));
+    History history(world);
+    RunObserver observer(world);
+    auto at = [&](TimeUs t_us) {
+      world.loop().ScheduleAfter(
+          t_us - world.Now(), [] {}, "test");
+      world.loop().RunUntilIdle(100);
+    };
+    at(1 * kSecond);
+    if (crashed) world.Trace("broker-2", "crash", TraceFields{{"tear", false}, {"corrupt", false}});
+    at(2 * kSecond);
+    world.Trace("checker", "invariant_violation",
+                TraceFields{{"rule", "committed_records_stable"},
+                            {"topic", "t"},
+                            {"partition", 0},
+                            {"message", "new leader lost committed records"},
+                            {"broker", 3},
+                            {"offset", 4},
+                            {"committed_us", 500 * kMs}});
+    FinalAudit audit;
+    CheckInput input;
+    input.history = &history;
+    input.audit = &audit;
+    input.observer = &observer;
+    input.end_us = world.Now();
+    const CheckResult result = CheckHistory(input);
+    EXPECT_EQ(result.Value("permitted_losses"), crashed ? 1 : 0);
+    EXPECT_EQ(result.Value("invariant_violations"), crashed ? 0 : 1);
+    if (crashed) {
+      ASSERT_EQ(result.permitted_losses.size(), 1u);
+      EXPECT_EQ(result.permitted_losses[0].offset, Offset(4));
+      EXPECT_NE(result.permitted_losses[0].reason.find("broker-2 lost power at 1.000 s"),
+                std::string::npos)
+          << result.permitted_losses[0].reason;
+    }
+  }
+}
+
 TEST_F(HistoryCheckerTest, AnomaliesComeInKindOrderThenRecordOrder) {
   Elected(t0_, 1, 0, false, "new_partition");
   At(1 * kSecond);

@@ -238,8 +238,10 @@ TEST_F(RunObserverTest, RetriesRebalancesAndViolationsAreRecorded) {
   EXPECT_EQ(observer_.offset_resets()[0].strategy, "latest");
   EXPECT_EQ(observer_.offset_resets()[0].offset, Offset(40));
   EXPECT_EQ(observer_.offset_resets()[0].from, Offset(-1));
-  EXPECT_EQ(observer_.invariant_violations(),
-            std::vector<std::string>{"hw_monotonic t-0: HW went from 5 to 3"});
+  ASSERT_EQ(observer_.invariant_violations().size(), 1u);
+  EXPECT_EQ(observer_.invariant_violations()[0].Text(), "hw_monotonic t-0: HW went from 5 to 3");
+  EXPECT_EQ(observer_.invariant_violations()[0].rule, "hw_monotonic");
+  EXPECT_EQ(observer_.invariant_violations()[0].committed_us, -1);  // not committed_records_stable
 }
 
 TEST_F(RunObserverTest, FaultsAreRecordedWithAShortDetailAndOthersIgnored) {

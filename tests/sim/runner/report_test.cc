@@ -164,7 +164,8 @@ TEST(RunReportTest, ActionsWithCliOutputSkippedActionsAndViolations) {
       << text;
   EXPECT_TRUE(HasLine(text, "      12.250 s  restart broker-2 (skipped: broker-2 is running)"))
       << text;
-  EXPECT_TRUE(HasLine(text, "Invariant violations:")) << text;
+  EXPECT_TRUE(HasLine(text, "Invariant violations (engine rules broken: a bug in ksim):")) << text;
+  EXPECT_FALSE(HasLine(text, "Permitted losses (Kafka allows these):")) << text;  // none here
   EXPECT_TRUE(HasLine(text, "  t-0: HW moved back from 10 to 8 on broker-2")) << text;
   EXPECT_TRUE(HasLine(text,
                       "Run: ended at 92.100 s simulated; trace 4321 lines, hash "
@@ -188,10 +189,10 @@ TEST(RunReportTest, ResultJsonFollowsDesign) {
   const Json json = RunResultJson(SampleResult());
   std::vector<std::string> keys;
   for (const auto& item : json.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys,
-            (std::vector<std::string>{"metrics", "expectations", "ok", "seed", "anomalies",
-                                      "actions", "invariant_violations", "expired", "audit_errors",
-                                      "start_us", "end_us", "trace_lines", "trace_hash"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"metrics", "expectations", "ok", "seed", "anomalies",
+                                            "actions", "permitted_losses", "invariant_violations",
+                                            "expired", "audit_errors", "start_us", "end_us",
+                                            "trace_lines", "trace_hash"}));
   EXPECT_EQ(json["metrics"].dump(), R"({"sent":1000,"acked":998,"lost_acked":5,"duplicated":0})");
   EXPECT_EQ(json["expectations"][0].dump(),
             R"({"metric":"sent","expected":1000,"actual":1000,"ok":true})");

@@ -1,12 +1,14 @@
 // RecordAccumulator: batching by batch.size, linger, readiness per leader, drain order, retries
-// at the head keeping their sequence, idempotent in-flight rules, expiry. Cases follow Kafka's
+// at the head keeping their sequence, idempotent in-flight rules and sequence bookkeeping (Kafka 2.0), expiry. Cases follow Kafka's
 // RecordAccumulatorTest (testFull, testAppendLarge, testLinger, testPartialDrain,
 // testRetryBackoff, testFlush, testExpiredBatches, testMutedPartitions) where they apply.
 #include "core/clients/producer/record_accumulator.h"
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace ksim {
 namespace {
@@ -209,6 +211,16 @@ AccumulatorConfig Idempotent() {
   return config;
 }
 
+// `count` batches of t-0 with one record each, every one drained (sequences 0, 1, ...).
+std::vector<ProducerBatch*> SendOneRecordBatches(RecordAccumulator& acc, int count) {
+  std::vector<ProducerBatch*> sent;
+  for (int i = 0; i < count; ++i) {
+    acc.Append(kTp0, Value(10), i, 0);
+    sent.push_back(acc.Drain(Leaders, kNode1, 0).at(0));
+  }
+  return sent;
+}
+
 TEST(RecordAccumulatorTest, SequencesAssignedAtFirstDrainAndKeptOnRetry) {
   RecordAccumulator acc(Idempotent());
   acc.SetProducerIdAndEpoch(ProducerId(7), ProducerEpoch(0));
@@ -237,15 +249,11 @@ TEST(RecordAccumulatorTest, SequencesAssignedAtFirstDrainAndKeptOnRetry) {
 TEST(RecordAccumulatorTest, IdempotentRetryWaitsForLowerSequencesInFlight) {
   RecordAccumulator acc(Idempotent());
   acc.SetProducerIdAndEpoch(ProducerId(7), ProducerEpoch(0));
-  std::vector<ProducerBatch*> sent;
-  for (int i = 0; i < 3; ++i) {
-    acc.Append(kTp0, Value(10), i, 0);
-    sent.push_back(acc.Drain(Leaders, kNode1, 0).at(0));
-  }
+  std::vector<ProducerBatch*> sent = SendOneRecordBatches(acc, 3);
   // The second failed while the first is still in flight: it must not overtake it.
   acc.Reenqueue(sent[1]->id, 0);
   EXPECT_TRUE(acc.Drain(Leaders, kNode1, 500).empty());
-  acc.OnAcked(*sent[0]);
+  acc.OnAcked(*sent[0], Offset(0));
   acc.Complete(sent[0]->id);
   EXPECT_EQ(acc.LastAckedSequence(kTp0), Sequence(0));
   std::vector<ProducerBatch*> retry = acc.Drain(Leaders, kNode1, 500);
@@ -267,18 +275,101 @@ TEST(RecordAccumulatorTest, IdempotentAtMostFiveBatchesInFlightPerPartition) {
   EXPECT_EQ(acc.Find(acc.Queue(kTp0).front())->record_count(), 2);
 }
 
-TEST(RecordAccumulatorTest, NewProducerIdRestartsSequences) {
+// Kafka 2.0's drain assigns numbers only when !batch.hasSequence(): a batch that may have been
+// written keeps its producer id and sequence after a reset, and only new batches take the new id
+// from sequence 0 (issue 17: renumbering such a batch wrote it twice).
+TEST(RecordAccumulatorTest, ProducerIdResetKeepsTheNumbersOfBatchesAlreadySent) {
   RecordAccumulator acc(Idempotent());
   acc.SetProducerIdAndEpoch(ProducerId(7), ProducerEpoch(0));
   acc.Append(kTp0, Value(10), 1, 0);
   ProducerBatch* a = acc.Drain(Leaders, kNode1, 0).at(0);
   acc.Reenqueue(a->id, 0);
+  acc.ResetProducerId();
+  EXPECT_EQ(acc.producer_id(), kNoProducerId);
   acc.SetProducerIdAndEpoch(ProducerId(8), ProducerEpoch(0));
   EXPECT_EQ(acc.NextSequence(kTp0), Sequence(0));
+  acc.Append(kTp0, Value(10), 2, 0);
   ProducerBatch* again = acc.Drain(Leaders, kNode1, 200).at(0);
-  EXPECT_EQ(again->producer_id, ProducerId(8));
+  EXPECT_EQ(again->id, a->id);
+  EXPECT_EQ(again->producer_id, ProducerId(7));
   EXPECT_EQ(again->base_sequence, Sequence(0));
+  EXPECT_FALSE(acc.HasCurrentProducerId(*again));
+  EXPECT_EQ(acc.NextSequence(kTp0), Sequence(0));
+  ProducerBatch* fresh = acc.Drain(Leaders, kNode1, 200).at(0);
+  EXPECT_EQ(fresh->producer_id, ProducerId(8));
+  EXPECT_EQ(fresh->base_sequence, Sequence(0));
   EXPECT_EQ(acc.NextSequence(kTp0), Sequence(1));
+}
+
+// Kafka's adjustSequencesDueToFailedBatch: a batch refused before any append leaves a gap that
+// the later sequenced batches close.
+TEST(RecordAccumulatorTest, FailedBatchMovesTheLaterSequencesDown) {
+  RecordAccumulator acc(Idempotent());
+  acc.SetProducerIdAndEpoch(ProducerId(7), ProducerEpoch(0));
+  std::vector<ProducerBatch*> sent;
+  for (int i = 0; i < 3; ++i) {
+    acc.Append(kTp0, Value(10), 2 * i, 0);
+    acc.Append(kTp0, Value(10), 2 * i + 1, 0);
+    sent.push_back(acc.Drain(Leaders, kNode1, 0).at(0));
+  }
+  EXPECT_EQ(sent[2]->base_sequence, Sequence(4));
+  std::unique_ptr<ProducerBatch> failed = acc.Complete(sent[0]->id);
+  acc.AdjustSequencesAfterFailedBatch(*failed);
+  EXPECT_EQ(sent[1]->base_sequence, Sequence(0));
+  EXPECT_EQ(sent[2]->base_sequence, Sequence(2));
+  EXPECT_TRUE(sent[1]->sequence_reset);
+  EXPECT_EQ(acc.NextSequence(kTp0), Sequence(4));
+  // A batch of an older id moves nothing.
+  acc.ResetProducerId();
+  acc.SetProducerIdAndEpoch(ProducerId(8), ProducerEpoch(0));
+  std::unique_ptr<ProducerBatch> stale = acc.Complete(sent[1]->id);
+  acc.AdjustSequencesAfterFailedBatch(*stale);
+  EXPECT_EQ(sent[2]->base_sequence, Sequence(2));
+  EXPECT_EQ(acc.NextSequence(kTp0), Sequence(0));
+}
+
+// An expired batch that was sent: no new batch of its partition goes out until the batches after
+// it are answered; all acknowledged means it was written (resolved), otherwise a new id.
+TEST(RecordAccumulatorTest, ExpiredSentBatchLeavesItsPartitionUnresolvedUntilLaterOnesAnswer) {
+  for (bool later_acked : {true, false}) {
+    SCOPED_TRACE(later_acked ? "the later batch acknowledged" : "the later batch failed too");
+    RecordAccumulator acc(Idempotent());
+    acc.SetProducerIdAndEpoch(ProducerId(7), ProducerEpoch(0));
+    acc.Append(kTp0, Value(10), 1, 0);
+    ProducerBatch* a = acc.Drain(Leaders, kNode1, 0).at(0);
+    acc.Append(kTp0, Value(10), 2, 0);
+    ProducerBatch* b = acc.Drain(Leaders, kNode1, 0).at(0);
+    std::unique_ptr<ProducerBatch> expired = acc.Complete(a->id);
+    acc.MarkSequenceUnresolved(kTp0);
+    acc.Append(kTp0, Value(10), 3, 0);
+    EXPECT_TRUE(acc.Drain(Leaders, kNode1, 0).empty());
+    EXPECT_FALSE(acc.ShouldResetProducerIdAfterResolvingSequences());  // b still out
+    if (later_acked) acc.OnAcked(*b, Offset(1));
+    acc.Complete(b->id);
+    EXPECT_EQ(acc.ShouldResetProducerIdAfterResolvingSequences(), !later_acked);
+    EXPECT_EQ(acc.HasUnresolvedSequence(kTp0), !later_acked);
+    if (later_acked) {
+      ProducerBatch* c = acc.Drain(Leaders, kNode1, 0).at(0);
+      EXPECT_EQ(c->base_sequence, Sequence(2));
+    }
+  }
+}
+
+// Kafka's startSequencesAtBeginning: UNKNOWN_PRODUCER_ID after retention removed the producer's
+// records renumbers the partition's sequenced batches from 0.
+TEST(RecordAccumulatorTest, StartSequencesAtBeginningRenumbersTheSequencedBatches) {
+  RecordAccumulator acc(Idempotent());
+  acc.SetProducerIdAndEpoch(ProducerId(7), ProducerEpoch(0));
+  std::vector<ProducerBatch*> sent = SendOneRecordBatches(acc, 3);
+  acc.OnAcked(*sent[0], Offset(40));
+  acc.Complete(sent[0]->id);
+  EXPECT_EQ(acc.LastAckedSequence(kTp0), Sequence(0));
+  EXPECT_EQ(acc.LastAckedOffset(kTp0), Offset(40));
+  acc.StartSequencesAtBeginning(kTp0);
+  EXPECT_EQ(sent[1]->base_sequence, Sequence(0));
+  EXPECT_EQ(sent[2]->base_sequence, Sequence(1));
+  EXPECT_EQ(acc.NextSequence(kTp0), Sequence(2));
+  EXPECT_EQ(acc.LastAckedSequence(kTp0), Sequence(-1));
 }
 
 }  // namespace

@@ -1,0 +1,196 @@
+// sim/explore: the swarm generator (deterministic per seed, within --faults and --max-down), the
+// promise derived from a scenario's settings, failure signatures, the results file (round trip,
+// an interrupted tail, a foreign line) and the summary's grouping by signature.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/base/random.h"
+#include "sim/explore/properties.h"
+#include "sim/explore/results.h"
+#include "sim/explore/swarm.h"
+#include "sim/scenario/loader.h"
+
+namespace ksim::sim {
+namespace {
+
+// A base like tests/cli/data/explore_small.json; `producer_config` and `cluster_config` vary.
+Scenario Base(const std::string& producer_config, const std::string& cluster_config,
+              const std::string& truncation = "leader-epoch") {
+  const std::string text = R"({"ksim": 1, "name": "b", "seed": 1, "duration_ms": 20000,
+    "cluster": {"brokers": 3, "config": )" +
+                           cluster_config + R"(},
+    "policy": {"truncation": ")" +
+                           truncation + R"("},
+    "topics": {"t": {"partitions": 2, "replication_factor": 3,
+                     "config": {"min.insync.replicas": 2}}},
+    "clients": {"p1": {"type": "producer", "topic": "t", "messages": 10, "rate_per_s": 10,
+                       "config": )" +
+                           producer_config + R"(}}})";
+  Result<Scenario> scenario = ParseScenario(text, "base.json");
+  EXPECT_TRUE(scenario.ok()) << scenario.status().message();
+  return std::move(scenario).value();
+}
+
+std::vector<nlohmann::ordered_json> Schedule(const ScheduleShape& shape, const SwarmLimits& limits,
+                                             uint64_t seed) {
+  RandomStream random(seed);
+  const SwarmProfile profile = DrawProfile(limits, shape, random);
+  return GenerateSchedule(shape, limits, profile, random);
+}
+
+TEST(SwarmTest, FaultKindsParseAndUnknownOnesNameTheValidOnes) {
+  Result<std::vector<FaultKind>> kinds = ParseFaultKinds("crash,partition");
+  ASSERT_TRUE(kinds.ok());
+  EXPECT_EQ(*kinds, (std::vector<FaultKind>{FaultKind::kCrash, FaultKind::kPartition}));
+  Result<std::vector<FaultKind>> bad = ParseFaultKinds("crash,crsh_replicas");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("\"crsh_replicas\""), std::string::npos);
+  EXPECT_NE(bad.status().message().find("crash_replicas"), std::string::npos);
+  EXPECT_FALSE(ParseFaultKinds("").ok());
+}
+
+TEST(SwarmTest, ASeedGivesOneScheduleSortedWithinTheRunAndTheAllowedKinds) {
+  const ScheduleShape shape = ShapeOf(Base(R"({"acks": "all"})", "{}"));
+  SwarmLimits limits;
+  limits.kinds = {FaultKind::kCrash, FaultKind::kRestart, FaultKind::kSlow};
+  bool some_differ = false;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const std::vector<nlohmann::ordered_json> schedule = Schedule(shape, limits, seed);
+    EXPECT_EQ(schedule, Schedule(shape, limits, seed)) << "seed " << seed;
+    if (schedule != Schedule(shape, limits, seed + 1)) some_differ = true;
+    int64_t last = 0;
+    for (const nlohmann::ordered_json& action : schedule) {
+      const int64_t at = action.at("at_ms").get<int64_t>();
+      EXPECT_GE(at, last);
+      EXPECT_GE(at, 1);
+      EXPECT_LE(at, shape.duration_ms);
+      last = at;
+      const std::string kind = action.at("do").get<std::string>();
+      EXPECT_TRUE(kind == "crash" || kind == "restart" || kind == "slow") << action.dump();
+    }
+  }
+  EXPECT_TRUE(some_differ);
+}
+
+TEST(SwarmTest, MaxDownBoundsTheBrokersDownAtOnce) {
+  const ScheduleShape shape = ShapeOf(Base(R"({"acks": "all"})", "{}"));
+  SwarmLimits limits;
+  limits.kinds = {FaultKind::kCrash, FaultKind::kShutdown, FaultKind::kRestart};
+  limits.max_down = 1;
+  limits.fault_budget = 40;
+  int32_t most = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    std::set<std::string> down;
+    for (const nlohmann::ordered_json& action : Schedule(shape, limits, seed)) {
+      const std::string kind = action.at("do").get<std::string>();
+      const std::string target = action.contains("broker")
+                                     ? action["broker"].dump()
+                                     : "leader_of " + action.value("leader_of", "");
+      if (kind == "crash" || kind == "shutdown") down.insert(target);
+      if (kind == "restart") {
+        // A leader_of target is one broker down; the generator restarts each of its replicas.
+        down.erase(target);
+        std::erase_if(down, [](const std::string& t) { return t.starts_with("leader_of"); });
+      }
+      most = std::max(most, static_cast<int32_t>(down.size()));
+      ASSERT_LE(down.size(), 1u) << "seed " << seed << " at " << action.dump();
+    }
+  }
+  EXPECT_EQ(most, 1);  // the bound is reached, not merely respected by doing nothing
+}
+
+TEST(PropertiesTest, ThePromiseFollowsTheSettings) {
+  const std::string safe_cluster =
+      R"({"unclean.leader.election.enable": false, "log.flush.interval.messages": 1})";
+  const Promise safe =
+      DerivePromise(Base(R"({"acks": "all", "enable.idempotence": true})", safe_cluster), {});
+  EXPECT_TRUE(safe.Has("engine_invariants"));
+  EXPECT_TRUE(safe.Has("acked_kept"));
+  EXPECT_TRUE(safe.Has("no_log_duplicates"));
+  EXPECT_TRUE(safe.synced_disks);
+  EXPECT_EQ(safe.disks_lost_tolerated, 1);
+
+  const Promise acks1 = DerivePromise(Base(R"({"acks": "1"})", safe_cluster), {});
+  EXPECT_TRUE(acks1.Has("engine_invariants"));
+  EXPECT_FALSE(acks1.Has("acked_kept"));
+  EXPECT_FALSE(acks1.Has("no_log_duplicates"));
+  const std::string not_promised = acks1.Describe();
+  EXPECT_NE(not_promised.find("acks=1"), std::string::npos) << not_promised;
+
+  const Promise hw = DerivePromise(Base(R"({"acks": "all"})", safe_cluster, "high-watermark"), {});
+  EXPECT_FALSE(hw.Has("acked_kept"));
+  const Promise unclean =
+      DerivePromise(Base(R"({"acks": "all"})", R"({"unclean.leader.election.enable": true})"), {});
+  EXPECT_FALSE(unclean.Has("acked_kept"));
+}
+
+TEST(PropertiesTest, SignaturesForgetTheNumbers) {
+  EXPECT_EQ(NormalizeCause("broker-1 crashed at 2.290 s; lost 17 records"),
+            "broker-# crashed at # s; lost # records");
+  const PropertyFailure a = MakeFailure("acked_kept", "broker-1 crashed at 2.290 s");
+  const PropertyFailure b = MakeFailure("acked_kept", "broker-3 crashed at 9.001 s");
+  EXPECT_EQ(a.signature, b.signature);
+  EXPECT_NE(a.signature, MakeFailure("liveness", "broker-1 crashed at 2.290 s").signature);
+  EXPECT_TRUE(ParseMetricBound("lost_acked<=0").ok());
+  EXPECT_FALSE(ParseMetricBound("lost<=0").ok());
+}
+
+ResultLine Line(uint64_t seed, const std::string& verdict, const std::string& cause = "") {
+  ResultLine line;
+  line.meta = ResultMeta{"0.1", "abc", "base.json", "0123456789abcdef"};
+  line.result.seed = seed;
+  line.result.verdict = verdict;
+  if (!cause.empty()) line.result.failures.push_back(MakeFailure("acked_kept", cause));
+  line.result.actions = seed % 5;
+  line.result.duration_ms = 20000;
+  line.result.trace_hash = "00000000000000ff";
+  line.result.metrics = {Metric{"sent", 10}, Metric{"lost_acked", cause.empty() ? 0 : 2}};
+  return line;
+}
+
+TEST(ResultsTest, LinesRoundTripAndAnInterruptedTailIsLeftOut) {
+  const std::string text = ResultLineJson(Line(3, "ok")) + "\n" +
+                           ResultLineJson(Line(4, "fail", "broker-1 crashed at 1.000 s")) + "\n";
+  Result<ResultsFile> whole = ParseResults(text, "r.jsonl");
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  ASSERT_EQ(whole->lines.size(), 2u);
+  EXPECT_FALSE(whole->truncated_tail);
+  EXPECT_EQ(ResultLineJson(whole->lines[1]),
+            ResultLineJson(Line(4, "fail", "broker-1 crashed at 1.000 s")));
+
+  Result<ResultsFile> torn = ParseResults(text.substr(0, text.size() - 15), "r.jsonl");
+  ASSERT_TRUE(torn.ok());
+  EXPECT_EQ(torn->lines.size(), 1u);
+  EXPECT_TRUE(torn->truncated_tail);
+
+  Result<ResultsFile> foreign = ParseResults(text + "{\"a\": 1}\n", "r.jsonl");
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_NE(foreign.status().message().find("r.jsonl:3: not a ksim explore results line"),
+            std::string::npos)
+      << foreign.status().message();
+}
+
+TEST(ResultsTest, FailuresGroupBySignatureWithTheFirstAndSmallestSeed) {
+  std::vector<ResultLine> lines = {Line(1, "ok"), Line(7, "fail", "broker-2 crashed at 3.100 s"),
+                                   Line(9, "fail", "no live leader"),
+                                   Line(10, "fail", "broker-1 crashed at 8.000 s")};
+  const Summary summary = Summarize(lines);
+  EXPECT_EQ(summary.runs, 4);
+  EXPECT_EQ(summary.failed, 3);
+  ASSERT_EQ(summary.groups.size(), 2u);
+  EXPECT_EQ(summary.groups[0].count, 2);
+  EXPECT_EQ(summary.groups[0].first.result.seed, 7u);
+  EXPECT_EQ(summary.groups[0].smallest.result.seed, 10u);  // no action (seed 7 has 2)
+  EXPECT_EQ(summary.groups[1].count, 1);
+  std::vector<ResultLine> mixed = {Line(1, "ok"), Line(2, "ok")};
+  mixed[1].meta.commit = "def";
+  EXPECT_NE(MixedMetaProblem(mixed).find("ksim versions differ"), std::string::npos);
+  EXPECT_EQ(MixedMetaProblem(lines), "");
+}
+
+}  // namespace
+}  // namespace ksim::sim
