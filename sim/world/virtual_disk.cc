@@ -121,7 +121,7 @@ class VirtualFile final : public File {
     disk_->Charge(VirtualDisk::Cost::kRead);
     KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kReadError, "pread", path_));
     const size_t count = Available(position, out.size());
-    node_->data.Read(position, out.first(count));
+    if (count > 0) node_->data.Read(position, out.first(count));
     // read(2): disk -> page cache (DMA), page cache -> user buffer; enter and leave the kernel.
     disk_->counters_.bytes_read += count;
     disk_->counters_.copies += 2;
