@@ -414,20 +414,15 @@ TEST_F(InvariantCheckerTest, PartialPassesKeepUnobservedReplicasAndEachRuleStill
       << checker_.Report();
 }
 
-TEST_F(InvariantCheckerTest, PartialPassCatchesANewLeaderMissingCommittedRecords) {
+TEST_F(InvariantCheckerTest, PartialPassCatchesANewLeaderWithoutTheCommittedRecords) {
   Replica& r1 = AddReplica(kB1);
   Replica& r2 = AddReplica(kB2);
-  MakeLeader(r1, 1, {kB1, kB2});
-  MakeFollower(r2, kB1, 1, {kB1, kB2});
-  Produce(r1, {"a"});
-  Fetch(r1, r2);
-  Produce(r1, {"b"});
-  Fetch(r1, r2);
-  Fetch(r1, r2);
+  MakeLeader(r1, 1, {kB1});
+  MakeFollower(r2, kB1, 1, {kB1});
+  Produce(r1, {"a", "b"});  // a lone ISR member: committed at once
   Pass({&r1, &r2});
-  ASSERT_EQ(checker_.counters().batches_committed, 2u);
-  // (c): only broker 2 changes (it loses its second batch and leads); broker 1 is not observed.
-  ASSERT_TRUE(r2.p().TruncateTo(Offset(1), "test").ok());
+  ASSERT_EQ(checker_.counters().batches_committed, 1u);
+  // (c): only broker 2 changes (it leads epoch 2 without them); broker 1 is not observed.
   MakeLeader(r2, 2, {kB2});
   PartialPassOf({ObserveReplica(kB2, 1, r2.p())});
   EXPECT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
