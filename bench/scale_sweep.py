@@ -111,14 +111,15 @@ def log_append_baseline(cluster_bench):
 
 def table(results):
     lines = ["| binary | set | partitions | brokers | records | trace | wall s | cpu s | "
-             "peak MiB | simulated s | simulated / wall |",
-             "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
+             "peak MiB | simulated s | simulated / wall | simulated / cpu |",
+             "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results:
         ratio = r["simulated_s"] / r["wall_s"] if r["wall_s"] > 0 else 0
+        cpu_ratio = r["simulated_s"] / r["cpu_s"] if r["cpu_s"] > 0 else 0
         lines.append(f"| {r['binary']} | {r['set']} | {r['partitions']:,} | {r['brokers']} | "
                      f"{r['records']:,} | {'file' if r['trace'] else '-'} | {r['wall_s']:.2f} | "
                      f"{r['cpu_s']:.2f} | {r['peak_rss_mib']:,.0f} | {r['simulated_s']:.1f} | "
-                     f"{ratio:,.1f}x |")
+                     f"{ratio:,.1f}x | {cpu_ratio:,.1f}x |")
     return "\n".join(lines)
 
 
@@ -133,6 +134,10 @@ def main():
                         "build, <build>/bench/cluster_bench)")
     parser.add_argument("--skip", action="append", default=[],
                         help="NAME:PARTITIONS: do not run NAME on cases with >= PARTITIONS")
+    parser.add_argument("--max-partitions", type=int, default=None,
+                        help="leave out cases of more partitions (a shorter sweep)")
+    parser.add_argument("--max-records", type=int, default=None,
+                        help="leave out cases of more records (a shorter sweep)")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args()
 
@@ -151,6 +156,10 @@ def main():
     results = []
     with tempfile.TemporaryDirectory(prefix="ksim-scale-") as work:
         for case in cases(args.sets or ["floor", "partitions", "records"]):
+            if args.max_partitions is not None and case["partitions"] > args.max_partitions:
+                continue
+            if args.max_records is not None and case["records"] > args.max_records:
+                continue
             for name, path in binaries:
                 if name in skip and case["partitions"] >= skip[name]:
                     continue

@@ -11,6 +11,7 @@ packages=(
   libimgui-dev libglfw3-dev libegl-dev libgl-dev libstb-dev libegl1-mesa-dev libgl1-mesa-dri
   libegl-mesa0 libglx-mesa0 fonts-dejavu-core fonts-droid-fallback xvfb xauth
   clang libclang-rt-14-dev
+  python3-matplotlib  # scripts/plot_scale.py (docs/BENCHMARKS.md, "Scale")
 )
 
 missing=()
