@@ -43,9 +43,7 @@ void BM_LogAppendBaseline(benchmark::State& state) {
     VirtualDisk disk(RandomStream(1));
     EventLoop clock;
     KSIM_CHECK(disk.CreateDir("/kafka-logs").ok());
-    LogConfig config;
-    config.max_index_size_bytes =
-        1 << 20;  // as the simulated cluster's brokers (sim/cluster/cluster.h)
+    LogConfig config;  // Kafka's 10 MiB index, as the simulated cluster's brokers
     Result<std::unique_ptr<Log>> log = Log::Open(disk, clock, "/kafka-logs/t-0", config);
     KSIM_CHECK(log.ok());
     for (int32_t i = 0; i < kRecordsPerRun; ++i) {

@@ -12,6 +12,7 @@ packages=(
   libegl-mesa0 libglx-mesa0 fonts-dejavu-core fonts-droid-fallback xvfb xauth
   clang libclang-rt-14-dev
   parallel
+  python3-matplotlib  # scripts/plot_scale.py (docs/BENCHMARKS.md, "Scale")
 )
 
 missing=()

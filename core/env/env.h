@@ -67,6 +67,18 @@ class MappedFile {
 
   virtual MutableByteView data() = 0;
   virtual ByteView data() const = 0;
+  // The mapping's length: data().size(), without making a sparse mapping whole.
+  virtual uint64_t length() const { return data().size(); }
+  // The `count` bytes at `offset` of data(), for an index reading or storing one entry. A sparse
+  // file (the simulator's disk: docs/virtual-disk.md) holds only the bytes stored into it, so
+  // a 10 MiB preallocated index costs what its entries do; data() would make it whole.
+  // The view is valid until the next call on the mapping. REQUIRES: offset + count <= length().
+  virtual MutableByteView Window(uint64_t offset, size_t count) {
+    return data().subspan(offset, count);
+  }
+  virtual ByteView Window(uint64_t offset, size_t count) const {
+    return data().subspan(offset, count);
+  }
   // Changes the file's and the mapping's length (Kafka's AbstractIndex.resize); data() is
   // invalidated. Bytes past the old length read as zero. A zero length maps nothing.
   virtual Status Resize(uint64_t length) = 0;

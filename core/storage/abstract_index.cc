@@ -18,7 +18,7 @@ AbstractIndex::AbstractIndex(std::string path, std::unique_ptr<MappedFile> mappi
       entry_size_(entry_size) {
   KSIM_CHECK(mapping_ != nullptr);
   KSIM_CHECK(entry_size_ > 0);
-  length_ = mapping_->data().size();
+  length_ = mapping_->length();
   max_entries_ = length_ / entry_size_;
   // A new index starts empty; an existing one is assumed to hold whole entries up to its length.
   entries_ = newly_created ? 0 : max_entries_;
@@ -43,7 +43,7 @@ Status AbstractIndex::Resize(int64_t new_size) {
                  "index resized below its entries");
   if (static_cast<uint64_t>(rounded) == length_) return Status::Ok();
   KSIM_RETURN_IF_ERROR(mapping_->Resize(static_cast<uint64_t>(rounded)));
-  length_ = mapping_->data().size();
+  length_ = mapping_->length();
   KSIM_CHECK(length_ == static_cast<uint64_t>(rounded));
   max_entries_ = length_ / entry_size_;
   return Status::Ok();
@@ -58,16 +58,18 @@ Status AbstractIndex::Flush() { return mapping_->Flush(); }
 
 const uint8_t* AbstractIndex::EntryData(size_t n) const {
   KSIM_CHECK(n < max_entries_);
-  const ByteView data = std::as_const(*mapping_).data();
-  KSIM_CHECK((n + 1) * entry_size_ <= data.size());
-  return data.data() + n * entry_size_;
+  KSIM_CHECK((n + 1) * entry_size_ <= length_);
+  const ByteView entry = std::as_const(*mapping_).Window(n * entry_size_, entry_size_);
+  KSIM_CHECK(entry.size() == entry_size_);
+  return entry.data();
 }
 
 uint8_t* AbstractIndex::MutableEntryData(size_t n) {
   KSIM_CHECK(n < max_entries_);
-  const MutableByteView data = mapping_->data();
-  KSIM_CHECK((n + 1) * entry_size_ <= data.size());
-  return data.data() + n * entry_size_;
+  KSIM_CHECK((n + 1) * entry_size_ <= length_);
+  const MutableByteView entry = mapping_->Window(n * entry_size_, entry_size_);
+  KSIM_CHECK(entry.size() == entry_size_);
+  return entry.data();
 }
 
 void AbstractIndex::CommitAppend() {

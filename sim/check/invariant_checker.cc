@@ -39,9 +39,10 @@ ReplicaObservation ObserveReplica(BrokerId broker, uint64_t incarnation,
 
 InvariantChecker::InvariantChecker(ViolationSink sink) : sink_(std::move(sink)) {}
 
-void InvariantChecker::BeginPass(TimeUs now_us) {
+void InvariantChecker::BeginPass(TimeUs now_us, bool partial) {
   KSIM_CHECK(now_us >= now_us_);
   now_us_ = now_us;
+  partial_pass_ = partial;
   ++pass_;
   ++counters_.passes;
 }
@@ -57,6 +58,7 @@ void InvariantChecker::EndPass() {
     CheckCommitted(leader, partitions_[leader.tp]);
   }
   pending_leaders_.clear();
+  if (partial_pass_) return;  // the replicas not observed are unchanged
   // Replicas not seen in this pass are gone: a restarted broker starts a fresh track.
   for (auto it = replicas_.begin(); it != replicas_.end();) {
     if (it->second.seen_pass != pass_) {
@@ -82,6 +84,10 @@ void InvariantChecker::Observe(const ReplicaObservation& replica) {
     pending_leaders_.push_back(replica);  // (c) once the pass knows every leader
   }
   Remember(replica, track);
+}
+
+void InvariantChecker::ForgetReplica(const TopicPartition& tp, BrokerId broker) {
+  replicas_.erase({tp, broker});
 }
 
 void InvariantChecker::CheckCommitted(const ReplicaObservation& replica,

@@ -102,9 +102,16 @@ class InvariantChecker {
   // One pass: Begin, one Observe per live replica (any order), End (which runs rule (c), once it
   // knows every leader of the pass; the logs observed must stay alive until then). Replicas not
   // observed in a pass are gone (crashed or stopped): their per-replica state is dropped at End.
-  void BeginPass(TimeUs now_us);
+  //
+  // A partial pass (`partial`: the Cluster's, after an event that touched a few brokers)
+  // observes only the replicas that changed since they were last observed: the others keep their
+  // state, and a replica gone (its partition removed from a live broker) is dropped with
+  // ForgetReplica. Every rule depends only on a replica's own observation and on what the
+  // checker remembers, so an unchanged replica observed again would find nothing new.
+  void BeginPass(TimeUs now_us, bool partial = false);
   void Observe(const ReplicaObservation& replica);
   void EndPass();
+  void ForgetReplica(const TopicPartition& tp, BrokerId broker);
 
   // A controller event: leader_elected with "unclean": true marks the partition unclean;
   // topic_deleted forgets the topic (ForgetTopic).
@@ -178,6 +185,7 @@ class InvariantChecker {
   ViolationSink sink_;
   TimeUs now_us_ = 0;
   uint64_t pass_ = 0;
+  bool partial_pass_ = false;
   std::map<TopicPartition, PartitionTrack> partitions_;
   std::map<std::pair<TopicPartition, BrokerId>, ReplicaTrack> replicas_;
   std::vector<ReplicaObservation> pending_leaders_;  // this pass's leaders, for (c) at EndPass

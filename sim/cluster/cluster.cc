@@ -1,6 +1,7 @@
 #include "sim/cluster/cluster.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "core/base/check.h"
@@ -126,9 +127,6 @@ Result<BrokerConfig> Cluster::MakeConfig(int32_t id, const std::string& node_nam
     return own != options_.broker_config.end() && in(own->second);
   };
   ConfigOverrides defaults;
-  if (!named("log.index.size.max.bytes")) {
-    defaults.emplace_back("log.index.size.max.bytes", std::to_string(kClusterIndexSizeMaxBytes));
-  }
   if (!named("offsets.topic.num.partitions")) {
     defaults.emplace_back("offsets.topic.num.partitions",
                           std::to_string(kClusterOffsetsTopicNumPartitions));
@@ -182,7 +180,11 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
   broker_options.truncation = options_.truncation;
   broker_options.controller.election_policy = options_.election_policy;
   EventSink sink = [this, name = node.name()](std::string_view ev, EventFields fields) {
-    if (checker_) checker_->OnEvent(ev, fields);
+    if (checker_) {
+      checker_->OnEvent(ev, fields);
+      // What the checker remembers of a partition may change: every replica is observed again.
+      if (ev == ev::kLeaderElected || ev == ev::kTopicDeleted) full_pass_ = true;
+    }
     world_.Trace(name, ev, fields);
   };
   // Kafka's Exit.halt: the node goes down at once (after the current event), its disk intact.
@@ -208,6 +210,7 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
                                raw->transport->OnDisconnect(notice);
                              }});
   slot.process = std::move(process);
+  full_pass_ = true;
 
   Status started = slot.process->broker->Startup();
   if (!started.ok()) {
@@ -226,9 +229,11 @@ void Cluster::StopProcess(BrokerSlot& slot) {
   // Unhook the network first: the handler points into the process.
   if (slot.node->up()) slot.node->Listen(NetworkHandler{[](Delivery) {}, nullptr});
   slot.process.reset();
+  full_pass_ = true;
 }
 
 void Cluster::OnLifecycle(BrokerSlot& slot, NodeLifecycle event) {
+  full_pass_ = true;
   switch (event) {
     case NodeLifecycle::kCrash:
     case NodeLifecycle::kShutdown:
@@ -263,22 +268,83 @@ void Cluster::AfterStep() {
   for (const StepHook& hook : hooks_) hook();
 }
 
+namespace {
+
+// Whether the checker would see anything new in `now` after `before` (the log is the same
+// object: the partition is).
+bool SameObservation(const ReplicaObservation& before, const ReplicaObservation& now) {
+  return before.incarnation == now.incarnation && before.role == now.role &&
+         before.leader_epoch == now.leader_epoch &&
+         before.log_start_offset == now.log_start_offset &&
+         before.high_watermark == now.high_watermark &&
+         before.log_end_offset == now.log_end_offset && before.isr_size == now.isr_size &&
+         before.min_insync_replicas == now.min_insync_replicas && before.log == now.log;
+}
+
+}  // namespace
+
 void Cluster::ObserveBrokers() {
-  // The checker reads batch headers from the brokers' logs: on their disks, but without cost or
-  // faults, so that a checked run is the same run as an unchecked one.
+  // Cost proportional to what changed: after an event that ran only some nodes' code
+  // (World::active_nodes), only those brokers' replicas can have changed, and of those only
+  // the ones whose observation differs are observed again (InvariantChecker's partial pass).
+  // Anything else (a process started or stopped, a controller event the checker keeps, an
+  // event that ran no node's code, events run without a pass) makes a full pass.
+  const uint64_t events = world_.loop().events_executed();
+  const std::vector<NodeId>& active = world_.active_nodes();
+  const bool full = full_pass_ || active.empty() || events != events_at_last_pass_ + 1;
+  events_at_last_pass_ = events;
+  std::vector<BrokerSlot*> observed;
   for (BrokerSlot& slot : slots_) {
-    if (slot.node->disk() != nullptr) slot.node->disk()->BeginInspection();
-  }
-  checker_->BeginPass(world_.Now());
-  for (BrokerSlot& slot : slots_) {
-    if (slot.process == nullptr) continue;
-    for (const ksim::Partition* partition : slot.process->broker->Partitions()) {
-      checker_->Observe(ObserveReplica(slot.id, slot.process->incarnation, *partition));
+    if (full || std::find(active.begin(), active.end(), slot.node->id()) != active.end()) {
+      observed.push_back(&slot);
     }
   }
+  world_.ClearActivity();
+  full_pass_ = false;
+  if (observed.empty()) return;  // no broker ran: nothing the checker sees changed
+  // The checker reads batch headers from the brokers' logs: on their disks, but without cost or
+  // faults, so that a checked run is the same run as an unchecked one.
+  for (BrokerSlot* slot : observed) {
+    if (slot->node->disk() != nullptr) slot->node->disk()->BeginInspection();
+  }
+  checker_->BeginPass(world_.Now(), /*partial=*/!full);
+  for (BrokerSlot* slot : observed) ObserveSlot(*slot, full);
   checker_->EndPass();
-  for (BrokerSlot& slot : slots_) {
-    if (slot.node->disk() != nullptr) slot.node->disk()->EndInspection();
+  for (BrokerSlot* slot : observed) {
+    if (slot->node->disk() != nullptr) slot->node->disk()->EndInspection();
+  }
+}
+
+void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
+  if (slot.process == nullptr) {
+    KSIM_CHECK(all);  // a process that went away forces a full pass
+    slot.observed.clear();
+    return;
+  }
+  const std::vector<const ksim::Partition*> partitions = slot.process->broker->Partitions();
+  bool same_replicas = slot.observed.size() == partitions.size();
+  for (size_t i = 0; same_replicas && i < partitions.size(); ++i) {
+    same_replicas = slot.observed[i].partition == partitions[i];
+  }
+  if (!same_replicas) {
+    // Replicas added or removed: observe every one again; tell the checker of those gone.
+    if (!all) {
+      std::set<TopicPartition> present;
+      for (const ksim::Partition* partition : partitions) present.insert(partition->tp());
+      for (const ObservedReplica& before : slot.observed) {
+        if (!present.contains(before.seen.tp)) checker_->ForgetReplica(before.seen.tp, slot.id);
+      }
+    }
+    all = true;
+    slot.observed.assign(partitions.size(), ObservedReplica{});
+  }
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    ObservedReplica& cached = slot.observed[i];
+    ReplicaObservation now = ObserveReplica(slot.id, slot.process->incarnation, *partitions[i]);
+    if (!all && SameObservation(cached.seen, now)) continue;
+    checker_->Observe(now);
+    cached.partition = partitions[i];
+    cached.seen = std::move(now);
   }
 }
 

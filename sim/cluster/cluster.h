@@ -16,16 +16,13 @@
 //   World::CleanShutdownNode only when it is done. Crashes and restarts may also be done through
 //   the World directly: the Cluster follows the lifecycle events, not its own calls.
 // - Configuration of broker <id>: its server.properties text when given (else every default),
-//   then ksim's defaults for keys it does not set (log.index.size.max.bytes = 1 MiB, see below),
+//   then ksim's defaults for keys it does not set (offsets.topic.num.partitions = 3, see below),
 //   then the cluster-wide overrides, then the broker's own, and last what the simulation fixes:
 //   broker.id = <id>, log.dirs = /kafka-logs (on the virtual disk), zookeeper.connect = zk:2181,
 //   host.name = the node name. The ZooKeeper session timeout proposed is the broker's
 //   zookeeper.session.timeout.ms.
-// - Index size: Kafka preallocates each segment's .index and .timeindex at
-//   log.index.size.max.bytes (10 MiB). The VirtualDisk keeps a mapped file's bytes in memory and
-//   copies them on crash and shutdown, which made simulations slow, so the Cluster sets 1 MiB
-//   unless the configuration names the key (131072 index entries, one per 4 KiB appended: a
-//   segment of 512 MiB before the index fills, more than a simulated run writes).
+// - Index size: Kafka's own (log.index.size.max.bytes, 10 MiB). The VirtualDisk stores files
+//   sparsely, so a preallocated index costs what its entries do (docs/virtual-disk.md).
 // - Offsets topic: Kafka creates __consumer_offsets with offsets.topic.num.partitions (50)
 //   partitions of 3 replicas; 150 logs of two mapped index files each are heavy in a simulation,
 //   so the Cluster sets 3 partitions unless the configuration names the key.
@@ -70,8 +67,6 @@ namespace ksim::sim {
 
 inline constexpr std::string_view kZooKeeperConnect = "zk:2181";
 inline constexpr std::string_view kBrokerLogDir = "/kafka-logs";
-// The Cluster's log.index.size.max.bytes unless the configuration names it (see above).
-inline constexpr int32_t kClusterIndexSizeMaxBytes = 1 << 20;
 // The Cluster's offsets.topic.num.partitions unless the configuration names it (see above).
 inline constexpr int32_t kClusterOffsetsTopicNumPartitions = 3;
 
@@ -193,11 +188,18 @@ class Cluster {
 
  private:
   struct Process;  // one incarnation of a broker process
+  // What the checker last observed of one replica: a partial pass observes it again only when
+  // this differs (ObserveBrokers).
+  struct ObservedReplica {
+    const ksim::Partition* partition = nullptr;  // identity only, never ordered
+    ReplicaObservation seen;
+  };
   struct BrokerSlot {
     BrokerId id{0};
     Node* node = nullptr;
     BrokerConfig config;
     std::unique_ptr<Process> process;
+    std::vector<ObservedReplica> observed;  // in Partitions() order, as of the last pass
   };
 
   Cluster(World& world, ClusterOptions options);
@@ -211,6 +213,9 @@ class Cluster {
   void StopProcess(BrokerSlot& slot);
   void AfterStep();
   void ObserveBrokers();
+  // One broker's replicas for the checker's pass: all of them (`all`), else those changed since
+  // the last pass (and ForgetReplica for those gone).
+  void ObserveSlot(BrokerSlot& slot, bool all);
 
   World& world_;
   ClusterOptions options_;
@@ -224,6 +229,10 @@ class Cluster {
   std::unique_ptr<InvariantChecker> checker_;
   std::vector<StepHook> hooks_;
   bool started_ = false;
+  // The checker's next pass observes every replica: a broker process came or went, a
+  // controller event changed what the checker remembers, or events ran without a pass.
+  bool full_pass_ = true;
+  uint64_t events_at_last_pass_ = 0;
 };
 
 }  // namespace ksim::sim

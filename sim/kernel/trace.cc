@@ -11,13 +11,45 @@ namespace {
 
 // Serialization shared by every line: compact, UTF-8 kept as is, invalid UTF-8 replaced by
 // U+FFFD rather than throwing (record keys and values may be arbitrary bytes).
+//
+// The common cases are written directly, byte for byte what dump() writes, without the
+// temporaries dump() allocates (its result, a 512-byte indent string, a JSON copy of a string):
+// integers, booleans, and strings of printable ASCII that need no escape (names, keys, most
+// values). Everything else goes through dump().
+bool PlainAscii(std::string_view text) {
+  for (const char c : text) {
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+void AppendString(std::string& out, std::string_view text);
+
 template <class Json>
 void AppendDump(std::string& out, const Json& value) {
+  if (value.is_number_integer()) {
+    out += value.is_number_unsigned() ? std::to_string(value.template get<uint64_t>())
+                                      : std::to_string(value.template get<int64_t>());
+    return;
+  }
+  if (value.is_boolean()) {
+    out += value.template get<bool>() ? "true" : "false";
+    return;
+  }
+  if (value.is_string()) {
+    return AppendString(out, value.template get_ref<const typename Json::string_t&>());
+  }
   out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 void AppendString(std::string& out, std::string_view text) {
-  AppendDump(out, nlohmann::json(text));
+  if (PlainAscii(text)) {
+    out += '"';
+    out += text;
+    out += '"';
+    return;
+  }
+  out += nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 bool IsReservedKey(std::string_view key) {
@@ -142,7 +174,10 @@ void TraceWriter::WriteLine(TimeUs t_us, std::string_view node, std::string_view
   KSIM_CHECK_MSG(t_us >= 0, "negative trace time");
   KSIM_CHECK_MSG(t_us >= last_t_us_, "trace event earlier than the previous one");
   KSIM_CHECK_MSG(fields.is_null() || fields.is_object(), "trace fields must be a JSON object");
-  line_ = "{\"t_us\":" + std::to_string(t_us) + ",\"node\":";
+  line_.clear();  // reused: no allocation per line once it has grown
+  line_ += "{\"t_us\":";
+  line_ += std::to_string(t_us);
+  line_ += ",\"node\":";
   AppendString(line_, node);
   line_ += ",\"ev\":";
   AppendString(line_, ev);

@@ -224,6 +224,7 @@ void Network::Deliver(NodeId from, NodeId to, MessageId id) {
   Report(NetEvent{NetEvent::Type::kDeliver, loop_.Now(), id, from, to, topology_.Name(from),
                   topology_.Name(to), item.message.kind, item.message.size_bytes, epoch, -1, 0,
                   DropReason::kNone});
+  if (activity_) activity_(to);
   handler->on_message(Delivery{from, epoch, id, std::move(item.message)});
 }
 
@@ -270,7 +271,10 @@ void Network::GiveNotice(NodeId node, NodeId peer) {
                   topology_.Name(node), std::string_view(), 0, broken_epoch, -1, 0,
                   DropReason::kNone});
   std::shared_ptr<const NetworkHandler> handler = nodes_[node.value()].handler;
-  if (handler && handler->on_disconnect) handler->on_disconnect(Disconnect{peer, broken_epoch});
+  if (handler && handler->on_disconnect) {
+    if (activity_) activity_(node);
+    handler->on_disconnect(Disconnect{peer, broken_epoch});
+  }
 }
 
 void Network::ReportDrop(NodeId from, NodeId to, MessageId id, const Message& message,

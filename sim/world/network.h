@@ -167,6 +167,11 @@ class Network {
   // kNotFound for an unknown node, kInvalidArgument for a negative delay or duration.
   Status SlowFor(std::string_view node, TimeUs extra_delay_us, TimeUs duration_us);
 
+  // Called with the receiving node just before a delivery or a disconnect notice is handed to
+  // its handler (World::active_nodes: whose code an event ran).
+  void SetActivityListener(std::function<void(NodeId)> listener) {
+    activity_ = std::move(listener);
+  }
   void SetObserver(std::function<void(const NetEvent&)> observer) {
     observer_ = std::move(observer);
   }
@@ -233,6 +238,7 @@ class Network {
   std::vector<NodeState> nodes_;         // by NodeId
   std::vector<Connection> connections_;  // by PairIndex
   std::function<void(const NetEvent&)> observer_;
+  std::function<void(NodeId)> activity_;
   NetworkCounters counters_;
   MessageId next_message_id_ = 1;
 };

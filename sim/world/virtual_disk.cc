@@ -1,12 +1,61 @@
 #include "sim/world/virtual_disk.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 namespace ksim::sim {
+
+// A file's bytes, stored as a sparse file is: `held` is the prefix written so far, and every
+// byte in [held.size(), size) reads as zero without being stored. Growing a file (ftruncate, a
+// preallocated index mapping) stores nothing; storing a byte holds the prefix up to it. An index
+// preallocated to 10 MiB thus costs what its entries do, in memory and in every copy (Sync,
+// Flush, Crash). Indexes are written from the front, so the held prefix is what was written.
+struct FileBytes {
+  Bytes held;
+  uint64_t size = 0;
+
+  void Resize(uint64_t new_size) {
+    size = new_size;
+    if (held.size() > new_size) held.resize(new_size);
+  }
+  void Clear() { Resize(0); }
+  // Holds every byte below min(end, size) (zeros where none was stored).
+  void Hold(uint64_t end) {
+    end = std::min(end, size);
+    if (held.size() < end) held.resize(end, 0);
+  }
+  // Copies [position, position + out.size()) out. REQUIRES: within size.
+  void Read(uint64_t position, MutableByteView out) const {
+    KSIM_CHECK(position + out.size() <= size);
+    const uint64_t from_held = position >= held.size()
+                                   ? 0
+                                   : std::min<uint64_t>(out.size(), held.size() - position);
+    if (from_held > 0) {
+      std::copy_n(held.begin() + static_cast<ptrdiff_t>(position), from_held, out.begin());
+    }
+    std::fill(out.begin() + static_cast<ptrdiff_t>(from_held), out.end(), 0);
+  }
+  void Write(uint64_t position, ByteView data) {
+    const uint64_t end = position + data.size();
+    size = std::max(size, end);
+    Hold(end);
+    std::copy(data.begin(), data.end(), held.begin() + static_cast<ptrdiff_t>(position));
+  }
+  void Xor(uint64_t position, uint8_t flip) {
+    KSIM_CHECK(position < size);
+    Hold(position + 1);
+    held[position] ^= flip;
+  }
+  Bytes ToBytes() const {
+    Bytes out(size);
+    Read(0, MutableByteView(out));
+    return out;
+  }
+};
 
 // A file or a directory. Handles hold files by shared_ptr, so a removed file stays readable
 // through them (unlink semantics) and a crash can orphan them without freeing under them.
@@ -15,8 +64,8 @@ struct VirtualDisk::Node {
 
   bool is_dir;
   // Files.
-  Bytes data;                   // written bytes: the page cache
-  Bytes durable;                // as of the last Sync / Flush
+  FileBytes data;               // written bytes: the page cache
+  FileBytes durable;            // as of the last Sync / Flush
   uint64_t unsynced_bytes = 0;  // written through Append/WriteAt since then (for counters)
   // Directories: name -> node, live and as of the last SyncDir. std::map keeps names sorted.
   std::map<std::string, std::shared_ptr<Node>> entries;
@@ -64,7 +113,7 @@ class VirtualFile final : public File {
     KSIM_CHECK(!node_->is_dir);
   }
 
-  Status Append(ByteView data) override { return Write(node_->data.size(), data); }
+  Status Append(ByteView data) override { return Write(node_->data.size, data); }
   Status WriteAt(uint64_t position, ByteView data) override { return Write(position, data); }
 
   Result<size_t> ReadAt(uint64_t position, MutableByteView out) const override {
@@ -72,7 +121,7 @@ class VirtualFile final : public File {
     disk_->Charge(VirtualDisk::Cost::kRead);
     KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kReadError, "pread", path_));
     const size_t count = Available(position, out.size());
-    std::copy_n(node_->data.begin() + static_cast<ptrdiff_t>(position), count, out.begin());
+    if (count > 0) node_->data.Read(position, out.first(count));
     // read(2): disk -> page cache (DMA), page cache -> user buffer; enter and leave the kernel.
     disk_->counters_.bytes_read += count;
     disk_->counters_.copies += 2;
@@ -96,14 +145,14 @@ class VirtualFile final : public File {
     if (stale()) return StaleHandle(path_);
     disk_->Charge(VirtualDisk::Cost::kWrite);
     KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kWriteError, "ftruncate", path_));
-    if (size > node_->data.size()) {
-      KSIM_RETURN_IF_ERROR(disk_->CheckSpace(size - node_->data.size(), path_));
+    if (size > node_->data.size) {
+      KSIM_RETURN_IF_ERROR(disk_->CheckSpace(size - node_->data.size, path_));
     }
-    node_->data.resize(size, 0);
+    node_->data.Resize(size);
     return Status::Ok();
   }
 
-  uint64_t Size() const override { return node_->data.size(); }
+  uint64_t Size() const override { return node_->data.size; }
   const std::string& path() const override { return path_; }
 
   Result<size_t> TransferTo(uint64_t position, size_t count, ByteSink& sink) override {
@@ -117,7 +166,8 @@ class VirtualFile final : public File {
     disk_->counters_.bytes_copied += 2 * sent;
     disk_->counters_.context_switches += 2;
     if (sent > 0) {
-      KSIM_RETURN_IF_ERROR(sink.Send(ByteView(node_->data).subspan(position, sent)));
+      node_->data.Hold(position + sent);
+      KSIM_RETURN_IF_ERROR(sink.Send(ByteView(node_->data.held).subspan(position, sent)));
     }
     disk_->counters_.bytes_sent += sent;
     return sent;
@@ -142,7 +192,7 @@ class VirtualFile final : public File {
 
   // How many of `count` bytes from `position` the file has.
   size_t Available(uint64_t position, size_t count) const {
-    const uint64_t size = node_->data.size();
+    const uint64_t size = node_->data.size;
     if (position >= size) return 0;
     return static_cast<size_t>(std::min<uint64_t>(count, size - position));
   }
@@ -152,12 +202,11 @@ class VirtualFile final : public File {
     disk_->Charge(VirtualDisk::Cost::kWrite);
     KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kWriteError, "pwrite", path_));
     const uint64_t end = position + data.size();
-    if (end > node_->data.size()) {
-      KSIM_RETURN_IF_ERROR(disk_->CheckSpace(end - node_->data.size(), path_));
-      node_->data.resize(end, 0);
+    if (end > node_->data.size) {
+      KSIM_RETURN_IF_ERROR(disk_->CheckSpace(end - node_->data.size, path_));
     }
-    std::copy(data.begin(), data.end(), node_->data.begin() + static_cast<ptrdiff_t>(position));
-    KSIM_CHECK(node_->data.size() >= end);
+    node_->data.Write(position, data);
+    KSIM_CHECK(node_->data.size >= end);
     disk_->counters_.bytes_written += data.size();
     node_->unsynced_bytes += data.size();
     return Status::Ok();
@@ -181,26 +230,43 @@ class VirtualMappedFile final : public MappedFile {
         generation_(disk->generation_),
         length_(length) {
     KSIM_CHECK(!node_->is_dir);
-    KSIM_CHECK(node_->data.size() >= length_);
+    KSIM_CHECK(node_->data.size >= length_);
   }
 
   // The window, cut short if another handle truncated the file under it (where POSIX would
-  // raise SIGBUS on access).
+  // raise SIGBUS on access). data() holds the whole window; Window() only up to its end.
   MutableByteView data() override {
-    return MutableByteView(node_->data.data(), std::min<uint64_t>(length_, node_->data.size()));
+    node_->data.Hold(length());
+    return MutableByteView(node_->data.held.data(), length());
   }
   ByteView data() const override {
-    return ByteView(node_->data.data(), std::min<uint64_t>(length_, node_->data.size()));
+    node_->data.Hold(length());
+    return ByteView(node_->data.held.data(), length());
+  }
+  uint64_t length() const override { return std::min<uint64_t>(length_, node_->data.size); }
+  MutableByteView Window(uint64_t offset, size_t count) override {
+    KSIM_CHECK(offset + count <= length());
+    node_->data.Hold(offset + count);
+    return MutableByteView(node_->data.held.data() + offset, count);
+  }
+  ByteView Window(uint64_t offset, size_t count) const override {
+    KSIM_CHECK(offset + count <= length());
+    // Reading never-stored bytes: zeros, without holding them (a lookup past the entries).
+    if (offset >= node_->data.held.size() && count <= kZeros.size()) {
+      return ByteView(kZeros.data(), count);
+    }
+    node_->data.Hold(offset + count);
+    return ByteView(node_->data.held.data() + offset, count);
   }
 
   Status Resize(uint64_t length) override {
     if (stale()) return StaleHandle(path_);
     disk_->Charge(VirtualDisk::Cost::kWrite);
     KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kWriteError, "ftruncate", path_));
-    if (length > node_->data.size()) {
-      KSIM_RETURN_IF_ERROR(disk_->CheckSpace(length - node_->data.size(), path_));
+    if (length > node_->data.size) {
+      KSIM_RETURN_IF_ERROR(disk_->CheckSpace(length - node_->data.size, path_));
     }
-    node_->data.resize(length, 0);
+    node_->data.Resize(length);
     length_ = length;
     return Status::Ok();
   }
@@ -222,6 +288,8 @@ class VirtualMappedFile final : public MappedFile {
 
  private:
   bool stale() const { return generation_ != disk_->generation_; }
+
+  static constexpr std::array<uint8_t, 64> kZeros{};
 
   VirtualDisk* disk_;
   std::shared_ptr<VirtualDisk::Node> node_;
@@ -335,7 +403,7 @@ uint64_t VirtualDisk::used_bytes() const {
       if (child->is_dir) {
         pending.push_back(child.get());
       } else {
-        used += child->data.size();
+        used += child->data.size;
       }
     }
   }
@@ -390,7 +458,7 @@ Result<std::unique_ptr<File>> VirtualDisk::OpenFile(const std::string& path, Ope
     lookup.parent->entries[lookup.name] = node;
   } else if (mode == OpenMode::kTruncate) {
     KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "open", path));
-    node->data.clear();
+    node->data.Clear();
   }
   return std::unique_ptr<File>(std::make_unique<VirtualFile>(this, std::move(node), path));
 }
@@ -402,7 +470,7 @@ Result<std::unique_ptr<MappedFile>> VirtualDisk::MapFile(const std::string& path
   std::shared_ptr<Node> node = lookup.node;
   if (node != nullptr && node->is_dir) return IsADirectory("open", path);
   const bool creating = node == nullptr;
-  const uint64_t old_size = creating ? 0 : node->data.size();
+  const uint64_t old_size = creating ? 0 : node->data.size;
   const uint64_t map_length = length >= 0 ? static_cast<uint64_t>(length) : old_size;
   if (creating || map_length != old_size) {
     KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, creating ? "open" : "ftruncate", path));
@@ -413,7 +481,7 @@ Result<std::unique_ptr<MappedFile>> VirtualDisk::MapFile(const std::string& path
     node = std::make_shared<Node>(false);
     lookup.parent->entries[lookup.name] = node;
   }
-  node->data.resize(map_length, 0);
+  node->data.Resize(map_length);
   return std::unique_ptr<MappedFile>(
       std::make_unique<VirtualMappedFile>(this, std::move(node), path, map_length));
 }
@@ -435,7 +503,7 @@ Result<uint64_t> VirtualDisk::FileSize(const std::string& path) {
   KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(path));
   if (lookup.node == nullptr) return NotFound("stat", path);
   if (lookup.node->is_dir) return IsADirectory("stat", path);
-  return static_cast<uint64_t>(lookup.node->data.size());
+  return lookup.node->data.size;
 }
 
 Status VirtualDisk::RenameFile(const std::string& from, const std::string& to) {
@@ -542,11 +610,11 @@ Status VirtualDisk::CorruptRange(const std::string& path, uint64_t offset, uint6
   if (lookup.node == nullptr) return NotFound("corrupt", path);
   if (lookup.node->is_dir) return IsADirectory("corrupt", path);
   Node& node = *lookup.node;
-  const uint64_t end = std::min<uint64_t>(offset + length, node.data.size());
+  const uint64_t end = std::min<uint64_t>(offset + length, node.data.size);
   for (uint64_t i = offset; i < end; ++i) {
     const auto flip = static_cast<uint8_t>(stream_.UniformInt(1, 255));
-    node.data[i] ^= flip;
-    if (i < node.durable.size()) node.durable[i] ^= flip;
+    node.data.Xor(i, flip);
+    if (i < node.durable.size) node.durable.Xor(i, flip);
   }
   return Status::Ok();
 }
@@ -555,7 +623,7 @@ Result<Bytes> VirtualDisk::DurableContents(const std::string& path) const {
   KSIM_ASSIGN_OR_RETURN(Lookup lookup, Resolve(path));
   if (lookup.node == nullptr) return NotFound("open", path);
   if (lookup.node->is_dir) return IsADirectory("open", path);
-  return lookup.node->durable;
+  return lookup.node->durable.ToBytes();
 }
 
 // --- Crash and shutdown ---
@@ -600,22 +668,27 @@ void VirtualDisk::Restart(const CrashOptions& options) {
   auto recover_file = [&](const Node& old) {
     auto file = std::make_shared<Node>(false);
     file->data = old.durable;
-    const uint64_t durable_size = old.durable.size();
-    if (options.tear_unsynced_tail && old.data.size() > durable_size) {
-      const auto tail = static_cast<int64_t>(old.data.size() - durable_size);
+    const uint64_t durable_size = old.durable.size;
+    if (options.tear_unsynced_tail && old.data.size > durable_size) {
+      const auto tail = static_cast<int64_t>(old.data.size - durable_size);
       const auto kept = static_cast<uint64_t>(stream_.UniformInt(0, tail));
-      file->data.insert(file->data.end(), old.data.begin() + static_cast<ptrdiff_t>(durable_size),
-                        old.data.begin() + static_cast<ptrdiff_t>(durable_size + kept));
+      // The torn prefix of the tail: its stored bytes, then the zeros past them.
+      const uint64_t held_end = std::min<uint64_t>(old.data.held.size(), durable_size + kept);
+      if (held_end > durable_size) {
+        file->data.Write(durable_size,
+                         ByteView(old.data.held).subspan(durable_size, held_end - durable_size));
+      }
+      file->data.Resize(durable_size + kept);
       if (options.corrupt_torn_tail && kept > 0) {
         const int64_t flips = stream_.UniformInt(1, std::min<int64_t>(kMaxCorruptedBytes, kept));
         for (int64_t i = 0; i < flips; ++i) {
           const auto at = static_cast<uint64_t>(stream_.UniformInt(
               static_cast<int64_t>(durable_size), static_cast<int64_t>(durable_size + kept - 1)));
-          file->data[at] ^= static_cast<uint8_t>(stream_.UniformInt(1, 255));
+          file->data.Xor(at, static_cast<uint8_t>(stream_.UniformInt(1, 255)));
         }
       }
     }
-    KSIM_CHECK(file->data.size() >= durable_size);
+    KSIM_CHECK(file->data.size >= durable_size);
     file->durable = file->data;  // what survived is on the platter now
     return file;
   };

@@ -46,7 +46,13 @@ const Clock& Node::clock() const { return world_.loop_; }
 TimerId Node::Schedule(TimeUs delay_us, std::function<void()> callback) {
   KSIM_CHECK_MSG(up_, "a down node has no process to schedule for");
   KSIM_CHECK_MSG(static_cast<bool>(callback), "scheduling an empty std::function");
-  const TimerId id = world_.loop_.ScheduleAfter(delay_us, std::move(callback), "node.timer");
+  const TimerId id = world_.loop_.ScheduleAfter(
+      delay_us,
+      [this, callback = std::move(callback)] {
+        world_.NoteActive(id_);
+        callback();
+      },
+      "node.timer");
   timers_.push_back(id);
   if (timers_.size() >= timers_prune_at_) {
     // Forget the timers that ran or were cancelled; keeps the list proportional to the live ones.
@@ -115,6 +121,7 @@ World::World(uint64_t seed, TraceWriter trace, WorldOptions options)
   KSIM_CHECK(ValidateLinkSpec(options_.default_link).ok());
   network_ =
       std::make_unique<Network>(loop_, topology_, seeds_.StreamFor("network"), options_.network);
+  network_->SetActivityListener([this](NodeId node) { NoteActive(node); });
   // The observer costs a JSON object per message: installed only when the trace keeps them.
   if (trace_.wants_messages()) {
     network_->SetObserver([this](const NetEvent& event) { OnNetEvent(event); });

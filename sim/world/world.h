@@ -30,6 +30,7 @@
 // it. Destroying the World destroys pending callbacks without running them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -172,6 +173,14 @@ class World {
                                       const TraceFields& fields)>;
   void AddTraceTap(TraceTap tap);
 
+  // --- Activity -------------------------------------------------------------------------------
+  // The nodes whose process ran code since ClearActivity (a timer of theirs fired, a message or
+  // a disconnect was handed to them), each once, in the order they first ran. An observer that
+  // re-reads only what may have changed after an event (the Cluster's invariant pass) reads it;
+  // an event that ran no node's code (an action, a runner's callback) leaves it empty.
+  void ClearActivity() { active_nodes_.clear(); }
+  const std::vector<NodeId>& active_nodes() const { return active_nodes_; }
+
   // --- Faults ---------------------------------------------------------------------------------
   // Each returns kNotFound for an unknown node and then changes and traces nothing.
   //
@@ -210,6 +219,11 @@ class World {
   friend class Node;
   Result<Node*> Lookup(std::string_view name);
   void OnNetEvent(const NetEvent& event);
+  void NoteActive(NodeId node) {
+    if (std::find(active_nodes_.begin(), active_nodes_.end(), node) == active_nodes_.end()) {
+      active_nodes_.push_back(node);
+    }
+  }
 
   Seeds seeds_;
   WorldOptions options_;
@@ -219,6 +233,7 @@ class World {
   std::unique_ptr<Network> network_;
   std::vector<std::unique_ptr<Node>> nodes_;  // by NodeId
   std::vector<TraceTap> taps_;
+  std::vector<NodeId> active_nodes_;
 };
 
 std::string_view DiskFaultName(DiskFault fault);

@@ -117,6 +117,14 @@ class InvariantCheckerTest : public ::testing::Test {
     checker_.EndPass();
   }
 
+  // A partial pass (the Cluster's after an event): only `observations` changed.
+  void PartialPassOf(const std::vector<ReplicaObservation>& observations) {
+    clock_.Advance(1000);
+    checker_.BeginPass(clock_.Now(), /*partial=*/true);
+    for (const ReplicaObservation& o : observations) checker_.Observe(o);
+    checker_.EndPass();
+  }
+
   static ReplicaObservation Leader(BrokerId broker, uint64_t incarnation, int32_t epoch, int64_t hw,
                                    int64_t leo = 100) {
     ReplicaObservation o;
@@ -380,6 +388,54 @@ TEST_F(InvariantCheckerTest, CommittedBatchesBelowTheNewLeadersLogStartAreNotAsk
   Pass({&r2});
   EXPECT_TRUE(checker_.ok()) << checker_.Report();
   EXPECT_EQ(checker_.CommittedBatches(kTp).size(), 2u);
+}
+
+// Partial passes (sim/cluster/cluster.h: after an event, only the replicas that changed): a
+// replica not observed keeps what the checker remembers of it, so each rule still fires when the
+// one replica that changed breaks it.
+TEST_F(InvariantCheckerTest, PartialPassesKeepUnobservedReplicasAndEachRuleStillFires) {
+  ReplicaObservation follower = Leader(kB2, 1, 4, 7);
+  follower.role = ReplicaRole::kFollower;
+  PassOf({Leader(kB1, 1, 4, 7), follower});
+  PartialPassOf({});
+  PartialPassOf({follower});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  // (b): broker 1, unobserved for two passes, comes back with a lower HW in the same leadership.
+  PartialPassOf({Leader(kB1, 1, 4, 6)});
+  EXPECT_EQ(RulesSeen(), Rules{"leader_hw_monotonic"}) << checker_.Report();
+  // (d): the follower alone, with its HW past its LEO.
+  ReplicaObservation disordered = follower;
+  disordered.log_end_offset = Offset(5);
+  PartialPassOf({disordered});
+  EXPECT_EQ(RulesSeen(), (Rules{"leader_hw_monotonic", "offsets_ordered"})) << checker_.Report();
+  // (a): the follower alone, claiming the epoch broker 1 leads.
+  PartialPassOf({Leader(kB2, 1, 4, 7)});
+  EXPECT_EQ(RulesSeen(), (Rules{"leader_hw_monotonic", "offsets_ordered", "one_leader_per_epoch"}))
+      << checker_.Report();
+}
+
+TEST_F(InvariantCheckerTest, PartialPassCatchesANewLeaderWithoutTheCommittedRecords) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  MakeLeader(r1, 1, {kB1});
+  MakeFollower(r2, kB1, 1, {kB1});
+  Produce(r1, {"a", "b"});  // a lone ISR member: committed at once
+  Pass({&r1, &r2});
+  ASSERT_EQ(checker_.counters().batches_committed, 1u);
+  // (c): only broker 2 changes (it leads epoch 2 without them); broker 1 is not observed.
+  MakeLeader(r2, 2, {kB2});
+  PartialPassOf({ObserveReplica(kB2, 1, r2.p())});
+  EXPECT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
+}
+
+TEST_F(InvariantCheckerTest, ForgottenReplicaStartsAfreshInAPartialPass) {
+  PassOf({Leader(kB1, 1, 4, 7)});
+  checker_.ForgetReplica(kTp, kB1);  // its partition left the broker
+  PartialPassOf({Leader(kB1, 1, 4, 3)});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  // Without ForgetReplica, the same lower HW is (b)'s violation.
+  PartialPassOf({Leader(kB1, 1, 4, 2)});
+  EXPECT_EQ(RulesSeen(), Rules{"leader_hw_monotonic"}) << checker_.Report();
 }
 
 }  // namespace

@@ -118,8 +118,8 @@ TEST(ClusterBasicTest, BrokerConfigurationLayers) {
     // The scenario's log.retention.ms beats the file's log.retention.hours.
     EXPECT_EQ(config.log_retention_ms, 60000);
   }
-  // The Cluster's 1 MiB index unless the configuration names the key.
-  EXPECT_EQ(cluster.broker_config(BrokerId(1)).log_index_size_max_bytes, 1 << 20);
+  // Kafka's 10 MiB index (the virtual disk stores it sparsely) unless the configuration names it.
+  EXPECT_EQ(cluster.broker_config(BrokerId(1)).log_index_size_max_bytes, 10 << 20);
   EXPECT_EQ(cluster.broker_config(BrokerId(2)).log_index_size_max_bytes, 2 << 20);
   // Cluster-wide overrides beat the file; the broker's own beat the cluster's.
   EXPECT_EQ(cluster.broker_config(BrokerId(1)).num_partitions, 2);

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 #include "tests/support/core/env_contract.h"
 
@@ -400,6 +402,33 @@ TEST_F(VirtualDiskTest, CrashKeepsTheLastFlushedImageOfAMapping) {
   ASSERT_EQ(contents->size(), 16u);
   EXPECT_EQ((*contents)[0], 1);
   EXPECT_EQ((*contents)[1], 0);
+}
+
+// Sparse files (docs/virtual-disk.md): a 10 MiB preallocated index stores only what is stored
+// into it, and every handle still sees the whole length, zeros past what was written.
+TEST_F(VirtualDiskTest, WindowStoresReachTheFileAndTheRestOfASparseMappingReadsZero) {
+  const uint64_t length = 10 << 20;
+  auto mapped = disk_.MapFile("/d/0.index", static_cast<int64_t>(length));
+  ASSERT_TRUE(mapped.ok());
+  ASSERT_TRUE(disk_.SyncDir("/d").ok());
+  EXPECT_EQ((*mapped)->length(), length);
+  (*mapped)->Window(8, 8)[7] = 0x5A;
+  EXPECT_EQ(std::as_const(**mapped).Window(8, 8)[7], 0x5A);
+  EXPECT_EQ(std::as_const(**mapped).Window(length - 8, 8)[0], 0);  // never stored
+  EXPECT_EQ(disk_.used_bytes(), length);
+  ASSERT_TRUE((*mapped)->Flush().ok());
+  disk_.Crash();
+  auto file = disk_.OpenFile("/d/0.index", OpenMode::kOpenExisting);
+  ASSERT_TRUE(file.ok());
+  ASSERT_EQ((*file)->Size(), length);
+  Bytes tail(32, 0xFF);
+  auto got = (*file)->ReadAt(length - 32, MutableByteView(tail));
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, 32u);
+  EXPECT_TRUE(std::all_of(tail.begin(), tail.end(), [](uint8_t b) { return b == 0; }));
+  Bytes head(16, 0);
+  ASSERT_TRUE((*file)->ReadAt(0, MutableByteView(head)).ok());
+  EXPECT_EQ(head[15], 0x5A);
 }
 
 TEST_F(VirtualDiskTest, AMappingNeverFlushedComesBackEmpty) {

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Plots the scale sweep (bench/scale_sweep.py --out JSON) to a PNG and prints its table.
+
+Two panels, one per sweep: CPU time (user + system: on a shared machine the steadier figure;
+wall time is in the JSON too) and peak memory per partition against partitions (the
+`partitions` set), and per record against records (the `records` set, trace off). Each point is
+the marginal cost of a unit: for partitions, the run's cost above the sweep's 1-partition run
+(the same records) divided by the partitions added; for records, the cost above the `floor` run
+(no records: start, cluster, idle time, measured in the same sweep) divided by the records. A
+flat line means linear cost. The table prints both the raw and the per-unit figures, and the
+spread (largest / smallest per-unit figure) of each sweep, the issue's "flat within 2x".
+
+  scripts/plot_scale.py docs/img/scale-sweep.json docs/img/scale-sweep.png
+
+Needs python3-matplotlib (scripts/bootstrap.sh installs it).
+"""
+import json
+import sys
+
+
+def per_unit(results, set_name, unit, base, binary):
+    """Each run's cost above `base` (a run of the same sweep, or the floor) per unit added."""
+    rows = [r for r in results
+            if r["set"] == set_name and r["binary"] == binary and not r.get("trace")]
+    out = []
+    for r in sorted(rows, key=lambda r: r[unit]):
+        added = r[unit] - (base[unit] if base and base["set"] == set_name else 0)
+        if added <= 0:
+            continue
+        cpu = r["cpu_s"] - (base["cpu_s"] if base else 0)
+        rss = r["peak_rss_mib"] - (base["peak_rss_mib"] if base else 0)
+        out.append(dict(n=r[unit], cpu_s=r["cpu_s"], rss_mib=r["peak_rss_mib"],
+                        cpu_us_per=max(cpu, 0) * 1e6 / added,
+                        rss_kib_per=max(rss, 0) * 1024 / added, simulated_s=r["simulated_s"]))
+    return out
+
+
+def spread(values):
+    values = [v for v in values if v > 0]
+    return max(values) / min(values) if values else float("nan")
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: scripts/plot_scale.py SWEEP.json OUT.png")
+    with open(sys.argv[1]) as f:
+        sweep = json.load(f)
+    results = sweep["results"]
+    binary = results[-1]["binary"]
+    floors = [r for r in results if r["set"] == "floor" and r["binary"] == binary]
+    floor = floors[0] if floors else None
+    panels = [("partitions", "partitions", "partition"), ("records", "records", "record")]
+    lines = []
+    if floor:
+        lines.append(f"fixed cost (floor: 0 records, 1 partition): {floor['cpu_s']:.2f} s CPU, "
+                     f"{floor['peak_rss_mib']:.0f} MiB")
+    series = {}
+    for set_name, unit, label in panels:
+        # Partitions: the marginal cost of a partition, above the sweep's 1-partition run (the
+        # same records); records: the cost above the floor (no records at all).
+        smallest = min((r for r in results if r["set"] == set_name and r["binary"] == binary),
+                       key=lambda r: r[unit], default=None)
+        rows = per_unit(results, set_name, unit,
+                        smallest if set_name == "partitions" else floor, binary)
+        series[set_name] = rows
+        if not rows:
+            continue
+        lines.append("")
+        lines.append(f"| {unit} | CPU s | peak MiB | simulated s | CPU us / {label} | "
+                     f"KiB / {label} |")
+        lines.append("| ---: | ---: | ---: | ---: | ---: | ---: |")
+        for r in rows:
+            lines.append(f"| {r['n']:,} | {r['cpu_s']:.2f} | {r['rss_mib']:.0f} | "
+                         f"{r['simulated_s']:.1f} | {r['cpu_us_per']:,.1f} | "
+                         f"{r['rss_kib_per']:,.1f} |")
+        lines.append(f"\nspread per {label}: time {spread([r['cpu_us_per'] for r in rows]):.2f}x, "
+                     f"memory {spread([r['rss_kib_per'] for r in rows]):.2f}x")
+    print("\n".join(lines))
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, (set_name, unit, label) in zip(axes, panels):
+        rows = series[set_name]
+        if not rows:
+            ax.set_visible(False)
+            continue
+        xs = [r["n"] for r in rows]
+        ax.plot(xs, [r["cpu_us_per"] for r in rows], "o-", label=f"CPU us / {label}")
+        ax.plot(xs, [r["rss_kib_per"] for r in rows], "s--", label=f"peak KiB / {label}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(unit)
+        ax.set_title(f"cost per {label} added")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend()
+    fig.suptitle(f"ksim scale sweep ({binary}, {sweep.get('machine', '')})")
+    fig.tight_layout()
+    fig.savefig(sys.argv[2], dpi=90)
+
+
+if __name__ == "__main__":
+    main()
