@@ -174,9 +174,9 @@ bool DumpLogFile(Env& env, const std::string& path, const DumpOptions& options,
       if (!options.json && !entry.empty()) std::cout << BatchLine(entry) << "\n";
       if (!entry.empty()) out["batches"].push_back(std::move(entry));
       if (!entry_damage.ok()) {
-        damage = Status(entry_damage.code(), "batch at position " +
-                                                 std::to_string(reader.position()) + ": " +
-                                                 entry_damage.message());
+        damage =
+            Status(entry_damage.code(), "batch at position " + std::to_string(reader.position()) +
+                                            ": " + entry_damage.message());
         break;
       }
       continue;

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "core/base/clock.h"
-#include "core/env/posix_env.h"
 #include "core/config/log_config.h"
+#include "core/env/posix_env.h"
 #include "core/record/legacy_record.h"
 #include "core/record/record_batch.h"
 #include "core/storage/log.h"

@@ -561,9 +561,9 @@ Result<TopicConfig> MakeTopicConfig(const BrokerConfig& broker, const ConfigOver
       if (const std::optional<int8_t> magic = MessageFormatMagic(version)) {
         log.message_format_magic = *magic;
       } else {
-        errors.push_back(std::string(origin) + ": " +
-                         InvalidValueMessage(*key, raw,
-                                             "Version `" + version + "` is not a valid version"));
+        errors.push_back(
+            std::string(origin) + ": " +
+            InvalidValueMessage(*key, raw, "Version `" + version + "` is not a valid version"));
       }
     }
   }

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,8 +42,8 @@ Status ReadSized(ByteView entry, const char* field, size_t pos, size_t end, int3
   *data_pos = pos + 4;
   if (*length < -1 || (*length > 0 && static_cast<size_t>(*length) > end - *data_pos)) {
     return Corrupt(std::string(field) + " length " + std::to_string(*length) + " at byte " +
-                   std::to_string(pos) + " is invalid for the " +
-                   std::to_string(end - *data_pos) + " bytes left in the message");
+                   std::to_string(pos) + " is invalid for the " + std::to_string(end - *data_pos) +
+                   " bytes left in the message");
   }
   return Status::Ok();
 }
@@ -176,12 +176,12 @@ Result<LegacyMessage> ParseLegacyMessage(ByteView entry) {
                    " bytes in all, but the buffer holds " + std::to_string(entry.size()));
   }
   const size_t end = entry.size();
-  KSIM_RETURN_IF_ERROR(ReadSized(entry, "key", KeyLengthPos(h.magic), end, &message.key_length,
-                                 &message.key_pos));
+  KSIM_RETURN_IF_ERROR(
+      ReadSized(entry, "key", KeyLengthPos(h.magic), end, &message.key_length, &message.key_pos));
   const size_t value_length_pos =
       message.key_pos + static_cast<size_t>(std::max(message.key_length, 0));
-  KSIM_RETURN_IF_ERROR(ReadSized(entry, "value", value_length_pos, end, &message.value_length,
-                                 &message.value_pos));
+  KSIM_RETURN_IF_ERROR(
+      ReadSized(entry, "value", value_length_pos, end, &message.value_length, &message.value_pos));
   const size_t fields_end =
       message.value_pos + static_cast<size_t>(std::max(message.value_length, 0));
   if (fields_end != end) {
@@ -257,7 +257,8 @@ Result<std::optional<Bytes>> ConvertBatches(ByteView batches, int8_t to_magic) {
   KSIM_CHECK(to_magic >= kMagicV0 && to_magic <= kMagicV2);
   bool same = true;
   BatchIterator scan(batches, /*verify_crc=*/false);
-  while (std::optional<BatchIterator::Item> item = scan.Next()) same &= item->header.magic == to_magic;
+  while (std::optional<BatchIterator::Item> item = scan.Next())
+    same &= item->header.magic == to_magic;
   if (same) return std::optional<Bytes>();
 
   Bytes out;

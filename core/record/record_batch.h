@@ -150,9 +150,10 @@ void SetPartitionLeaderEpoch(MutableByteView batch, LeaderEpoch epoch);
 // Walks consecutive batches in a buffer (a fetch response, a segment read). Stops at the first
 // batch that is incomplete (a partial batch at the end of a read is normal) or corrupt; status()
 // tells which. As Kafka's log input streams do, batchLength (below MinEntryLength) and magic (0,
-// 1 or 2) are judged as soon as their bytes are there, everything else once the whole batch is; each batch's header is
-// parsed (ParseBatchHeader) and, with verify_crc, its CRC checked. Records are not walked: call
-// VerifyBatch or DecodeRecords on an item for that. The buffer must outlive the iterator.
+// 1 or 2) are judged as soon as their bytes are there, everything else once the whole batch is;
+// each batch's header is parsed (ParseBatchHeader) and, with verify_crc, its CRC checked. Records
+// are not walked: call VerifyBatch or DecodeRecords on an item for that. The buffer must outlive
+// the iterator.
 class BatchIterator {
  public:
   explicit BatchIterator(ByteView buffer, bool verify_crc = true)

@@ -85,3 +85,11 @@ printf '\x00' | dd of="$hand/00000000000000000000.log" bs=1 seek=41 conv=notrunc
 expect_exit 2 "$KSIM" dump-log --files "$hand/00000000000000000000.log"
 expect_grep '^offset: 0 position: 0 isvalid: false ' "$WORK/stdout"
 expect_grep 'batch at position 0: CRC mismatch' "$WORK/stderr"
+
+# In the simulated cluster: log.message.format.version 0.10.0 writes v1, acks=all survives a
+# leader crash, and an idempotent producer is refused with UNSUPPORTED_FOR_MESSAGE_FORMAT.
+expect_exit 0 "$KSIM" run "$SRC/tests/cli/data/run_message_format_v1.json" --all-variants \
+  --report "$WORK/report.json"
+expect_exit 0 "$KSIM" run "$SRC/tests/cli/data/run_message_format_v1.json" --variant idempotent \
+  --trace "$WORK/idempotent.jsonl"
+expect_grep '"error":"UNSUPPORTED_FOR_MESSAGE_FORMAT"' "$WORK/idempotent.jsonl"

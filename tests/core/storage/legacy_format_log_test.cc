@@ -19,9 +19,9 @@
 namespace ksim {
 namespace {
 
+using testing::BatchesIn;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::BatchesIn;
 using testing::RecordsIn;
 using testing::ValueOf;
 
@@ -33,8 +33,7 @@ Bytes Batch(Offset base, const std::vector<std::string>& values, int64_t timesta
 
 class LegacyFormatLogTest : public ::testing::Test {
  protected:
-  LegacyFormatLogTest()
-      : clock_(kStartMs * kUsPerMs), log_dir_(JoinPath(tmp_.path(), "topic-0")) {}
+  LegacyFormatLogTest() : clock_(kStartMs * kUsPerMs), log_dir_(JoinPath(tmp_.path(), "topic-0")) {}
 
   static LogConfig Config(int8_t magic) {
     LogConfig config;
@@ -45,6 +44,16 @@ class LegacyFormatLogTest : public ::testing::Test {
     auto log = Log::Open(env_, clock_, log_dir_, config, options);
     EXPECT_TRUE(log.ok()) << log.status().ToString();
     return log.ok() ? std::move(log).value() : nullptr;
+  }
+  // Flushes, drops the log without closing it (a crash after the flush) and reopens it with
+  // recovery from offset 0, so that every entry is verified again; expects no damage.
+  std::unique_ptr<Log> CrashAndRecover(std::unique_ptr<Log> log, int8_t magic) {
+    EXPECT_TRUE(log->Flush().ok());
+    log.reset();
+    log = OpenLog(Config(magic));
+    EXPECT_TRUE(log->recovery_report().first_damage.ok())
+        << log->recovery_report().first_damage.ToString();
+    return log;
   }
   static LogAppendInfo Append(Log& log, Bytes batch) {
     auto info = log.AppendAsLeader(batch, LeaderEpoch(3));
@@ -96,11 +105,7 @@ TEST_F(LegacyFormatLogTest, V1LogWrittenByKsimReadsBackAndSurvivesRecovery) {
 
   // A crash (no Close): reopening verifies every entry's CRC-32 and keeps them all.
   const uint64_t size = log->size_in_bytes();
-  ASSERT_TRUE(log->Flush().ok());
-  log.reset();
-  log = OpenLog(Config(kMagicV1));
-  EXPECT_TRUE(log->recovery_report().first_damage.ok())
-      << log->recovery_report().first_damage.ToString();
+  log = CrashAndRecover(std::move(log), kMagicV1);
   EXPECT_EQ(log->log_end_offset(), Offset(4));
   EXPECT_EQ(log->size_in_bytes(), size);
   EXPECT_THAT(Values(ReadAll(*log)), ElementsAre("a", "bb", "ccc", "dddd"));
@@ -136,7 +141,8 @@ TEST_F(LegacyFormatLogTest, HandBuiltSegmentIsRecoveredAndRead) {
 
 TEST_F(LegacyFormatLogTest, CrcMismatchInTheTailIsCutOnRecovery) {
   auto log = OpenLog(Config(kMagicV1));
-  for (int i = 0; i < 10; ++i) Append(*log, Batch(Offset(0), {"value-" + std::to_string(i)}, kStartMs));
+  for (int i = 0; i < 10; ++i)
+    Append(*log, Batch(Offset(0), {"value-" + std::to_string(i)}, kStartMs));
   ASSERT_TRUE(log->Flush().ok());
   const uint64_t size = log->size_in_bytes();
   const size_t entry = BatchesIn(ReadAll(*log)).back().size_in_bytes();
@@ -166,20 +172,16 @@ TEST_F(LegacyFormatLogTest, UpgradeFromV1ToV2KeepsBothFormatsInOneLog) {
   log = OpenLog(Config(kMagicV2), LogOpenOptions{});
   Append(*log, Batch(Offset(0), {"new-2", "new-3"}, kStartMs + 1));
   // A v1 batch handed to a v2 log is converted up.
-  Append(*log, EncodeRecords(kMagicV1, BatchSpec{}, std::vector<RecordInput>{RecordInput{
-                                                       kStartMs + 2, std::nullopt,
-                                                       Bytes{'n', 'e', 'w', '-', '4'}, {}}}));
+  Append(*log, EncodeRecords(kMagicV1, BatchSpec{},
+                             std::vector<RecordInput>{RecordInput{
+                                 kStartMs + 2, std::nullopt, Bytes{'n', 'e', 'w', '-', '4'}, {}}}));
   Bytes read = ReadAll(*log);
   EXPECT_THAT(Magics(read), ElementsAre(1, 1, 2, 2));
   EXPECT_THAT(Values(read), ElementsAre("old-0", "old-1", "new-2", "new-3", "new-4"));
   EXPECT_EQ(BatchesIn(read)[2].partition_leader_epoch, LeaderEpoch(3));
 
   // Recovery walks the mixed segment entry by entry.
-  ASSERT_TRUE(log->Flush().ok());
-  log.reset();
-  log = OpenLog(Config(kMagicV2));
-  EXPECT_TRUE(log->recovery_report().first_damage.ok())
-      << log->recovery_report().first_damage.ToString();
+  log = CrashAndRecover(std::move(log), kMagicV2);
   EXPECT_EQ(log->log_end_offset(), Offset(5));
   EXPECT_THAT(Values(ReadAll(*log)), ElementsAre("old-0", "old-1", "new-2", "new-3", "new-4"));
 
@@ -219,7 +221,7 @@ TEST_F(LegacyFormatLogTest, IndexLookupsOnAV1Log) {
   const size_t entries = segment.offset_index().entries();
   ASSERT_TRUE(log->Flush().ok());
   log.reset();
-  log = OpenLog(config);
+  log = OpenLog(config);  // recovery point 0: the indexes are rebuilt
   EXPECT_EQ(log->active_segment().offset_index().entries(), entries);
   auto read = log->Read(Offset(33), 200);
   ASSERT_TRUE(read.ok());
