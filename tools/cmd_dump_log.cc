@@ -1,7 +1,10 @@
 // `ksim dump-log`: prints segment files the way Kafka's kafka-dump-log.sh (DumpLogSegments)
 // does: each batch of a .log file with its offsets, producer fields, position, CRC and whether
 // it is valid, and with --print-data-log each record; the entries of .index and .timeindex
-// files. --json prints the same as one JSON document. Damage is reported with the file and
+// files. --json prints the same as one JSON document. Message format v0/v1 entries (magic 0/1)
+// print as Kafka 0.10.0.1's DumpLogSegments prints them ("offset: 0 position: 0 isvalid: true
+// payloadsize: 5 magic: 1 compresscodec: NoCompressionCodec crc: 1234"), v2 batches as later
+// releases do, each entry of a mixed log in its own format. Damage is reported with the file and
 // position and exits 2 after printing everything valid before it.
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -15,6 +18,7 @@
 
 #include "core/env/env.h"
 #include "core/env/posix_env.h"
+#include "core/record/legacy_record.h"
 #include "core/record/record_batch.h"
 #include "core/storage/file_batch_reader.h"
 #include "core/storage/log_segment.h"
@@ -95,6 +99,49 @@ std::string BatchLine(const nlohmann::ordered_json& j) {
   return line;
 }
 
+// Kafka 0.10.0.1's CompressionCodec names (kafka.message.CompressionCodec).
+const char* LegacyCodecName(int codec) {
+  switch (codec) {
+    case 0:
+      return "NoCompressionCodec";
+    case 1:
+      return "GZIPCompressionCodec";
+    case 2:
+      return "SnappyCompressionCodec";
+    case 3:
+      return "LZ4CompressionCodec";
+    default:
+      return "UnknownCompressionCodec";
+  }
+}
+
+// One v0/v1 entry as Kafka 0.10.0.1's DumpLogSegments.dumpLog prints it: offset, position,
+// isvalid (the CRC), payloadsize (-1: null), magic, compresscodec, crc (unsigned), keysize when
+// there is a key, and with --print-data-log the key (when there is one) and the payload (unless
+// it is null). A compressed wrapper prints shallowly (its last inner offset, as without
+// --deep-iteration); its records cannot be printed. Returns the damage (ok when none).
+Status LegacyEntry(ByteView entry, uint64_t position, const DumpOptions& options,
+                   nlohmann::ordered_json& out) {
+  Result<LegacyMessage> message = ParseLegacyMessage(entry);
+  if (!message.ok()) return message.status();
+  const BatchHeader& h = message->header;
+  const bool valid = message->ComputedCrc(entry) == h.crc;
+  out["offset"] = h.base_offset.value();
+  out["position"] = position;
+  out["isvalid"] = valid;
+  out["payloadsize"] = message->value_length;
+  out["magic"] = h.magic;
+  out["compresscodec"] = LegacyCodecName(h.compression());
+  out["crc"] = h.crc;
+  if (message->key_length >= 0) out["keysize"] = message->key_length;
+  if (!valid) return VerifyBatch(entry);
+  if (!options.print_data_log) return Status::Ok();
+  KSIM_ASSIGN_OR_RETURN(std::vector<Record> records, DecodeRecords(entry));
+  if (records[0].key) out["key"] = Printable(records[0].key);
+  if (records[0].value) out["payload"] = Printable(records[0].value);
+  return Status::Ok();
+}
+
 // Dumps one .log file; returns false (after reporting) when the file is damaged.
 bool DumpLogFile(Env& env, const std::string& path, const DumpOptions& options,
                  nlohmann::ordered_json& out) {
@@ -121,6 +168,19 @@ bool DumpLogFile(Env& env, const std::string& path, const DumpOptions& options,
     }
     if (!*next) break;
     const BatchHeader& header = reader.header();
+    if (header.magic != kMagicV2) {
+      nlohmann::ordered_json entry;
+      const Status entry_damage = LegacyEntry(reader.batch(), reader.position(), options, entry);
+      if (!options.json && !entry.empty()) std::cout << BatchLine(entry) << "\n";
+      if (!entry.empty()) out["batches"].push_back(std::move(entry));
+      if (!entry_damage.ok()) {
+        damage =
+            Status(entry_damage.code(), "batch at position " + std::to_string(reader.position()) +
+                                            ": " + entry_damage.message());
+        break;
+      }
+      continue;
+    }
     const Status verified = VerifyBatch(reader.batch());
     nlohmann::ordered_json batch = BatchJson(header, reader.position(), verified.ok());
     if (!options.json) std::cout << BatchLine(batch) << "\n";

@@ -2,6 +2,9 @@
 // engine, for demos and checks. Opens (recovering if needed) the log in DIR/TOPIC-PARTITION/
 // through the POSIX Env, appends COUNT records of VALUE-BYTES bytes in batches of BATCH-RECORDS,
 // rolling at SEGMENT-BYTES, prints the offsets each batch got, and closes the log cleanly.
+// --message-format-version (Kafka's message.format.version: "0.10.0", "0.9.0", "0.11.0", "2.0")
+// chooses the format written: message sets v0/v1 before 0.11, record batches v2 from 0.11 (the
+// default); a log may hold both, as after an upgrade.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -10,7 +13,9 @@
 #include <vector>
 
 #include "core/base/clock.h"
+#include "core/config/log_config.h"
 #include "core/env/posix_env.h"
+#include "core/record/legacy_record.h"
 #include "core/record/record_batch.h"
 #include "core/storage/log.h"
 #include "tools/commands.h"
@@ -26,6 +31,7 @@ struct AppendOptions {
   int64_t value_bytes = 100;
   int64_t batch_records = 1;
   int64_t segment_bytes = 1LL << 30;
+  std::string message_format_version = "2.0";
 };
 
 // Kafka's topic name rule (Topic.validate): 1..249 of [a-zA-Z0-9._-], not "." or "..".
@@ -60,6 +66,14 @@ int RunLogAppend(const AppendOptions& options) {
   SystemClock clock;
   LogConfig config;
   config.segment_bytes = static_cast<int32_t>(options.segment_bytes);
+  const std::optional<int8_t> magic = MessageFormatMagic(options.message_format_version);
+  if (!magic) {
+    std::cerr << "ksim log-append: --message-format-version \"" << options.message_format_version
+              << "\": not a Kafka version (valid: 0.8.0-0.8.2, 0.9.0 (magic 0), 0.10.0-0.10.2 "
+                 "(magic 1), 0.11.0, 1.0-3.9 (magic 2), optionally with -IV<n>)\n";
+    return 2;
+  }
+  config.message_format_magic = *magic;
   const std::string dir =
       JoinPath(options.dir, options.topic + "-" + std::to_string(options.partition));
   if (Status made = env.CreateDir(options.dir); !made.ok()) {
@@ -90,7 +104,8 @@ int RunLogAppend(const AppendOptions& options) {
       record.value = RecordValue(log.log_end_offset().value() + i, options.value_bytes);
       records.push_back(std::move(record));
     }
-    Bytes batch = EncodeBatch(BatchSpec{}, records);
+    // Written as a producer of that release would (the log would convert anything else).
+    Bytes batch = EncodeRecords(*magic, BatchSpec{}, records);
     auto appended = log.AppendAsLeader(MutableByteView(batch), LeaderEpoch(0));
     if (!appended.ok()) {
       std::cerr << "ksim log-append: " << dir << ": " << appended.status().ToString() << "\n";
@@ -133,6 +148,10 @@ Command AddLogAppend(CLI::App& app) {
   sub->add_option("--segment-bytes", options->segment_bytes, "Roll a new segment at this size")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{14}, int64_t{INT32_MAX}));
+  sub->add_option("--message-format-version", options->message_format_version,
+                  "Kafka's message.format.version: 0.9.0 writes magic 0, 0.10.0 magic 1, 0.11.0 "
+                  "and later record batches v2")
+      ->capture_default_str();
   return [options] { return RunLogAppend(*options); };
 }
 

@@ -107,6 +107,8 @@ std::string_view ErrcName(Errc code) {
       return "NOT_CONTROLLER";
     case Errc::kInvalidRequest:
       return "INVALID_REQUEST";
+    case Errc::kUnsupportedForMessageFormat:
+      return "UNSUPPORTED_FOR_MESSAGE_FORMAT";
     case Errc::kOutOfOrderSequenceNumber:
       return "OUT_OF_ORDER_SEQUENCE_NUMBER";
     case Errc::kDuplicateSequenceNumber:

@@ -54,6 +54,7 @@ enum class Errc : int16_t {
   kInvalidConfig = 40,
   kNotController = 41,
   kInvalidRequest = 42,
+  kUnsupportedForMessageFormat = 43,
   kOutOfOrderSequenceNumber = 45,
   kDuplicateSequenceNumber = 46,
   kInvalidProducerEpoch = 47,

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 #include "core/base/types.h"
 
@@ -45,7 +47,19 @@ struct LogConfig {
   // max.message.bytes (message.max.bytes = 1000012): the largest batch a leader accepts.
   int32_t max_message_bytes = 1000012;
 
+  // message.format.version (log.message.format.version): the format the leader writes, as a
+  // magic (0: 0.8.x-0.9.x, 1: 0.10.x, 2: 0.11 and later; MessageFormatMagic). Batches received
+  // in another format are converted on append (Log::AppendAsLeader); a log may hold several.
+  // Kafka 0.10.0's default is "0.10.0-IV1" (magic 1); ksim writes v2 unless the setting is given,
+  // until the release switch (issue 18) makes the default the release's own.
+  int8_t message_format_magic = 2;
+
   bool DeleteEnabled() const { return cleanup_policy != CleanupPolicy::kCompact; }
 };
+
+// The message format (magic) of a Kafka version string as message.format.version takes it
+// (Kafka's ApiVersion.apply: "0.10.0", "0.10.0-IV1", "0.10.0.1", "0.9.0", "0.11.0", "1.0", "2.0",
+// ...): 0.8.0-0.9.0 -> 0, 0.10.0-0.10.2 -> 1, 0.11.0 and 1.0-3.9 -> 2. nullopt for anything else.
+std::optional<int8_t> MessageFormatMagic(std::string_view version);
 
 }  // namespace ksim

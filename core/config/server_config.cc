@@ -266,6 +266,7 @@ class ParsedBrokerSettings {
   }
   bool Boolean(std::string_view name) const { return Get(name).boolean; }
   const std::string& Text(std::string_view name) const { return Get(name).text; }
+  bool IsSet(std::string_view name) const { return originals_.count(std::string(name)) > 0; }
 
   // A requirement of validateValues failed; blamed on the first of `keys` that was set.
   void Require(bool ok, std::initializer_list<std::string_view> keys, std::string message) {
@@ -367,6 +368,11 @@ void FillTypedFields(const ParsedBrokerSettings& s, BrokerConfig& c) {
   c.offsets_commit_required_acks = static_cast<int16_t>(s.Integer("offsets.commit.required.acks"));
   c.delete_topic_enable = s.Boolean("delete.topic.enable");
   c.compression_type = s.Text("compression.type");
+  // Only a given log.message.format.version chooses the format; unset, ksim writes v2
+  // (LogConfig::message_format_magic).
+  if (s.IsSet("log.message.format.version")) {
+    c.log_message_format_magic = MessageFormatMagic(s.Text("log.message.format.version"));
+  }
 }
 
 // KafkaConfig.validateValues (0.10.0), with its messages.
@@ -397,6 +403,13 @@ void ValidateValues(ParsedBrokerSettings& s, const BrokerConfig& c) {
   s.Require(c.replica_fetch_max_bytes >= c.message_max_bytes,
             {"replica.fetch.max.bytes", "message.max.bytes"},
             "replica.fetch.max.bytes should be equal or greater than message.max.bytes");
+  if (s.IsSet("log.message.format.version")) {
+    // KafkaConfig's ApiVersionValidator, with ApiVersion.apply's message.
+    const std::string& version = s.Text("log.message.format.version");
+    s.Require(c.log_message_format_magic.has_value(), {"log.message.format.version"},
+              "Invalid value " + version + " for configuration log.message.format.version: " +
+                  "Version `" + version + "` is not a valid version");
+  }
   s.Require(c.replica_fetch_wait_max_ms <= c.replica_lag_time_max_ms,
             {"replica.fetch.wait.max.ms", "replica.lag.time.max.ms"},
             "replica.fetch.wait.max.ms should always be at least replica.lag.time.max.ms to "
@@ -434,6 +447,7 @@ LogConfig BrokerConfig::DefaultLogConfig() const {
   log.flush_ms = log_flush_interval_ms;
   log.file_delete_delay_ms = log_segment_delete_delay_ms;
   log.max_message_bytes = message_max_bytes;
+  if (log_message_format_magic) log.message_format_magic = *log_message_format_magic;
   return log;
 }
 
@@ -542,6 +556,16 @@ Result<TopicConfig> MakeTopicConfig(const BrokerConfig& broker, const ConfigOver
       topic.unclean_leader_election_enable = value.boolean;
     }
     if (name == "compression.type") topic.compression_type = value.text;
+    if (name == "message.format.version") {
+      const std::string& version = value.text;  // trimmed
+      if (const std::optional<int8_t> magic = MessageFormatMagic(version)) {
+        log.message_format_magic = *magic;
+      } else {
+        errors.push_back(
+            std::string(origin) + ": " +
+            InvalidValueMessage(*key, raw, "Version `" + version + "` is not a valid version"));
+      }
+    }
   }
   if (!errors.empty()) {
     std::string message;

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -109,6 +110,9 @@ struct BrokerConfig {
   // Topics
   bool delete_topic_enable = false;
   std::string compression_type = "producer";
+  // log.message.format.version as a magic (MessageFormatMagic) when it was given; unset, the
+  // LogConfig default applies (see LogConfig::message_format_magic).
+  std::optional<int8_t> log_message_format_magic;
 
   // Everything that was set, by key (unknown keys included), with its origin.
   ConfigOriginals originals;

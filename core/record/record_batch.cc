@@ -12,8 +12,10 @@
 
 #include "core/base/big_endian.h"
 #include "core/base/check.h"
+#include "core/base/crc32.h"
 #include "core/base/crc32c.h"
 #include "core/base/varint.h"
+#include "core/record/legacy_record.h"
 
 namespace ksim {
 namespace {
@@ -298,7 +300,29 @@ Status CheckUncompressed(const BatchHeader& header) {
 
 uint32_t ComputeCrc(ByteView batch) { return crc32c::Value(batch.subspan(kAttributesPos)); }
 
+// Message format v0/v1 entries share the log overhead and the magic's position with v2
+// (core/record/legacy_record.h): the magic byte says which codec reads the rest.
+bool IsLegacy(ByteView bytes) {
+  return bytes.size() > kMagicPos && static_cast<int8_t>(bytes[kMagicPos]) >= kMagicV0 &&
+         static_cast<int8_t>(bytes[kMagicPos]) <= kMagicV1;
+}
+
 }  // namespace
+
+std::optional<int32_t> MinEntryLength(ByteView bytes) {
+  KSIM_CHECK(bytes.size() >= kLogOverhead);
+  if (bytes.size() <= kMagicPos) return kMessageOverheadV0;  // magic unknown yet: any format's
+  switch (static_cast<int8_t>(bytes[kMagicPos])) {
+    case kMagicV0:
+      return kMessageOverheadV0;
+    case kMagicV1:
+      return kMessageOverheadV1;
+    case kMagicV2:
+      return kMinBatchLength;
+    default:
+      return std::nullopt;
+  }
+}
 
 Sequence BatchHeader::last_sequence() const {
   // DefaultRecordBatch.lastSequence / incrementSequence: sequences wrap from INT32_MAX to 0.
@@ -360,6 +384,7 @@ Bytes EncodeBatch(const BatchSpec& spec, std::span<const RecordInput> records) {
 }
 
 Result<BatchHeader> ParseBatchHeader(ByteView bytes) {
+  if (IsLegacy(bytes)) return ParseLegacyHeader(bytes);
   if (bytes.size() < kBatchHeaderSize) {
     return Error(Errc::kCorruption, "batch header needs %zu bytes, only %zu are there",
                  kBatchHeaderSize, bytes.size());
@@ -411,6 +436,7 @@ Result<BatchHeader> ParseBatchHeader(ByteView bytes) {
 }
 
 Status VerifyBatch(ByteView batch) {
+  if (IsLegacy(batch)) return VerifyLegacyMessage(batch);
   KSIM_ASSIGN_OR_RETURN(const BatchHeader header, ParseWholeBatch(batch));
   const uint32_t computed = ComputeCrc(batch);
   if (computed != header.crc) {
@@ -458,6 +484,12 @@ Status VerifyBatch(ByteView batch) {
 }
 
 Result<std::vector<Record>> DecodeRecords(ByteView batch) {
+  if (IsLegacy(batch)) {
+    KSIM_ASSIGN_OR_RETURN(Record record, DecodeLegacyMessage(batch));
+    std::vector<Record> records;
+    records.push_back(std::move(record));
+    return records;
+  }
   KSIM_ASSIGN_OR_RETURN(const BatchHeader header, ParseWholeBatch(batch));
   KSIM_RETURN_IF_ERROR(CheckUncompressed(header));
 
@@ -514,12 +546,13 @@ Result<std::vector<Record>> DecodeRecords(ByteView batch) {
 }
 
 void SetBaseOffset(MutableByteView batch, Offset base_offset) {
-  KSIM_CHECK(batch.size() >= kBatchHeaderSize);
+  KSIM_CHECK(batch.size() >= kLogOverhead);
   StoreBigEndian64(batch.data() + kBaseOffsetPos, static_cast<uint64_t>(base_offset.value()));
 }
 
 void SetPartitionLeaderEpoch(MutableByteView batch, LeaderEpoch epoch) {
   KSIM_CHECK(batch.size() >= kBatchHeaderSize);
+  KSIM_CHECK(static_cast<int8_t>(batch[kMagicPos]) == kMagicV2);
   StoreBigEndian32(batch.data() + kLeaderEpochPos, static_cast<uint32_t>(epoch.value()));
 }
 
@@ -535,15 +568,17 @@ std::optional<BatchIterator::Item> BatchIterator::Next() {
     return std::nullopt;
   }
   const auto batch_length = static_cast<int32_t>(LoadBigEndian32(p + kBatchLengthPos));
-  if (batch_length < kMinBatchLength) {
-    status_ =
-        Error(Errc::kCorruption, "batch at position %zu: batch length %d is below the minimum %d",
-              position_, batch_length, kMinBatchLength);
+  const std::optional<int32_t> min_length =
+      MinEntryLength(ByteView(p, std::min(remaining, kMagicPos + 1)));
+  if (!min_length) {
+    status_ = Error(Errc::kCorruption, "batch at position %zu: magic %d is not 0, 1 or %d",
+                    position_, static_cast<int8_t>(p[kMagicPos]), kMagicV2);
     return std::nullopt;
   }
-  if (remaining > kMagicPos && static_cast<int8_t>(p[kMagicPos]) != kMagicV2) {
-    status_ = Error(Errc::kCorruption, "batch at position %zu: magic %d is not %d", position_,
-                    static_cast<int8_t>(p[kMagicPos]), kMagicV2);
+  if (batch_length < *min_length) {
+    status_ =
+        Error(Errc::kCorruption, "batch at position %zu: batch length %d is below the minimum %d",
+              position_, batch_length, *min_length);
     return std::nullopt;
   }
   const size_t size = kLogOverhead + static_cast<size_t>(batch_length);
@@ -559,7 +594,9 @@ std::optional<BatchIterator::Item> BatchIterator::Next() {
     return std::nullopt;
   }
   if (verify_) {
-    const uint32_t computed = ComputeCrc(bytes);
+    const uint32_t computed = header->magic == kMagicV2
+                                  ? ComputeCrc(bytes)
+                                  : crc32::Value(bytes.subspan(kLegacyMagicOffset));
     if (computed != header->crc) {
       status_ = Error(Errc::kCorruption,
                       "batch at position %zu: CRC mismatch: stored 0x%08x, computed 0x%08x",

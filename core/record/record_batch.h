@@ -19,6 +19,10 @@
 //     keyLength: varint (-1 = null), key, valueLength: varint (-1 = null), value,
 //     headers: varint count, each: keyLength varint, key, valueLength varint, value
 //
+// The parsing functions below (ParseBatchHeader, VerifyBatch, DecodeRecords, BatchIterator) also
+// read message format v0/v1 entries (magic 0/1, core/record/legacy_record.h), each as a batch of
+// one record: both formats put the magic at byte 16, so a reader tells them apart entry by entry.
+//
 // baseOffset and partitionLeaderEpoch lie outside the CRC so a leader can stamp them without
 // recomputing it (Kafka does the same). Decoding never trusts its input: every length is checked
 // against the buffer, and damage is returned as kCorruption, never asserted.
@@ -111,7 +115,13 @@ struct Record {
 // REQUIRES: !records.empty(); every timestamp >= kNoTimestamp (-1); sizes fit Kafka's int32s.
 Bytes EncodeBatch(const BatchSpec& spec, std::span<const RecordInput> records);
 
-// Parses the header of the batch at the start of `bytes` without checking the CRC. Fails with
+// The smallest batchLength (messageSize) of the entry at the start of `bytes` for its magic: 49
+// for v2, 14 for v0, 22 for v1; 14 when the magic is not there yet; nullopt for an unknown magic.
+// REQUIRES: bytes.size() >= kLogOverhead.
+std::optional<int32_t> MinEntryLength(ByteView bytes);
+
+// Parses the header of the batch at the start of `bytes` without checking the CRC (a v0/v1
+// entry: ParseLegacyHeader). Fails with
 // kCorruption when fewer than kBatchHeaderSize bytes are there, batchLength < 49, the magic is
 // not 2, baseOffset or lastOffsetDelta is negative (or their sum overflows), or the records count
 // is negative or larger than the batch's bytes could hold (a record takes at least 7 bytes).
@@ -122,7 +132,7 @@ Result<BatchHeader> ParseBatchHeader(ByteView bytes);
 // with the header: exactly records_count of them fill the batch, offset deltas are 0, 1, 2, ...
 // (ksim never compacts), lastOffsetDelta = count - 1, and for create-time batches maxTimestamp is
 // the largest record timestamp. kCorruption names the field and its byte position in the batch;
-// a compressed batch is kUnsupported.
+// a compressed batch is kUnsupported. A v0/v1 entry: VerifyLegacyMessage (CRC-32).
 Status VerifyBatch(ByteView batch);
 
 // Decodes every record of a whole (verified or not) batch; no CRC check. kCorruption on any
@@ -131,16 +141,19 @@ Status VerifyBatch(ByteView batch);
 // timestamp is maxTimestamp, as in Kafka.
 Result<std::vector<Record>> DecodeRecords(ByteView batch);
 
-// Stamps fields outside the CRC's coverage. REQUIRES: batch.size() >= kBatchHeaderSize.
+// Stamps fields outside the CRC's coverage. REQUIRES for SetBaseOffset: batch.size() >=
+// kLogOverhead (a v0/v1 entry's offset lies at the same place); for SetPartitionLeaderEpoch: a
+// whole v2 header (v0/v1 have no leader epoch: their CRC lies there).
 void SetBaseOffset(MutableByteView batch, Offset base_offset);
 void SetPartitionLeaderEpoch(MutableByteView batch, LeaderEpoch epoch);
 
 // Walks consecutive batches in a buffer (a fetch response, a segment read). Stops at the first
 // batch that is incomplete (a partial batch at the end of a read is normal) or corrupt; status()
-// tells which. As Kafka's log input streams do, batchLength (< 49) and magic are judged as soon
-// as their bytes are there, everything else once the whole batch is; each batch's header is
-// parsed (ParseBatchHeader) and, with verify_crc, its CRC checked. Records are not walked: call
-// VerifyBatch or DecodeRecords on an item for that. The buffer must outlive the iterator.
+// tells which. As Kafka's log input streams do, batchLength (below MinEntryLength) and magic (0,
+// 1 or 2) are judged as soon as their bytes are there, everything else once the whole batch is;
+// each batch's header is parsed (ParseBatchHeader) and, with verify_crc, its CRC checked. Records
+// are not walked: call VerifyBatch or DecodeRecords on an item for that. The buffer must outlive
+// the iterator.
 class BatchIterator {
  public:
   explicit BatchIterator(ByteView buffer, bool verify_crc = true)

@@ -13,7 +13,6 @@ constexpr size_t kHeaderScanChunkBytes = 4096;
 constexpr size_t kBatchScanChunkBytes = 1 << 20;
 constexpr size_t kBatchLengthPos = 8;
 constexpr size_t kMagicPos = 16;
-constexpr int32_t kMinBatchLength = static_cast<int32_t>(kBatchHeaderSize - kLogOverhead);
 
 }  // namespace
 
@@ -26,15 +25,23 @@ Result<bool> FileBatchReader::Next() {
   KSIM_RETURN_IF_ERROR(Ensure(position_, std::min<uint64_t>(remaining, kBatchHeaderSize)));
   const uint8_t* p = At(position_);
   const auto batch_length = static_cast<int32_t>(LoadBigEndian32(p + kBatchLengthPos));
-  if (batch_length < kMinBatchLength) {
-    return Damage("batch length " + std::to_string(batch_length) + " is below the minimum");
+  // Record batch v2 or a message format v0/v1 entry: the magic at byte 16 says which, and how
+  // small the entry may be (core/record/legacy_record.h).
+  const std::optional<int32_t> min_length =
+      MinEntryLength(ByteView(p, std::min<uint64_t>(remaining, kMagicPos + 1)));
+  if (!min_length) {
+    return Damage("magic " + std::to_string(static_cast<int8_t>(p[kMagicPos])) +
+                  " is not 0, 1 or 2");
   }
-  if (remaining > kMagicPos && static_cast<int8_t>(p[kMagicPos]) != kMagicV2) {
-    return Damage("magic " + std::to_string(static_cast<int8_t>(p[kMagicPos])) + " is not 2");
+  if (batch_length < *min_length) {
+    return Damage("batch length " + std::to_string(batch_length) + " is below the minimum " +
+                  std::to_string(*min_length));
   }
   const uint64_t size = kLogOverhead + static_cast<uint64_t>(batch_length);
   if (size > remaining) return Partial();
-  Result<BatchHeader> header = ParseBatchHeader(ByteView(p, kBatchHeaderSize));
+  // A v0/v1 entry may be shorter than a v2 header: parse only what is there.
+  Result<BatchHeader> header =
+      ParseBatchHeader(ByteView(p, std::min<uint64_t>(size, kBatchHeaderSize)));
   if (!header.ok()) return Damage(header.status().message());
   if (whole_batches_) KSIM_RETURN_IF_ERROR(Ensure(position_, size));
   header_ = *header;

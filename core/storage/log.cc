@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/record/legacy_record.h"
 
 namespace ksim {
 namespace {
@@ -38,7 +39,34 @@ Log::~Log() = default;
 // ---- Appends ----------------------------------------------------------------------------------
 
 Result<LogAppendInfo> Log::AppendAsLeader(MutableByteView batches, LeaderEpoch leader_epoch) {
-  return Append(batches, /*as_leader=*/true, leader_epoch);
+  KSIM_RETURN_IF_ERROR(CheckOnline());
+  // LogValidator: batches in another format than message.format.version are re-encoded in the
+  // log's format first (record for record, so the offsets they get are the same).
+  Result<std::optional<Bytes>> converted = ConvertBatches(batches, config_.message_format_magic);
+  if (!converted.ok()) {
+    const Errc code = converted.status().code() == Errc::kUnsupportedForMessageFormat
+                          ? Errc::kUnsupportedForMessageFormat
+                          : Errc::kCorruptMessage;
+    return Status(code, "in the append to " + dir_ + " (message format v" +
+                            std::to_string(config_.message_format_magic) +
+                            "): " + converted.status().message());
+  }
+  if (!converted->has_value()) return Append(batches, /*as_leader=*/true, leader_epoch);
+  Bytes& bytes = **converted;
+  KSIM_ASSIGN_OR_RETURN(LogAppendInfo info,
+                        Append(MutableByteView(bytes), /*as_leader=*/true, leader_epoch));
+  // The caller's batches get the offsets (and epoch) their records got, as if appended as they
+  // were: it reads them back (e.g. to trace the values appended).
+  Offset offset = info.first_offset;
+  BatchIterator original(batches, /*verify_crc=*/false);
+  while (std::optional<BatchIterator::Item> item = original.Next()) {
+    if (offset > info.last_offset) break;
+    MutableByteView item_bytes = batches.subspan(item->position, item->bytes.size());
+    SetBaseOffset(item_bytes, offset);
+    if (item->header.magic == kMagicV2) SetPartitionLeaderEpoch(item_bytes, leader_epoch);
+    offset = offset + (item->header.last_offset_delta + int64_t{1});
+  }
+  return info;
 }
 
 Result<LogAppendInfo> Log::AppendAsFollower(ByteView batches) {
@@ -102,9 +130,12 @@ Result<LogAppendInfo> Log::Append(MutableByteView bytes, bool as_leader, LeaderE
     for (BatchRef& batch : batches) {
       MutableByteView batch_bytes = bytes.subspan(batch.position, batch.size);
       SetBaseOffset(batch_bytes, offset);
-      SetPartitionLeaderEpoch(batch_bytes, epoch);
       batch.header.base_offset = offset;
-      batch.header.partition_leader_epoch = epoch;
+      // Message format v0/v1 has no leader epoch (its CRC lies where v2 keeps it).
+      if (batch.header.magic == kMagicV2) {
+        SetPartitionLeaderEpoch(batch_bytes, epoch);
+        batch.header.partition_leader_epoch = epoch;
+      }
       offset = batch.header.next_offset();
     }
   } else {

@@ -143,7 +143,11 @@ class Log {
   // Appends a producer's batches as the leader: verifies each (CRC, records, max.message.bytes:
   // MESSAGE_TOO_LARGE; damage: CORRUPT_MESSAGE), then stamps in place offsets from the LEO on and
   // `leader_epoch` into every batch (outside the CRC), and appends. A partial batch at the end is
-  // dropped. RECORD_LIST_TOO_LARGE when the batches exceed segment.bytes.
+  // dropped. RECORD_LIST_TOO_LARGE when the batches exceed segment.bytes. Batches in another
+  // format than the log's message.format.version are first re-encoded in it (ConvertBatches;
+  // an idempotent or transactional batch for v0/v1 is UNSUPPORTED_FOR_MESSAGE_FORMAT), and the
+  // caller's batches are then stamped with the offsets their records got. v0/v1 entries carry
+  // no leader epoch.
   Result<LogAppendInfo> AppendAsLeader(MutableByteView batches, LeaderEpoch leader_epoch);
   // Appends batches fetched from the leader, offsets as they are: CORRUPT_MESSAGE on damage,
   // OFFSETS_OUT_OF_ORDER when they do not increase, UNEXPECTED_APPEND_OFFSET when the first is

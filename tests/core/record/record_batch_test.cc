@@ -432,8 +432,8 @@ TEST(RecordBatchTest, HeaderDamageNamesFieldAndPosition) {
               HasSubstr("batch length 48 at byte 8 is below the minimum 49"));
 
   Bytes magic = batch;
-  magic[16] = 1;
-  EXPECT_THAT(VerifyStatus(magic).message(), HasSubstr("magic 1 at byte 16 is not 2"));
+  magic[16] = 3;  // 0 and 1 are message format v0/v1 (legacy_record_test.cc)
+  EXPECT_THAT(VerifyStatus(magic).message(), HasSubstr("magic 3 at byte 16 is not 2"));
 
   Bytes crc = batch;
   crc[20] ^= 0x40;
@@ -646,18 +646,27 @@ TEST(RecordBatchTest, IteratorJudgesLengthAndMagicBeforeTheBatchIsComplete) {
   std::vector<size_t> ends;
   const Bytes log = ThreeBatches(&ends);
 
-  Bytes bad_length(log.begin(), log.begin() + 12);  // only the log overhead is there
+  // Only the log overhead is there: no format's entry is shorter than v0's 14 bytes.
+  Bytes bad_length(log.begin(), log.begin() + 12);
   bad_length[11] = 10;
   BatchIterator it(bad_length);
   EXPECT_FALSE(it.Next().has_value());
   EXPECT_THAT(it.status().message(),
-              HasSubstr("batch at position 0: batch length 10 is below the minimum 49"));
+              HasSubstr("batch at position 0: batch length 10 is below the minimum 14"));
+
+  // Once the magic (2) is there, v2's minimum applies.
+  Bytes short_v2(log.begin(), log.begin() + 20);
+  short_v2[11] = 30;
+  BatchIterator v2_it(short_v2);
+  EXPECT_FALSE(v2_it.Next().has_value());
+  EXPECT_THAT(v2_it.status().message(),
+              HasSubstr("batch at position 0: batch length 30 is below the minimum 49"));
 
   Bytes bad_magic(log.begin(), log.begin() + 20);
-  bad_magic[16] = 0;
+  bad_magic[16] = 3;
   BatchIterator magic_it(bad_magic);
   EXPECT_FALSE(magic_it.Next().has_value());
-  EXPECT_THAT(magic_it.status().message(), HasSubstr("magic 0 is not 2"));
+  EXPECT_THAT(magic_it.status().message(), HasSubstr("magic 3 is not 0, 1 or 2"));
   EXPECT_FALSE(magic_it.truncated());
 }
 
