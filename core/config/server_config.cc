@@ -24,7 +24,8 @@ ConfigKeyDef Key(std::string_view name, ConfigType type,
   return ConfigKeyDef{name, type, default_value, at_least, std::move(one_of), ratio};
 }
 
-const std::vector<ConfigKeyDef>& BrokerKeys() {
+// KafkaConfig.configDef of 0.10.0; BrokerKeys(release) applies kBrokerKeyChanges on top.
+const std::vector<ConfigKeyDef>& BrokerKeys0100() {
   static const std::vector<ConfigKeyDef> kKeys = {
       // ZooKeeper
       Key("zookeeper.connect", T::kString, std::nullopt),
@@ -92,7 +93,7 @@ const std::vector<ConfigKeyDef>& BrokerKeys() {
       Key("num.recovery.threads.per.data.dir", T::kInt, "1", 1),
       Key("auto.create.topics.enable", T::kBoolean, "true"),
       Key("min.insync.replicas", T::kInt, "1", 1),
-      Key("log.message.format.version", T::kString, "0.10.0-IV1"),
+      Key("log.message.format.version", T::kString, "0.10.0-IV1"),  // ApiVersion: see below
       Key("log.message.timestamp.type", T::kString, "CreateTime", std::nullopt,
           {"CreateTime", "LogAppendTime"}),
       Key("log.message.timestamp.difference.max.ms", T::kLong, kLongMax, 0),
@@ -123,9 +124,7 @@ const std::vector<ConfigKeyDef>& BrokerKeys() {
       Key("controlled.shutdown.enable", T::kBoolean, "true"),
       // Group coordinator and offsets
       Key("group.min.session.timeout.ms", T::kInt, "6000"),
-      Key("group.max.session.timeout.ms", T::kInt, "30000"),
-      // KIP-134 (Kafka 0.11, default 3000 there): 0.10 has no delay, so 0 here.
-      Key("group.initial.rebalance.delay.ms", T::kInt, "0", 0),
+      Key("group.max.session.timeout.ms", T::kInt, "300000"),  // KAFKA-3636, 0.10.0.0
       Key("offset.metadata.max.bytes", T::kInt, "4096"),
       Key("offsets.load.buffer.size", T::kInt, "5242880", 1),
       Key("offsets.topic.replication.factor", T::kShort, "3", 1),
@@ -149,6 +148,36 @@ const std::vector<ConfigKeyDef>& BrokerKeys() {
       Key("metric.reporters", T::kList, ""),
   };
   return kKeys;
+}
+
+// The broker keys of `release`: 0.10.0's with kBrokerKeyChanges applied up to `release`, and both
+// ApiVersion keys defaulting to the release's latest version (KafkaConfig's Defaults).
+const std::vector<ConfigKeyDef>& BrokerKeys(KafkaRelease release) {
+  static const auto kTables = [] {
+    std::vector<std::vector<ConfigKeyDef>> tables;
+    for (KafkaRelease r : KafkaReleases()) {
+      std::vector<ConfigKeyDef> keys = BrokerKeys0100();
+      for (const BrokerKeyChange& change : BrokerKeyChanges()) {
+        if (change.since > r) continue;
+        auto it = std::find_if(keys.begin(), keys.end(),
+                               [&](const ConfigKeyDef& k) { return k.name == change.key; });
+        if (it == keys.end()) {
+          keys.push_back(Key(change.key, change.type, change.default_value, change.at_least));
+        } else {
+          it->default_value = change.default_value;
+        }
+      }
+      for (ConfigKeyDef& key : keys) {
+        if (key.name == "inter.broker.protocol.version" ||
+            key.name == "log.message.format.version") {
+          key.default_value = LatestApiVersion(r).name;
+        }
+      }
+      tables.push_back(std::move(keys));
+    }
+    return tables;
+  }();
+  return kTables[static_cast<size_t>(release)];
 }
 
 // LogConfig.configDef (0.10.0); defaults come from the broker, so none are listed here.
@@ -232,10 +261,12 @@ std::vector<std::string> ParseCsvList(const ConfigValue& value) {
 // The parsed value of every broker key (set or default), and what went wrong.
 class ParsedBrokerSettings {
  public:
-  explicit ParsedBrokerSettings(const ConfigOriginals& originals) : originals_(originals) {
-    for (const ConfigKeyDef& key : BrokerKeys()) values_[key.name] = DefaultConfigValue(key);
+  ParsedBrokerSettings(const ConfigOriginals& originals, KafkaRelease release)
+      : originals_(originals) {
+    const std::vector<ConfigKeyDef>& keys = BrokerKeys(release);
+    for (const ConfigKeyDef& key : keys) values_[key.name] = DefaultConfigValue(key);
     for (const auto& [name, setting] : originals) {
-      const ConfigKeyDef* key = FindKey(BrokerKeys(), name);
+      const ConfigKeyDef* key = FindKey(keys, name);
       if (key == nullptr) {
         if (!IsSecurityKey(name)) {
           warnings_.push_back({setting.order, setting.origin + ": The configuration " + name +
@@ -258,6 +289,11 @@ class ParsedBrokerSettings {
     const auto it = values_.find(name);
     KSIM_CHECK_MSG(it != values_.end(), "not a broker config key");
     return it->second;
+  }
+  // A key the release may not have: nullptr when it does not.
+  const ConfigValue* Find(std::string_view name) const {
+    const auto it = values_.find(name);
+    return it == values_.end() ? nullptr : &it->second;
   }
   bool IsNull(std::string_view name) const { return Get(name).is_null; }
   int64_t Integer(std::string_view name) const {
@@ -357,7 +393,9 @@ void FillTypedFields(const ParsedBrokerSettings& s, BrokerConfig& c) {
   c.controlled_shutdown_retry_backoff_ms = s.Integer("controlled.shutdown.retry.backoff.ms");
   c.group_min_session_timeout_ms = i32("group.min.session.timeout.ms");
   c.group_max_session_timeout_ms = i32("group.max.session.timeout.ms");
-  c.group_initial_rebalance_delay_ms = i32("group.initial.rebalance.delay.ms");
+  if (const auto delay = s.Find("group.initial.rebalance.delay.ms")) {
+    c.group_initial_rebalance_delay_ms = static_cast<int32_t>(delay->integer);
+  }
   c.offsets_topic_num_partitions = i32("offsets.topic.num.partitions");
   c.offsets_topic_replication_factor =
       static_cast<int16_t>(s.Integer("offsets.topic.replication.factor"));
@@ -372,6 +410,38 @@ void FillTypedFields(const ParsedBrokerSettings& s, BrokerConfig& c) {
   // (LogConfig::message_format_magic).
   if (s.IsSet("log.message.format.version")) {
     c.log_message_format_magic = MessageFormatMagic(s.Text("log.message.format.version"));
+  }
+}
+
+// inter.broker.protocol.version and log.message.format.version as ApiVersion.apply reads them,
+// among the versions the broker's release knows, and KafkaConfig's requirement between them.
+void FillApiVersions(ParsedBrokerSettings& s, BrokerConfig& c) {
+  auto parse = [&](std::string_view key, ApiVersion& out) {
+    const std::string& text = s.Text(key);
+    if (const ApiVersion* version = FindApiVersion(text, c.release)) {
+      out = *version;
+      return true;
+    }
+    std::string valid;
+    for (const ApiVersion& version : ApiVersions()) {
+      if (version.since > c.release) break;
+      valid += (valid.empty() ? "" : ", ") + std::string(version.name);
+    }
+    s.Require(false, {key},
+              "Invalid value " + text + " for configuration " + std::string(key) + ": Version `" +
+                  text + "` is not a valid version (valid at Kafka " +
+                  std::string(KafkaReleaseName(c.release)) + ": " + valid +
+                  ", or a release such as 0.10.0 for its last internal version)");
+    return false;
+  };
+  const bool ibp = parse("inter.broker.protocol.version", c.inter_broker_protocol_version);
+  const bool format = parse("log.message.format.version", c.log_message_format_version);
+  if (ibp && format) {
+    s.Require(c.inter_broker_protocol_version.id >= c.log_message_format_version.id,
+              {"log.message.format.version", "inter.broker.protocol.version"},
+              "log.message.format.version " + s.Text("log.message.format.version") +
+                  " cannot be used when inter.broker.protocol.version is set to " +
+                  s.Text("inter.broker.protocol.version"));
   }
 }
 
@@ -451,11 +521,13 @@ LogConfig BrokerConfig::DefaultLogConfig() const {
   return log;
 }
 
-Result<BrokerConfig> MakeBrokerConfig(ConfigOriginals originals) {
-  ParsedBrokerSettings settings(originals);
+Result<BrokerConfig> MakeBrokerConfig(ConfigOriginals originals, KafkaRelease release) {
+  ParsedBrokerSettings settings(originals, release);
   BrokerConfig config;
+  config.release = release;
   if (settings.errors().empty()) {
     FillTypedFields(settings, config);
+    FillApiVersions(settings, config);
     ValidateValues(settings, config);
   }
   if (!settings.errors().empty()) {
@@ -469,14 +541,16 @@ Result<BrokerConfig> MakeBrokerConfig(ConfigOriginals originals) {
   return config;
 }
 
-Result<BrokerConfig> ParseServerProperties(std::string_view text, std::string_view file_name) {
+Result<BrokerConfig> ParseServerProperties(std::string_view text, std::string_view file_name,
+                                           KafkaRelease release) {
   KSIM_ASSIGN_OR_RETURN(std::vector<PropertyEntry> entries, ParseJavaProperties(text, file_name));
-  return MakeBrokerConfig(FromEntries(entries, file_name));
+  return MakeBrokerConfig(FromEntries(entries, file_name), release);
 }
 
-Result<BrokerConfig> LoadServerProperties(Env& env, const std::string& path) {
+Result<BrokerConfig> LoadServerProperties(Env& env, const std::string& path,
+                                          KafkaRelease release) {
   KSIM_ASSIGN_OR_RETURN(Bytes bytes, ReadWholeFile(env, path));
-  return ParseServerProperties(AsChars(bytes), path);
+  return ParseServerProperties(AsChars(bytes), path, release);
 }
 
 Result<BrokerConfig> ApplyConfigOverrides(const BrokerConfig& base,
@@ -488,7 +562,7 @@ Result<BrokerConfig> ApplyConfigOverrides(const BrokerConfig& base,
   for (const auto& [name, value] : overrides) {
     originals[name] = ConfigSetting{value, std::string(origin), ++order};
   }
-  return MakeBrokerConfig(std::move(originals));
+  return MakeBrokerConfig(std::move(originals), base.release);
 }
 
 Status RequireZookeeperConnect(const BrokerConfig& config) {
@@ -497,9 +571,26 @@ Status RequireZookeeperConnect(const BrokerConfig& config) {
                 "Missing required configuration \"zookeeper.connect\" which has no default value.");
 }
 
-std::vector<std::string_view> BrokerConfigNames() {
+std::span<const BrokerKeyChange> BrokerKeyChanges() {
+  static const BrokerKeyChange kChanges[] = {
+      {"unclean.leader.election.enable", KafkaRelease::k0_11_0, T::kBoolean, "false",
+       std::nullopt, "KIP-106 (KAFKA-4623): unclean election off by default"},
+      {"group.initial.rebalance.delay.ms", KafkaRelease::k0_11_0, T::kInt, "3000", 0,
+       "KIP-134: the first rebalance of an empty group waits for more members"},
+  };
+  return kChanges;
+}
+
+std::optional<KafkaRelease> FirstReleaseWithBrokerKey(std::string_view key) {
+  for (KafkaRelease release : KafkaReleases()) {
+    if (FindKey(BrokerKeys(release), key) != nullptr) return release;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string_view> BrokerConfigNames(KafkaRelease release) {
   std::vector<std::string_view> names;
-  for (const ConfigKeyDef& key : BrokerKeys()) names.push_back(key.name);
+  for (const ConfigKeyDef& key : BrokerKeys(release)) names.push_back(key.name);
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -13,8 +13,10 @@
 // log.flush.scheduler.interval.ms; an unset zookeeper.connection.timeout.ms follows the session
 // timeout; unset listeners are PLAINTEXT://host.name:port.
 //
-// Defaults are 0.10.0's, notably unclean.leader.election.enable=true, delete.topic.enable=false,
-// group.max.session.timeout.ms=30000 (0.10.1 raised it to 300000), broker.id=-1 (generated).
+// The keys and defaults are those of the broker's KafkaRelease (core/config/kafka_version.h):
+// 0.10.0's (the seed's), notably unclean.leader.election.enable=true, delete.topic.enable=false,
+// group.max.session.timeout.ms=300000, broker.id=-1 (generated); a later release changes the keys
+// BrokerKeyChanges lists, and both ApiVersion keys default to the release's latest version.
 // Plain values: copy freely, no thread or I/O concerns except LoadServerProperties (reads a file
 // through the Env).
 #pragma once
@@ -22,12 +24,15 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/config/config_def.h"
+#include "core/config/kafka_version.h"
 #include "core/config/log_config.h"
 #include "core/env/env.h"
 
@@ -44,6 +49,12 @@ using ConfigOverrides = std::vector<std::pair<std::string, std::string>>;
 
 struct BrokerConfig {
   static constexpr int64_t kUnbounded = INT64_MAX;  // Kafka's Long.MaxValue
+
+  // The release the broker runs (its binary): which keys exist and their defaults.
+  KafkaRelease release = kSeedKafkaRelease;
+  // inter.broker.protocol.version, log.message.format.version.
+  ApiVersion inter_broker_protocol_version = LatestApiVersion(kSeedKafkaRelease);
+  ApiVersion log_message_format_version = LatestApiVersion(kSeedKafkaRelease);
 
   // ZooKeeper
   std::string zookeeper_connect;  // required by a real broker (RequireZookeeperConnect)
@@ -98,8 +109,8 @@ struct BrokerConfig {
   int64_t controlled_shutdown_retry_backoff_ms = 5000;
   // Group coordinator and offsets
   int32_t group_min_session_timeout_ms = 6000;
-  int32_t group_max_session_timeout_ms = 30000;
-  int32_t group_initial_rebalance_delay_ms = 0;  // KIP-134 (0.11+: 3000); 0.10 has none
+  int32_t group_max_session_timeout_ms = 300000;
+  int32_t group_initial_rebalance_delay_ms = 0;  // KIP-134: 3000 from 0.11; before, no delay
   int32_t offsets_topic_num_partitions = 50;
   int16_t offsets_topic_replication_factor = 3;
   int32_t offsets_topic_segment_bytes = 100 * 1024 * 1024;
@@ -132,22 +143,41 @@ struct TopicConfig {
   std::vector<std::string> overridden;  // topic-level names given explicitly, sorted
 };
 
-// Builds a config from originals alone (empty: every default).
-Result<BrokerConfig> MakeBrokerConfig(ConfigOriginals originals);
+// Builds the config of a broker of `release` from originals alone (empty: every default).
+Result<BrokerConfig> MakeBrokerConfig(ConfigOriginals originals,
+                                      KafkaRelease release = kSeedKafkaRelease);
 // Parses server.properties text; `file_name` names origins ("server.properties:3").
-Result<BrokerConfig> ParseServerProperties(std::string_view text, std::string_view file_name);
+Result<BrokerConfig> ParseServerProperties(std::string_view text, std::string_view file_name,
+                                           KafkaRelease release = kSeedKafkaRelease);
 // Reads and parses the file at `path`.
-Result<BrokerConfig> LoadServerProperties(Env& env, const std::string& path);
+Result<BrokerConfig> LoadServerProperties(Env& env, const std::string& path,
+                                          KafkaRelease release = kSeedKafkaRelease);
 // `base` with `overrides` set on top (later keys win), rebuilt so that precedence rules see both
-// (a scenario's log.retention.ms beats the file's log.retention.hours). `origin` names them.
+// (a scenario's log.retention.ms beats the file's log.retention.hours). `origin` names them; the
+// release stays base's.
 Result<BrokerConfig> ApplyConfigOverrides(const BrokerConfig& base,
                                           const ConfigOverrides& overrides,
                                           std::string_view origin);
 // Kafka refuses to start without zookeeper.connect: kInvalidConfig with Kafka's words.
 Status RequireZookeeperConnect(const BrokerConfig& config);
 
-// The broker-level names KafkaConfig 0.10 knows (no security keys), sorted: for "did you mean".
-std::vector<std::string_view> BrokerConfigNames();
+// A broker key that a release after 0.10.0 added or gave another default (docs/versions.md,
+// "Broker settings"): from `since` on, the key exists with `default_value`.
+struct BrokerKeyChange {
+  std::string_view key;
+  KafkaRelease since;
+  ConfigType type = ConfigType::kString;
+  std::optional<std::string_view> default_value;
+  std::optional<int64_t> at_least;
+  std::string_view source;  // the KIP or JIRA, and what changed
+};
+std::span<const BrokerKeyChange> BrokerKeyChanges();
+// The first modelled release whose broker knows `key`; nullopt when none does.
+std::optional<KafkaRelease> FirstReleaseWithBrokerKey(std::string_view key);
+
+// The broker-level names KafkaConfig of `release` knows (no security keys), sorted: for "did you
+// mean".
+std::vector<std::string_view> BrokerConfigNames(KafkaRelease release = kSeedKafkaRelease);
 // The topic-level names LogConfig 0.10 knows, sorted.
 std::vector<std::string_view> TopicConfigNames();
 // `broker` defaults plus topic `overrides` (retention.ms, segment.bytes, cleanup.policy,

@@ -104,13 +104,14 @@ Result<BrokerConfig> Cluster::MakeConfig(int32_t id, const std::string& node_nam
   BrokerConfig base;
   auto properties = options_.server_properties.find(id);
   if (properties != options_.server_properties.end()) {
-    Result<BrokerConfig> parsed = ParseServerProperties(properties->second, "server.properties");
+    Result<BrokerConfig> parsed =
+        ParseServerProperties(properties->second, "server.properties", options_.kafka_version);
     if (!parsed.ok()) {
       return Status(parsed.status().code(), who + parsed.status().message());
     }
     base = std::move(parsed).value();
   } else {
-    Result<BrokerConfig> defaults = MakeBrokerConfig({});
+    Result<BrokerConfig> defaults = MakeBrokerConfig({}, options_.kafka_version);
     KSIM_CHECK(defaults.ok());
     base = std::move(defaults).value();
   }

@@ -72,6 +72,8 @@ inline constexpr int32_t kClusterOffsetsTopicNumPartitions = 3;
 
 struct ClusterOptions {
   int32_t brokers = 3;  // ids 1..brokers
+  // The release every broker runs: its keys and defaults (core/config/kafka_version.h).
+  KafkaRelease kafka_version = kSeedKafkaRelease;
   // A scenario's cluster.config: every broker.
   ConfigOverrides config;
   // A scenario's cluster.broker_config: broker id -> its own overrides (applied after `config`).

@@ -143,6 +143,7 @@ Status ScenarioRun::BuildWorld() {
   const ClusterSpec& spec = scenario_.cluster;
   ClusterOptions cluster;
   cluster.brokers = spec.brokers;
+  cluster.kafka_version = scenario_.kafka_version;
   cluster.config = spec.config;
   bool session_named = NamesKey(spec.config, "zookeeper.session.timeout.ms");
   for (const auto& [id, overrides] : spec.broker_config) {

@@ -344,7 +344,7 @@ class ActionParser {
                    line.starts_with(key_path + ": ") ? line.substr(key_path.size() + 2) : line);
         }
       } else if (!applied->warnings.empty()) {
-        r_.Error(key_path, UnknownBrokerKeyMessage(key));
+        r_.Error(key_path, UnknownBrokerKeyMessage(key, c_.broker_config->release));
       }
     }
     return config;
@@ -356,13 +356,18 @@ class ActionParser {
 
 }  // namespace
 
-std::string UnknownBrokerKeyMessage(std::string_view key) {
+std::string UnknownBrokerKeyMessage(std::string_view key, KafkaRelease release) {
+  const std::string name(KafkaReleaseName(release));
   std::string message = "unknown broker configuration \"" + std::string(key) + "\"";
-  const std::vector<std::string_view> names = BrokerConfigNames();
+  if (std::optional<KafkaRelease> since = FirstReleaseWithBrokerKey(key)) {
+    return message + ": Kafka " + name + " has no such setting; it exists from Kafka " +
+           std::string(KafkaReleaseName(*since)) + " (set \"kafka_version\")";
+  }
+  const std::vector<std::string_view> names = BrokerConfigNames(release);
   if (std::optional<std::string_view> closest = ClosestName(key, names)) {
     message += ": did you mean \"" + std::string(*closest) + "\"?";
   } else {
-    message += " (Kafka 0.10 has no such setting)";
+    message += " (Kafka " + name + " has no such setting)";
   }
   return message;
 }

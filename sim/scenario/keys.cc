@@ -8,7 +8,7 @@ const std::vector<ScenarioObjectKeys>& ScenarioKeyTable() {
   static const std::vector<ScenarioObjectKeys> kTable = {
       {"scenario",
        {"ksim", "name"},
-       {"description", "seed", "duration_ms", "cluster", "policy", "topics", "clients", "actions",
+       {"description", "seed", "duration_ms", "kafka_version", "cluster", "policy", "topics", "clients", "actions",
         "final", "expect", "variants"}},
       {"cluster", {}, {"brokers", "config", "broker_config", "zookeeper", "network", "disk"}},
       {"zookeeper",

@@ -47,7 +47,8 @@ void AddConfigErrors(ScenarioReader& reader, const Status& status, std::string_v
 // Broker settings through core's MakeBrokerConfig, each origin the key's JSON Pointer.
 class BrokerSettingsCheck {
  public:
-  BrokerSettingsCheck(ScenarioReader& reader) : reader_(reader) {}
+  BrokerSettingsCheck(ScenarioReader& reader, KafkaRelease release)
+      : reader_(reader), release_(release) {}
 
   void Add(ConfigOriginals& originals, const ConfigOverrides& settings, std::string_view path) {
     int order = static_cast<int>(originals.size());
@@ -68,7 +69,7 @@ class BrokerSettingsCheck {
   // MakeBrokerConfig over `originals`; unknown keys are errors here (Kafka only warns, but in a
   // scenario they are typos).
   std::optional<BrokerConfig> Check(const ConfigOriginals& originals, std::string_view path) {
-    Result<BrokerConfig> config = MakeBrokerConfig(originals);
+    Result<BrokerConfig> config = MakeBrokerConfig(originals, release_);
     if (!config.ok()) {
       AddConfigErrors(reader_, config.status(), path, seen_);
       return std::nullopt;
@@ -78,7 +79,7 @@ class BrokerSettingsCheck {
       if (IsKnownBrokerKey(*config, key)) continue;
       unknown = true;
       if (!seen_.insert(setting.origin).second) continue;
-      reader_.Error(setting.origin, UnknownBrokerKeyMessage(key));
+      reader_.Error(setting.origin, UnknownBrokerKeyMessage(key, release_));
     }
     if (unknown) return std::nullopt;
     return std::move(config).value();
@@ -92,14 +93,16 @@ class BrokerSettingsCheck {
   }
 
   ScenarioReader& reader_;
+  KafkaRelease release_;
   std::set<std::string> seen_;
 };
 
-ClusterSpec ParseCluster(ScenarioReader& r, const Json& doc, std::optional<BrokerConfig>& base) {
+ClusterSpec ParseCluster(ScenarioReader& r, const Json& doc, KafkaRelease release,
+                         std::optional<BrokerConfig>& base) {
   ClusterSpec cluster;
   const Json* json = ScenarioReader::Find(doc, "cluster");
   ConfigOriginals originals;
-  BrokerSettingsCheck check(r);
+  BrokerSettingsCheck check(r, release);
   if (json == nullptr) {
     base = check.Check(originals, "/cluster/config");
     return cluster;
@@ -463,11 +466,21 @@ Scenario ParseDocument(ScenarioReader& r, const Json& doc) {
       })) {
     s.duration_ms = *v;
   }
+  if (auto v = r.Member(doc, "", "kafka_version", [&r](const Json& j, const std::string& p) {
+        return r.String(j, p);
+      })) {
+    Result<KafkaRelease> release = ParseKafkaRelease(*v);
+    if (release.ok()) {
+      s.kafka_version = *release;
+    } else {
+      r.Error("/kafka_version", release.status().message());
+    }
+  }
   std::optional<BrokerConfig> base;
-  s.cluster = ParseCluster(r, doc, base);
+  s.cluster = ParseCluster(r, doc, s.kafka_version, base);
   // Topic and action settings are still checked when the cluster's own have errors: against
   // Kafka's defaults.
-  if (!base) base = MakeBrokerConfig({}).value();
+  if (!base) base = MakeBrokerConfig({}, s.kafka_version).value();
   s.policy = ParsePolicy(r, doc);
   s.topics = ParseTopics(r, doc, s.cluster.brokers, base);
   std::map<std::string, int32_t, std::less<>> topic_partitions;

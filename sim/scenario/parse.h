@@ -33,7 +33,7 @@ std::vector<Action> ParseActions(ScenarioReader& reader, const Json& actions,
 
 // Shared checks.
 // "unknown broker configuration \"x\": did you mean \"y\"?" (Kafka itself only warns).
-std::string UnknownBrokerKeyMessage(std::string_view key);
+std::string UnknownBrokerKeyMessage(std::string_view key, KafkaRelease release);
 // Topic settings through MakeTopicConfig, each error at its key's path.
 void CheckTopicSettings(ScenarioReader& reader, const BrokerConfig& broker,
                         const ConfigOverrides& settings, std::string_view path);

@@ -226,6 +226,8 @@ struct Scenario {
   std::string description;
   uint64_t seed = 1;
   int64_t duration_ms = 60000;
+  // "kafka_version": the release the brokers run (docs/versions.md); the seed's by default.
+  KafkaRelease kafka_version = kSeedKafkaRelease;
   ClusterSpec cluster;
   PolicySpec policy;
   std::vector<TopicEntry> topics;   // in the order written

@@ -64,7 +64,7 @@ TEST(ServerConfigTest, DefaultsAreKafka010s) {
   EXPECT_EQ(c.offsets_topic_num_partitions, 50);
   EXPECT_EQ(c.offsets_topic_replication_factor, 3);
   EXPECT_EQ(c.group_min_session_timeout_ms, 6000);
-  EXPECT_EQ(c.group_max_session_timeout_ms, 30000);
+  EXPECT_EQ(c.group_max_session_timeout_ms, 300000);  // KAFKA-3636, 0.10.0.0
   EXPECT_EQ(c.port, 9092);
   EXPECT_EQ(c.listeners, "PLAINTEXT://:9092");
   EXPECT_TRUE(c.auto_leader_rebalance_enable);

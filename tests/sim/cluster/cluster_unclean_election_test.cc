@@ -25,12 +25,16 @@ const BrokerId kB1(1);
 const BrokerId kB2(2);
 
 struct NoIsrLeft {
-  explicit NoIsrLeft(const std::string& policy, uint64_t seed)
-      : sim("no-isr-left-" + policy, seed, Options(policy)) {}
+  // `policy` empty: Kafka's own choice, the topic's unclean.leader.election.enable, whose default
+  // is the release's.
+  explicit NoIsrLeft(const std::string& policy, uint64_t seed,
+                     KafkaRelease release = kSeedKafkaRelease)
+      : sim("no-isr-left-" + policy, seed, Options(policy, release)) {}
 
-  static ClusterOptions Options(const std::string& policy) {
+  static ClusterOptions Options(const std::string& policy, KafkaRelease release) {
     ClusterOptions options;
     options.brokers = 3;
+    options.kafka_version = release;
     options.election_policy = policy;
     options.truncation = TruncationPolicy::kLeaderEpoch;
     options.config = {{"log.flush.interval.messages", "1"}};
@@ -174,6 +178,26 @@ TEST(ClusterUncleanElectionTest,
   }
   EXPECT_EQ(unclean, 1);
   EXPECT_FALSE(Events(trace, "truncate", "broker-1").empty());
+}
+
+// Without a policy the topic's unclean.leader.election.enable decides, and its default is the
+// release's: on up to 0.10.2, off from 0.11.0 (KIP-106).
+TEST(ClusterUncleanElectionTest, TheReleaseChoosesWhetherTheStaleReplicaMayLead) {
+  for (KafkaRelease release : {KafkaRelease::k0_10_0, KafkaRelease::k0_11_0}) {
+    SCOPED_TRACE(std::string(KafkaReleaseName(release)));
+    NoIsrLeft run("", 43, release);
+    ASSERT_NO_FATAL_FAILURE(run.LoseEveryIsrMember());
+    EXPECT_EQ(run.cluster().broker_config(kB1).release, release);
+    ASSERT_TRUE(run.cluster().RestartBroker(kB2).ok());
+    run.cluster().RunFor(30 * kSecondUs);
+    if (release == KafkaRelease::k0_10_0) {
+      EXPECT_EQ(run.cluster().LeaderOf(kT0), kB2) << "0.10 elects the first replica back";
+      EXPECT_EQ(run.cluster().checker()->counters().unclean_elections, 1u);
+    } else {
+      EXPECT_EQ(run.cluster().LeaderOf(kT0), kNoBroker) << "0.11 waits for an ISR member";
+      EXPECT_EQ(run.cluster().checker()->counters().unclean_elections, 0u);
+    }
+  }
 }
 
 }  // namespace

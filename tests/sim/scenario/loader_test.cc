@@ -528,6 +528,34 @@ TEST(ScenarioLoaderTest, VariantNullRemovesAKey) {
   EXPECT_EQ(result->seed, 1u);
 }
 
+// "kafka_version": the seed's release by default; a variant may choose another; the broker's keys
+// and defaults are that release's; an unmodelled release or a later release's key is an error at
+// its path, naming what would be valid.
+TEST(ScenarioLoaderTest, KafkaVersionChoosesTheBrokersRelease) {
+  Result<Scenario> result = ParseScenario(
+      With(R"("variants": {
+                "newer": {"kafka_version": "0.11.0",
+                          "cluster": {"config": {"group.initial.rebalance.delay.ms": 10}}},
+                "seeds": {"kafka_version": "0.10.0.1"}})"),
+      "s.json");
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->kafka_version, KafkaRelease::k0_10_0);
+  EXPECT_EQ(result->variants.at(0).scenario.kafka_version, KafkaRelease::k0_11_0);
+  EXPECT_EQ(result->variants.at(1).scenario.kafka_version, KafkaRelease::k0_10_0);
+
+  std::vector<std::string> errors = Errors(With(R"(
+      "kafka_version": "0.9.0",
+      "variants": {"old": {"kafka_version": "0.10.2",
+                           "cluster": {"config": {"group.initial.rebalance.delay.ms": 10}}}})"));
+  EXPECT_EQ(errors,
+            (std::vector<std::string>{
+                "s.json:/kafka_version: Kafka \"0.9.0\" is not a release ksim models; it models "
+                "0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1",
+                "s.json:/variants/old/cluster/config/group.initial.rebalance.delay.ms: unknown "
+                "broker configuration \"group.initial.rebalance.delay.ms\": Kafka 0.10.2 has no "
+                "such setting; it exists from Kafka 0.11.0 (set \"kafka_version\")"}));
+}
+
 TEST(ScenarioLoaderTest, ConsumerCommitMustAgreeWithGroupAndConfig) {
   std::vector<std::string> errors = Errors(With(R"("topics": {"t": {}}, "clients": {
       "c1": {"type": "consumer", "topics": ["t"], "commit": "after-processing"},
