@@ -37,7 +37,7 @@ TEST(TopicPartitionTest, PrintsLikeKafkaAndOrdersByTopicThenPartition) {
 
 TEST(ProtocolTest, EveryMessageHasAKindAnApiKeyAndAMatchingPartner) {
   std::vector<Message> all = AllMessages();
-  ASSERT_EQ(all.size(), 34u);
+  ASSERT_EQ(all.size(), 36u);
   std::set<std::string> kinds;
   for (size_t i = 0; i < all.size(); ++i) {
     const std::string kind(MessageKind(all[i]));
@@ -54,6 +54,7 @@ TEST(ProtocolTest, EveryMessageHasAKindAnApiKeyAndAMatchingPartner) {
   EXPECT_EQ(ApiKey(FetchRequest{}), 1);
   EXPECT_EQ(ApiKey(LeaderAndIsrRequest{}), 4);
   EXPECT_EQ(ApiKey(OffsetsForLeaderEpochRequest{}), 23);
+  EXPECT_EQ(ApiKey(ApiVersionsRequest{}), 18);
 }
 
 TEST(ProtocolTest, CorrelationIdRoundTripsForEveryMessage) {
