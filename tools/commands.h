@@ -17,6 +17,7 @@ Command AddCheck(CLI::App& app);
 Command AddDumpLog(CLI::App& app);
 Command AddLogAppend(CLI::App& app);
 Command AddRun(CLI::App& app);
+Command AddServe(CLI::App& app);
 #ifdef KSIM_HAVE_VIZ
 Command AddViz(CLI::App& app);  // tools/cmd_viz.cc, built with KSIM_VIZ
 #endif
