@@ -85,7 +85,11 @@ TEST(ProtocolTest, OnlyRequestsOtherThanAcksZeroProduceExpectResponses) {
 TEST(ProtocolTest, WireSizeOfEveryMessageCoversItsHeader) {
   for (const Message& message : AllMessages()) {
     const int64_t header = IsRequest(message) ? 14 : 8;
-    EXPECT_GT(ApproximateWireSize(message), header) << MessageKind(message);
+    if (std::holds_alternative<ApiVersionsRequest>(message)) {
+      EXPECT_EQ(ApproximateWireSize(message), header);  // v0-v2 have no body
+    } else {
+      EXPECT_GT(ApproximateWireSize(message), header) << MessageKind(message);
+    }
   }
   // The smallest: UpdateMetadataResponse is the header and an error code.
   EXPECT_EQ(ApproximateWireSize(UpdateMetadataResponse{}), 8 + 2);
