@@ -13,6 +13,7 @@
 #   spawn NAME COMMAND... runs COMMAND in the background, output in $WORK/NAME.out / NAME.err
 #   wait_for NAME SECONDS waits until the spawned process ends, fails after SECONDS
 #   wait_grep PATTERN FILE SECONDS   waits until FILE has a line matching PATTERN
+#   wait_grep_count N PATTERN FILE SECONDS   waits until FILE has N lines matching PATTERN
 #   metric NAME           a metric of the report's base variant
 
 PIDS=()
@@ -101,6 +102,15 @@ wait_grep() {
     sleep 0.1
   done
   fail "no line matching '$1' in $2 within $3 s: $(tail -c 2000 "$2")"
+}
+
+wait_grep_count() {
+  local i
+  for i in $(seq 1 $(($4 * 10))); do
+    [ "$(grep -Ec -- "$2" "$3" 2>/dev/null)" -ge "$1" ] && return 0
+    sleep 0.1
+  done
+  fail "fewer than $1 lines matching '$2' in $3 within $4 s: $(tail -c 2000 "$3")"
 }
 
 metric() {

@@ -46,12 +46,7 @@ wait_grep '^b assigned [01]$' "$WORK/b.out" 60
 wait_grep '^a assigned [01]$' "$WORK/a.out" 60
 kill -TERM "$PID_b"
 wait_grep '^b left$' "$WORK/b.out" 30
-for i in $(seq 1 600); do
-  [ "$(grep -c '^a assigned 0,1$' "$WORK/a.out")" -ge 2 ] && break
-  sleep 0.1
-done
-[ "$(grep -c '^a assigned 0,1$' "$WORK/a.out")" -ge 2 ] ||
-  fail "a did not get both partitions back: $(cat "$WORK/a.out")"
+wait_grep_count 2 '^a assigned 0,1$' "$WORK/a.out" 60  # both partitions back
 kill -TERM "$PID_a"
 
 stop_serve 0

@@ -49,12 +49,7 @@ spawn member2 timeout 90 kcat -b "$BROKERS" -G kcat-group enbook -o beginning
 wait_grep 'assigned: enbook \[[01]\]$' "$WORK/member2.err" 40
 wait_grep 'assigned: enbook \[[01]\]$' "$WORK/member1.err" 40
 kill -TERM "$PID_member2"  # kcat leaves the group on SIGTERM
-for i in $(seq 1 400); do
-  [ "$(grep -c 'assigned: enbook \[0\], enbook \[1\]' "$WORK/member1.err")" -ge 2 ] && break
-  sleep 0.1
-done
-[ "$(grep -c 'assigned: enbook \[0\], enbook \[1\]' "$WORK/member1.err")" -ge 2 ] ||
-  fail "member1 did not get both partitions back: $(cat "$WORK/member1.err")"
+wait_grep_count 2 'assigned: enbook \[0\], enbook \[1\]' "$WORK/member1.err" 40  # both back
 kill -TERM "$PID_member1"
 
 # ---- Bad input beside a well-behaved producer.
