@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs, from Debian's packages, whatever ksim needs that this machine lacks. Idempotent: a
-# second run installs nothing and takes well under a second. Needs root (or sudo) only when
-# something is missing.
+# Installs, from Debian's packages, whatever ksim needs that this machine lacks, and kafkajs for
+# the real-client tests (npm ci from tests/clients/kafkajs/package-lock.json). Idempotent: a
+# second run installs nothing and takes well under a second. Needs root (or sudo) only when a
+# package is missing.
 set -euo pipefail
 
 packages=(
@@ -13,6 +14,7 @@ packages=(
   clang libclang-rt-14-dev
   parallel
   python3-matplotlib  # scripts/plot_scale.py (docs/BENCHMARKS.md, "Scale")
+  kcat
 )
 
 missing=()
@@ -21,13 +23,22 @@ for package in "${packages[@]}"; do
     missing+=("$package")
   fi
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+# Node.js and npm for the kafkajs tests (tests/clients/kafkajs): Debian's, unless some are there.
+if ! command -v node >/dev/null 2>&1; then missing+=(nodejs); fi
+if ! command -v npm >/dev/null 2>&1; then missing+=(npm); fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "bootstrap: installing ${missing[*]}" >&2
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# kafkajs, at the version its lockfile pins, into the folder the tests own.
+kafkajs="$(cd "$(dirname "$0")/.." && pwd)/tests/clients/kafkajs"
+if [ ! -f "$kafkajs/node_modules/kafkajs/package.json" ]; then
+  echo "bootstrap: npm ci in tests/clients/kafkajs" >&2
+  (cd "$kafkajs" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi

@@ -10,6 +10,7 @@
 // temporary file is created before anything runs, so a bad path fails at once and no half-written
 // file is ever left behind. `--check-determinism` runs every variant twice and compares the trace
 // hashes.
+// `--replay TRACE` runs a `ksim serve` trace again and checks it is reproduced byte for byte.
 // `--matrix` runs the election-policy matrix instead (the base, or `--variant V`), prints it,
 // and compares it with `--golden FILE.json` or writes it with `--write-golden FILE.json`.
 //
@@ -43,6 +44,7 @@
 #include "sim/runner/runner.h"
 #include "sim/scenario/loader.h"
 #include "sim/scenario/variants.h"
+#include "sim/serve/serve.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 
@@ -61,6 +63,7 @@ struct RunArgs {
   bool matrix = false;
   std::string golden_path;
   std::string write_golden_path;
+  std::string replay_path;
 };
 
 int BadInput(const std::string& message) {
@@ -203,7 +206,61 @@ int RunMatrix(const sim::Scenario& scenario, const std::string& name, std::optio
   return 0;
 }
 
+// `--replay TRACE`: the served run again, from the scenario, seed, variant and client inputs its
+// trace recorded (sim/serve/serve.h); exit 1 unless the new trace is the served one, byte for
+// byte.
+int ReplayCommand(const RunArgs& args) {
+  Result<sim::ServedRun> served = sim::ReadServedRun(args.replay_path);
+  if (!served.ok()) return BadInput(served.status().message());
+  const std::string& file = served->scenario.file;
+  Result<sim::Scenario> scenario = sim::ParseScenario(served->scenario.text, file);
+  if (!scenario.ok()) return BadInput(args.replay_path + ": " + scenario.status().message());
+  Result<std::vector<sim::SelectedRun>> runs =
+      sim::SelectRuns(*scenario, served->scenario.variant, file);
+  if (!runs.ok()) return BadInput(args.replay_path + ": " + runs.status().message());
+  Result<std::optional<sim::AtomicFile>> report = OpenOutput(args.report_path, args.replay_path);
+  if (!report.ok()) return BadInput(report.status().message());
+  if (!args.trace_path.empty() && SameFile(args.trace_path, args.replay_path)) {
+    return BadInput("refusing to write over the trace being replayed " + args.replay_path);
+  }
+
+  sim::ReplayDriver driver(*served);
+  sim::RunOptions options;
+  options.seed = served->header.seed;
+  options.variant = served->header.variant;
+  options.trace_level = served->header.level;
+  options.trace_path = args.trace_path;
+  options.driver = &driver;
+  Result<sim::RunResult> result = sim::RunScenario(*runs->front().scenario, options);
+  if (!result.ok()) return BadInput(args.replay_path + ": " + result.status().message());
+  std::cout << sim::FormatRunReport(*result);
+  if (!options.trace_path.empty()) std::cout << "Trace: " << options.trace_path << "\n";
+  if (report->has_value()) {
+    const Status written = Finish(*report, sim::ReportJson({*result}).dump(2) + "\n");
+    if (!written.ok()) {
+      return BadInput("cannot write " + args.report_path + ": " + std::string(written.message()));
+    }
+    std::cout << "Report: " << args.report_path << "\n";
+  }
+  if (result->trace_hash != served->trace_hash) {
+    std::cout << "REPLAY DIFFERS: " << args.replay_path << " has hash "
+              << sim::Fnv1a64::Hex(served->trace_hash) << ", the replay "
+              << sim::Fnv1a64::Hex(result->trace_hash) << "\n";
+    return 1;
+  }
+  std::cout << "Replay: the trace is " << args.replay_path << ", byte for byte (hash "
+            << sim::Fnv1a64::Hex(result->trace_hash) << ")\n";
+  return result->ok ? 0 : 1;
+}
+
 int RunScenarioCommand(const RunArgs& args) {
+  if (!args.replay_path.empty()) {
+    if (!args.file.empty()) {
+      return BadInput("--replay takes the scenario from the trace: give no scenario file");
+    }
+    return ReplayCommand(args);
+  }
+  if (args.file.empty()) return BadInput("a scenario file is required (or --replay TRACE)");
   std::optional<uint64_t> seed;
   if (!args.seed_text.empty()) {
     Result<uint64_t> parsed = ParseSeed(args.seed_text);
@@ -317,8 +374,9 @@ Command AddRun(CLI::App& app) {
       "run",
       "Run a scenario and report what happened to every record (exit 0 expectations met, 1 an "
       "expectation failed, 2 bad input)");
-  sub->add_option("scenario", args->file, "Scenario file (JSON, docs/scenarios.md)")->required();
-  sub->add_option("--seed", args->seed_text, "Seed for every run (default: the scenario's)");
+  sub->add_option("scenario", args->file, "Scenario file (JSON, docs/scenarios.md)");
+  CLI::Option* seed =
+      sub->add_option("--seed", args->seed_text, "Seed for every run (default: the scenario's)");
   CLI::Option* variant = sub->add_option(
       "--variant", args->variant, "Run only this variant (`base`: the scenario without a variant)");
   CLI::Option* all = sub->add_flag("--all-variants", args->all_variants,
@@ -344,6 +402,12 @@ Command AddRun(CLI::App& app) {
                                         "and the differences when it differs)");
   CLI::Option* write_golden = sub->add_option("--write-golden", args->write_golden_path,
                                               "With --matrix: write the matrix as golden JSON");
+  CLI::Option* replay = sub->add_option(
+      "--replay", args->replay_path,
+      "Run a `ksim serve` trace again (its scenario, seed and clients' inputs) and check that the "
+      "new trace is the same, byte for byte (exit 1 if not)");
+  replay->excludes(seed)->excludes(variant)->excludes(all)->excludes(level)->excludes(determinism)->excludes(
+      matrix);
   golden->needs(matrix);
   write_golden->needs(matrix);
   golden->excludes(write_golden);

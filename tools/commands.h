@@ -20,6 +20,7 @@ Command AddExplore(CLI::App& app, int argc, char** argv);
 Command AddLogAppend(CLI::App& app);
 Command AddRun(CLI::App& app);
 Command AddShrink(CLI::App& app);
+Command AddServe(CLI::App& app);
 #ifdef KSIM_HAVE_VIZ
 Command AddViz(CLI::App& app);  // tools/cmd_viz.cc, built with KSIM_VIZ
 #endif

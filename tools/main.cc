@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   add(ksim::tools::AddLogAppend(app));
   add(ksim::tools::AddRun(app));
   add(ksim::tools::AddShrink(app));
+  add(ksim::tools::AddServe(app));
 #ifdef KSIM_HAVE_VIZ
   add(ksim::tools::AddViz(app));
 #endif

@@ -93,6 +93,8 @@ std::string_view ErrcName(Errc code) {
       return "REBALANCE_IN_PROGRESS";
     case Errc::kInvalidTimestamp:
       return "INVALID_TIMESTAMP";
+    case Errc::kUnsupportedVersion:
+      return "UNSUPPORTED_VERSION";
     case Errc::kTopicAlreadyExists:
       return "TOPIC_ALREADY_EXISTS";
     case Errc::kInvalidPartitions:

@@ -47,6 +47,7 @@ enum class Errc : int16_t {
   kInvalidSessionTimeout = 26,
   kRebalanceInProgress = 27,
   kInvalidTimestamp = 32,
+  kUnsupportedVersion = 35,
   kTopicAlreadyExists = 36,
   kInvalidPartitions = 37,
   kInvalidReplicationFactor = 38,

@@ -46,6 +46,12 @@
   X(kDrained, "drained")                                    \
   X(kDuplicateBatch, "duplicate_batch")                     \
   X(kError, "error")                                        \
+  X(kExtClose, "ext_close")                                 \
+  X(kExtConnect, "ext_connect")                             \
+  X(kExtData, "ext_data")                                   \
+  X(kExtError, "ext_error")                                 \
+  X(kExtListen, "ext_listen")                               \
+  X(kExtRequest, "ext_request")                             \
   X(kFetchError, "fetch_error")                             \
   X(kFinalPhase, "final_phase")                             \
   X(kGroupJoinFailed, "group_join_failed")                  \
@@ -94,6 +100,8 @@
   X(kRestart, "restart")                                    \
   X(kScenarioStart, "scenario_start")                       \
   X(kSend, "send")                                          \
+  X(kServeStart, "serve_start")                             \
+  X(kServeStop, "serve_stop")                               \
   X(kShutdown, "shutdown")                                  \
   X(kSlow, "slow")                                          \
   X(kTopicConfigError, "topic_config_error")                \
@@ -115,6 +123,7 @@
   X(kActual, "actual")                        \
   X(kAdded, "added")                          \
   X(kAnomalies, "anomalies")                  \
+  X(kApi, "api")                              \
   X(kAtMs, "at_ms")                           \
   X(kAttempt, "attempt")                      \
   X(kAudit, "audit")                          \
@@ -124,6 +133,7 @@
   X(kBlockStart, "block_start")               \
   X(kBroker, "broker")                        \
   X(kBrokers, "brokers")                      \
+  X(kBy, "by")                                \
   X(kCause, "cause")                          \
   X(kCauseTUs, "cause_t_us")                  \
   X(kClient, "client")                        \
@@ -131,9 +141,11 @@
   X(kCommittedUs, "committed_us")             \
   X(kComplete, "complete")                    \
   X(kConn, "conn")                            \
+  X(kCorrelationId, "correlation_id")         \
   X(kCorrupt, "corrupt")                      \
   X(kCount, "count")                          \
   X(kCrashed, "crashed")                      \
+  X(kData, "data")                            \
   X(kDeliverAtUs, "deliver_at_us")            \
   X(kDescription, "description")              \
   X(kDir, "dir")                              \
@@ -148,6 +160,7 @@
   X(kExtraDelayUs, "extra_delay_us")          \
   X(kFault, "fault")                          \
   X(kFetchDelayMs, "fetch_delay_ms")          \
+  X(kFile, "file")                            \
   X(kFirstOffset, "first_offset")             \
   X(kFirstSequence, "first_sequence")         \
   X(kForMs, "for_ms")                         \
@@ -195,6 +208,7 @@
   X(kPath, "path")                            \
   X(kPeer, "peer")                            \
   X(kPolicy, "policy")                        \
+  X(kPort, "port")                            \
   X(kProducerId, "producer_id")               \
   X(kProtocol, "protocol")                    \
   X(kReason, "reason")                        \
@@ -215,13 +229,15 @@
   X(kState, "state")                          \
   X(kStrategy, "strategy")                    \
   X(kTear, "tear")                            \
+  X(kText, "text")                            \
   X(kTo, "to")                                \
   X(kTopic, "topic")                          \
   X(kTopics, "topics")                        \
   X(kUnclean, "unclean")                      \
   X(kValue, "value")                          \
   X(kValues, "values")                        \
-  X(kVariant, "variant")
+  X(kVariant, "variant")                      \
+  X(kVersion, "version")
 
 #define KSIM_TRACE_NAME_CONSTANT_(constant, text) inline constexpr std::string_view constant = text;
 #define KSIM_TRACE_NAME_TEXT_(constant, text) text,
@@ -269,6 +285,8 @@ inline constexpr std::string_view kCliToolPrefix = "cli-";
 inline std::string CliTool(size_t action_index) {
   return std::string(kCliToolPrefix) + std::to_string(action_index);
 }
-// Every fixed node name (clients are named by the scenario).
-inline constexpr std::string_view kAll[] = {kZooKeeper, kWorld, kChecker, kScenario, kAdmin};
+// `ksim serve`: real clients' connections and what they send (sim/serve/gateway.h).
+inline constexpr std::string_view kServe = "serve";
+// Every fixed node name (clients are named by the scenario, or by a real client's client id).
+inline constexpr std::string_view kAll[] = {kZooKeeper, kWorld, kChecker, kScenario, kAdmin, kServe};
 }  // namespace ksim::node

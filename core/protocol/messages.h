@@ -1,8 +1,8 @@
 // Kafka's requests and responses as plain C++ values: what brokers, the controller and clients
-// send each other through the Transport seam (core/protocol/transport.h). They are not the wire
-// encoding (DESIGN.md: the Kafka wire protocol comes later) but carry the fields of the protocol
-// guide's 1.x/2.0-era versions under Kafka's own names, Kafka's error codes (Errc) and core's
-// strong types. docs/protocol.md says what every field means.
+// send each other through the Transport seam (core/protocol/transport.h). Inside the simulator
+// they travel unencoded; core/wire/codec.h encodes the client-facing ones for real clients. They
+// carry the fields of the protocol guide's 1.x/2.0-era versions under Kafka's own names, Kafka's
+// error codes (Errc) and core's strong types. docs/protocol.md says what every field means.
 //
 // Two simplifications, both documented in docs/protocol.md:
 // - Per-partition entries are flat lists keyed by TopicPartition; the wire groups them by topic
@@ -514,27 +514,52 @@ struct OffsetFetchResponse {
   KSIM_FIELDS(throttle_time_ms, responses, error_code)
 };
 
+// ---- ApiVersions (api key 18, v0-v2; KIP-35) ---------------------------------------------------
+// A client's first request on a connection: which versions of which APIs the broker serves
+// (core/protocol/api_versions.h holds the table the brokers answer with).
+
+struct ApiVersionsRequest {
+  KSIM_MESSAGE(ApiVersionsRequest, "ApiVersions", 18, true)
+  template <class V>
+  void Fields(V&& /*v*/) const {}  // no fields
+  friend bool operator==(const Self&, const Self&) = default;
+};
+struct ApiVersionEntry {
+  using Self = ApiVersionEntry;
+  int16_t api_key = 0;
+  int16_t min_version = 0;
+  int16_t max_version = 0;
+  KSIM_FIELDS(api_key, min_version, max_version)
+};
+struct ApiVersionsResponse {
+  KSIM_MESSAGE(ApiVersionsResponse, "ApiVersionsResponse", 18, false)
+  Errc error_code = Errc::kNone;  // UNSUPPORTED_VERSION: the request's version is not served
+  std::vector<ApiVersionEntry> api_versions;
+  int32_t throttle_time_ms = 0;  // v1+
+  KSIM_FIELDS(error_code, api_versions, throttle_time_ms)
+};
+
 #undef KSIM_MESSAGE
 #undef KSIM_FIELDS
 #undef KSIM_FIELD_
 
 // ---- Every message --------------------------------------------------------------------------
 
-using Message =
-    std::variant<ProduceRequest, ProduceResponse, FetchRequest, FetchResponse, ListOffsetsRequest,
-                 ListOffsetsResponse, MetadataRequest, MetadataResponse, LeaderAndIsrRequest,
-                 LeaderAndIsrResponse, StopReplicaRequest, StopReplicaResponse,
-                 UpdateMetadataRequest, UpdateMetadataResponse, ControlledShutdownRequest,
-                 ControlledShutdownResponse, OffsetsForLeaderEpochRequest,
-                 OffsetsForLeaderEpochResponse, InitProducerIdRequest, InitProducerIdResponse,
-                 FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupRequest,
-                 JoinGroupResponse, SyncGroupRequest, SyncGroupResponse, HeartbeatRequest,
-                 HeartbeatResponse, LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest,
-                 OffsetCommitResponse, OffsetFetchRequest, OffsetFetchResponse>;
+using Message = std::variant<
+    ProduceRequest, ProduceResponse, FetchRequest, FetchResponse, ListOffsetsRequest,
+    ListOffsetsResponse, MetadataRequest, MetadataResponse, LeaderAndIsrRequest,
+    LeaderAndIsrResponse, StopReplicaRequest, StopReplicaResponse, UpdateMetadataRequest,
+    UpdateMetadataResponse, ControlledShutdownRequest, ControlledShutdownResponse,
+    OffsetsForLeaderEpochRequest, OffsetsForLeaderEpochResponse, InitProducerIdRequest,
+    InitProducerIdResponse, FindCoordinatorRequest, FindCoordinatorResponse, JoinGroupRequest,
+    JoinGroupResponse, SyncGroupRequest, SyncGroupResponse, HeartbeatRequest, HeartbeatResponse,
+    LeaveGroupRequest, LeaveGroupResponse, OffsetCommitRequest, OffsetCommitResponse,
+    OffsetFetchRequest, OffsetFetchResponse, ApiVersionsRequest, ApiVersionsResponse>;
 
 // "Produce", "ProduceResponse", ... (what traces and the network's counters show).
 std::string_view MessageKind(const Message& message);
-// Kafka's api key (Produce 0, Fetch 1, ..., InitProducerId 22, OffsetForLeaderEpoch 23).
+// Kafka's api key (Produce 0, Fetch 1, ..., ApiVersions 18, InitProducerId 22,
+// OffsetForLeaderEpoch 23).
 int16_t ApiKey(const Message& message);
 bool IsRequest(const Message& message);
 // False only for responses and for a Produce with acks=0, which the broker never answers.

@@ -3,6 +3,7 @@
 // core/server/replica_manager.*; the metadata cache in core/cluster/metadata_cache.*.
 #include "core/server/broker.h"
 
+#include <span>
 #include <utility>
 
 #include "core/base/timer_group.h"
@@ -13,6 +14,7 @@
 #include "core/coordinator/group_coordinator.h"
 #include "core/coordinator/group_locator.h"
 #include "core/coordinator/producer_id_manager.h"
+#include "core/protocol/api_versions.h"
 #include "core/protocol/network_client.h"
 #include "core/server/replica_manager.h"
 #include "core/zk/paths.h"
@@ -230,6 +232,12 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
         *shutdown, [answer](ControlledShutdownResponse r) { answer(std::move(r)); });
   } else if (auto* epochs = std::get_if<OffsetsForLeaderEpochRequest>(&request)) {
     answer(replicas.HandleOffsetsForLeaderEpoch(*epochs));
+  } else if (std::holds_alternative<ApiVersionsRequest>(request)) {
+    // KafkaApis.handleApiVersionsRequest: the versions this broker serves to clients.
+    ApiVersionsResponse response;
+    const std::span<const ApiVersionEntry> served = ServedApiVersions();
+    response.api_versions.assign(served.begin(), served.end());
+    answer(std::move(response));
   } else if (auto* init = std::get_if<InitProducerIdRequest>(&request)) {
     producer_ids.HandleInitProducerId(*init,
                                       [answer](InitProducerIdResponse r) { answer(std::move(r)); });

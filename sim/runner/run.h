@@ -52,6 +52,8 @@ class ScenarioRun {
   Status CreateClients();
   // Applies each cluster.network.links override whose two nodes exist and was not applied yet.
   void ApplyLinkOverrides();
+  // The middle of the run under a RunDriver (serve, replay) instead of duration_ms.
+  Status RunDriven(RunDriver& driver);
   // Runs the world to absolute time `target_us`, reporting progress on the way.
   void RunTo(TimeUs target_us);
   void ReportProgress();

@@ -86,11 +86,15 @@ ScenarioRun::~ScenarioRun() = default;
 
 Result<RunResult> ScenarioRun::Execute() {
   KSIM_RETURN_IF_ERROR(Setup());
-  for (const Action& action : scenario_.actions) {
-    RunTo(t0_us_ + Ms(action.at_ms));
-    RunAction(action);
+  if (options_.driver != nullptr) {
+    KSIM_RETURN_IF_ERROR(RunDriven(*options_.driver));
+  } else {
+    for (const Action& action : scenario_.actions) {
+      RunTo(t0_us_ + Ms(action.at_ms));
+      RunAction(action);
+    }
+    RunTo(t0_us_ + Ms(scenario_.duration_ms));
   }
-  RunTo(t0_us_ + Ms(scenario_.duration_ms));
   RunFinalPhase();
   RunResult result;
   KSIM_RETURN_IF_ERROR(Finish(result));
@@ -291,6 +295,23 @@ void ScenarioRun::RunTo(TimeUs target_us) {
       ReportProgress();
     }
   }
+}
+
+Status ScenarioRun::RunDriven(RunDriver& driver) {
+  RunContext context{*world_, *cluster_, *history_, t0_us_,
+                     [this](TimeUs target_us) {
+                       if (target_us > world_->Now()) cluster_->RunFor(target_us - world_->Now());
+                     }};
+  KSIM_RETURN_IF_ERROR(driver.Start(context));
+  bool running = true;
+  for (const Action& action : scenario_.actions) {
+    running = driver.RunTo(context, t0_us_ + Ms(action.at_ms));
+    if (!running) break;
+    RunAction(action);
+  }
+  if (running) driver.RunTo(context, kRunForever);
+  driver.Stop(context);
+  return Status::Ok();
 }
 
 void ScenarioRun::ReportProgress() {

@@ -28,6 +28,8 @@
 //   its next restart). An action that cannot apply (restart of a running broker, leader_of a
 //   partition with no leader) is traced as action_skipped {index, reason} and reported, not an
 //   error.
+// - With a RunDriver (RunOptions::driver: `ksim serve`, a replay of its trace), the driver
+//   advances the world from t0 instead, and its end takes the place of duration_ms.
 // - Final phase at duration_ms: heal (the network, every slow link, ZooKeeper up), restart_all
 //   (every broker and client down is restarted), then the run continues for drain_ms or until
 //   every producer is done and every consumer group has delivered every committed record of
@@ -55,6 +57,41 @@
 
 namespace ksim::sim {
 
+class World;
+class Cluster;
+class History;
+
+// What a RunDriver is given: the run's world, cluster and history, scenario time 0, and how to
+// advance the world (every event up to and including `target_us`, the step hooks after each;
+// the clock then at `target_us`).
+struct RunContext {
+  World& world;
+  Cluster& cluster;
+  History& history;
+  TimeUs t0_us;
+  std::function<void(TimeUs target_us)> run_to;
+};
+
+// Drives the part of a run between scenario time 0 and the final phase in place of the
+// scenario's own clock: `ksim serve` paces it to the wall clock and feeds real clients' requests
+// in, a replay feeds the same requests from a trace (sim/serve/serve.h). Without a driver the
+// run goes to duration_ms. With one, every RunTo is the driver's: the actions run at their times
+// while RunTo returns true; when it returns false the run ends there (actions not reached are
+// not run), Stop is called and the final phase follows.
+class RunDriver {
+ public:
+  virtual ~RunDriver() = default;
+  // At scenario time 0: the cluster, the topics and the scenario's clients are up.
+  virtual Status Start(RunContext& run) = 0;
+  // Advances to `target_us` (kRunForever: until the driver ends the run) and returns true, or
+  // ends the run earlier and returns false.
+  virtual bool RunTo(RunContext& run, TimeUs target_us) = 0;
+  // The run ends: before the final phase.
+  virtual void Stop(RunContext& run) = 0;
+};
+
+inline constexpr TimeUs kRunForever = INT64_MAX;
+
 struct RunOptions {
   std::optional<uint64_t> seed;  // overrides the scenario's seed
   std::string variant = "base";  // the base or a variant's name, for the trace header
@@ -63,6 +100,9 @@ struct RunOptions {
   bool keep_trace_bytes = false;  // memory sink (tests); ignored when trace_path is set
   // Called about every 5% of the run's virtual time (done, total), for a progress line.
   std::function<void(TimeUs done_us, TimeUs total_us)> progress;
+  // Drives the run between scenario time 0 and the final phase instead of duration_ms (serve,
+  // replay); null for a plain run. Borrowed for the run.
+  RunDriver* driver = nullptr;
 };
 
 struct ExpectationResult {
