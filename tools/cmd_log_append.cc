@@ -70,7 +70,8 @@ int RunLogAppend(const AppendOptions& options) {
   if (!magic) {
     std::cerr << "ksim log-append: --message-format-version \"" << options.message_format_version
               << "\": not a Kafka version (valid: 0.8.0-0.8.2, 0.9.0 (magic 0), 0.10.0-0.10.2 "
-                 "(magic 1), 0.11.0, 1.0-3.9 (magic 2), optionally with -IV<n>)\n";
+                 "(magic 1), 0.11.0, 1.0, 1.1, 2.0, 2.1 (magic 2), or an internal version such "
+                 "as 0.10.0-IV1; docs/versions.md)\n";
     return 2;
   }
   config.message_format_magic = *magic;

@@ -83,6 +83,7 @@ std::string_view KafkaReleaseName(KafkaRelease release) {
 }
 
 std::span<const KafkaRelease> KafkaReleases() { return kReleases; }
+static_assert(kReleases.back() == kLatestKafkaRelease);
 
 std::string KafkaReleaseList() {
   std::string list;

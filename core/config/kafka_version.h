@@ -38,6 +38,9 @@ enum class KafkaRelease : uint8_t {
 // The seed's release (kafka_2.10-0.10.0.1): what a scenario without "kafka_version" runs as.
 inline constexpr KafkaRelease kSeedKafkaRelease = KafkaRelease::k0_10_0;
 
+// The newest release ksim models.
+inline constexpr KafkaRelease kLatestKafkaRelease = KafkaRelease::k2_1;
+
 // "0.10.0", "2.0".
 std::string_view KafkaReleaseName(KafkaRelease release);
 // Every modelled release, oldest first.

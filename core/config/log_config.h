@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "core/base/types.h"
+#include "core/config/kafka_version.h"
 
 namespace ksim {
 
@@ -57,9 +58,11 @@ struct LogConfig {
   bool DeleteEnabled() const { return cleanup_policy != CleanupPolicy::kCompact; }
 };
 
-// The message format (magic) of a Kafka version string as message.format.version takes it
-// (Kafka's ApiVersion.apply: "0.10.0", "0.10.0-IV1", "0.10.0.1", "0.9.0", "0.11.0", "1.0", "2.0",
-// ...): 0.8.0-0.9.0 -> 0, 0.10.0-0.10.2 -> 1, 0.11.0 and 1.0-3.9 -> 2. nullopt for anything else.
-std::optional<int8_t> MessageFormatMagic(std::string_view version);
+// The message format (magic) of a version as message.format.version takes it on a broker of
+// `release` (Kafka's ApiVersion.apply, core/config/kafka_version.h: "0.10.0", "0.10.0-IV1",
+// "0.10.0.1", "0.9.0", "0.11.0", "2.0"): 0.8.0-0.9.0 -> 0, 0.10.x -> 1, from 0.11.0 -> 2.
+// nullopt for a version that release does not know.
+std::optional<int8_t> MessageFormatMagic(std::string_view version,
+                                         KafkaRelease release = kLatestKafkaRelease);
 
 }  // namespace ksim

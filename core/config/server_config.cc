@@ -406,11 +406,6 @@ void FillTypedFields(const ParsedBrokerSettings& s, BrokerConfig& c) {
   c.offsets_commit_required_acks = static_cast<int16_t>(s.Integer("offsets.commit.required.acks"));
   c.delete_topic_enable = s.Boolean("delete.topic.enable");
   c.compression_type = s.Text("compression.type");
-  // Only a given log.message.format.version chooses the format; unset, ksim writes v2
-  // (LogConfig::message_format_magic).
-  if (s.IsSet("log.message.format.version")) {
-    c.log_message_format_magic = MessageFormatMagic(s.Text("log.message.format.version"));
-  }
 }
 
 // inter.broker.protocol.version and log.message.format.version as ApiVersion.apply reads them,
@@ -436,6 +431,11 @@ void FillApiVersions(ParsedBrokerSettings& s, BrokerConfig& c) {
   };
   const bool ibp = parse("inter.broker.protocol.version", c.inter_broker_protocol_version);
   const bool format = parse("log.message.format.version", c.log_message_format_version);
+  // Only a given log.message.format.version chooses the format written; unset, ksim writes v2
+  // at every release for now (LogConfig::message_format_magic; docs/versions.md).
+  if (format && s.IsSet("log.message.format.version")) {
+    c.log_message_format_magic = c.log_message_format_version.magic;
+  }
   if (ibp && format) {
     s.Require(c.inter_broker_protocol_version.id >= c.log_message_format_version.id,
               {"log.message.format.version", "inter.broker.protocol.version"},
@@ -473,13 +473,6 @@ void ValidateValues(ParsedBrokerSettings& s, const BrokerConfig& c) {
   s.Require(c.replica_fetch_max_bytes >= c.message_max_bytes,
             {"replica.fetch.max.bytes", "message.max.bytes"},
             "replica.fetch.max.bytes should be equal or greater than message.max.bytes");
-  if (s.IsSet("log.message.format.version")) {
-    // KafkaConfig's ApiVersionValidator, with ApiVersion.apply's message.
-    const std::string& version = s.Text("log.message.format.version");
-    s.Require(c.log_message_format_magic.has_value(), {"log.message.format.version"},
-              "Invalid value " + version + " for configuration log.message.format.version: " +
-                  "Version `" + version + "` is not a valid version");
-  }
   s.Require(c.replica_fetch_wait_max_ms <= c.replica_lag_time_max_ms,
             {"replica.fetch.wait.max.ms", "replica.lag.time.max.ms"},
             "replica.fetch.wait.max.ms should always be at least replica.lag.time.max.ms to "
@@ -649,7 +642,7 @@ Result<TopicConfig> MakeTopicConfig(const BrokerConfig& broker, const ConfigOver
     if (name == "compression.type") topic.compression_type = value.text;
     if (name == "message.format.version") {
       const std::string& version = value.text;  // trimmed
-      if (const std::optional<int8_t> magic = MessageFormatMagic(version)) {
+      if (const std::optional<int8_t> magic = MessageFormatMagic(version, broker.release)) {
         log.message_format_magic = *magic;
       } else {
         errors.push_back(

@@ -19,12 +19,16 @@ TEST(LogConfigTest, KafkaVersionsMapToTheirMessageFormat) {
   for (const char* v : {"0.10.0", "0.10.0-IV0", "0.10.0-IV1", "0.10.0.1", "0.10.1", "0.10.2"}) {
     EXPECT_EQ(MessageFormatMagic(v), std::optional<int8_t>(1)) << v;
   }
-  for (const char* v : {"0.11.0", "0.11.0-IV2", "1.0", "1.1", "2.0", "2.0-IV1", "2.8", "3.7"}) {
+  for (const char* v : {"0.11.0", "0.11.0-IV2", "1.0", "1.1", "2.0", "2.0-IV1", "2.1.1"}) {
     EXPECT_EQ(MessageFormatMagic(v), std::optional<int8_t>(2)) << v;
   }
-  for (const char* v : {"", "0.10", "0.7.0", "0.12.0", "10.0", "0.10.0-IVx", "abc", "1", "0..0"}) {
+  for (const char* v : {"", "0.10", "0.7.0", "0.12.0", "10.0", "0.10.0-IVx", "abc", "1", "0..0",
+                        "2.8", "3.7"}) {
     EXPECT_EQ(MessageFormatMagic(v), std::nullopt) << v;
   }
+  // A broker knows the versions of its own release and earlier ones.
+  EXPECT_EQ(MessageFormatMagic("0.11.0", KafkaRelease::k0_10_0), std::nullopt);
+  EXPECT_EQ(MessageFormatMagic("0.10.0", KafkaRelease::k0_10_0), std::optional<int8_t>(1));
 }
 
 TEST(LogConfigTest, BrokerSettingChoosesTheFormatOnlyWhenGiven) {
