@@ -24,6 +24,7 @@
 #include "sim/kernel/trace.h"
 #include "sim/world/virtual_disk.h"
 #include "sim/world/world.h"
+#include "bench_cluster.h"
 #include "tests/support/sim/cluster_client.h"
 
 namespace ksim::sim {
@@ -68,26 +69,9 @@ void BM_ClusterProduce(benchmark::State& state) {
   for (auto _ : state) {
     // Not timed: building the world, starting the cluster, creating the topic.
     state.PauseTiming();
-    TraceHeader header;
-    header.scenario = "cluster-bench";
-    header.seed = 1;
-    auto world =
-        std::make_unique<World>(1, TraceWriter::HashOnly(header),
-                                WorldOptions{LinkSpec{1000, 3000, 0, 0}, NetworkOptions{}});
-    ClusterOptions options;
-    options.brokers = 3;
-    Result<std::unique_ptr<Cluster>> created = Cluster::Create(*world, options);
-    KSIM_CHECK(created.ok());
-    std::unique_ptr<Cluster> cluster = std::move(created).value();
-    KSIM_CHECK(cluster->Start().ok());
-    KSIM_CHECK(cluster->RunUntil(
-        [&] {
-          return cluster->ActiveController() != kNoBroker &&
-                 cluster->zookeeper().Children("/brokers/ids").size() == 3;
-        },
-        30 * kSecondUs));
-    TopicSpec topic{"t", 1, 3, {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}}}, {}};
-    KSIM_CHECK(cluster->CreateTopicAndWait(topic).ok());
+    BenchCluster bench = StartBenchCluster("cluster-bench");
+    std::unique_ptr<World>& world = bench.world;
+    std::unique_ptr<Cluster>& cluster = bench.cluster;
     ksim::testing::ClusterClientOptions client_options;
     client_options.bootstrap = {"broker-1", "broker-2", "broker-3"};
     auto client = std::make_unique<ksim::testing::ClusterClient>(*world, "p1", client_options);

@@ -29,6 +29,7 @@
 #include "sim/serve/gateway.h"
 #include "sim/world/sim_transport.h"
 #include "sim/world/world.h"
+#include "bench_cluster.h"
 
 namespace ksim::sim {
 namespace {
@@ -63,25 +64,9 @@ void BM_WireVsInProcess(benchmark::State& state) {
   double in_process_per_s = 0;
   double wire_per_s = 0;
   for (auto _ : state) {
-    TraceHeader header;
-    header.scenario = "serve-bench";
-    header.seed = 1;
-    World world(1, TraceWriter::HashOnly(header),
-                WorldOptions{LinkSpec{1000, 3000, 0, 0}, NetworkOptions{}});
-    ClusterOptions options;
-    options.brokers = 3;
-    Result<std::unique_ptr<Cluster>> created = Cluster::Create(world, options);
-    KSIM_CHECK(created.ok());
-    std::unique_ptr<Cluster> cluster = std::move(created).value();
-    KSIM_CHECK(cluster->Start().ok());
-    KSIM_CHECK(cluster->RunUntil(
-        [&] {
-          return cluster->ActiveController() != kNoBroker &&
-                 cluster->zookeeper().Children("/brokers/ids").size() == 3;
-        },
-        30 * kSecondUs));
-    TopicSpec topic{"t", 1, 3, {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}}}, {}};
-    KSIM_CHECK(cluster->CreateTopicAndWait(topic).ok());
+    BenchCluster bench = StartBenchCluster("serve-bench");
+    World& world = *bench.world;
+    std::unique_ptr<Cluster>& cluster = bench.cluster;
 
     // In process.
     KSIM_CHECK(world.AddNode("inproc").ok());
