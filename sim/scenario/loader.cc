@@ -588,6 +588,23 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view file_name
     if (colon != std::string::npos) what = what.substr(colon + 2);
     return Status(Errc::kInvalidConfig,
                   OneLine(std::string(file_name) + ":" + LineColumn(text, e.byte) + ": " + what));
+  } catch (const Json::out_of_range& e) {
+    // A number too large for a double: "[json.exception.out_of_range.406] number overflow
+    // parsing '1e999'", which carries no position; the number's first occurrence gives one.
+    std::string what = e.what();
+    if (const size_t close = what.find("] "); close != std::string::npos) {
+      what = what.substr(close + 2);
+    }
+    size_t byte = 0;
+    const size_t open = what.find('\'');
+    const size_t end = what.rfind('\'');
+    if (open != std::string::npos && end > open) {
+      const size_t at = text.find(std::string_view(what).substr(open + 1, end - open - 1));
+      if (at != std::string_view::npos) byte = at + 1;
+    }
+    return Status(Errc::kInvalidConfig,
+                  OneLine(std::string(file_name) + ":" + LineColumn(text, byte) + ": " + what +
+                          " (a JSON number must fit in a double)"));
   }
   ScenarioReader reader;
   Scenario scenario = ParseDocument(reader, doc);

@@ -658,6 +658,20 @@ TEST(ScenarioSchemaTest, SchemaListsExactlyTheKeysTheLoaderAccepts) {
   EXPECT_EQ(metrics, std::set<std::string>(MetricNames().begin(), MetricNames().end()));
 }
 
+// nlohmann reports a number too large for a double as out_of_range, not as a parse error, and
+// without a position (found by scenario_loader_fuzzer): the error names where the number is.
+TEST(ScenarioLoaderTest, NumberOverflowNamesItsLineAndColumn) {
+  Result<Scenario> result = ParseScenario("{\"ksim\": 1,\n \"seed\": 1e999}", "s.json");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), Errc::kInvalidConfig);
+  EXPECT_EQ(result.status().message(),
+            "s.json:2:10: number overflow parsing '1e999' (a JSON number must fit in a double)");
+  Result<Scenario> digits = ParseScenario(std::string(400, '8'), "d.json");
+  ASSERT_FALSE(digits.ok());
+  EXPECT_TRUE(digits.status().message().starts_with("d.json:1:1: number overflow parsing"))
+      << digits.status().message();
+}
+
 TEST(ScenarioLoaderTest, GarbageNeverCrashes) {
   // Shapes that reach every section with the wrong types.
   for (std::string_view text :
