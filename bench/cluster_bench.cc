@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cluster.h"
 #include "core/base/check.h"
 #include "core/base/random.h"
 #include "core/record/record_batch.h"
@@ -24,7 +25,6 @@
 #include "sim/kernel/trace.h"
 #include "sim/world/virtual_disk.h"
 #include "sim/world/world.h"
-#include "bench_cluster.h"
 #include "tests/support/sim/cluster_client.h"
 
 namespace ksim::sim {

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_cluster.h"
 #include "core/base/check.h"
 #include "core/protocol/network_client.h"
 #include "core/record/record_batch.h"
@@ -29,7 +30,6 @@
 #include "sim/serve/gateway.h"
 #include "sim/world/sim_transport.h"
 #include "sim/world/world.h"
-#include "bench_cluster.h"
 
 namespace ksim::sim {
 namespace {
@@ -43,14 +43,16 @@ ProduceRequest Produce(int32_t n) {
   record.value = Bytes(value.begin(), value.end());
   ProduceRequest request;
   request.acks = 1;
-  request.topic_data.push_back(ProducePartitionData{
-      TopicPartition{"t", PartitionId(0)},
-      EncodeBatch(BatchSpec{}, std::span<const RecordInput>(&record, 1))});
+  request.topic_data.push_back(
+      ProducePartitionData{TopicPartition{"t", PartitionId(0)},
+                           EncodeBatch(BatchSpec{}, std::span<const RecordInput>(&record, 1))});
   return request;
 }
 
 struct Captured final : GatewayOutput {
-  void Send(ExternalConnectionId /*connection*/, Bytes frame) override { answer = std::move(frame); }
+  void Send(ExternalConnectionId /*connection*/, Bytes frame) override {
+    answer = std::move(frame);
+  }
   void Close(ExternalConnectionId /*connection*/) override { closed = true; }
   std::optional<Bytes> answer;
   bool closed = false;

@@ -9,7 +9,8 @@
 //
 //   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKSIM_FUZZ=ON \
 //       -DKSIM_SANITIZE=ON -DKSIM_BENCH=OFF && ninja -C build-fuzz wire_request_fuzzer
-//   build-fuzz/fuzz/wire_request_fuzzer -max_total_time=60 /tmp/corpus fuzz/corpus/wire_request_fuzzer
+//   build-fuzz/fuzz/wire_request_fuzzer -max_total_time=60 /tmp/corpus
+//   fuzz/corpus/wire_request_fuzzer
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -288,5 +288,6 @@ inline std::string CliTool(size_t action_index) {
 // `ksim serve`: real clients' connections and what they send (sim/serve/gateway.h).
 inline constexpr std::string_view kServe = "serve";
 // Every fixed node name (clients are named by the scenario, or by a real client's client id).
-inline constexpr std::string_view kAll[] = {kZooKeeper, kWorld, kChecker, kScenario, kAdmin, kServe};
+inline constexpr std::string_view kAll[] = {kZooKeeper, kWorld, kChecker,
+                                            kScenario,  kAdmin, kServe};
 }  // namespace ksim::node

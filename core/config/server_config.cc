@@ -540,8 +540,7 @@ Result<BrokerConfig> ParseServerProperties(std::string_view text, std::string_vi
   return MakeBrokerConfig(FromEntries(entries, file_name), release);
 }
 
-Result<BrokerConfig> LoadServerProperties(Env& env, const std::string& path,
-                                          KafkaRelease release) {
+Result<BrokerConfig> LoadServerProperties(Env& env, const std::string& path, KafkaRelease release) {
   KSIM_ASSIGN_OR_RETURN(Bytes bytes, ReadWholeFile(env, path));
   return ParseServerProperties(AsChars(bytes), path, release);
 }
@@ -566,8 +565,8 @@ Status RequireZookeeperConnect(const BrokerConfig& config) {
 
 std::span<const BrokerKeyChange> BrokerKeyChanges() {
   static const BrokerKeyChange kChanges[] = {
-      {"unclean.leader.election.enable", KafkaRelease::k0_11_0, T::kBoolean, "false",
-       std::nullopt, "KIP-106 (KAFKA-4623): unclean election off by default"},
+      {"unclean.leader.election.enable", KafkaRelease::k0_11_0, T::kBoolean, "false", std::nullopt,
+       "KIP-106 (KAFKA-4623): unclean election off by default"},
       {"group.initial.rebalance.delay.ms", KafkaRelease::k0_11_0, T::kInt, "3000", 0,
        "KIP-134: the first rebalance of an empty group waits for more members"},
   };

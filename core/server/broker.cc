@@ -160,18 +160,17 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
               }),
       controller(options.config, options.controller, seams.zk, channel, seams.timers, seams.clock,
                  seams.random, seams.events),
-      replicas(options.config, options.truncation,
-               ReplicaManagerSeams{.env = seams.env,
-                                   .clock = seams.clock,
-                                   .timers = seams.timers,
-                                   .zk = seams.zk,
-                                   .logs = log_manager,
-                                   .metadata = metadata,
-                                   .network = network,
-                                   .events = seams.events,
-                                   .on_storage_failure = [this](const Status& error) {
-                                     Halt(error);
-                                   }}),
+      replicas(
+          options.config, options.truncation,
+          ReplicaManagerSeams{.env = seams.env,
+                              .clock = seams.clock,
+                              .timers = seams.timers,
+                              .zk = seams.zk,
+                              .logs = log_manager,
+                              .metadata = metadata,
+                              .network = network,
+                              .events = seams.events,
+                              .on_storage_failure = [this](const Status& error) { Halt(error); }}),
       groups(options.config, GroupSeams()),
       group_locator(options.config, seams.zk, seams.random, metadata, seams.events) {}
 

@@ -352,7 +352,7 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
 }
 
 std::optional<std::string> Checker::UnavailableCause(const Send& send,
-                                                      const TopicPartition& tp) const {
+                                                     const TopicPartition& tp) const {
   const PartitionAudit* audited = AuditOf(tp);
   if (audited == nullptr) return std::nullopt;
   const std::string& value = send.invoke->value;
@@ -377,9 +377,8 @@ std::optional<std::string> Checker::UnavailableCause(const Send& send,
     return TpText(tp) + " has no live leader at the audit; " + node::Broker(holder->broker) +
            " holds it at offset " + std::to_string(at.value());
   }
-  return "above " + TpText(tp) + "'s high watermark at the audit (" +
-         node::Broker(holder->broker) + ": HW " +
-         std::to_string(audited->high_watermark.value()) + ", the record at offset " +
+  return "above " + TpText(tp) + "'s high watermark at the audit (" + node::Broker(holder->broker) +
+         ": HW " + std::to_string(audited->high_watermark.value()) + ", the record at offset " +
          std::to_string(at.value()) + ")";
 }
 

@@ -145,10 +145,10 @@ struct Anomaly {
 struct PermittedLoss {
   TimeUs t_us = 0;  // when the invariant checker saw the loss
   TopicPartition tp;
-  Offset offset{-1};    // the first committed offset lost
-  std::string promise;  // "a committed record of t-0 (offset 40) stays in its log"
-  std::string reason;   // the event that lost it and why Kafka allows that, with its time
-  std::string detail;   // the invariant checker's message
+  Offset offset{-1};         // the first committed offset lost
+  std::string promise;       // "a committed record of t-0 (offset 40) stays in its log"
+  std::string reason;        // the event that lost it and why Kafka allows that, with its time
+  std::string detail;        // the invariant checker's message
   std::string Text() const;  // "<promise> did not hold: <reason> (<detail>)"
 };
 
@@ -159,8 +159,8 @@ struct CheckResult {
   // "<rule> <topic>-<partition>: <message>", and Kafka's permitted losses.
   std::vector<std::string> invariant_violations;
   std::vector<PermittedLoss> permitted_losses;
-  int64_t expired = 0;             // acked records deleted by retention (not lost)
-  int64_t foreign_records = 0;     // final-log records whose value no send of the run carried
+  int64_t expired = 0;          // acked records deleted by retention (not lost)
+  int64_t foreign_records = 0;  // final-log records whose value no send of the run carried
   int64_t Value(std::string_view metric) const;  // REQUIRES: a metric name
 };
 

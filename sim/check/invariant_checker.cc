@@ -173,8 +173,7 @@ void InvariantChecker::Violate(std::string rule, const TopicPartition& tp, std::
 void InvariantChecker::ViolateCommitted(const ReplicaObservation& replica,
                                         const PartitionTrack& partition, Offset offset,
                                         std::string message) {
-  InvariantViolation violation{now_us_, "committed_records_stable", replica.tp,
-                               std::move(message)};
+  InvariantViolation violation{now_us_, "committed_records_stable", replica.tp, std::move(message)};
   violation.broker = replica.broker;
   violation.offset = offset;
   // The committed batch holding `offset`, else the first one after it.
@@ -296,9 +295,9 @@ void InvariantChecker::VerifyLeadership(const ReplicaObservation& replica,
                       ", committed batches reach " + std::to_string(committed_end.value())};
   }
   if (!divergence) return;
-  ViolateCommitted(replica, partition, divergence->first,
-                   "new leader " + Describe(replica) + " lost committed records: " +
-                       divergence->second);
+  ViolateCommitted(
+      replica, partition, divergence->first,
+      "new leader " + Describe(replica) + " lost committed records: " + divergence->second);
   ForgetFrom(partition, divergence->first);
 }
 

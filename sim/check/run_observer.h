@@ -143,8 +143,8 @@ struct ViolationRecord {
   std::string rule;
   TopicPartition tp;
   std::string message;
-  BrokerId broker{-1};      // committed_records_stable: the leader lacking committed records
-  Offset offset{-1};        // the first committed offset it lacks
+  BrokerId broker{-1};       // committed_records_stable: the leader lacking committed records
+  Offset offset{-1};         // the first committed offset it lacks
   TimeUs committed_us = -1;  // when that batch was committed
   // "<rule> <topic>-<partition>: <message>".
   std::string Text() const;
