@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kcat (librdkafka 2.0.2) producing through a leader crash under `ksim serve`
-# (scenarios/serve/leader-crash.json: the followers fall 1.5 s behind, then the leader loses
-# power). With enable.idempotence=true (acks=all) every acked record is in the final log once;
+# (scenarios/serve/leader-crash.json: from 1 s to 7 s the followers get no answer from the
+# leader, then the leader loses power). With enable.idempotence=true (acks=all) every acked record is in the final log once;
 # with acks=1 the records only the dead leader held were acked and are lost, as the scenario
 # predicts. The history checker's verdict (the report) decides both.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -9,7 +9,7 @@ source "$(dirname "$0")/serve_lib.sh"
 need kcat
 
 # produce_through_crash NAME KCAT_OPTIONS...: one record every 10 ms for 9 s from scenario time
-# about 0.5 s (the crash is at 5 s), then waits for kcat to deliver or give up.
+# about 0.5 s (the crash is at 7 s), then waits for kcat to deliver or give up.
 produce_through_crash() {
   local name=$1
   shift
@@ -27,11 +27,9 @@ produce_through_crash idempotent -X enable.idempotence=true
 [ "$(metric log_duplicates)" = 0 ] || fail "idempotent: log_duplicates $(metric log_duplicates)"
 [ "$(metric acked)" -ge 800 ] || fail "idempotent: only $(metric acked) of 900 acked"
 
-# The acks=1 leg is timing-sensitive on a loaded machine (twice it ended with lost_acked 0 while
-# the whole suite ran beside other builds; it passed alone): run it with KSIM_SERVE_ACKS1=1 until
-# the scenario makes the loss independent of when kcat's batches go out.
-if [ "${KSIM_SERVE_ACKS1:-}" = "1" ]; then
-  produce_through_crash acks1 -X acks=1
-  [ "$(metric lost_acked)" -ge 1 ] || fail "acks=1: no acked record lost: $(cat "$WORK/report.json")"
-fi
+# Whatever kcat sent between 1 s and 7 s was acked by broker-1 alone: with kcat's batches a
+# second or so apart under load, some always are.
+produce_through_crash acks1 -X acks=1
+[ "$(metric lost_acked)" -ge 1 ] || fail "acks=1: no acked record lost: $(cat "$WORK/report.json")"
+[ "$(metric acked)" -ge 800 ] || fail "acks=1: only $(metric acked) of 900 acked"
 echo "ok"
