@@ -121,6 +121,15 @@ bool Partition::IsStale(LeaderEpoch epoch) const {
 Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   KSIM_CHECK(state.leader == local_);
   if (IsStale(state.leader_epoch)) return false;
+  // Kafka's makeLeader: leaderEpochCache.assign(leaderEpoch, LEO). A follower whose log holds a
+  // later epoch than ours asks for it and learns where ours ends. The write comes before any
+  // change: when it fails the replica stays what it was and the broker halts (a half-made leader
+  // would never track its followers, so its ISR and HW would never move; issue 17, R1).
+  const Offset leo = log_.log_end_offset();
+  KSIM_RETURN_IF_ERROR(TakeObserverError());
+  if (Status written = epochs_.Assign(state.leader_epoch, leo); !written.ok()) {
+    return StorageFailure(written);
+  }
   const bool is_new_leader = role_ != ReplicaRole::kLeader;
   role_ = ReplicaRole::kLeader;
   leader_ = local_;
@@ -129,12 +138,6 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   isr_ = state.isr;
   zk_version_ = state.zk_version;
   isr_change_in_flight_ = false;
-
-  // Kafka's makeLeader: leaderEpochCache.assign(leaderEpoch, LEO). A follower whose log holds a
-  // later epoch than ours asks for it and learns where ours ends.
-  const Offset leo = log_.log_end_offset();
-  KSIM_RETURN_IF_ERROR(epochs_.Assign(leader_epoch_, leo));
-  KSIM_RETURN_IF_ERROR(TakeObserverError());
 
   // Remote replicas: forget those no longer assigned; a new leader knows no remote LEO until
   // the first fetch; the ISR members count as caught up now, the others never
@@ -609,15 +612,25 @@ void Partition::AddLogState(EventFields& fields) const {
   fields[field::kHw] = high_watermark_.value();
 }
 
+Status Partition::StorageFailure(const Status& cause) {
+  Status error(
+      Errc::kKafkaStorageError,
+      ToString(tp_) + ": leader-epoch-checkpoint or producer snapshot: " + cause.ToString());
+  // Kafka 1.x/2.0: CheckpointFile and the producer state's I/O go through the
+  // LogDirFailureChannel like the Log's own, and a broker whose only log dir failed halts.
+  if (IsStorageFailure(cause) && storage_failure_handler_) storage_failure_handler_(error);
+  return error;
+}
+
 void Partition::KeepObserverError(Status status) {
-  if (!status.ok() && observer_error_.ok()) observer_error_ = std::move(status);
+  if (status.ok()) return;
+  // Reported at once: a hook may run where no caller takes the error back (retention).
+  Status error = StorageFailure(status);
+  if (observer_error_.ok()) observer_error_ = std::move(error);
 }
 
 Status Partition::TakeObserverError() {
-  if (observer_error_.ok()) return Status::Ok();
-  Status error(Errc::kKafkaStorageError,
-               ToString(tp_) +
-                   ": leader-epoch-checkpoint or producer snapshot: " + observer_error_.ToString());
+  Status error = std::move(observer_error_);
   observer_error_ = Status::Ok();
   return error;
 }

@@ -130,7 +130,9 @@ class Partition final : public LogObserver {
   // Kafka's makeLeader: role leader with `state`'s epoch, ISR, replicas and zk version; remote
   // replicas start unknown, ISR members counted as caught up now; the epoch is recorded at the
   // LEO; HW may rise. Returns false (and changes nothing) when `state.leader_epoch` is older than
-  // the current one. REQUIRES: state.leader == local broker.
+  // the current one. KAFKA_STORAGE_ERROR when the epoch cannot be recorded: the role, epoch and
+  // ISR stay as they were (the cache may hold the unwritten epoch in memory) and the storage
+  // failure handler has been told. REQUIRES: state.leader == local broker.
   Result<bool> MakeLeader(const LeaderAndIsrPartitionState& state);
   // Kafka's makeFollower: role follower of `state.leader`; the ISR and the remote replicas are
   // forgotten (only a leader tracks them). Returns true when the broker must truncate per policy
@@ -229,8 +231,10 @@ class Partition final : public LogObserver {
   void OnRoll(Offset base_offset) override;
   // Hands the error to the storage failure handler, if any.
   void OnOffline(const Status& error) override;
-  // Who hears that the log went offline (the ReplicaManager: Kafka's LogDirFailureChannel).
-  // Borrowed by copy; may be empty.
+  // Who hears that the log went offline, or that a write or read of the leader-epoch-checkpoint
+  // or of the producer state failed on the disk (the ReplicaManager: Kafka's
+  // LogDirFailureChannel, which CheckpointFile and the Log's I/O both report to). Borrowed by
+  // copy; may be empty.
   void set_storage_failure_handler(std::function<void(const Status&)> handler) {
     storage_failure_handler_ = std::move(handler);
   }
@@ -255,8 +259,11 @@ class Partition final : public LogObserver {
   // After a truncation: the producer state rebuilt from the latest snapshot and the log; on an
   // I/O error it is emptied (the error kept for the caller) rather than left ahead of the log.
   void ReloadProducerState();
-  // The LogObserver hooks cannot return errors: the first failed epoch-cache write is kept and
-  // handed back (as KAFKA_STORAGE_ERROR) by the operation that caused it.
+  // An epoch-cache or producer-state operation failed with `cause`: KAFKA_STORAGE_ERROR naming
+  // it, and, when the disk failed (IsStorageFailure), the storage failure handler told.
+  Status StorageFailure(const Status& cause);
+  // The LogObserver hooks cannot return errors: each failure is reported (StorageFailure) at once,
+  // and the first is kept and handed back by the operation that caused it.
   void KeepObserverError(Status status);
   Status TakeObserverError();
 

@@ -126,12 +126,15 @@ void NetworkClient::FailConnection(std::string_view peer, ConnectionId through,
       ++it;
     }
   }
+  // The owner hears of the break before any callback runs (Kafka's processDisconnection marks
+  // the node disconnected first; the requests complete later in poll), so that a callback that
+  // picks a node (a metadata refresh's leastLoadedNode) does not pick the one that just failed.
+  if (handlers_.on_disconnect) handlers_.on_disconnect(peer);
   for (InFlight& request : failed) {
     timers_.Cancel(request.timer);
     ++counters_.disconnect_failures;
     request.callback(Status(Errc::kNetworkException, why));
   }
-  if (handlers_.on_disconnect) handlers_.on_disconnect(peer);
   if (!failed.empty()) NotifyReady(std::string(peer));
 }
 

@@ -69,7 +69,8 @@ class NetworkClient final : public TransportHandler {
   struct Handlers {
     // An incoming request (never a response). Required if peers send this node requests.
     std::function<void(std::string_view from, Message request)> on_request;
-    // Told after the in-flight requests to `peer` were failed by a disconnect notice.
+    // Told when a disconnect notice (or Disconnect) for `peer` arrives, before the callbacks of
+    // the requests it fails run (Kafka marks the node disconnected first).
     std::function<void(std::string_view peer)> on_disconnect;
     // Told when a request to `peer` completed in any way and `peer` is Ready() again.
     std::function<void(std::string_view peer)> on_ready;

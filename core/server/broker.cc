@@ -172,7 +172,9 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
                               .events = seams.events,
                               .on_storage_failure = [this](const Status& error) { Halt(error); }}),
       groups(options.config, GroupSeams()),
-      group_locator(options.config, seams.zk, seams.random, metadata, seams.events) {}
+      group_locator(options.config, seams.zk, seams.random, metadata, seams.events) {
+  log_manager.set_storage_failure_handler([this](const Status& error) { Halt(error); });
+}
 
 void Broker::Impl::Halt(const Status& error) {
   if (halted || !seams.halt) return;

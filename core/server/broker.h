@@ -92,11 +92,13 @@ struct BrokerSeams {
   RandomSource& random;
   EventSink events;
   // The process exits at once (Kafka's Exit.halt / Runtime.halt): called, at most once per
-  // Broker, when a log goes offline after an I/O error. Every broker has one log directory, so
-  // Kafka halts on such an error in every release ksim follows: 0.10's ReplicaManager and
-  // ReplicaFetcherThread halt on an IOException while appending, and from 1.0 (KIP-112) a broker
-  // whose every log directory failed halts too. The simulator crashes the node, keeping what the
-  // OS page cache held. May be empty (tests): nothing happens.
+  // Broker, when its log directory fails: a log goes offline after an I/O error, or a checkpoint
+  // (high watermark, leader epoch, recovery point, log start offset), a producer snapshot or a
+  // new replica's files cannot be written or read. Every broker has one log directory, so Kafka
+  // halts on such an error in every release ksim follows: 0.10's ReplicaManager and
+  // ReplicaFetcherThread halt on an IOException while appending or checkpointing the HW, and from
+  // 1.0 (KIP-112) a broker whose every log directory failed halts too. The simulator crashes the
+  // node, keeping what the OS page cache held. May be empty (tests): nothing happens.
   std::function<void(const Status&)> halt;
 };
 

@@ -20,6 +20,13 @@ TopicConfig DefaultTopicConfig(const BrokerConfig& config) {
   return *defaults;
 }
 
+// Whether a failure to create a replica or write a checkpoint means the log dir failed: the
+// disk's errors, and a damaged checkpoint (Kafka 1.x/2.0's CheckpointFile.read throws an
+// IOException for a malformed line, which takes the dir offline like any other).
+bool IsLogDirFailure(const Status& status) {
+  return IsStorageFailure(status) || status.code() == Errc::kCorruption;
+}
+
 }  // namespace
 
 template <class F>
@@ -222,6 +229,11 @@ LeaderAndIsrResponse ReplicaManager::BecomeLeaderOrFollower(const LeaderAndIsrRe
             {field::kPartition, state.tp.partition.value()},
             {field::kError, partition.status().ToString()}});
       errors[state.tp] = Errc::kKafkaStorageError;
+      if (IsLogDirFailure(partition.status())) {
+        StorageFailure(
+            Status(Errc::kKafkaStorageError, "creating the replica of " + ToString(state.tp) +
+                                                 " failed: " + partition.status().ToString()));
+      }
       continue;
     }
     const LeaderEpoch current = (*partition)->leader_epoch();
@@ -418,6 +430,14 @@ void ReplicaManager::ScheduleHighWatermarkCheckpoint() {
   timers_.Schedule(period_us, [this]() {
     if (Status status = CheckpointHighWatermarks(); !status.ok()) {
       Emit(seams_.events, ev::kHwCheckpointError, {{field::kError, status.ToString()}});
+      // Kafka 0.10.0.1's checkpointHighWatermarks halts on an IOException (Runtime.halt(1));
+      // 1.x/2.0's CheckpointFile.write takes the log dir offline, and with its only dir
+      // offline the broker halts (LogManager.handleLogDirFailure).
+      if (IsLogDirFailure(status)) {
+        StorageFailure(
+            Status(Errc::kKafkaStorageError,
+                   "writing the high watermark checkpoint failed: " + status.ToString()));
+      }
     }
     ScheduleHighWatermarkCheckpoint();
   });
@@ -444,6 +464,10 @@ Status ReplicaManager::CheckpointHighWatermarks() {
     if (!status.ok() && first_error.ok()) first_error = status;
   }
   return first_error;
+}
+
+void ReplicaManager::StorageFailure(const Status& error) {
+  if (seams_.on_storage_failure) seams_.on_storage_failure(error);
 }
 
 // ---- State ------------------------------------------------------------------------------------

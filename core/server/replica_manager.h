@@ -15,7 +15,10 @@
 //   MakeLeader. Followers: MakeFollower; when the leader or epoch changed the fetcher is removed,
 //   the log truncated by the policy (high-watermark: now, to the own HW; leader-epoch: by the
 //   fetcher, asking the leader first) and the fetcher added; a follower whose leader is not alive
-//   gets no fetcher (Kafka 1.x). Waiting produce/fetch requests are re-checked.
+//   gets no fetcher (Kafka 1.x). Waiting produce/fetch requests are re-checked. A replica whose
+//   log, leader-epoch-checkpoint or producer state cannot be created or read for a disk error
+//   (or a damaged checkpoint) is answered KAFKA_STORAGE_ERROR and the log dir fails
+//   (on_storage_failure: the broker halts), as Kafka 1.x/2.0 takes the dir offline.
 // - ISR: every replica.lag.time.max.ms/2 each led partition may propose a shrink; a follower's
 //   fetch may propose an expansion. The proposal is written to the partition's state znode with
 //   SetData conditional on Partition::zk_version() (Kafka's Partition.updateIsr); success applies
@@ -23,7 +26,8 @@
 //   every 2.5 s), BADVERSION or any failure abandons it.
 // - HW checkpoint: every replica.high.watermark.checkpoint.interval.ms and at Shutdown, one file
 //   per log dir over every log in it: a log with no Partition object yet (before the first
-//   LeaderAndIsr after a restart) keeps the value read at startup.
+//   LeaderAndIsr after a restart) keeps the value read at startup. A periodic write that fails
+//   on the disk fails the log dir (on_storage_failure), as Kafka 0.10 halts there.
 //
 // Ownership: borrows the seams, the LogManager and the MetadataCache; owns the Partitions (which
 // borrow LogManager's logs: destroyed first), the purgatories, the fetcher manager and its
@@ -66,8 +70,9 @@ struct ReplicaManagerSeams {
   MetadataCache& metadata;
   NetworkClient& network;
   EventSink events;
-  // A log went offline after an I/O error (Kafka's LogDirFailureChannel): with its one log
-  // directory failed the broker must stop (the Broker halts). May be empty.
+  // The log directory failed (Kafka's LogDirFailureChannel): a log went offline, a checkpoint
+  // or the epoch/producer state could not be written or read. With its one log directory failed
+  // the broker must stop (the Broker halts). May be empty.
   std::function<void(const Status&)> on_storage_failure;
 };
 
@@ -144,6 +149,9 @@ class ReplicaManager {
 
   void ScheduleIsrCheck();
   void ScheduleHighWatermarkCheckpoint();
+  // The log dir failed (Kafka's LogDirFailureChannel.maybeAddOfflineLogDir): with the broker's
+  // only dir gone, seams_.on_storage_failure halts it.
+  void StorageFailure(const Status& error);
   // Wraps a ZooKeeper callback so that it does nothing once this object is gone.
   template <class F>
   auto Guarded(F f);

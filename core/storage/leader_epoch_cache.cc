@@ -52,7 +52,10 @@ Status LeaderEpochCache::Assign(LeaderEpoch epoch, Offset start_offset) {
   if (!newer_epoch || !not_earlier) return Status::Ok();
   entries_.push_back(EpochEntry{epoch, start_offset});
   CheckInvariants();
-  return Flush();
+  Status flushed = Flush();
+  // Not kept unwritten: a later Assign of the same epoch (a retried LeaderAndIsr) writes it.
+  if (!flushed.ok()) entries_.pop_back();
+  return flushed;
 }
 
 LeaderEpoch LeaderEpochCache::LatestEpoch() const {

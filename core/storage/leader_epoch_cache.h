@@ -19,9 +19,9 @@
 //
 // Persistence: every change rewrites `leader-epoch-checkpoint` in the partition directory
 // through the Env (core/storage/checkpoint_file.h: "0\n<count>\n<epoch> <offset>\n...", atomic). A
-// failed write leaves the in-memory entries changed and returns the error (Kafka then takes the log
-// directory offline). Open reads the file back; damage is kCorruption naming file and line.
-// One thread at a time.
+// failed write returns the error (Kafka then takes the log directory offline); a failed Assign
+// leaves the entries as they were, the other changes stay in memory (they follow the log). Open
+// reads the file back; damage is kCorruption naming file and line. One thread at a time.
 #pragma once
 
 #include <string>

@@ -26,6 +26,10 @@ bool IsIoFailure(const Status& status) {
 
 }  // namespace
 
+bool IsStorageFailure(const Status& status) {
+  return IsIoFailure(status) || status.code() == Errc::kKafkaStorageError;
+}
+
 Log::Log(Env& env, const Clock& clock, std::string dir, const LogConfig& config)
     : env_(env), clock_(clock), dir_(std::move(dir)), config_(config) {
   KSIM_CHECK(config_.segment_bytes > 0);

@@ -44,6 +44,11 @@
 
 namespace ksim {
 
+// Whether `status` is the disk failing: EIO, ENOSPC, a file missing or present against the log's
+// own bookkeeping (Kafka's IOException, which takes the log directory offline), or
+// KAFKA_STORAGE_ERROR (a log already offline). Corruption and protocol errors are not.
+bool IsStorageFailure(const Status& status);
+
 // What an append did (Kafka's LogAppendInfo).
 struct LogAppendInfo {
   Offset first_offset{0};  // offset of the first record appended (LEO when nothing was)

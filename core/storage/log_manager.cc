@@ -146,12 +146,12 @@ Result<LogManagerStartupReport> LogManager::Startup() {
   }
   state_ = State::kRunning;
   tasks_ = {
-      Task{config_.retention_check_interval_ms, 0, &LogManager::CleanupLogs},
-      Task{config_.flush_check_interval_ms, 0, &LogManager::FlushDirtyLogs},
+      Task{config_.retention_check_interval_ms, 0, &LogManager::CleanupLogs, "retention"},
+      Task{config_.flush_check_interval_ms, 0, &LogManager::FlushDirtyLogs, "flush"},
       Task{config_.flush_recovery_point_checkpoint_interval_ms, 0,
-           &LogManager::CheckpointRecoveryPoints},
+           &LogManager::CheckpointRecoveryPoints, "recovery-point checkpoint"},
       Task{config_.flush_start_offset_checkpoint_interval_ms, 0,
-           &LogManager::CheckpointLogStartOffsets},
+           &LogManager::CheckpointLogStartOffsets, "log-start-offset checkpoint"},
   };
   for (size_t i = 0; i < tasks_.size(); ++i) {
     ScheduleTask(i, LogManagerConfig::kInitialTaskDelayMs);
@@ -169,7 +169,14 @@ void LogManager::ScheduleTask(size_t index, int64_t delay_ms) {
 void LogManager::RunTask(size_t index) {
   tasks_[index].timer = 0;
   if (state_ != State::kRunning) return;
-  NoteError((this->*tasks_[index].run)());
+  const Status status = (this->*tasks_[index].run)();
+  NoteError(status);
+  // Kafka 1.x/2.0: checkpointLogRecoveryOffsetsInDir, checkpointLogStartOffsetsInDir, the flush
+  // and the segment deletion report an IOException to the LogDirFailureChannel.
+  if (!status.ok() && IsStorageFailure(status) && storage_failure_handler_) {
+    storage_failure_handler_(Status(Errc::kKafkaStorageError, std::string(tasks_[index].name) +
+                                                                  " failed: " + status.ToString()));
+  }
   ScheduleTask(index, tasks_[index].period_ms);
 }
 

@@ -11,9 +11,10 @@
 // Startup() loads every partition directory (with the clean-shutdown marker only the active
 // segment of each log is verified; without it, every segment from the checkpointed recovery point
 // on), then schedules the periodic tasks on the Timers seam: retention, time-based flush, and the
-// two checkpoints, with Kafka's 30 s initial delay. Shutdown() closes every log (flushing it),
-// writes the checkpoints and the marker. The procedures and file formats are in
-// docs/log-manager.md.
+// two checkpoints, with Kafka's 30 s initial delay. A task that fails on the disk
+// (IsStorageFailure) tells the storage failure handler: Kafka 1.x/2.0 takes the log dir offline
+// then, and a broker whose only dir failed halts. Shutdown() closes every log (flushing it), writes
+// the checkpoints and the marker. The procedures and file formats are in docs/log-manager.md.
 //
 // Ownership and threads: the Env, Clock and Timers are borrowed and must outlive the manager; the
 // manager owns its logs (pointers handed out stay valid until DeleteLog or Shutdown) and its
@@ -141,6 +142,12 @@ class LogManager {
   // later. False when there is no such log.
   Result<bool> DeleteLog(const TopicPartition& tp);
 
+  // Who hears that a periodic task failed on the disk (Kafka's LogDirFailureChannel; the broker
+  // halts). Borrowed by copy; may be empty.
+  void set_storage_failure_handler(std::function<void(const Status&)> handler) {
+    storage_failure_handler_ = std::move(handler);
+  }
+
   // The periodic tasks, callable directly (tests, the broker's admin paths).
   Status CleanupLogs();                // retention
   Status FlushDirtyLogs();             // time / count based flush
@@ -163,6 +170,7 @@ class LogManager {
     int64_t period_ms = 0;
     TimerId timer = 0;
     Status (LogManager::*run)() = nullptr;
+    const char* name = "";  // for the storage failure's message
   };
   enum class State { kCreated, kRunning, kShutDown };
 
@@ -186,6 +194,7 @@ class LogManager {
   std::map<std::string, TimerId> pending_deletions_;  // renamed dir -> its removal timer
   uint64_t next_delete_id_ = 0;
   LogManagerTaskStats stats_;
+  std::function<void(const Status&)> storage_failure_handler_;
 };
 
 }  // namespace ksim

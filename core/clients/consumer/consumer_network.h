@@ -38,7 +38,7 @@ class ConsumerNetwork {
  public:
   struct Listeners {
     std::function<void()> on_metadata;                         // after every metadata answer
-    std::function<void(std::string_view peer)> on_disconnect;  // after in-flight requests failed
+    std::function<void(std::string_view peer)> on_disconnect;  // before in-flight requests fail
   };
 
   ConsumerNetwork(const ConsumerConfig& config, Transport& transport, Timers& timers,

@@ -265,6 +265,49 @@ TEST_F(BrokerTest, HighWatermarkCheckpointSurvivesACrash) {
   EXPECT_TRUE(Converged({k1, k2}, Offset(7)));
 }
 
+// Issue 17, R2: the log dir fails outside the Log's own appends. Kafka 1.x/2.0 takes it offline
+// (CheckpointFile.read/write report an IOException to the LogDirFailureChannel) and, with its
+// only dir offline, halts; 0.10 halts on the first failed HW checkpoint. Before, the broker only
+// traced the error and stayed up without the replica, never to create it.
+TEST_F(BrokerTest, LeaderAndIsrWhoseEpochCheckpointCannotBeReadHaltsTheBroker) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
+  ASSERT_TRUE(Converged({k1, k2}, Offset(3)));
+  ASSERT_TRUE(cluster_->CrashBroker(k2).ok());
+  ASSERT_TRUE(cluster_->RestartBroker(k2).ok());
+  // Its logs are loaded; the replica is made at the controller's LeaderAndIsr, which reads the
+  // leader-epoch-checkpoint: that read fails now.
+  ASSERT_TRUE(
+      world_.InjectDiskFault("broker-2", DiskFault::kReadError, FaultPersistence::kUntilCleared)
+          .ok());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return !world_.node("broker-2").up(); }, 60 * kSecondUs));
+  std::vector<nlohmann::ordered_json> errors = Events("partition_create_error");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0]["node"], "broker-2");
+  std::vector<nlohmann::ordered_json> crashes = Events("crash");
+  ASSERT_FALSE(crashes.empty());
+  EXPECT_EQ(crashes.back()["node"], "broker-2");
+  EXPECT_NE(crashes.back().value("halt", "").find("creating the replica of t-0"), std::string::npos)
+      << crashes.back().dump();
+}
+
+TEST_F(BrokerTest, HighWatermarkCheckpointWriteErrorHaltsTheBroker) {
+  CreateTopic("t", {k1, k2});
+  // A follower with nothing to append: its next write is the HW checkpoint (every 5 s).
+  ASSERT_TRUE(
+      world_.InjectDiskFault("broker-2", DiskFault::kWriteError, FaultPersistence::kUntilCleared)
+          .ok());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return !world_.node("broker-2").up(); }, 10 * kSecondUs));
+  std::vector<nlohmann::ordered_json> errors = Events("hw_checkpoint_error");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0]["node"], "broker-2");
+  std::vector<nlohmann::ordered_json> crashes = Events("crash");
+  ASSERT_FALSE(crashes.empty());
+  EXPECT_NE(crashes.back().value("halt", "").find("high watermark checkpoint"), std::string::npos)
+      << crashes.back().dump();
+  EXPECT_TRUE(world_.node("broker-1").up());
+}
+
 TEST_F(BrokerTest, StaleControllerEpochIsRefused) {
   CreateTopic("t", {k1, k2});
   Broker* broker = cluster_->broker(k2);

@@ -41,6 +41,8 @@ TEST_F(LeaderEpochCheckpointCrashTest, CrashBeforeRenameKeepsTheOldCheckpoint) {
   disk_.InjectFault(DiskFault::kSyncError, FaultPersistence::kOnce);
   const Status failed = cache.Assign(LeaderEpoch(3), Offset(8));
   EXPECT_EQ(failed.code(), Errc::kIoError);
+  // A failed Assign keeps nothing unwritten: a retry of the same epoch writes it.
+  EXPECT_EQ(cache.entries(), std::vector<EpochEntry>{E(2, 6)});
   // The live tree still has the old checkpoint under its name: the rename never happened.
   EXPECT_EQ(Open().entries(), std::vector<EpochEntry>{E(2, 6)});
 
