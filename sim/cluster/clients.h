@@ -101,6 +101,9 @@ class ProducerClient {
   size_t pending() const { return pending_.size(); }
   // Every generated record sent and every send has its outcome.
   bool done() const { return generated_ == options_.messages && pending_.empty(); }
+  // When the last generated record is due to be handed to Send at the workload's rate, given
+  // that the next one is due at its time (or now, if late); 0 when every one has been.
+  TimeUs LastRecordDueUs() const;
   // The running Producer, or null while the node is down.
   Producer* producer();
 
