@@ -106,6 +106,8 @@ class ProducerClient {
   TimeUs LastRecordDueUs() const;
   // The running Producer, or null while the node is down.
   Producer* producer();
+  // Whether a process runs (the node is up and its Producer exists).
+  bool running() const { return process_ != nullptr; }
 
  private:
   struct Process;

@@ -340,10 +340,12 @@ void ScenarioRun::RunFinalPhase() {
   // producer restarted only now still has the rest of its schedule to go, at its own rate.
   const TimeUs drain_start_us = world_->Now();
   TimeUs last_record_due_us = drain_start_us;
-  for (const auto& producer : producers_) {
-    if (producer->producer() == nullptr) continue;
-    last_record_due_us = std::max(last_record_due_us, producer->LastRecordDueUs());
-  }
+  auto note_schedule = [&](const ProducerClient& producer) {
+    if (!producer.running()) return;  // down: its schedule does not run
+    last_record_due_us = std::max(last_record_due_us, producer.LastRecordDueUs());
+  };
+  for (const auto& producer : producers_) note_schedule(*producer);
+  for (const auto& producer : cli_->producers()) note_schedule(*producer);
   const TimeUs drain_end_us = last_record_due_us + Ms(final_phase.drain_ms);
   while (!Drained() && world_->Now() < drain_end_us) {
     RunTo(std::min(drain_end_us, world_->Now() + kDrainCheckUs));
