@@ -155,6 +155,13 @@ void ProducerClient::StopProcess(bool record_crash) {
   }
 }
 
+TimeUs ProducerClient::LastRecordDueUs() const {
+  if (generated_ >= options_.messages) return 0;
+  const TimeUs next_us = std::max(next_due_us_, world_.Now());
+  if (options_.rate_per_s == 0) return next_us;
+  return next_us + (options_.messages - generated_ - 1) * (1'000'000 / options_.rate_per_s);
+}
+
 void ProducerClient::ScheduleNext() {
   if (generated_ >= options_.messages) return;
   const TimeUs delay_us = std::max<TimeUs>(0, next_due_us_ - world_.Now());

@@ -101,8 +101,13 @@ class ProducerClient {
   size_t pending() const { return pending_.size(); }
   // Every generated record sent and every send has its outcome.
   bool done() const { return generated_ == options_.messages && pending_.empty(); }
+  // When the last generated record is due to be handed to Send at the workload's rate, given
+  // that the next one is due at its time (or now, if late); 0 when every one has been.
+  TimeUs LastRecordDueUs() const;
   // The running Producer, or null while the node is down.
   Producer* producer();
+  // Whether a process runs (the node is up and its Producer exists).
+  bool running() const { return process_ != nullptr; }
 
  private:
   struct Process;

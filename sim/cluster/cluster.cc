@@ -196,9 +196,9 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
       KSIM_CHECK(world_.HaltNode(name, reason).ok());
     });
   };
-  BrokerSeams seams{*node.disk(),  world_.loop(),    node,
-                    *process->transport, *process->zk, *process->random,
-                    std::move(sink), std::move(halt)};
+  BrokerSeams seams{*node.disk(),        world_.loop(),  node,
+                    *process->transport, *process->zk,   *process->random,
+                    std::move(sink),     std::move(halt)};
   process->broker = std::make_unique<Broker>(std::move(broker_options), seams);
 
   Process* raw = process.get();
@@ -227,8 +227,10 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
 
 void Cluster::StopProcess(BrokerSlot& slot) {
   if (slot.process == nullptr) return;
-  // Unhook the network first: the handler points into the process.
-  if (slot.node->up()) slot.node->Listen(NetworkHandler{[](Delivery) {}, nullptr});
+  // Unhook the network first: the handler points into the process. The node stays up with no
+  // process, as a host whose broker exited: it refuses connections (RST), so that clients move
+  // on to another broker at once.
+  if (slot.node->up()) slot.node->StopListening();
   slot.process.reset();
   full_pass_ = true;
 }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/base/text_distance.h"
+#include "core/clients/consumer/consumer.h"
 #include "core/clients/producer/producer.h"
 #include "core/config/server_config.h"
 
@@ -39,8 +40,8 @@ std::string Join(const std::vector<std::string>& items) {
 
 // The most frequent normalized cause among `anomalies` of `kind` (ties: the first seen), with
 // its first full text.
-std::optional<std::string> CommonCause(const std::vector<Anomaly>& anomalies,
-                                       std::string_view kind, int64_t* count = nullptr) {
+std::optional<std::string> CommonCause(const std::vector<Anomaly>& anomalies, std::string_view kind,
+                                       int64_t* count = nullptr) {
   std::map<std::string, std::pair<int64_t, size_t>> seen;  // normalized -> (count, first index)
   for (size_t i = 0; i < anomalies.size(); ++i) {
     if (anomalies[i].kind != kind) continue;
@@ -163,11 +164,11 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
       Result<TopicConfig> config = MakeTopicConfig(broker, topic.config, "topics/" + topic.name);
       if (!config.ok()) continue;
       min_isr = std::min(min_isr, config->min_insync_replicas);
-      if (config->min_insync_replicas < 2 || topic.replication_factor < config->min_insync_replicas) {
-        against_isr.push_back(topic.name + " has min.insync.replicas=" +
-                              std::to_string(config->min_insync_replicas) +
-                              " with replication factor " +
-                              std::to_string(topic.replication_factor));
+      if (config->min_insync_replicas < 2 ||
+          topic.replication_factor < config->min_insync_replicas) {
+        against_isr.push_back(
+            topic.name + " has min.insync.replicas=" + std::to_string(config->min_insync_replicas) +
+            " with replication factor " + std::to_string(topic.replication_factor));
       }
       if (config->unclean_leader_election_enable) unclean.push_back(topic.name);
       if (config->log.flush_interval_messages != 1) synced = false;
@@ -223,19 +224,37 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
                                   "no record written twice (log_duplicates = 0)",
                                   "enable.idempotence=true (" + Join(idempotent) + ")"});
   } else if (producers > 0) {
-    promise.not_promised.push_back("no_log_duplicates: " + Join(against_idempotence) +
-                                   " without enable.idempotence (a retry can write a record again)");
+    promise.not_promised.push_back(
+        "no_log_duplicates: " + Join(against_idempotence) +
+        " without enable.idempotence (a retry can write a record again)");
   }
 
-  if (scenario.final_phase.heal && scenario.final_phase.restart_all) {
+  // A consumer that starts at latest may join after the records it is waited for were written:
+  // it never reaches them and the drain runs out (docs/scenarios.md, "The final phase").
+  std::vector<std::string> at_latest;
+  for (const ClientSpec& client : scenario.clients) {
+    if (client.type != ClientType::kConsumer) continue;
+    ConfigOverrides settings = client.config;
+    settings.emplace_back("bootstrap.servers", "broker-1");
+    Result<ConsumerConfig> config = ParseConsumerConfig(settings);
+    if (!config.ok() || config->auto_offset_reset != "earliest") at_latest.push_back(client.id);
+  }
+  if (!scenario.final_phase.heal || !scenario.final_phase.restart_all) {
+    promise.not_promised.push_back(
+        "liveness: the final phase does not heal and restart everything");
+  } else if (!at_latest.empty()) {
+    promise.not_promised.push_back("liveness: " + Join(at_latest) +
+                                   " without auto.offset.reset=earliest (a consumer that joins "
+                                   "after records were written never delivers them)");
+  } else {
     promise.properties.push_back(
         {"liveness",
          "after the final phase every partition has a leader, every acknowledged record is "
          "readable (unavailable_acked = 0) and the drain completes within drain_ms=" +
-             std::to_string(scenario.final_phase.drain_ms),
-         "the final phase heals every fault and restarts every broker and client"});
-  } else {
-    promise.not_promised.push_back("liveness: the final phase does not heal and restart everything");
+             std::to_string(scenario.final_phase.drain_ms) +
+             " of the producers' last scheduled record",
+         "the final phase heals every fault and restarts every broker and client; every "
+         "consumer starts at earliest"});
   }
   if (options.expectations) {
     promise.properties.push_back(

@@ -303,8 +303,7 @@ void ScenarioRun::RunTo(TimeUs target_us) {
 }
 
 Status ScenarioRun::RunDriven(RunDriver& driver) {
-  RunContext context{*world_, *cluster_, *history_, t0_us_,
-                     [this](TimeUs target_us) {
+  RunContext context{*world_, *cluster_, *history_, t0_us_, [this](TimeUs target_us) {
                        if (target_us > world_->Now()) cluster_->RunFor(target_us - world_->Now());
                      }};
   KSIM_RETURN_IF_ERROR(driver.Start(context));
@@ -342,7 +341,17 @@ void ScenarioRun::RunFinalPhase() {
     if (!cluster_->zookeeper().up()) cluster_->zookeeper().Up();
   }
   if (final_phase.restart_all) RestartAll();
-  const TimeUs drain_end_us = world_->Now() + Ms(final_phase.drain_ms);
+  // drain_ms counts from the moment the running producers have been handed their last record: a
+  // producer restarted only now still has the rest of its schedule to go, at its own rate.
+  const TimeUs drain_start_us = world_->Now();
+  TimeUs last_record_due_us = drain_start_us;
+  auto note_schedule = [&](const ProducerClient& producer) {
+    if (!producer.running()) return;  // down: its schedule does not run
+    last_record_due_us = std::max(last_record_due_us, producer.LastRecordDueUs());
+  };
+  for (const auto& producer : producers_) note_schedule(*producer);
+  for (const auto& producer : cli_->producers()) note_schedule(*producer);
+  const TimeUs drain_end_us = last_record_due_us + Ms(final_phase.drain_ms);
   while (!Drained() && world_->Now() < drain_end_us) {
     RunTo(std::min(drain_end_us, world_->Now() + kDrainCheckUs));
     // A broker can still go down during the drain (a controlled shutdown that could not reach
@@ -351,11 +360,9 @@ void ScenarioRun::RunFinalPhase() {
     if (final_phase.restart_all) RestartDownBrokers();
   }
   undrained_ = Undrained();
-  world_->Trace(
-      node::kScenario, ev::kDrained,
-      TraceFields{{field::kComplete, undrained_.empty()},
-                  {field::kDrainMs,
-                   (world_->Now() - (drain_end_us - Ms(final_phase.drain_ms))) / kUsPerMs}});
+  world_->Trace(node::kScenario, ev::kDrained,
+                TraceFields{{field::kComplete, undrained_.empty()},
+                            {field::kDrainMs, (world_->Now() - drain_start_us) / kUsPerMs}});
   if (options_.progress) options_.progress(total_us_, total_us_);
 }
 
@@ -453,8 +460,7 @@ std::string ScenarioRun::Undrained() {
         auto found = delivered_next_.find({group, tp});
         if (found == delivered_next_.end() || found->second < led->high_watermark()) {
           return group + " has delivered " + ToString(tp) + " up to offset " +
-                 std::to_string(found == delivered_next_.end() ? -1
-                                                               : found->second.value() - 1) +
+                 std::to_string(found == delivered_next_.end() ? -1 : found->second.value() - 1) +
                  " of " + std::to_string(led->high_watermark().value() - 1);
         }
       }

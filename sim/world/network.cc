@@ -29,8 +29,8 @@ std::string_view DropReasonName(DropReason reason) {
       return "link_cut";
     case DropReason::kRetransmitTimeout:
       return "retransmit_timeout";
-    case DropReason::kNoHandler:
-      return "no_handler";
+    case DropReason::kRefused:
+      return "refused";
   }
   return "unknown";
 }
@@ -79,6 +79,7 @@ void Network::Register(NodeId node, NetworkHandler handler) {
   KSIM_CHECK(node.value() < nodes_.size());
   KSIM_CHECK_MSG(static_cast<bool>(handler.on_message), "a handler needs on_message");
   nodes_[node.value()].handler = std::make_shared<const NetworkHandler>(std::move(handler));
+  nodes_[node.value()].exited = false;
 }
 
 void Network::Register(std::string_view node, NetworkHandler handler) {
@@ -88,6 +89,35 @@ void Network::Register(std::string_view node, NetworkHandler handler) {
 void Network::Unregister(NodeId node) {
   KSIM_CHECK(node.value() < nodes_.size());
   nodes_[node.value()].handler.reset();
+}
+
+void Network::ExitProcess(NodeId node) {
+  Grow();
+  KSIM_CHECK(node.value() < nodes_.size());
+  nodes_[node.value()].handler.reset();
+  nodes_[node.value()].exited = true;
+  // The kernel closes the process's sockets: a FIN (clean exit) or an RST (halt) goes out on
+  // each, and the peer reads it one latency later. The node itself will never read a notice.
+  for (uint32_t other = 0; other < nodes_.size(); ++other) {
+    if (other == node.value()) continue;
+    const NodeId peer(other);
+    CancelNotice(node, peer);
+    const Connection& connection = ConnectionFor(node, peer);
+    const bool active = connection.used[0] || connection.used[1] ||
+                        !connection.channel[0].in_flight.empty() ||
+                        !connection.channel[1].in_flight.empty();
+    if (active) Break(node, peer, DropReason::kRefused, LinkLatencyUs(node, peer));
+  }
+}
+
+bool Network::Alive(NodeId node) const {
+  return topology_.IsUp(node) && !nodes_[node.value()].exited;
+}
+
+TimeUs Network::LinkLatencyUs(NodeId from, NodeId to) const {
+  const std::optional<LinkSpec> link = topology_.Link(from, to);
+  if (!link || topology_.IsCut(from, to)) return options_.disconnect_timeout_us;
+  return link->latency_us_max;
 }
 
 SendResult Network::Send(std::string_view from, std::string_view to, Message message) {
@@ -122,7 +152,7 @@ SendResult Network::Send(NodeId from, NodeId to, Message message) {
                  0,
                  DropReason::kNone};
 
-  if (!topology_.IsUp(from)) {  // a crashed node's leftover timer: nothing leaves the node
+  if (!Alive(from)) {  // a dead process's leftover timer: nothing leaves the node
     Report(event);
     ReportDrop(from, to, id, message, epoch, DropReason::kSenderDown);
     return SendResult{id, epoch, true};
@@ -137,6 +167,8 @@ SendResult Network::Send(NodeId from, NodeId to, Message message) {
     reason = DropReason::kNoLink;
   } else if (topology_.IsCut(from, to)) {
     reason = DropReason::kLinkCut;
+  } else if (!nodes_[to.value()].handler) {
+    reason = DropReason::kRefused;  // the host is up, nothing listens: RST
   }
   Channel& channel = connection.channel[side];
   TimeUs arrival_us = 0;
@@ -150,7 +182,10 @@ SendResult Network::Send(NodeId from, NodeId to, Message message) {
   if (reason != DropReason::kNone) {
     Report(event);
     ReportDrop(from, to, id, message, epoch, reason);
-    Break(from, to, reason);
+    // A refusal comes back in one round trip; anything else only the timeout reveals.
+    Break(
+        from, to, reason,
+        reason == DropReason::kRefused ? 2 * link->latency_us_max : options_.disconnect_timeout_us);
     return SendResult{id, epoch, true};
   }
 
@@ -215,7 +250,10 @@ void Network::Deliver(NodeId from, NodeId to, MessageId id) {
 
   std::shared_ptr<const NetworkHandler> handler = nodes_[to.value()].handler;
   if (!handler) {
-    ReportDrop(from, to, id, item.message, epoch, DropReason::kNoHandler);
+    // Nothing listens on the node (ExitProcess breaks the connections of a process that exits,
+    // so this is a node restarted but not listening yet): its RST travels back to the sender.
+    ReportDrop(from, to, id, item.message, epoch, DropReason::kRefused);
+    Break(from, to, DropReason::kRefused, LinkLatencyUs(to, from));
     return;
   }
   connection.used[1 - side] = true;
@@ -228,7 +266,8 @@ void Network::Deliver(NodeId from, NodeId to, MessageId id) {
   handler->on_message(Delivery{from, epoch, id, std::move(item.message)});
 }
 
-void Network::Break(NodeId a, NodeId b, DropReason reason) {
+void Network::Break(NodeId a, NodeId b, DropReason reason, TimeUs notice_after_us) {
+  KSIM_CHECK(notice_after_us >= 0);
   Connection& connection = ConnectionFor(a, b);
   const NodeId ends[2] = {std::min(a, b), std::max(a, b)};
   const uint64_t epoch = connection.epoch;
@@ -246,17 +285,35 @@ void Network::Break(NodeId a, NodeId b, DropReason reason) {
   connection.last_broken_epoch = epoch;
   connection.epoch = epoch + 1;
   counters_.connections_broken += 1;
-  // Each live end that used the connection learns of it after the disconnect timeout; one
-  // notice covers all breaks until it is given.
+  // Each live end that used the connection learns of it notice_after_us later; one notice
+  // covers all breaks until it is given, and comes at the earliest they call for.
   for (int side = 0; side < 2; ++side) {
     const NodeId node = ends[side], peer = ends[1 - side];
-    if (connection.used[side] && topology_.IsUp(node) && connection.notice_timer[side] == 0) {
-      connection.notice_timer[side] = loop_.ScheduleAfter(
-          options_.disconnect_timeout_us, [this, node, peer] { GiveNotice(node, peer); },
-          "net.disconnect");
+    if (connection.used[side] && Alive(node)) {
+      ScheduleNotice(node, peer, loop_.Now() + notice_after_us);
     }
     connection.used[side] = false;
   }
+}
+
+void Network::ScheduleNotice(NodeId node, NodeId peer, TimeUs due_us) {
+  Connection& connection = ConnectionFor(node, peer);
+  const int side = node < peer ? 0 : 1;
+  if (connection.notice_timer[side] != 0) {
+    if (connection.notice_due_us[side] <= due_us) return;
+    loop_.Cancel(connection.notice_timer[side]);
+  }
+  connection.notice_due_us[side] = due_us;
+  connection.notice_timer[side] = loop_.ScheduleAt(
+      due_us, [this, node, peer] { GiveNotice(node, peer); }, "net.disconnect");
+}
+
+void Network::CancelNotice(NodeId node, NodeId peer) {
+  Connection& connection = ConnectionFor(node, peer);
+  const int side = node < peer ? 0 : 1;
+  if (connection.notice_timer[side] == 0) return;
+  loop_.Cancel(connection.notice_timer[side]);
+  connection.notice_timer[side] = 0;
 }
 
 void Network::GiveNotice(NodeId node, NodeId peer) {
@@ -264,7 +321,7 @@ void Network::GiveNotice(NodeId node, NodeId peer) {
   const int side = node < peer ? 0 : 1;
   KSIM_CHECK(connection.notice_timer[side] != 0);
   connection.notice_timer[side] = 0;
-  KSIM_CHECK(topology_.IsUp(node));  // notices to a node are cancelled when it goes down
+  KSIM_CHECK(Alive(node));  // notices to a node are cancelled when its process dies
   const uint64_t broken_epoch = connection.last_broken_epoch;
   counters_.disconnects_notified += 1;
   Report(NetEvent{NetEvent::Type::kDisconnect, loop_.Now(), 0, peer, node, topology_.Name(peer),
@@ -297,17 +354,19 @@ void Network::OnTopologyChange(const TopologyChange& change) {
         const Connection& connection = ConnectionFor(link.from, link.to);
         const int side = link.from < link.to ? 0 : 1;
         if (!connection.channel[side].in_flight.empty()) {
-          Break(link.from, link.to, DropReason::kLinkCut);
+          Break(link.from, link.to, DropReason::kLinkCut, options_.disconnect_timeout_us);
         }
       }
       break;
     case TopologyChangeKind::kNodeDown:
       for (NodeId node : change.nodes) OnNodeDown(node);
       break;
+    case TopologyChangeKind::kNodeUp:
+      for (NodeId node : change.nodes) OnNodeUp(node);
+      break;
     case TopologyChangeKind::kNodeAdded:
     case TopologyChangeKind::kLinkSet:
     case TopologyChangeKind::kHeal:
-    case TopologyChangeKind::kNodeUp:
     case TopologyChangeKind::kSlow:
       break;
   }
@@ -319,16 +378,28 @@ void Network::OnNodeDown(NodeId node) {
   for (uint32_t other = 0; other < nodes_.size(); ++other) {
     if (other == node.value()) continue;
     const NodeId peer(other);
-    Connection& connection = ConnectionFor(node, peer);
-    const int side = node < peer ? 0 : 1;
-    if (connection.notice_timer[side] != 0) {
-      loop_.Cancel(connection.notice_timer[side]);
-      connection.notice_timer[side] = 0;
-    }
+    CancelNotice(node, peer);
+    const Connection& connection = ConnectionFor(node, peer);
     const bool active = connection.used[0] || connection.used[1] ||
                         !connection.channel[0].in_flight.empty() ||
                         !connection.channel[1].in_flight.empty();
-    if (active) Break(node, peer, DropReason::kNodeDown);
+    if (active) Break(node, peer, DropReason::kNodeDown, options_.disconnect_timeout_us);
+  }
+}
+
+void Network::OnNodeUp(NodeId node) {
+  // The host is back: a peer still waiting to learn of a connection to it learns at its next
+  // retransmission or connection attempt, which the new host answers with RST. A peer that the
+  // node cannot reach back, or that cannot reach it, still waits for the timeout.
+  const TimeUs due_us = loop_.Now() + options_.restart_notice_us;
+  for (uint32_t other = 0; other < nodes_.size(); ++other) {
+    if (other == node.value()) continue;
+    const NodeId peer(other);
+    const Connection& connection = ConnectionFor(node, peer);
+    const int peer_side = peer < node ? 0 : 1;
+    if (connection.notice_timer[peer_side] == 0) continue;
+    if (!topology_.CanSend(peer, node) || !topology_.CanSend(node, peer)) continue;
+    ScheduleNotice(peer, node, due_us);
   }
 }
 

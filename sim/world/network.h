@@ -16,6 +16,13 @@
 //   timeout. Breaking drops everything in flight both ways; each live endpoint that used the
 //   connection is told (Disconnect) disconnect_timeout_us later, as a Kafka client learns it
 //   from request.timeout.ms. The next send opens a new connection at once.
+// - A host and its process are distinct. A down node (Topology: power loss) is silent: only the
+//   timeout tells its peers, unless it comes back first, when the peers' next retransmission
+//   meets its RST (restart_notice_us after it is up). A node that is up with no process
+//   listening (ExitProcess: a clean shutdown, Exit.halt, a failed start-up; or a restarted node
+//   before it listens) answers at once: its connections reset with a notice to each peer one
+//   link latency later (FIN or RST), and a send to it is refused with a notice one round trip
+//   later.
 //
 // Every send, delivery, drop and disconnect notice is reported to the observer (the trace writer
 // records them at the `messages` level). All randomness comes from the RandomStream given at
@@ -68,7 +75,7 @@ enum class DropReason : uint8_t {
   kNoLink,             // no link from sender to receiver in the topology
   kLinkCut,            // sent across a cut link, or in flight when a link was cut
   kRetransmitTimeout,  // lost so often that the sender would have timed out first
-  kNoHandler,          // arrived at a node with no handler registered
+  kRefused,            // sent to or arriving at an up node where no process listens (RST)
 };
 std::string_view DropReasonName(DropReason reason);
 
@@ -140,6 +147,10 @@ struct NetworkOptions {
   // More losses than this for one message break the connection (Linux tcp_retries2), as does a
   // total retransmission delay of disconnect_timeout_us or more.
   int32_t max_retransmits = 15;
+  // How long after a crashed node is up again each peer whose notice about it is still pending
+  // is told: the peer's next retransmission or connection attempt meets the new host's RST.
+  // RFC 6298's initial RTO (Linux TCP_TIMEOUT_INIT), 1 s; not for a node still cut off.
+  TimeUs restart_notice_us = 1'000'000;
 };
 
 class Network {
@@ -156,6 +167,12 @@ class Network {
   void Register(NodeId node, NetworkHandler handler);
   void Register(std::string_view node, NetworkHandler handler);
   void Unregister(NodeId node);
+  // The node's process exits while its host stays up (a clean shutdown, Exit.halt, a broker whose
+  // start-up failed): its handler goes, every connection it had breaks (kRefused), and each peer
+  // that used one is told one link latency later, as the FIN or RST reaches it; notices for the
+  // node itself are dropped. Until a handler is registered again, nothing leaves the node and a
+  // send to it is refused. REQUIRES: node exists.
+  void ExitProcess(NodeId node);
 
   // Sends `message` from `from` to `to`. REQUIRES: both exist, from != to, size_bytes >= 0.
   SendResult Send(NodeId from, NodeId to, Message message);
@@ -205,10 +222,12 @@ class Network {
     Channel channel[2];
     bool used[2] = {false, false};
     TimerId notice_timer[2] = {0, 0};  // a pending Disconnect notice for that side, or 0
+    TimeUs notice_due_us[2] = {0, 0};  // when that notice is due
   };
   struct NodeState {
     std::shared_ptr<const NetworkHandler> handler;  // shared: a handler may replace itself
-    uint64_t slow_generation = 0;                   // which SlowFor the pending end belongs to
+    bool exited = false;           // ExitProcess: no process until a handler registers again
+    uint64_t slow_generation = 0;  // which SlowFor the pending end belongs to
     TimerId slow_end_timer = 0;
   };
 
@@ -221,9 +240,18 @@ class Network {
   bool DrawArrival(NodeId from, NodeId to, const LinkSpec& link, int64_t size_bytes,
                    Channel& channel, TimeUs& arrival_us, int32_t& retransmits);
   void Deliver(NodeId from, NodeId to, MessageId id);
-  void Break(NodeId a, NodeId b, DropReason reason);
+  // Whether a process runs on the node: its host is up and it has not exited.
+  bool Alive(NodeId node) const;
+  // One-way latency of the link from -> to at its slowest, or the disconnect timeout without one.
+  TimeUs LinkLatencyUs(NodeId from, NodeId to) const;
+  // Breaks the connection; each live end that used it is told notice_after_us later.
+  void Break(NodeId a, NodeId b, DropReason reason, TimeUs notice_after_us);
+  // Schedules `node`'s notice about `peer` at due_us, or keeps the pending one if it is earlier.
+  void ScheduleNotice(NodeId node, NodeId peer, TimeUs due_us);
+  void CancelNotice(NodeId node, NodeId peer);
   void GiveNotice(NodeId node, NodeId peer);
   void OnNodeDown(NodeId node);
+  void OnNodeUp(NodeId node);
   void ReportDrop(NodeId from, NodeId to, MessageId id, const Message& message, uint64_t epoch,
                   DropReason reason);
   void Report(const NetEvent& event) {

@@ -14,8 +14,8 @@
 //
 // Ownership and crashes: borrows the Network (which must outlive it). One SimTransport per node
 // at a time. When the node crashes its owner destroys it (unregistering the handler if attached);
-// the restarted node makes a new one and attaches again; messages arriving in between are the
-// network's kNoHandler drops. Single-threaded.
+// the restarted node makes a new one and attaches again; messages arriving in between are refused
+// (the network's kRefused). Single-threaded.
 #pragma once
 
 #include <memory>

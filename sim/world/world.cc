@@ -75,6 +75,11 @@ void Node::Listen(NetworkHandler handler) {
   world_.network_->Register(id_, std::move(handler));
 }
 
+void Node::StopListening() {
+  KSIM_CHECK_MSG(up_, "a down node has no process to stop");
+  world_.network_->ExitProcess(id_);
+}
+
 SendResult Node::Send(std::string_view to, Message message) {
   return world_.network_->Send(id_, world_.topology_.Id(to), std::move(message));
 }
@@ -234,7 +239,7 @@ Status World::HaltNode(std::string_view name, std::string_view reason) {
         TraceFields{{field::kTear, false}, {field::kCorrupt, false}, {field::kHalt, reason}});
   node->up_ = false;
   node->EndProcess();
-  KSIM_CHECK(topology_.SetNodeUp(node->name_, false).ok());
+  network_->ExitProcess(node->id_);  // the host stays up: peers get an RST at once
   if (node->disk_) node->disk_->CleanShutdown();
   node->Notify(NodeLifecycle::kCrash);
   return Status::Ok();
@@ -248,7 +253,7 @@ Status World::CleanShutdownNode(std::string_view name) {
   node->up_ = false;
   node->EndProcess();
   if (node->disk_) node->disk_->CleanShutdown();
-  KSIM_CHECK(topology_.SetNodeUp(node->name_, false).ok());
+  network_->ExitProcess(node->id_);  // the host stays up: peers get a FIN at once
   return Status::Ok();
 }
 
@@ -258,6 +263,8 @@ Status World::RestartNode(std::string_view name) {
   ++node->incarnation_;
   Trace(node->name_, ev::kRestart, TraceFields{{field::kIncarnation, node->incarnation_}});
   node->up_ = true;
+  // After a power loss the host comes back (peers' pending notices hasten); after a process
+  // exit it never left.
   KSIM_CHECK(topology_.SetNodeUp(node->name_, true).ok());
   node->Notify(NodeLifecycle::kRestart);
   return Status::Ok();

@@ -16,13 +16,17 @@
 //   to its lifecycle: kCrash (drop every in-memory state and handle: the disk already lost what
 //   was not synced), kShutdown (close files cleanly; the disk syncs and the node goes down right
 //   after), kRestart (reopen and recover from the disk, listen again, start timers again).
-// - Faults: CrashNode = node down (the network drops what was in flight to and from it), the
+// - Faults: CrashNode = power loss: the host goes down in the Topology (the network drops what
+//   was in flight to and from it, and peers learn only by timeout unless it comes back), the
 //   process's timers cancelled and handler removed, the disk crashed (with tearing and
 //   corruption as asked), then kCrash told. CleanShutdownNode = kShutdown told first, then
-//   timers and handler removed, the disk cleanly shut down (everything synced), node down.
-//   RestartNode = node up, then kRestart told. Partition, Heal, Isolate, SlowNode and
-//   InjectDiskFault pass through to Topology, Network and VirtualDisk. Each writes its trace
-//   event first, so that the drops it causes follow it in the trace.
+//   timers and handler removed, the disk cleanly shut down (everything synced), and the process
+//   exits while the host stays up (Network::ExitProcess: peers get a FIN at once, sends to it
+//   are refused). HaltNode is the same process exit without kShutdown. Node::up() is the
+//   process's state. RestartNode = host up if it was down, then kRestart told. Partition,
+//   Heal, Isolate, SlowNode and InjectDiskFault pass through to Topology, Network and
+//   VirtualDisk. Each writes its trace event first, so that the drops it causes follow it in
+//   the trace.
 //
 // Determinism: everything is ordered by node id or insertion order; the only randomness is the
 // streams derived from the one seed by name, so adding a node never shifts another's draws.
@@ -96,6 +100,10 @@ class Node final : public Timers {
 
   // Installs the process's network handler (again after each restart). REQUIRES: up().
   void Listen(NetworkHandler handler);
+  // The process exits by itself while the node stays up (a broker whose start-up failed, Kafka's
+  // System.exit): its handler goes, its connections reset and every send to the node is refused
+  // until it listens again (Network::ExitProcess). REQUIRES: up().
+  void StopListening();
   // Sends from this node. REQUIRES: `to` exists and is another node.
   SendResult Send(std::string_view to, Message message);
   SendResult Send(NodeId to, Message message);

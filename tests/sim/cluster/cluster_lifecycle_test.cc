@@ -109,5 +109,33 @@ TEST_F(ClusterLifecycleTest, SessionExpiryOfALeaderMovesLeadershipAndTheBrokerRe
   EXPECT_TRUE(sim_.NoViolations());
 }
 
+TEST_F(ClusterLifecycleTest, ABrokerWhoseStartupFailedRefusesRequestsWithinARoundTrip) {
+  // Kafka's broker exits when it cannot load its logs; the host then refuses connections, so a
+  // client hears at once and asks another broker (issue 17, R4: the node used to swallow them).
+  ASSERT_TRUE(cluster().world().CrashNode("broker-3").ok());
+  ASSERT_TRUE(
+      cluster()
+          .world()
+          .InjectDiskFault("broker-3", DiskFault::kWriteError, FaultPersistence::kUntilCleared)
+          .ok());
+  ASSERT_TRUE(cluster().RestartBroker(kB3).ok());  // the node is up, its broker did not start
+  EXPECT_TRUE(cluster().world().node("broker-3").up());
+  EXPECT_EQ(cluster().broker(kB3), nullptr);
+
+  sim::World& world = cluster().world();
+  const LinkSpec link = *world.topology().Link(world.node("p1").id(), world.node("broker-3").id());
+  const TimeUs sent_us = world.Now();
+  std::optional<TimeUs> failed_us;
+  MetadataRequest request;
+  request.topics = std::vector<std::string>{"t"};
+  client_->SendRequest("broker-3", std::move(request), [&](Result<ksim::Message> response) {
+    EXPECT_FALSE(response.ok());
+    failed_us = world.Now();
+  });
+  ASSERT_TRUE(cluster().RunUntil([&] { return failed_us.has_value(); }, 30 * kSecondUs));
+  EXPECT_LE(*failed_us - sent_us, 2 * link.latency_us_max);
+  EXPECT_TRUE(sim_.NoViolations());
+}
+
 }  // namespace
 }  // namespace ksim::sim::testing

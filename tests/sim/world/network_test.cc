@@ -455,14 +455,88 @@ TEST_F(NetworkTest, ALinkThatLosesEverythingBreaksTheConnection) {
   EXPECT_EQ(notices_[0].time_us, kTimeoutUs);
 }
 
-TEST_F(NetworkTest, ANodeWithoutAHandlerDropsWhatArrives) {
+TEST_F(NetworkTest, AnUpNodeWithoutAHandlerRefusesAndTheSenderHearsInARoundTrip) {
   Build(Fixed(10));
-  network_->Unregister(topology_->Id("c1"));
-  Send("zk", "c1", "nobody home");
+  // Unregistered while a message is on its way: it arrives at 10, the RST is back at 20.
+  Send("broker-1", "c1", "in flight");
+  At(5, [&] { network_->Unregister(topology_->Id("c1")); });
+  // Sent to a node with nothing listening: refused at once, the sender told at 100 + 2 * 10.
+  At(100, [&] { EXPECT_TRUE(Send("zk", "c1", "nobody home").dropped); });
   Run();
   const auto drops = EventsOf(NetEvent::Type::kDrop);
-  ASSERT_EQ(drops.size(), 1u);
-  EXPECT_EQ(drops[0].reason, DropReason::kNoHandler);
+  ASSERT_EQ(drops.size(), 2u);
+  EXPECT_EQ(drops[0].reason, DropReason::kRefused);
+  EXPECT_EQ(drops[0].time_us, 10);
+  EXPECT_EQ(drops[1].reason, DropReason::kRefused);
+  ASSERT_EQ(notices_.size(), 2u);
+  EXPECT_EQ(notices_[0].node, "broker-1");
+  EXPECT_EQ(notices_[0].time_us, 20);
+  EXPECT_EQ(notices_[1].node, "zk");
+  EXPECT_EQ(notices_[1].time_us, 120);
+  ExpectBalanced();
+}
+
+TEST_F(NetworkTest, AProcessExitResetsItsConnectionsAndPeersHearWithinOneLatency) {
+  Build(Fixed(1000));
+  At(0, [&] {
+    Send("broker-1", "broker-2", "to exiting");
+    Send("p1", "broker-2", "delivered before");
+  });
+  // broker-2's host stays up; its process exits (a clean shutdown, a halt).
+  At(1500, [&] {
+    Send("broker-2", "broker-1", "from exiting");
+    network_->ExitProcess(topology_->Id("broker-2"));
+  });
+  At(3000, [&] {
+    EXPECT_TRUE(Send("broker-2", "zk", "from exited").dropped);
+    EXPECT_TRUE(Send("zk", "broker-2", "to exited").dropped);
+  });
+  At(5000, [&] { RegisterRecorder("broker-2"); });  // a new process listens
+  At(6000, [&] { EXPECT_FALSE(Send("zk", "broker-2", "after restart").dropped); });
+  Run();
+  std::map<std::string, DropReason> reasons;
+  for (const Event& d : EventsOf(NetEvent::Type::kDrop)) reasons[d.kind] = d.reason;
+  EXPECT_EQ(reasons["from exiting"], DropReason::kRefused);
+  EXPECT_EQ(reasons["from exited"], DropReason::kSenderDown);
+  EXPECT_EQ(reasons["to exited"], DropReason::kRefused);
+  // broker-1 and p1 hear one latency after the exit (FIN/RST), zk one round trip after its send.
+  std::map<std::string, TimeUs> told;
+  for (const Notice& n : notices_) {
+    EXPECT_EQ(n.peer, "broker-2");
+    told[n.node] = n.time_us;
+  }
+  EXPECT_EQ(told, (std::map<std::string, TimeUs>{{"broker-1", 2500}, {"p1", 2500}, {"zk", 5000}}));
+  ASSERT_FALSE(received_.empty());
+  EXPECT_EQ(received_.back().kind, "after restart");
+  ExpectBalanced();
+}
+
+TEST_F(NetworkTest, ACrashedHostBackUpAnswersPendingNoticesWithinTheRestartNotice) {
+  NetworkOptions options = TestOptions();
+  options.disconnect_timeout_us = 200'000;
+  options.restart_notice_us = 5'000;
+  Build(Fixed(1000), 1, options);
+  At(0, [&] {
+    Send("broker-1", "broker-2", "1");
+    Send("zk", "broker-2", "2");
+    Send("p1", "broker-3", "3");
+  });
+  At(500, [&] {  // power loss of both hosts
+    ASSERT_TRUE(topology_->SetNodeUp("broker-2", false).ok());
+    ASSERT_TRUE(topology_->SetNodeUp("broker-3", false).ok());
+  });
+  // broker-2 is back 60 ms later, but cut off from zk; broker-3 stays down.
+  At(60'500, [&] {
+    ASSERT_TRUE(topology_->Partition({{"zk"}, {"broker-2"}}, false).ok());
+    ASSERT_TRUE(topology_->SetNodeUp("broker-2", true).ok());
+  });
+  Run();
+  std::map<std::string, TimeUs> told;
+  for (const Notice& n : notices_) told[n.node] = n.time_us;
+  // broker-1's next retransmission meets the new host's RST; zk's cannot reach it, and p1's
+  // peer never answers: they wait for the timeout.
+  EXPECT_EQ(told, (std::map<std::string, TimeUs>{
+                      {"broker-1", 60'500 + 5'000}, {"zk", 500 + 200'000}, {"p1", 500 + 200'000}}));
   ExpectBalanced();
 }
 
