@@ -182,6 +182,13 @@ class Partition final : public LogObserver {
   // A fetch (consumers below HW, followers below LEO; at least one batch, KIP-74) or
   // NOT_LEADER_FOR_PARTITION when not leader.
   Result<FetchDataInfo> Read(Offset fetch_offset, int32_t max_bytes, bool from_follower);
+  // Whether Read(fetch_offset, max_bytes, ...) would return no records and no error without
+  // touching the disk: a leader whose online log ends at `fetch_offset` (the log's own early
+  // answer). A fetch skips such partitions instead of reading them (nothing new there).
+  bool ReadsNothingAt(Offset fetch_offset, int32_t max_bytes) const {
+    return role_ == ReplicaRole::kLeader && max_bytes >= 0 &&
+           fetch_offset == log_.log_end_offset() && log_.online();
+  }
 
   // ---- Follower ----
   // Appends what the leader sent, then HW = min(LEO, leader_hw) and the log start follows the

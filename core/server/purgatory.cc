@@ -132,17 +132,35 @@ bool FetchCanCompleteNow(const FetchRequest& request,
   return bytes >= request.min_bytes;
 }
 
+DelayedFetch::DelayedFetch(FetchRequest request, Read read, ReadIfReady read_if_ready,
+                           Respond respond)
+    : request_(std::move(request)),
+      read_(std::move(read)),
+      read_if_ready_(std::move(read_if_ready)),
+      respond_(std::move(respond)) {
+  KSIM_CHECK(read_ != nullptr);
+  KSIM_CHECK(read_if_ready_ != nullptr);
+  KSIM_CHECK(respond_ != nullptr);
+}
+
 DelayedFetch::DelayedFetch(FetchRequest request, Read read, Respond respond)
     : request_(std::move(request)), read_(std::move(read)), respond_(std::move(respond)) {
   KSIM_CHECK(read_ != nullptr);
   KSIM_CHECK(respond_ != nullptr);
+  read_if_ready_ =
+      [read = read_](
+          const FetchRequest& request) -> std::optional<std::vector<FetchPartitionResponse>> {
+    std::vector<FetchPartitionResponse> responses = read(request);
+    if (!FetchCanCompleteNow(request, responses)) return std::nullopt;
+    return responses;
+  };
 }
 
 bool DelayedFetch::TryComplete() {
-  std::vector<FetchPartitionResponse> read = read_(request_);
-  if (!FetchCanCompleteNow(request_, read)) return false;
+  std::optional<std::vector<FetchPartitionResponse>> read = read_if_ready_(request_);
+  if (!read.has_value()) return false;
   FetchResponse response;
-  response.responses = std::move(read);
+  response.responses = std::move(*read);
   respond_(std::move(response));
   return true;
 }

@@ -24,8 +24,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/timer_group.h"
@@ -74,7 +76,7 @@ class Purgatory {
   std::string name_;
   uint64_t next_id_ = 1;
   std::map<uint64_t, Entry> operations_;
-  std::map<TopicPartition, std::set<uint64_t>> watchers_;
+  std::unordered_map<TopicPartition, std::set<uint64_t>> watchers_;  // looked up, never walked
 };
 
 using PartitionLookup = std::function<Partition*(const TopicPartition&)>;
@@ -108,7 +110,15 @@ class DelayedFetch final : public DelayedOperation {
  public:
   // Reads every partition of the request (no follower-state update).
   using Read = std::function<std::vector<FetchPartitionResponse>(const FetchRequest&)>;
+  // The answer when the fetch can complete now (FetchCanCompleteNow of a full read), else
+  // nullopt; it may leave unread the partitions that have nothing to give (a check then costs
+  // the partitions with something new, not all of them).
+  using ReadIfReady =
+      std::function<std::optional<std::vector<FetchPartitionResponse>>(const FetchRequest&)>;
   using Respond = std::function<void(FetchResponse)>;
+  // Each check reads with `read_if_ready`; the expiration with `read`.
+  DelayedFetch(FetchRequest request, Read read, ReadIfReady read_if_ready, Respond respond);
+  // Each check reads every partition with `read` and asks FetchCanCompleteNow.
   DelayedFetch(FetchRequest request, Read read, Respond respond);
   bool TryComplete() override;
   void OnExpiration() override;
@@ -116,6 +126,7 @@ class DelayedFetch final : public DelayedOperation {
  private:
   FetchRequest request_;
   Read read_;
+  ReadIfReady read_if_ready_;
   Respond respond_;
 };
 

@@ -1,5 +1,6 @@
 #include "core/server/replica_fetcher.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/base/trace_names.h"
@@ -173,7 +174,8 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   request.replica_id = options_.local;
   request.max_wait_ms = options_.fetch_wait_max_ms;
   request.min_bytes = options_.fetch_min_bytes;
-  std::map<TopicPartition, std::pair<uint64_t, Offset>> sent;
+  std::vector<SentFetch> sent;
+  sent.reserve(fetcher.partitions.size());
   for (const auto& [tp, state] : fetcher.partitions) {
     Partition* partition = lookup_(tp);
     if (partition == nullptr) continue;
@@ -183,7 +185,7 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
     entry.log_start_offset = partition->log_start_offset();
     entry.partition_max_bytes = options_.fetch_max_bytes;
     request.partitions.push_back(entry);
-    sent[tp] = {state.incarnation, entry.fetch_offset};
+    sent.push_back(SentFetch{tp, state.incarnation, entry.fetch_offset});
   }
   if (request.partitions.empty()) return;
   fetcher.in_flight = true;
@@ -288,20 +290,27 @@ void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, con
   Done(leader, failed);
 }
 
-void ReplicaFetcherManager::OnFetch(
-    BrokerId leader, const std::map<TopicPartition, std::pair<uint64_t, Offset>>& sent,
-    Result<Message> response) {
+void ReplicaFetcherManager::OnFetch(BrokerId leader, const std::vector<SentFetch>& sent,
+                                    Result<Message> response) {
   if (!response.ok() || !std::holds_alternative<FetchResponse>(*response)) {
     return Done(leader, /*failed=*/true);
   }
   bool failed = false;
-  for (const FetchPartitionResponse& answer : std::get<FetchResponse>(*response).responses) {
-    auto request = sent.find(answer.tp);
-    if (request == sent.end()) continue;
-    PartitionState* state = Current(leader, answer.tp, request->second.first);
+  const std::vector<FetchPartitionResponse>& answers = std::get<FetchResponse>(*response).responses;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    const FetchPartitionResponse& answer = answers[i];
+    // The leader answers in request order; an answer elsewhere is searched for.
+    const SentFetch* request = i < sent.size() && sent[i].tp == answer.tp ? &sent[i] : nullptr;
+    if (request == nullptr) {
+      auto found = std::find_if(sent.begin(), sent.end(),
+                                [&](const SentFetch& entry) { return entry.tp == answer.tp; });
+      if (found == sent.end()) continue;
+      request = &*found;
+    }
+    PartitionState* state = Current(leader, answer.tp, request->incarnation);
     Partition* partition = lookup_(answer.tp);
     if (state == nullptr || partition == nullptr || state->phase != FetchPhase::kFetching ||
-        partition->log_end_offset() != request->second.second) {
+        partition->log_end_offset() != request->fetch_offset) {
       continue;  // removed, re-added or moved meanwhile: the answer is stale
     }
     if (answer.error_code == Errc::kOffsetOutOfRange) {

@@ -99,6 +99,12 @@ class ReplicaFetcherManager {
   };
   // The partitions (and their incarnations) a request was sent for.
   using Sent = std::map<TopicPartition, uint64_t>;
+  // A partition of a fetch sent: its incarnation and the fetch offset, in request order.
+  struct SentFetch {
+    TopicPartition tp;
+    uint64_t incarnation = 0;
+    Offset fetch_offset{0};
+  };
 
   void Pump(BrokerId leader);
   void SendOffsetsForLeaderEpoch(Fetcher& fetcher);
@@ -106,8 +112,7 @@ class ReplicaFetcherManager {
   void SendFetch(Fetcher& fetcher);
   void OnOffsetsForLeaderEpoch(BrokerId leader, const Sent& sent, Result<Message> response);
   void OnListOffsets(BrokerId leader, FetchPhase phase, const Sent& sent, Result<Message> response);
-  void OnFetch(BrokerId leader, const std::map<TopicPartition, std::pair<uint64_t, Offset>>& sent,
-               Result<Message> response);
+  void OnFetch(BrokerId leader, const std::vector<SentFetch>& sent, Result<Message> response);
   // Finds the fetcher and partition a response is for, when still current.
   PartitionState* Current(BrokerId leader, const TopicPartition& tp, uint64_t incarnation);
   // Ends the in-flight request; backs off when `failed`, else sends the next.

@@ -93,7 +93,9 @@ Status ReplicaManager::Shutdown() {
     Status closed = partition->Close();
     if (status.ok() && !closed.ok()) status = std::move(closed);
   }
+  partition_index_.clear();
   partitions_.clear();
+  ListPartitions();
   return status;
 }
 
@@ -179,8 +181,7 @@ const TopicConfig& ReplicaManager::ConfigOf(const std::string& topic) const {
 }
 
 Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp) {
-  auto it = partitions_.find(tp);
-  if (it != partitions_.end()) return it->second.get();
+  if (Partition* existing = GetPartition(tp)) return existing;
   const TopicConfig& topic = ConfigOf(tp.topic);
   KSIM_ASSIGN_OR_RETURN(Log * log, seams_.logs.GetOrCreateLog(tp, topic.log));
   KSIM_ASSIGN_OR_RETURN(LeaderEpochCache epochs, LeaderEpochCache::Open(seams_.env, log->dir()));
@@ -200,6 +201,8 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
   Partition* raw = partition.get();
   if (seams_.on_storage_failure) raw->set_storage_failure_handler(seams_.on_storage_failure);
   partitions_.emplace(tp, std::move(partition));
+  partition_index_.emplace(tp, raw);
+  ListPartitions();
   return raw;
 }
 
@@ -336,7 +339,9 @@ void ReplicaManager::StopPartition(const TopicPartition& tp, bool delete_log) {
     PartitionChanged(tp);
     return;
   }
+  partition_index_.erase(tp);
   partitions_.erase(tp);  // before its log goes
+  ListPartitions();
   checkpointed_hw_.erase(tp);
   topic_configs_.erase(tp.topic);
   PartitionChanged(tp);
@@ -473,15 +478,16 @@ void ReplicaManager::StorageFailure(const Status& error) {
 // ---- State ------------------------------------------------------------------------------------
 
 Partition* ReplicaManager::GetPartition(const TopicPartition& tp) {
-  auto it = partitions_.find(tp);
-  return it == partitions_.end() ? nullptr : it->second.get();
+  auto it = partition_index_.find(tp);
+  return it == partition_index_.end() ? nullptr : it->second;
 }
 
-std::vector<const Partition*> ReplicaManager::Partitions() const {
-  std::vector<const Partition*> out;
-  out.reserve(partitions_.size());
-  for (const auto& [tp, partition] : partitions_) out.push_back(partition.get());
-  return out;
+std::vector<const Partition*> ReplicaManager::Partitions() const { return partition_list_; }
+
+void ReplicaManager::ListPartitions() {
+  partition_list_.clear();
+  partition_list_.reserve(partitions_.size());
+  for (const auto& [tp, partition] : partitions_) partition_list_.push_back(partition.get());
 }
 
 std::vector<TopicPartition> ReplicaManager::LedPartitions() const {

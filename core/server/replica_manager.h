@@ -43,6 +43,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/clock.h"
@@ -137,9 +138,19 @@ class ReplicaManager {
                      const LeaderAndIsrRequest& request, std::map<TopicPartition, Errc>& errors);
   std::optional<std::string> LeaderHost(BrokerId leader, const LeaderAndIsrRequest* request) const;
   void StopPartition(const TopicPartition& tp, bool delete_log);
+  // Rebuilds partition_list_ from partitions_ (after an insertion or removal).
+  void ListPartitions();
 
   // Fetch: reads every partition (no follower update).
   std::vector<FetchPartitionResponse> ReadFromLocalLog(const FetchRequest& request);
+  // One partition of a fetch; one with nothing to give (Partition::ReadsNothingAt) is answered
+  // without a read.
+  FetchPartitionResponse ReadPartition(const FetchPartition& asked, bool from_follower);
+  // A parked fetch's check: ReadFromLocalLog's answer when FetchCanCompleteNow would accept it,
+  // else nullopt, having read only the partitions with something to give (in request order, as
+  // ReadFromLocalLog reads them: the same reads, the same disk accesses).
+  std::optional<std::vector<FetchPartitionResponse>> ReadFromLocalLogIfReady(
+      const FetchRequest& request);
   // Re-checks parked requests on `tp` (after anything that may move its HW or LEO).
   void PartitionChanged(const TopicPartition& tp);
 
@@ -169,7 +180,13 @@ class ReplicaManager {
   std::deque<std::function<void(std::function<void()>)>> controller_work_;
   bool controller_work_running_ = false;
   // Partitions before the fetchers and purgatories that look them up: destroyed after them.
+  // `partitions_` in order (for walks over them); `partition_index_` the same pointers hashed,
+  // for GetPartition on the fetch path (a tree lookup compares topic strings at every level);
+  // `partition_list_` them in order again, for Partitions() after every simulated event (a tree
+  // walk misses the cache at every node). Both follow every insertion and removal.
   std::map<TopicPartition, std::unique_ptr<Partition>> partitions_;
+  std::unordered_map<TopicPartition, Partition*> partition_index_;
+  std::vector<const Partition*> partition_list_;
   std::map<TopicPartition, uint64_t> isr_proposals_;  // partition -> proposal number in flight
   uint64_t next_isr_proposal_ = 1;
   int64_t isr_writes_ = 0;

@@ -1,11 +1,22 @@
 // ReplicaManager: produce (Kafka's appendRecords + DelayedProduce), fetch (fetchMessages +
 // DelayedFetch), ListOffsets (KafkaApis.handleListOffsetRequestV1) and OffsetsForLeaderEpoch
 // (ReplicaManager.lastOffsetForLeaderEpoch). Kafka 1.x/2.0 code paths, 0.10 semantics.
+#include <optional>
 #include <utility>
 
 #include "core/server/replica_manager.h"
 
 namespace ksim {
+
+namespace {
+
+// The leader's view of `replica`'s LEO (nullopt before its first fetch, or when not tracked).
+std::optional<Offset> FollowerLogEndOffset(const Partition& partition, BrokerId replica) {
+  auto it = partition.remote_replicas().find(replica);
+  return it == partition.remote_replicas().end() ? std::nullopt : it->second.log_end_offset;
+}
+
+}  // namespace
 
 void ReplicaManager::HandleProduce(ProduceRequest request,
                                    std::function<void(ProduceResponse)> done) {
@@ -78,12 +89,21 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
       if (read[i].error_code != Errc::kNone) continue;
       Partition* partition = GetPartition(asked.tp);
       if (partition == nullptr) continue;
+      const Offset hw_before = partition->high_watermark();
+      const std::optional<Offset> follower_leo_before =
+          FollowerLogEndOffset(*partition, request.replica_id);
       std::optional<std::vector<BrokerId>> expanded =
           partition->UpdateFollowerFetch(request.replica_id, asked.fetch_offset);
       if (expanded.has_value() && isr_proposals_.count(asked.tp) == 0) {
         WriteIsr(*partition, std::move(*expanded));
       }
-      PartitionChanged(asked.tp);
+      // Waiting requests can only move when the HW or this follower's LEO did (Kafka's
+      // updateFollowerLogReadResults and maybeIncrementLeaderHW): a fetch with nothing new
+      // re-checks nothing.
+      if (partition->high_watermark() != hw_before ||
+          FollowerLogEndOffset(*partition, request.replica_id) != follower_leo_before) {
+        PartitionChanged(asked.tp);
+      }
     }
   }
   if (FetchCanCompleteNow(request, read)) {
@@ -99,6 +119,7 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
       std::make_unique<DelayedFetch>(
           std::move(request),
           [this](const FetchRequest& parked) { return ReadFromLocalLog(parked); },
+          [this](const FetchRequest& parked) { return ReadFromLocalLogIfReady(parked); },
           std::move(respond)),
       timeout_us, keys);
 }
@@ -108,24 +129,67 @@ std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(const Fetch
   std::vector<FetchPartitionResponse> responses;
   responses.reserve(request.partitions.size());
   for (const FetchPartition& asked : request.partitions) {
-    FetchPartitionResponse response;
-    response.tp = asked.tp;
-    Partition* partition = GetPartition(asked.tp);
-    if (partition == nullptr) {
-      response.error_code = Errc::kUnknownTopicOrPartition;
-    } else {
-      Result<FetchDataInfo> data =
-          partition->Read(asked.fetch_offset, asked.partition_max_bytes, from_follower);
-      if (!data.ok()) {
-        response.error_code = data.status().code();
-      } else {
-        response.records = std::move(data->records);
-        response.high_watermark = partition->high_watermark();
-        response.last_stable_offset = partition->high_watermark();  // no transactions
-        response.log_start_offset = partition->log_start_offset();
-      }
+    responses.push_back(ReadPartition(asked, from_follower));
+  }
+  return responses;
+}
+
+FetchPartitionResponse ReplicaManager::ReadPartition(const FetchPartition& asked,
+                                                     bool from_follower) {
+  FetchPartitionResponse response;
+  response.tp = asked.tp;
+  Partition* partition = GetPartition(asked.tp);
+  if (partition == nullptr) {
+    response.error_code = Errc::kUnknownTopicOrPartition;
+    return response;
+  }
+  if (!partition->ReadsNothingAt(asked.fetch_offset, asked.partition_max_bytes)) {
+    Result<FetchDataInfo> data =
+        partition->Read(asked.fetch_offset, asked.partition_max_bytes, from_follower);
+    if (!data.ok()) {
+      response.error_code = data.status().code();
+      return response;
     }
-    responses.push_back(std::move(response));
+    response.records = std::move(data->records);
+  }
+  response.high_watermark = partition->high_watermark();
+  response.last_stable_offset = partition->high_watermark();  // no transactions
+  response.log_start_offset = partition->log_start_offset();
+  return response;
+}
+
+std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocalLogIfReady(
+    const FetchRequest& request) {
+  if (request.max_wait_ms <= 0 || request.partitions.empty()) return ReadFromLocalLog(request);
+  const bool from_follower = request.replica_id.value() >= 0;
+  // The partitions with something to give (or an error), read now by their index in the request.
+  std::vector<std::pair<size_t, FetchPartitionResponse>> read;
+  int64_t bytes = 0;
+  bool error = false;
+  for (size_t i = 0; i < request.partitions.size(); ++i) {
+    const FetchPartition& asked = request.partitions[i];
+    const Partition* partition = GetPartition(asked.tp);
+    if (partition != nullptr &&
+        partition->ReadsNothingAt(asked.fetch_offset, asked.partition_max_bytes)) {
+      continue;
+    }
+    FetchPartitionResponse response = ReadPartition(asked, from_follower);
+    error |= response.error_code != Errc::kNone;
+    bytes += static_cast<int64_t>(response.records.size());
+    read.emplace_back(i, std::move(response));
+  }
+  if (!error && bytes < request.min_bytes) return std::nullopt;
+  // The skipped partitions still have nothing to give: a read touches only its own log.
+  std::vector<FetchPartitionResponse> responses;
+  responses.reserve(request.partitions.size());
+  auto next = read.begin();
+  for (size_t i = 0; i < request.partitions.size(); ++i) {
+    if (next != read.end() && next->first == i) {
+      responses.push_back(std::move(next->second));
+      ++next;
+    } else {
+      responses.push_back(ReadPartition(request.partitions[i], from_follower));
+    }
   }
   return responses;
 }

@@ -219,6 +219,8 @@ class Log {
   const LogRecoveryReport& recovery_report() const { return recovery_report_; }
   // Not ok once an I/O error took the log offline.
   const Status& storage_error() const { return storage_error_; }
+  // Neither offline nor closed: Read and the other operations do not fail at once.
+  bool online() const { return storage_error_.ok() && !closed_; }
   // Borrowed; may be null. REQUIRES: outlives the Log or is reset first.
   void set_observer(LogObserver* observer) { observer_ = observer; }
 

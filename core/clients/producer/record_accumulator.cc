@@ -333,6 +333,7 @@ void RecordAccumulator::StartSequencesAtBeginning(const TopicPartition& tp) {
 
 void RecordAccumulator::MarkSequenceUnresolved(const TopicPartition& tp) {
   partitions_[tp].unresolved = true;
+  maybe_unresolved_ = true;
 }
 
 bool RecordAccumulator::HasUnresolvedSequence(const TopicPartition& tp) const {
@@ -341,11 +342,18 @@ bool RecordAccumulator::HasUnresolvedSequence(const TopicPartition& tp) const {
 }
 
 bool RecordAccumulator::ShouldResetProducerIdAfterResolvingSequences() {
+  if (!maybe_unresolved_) return false;
+  bool unresolved = false;
   for (auto& [tp, state] : partitions_) {
-    if (!state.unresolved || !state.sequenced.empty()) continue;
+    if (!state.unresolved) continue;
+    if (!state.sequenced.empty()) {
+      unresolved = true;
+      continue;
+    }
     if (!IsNextSequence(tp, state.next_sequence)) return true;
     state.unresolved = false;  // the expired batch was written: later ones were acknowledged
   }
+  maybe_unresolved_ = unresolved;
   return false;
 }
 

@@ -211,6 +211,9 @@ class RecordAccumulator {
   AccumulatorConfig config_;
   std::map<BatchId, std::unique_ptr<ProducerBatch>> batches_;
   std::map<TopicPartition, PartitionState> partitions_;
+  // False when no partition is unresolved (true may be stale): lets the producer's every
+  // iteration skip ShouldResetProducerIdAfterResolvingSequences' walk over the partitions.
+  bool maybe_unresolved_ = false;
   BatchId next_batch_id_ = 1;
   ProducerId producer_id_ = kNoProducerId;
   ProducerEpoch producer_epoch_ = kNoProducerEpoch;

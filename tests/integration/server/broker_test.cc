@@ -193,6 +193,43 @@ TEST_F(BrokerTest, ConsumerLongPollCompletesWhenTheHighWatermarkMoves) {
   EXPECT_EQ(RecordsIn(answer.records).size(), 3u);
 }
 
+// A parked fetch reads only the partitions with something new; when one has, the answer still
+// names every partition of the request, in order, the others empty with their HW and log start.
+TEST_F(BrokerTest, ParkedFetchOverManyPartitionsAnswersEachWhenOneMoves) {
+  CreateTopic("a", {k1, k2});
+  CreateTopic("b", {k1, k2});
+  const TopicPartition a0{"a", PartitionId(0)}, b0{"b", PartitionId(0)};
+  EXPECT_EQ(Produce("broker-1", a0, -1, 2).error_code, Errc::kNone);
+  ASSERT_TRUE(cluster_->RunUntil([&] { return PartitionOn(k1, a0)->high_watermark() == Offset(2); },
+                                 10 * kSecondUs));
+  FetchRequest request;
+  request.max_wait_ms = 20000;
+  request.min_bytes = 1;
+  request.partitions.push_back(FetchPartition{a0, Offset(2), kUndefinedOffset, 1 << 20});
+  request.partitions.push_back(FetchPartition{b0, Offset(0), kUndefinedOffset, 1 << 20});
+  auto fetched = std::make_shared<std::optional<Result<ksim::Message>>>();
+  ASSERT_TRUE(cluster_->RunUntil([&] { return client_->Ready("broker-1"); }, kSecondUs));
+  client_->Send("broker-1", request, [fetched](Result<ksim::Message> response) {
+    fetched->emplace(std::move(response));
+  });
+  cluster_->RunFor(kSecondUs);
+  EXPECT_FALSE(fetched->has_value());  // parked: both at their HW
+  EXPECT_EQ(Produce("broker-1", b0, -1, 3).error_code, Errc::kNone);
+  ASSERT_TRUE(cluster_->RunUntil([&] { return fetched->has_value(); }, 19 * kSecondUs));
+  ASSERT_TRUE((*fetched)->ok());
+  const std::vector<FetchPartitionResponse>& answers =
+      std::get<FetchResponse>(***fetched).responses;
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0].tp, a0);
+  EXPECT_EQ(answers[0].error_code, Errc::kNone);
+  EXPECT_TRUE(answers[0].records.empty());
+  EXPECT_EQ(answers[0].high_watermark, Offset(2));
+  EXPECT_EQ(answers[0].log_start_offset, Offset(0));
+  EXPECT_EQ(answers[1].tp, b0);
+  EXPECT_EQ(answers[1].high_watermark, Offset(3));
+  EXPECT_EQ(RecordsIn(answers[1].records).size(), 3u);
+}
+
 // A lagging follower is dropped by the leader itself (not by the controller): ZooKeeper sessions
 // last 30 s here, so the slowed broker stays registered while its fetches arrive 15 s late.
 class SlowFollowerTest : public BrokerTest {
