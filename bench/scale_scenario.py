@@ -4,7 +4,8 @@
 The scenario of docs/BENCHMARKS.md, "Scale": B brokers (3 by default), topic `t` with N
 partitions, replication factor 3 and `min.insync.replicas=2`, the replicas of partition p on
 brokers p, p+1, p+2 (mod B, counted from 1: every broker leads N/B partitions, as Kafka's even
-spread); an idempotent acks=all producer `p1` writing R keyless records (round-robin over the
+spread); an idempotent acks=all producer `p1` (Kafka 1.0's: the scenario's kafka_version is 1.0,
+since a 0.10 producer has no idempotence) writing R keyless records (round-robin over the
 partitions) at `--rate` records a second from 0 s; a consumer group `g1` reading them from the
 earliest offset; the leader of partition 0 (broker 1) crashed at 5 s and restarted at 10 s;
 25 s of simulated time, then the runner's final phase (heal, restart, drain).
@@ -35,6 +36,7 @@ def scenario(partitions, brokers=3, records=10_000, rate_per_s=1_000, duration_m
                         "leader of t-0 crashed at 5 s and restarted at 10 s."),
         "seed": seed,
         "duration_ms": duration_ms,
+        "kafka_version": "1.0",
         "cluster": {"brokers": brokers},
         "topics": {
             "t": {

@@ -34,6 +34,7 @@
   X(kBrokerStartupFailed, "broker_startup_failed")          \
   X(kCliOutput, "cli_output")                               \
   X(kCommit, "commit")                                      \
+  X(kConfigWarning, "config_warning")                       \
   X(kControlledShutdown, "controlled_shutdown")             \
   X(kControllerElected, "controller_elected")               \
   X(kControllerResigned, "controller_resigned")             \

@@ -26,8 +26,10 @@ void ReplicaManager::HandleProduce(ProduceRequest request,
     response.correlation_id = correlation_id;
     done(std::move(response));
   };
-  // Kafka accepts -1, 0 and 1; the seed's 0.8-era acks=N > 1 is accepted too (DESIGN.md).
-  const bool valid_acks = acks >= -1;
+  // ReplicaManager.isValidRequiredAcks: -1, 0 or 1 at every modelled release (KIP-1, since
+  // 0.9.0); anything else is INVALID_REQUIRED_ACKS and nothing is appended. The 0.8.2 broker's
+  // acks=N > 1 (wait for N ISR members) stays in DelayedProduce for issue 19's 0.8 releases.
+  const bool valid_acks = acks >= -1 && acks <= 1;
   const bool waits = acks == -1 || acks > 1;
   std::vector<ProducePartitionStatus> statuses;
   std::vector<TopicPartition> pending;

@@ -17,12 +17,13 @@ namespace {
 constexpr std::string_view kTopicCommandError = "Error while executing topic command : ";
 
 // The console producer's settings (ConsoleProducer.getNewProducerProps, 0.10, with its option
-// defaults): --request-required-acks 1, --message-send-max-retries 3, --retry-backoff-ms 100,
-// --timeout 1000 (linger.ms), --request-timeout-ms 1500, --max-block-ms 60000,
-// --metadata-expiry-ms 300000, --max-memory-bytes 32 MiB, --max-partition-memory-bytes 16 KiB,
-// --socket-buffer-size 100 KiB.
-ConfigOverrides ConsoleProducerConfig() {
-  return {{"acks", "1"},
+// defaults): --request-required-acks 0 at 0.10.0 and 1 from 0.10.1 (KAFKA-3129;
+// 0.10.0.1:ConsoleProducer.scala `defaultsTo(0)`), --message-send-max-retries 3,
+// --retry-backoff-ms 100, --timeout 1000 (linger.ms), --request-timeout-ms 1500,
+// --max-block-ms 60000, --metadata-expiry-ms 300000, --max-memory-bytes 32 MiB,
+// --max-partition-memory-bytes 16 KiB, --socket-buffer-size 100 KiB.
+ConfigOverrides ConsoleProducerConfig(KafkaRelease release) {
+  return {{"acks", release >= KafkaRelease::k0_10_1 ? "1" : "0"},
           {"retries", "3"},
           {"retry.backoff.ms", "100"},
           {"linger.ms", "1000"},
@@ -350,7 +351,8 @@ Status CliTools::RunConsoleProducer(size_t index, const CliAction& action) {
   ProducerClientOptions options;
   options.id = ClientName(index);
   options.topic = *command.topic;
-  options.config = ConsoleProducerConfig();
+  options.kafka_version = cluster_.options().kafka_version;
+  options.config = ConsoleProducerConfig(options.kafka_version);
   options.bootstrap = BrokerNodes();
   auto outstanding = std::make_shared<size_t>(action.input.size());
   // The client (owned here) keeps this callback: `this` outlives it.

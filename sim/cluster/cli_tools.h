@@ -15,8 +15,9 @@
 //   Topic t does not exist on ZK path <--zookeeper>` when nothing matches). As in Kafka, the
 //   --topic of --list, --describe and --delete is a regular expression matched against whole
 //   names (Whitelist: ',' means '|').
-// - kafka-console-producer.sh: a ProducerClient node named "cli-<action index>" with the 0.10
-//   console producer's settings (acks=1 as --request-required-acks' default, retries=3,
+// - kafka-console-producer.sh: a ProducerClient node named "cli-<action index>" with the
+//   console producer's settings of the cluster's release (acks=0 as --request-required-acks'
+//   default at 0.10.0, acks=1 from 0.10.1 (KAFKA-3129), retries=3,
 //   linger.ms=1000, request.timeout.ms=1500, max.block.ms=60000, ...), messages 0, that sends
 //   every `input` line as a record value (key null) at once, in order, as the tool's
 //   asynchronous send() does with lines typed together; it prints nothing on success and, per

@@ -87,7 +87,7 @@ Result<std::unique_ptr<ProducerClient>> ProducerClient::Create(World& world, His
   }
   KSIM_ASSIGN_OR_RETURN(ConfigOverrides settings,
                         BaseSettings(options.id, options.bootstrap, options.config));
-  Result<ProducerConfig> config = ParseProducerConfig(settings);
+  Result<ProducerConfig> config = ParseProducerConfig(settings, options.kafka_version);
   if (!config.ok()) {
     return Status(config.status().code(), options.id + ": " + config.status().message());
   }
@@ -130,6 +130,10 @@ void ProducerClient::StartProcess() {
   process->transport = std::make_unique<SimTransport>(world_.network(), options_.id);
   process->transport->Attach();
   process->random = std::make_unique<StreamRandomSource>(world_.StreamFor(stream));
+  // KafkaProducer's constructor logs the settings its release does not know.
+  for (const std::string& warning : config_.warnings) {
+    world_.Trace(options_.id, ev::kConfigWarning, TraceFields{{field::kMessage, warning}});
+  }
   EventSink sink = [this](std::string_view ev, EventFields fields) {
     world_.Trace(options_.id, ev, fields);
   };

@@ -75,6 +75,9 @@ struct ProducerClientOptions {
   std::optional<std::string> key;
   ConfigOverrides config;              // Kafka names (acks, retries, enable.idempotence, ...)
   std::vector<std::string> bootstrap;  // used when config has no bootstrap.servers
+  // The producer's release: its keys and checks (ParseProducerConfig). A key of a later release
+  // is KafkaProducer's warning, traced as `config_warning` each time the process starts.
+  KafkaRelease kafka_version = kSeedKafkaRelease;
   // Runs after each send's completion op is written (see above); null: none.
   std::function<void(const HistoryOp& completion)> on_completion;
 };

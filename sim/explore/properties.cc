@@ -145,12 +145,27 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
     ++producers;
     ConfigOverrides settings = client.config;
     settings.emplace_back("bootstrap.servers", "broker-1");
-    Result<ProducerConfig> config = ParseProducerConfig(settings);
+    Result<ProducerConfig> config = ParseProducerConfig(settings, scenario.kafka_version);
     const int16_t acks = config.ok() ? config->acks : 1;
     const bool idempotence = config.ok() && config->enable_idempotence;
     (acks == -1 ? acks_all : against_acks)
         .push_back(client.id + (acks == -1 ? "" : " has acks=" + std::to_string(acks)));
-    (idempotence ? idempotent : against_idempotence).push_back(client.id);
+    // A release before 0.11.0 ignores enable.idempotence (KafkaProducer warns).
+    const bool ignored =
+        config.ok() &&
+        std::any_of(config->warnings.begin(), config->warnings.end(),
+                    [](const std::string& warning) {
+                      return warning.starts_with("The configuration enable.idempotence");
+                    });
+    if (idempotence) {
+      idempotent.push_back(client.id);
+    } else {
+      against_idempotence.push_back(
+          client.id + (ignored
+                           ? " (Kafka " + std::string(KafkaReleaseName(scenario.kafka_version)) +
+                                 " has no enable.idempotence)"
+                           : ""));
+    }
   }
 
   // Topics on every broker's configuration: min.insync.replicas, unclean election, fsync.

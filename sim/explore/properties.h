@@ -11,7 +11,7 @@
 //   unless every topic fsyncs each record (flush.messages / log.flush.interval.messages = 1), a
 //   corrupt_tail always loses one. A run whose schedule loses more disks does not test it.
 // - no_log_duplicates: no record twice in the log (log_duplicates = 0), promised when every
-//   producer has enable.idempotence=true.
+//   producer has enable.idempotence=true and the scenario's kafka_version has it (0.11.0 on).
 // - liveness (when the final phase heals and restarts everything): after the final phase every
 //   audited partition has a leader, every acked record is readable (unavailable_acked = 0) and
 //   the drain completed within drain_ms (producers done, consumers caught up).

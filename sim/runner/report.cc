@@ -71,6 +71,14 @@ void AppendActions(const RunResult& result, std::string& out) {
   }
 }
 
+// KafkaProducer's WARN lines about its settings: what a reader of the run must know (the
+// idempotence they asked for is not there).
+void AppendClientWarnings(const RunResult& result, std::string& out) {
+  if (result.client_warnings.empty()) return;
+  out += "Client warnings:\n";
+  for (const std::string& warning : result.client_warnings) out += "  WARN " + warning + "\n";
+}
+
 void AppendMetrics(const RunResult& result, std::string& out) {
   out += "Metrics:\n";
   size_t name_width = 0;
@@ -195,6 +203,7 @@ std::string FormatRunReport(const RunResult& result, size_t max_anomalies) {
                          std::to_string(result.expectations.size()) + " expectations not met)";
   out += " ==\n";
   AppendActions(result, out);
+  AppendClientWarnings(result, out);
   AppendMetrics(result, out);
   AppendAnomalies(result, max_anomalies, out);
   std::vector<std::string> permitted;
@@ -238,6 +247,7 @@ Json RunResultJson(const RunResult& result) {
     actions.push_back(std::move(item));
   }
   json["actions"] = std::move(actions);
+  json["client_warnings"] = result.client_warnings;
   Json permitted = Json::array();
   for (const PermittedLoss& loss : result.check.permitted_losses) {
     Json item = Json::object();

@@ -4,7 +4,8 @@
 // (docs/scenarios.md, "The policy matrix").
 //
 // The readable report, per variant: a header line (scenario, variant, seed, verdict), the
-// actions with their cli output, the metrics table (every metric, one a line, aligned), the
+// actions with their cli output, the clients' warnings about their settings (when there are
+// any), the metrics table (every metric, one a line, aligned), the
 // anomalies grouped by kind with their causes (at most `max_anomalies` a kind, then "... and N
 // more"), Kafka's permitted losses and the invariant violations, the expectations (each `ok` or
 // `FAILED`, expected vs actual). Plain text, no colours, deterministic for a given RunResult.
@@ -35,9 +36,9 @@ std::string FormatRunReport(const RunResult& result, size_t max_anomalies = 20);
 // given, as written in the scenario), "actual", "ok"}], "ok", "seed" (a variant may patch it),
 // "anomalies" [{"kind", "record_id", "topic", "partition", "offset", "group" (duplicated and
 // undelivered only), "cause", "cause_t_us"}], "actions" [{"index", "at_ms", "action", "output",
-// "skipped"}], "permitted_losses" [{"topic", "partition", "offset", "t_us", "promise", "reason",
-// "detail"}], "invariant_violations" [text], "expired", "audit_errors" [text], "end_us",
-// "trace_lines", "trace_hash" (16 hex digits, FNV-1a 64 of the trace's bytes).
+// "skipped"}], "client_warnings" [text], "permitted_losses" [{"topic", "partition", "offset",
+// "t_us", "promise", "reason", "detail"}], "invariant_violations" [text], "expired", "audit_errors"
+// [text], "end_us", "trace_lines", "trace_hash" (16 hex digits, FNV-1a 64 of the trace's bytes).
 nlohmann::ordered_json RunResultJson(const RunResult& result);
 // The whole report (DESIGN's shape): {"scenario", "seed" (the first result's: the base's when
 // it ran), "variants": {name: RunResultJson}} with the variants in the order of `results`.

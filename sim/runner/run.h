@@ -109,8 +109,9 @@ class ScenarioRun {
   TimeUs next_progress_us_ = 0;
   std::vector<bool> links_applied_;  // per cluster.network.links entry
   std::vector<ActionOutput> actions_;
-  std::map<size_t, size_t> action_slot_;  // action index -> position in actions_
-  std::set<BrokerId> full_disks_;         // brokers whose disk a `full` fault capped
+  std::vector<std::string> client_warnings_;  // RunResult::client_warnings
+  std::map<size_t, size_t> action_slot_;      // action index -> position in actions_
+  std::set<BrokerId> full_disks_;             // brokers whose disk a `full` fault capped
   // Drain bookkeeping: history ops read so far, and per (group, partition) the offset after the
   // highest one delivered.
   size_t drain_scanned_ = 0;

@@ -253,11 +253,15 @@ Status ScenarioRun::CreateClients() {
       producer.key = client.key;
       producer.config = client.config;
       producer.bootstrap = bootstrap;
+      producer.kafka_version = scenario_.kafka_version;
       Result<std::unique_ptr<ProducerClient>> created =
           ProducerClient::Create(*world_, *history_, std::move(producer));
       if (!created.ok()) {
         return Status(Errc::kInvalidConfig,
                       "clients/" + client.id + ": " + created.status().message());
+      }
+      for (const std::string& warning : (*created)->config().warnings) {
+        client_warnings_.push_back(client.id + ": " + warning);
       }
       producers_.push_back(std::move(created).value());
     } else {
@@ -518,6 +522,7 @@ Status ScenarioRun::Finish(RunResult& result) {
     result.expectations.push_back(std::move(evaluated));
   }
   result.actions = actions_;
+  result.client_warnings = client_warnings_;
   result.invariant_violations = result.check.invariant_violations;
 
   TraceFields metrics = TraceFields::object();

@@ -128,6 +128,10 @@ struct RunResult {
   std::vector<ExpectationResult> expectations;
   bool ok = false;  // every expectation met
   std::vector<ActionOutput> actions;
+  // What the clients warned about their settings, "<client id>: <Kafka's text>" (a producer's
+  // key its release does not know: "p1: The configuration enable.idempotence = true was
+  // supplied but isn't a known config."), in client order.
+  std::vector<std::string> client_warnings;
   FinalAudit audit;
   // The engine's broken rules (check.invariant_violations; Kafka's permitted losses are in
   // check.permitted_losses).

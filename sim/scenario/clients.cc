@@ -19,16 +19,6 @@ void AddLines(ScenarioReader& r, const std::string& path, const std::string& mes
   while (std::getline(lines, line)) r.Error(path, line);
 }
 
-// acks: "all", "-1", "0", "1", or the seed's acks=N (N replicas, 0.8 semantics).
-bool AcksValid(const std::string& text) {
-  if (text == "all" || text == "-1" || text == "0" || text == "1") return true;
-  if (text.empty() || text.size() > 4 || text[0] == '0') return false;
-  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return false;
-  }
-  return std::stoi(text) <= INT16_MAX;
-}
-
 // Each key alone (its own path), then all together (the client's config path).
 template <class Parse>
 void CheckSettings(ScenarioReader& r, const ConfigOverrides& settings, const std::string& path,
@@ -36,13 +26,6 @@ void CheckSettings(ScenarioReader& r, const ConfigOverrides& settings, const std
   bool each_ok = true;
   for (const auto& [key, value] : settings) {
     const std::string key_path = JoinPointer(path, key);
-    if (key == "acks" && !AcksValid(value)) {
-      r.Error(key_path,
-              "expected one of \"0\",\"1\",\"all\",\"-1\" or a number of replicas, got \"" + value +
-                  "\"");
-      each_ok = false;
-      continue;
-    }
     ConfigOverrides alone = {{"bootstrap.servers", bootstrap}};
     if (key != "bootstrap.servers") alone.emplace_back(key, value);
     if (key == "bootstrap.servers") alone.front().second = value;
@@ -98,9 +81,10 @@ void ParseProducer(ScenarioReader& r, const Json& spec, const std::string& p, co
   if (c.rate_per_s > 1000000) {
     r.Error(p + "/rate_per_s", "at most 1000000 per second (one message per microsecond)");
   }
-  CheckSettings(r, c.config, p + "/config", bootstrap, [](const ConfigOverrides& settings) {
-    return ParseProducerConfig(settings).status();
-  });
+  CheckSettings(r, c.config, p + "/config", bootstrap,
+                [release = s.kafka_version](const ConfigOverrides& settings) {
+                  return ParseProducerConfig(settings, release).status();
+                });
 }
 
 void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p,

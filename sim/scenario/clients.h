@@ -2,8 +2,10 @@
 // entries, their workloads and their Kafka-named settings. Settings are checked by core's
 // ParseProducerConfig / ParseConsumerConfig (Kafka's messages), first one key at a time so that
 // each error names its key's JSON Pointer, then all together for the checks between keys (an
-// idempotent producer with acks=1). acks gets the format's own message first, since its legacy
-// acks=N is the seed's. A consumer's commit mode must agree with its group and settings: a
+// idempotent producer with acks=1). A producer's settings are those of the scenario's
+// "kafka_version": acks=2 is Kafka's ConfigException text, and a key of a later release
+// (enable.idempotence before 0.11.0) passes, as Kafka only warns (the run reports the warning).
+// A consumer's commit mode must agree with its group and settings: a
 // commit other than "auto" needs a group; enable.auto.commit and group.id may not contradict
 // `commit` and `group` (sim/cluster/clients.h refuses the same).
 #pragma once

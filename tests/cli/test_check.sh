@@ -33,14 +33,14 @@ expect_grep 'syntax.json:3:15: syntax error' "$WORK/stderr"
 cat >"$WORK/bad.json" <<'JSON'
 { "ksim": 1, "name": "bad",
   "topics": { "t": { "partitions": 1, "replication_factor": 3 } },
-  "clients": { "p1": { "type": "producer", "tpoic": "t", "config": { "acks": "2x" } } },
+  "clients": { "p1": { "type": "producer", "tpoic": "t", "config": { "acks": 2 } } },
   "actions": [ { "at_ms": 0, "do": "crash", "broker": 7 },
                { "at_ms": 0, "do": "cli", "command": "kafka-topics.sh --create --zookeeper h:2181 --partitions 1 --replication-factor 1" } ],
   "variants": { "v": { "cluster": { "brokers": 1 } } } }
 JSON
 expect_exit 2 "$KSIM" check "$WORK/bad.json"
 expect_grep 'bad.json:/clients/p1/tpoic: unknown key "tpoic": did you mean "topic"\?' "$WORK/stderr"
-expect_grep 'bad.json:/clients/p1/config/acks: expected one of "0","1","all","-1" or a number of replicas' "$WORK/stderr"
+expect_grep 'bad.json:/clients/p1/config/acks: Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1$' "$WORK/stderr"
 expect_grep 'bad.json:/actions/0/broker: unknown broker 7: brokers are 1 to 3' "$WORK/stderr"
 expect_grep 'bad.json:/actions/1/command: Missing required argument "\[topic\]"' "$WORK/stderr"
 expect_grep 'bad.json:/variants/v/topics/t/replication_factor: INVALID_REPLICATION_FACTOR' "$WORK/stderr"

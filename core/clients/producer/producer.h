@@ -78,6 +78,7 @@
 #include "core/base/random_source.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
+#include "core/config/kafka_version.h"
 #include "core/config/server_config.h"
 #include "core/protocol/messages.h"
 #include "core/protocol/transport.h"
@@ -89,27 +90,38 @@ namespace ksim {
 struct ProducerConfig {
   std::string client_id;                       // client.id
   std::vector<std::string> bootstrap_servers;  // bootstrap.servers: node names (":port" dropped)
-  int16_t acks = 1;                            // acks: "all"/-1, 0, 1, or N > 1 (the seed's acks=N)
-  int32_t retries = 0;                         // retries (0.10: 0; with idempotence: INT32_MAX)
-  int64_t retry_backoff_ms = 100;              // retry.backoff.ms
-  int32_t request_timeout_ms = 30000;          // request.timeout.ms: also the Produce timeout_ms
-  int64_t delivery_timeout_ms = 120000;        // delivery.timeout.ms (KIP-91)
-  int64_t linger_ms = 0;                       // linger.ms
-  int32_t batch_size = 16384;                  // batch.size (bytes of record data per batch)
+  // acks: "all"/-1, 0, 1. The Producer also implements 0.8.1's acks=N > 1 (wait for N ISR
+  // members), which ParseProducerConfig refuses at every modelled release.
+  int16_t acks = 1;
+  int32_t retries = 0;                   // retries (0.10: 0; with idempotence: INT32_MAX)
+  int64_t retry_backoff_ms = 100;        // retry.backoff.ms
+  int32_t request_timeout_ms = 30000;    // request.timeout.ms: also the Produce timeout_ms
+  int64_t delivery_timeout_ms = 120000;  // delivery.timeout.ms (KIP-91)
+  int64_t linger_ms = 0;                 // linger.ms
+  int32_t batch_size = 16384;            // batch.size (bytes of record data per batch)
   int32_t max_in_flight_requests_per_connection = 5;
   bool enable_idempotence = false;       // enable.idempotence
   std::string partitioner = "default";   // partitioner.class: "default" (murmur2/round robin)
   int64_t metadata_max_age_ms = 300000;  // metadata.max.age.ms
   int64_t max_block_ms = 60000;          // max.block.ms: how long Send waits for metadata
   int32_t max_request_size = 1048576;    // max.request.size
+  // What KafkaProducer logs at WARN for settings its release does not know
+  // (AbstractConfig.logUnused): "The configuration enable.idempotence = true was supplied but
+  // isn't a known config." Those settings have no effect.
+  std::vector<std::string> warnings;
 };
 
-// Parses Kafka-named settings over the defaults, with Kafka's checks and messages
-// (core/config/config_def.h). Unknown keys are kInvalidConfig naming the key and the closest known
-// one. enable.idempotence=true sets acks=all and retries=INT32_MAX unless given; given acks other
-// than all/-1, retries 0, or more than 5 in flight are refused as Kafka's ProducerConfig refuses
-// them.
-Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings);
+// Parses Kafka-named settings over the defaults as a producer of `release` does, with Kafka's
+// checks and messages (core/config/config_def.h). acks other than all/-1/0/1 is refused with
+// ConfigDef's text ("Invalid value 2 for configuration acks: String must be one of: all, -1, 0,
+// 1"). Keys unknown to every release are kInvalidConfig naming the key and the closest known one;
+// a key of a later release (enable.idempotence before 0.11.0) is a warning in `warnings` and
+// ignored, as KafkaProducer does. enable.idempotence=true sets acks=all and retries=INT32_MAX
+// unless given, and one request in flight at 0.11.0 unless given; given acks other than all/-1,
+// retries 0, or in flight other than 1 (0.11.0) or more than 5 (1.0 on) are refused with Kafka's
+// messages.
+Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings,
+                                           KafkaRelease release = kSeedKafkaRelease);
 
 struct ProducerRecord {
   std::string topic;

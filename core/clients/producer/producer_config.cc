@@ -1,7 +1,8 @@
 // ParseProducerConfig (core/clients/producer/producer.h): Kafka's ProducerConfig keys with their
 // 0.10 types, defaults and validators (config_def.h), plus the later keys ksim follows
-// (delivery.timeout.ms, KIP-91; enable.idempotence, KIP-98) and the checks KafkaProducer 1.x/2.0
-// makes of an idempotent producer's settings, with its messages.
+// (delivery.timeout.ms, KIP-91; enable.idempotence, KIP-98, from 0.11.0) and the checks
+// KafkaProducer 0.11 and 1.x/2.0 make of an idempotent producer's settings, with its messages.
+// docs/versions.md says which release each comes from.
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -31,8 +32,7 @@ const std::vector<ConfigKeyDef>& ProducerKeys() {
   static const std::vector<ConfigKeyDef> kKeys = {
       Key("bootstrap.servers", T::kList, ""),
       Key("client.id", T::kString, ""),
-      // acks is parsed by hand below: Kafka's ValidString.in("all", "-1", "0", "1") plus the
-      // seed's legacy acks=N.
+      // acks is parsed by hand below: Kafka's ValidString.in("all", "-1", "0", "1").
       Key("acks", T::kString, "1"),
       Key("retries", T::kInt, "0", 0),
       Key("retry.backoff.ms", T::kLong, "100", 0),
@@ -78,11 +78,37 @@ std::string UnknownKeyMessage(const std::string& name) {
   return message;
 }
 
-// "all" and "-1" are -1; "0", "1" as such; N > 1 is the seed's acks=N (0.8 semantics).
-std::optional<int16_t> ParseAcks(std::string_view raw) {
+// The keys a producer of a later release has (ProducerConfig.CONFIG at that release's tag). An
+// older producer does not know them: AbstractConfig.logUnused warns and the value is not used.
+// Every other key of ProducerKeys() is in Kafka 0.10.0's ProducerConfig, except
+// delivery.timeout.ms (2.1, KIP-91), which ksim's producer follows at every release for now
+// (docs/versions.md, "Not yet behind the switch").
+struct LaterKey {
+  std::string_view name;
+  KafkaRelease since;
+};
+constexpr LaterKey kLaterKeys[] = {
+    {"enable.idempotence", KafkaRelease::k0_11_0},  // KIP-98, KAFKA-4817
+};
+
+std::optional<KafkaRelease> KeySince(std::string_view name) {
+  for (const LaterKey& key : kLaterKeys) {
+    if (key.name == name) return key.since;
+  }
+  return std::nullopt;
+}
+
+std::string Trimmed(std::string_view raw) {
   std::string text(raw);
   text.erase(0, text.find_first_not_of(" \t"));
   text.erase(text.find_last_not_of(" \t") + 1);
+  return text;
+}
+
+// "all" and "-1" are -1; "0", "1" as such; N > 1 is the 0.8.1 producer's acks=N, which every
+// modelled release refuses (ParseProducerConfig) and issue 19's 0.8 releases will take.
+std::optional<int16_t> ParseAcks(std::string_view raw) {
+  const std::string text = Trimmed(raw);
   if (text == "all" || text == "-1") return int16_t{-1};
   if (text.empty() || text.size() > 4) return std::nullopt;
   if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -93,20 +119,33 @@ std::optional<int16_t> ParseAcks(std::string_view raw) {
 
 }  // namespace
 
-Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings) {
+bool ProducerKnowsKey(std::string_view name, KafkaRelease release) {
+  if (FindKey(name) == nullptr) return false;
+  const std::optional<KafkaRelease> since = KeySince(name);
+  return !since || release >= *since;
+}
+
+Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, KafkaRelease release) {
   ProducerConfig config;
   std::set<std::string> given;
   for (const auto& [name, raw] : settings) {
     const ConfigKeyDef* key = FindKey(name);
     if (key == nullptr) return Status(Errc::kInvalidConfig, UnknownKeyMessage(name));
+    if (!ProducerKnowsKey(name, release)) {
+      // KafkaProducer's config.logUnused(): a warning, and the producer goes on without it.
+      config.warnings.push_back("The configuration " + name + " = " + Trimmed(raw) +
+                                " was supplied but isn't a known config.");
+      continue;
+    }
     given.insert(name);
     if (name == "acks") {
+      // ConfigDef.ValidString: every modelled release's producer takes only these four
+      // (0.8.1's acks=N > 1 is refused since 0.8.2, KAFKA-1555).
       std::optional<int16_t> acks = ParseAcks(raw);
-      if (!acks) {
-        return Status(Errc::kInvalidConfig,
-                      InvalidValueMessage(*key, raw,
-                                          "String must be one of: all, -1, 0, 1 (or N > 1, the "
-                                          "0.8 producer's acks=N)"));
+      if (!acks || *acks > 1) {
+        return Status(Errc::kInvalidConfig, "Invalid value " + Trimmed(raw) +
+                                                " for configuration acks: String must be one "
+                                                "of: all, -1, 0, 1");
       }
       config.acks = *acks;
       continue;
@@ -164,7 +203,18 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings) {
         std::max(config.delivery_timeout_ms, config.linger_ms + config.request_timeout_ms);
   }
 
-  // KafkaProducer.configureInflightRequests / configureRetries / configureAcks (1.x, 2.0).
+  // KafkaProducer.configureInflightRequests / configureRetries / configureAcks: 0.11.0 keeps one
+  // request in flight (KAFKA-4817); 1.0 allows up to 5 (KAFKA-5494).
+  if (config.enable_idempotence && release < KafkaRelease::k1_0) {
+    if (!given.count("max.in.flight.requests.per.connection")) {
+      config.max_in_flight_requests_per_connection = 1;
+    } else if (config.max_in_flight_requests_per_connection != 1) {
+      // The missing space ("orderto") is Kafka 0.11.0's.
+      return Status(Errc::kInvalidConfig,
+                    "Must set max.in.flight.requests.per.connection to 1 in orderto use the "
+                    "idempotent producer. Otherwise we cannot guarantee idempotence.");
+    }
+  }
   if (config.enable_idempotence) {
     if (given.count("max.in.flight.requests.per.connection") &&
         config.max_in_flight_requests_per_connection > 5) {

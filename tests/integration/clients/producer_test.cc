@@ -40,7 +40,8 @@ class ProducerNode {
                RandomSource* random = nullptr)
       : world_(world), name_(name), stream_random_(world.StreamFor("producer/" + name)) {
     settings.emplace_back("bootstrap.servers", "broker-1,broker-2,broker-3");
-    Result<ProducerConfig> config = ParseProducerConfig(settings);
+    // 2.0's producer: the idempotence ksim models; every other default is 0.10's as well.
+    Result<ProducerConfig> config = ParseProducerConfig(settings, KafkaRelease::k2_0);
     KSIM_CHECK_MSG(config.ok(), "bad producer settings in a test");
     Result<Node*> node = world.AddNode(name);
     KSIM_CHECK(node.ok());

@@ -123,6 +123,22 @@ TEST_F(BrokerTest, AcksAllIsRefusedWhenTheIsrIsBelowMinInsyncReplicas) {
   EXPECT_EQ(Produce("broker-1", kTp, 1, 1).error_code, Errc::kNone);
 }
 
+// ReplicaManager.isValidRequiredAcks (KIP-1, since 0.9.0): only -1, 0 and 1. A client that lets
+// acks=2 through (librdkafka over `ksim serve`) gets INVALID_REQUIRED_ACKS and nothing is
+// appended, although two ISR members could have answered 0.8.2's acks=2.
+TEST_F(BrokerTest, AcksOtherThanMinusOneZeroOrOneIsInvalidRequiredAcks) {
+  CreateTopic("t", {k1, k2, k3});
+  for (int16_t acks : {int16_t{2}, int16_t{3}, int16_t{-2}, int16_t{100}}) {
+    const ProducePartitionResponse refused = Produce("broker-1", kTp, acks, 1);
+    EXPECT_EQ(refused.error_code, Errc::kInvalidRequiredAcks) << acks;
+    EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(0)) << acks;
+  }
+  // The valid ones still append.
+  EXPECT_EQ(Produce("broker-1", kTp, 1, 1).error_code, Errc::kNone);
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 1).error_code, Errc::kNone);
+  EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(2));
+}
+
 TEST_F(BrokerTest, FollowerAndStrangerRefuseProduce) {
   CreateTopic("t", {k1, k2});
   EXPECT_EQ(Produce("broker-2", kTp, 1, 1).error_code, Errc::kNotLeaderForPartition);

@@ -35,6 +35,7 @@ ProducerClient& ProduceAll(ClientSim& run, int64_t count, bool idempotence = fal
   options.key = "k";
   options.start_ms = run.world().Now() / kUsPerMs;
   options.config = {{"acks", "all"}, {"enable.idempotence", idempotence ? "true" : "false"}};
+  options.kafka_version = KafkaRelease::k2_0;  // a producer that has enable.idempotence
   ProducerClient& p1 = run.AddProducer(options);
   EXPECT_TRUE(run.RunUntil([&] { return p1.done(); }, 60 * kSecondUs));
   // Let the followers fetch up to the HW too.

@@ -24,8 +24,9 @@ constexpr TimeUs kWaitUs = 120 * kSecondUs;
 // A ClientSim with a CliTools whose output and completions are collected per action index.
 class CliSim {
  public:
-  explicit CliSim(const std::string& scenario, uint64_t seed = 1)
-      : run_(scenario, seed),
+  explicit CliSim(const std::string& scenario, uint64_t seed = 1,
+                  ClusterOptions options = ClientClusterOptions())
+      : run_(scenario, seed, std::move(options)),
         tools_(
             run_.cluster(), run_.history(),
             [this](size_t index, const std::string& line) { output_[index].push_back(line); },
@@ -166,7 +167,8 @@ TEST(CliToolsTest, ProducedLinesAreConsumedFromTheBeginningInOrder) {
   EXPECT_EQ(sim.Command(1, kProducer + "--topic enbook", typed), Lines{});
   ASSERT_EQ(sim.tools().producers().size(), 1u);
   EXPECT_EQ(sim.tools().producers()[0]->id(), "cli-1");
-  EXPECT_EQ(sim.tools().producers()[0]->config().acks, 1);
+  // --request-required-acks defaults to 0 in Kafka 0.10.0 (1 from 0.10.1, KAFKA-3129).
+  EXPECT_EQ(sim.tools().producers()[0]->config().acks, 0);
   ASSERT_TRUE(sim.Start(2, kConsumer + "--topic enbook --from-beginning"));
   ASSERT_TRUE(sim.RunUntilLines(2, typed.size()));
   sim.cluster().RunFor(5 * kSecondUs);  // nothing more comes, the consumer keeps running
@@ -182,6 +184,22 @@ TEST(CliToolsTest, ProducedLinesAreConsumedFromTheBeginningInOrder) {
     EXPECT_EQ(delivered[i]->process, "cli-2");
     EXPECT_EQ(delivered[i]->value, typed[i]);
     EXPECT_EQ(delivered[i]->record_id, acks[i]->record_id);
+  }
+}
+
+TEST(CliToolsTest, ConsoleProducerAcksFollowTheRelease) {
+  // 0.10.0.1's ConsoleProducer: --request-required-acks defaultsTo(0); KAFKA-3129 made it 1 in
+  // 0.10.1.0.
+  for (KafkaRelease release : {KafkaRelease::k0_10_0, KafkaRelease::k0_10_1, KafkaRelease::k2_0}) {
+    ClusterOptions options = ClientClusterOptions();
+    options.kafka_version = release;
+    CliSim sim("cli-console-acks", 1, std::move(options));
+    ASSERT_TRUE(sim.run().Start());
+    sim.Command(0, kTopics + "--create --replication-factor 1 --partitions 1 --topic enbook");
+    EXPECT_EQ(sim.Command(1, kProducer + "--topic enbook", {"hello java"}), Lines{});
+    ASSERT_EQ(sim.tools().producers().size(), 1u);
+    EXPECT_EQ(sim.tools().producers()[0]->config().acks, release == KafkaRelease::k0_10_0 ? 0 : 1)
+        << KafkaReleaseName(release);
   }
 }
 
@@ -225,7 +243,10 @@ TEST(CliToolsTest, ConsumerWithoutFromBeginningSkipsEarlierRecords) {
 }
 
 TEST(CliToolsTest, FailedSendPrintsErrorLoggingCallbackLines) {
-  CliSim sim("cli-producer-error");
+  // At 0.10.1, whose console producer waits for the leader (acks=1).
+  ClusterOptions options = ClientClusterOptions();
+  options.kafka_version = KafkaRelease::k0_10_1;
+  CliSim sim("cli-producer-error", 1, std::move(options));
   ASSERT_TRUE(sim.run().Start());
   sim.Command(0, kTopics + "--create --replica-assignment 1 --topic enbook");
   ASSERT_TRUE(sim.RunUntilLed("enbook", 1));
@@ -241,6 +262,18 @@ TEST(CliToolsTest, FailedSendPrintsErrorLoggingCallbackLines) {
   const auto unknown = sim.run().history().Select(OpFunction::kSend, OpType::kInfo);
   EXPECT_EQ(failed.size() + unknown.size(), 1u);
   EXPECT_TRUE(sim.run().history().Select(OpFunction::kSend, OpType::kOk).empty());
+}
+
+TEST(CliToolsTest, AtKafka0100TheConsoleProducerNeverHearsOfTheFailure) {
+  // 0.10.0's console producer sends with acks=0: the broker never answers, so a record that
+  // cannot be written prints nothing and is reported sent.
+  CliSim sim("cli-producer-error-acks0");
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replica-assignment 1 --topic enbook");
+  ASSERT_TRUE(sim.RunUntilLed("enbook", 1));
+  ASSERT_TRUE(sim.cluster().CrashBroker(BrokerId(1)).ok());
+  EXPECT_EQ(sim.Command(1, kProducer + "--topic enbook", {"hello java"}), Lines{});
+  EXPECT_EQ(sim.run().history().Select(OpFunction::kSend, OpType::kOk).size(), 1u);
 }
 
 TEST(CliToolsTest, ACrashedConsoleProducerIsDoneWithoutPrinting) {

@@ -38,6 +38,7 @@ std::map<std::string, int> LoseOneProduceResponse(ClientSim& run, bool idempoten
                     {"retries", "5"},
                     {"request.timeout.ms", "3000"},
                     {"enable.idempotence", idempotence ? "true" : "false"}};
+  options.kafka_version = KafkaRelease::k2_0;  // a producer that has enable.idempotence
   ProducerClient& p1 = run.AddProducer(options);
   EXPECT_TRUE(p1.Produce("before").ok());
   EXPECT_TRUE(run.RunUntil([&] { return p1.pending() == 0; }, 60 * kSecondUs));

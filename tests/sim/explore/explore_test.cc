@@ -19,8 +19,11 @@ namespace {
 
 // A base like tests/cli/data/explore_small.json; `producer_config` and `cluster_config` vary.
 Scenario Base(const std::string& producer_config, const std::string& cluster_config,
-              const std::string& truncation = "leader-epoch") {
+              const std::string& truncation = "leader-epoch",
+              const std::string& kafka_version = "0.10.0") {
   const std::string text = R"({"ksim": 1, "name": "b", "seed": 1, "duration_ms": 20000,
+    "kafka_version": ")" + kafka_version +
+                           R"(",
     "cluster": {"brokers": 3, "config": )" +
                            cluster_config + R"(},
     "policy": {"truncation": ")" +
@@ -106,8 +109,9 @@ TEST(SwarmTest, MaxDownBoundsTheBrokersDownAtOnce) {
 TEST(PropertiesTest, ThePromiseFollowsTheSettings) {
   const std::string safe_cluster =
       R"({"unclean.leader.election.enable": false, "log.flush.interval.messages": 1})";
-  const Promise safe =
-      DerivePromise(Base(R"({"acks": "all", "enable.idempotence": true})", safe_cluster), {});
+  const Promise safe = DerivePromise(
+      Base(R"({"acks": "all", "enable.idempotence": true})", safe_cluster, "leader-epoch", "2.0"),
+      {});
   EXPECT_TRUE(safe.Has("engine_invariants"));
   EXPECT_TRUE(safe.Has("acked_kept"));
   EXPECT_TRUE(safe.Has("no_log_duplicates"));
@@ -120,6 +124,15 @@ TEST(PropertiesTest, ThePromiseFollowsTheSettings) {
   EXPECT_FALSE(acks1.Has("no_log_duplicates"));
   const std::string not_promised = acks1.Describe();
   EXPECT_NE(not_promised.find("acks=1"), std::string::npos) << not_promised;
+
+  // Kafka 0.10's producer ignores enable.idempotence: nothing to promise about duplicates.
+  const Promise old = DerivePromise(Base(R"({"acks": "all", "enable.idempotence": true})",
+                                         safe_cluster, "leader-epoch", "0.10.0"),
+                                    {});
+  EXPECT_TRUE(old.Has("acked_kept"));
+  EXPECT_FALSE(old.Has("no_log_duplicates"));
+  EXPECT_NE(old.Describe().find("p1 (Kafka 0.10.0 has no enable.idempotence)"), std::string::npos)
+      << old.Describe();
 
   const Promise hw = DerivePromise(Base(R"({"acks": "all"})", safe_cluster, "high-watermark"), {});
   EXPECT_FALSE(hw.Has("acked_kept"));

@@ -13,6 +13,7 @@
 
 #include "core/base/trace_names.h"
 #include "sim/kernel/trace.h"
+#include "sim/runner/report.h"
 #include "sim/scenario/loader.h"
 
 namespace ksim::sim {
@@ -416,6 +417,42 @@ TEST(ScenarioRunnerTest, TheDrainWaitsForAFailoverToSettleBeforeTheAudit) {
   const std::vector<const TraceEvent*> drained = Events(trace, "drained", "scenario");
   ASSERT_EQ(drained.size(), 1u);
   EXPECT_TRUE(drained[0]->fields["complete"].get<bool>());
+}
+
+// A 0.10 producer does not know enable.idempotence: KafkaProducer's warning is in the trace (on
+// the client's node) and in the report, and the producer runs without idempotence (no
+// producer id). At 0.11.0 the same settings make an idempotent producer and no warning.
+TEST(ScenarioRunnerTest, IdempotenceBefore011IsAWarningInTheTraceAndTheReport) {
+  const auto scenario = [](const std::string& version) {
+    return Parse(R"({"ksim": 1, "name": "idempotence-warning", "seed": 1, "duration_ms": 3000,
+      "kafka_version": ")" +
+                 version + R"(",
+      "topics": {"t": {"partitions": 1, "replication_factor": 3}},
+      "clients": {"p1": {"type": "producer", "topic": "t", "messages": 5, "start_ms": 500,
+                         "config": {"acks": "all", "enable.idempotence": true}}}})");
+  };
+  const std::string warning =
+      "The configuration enable.idempotence = true was supplied but isn't a known config.";
+  const RunResult old = RunIt(scenario("0.10.0"));
+  EXPECT_EQ(old.client_warnings, std::vector<std::string>{"p1: " + warning});
+  const Trace trace = ParsedTrace(old);
+  const std::vector<const TraceEvent*> warnings = Events(trace, ev::kConfigWarning, "p1");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0]->fields[field::kMessage].get<std::string>(), warning);
+  EXPECT_TRUE(Events(trace, ev::kProducerId).empty()) << "no idempotent producer at 0.10.0";
+  EXPECT_EQ(MetricOf(old, "acked"), 5);
+  const std::string report = FormatRunReport(old);
+  EXPECT_NE(report.find("Client warnings:\n  WARN p1: " + warning + "\n"), std::string::npos)
+      << report;
+  EXPECT_EQ(RunResultJson(old)["client_warnings"],
+            nlohmann::ordered_json::array({"p1: " + warning}));
+
+  const RunResult later = RunIt(scenario("0.11.0"));
+  EXPECT_TRUE(later.client_warnings.empty());
+  const Trace later_trace = ParsedTrace(later);
+  EXPECT_TRUE(Events(later_trace, ev::kConfigWarning).empty());
+  EXPECT_FALSE(Events(later_trace, ev::kProducerId).empty());
+  EXPECT_EQ(FormatRunReport(later).find("Client warnings"), std::string::npos);
 }
 
 }  // namespace

@@ -267,21 +267,55 @@ TEST(ScenarioLoaderTest, NotAnObjectOrWrongVersion) {
   EXPECT_EQ(Errors(R"({"name": "x"})"), std::vector<std::string>{"s.json:/ksim: required"});
 }
 
-TEST(ScenarioLoaderTest, AcksNamesWhatIsValid) {
+TEST(ScenarioLoaderTest, AcksIsRefusedWithKafkasConfigException) {
   const std::string text = With(R"("topics": {"t": {}},
       "clients": {"p1": {"type": "producer", "topic": "t", "config": {"acks": "2x"}}})");
   EXPECT_EQ(Errors(text), std::vector<std::string>{
-                              "s.json:/clients/p1/config/acks: expected one of "
-                              "\"0\",\"1\",\"all\",\"-1\" or a number of replicas, got \"2x\""});
-  // The seed's acks=N (N replicas) is accepted, as is a JSON number.
-  EXPECT_TRUE(ParseScenario(With(R"("topics": {"t": {}}, "clients": {"p1": {"type": "producer",
-      "topic": "t", "config": {"acks": 2}}})"),
-                            "s.json")
-                  .ok());
+                              "s.json:/clients/p1/config/acks: Invalid value 2x for configuration "
+                              "acks: String must be one of: all, -1, 0, 1"});
+  // The seed's acks=2 (0.8.1's N replicas) is refused by every modelled release's producer
+  // (ProducerConfig's ValidString.in at 0.10.0.1), as a string or a JSON number.
+  for (const char* acks : {"2", "\"2\"", "\"3\""}) {
+    const std::vector<std::string> errors =
+        Errors(With(std::string(R"("topics": {"t": {}}, "clients": {"p1": {"type": "producer",
+      "topic": "t", "config": {"acks": )") +
+                    acks + "}}}"));
+    ASSERT_EQ(errors.size(), 1u) << acks;
+    EXPECT_TRUE(errors[0].starts_with("s.json:/clients/p1/config/acks: Invalid value "))
+        << errors[0];
+    EXPECT_TRUE(
+        errors[0].ends_with(" for configuration acks: String must be one of: all, -1, 0, 1"))
+        << errors[0];
+  }
+  EXPECT_EQ(Errors(With(R"("kafka_version": "2.0", "topics": {"t": {}}, "clients": {"p1": {
+      "type": "producer", "topic": "t", "config": {"acks": 2}}})")),
+            std::vector<std::string>{"s.json:/clients/p1/config/acks: Invalid value 2 for "
+                                     "configuration acks: String must be one of: all, -1, 0, 1"});
+}
+
+TEST(ScenarioLoaderTest, IdempotenceBefore011IsOnlyAWarningAtRunTime) {
+  // KafkaProducer 0.10 does not know enable.idempotence: it warns and goes on, so the scenario
+  // loads; its settings are checked from 0.11.0 on (0.11.0: one request in flight).
+  const std::string clients = R"("topics": {"t": {}}, "clients": {"p1": {"type": "producer",
+      "topic": "t", "config": {"enable.idempotence": true, "acks": "1",
+      "max.in.flight.requests.per.connection": 2}}})";
+  Result<Scenario> loaded = ParseScenario(With(clients), "s.json");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(
+      Errors(With(R"("kafka_version": "0.11.0", )" + std::string(clients))),
+      (std::vector<std::string>{
+          "s.json:/clients/p1/config: Must set max.in.flight.requests.per.connection to 1 in "
+          "orderto use the idempotent producer. Otherwise we cannot guarantee idempotence."}));
+  EXPECT_EQ(Errors(With(R"("kafka_version": "1.0", )" + std::string(clients))),
+            (std::vector<std::string>{
+                "s.json:/clients/p1/config: Must set acks to all in order to use the idempotent "
+                "producer. Otherwise we cannot guarantee idempotence."}));
 }
 
 TEST(ScenarioLoaderTest, ClientConfigErrorsAreKafkasAtTheirKey) {
-  std::vector<std::string> errors = Errors(With(R"("topics": {"t": {}}, "clients": {
+  // At 1.0, whose producer knows enable.idempotence.
+  std::vector<std::string> errors = Errors(With(R"("kafka_version": "1.0", "topics": {"t": {}},
+      "clients": {
       "p1": {"type": "producer", "topic": "t", "config": {"retries": "many"}},
       "p2": {"type": "producer", "topic": "t", "config": {"enable.idempotence": true, "acks": "1"}},
       "c1": {"type": "consumer", "topics": ["t"], "config": {"auto.offset.reset": "oldest"}}})"));
@@ -506,8 +540,8 @@ TEST(ScenarioLoaderTest, VariantErrorsNameThePathInsideTheVariant) {
             (std::vector<std::string>{
                 "s.json:/cluster/config/log.segment.bytes: Invalid value x for configuration "
                 "log.segment.bytes: Not a number of type INT (valid: an INT of at least 14)",
-                "s.json:/variants/at-most-once/clients/p1/config/acks: expected one of "
-                "\"0\",\"1\",\"all\",\"-1\" or a number of replicas, got \"none\"",
+                "s.json:/variants/at-most-once/clients/p1/config/acks: Invalid value none for "
+                "configuration acks: String must be one of: all, -1, 0, 1",
                 "s.json:/variants/one-broker/topics/t/replication_factor: "
                 "INVALID_REPLICATION_FACTOR: replication factor 3 larger than available brokers 1",
                 "s.json:/variants/base: \"base\" names the scenario itself; pick another name",

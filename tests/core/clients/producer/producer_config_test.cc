@@ -1,5 +1,6 @@
 // ParseProducerConfig: Kafka 0.10's defaults, acks spellings, Kafka's messages for bad values
-// and unknown keys, and KafkaProducer's idempotence defaults and refusals.
+// and unknown keys, and KafkaProducer's idempotence per release: unknown before 0.11.0 (a
+// warning), one request in flight at 0.11.0, up to 5 from 1.0.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -9,14 +10,14 @@
 namespace ksim {
 namespace {
 
-ProducerConfig Parse(const ConfigOverrides& settings) {
-  Result<ProducerConfig> config = ParseProducerConfig(settings);
+ProducerConfig Parse(const ConfigOverrides& settings, KafkaRelease release = kSeedKafkaRelease) {
+  Result<ProducerConfig> config = ParseProducerConfig(settings, release);
   EXPECT_TRUE(config.ok()) << config.status().ToString();
   return config.ok() ? *config : ProducerConfig{};
 }
 
-std::string Error(const ConfigOverrides& settings) {
-  Result<ProducerConfig> config = ParseProducerConfig(settings);
+std::string Error(const ConfigOverrides& settings, KafkaRelease release = kSeedKafkaRelease) {
+  Result<ProducerConfig> config = ParseProducerConfig(settings, release);
   EXPECT_FALSE(config.ok());
   if (config.ok()) return "";
   EXPECT_EQ(config.status().code(), Errc::kInvalidConfig);
@@ -46,8 +47,18 @@ TEST(ProducerConfigTest, AcksSpellings) {
   EXPECT_EQ(Parse({{"acks", "0"}}).acks, 0);
   EXPECT_EQ(Parse({{"acks", "1"}}).acks, 1);
   EXPECT_EQ(Parse({{"acks", " 1 "}}).acks, 1);
-  // The seed's legacy acks=N (0.8 semantics).
-  EXPECT_EQ(Parse({{"acks", "2"}}).acks, 2);
+}
+
+TEST(ProducerConfigTest, AcksAboveOneIsRefusedAtEveryRelease) {
+  // ProducerConfig's ValidString.in("all", "-1", "0", "1") at 0.10.0.1 and after: the seed's
+  // acks=2 (0.8.1's N replicas) is Kafka's ConfigException.
+  for (KafkaRelease release : KafkaReleases()) {
+    EXPECT_EQ(Error({{"acks", "2"}}, release),
+              "Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1")
+        << KafkaReleaseName(release);
+    EXPECT_EQ(Error({{"acks", " 3"}}, release),
+              "Invalid value 3 for configuration acks: String must be one of: all, -1, 0, 1");
+  }
 }
 
 TEST(ProducerConfigTest, BadAcksNamesTheValidOnes) {
@@ -66,7 +77,9 @@ TEST(ProducerConfigTest, BadValuesGiveKafkasMessage) {
   EXPECT_NE(Error({{"retries", "-1"}}).find("Value must be at least 0"), std::string::npos);
   EXPECT_NE(Error({{"max.in.flight.requests.per.connection", "0"}}).find("at least 1"),
             std::string::npos);
-  EXPECT_NE(Error({{"enable.idempotence", "yes"}}).find("enable.idempotence"), std::string::npos);
+  EXPECT_NE(
+      Error({{"enable.idempotence", "yes"}}, KafkaRelease::k0_11_0).find("enable.idempotence"),
+      std::string::npos);
   EXPECT_NE(Error({{"compression.type", "gzip"}}).find("String must be one of: none"),
             std::string::npos);
 }
@@ -109,31 +122,70 @@ TEST(ProducerConfigTest, DeliveryTimeoutMustCoverLingerAndRequest) {
   EXPECT_EQ(Parse({{"request.timeout.ms", "200000"}}).delivery_timeout_ms, 200000);
 }
 
+TEST(ProducerConfigTest, IdempotenceIsUnknownBefore0110) {
+  // KafkaProducer 0.10 logs AbstractConfig.logUnused's warning and runs without idempotence:
+  // none of 0.11's checks or defaults apply.
+  for (KafkaRelease release :
+       {KafkaRelease::k0_10_0, KafkaRelease::k0_10_1, KafkaRelease::k0_10_2}) {
+    const ProducerConfig config =
+        Parse({{"enable.idempotence", "true"}, {"acks", "1"}, {"retries", "0"}}, release);
+    EXPECT_FALSE(config.enable_idempotence);
+    EXPECT_EQ(config.acks, 1);
+    EXPECT_EQ(config.retries, 0);
+    EXPECT_EQ(config.max_in_flight_requests_per_connection, 5);
+    EXPECT_EQ(config.warnings, std::vector<std::string>{
+                                   "The configuration enable.idempotence = true was supplied but "
+                                   "isn't a known config."});
+  }
+  // Unknown means unread: a value 0.11 would refuse is only echoed.
+  EXPECT_EQ(Parse({{"enable.idempotence", "yes"}}).warnings,
+            std::vector<std::string>{"The configuration enable.idempotence = yes was supplied but "
+                                     "isn't a known config."});
+  EXPECT_TRUE(Parse({{"acks", "all"}}).warnings.empty());
+  EXPECT_TRUE(Parse({{"enable.idempotence", "true"}}, KafkaRelease::k0_11_0).warnings.empty());
+}
+
 TEST(ProducerConfigTest, IdempotenceForcesAcksAllAndRetries) {
-  const ProducerConfig config = Parse({{"enable.idempotence", "true"}});
-  EXPECT_TRUE(config.enable_idempotence);
-  EXPECT_EQ(config.acks, -1);
-  EXPECT_EQ(config.retries, std::numeric_limits<int32_t>::max());
-  EXPECT_EQ(config.max_in_flight_requests_per_connection, 5);
-  // Given values that agree are kept.
-  const ProducerConfig given =
-      Parse({{"enable.idempotence", "true"}, {"acks", "all"}, {"retries", "7"}});
-  EXPECT_EQ(given.acks, -1);
-  EXPECT_EQ(given.retries, 7);
+  for (KafkaRelease release : {KafkaRelease::k0_11_0, KafkaRelease::k1_0, KafkaRelease::k2_0}) {
+    const ProducerConfig config = Parse({{"enable.idempotence", "true"}}, release);
+    EXPECT_TRUE(config.enable_idempotence);
+    EXPECT_EQ(config.acks, -1);
+    EXPECT_EQ(config.retries, std::numeric_limits<int32_t>::max());
+    // 0.11.0 keeps one request in flight (KAFKA-4817); 1.0 allows 5 (KAFKA-5494).
+    EXPECT_EQ(config.max_in_flight_requests_per_connection,
+              release == KafkaRelease::k0_11_0 ? 1 : 5);
+    // Given values that agree are kept.
+    const ProducerConfig given =
+        Parse({{"enable.idempotence", "true"}, {"acks", "all"}, {"retries", "7"}}, release);
+    EXPECT_EQ(given.acks, -1);
+    EXPECT_EQ(given.retries, 7);
+  }
 }
 
 TEST(ProducerConfigTest, IdempotenceRefusesConflictingSettings) {
-  EXPECT_EQ(Error({{"enable.idempotence", "true"}, {"acks", "1"}}),
+  constexpr KafkaRelease k20 = KafkaRelease::k2_0;
+  EXPECT_EQ(Error({{"enable.idempotence", "true"}, {"acks", "1"}}, k20),
             "Must set acks to all in order to use the idempotent producer. Otherwise we cannot "
             "guarantee idempotence.");
-  EXPECT_EQ(Error({{"enable.idempotence", "true"}, {"retries", "0"}}),
+  EXPECT_EQ(Error({{"enable.idempotence", "true"}, {"retries", "0"}}, k20),
             "Must set retries to non-zero when using the idempotent producer.");
-  EXPECT_EQ(Error({{"enable.idempotence", "true"}, {"max.in.flight.requests.per.connection", "6"}}),
-            "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent "
-            "producer.");
+  EXPECT_EQ(
+      Error({{"enable.idempotence", "true"}, {"max.in.flight.requests.per.connection", "6"}}, k20),
+      "Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent "
+      "producer.");
+  // 0.11.0: exactly one (the missing space is Kafka's).
+  EXPECT_EQ(Error({{"enable.idempotence", "true"}, {"max.in.flight.requests.per.connection", "2"}},
+                  KafkaRelease::k0_11_0),
+            "Must set max.in.flight.requests.per.connection to 1 in orderto use the idempotent "
+            "producer. Otherwise we cannot guarantee idempotence.");
+  EXPECT_EQ(Parse({{"enable.idempotence", "true"}, {"max.in.flight.requests.per.connection", "1"}},
+                  KafkaRelease::k0_11_0)
+                .max_in_flight_requests_per_connection,
+            1);
   // Without idempotence the same settings are fine.
   EXPECT_TRUE(
-      ParseProducerConfig({{"acks", "1"}, {"max.in.flight.requests.per.connection", "6"}}).ok());
+      ParseProducerConfig({{"acks", "1"}, {"max.in.flight.requests.per.connection", "6"}}, k20)
+          .ok());
 }
 
 TEST(ProducerConfigTest, OnlyTheDefaultPartitionerExists) {
