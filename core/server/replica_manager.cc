@@ -186,7 +186,8 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
     hw = checkpointed->second;
   }
   PartitionConfig partition_config{.replica_lag_time_max_ms = config_.replica_lag_time_max_ms,
-                                   .min_insync_replicas = topic.min_insync_replicas};
+                                   .min_insync_replicas = topic.min_insync_replicas,
+                                   .release = config_.release};
   auto partition =
       std::make_unique<Partition>(tp, local_, *log, std::move(epochs), std::move(producers),
                                   seams_.clock, partition_config, hw, seams_.events);
@@ -357,8 +358,9 @@ void ReplicaManager::HandleUpdateMetadata(UpdateMetadataRequest request,
 // ---- ISR propagation ----------------------------------------------------------------------------
 
 void ReplicaManager::ScheduleIsrCheck() {
-  // Kafka: scheduler.schedule("isr-expiration", maybeShrinkIsr, period = replicaLagTimeMaxMs / 2).
-  const TimeUs period_us = std::max<TimeUs>(1, config_.replica_lag_time_max_ms * kUsPerMs / 2);
+  // Kafka: scheduler.schedule("isr-expiration", maybeShrinkIsr, period = ...), by release.
+  const TimeUs period_us =
+      IsrCheckPeriodMs(config_.release, config_.replica_lag_time_max_ms) * kUsPerMs;
   timers_.Schedule(period_us, [this]() {
     MaybeShrinkIsr();
     ScheduleIsrCheck();
