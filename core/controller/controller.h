@@ -20,7 +20,8 @@
 // - Broker failure (it left /brokers/ids): its partitions without a live leader are elected by the
 //   policy (ElectionPolicy: clean, unclean, ...; offline when it gives none); where it was a
 //   follower in the ISR it is removed from the ISR with the leader epoch incremented (Kafka 0.10's
-//   removeReplicaFromIsr), except that the last ISR member stays recorded (the ISR never empties).
+//   removeReplicaFromIsr). The last ISR member stays recorded when every member is dead, except
+//   before 1.1 under unclean election, where the ISR empties (docs/versions.md).
 //   Every state write is conditional on the znode version the controller knows; a BADVERSION
 //   re-reads the state and retries.
 // - Broker startup (it joined /brokers/ids): UpdateMetadata to all; LeaderAndIsr for its
@@ -52,9 +53,9 @@
 // is an answer where Kafka reads it so (readDataMaybeNull); every other error, and data that does
 // not parse, is traced as controller_zk_error where Kafka logs it, and then stops the step (a
 // failed failover resigns; a failed state change skips its partition). Before each state write
-// always-on checks hold: the leader epoch grows, the ISR is a non-empty subset of the replicas, the
-// write is conditional on the version read. The election policy `longest-log` is refused
-// (ValidateOptions): the controller does not know replicas' log ends.
+// always-on checks hold: the leader epoch grows, the ISR is a subset of the replicas (empty only
+// with leader -1, before 1.1), the write is conditional on the version read. The election policy
+// `longest-log` is refused (ValidateOptions): the controller does not know replicas' log ends.
 //
 // Ownership and threads: borrows every seam (they outlive it). Destroying it is a crash: its
 // callbacks never run afterwards (it keeps a liveness token the callbacks check). One thread.
@@ -282,6 +283,10 @@ class Controller {
   // ---- partition_state_machine.cc: the partition and replica state machines.
   std::set<BrokerId> ElectableBrokers() const;  // live and not shutting down
   const ElectionPolicy& PolicyFor(const std::string& topic);
+  // Whether the ISR of `topic`'s partitions keeps its last member when every member is dead
+  // (KafkaController.removeReplicaFromIsr): before 1.1 only when unclean election is off, i.e.
+  // the policy in effect is not `unclean`; from 1.1 (KAFKA-5642) always.
+  bool KeepsLastIsrMember(const std::string& topic);
   ElectionInput MakeInput(const TopicPartition& tp, const ControllerPartitionState& p);
   // Writes the partition's next state, conditional on the version read (BADVERSION re-reads the
   // znode and computes again). `change` returns nullopt when nothing is to be written. `done` gets

@@ -63,6 +63,15 @@ const ElectionPolicy& Controller::PolicyFor(const std::string& topic) {
   return *it->second;
 }
 
+bool Controller::KeepsLastIsrMember(const std::string& topic) {
+  // 0.10.0.1 to 1.0: "Retaining last ISR %d of partition %s since unclean leader election is
+  // disabled", else the ISR written is empty. 1.1's ReplicaStateMachine.doRemoveReplicasFromIsr
+  // keeps an ISR of one whatever the setting.
+  if (config_.release >= KafkaRelease::k1_1) return true;
+  return PolicyFor(topic).name() !=
+         KafkaElectionPolicyName(/*unclean_leader_election_enable=*/true);
+}
+
 ElectionInput Controller::MakeInput(const TopicPartition& tp, const ControllerPartitionState& p) {
   ElectionInput input;
   input.partition = ToString(tp);
@@ -133,8 +142,12 @@ void Controller::CheckStateWrite(const ControllerPartitionState& read,
   // ignore a LeaderAndIsr whose leader epoch is not newer than theirs, and KIP-101 truncation
   // keys on it: every write of the controller moves it forward.
   KSIM_CHECK(next.leader_epoch > read.state.leader_epoch);
-  // The ISR never empties (the last member stays recorded when every member is dead)...
-  KSIM_CHECK(!next.isr.empty());
+  // The ISR empties only when every member is dead, under unclean election before 1.1 (the last
+  // member stays recorded otherwise), and then no one leads...
+  if (next.isr.empty()) {
+    KSIM_CHECK(config_.release < KafkaRelease::k1_1);
+    KSIM_CHECK(next.leader == zk::kNoLeader);
+  }
   // ...and holds assigned replicas only.
   for (BrokerId member : next.isr) KSIM_CHECK(Contains(read.assigned_replicas, member));
   // The write carries this controller's epoch, which never falls below the one read.
@@ -325,16 +338,17 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Ste
       return zk::PartitionState{*outcome->result.leader, s.leader_epoch + 1, outcome->result.isr,
                                 epoch_};
     }
-    // No leader: leader -1, the dead members leave the ISR, but the ISR never empties (Kafka
-    // keeps the last member so that it can lead again when it returns). When several die at
-    // once the one kept is the old leader if it was in the ISR (it had every acknowledged
-    // record), else the first member.
+    // No leader: leader -1, the dead members leave the ISR. The last member stays (so that it
+    // can lead again when it returns) unless the ISR may empty (KeepsLastIsrMember: unclean
+    // election before 1.1). When several die at once the one kept is the old leader if it was
+    // in the ISR (it had every acknowledged record), else the first member.
+    const bool keep_last = KeepsLastIsrMember(tp.topic);
     std::vector<BrokerId> isr = live_isr;
-    if (isr.empty() && !s.isr.empty()) {
+    if (isr.empty() && !s.isr.empty() && keep_last) {
       isr = {Contains(s.isr, s.leader) ? s.leader : s.isr.front()};
     }
     if (s.leader == zk::kNoLeader && isr == s.isr) return std::nullopt;
-    if (isr.empty()) return std::nullopt;
+    if (isr.empty() && keep_last) return std::nullopt;
     outcome->kind = Kind::kOffline;
     return zk::PartitionState{zk::kNoLeader, s.leader_epoch + 1, isr, epoch_};
   };
@@ -360,7 +374,9 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Ste
                              bool any_live = false;
                              for (BrokerId member : p.state.isr)
                                any_live = any_live || live_brokers_.contains(member);
-                             if (!any_live) last_isr_member_[tp] = p.state.isr.front();
+                             if (!any_live && !p.state.isr.empty()) {
+                               last_isr_member_[tp] = p.state.isr.front();
+                             }
                              EmitOffline(tp, p.state.isr);
                              AddLeaderAndIsrToLiveReplicas(tp, false);
                              break;
