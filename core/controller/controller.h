@@ -12,8 +12,9 @@
 // - Failover (onControllerFailover): read live brokers (child watch on /brokers/ids), topics
 //   (child watch on /brokers/topics, data watch on each), every partition's state znode; send
 //   UpdateMetadata to every live broker and LeaderAndIsr for every partition to its live
-//   replicas; elect leaders for partitions that have none live (the election policy); watch
-//   /admin/delete_topics and /isr_change_notification.
+//   replicas; elect leaders for partitions that have none live (the election policy); leave the
+//   ISRs of the others as they are (a broker that died before the failover stays in them until
+//   the leader drops it); watch /admin/delete_topics and /isr_change_notification.
 // - New topic (a child of /brokers/topics appeared): InitialLeaderAndIsr (first live assigned
 //   replica leads, ISR = live replicas), create each state znode, LeaderAndIsr with is_new to the
 //   replicas, UpdateMetadata to all.
@@ -303,13 +304,15 @@ class Controller {
   // Creates the state znode of a partition that has none (NewPartition -> OnlinePartition).
   void InitializePartition(const TopicPartition& tp, StepDone done);
   void OnPartitionExists(const TopicPartition& tp, const zk::PartitionState& ours, StepDone done);
-  // Elects a leader for a partition without a live leader, or removes dead brokers from its ISR
-  // (OfflinePartition -> OnlinePartition, OnlineReplica -> OfflineReplica).
-  void ReconcilePartition(const TopicPartition& tp, Reason reason, StepDone done);
+  // Elects a leader for a partition without a live leader (OfflinePartition -> OnlinePartition),
+  // and removes `failed` brokers from its ISR (OnlineReplica -> OfflineReplica: the brokers that
+  // died in this broker change; none at a failover or a startup).
+  void ReconcilePartition(const TopicPartition& tp, Reason reason, const std::set<BrokerId>& failed,
+                          StepDone done);
   // Initializes or reconciles each of `partitions` (skipping topics being deleted).
   void ReconcilePartitions(const std::vector<TopicPartition>& partitions, Reason reason,
-                           StepDone done);
-  void ReconcileAll(Reason reason, StepDone done);
+                           StepDone done, const std::set<BrokerId>& failed = {});
+  void ReconcileAll(Reason reason, StepDone done, const std::set<BrokerId>& failed = {});
   void AddLeaderAndIsr(const TopicPartition& tp, const std::vector<BrokerId>& recipients,
                        bool is_new);
   void AddLeaderAndIsrToLiveReplicas(const TopicPartition& tp, bool is_new);

@@ -306,7 +306,8 @@ void Controller::OnPartitionExists(const TopicPartition& tp, const zk::Partition
 
 // ---- Failures and returns (OfflinePartition -> OnlinePartition, OnlineReplica -> Offline) -------
 
-void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, StepDone done) {
+void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason,
+                                    const std::set<BrokerId>& failed, StepDone done) {
   enum class Kind { kNone, kElected, kOffline, kIsrShrink };
   struct Outcome {
     Kind kind = Kind::kNone;
@@ -314,20 +315,25 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Ste
     std::string policy;
   };
   auto outcome = std::make_shared<Outcome>();
-  StateChange change =
-      [this, tp, outcome](const ControllerPartitionState& p) -> std::optional<zk::PartitionState> {
+  StateChange change = [this, tp, outcome, failed](
+                           const ControllerPartitionState& p) -> std::optional<zk::PartitionState> {
     *outcome = Outcome();
     const zk::PartitionState& s = p.state;
-    // Registered brokers (shutting-down ones included) keep their place in the ISR.
-    std::vector<BrokerId> live_isr;
+    // onBrokerFailure moves the replicas of the brokers that just died to OfflineReplica
+    // (KafkaController.removeReplicaFromIsr); nothing else leaves an ISR here. A broker found dead
+    // at a failover or still dead at a startup stays until the leader shrinks its ISR
+    // (0.10.0.1's PartitionStateMachine.initializePartitionState and
+    // triggerOnlinePartitionStateChange elect only partitions without a live leader; the same at
+    // 2.1.0).
+    std::vector<BrokerId> remaining_isr;
     for (BrokerId member : s.isr) {
-      if (live_brokers_.contains(member)) live_isr.push_back(member);
+      if (!failed.contains(member)) remaining_isr.push_back(member);
     }
     if (s.leader != zk::kNoLeader && live_brokers_.contains(s.leader)) {
-      // Online: KafkaController.removeReplicaFromIsr for each dead follower, epoch + 1.
-      if (live_isr.size() == s.isr.size() || live_isr.empty()) return std::nullopt;
+      // Online: KafkaController.removeReplicaFromIsr for each failed follower, epoch + 1.
+      if (remaining_isr.size() == s.isr.size() || remaining_isr.empty()) return std::nullopt;
       outcome->kind = Kind::kIsrShrink;
-      return zk::PartitionState{s.leader, s.leader_epoch + 1, live_isr, epoch_};
+      return zk::PartitionState{s.leader, s.leader_epoch + 1, remaining_isr, epoch_};
     }
     // Offline: the election policy (OfflinePartitionLeaderSelector and its variants).
     const ElectionPolicy& policy = PolicyFor(tp.topic);
@@ -343,7 +349,7 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Ste
     // election before 1.1). When several die at once the one kept is the old leader if it was
     // in the ISR (it had every acknowledged record), else the first member.
     const bool keep_last = KeepsLastIsrMember(tp.topic);
-    std::vector<BrokerId> isr = live_isr;
+    std::vector<BrokerId> isr = remaining_isr;
     if (isr.empty() && !s.isr.empty() && keep_last) {
       isr = {Contains(s.isr, s.leader) ? s.leader : s.isr.front()};
     }
@@ -393,25 +399,26 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Ste
 }
 
 void Controller::ReconcilePartitions(const std::vector<TopicPartition>& partitions, Reason reason,
-                                     StepDone done) {
+                                     StepDone done, const std::set<BrokerId>& failed) {
   std::vector<Step> steps;
   for (const TopicPartition& tp : partitions) {
     if (BeingDeleted(tp.topic)) continue;
-    steps.push_back([this, tp, reason](StepDone next) {
+    steps.push_back([this, tp, reason, failed](StepDone next) {
       if (uninitialized_.contains(tp)) {
         InitializePartition(tp, std::move(next));
       } else {
-        ReconcilePartition(tp, reason, std::move(next));
+        ReconcilePartition(tp, reason, failed, std::move(next));
       }
     });
   }
   AllOf(std::move(steps), std::move(done));
 }
 
-void Controller::ReconcileAll(Reason reason, StepDone done) {
+void Controller::ReconcileAll(Reason reason, StepDone done, const std::set<BrokerId>& failed) {
   std::set<TopicPartition> all(uninitialized_.begin(), uninitialized_.end());
   for (const auto& [tp, p] : partitions_) all.insert(tp);
-  ReconcilePartitions(std::vector<TopicPartition>(all.begin(), all.end()), reason, std::move(done));
+  ReconcilePartitions(std::vector<TopicPartition>(all.begin(), all.end()), reason, std::move(done),
+                      failed);
 }
 
 void Controller::AddLeaderAndIsr(const TopicPartition& tp, const std::vector<BrokerId>& recipients,

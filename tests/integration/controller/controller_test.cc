@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -301,6 +302,29 @@ TEST(ControllerTest, CleanPolicyKeepsPartitionOfflineUntilTheLastIsrMemberReturn
     return GotLeaderAndIsr(cluster.node(2), Tp("t", 0), BrokerId(2), LeaderEpoch(3)) &&
            GotLeaderAndIsr(cluster.node(3), Tp("t", 0), BrokerId(2), LeaderEpoch(3));
   }));
+}
+
+// onControllerFailover (0.10.0.1 to 2.1.0): the new controller elects only partitions without a
+// live leader; a follower that died before it took over stays in the ISR (the leader drops it
+// when it lags), and only a broker that dies later leaves ISRs at once (onBrokerFailure).
+TEST(ControllerTest, FailoverLeavesTheIsrOfALivePartitionAsItIs) {
+  ControllerCluster cluster;
+  ASSERT_EQ(StartWithControllerOne(cluster), 1);
+  cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3})}});
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
+
+  // Broker 3 dies, then the controller before it has acted on that.
+  cluster.Crash(3);
+  cluster.Crash(1);
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return cluster.ActiveController() == 2 &&
+           cluster.controller(2).live_brokers() == std::set<BrokerId>{BrokerId(2)} &&
+           Synced(cluster, 2, "t", 0);
+  }));
+  cluster.RunFor(2 * kSecondUs);
+  EXPECT_EQ(*cluster.State("t", 0),
+            (zk::PartitionState{BrokerId(2), LeaderEpoch(0), Ids({2, 3}), ControllerEpoch(1)}));
+  EXPECT_EQ(cluster.controller(2).elections(), 0);
 }
 
 // KafkaController.removeReplicaFromIsr with unclean election on: before 1.1 the last ISR member
