@@ -259,6 +259,10 @@ void ReplicaManager::MakeFollowers(const std::vector<const LeaderAndIsrPartition
   std::vector<const LeaderAndIsrPartitionState*> changed;
   for (const auto* state : states) {
     Partition* partition = GetPartition(state->tp);
+    // ReplicaManager.makeFollowers (0.10.0.1 to 2.1.0): "Only change partition state when the
+    // leader is available"; told leader -1 (or a dead one), the replica stays as it was, its
+    // fetcher and log untouched.
+    if (!LeaderHost(state->leader, &request).has_value()) continue;
     if (!partition->MakeFollower(*state)) continue;
     isr_proposals_.erase(state->tp);
     changed.push_back(state);
