@@ -21,7 +21,8 @@
 //                      choice against unclean election): when the controller recorded which ISR
 //                      member died last, only that broker may lead, once it is back (ISR reset
 //                      to it); without such a record, as `clean`.
-// Kafka keeps the last ISR member in ZooKeeper's ISR when it dies (the ISR never empties), so
+// Kafka keeps the last ISR member in ZooKeeper's ISR when it dies (from 1.1 always, before only
+// when unclean election is off; the controller empties the ISR under `unclean` before 1.1), so
 // `clean` already waits for it after one-by-one failures; the two differ when several ISR
 // members die together and a stale one returns first.
 //
@@ -47,8 +48,8 @@ struct ElectionInput {
   std::string partition;                    // "t-0", used in explanations only
   std::vector<BrokerId> assigned_replicas;  // assignment order; the first is the preferred leader
   std::set<BrokerId> live_brokers;          // brokers registered in ZooKeeper right now
-  std::vector<BrokerId> isr;                // the ISR as stored (never empty once a leader existed)
-  std::optional<BrokerId> current_leader;   // as stored; nullopt when there is none (-1)
+  std::vector<BrokerId> isr;  // the ISR as stored (empty only after all died, `unclean` < 1.1)
+  std::optional<BrokerId> current_leader;  // as stored; nullopt when there is none (-1)
   // longest-log: the log end offset of each live assigned replica.
   std::map<BrokerId, Offset> log_end_offsets;
   // wait-for-last-isr: the ISR member that died last, when every ISR member died.

@@ -43,6 +43,14 @@ EventFields AppendedValues(ByteView batches, Offset first, Offset last) {
 
 }  // namespace
 
+int64_t IsrCheckPeriodMs(KafkaRelease release, int64_t replica_lag_time_max_ms) {
+  // ReplicaManager.startup: scheduler.schedule("isr-expiration", maybeShrinkIsr, period = ...),
+  // replicaLagTimeMaxMs at 0.10.0.1 and 0.10.1.1, replicaLagTimeMaxMs / 2 from 0.10.2.0.
+  const int64_t period_ms =
+      release >= KafkaRelease::k0_10_2 ? replica_lag_time_max_ms / 2 : replica_lag_time_max_ms;
+  return std::max<int64_t>(1, period_ms);
+}
+
 std::string_view ReplicaRoleName(ReplicaRole role) {
   switch (role) {
     case ReplicaRole::kNone:
@@ -140,22 +148,19 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   isr_change_in_flight_ = false;
 
   // Remote replicas: forget those no longer assigned; a new leader knows no remote LEO until
-  // the first fetch; the ISR members count as caught up now, the others never
-  // (Replica.resetLastCaughtUpTime).
+  // the first fetch.
   const int64_t now_ms = clock_.NowMs();
-  std::map<BrokerId, RemoteReplicaState> remotes;
-  for (BrokerId replica : assigned_replicas_) {
-    if (replica == local_) continue;
-    RemoteReplicaState remote;
-    auto old = remotes_.find(replica);
-    if (!is_new_leader && old != remotes_.end()) remote = old->second;
-    if (is_new_leader) remote.log_end_offset.reset();
-    remote.last_fetch_leader_log_end_offset = leo;
-    remote.last_fetch_time_ms = now_ms;
-    remote.last_caught_up_time_ms = Contains(isr_, replica) ? now_ms : 0;
-    remotes.emplace(replica, remote);
+  if (config_.release >= KafkaRelease::k0_10_2) {
+    ResetRemoteReplicas(is_new_leader, leo, now_ms);
+  } else {
+    // Kafka 0.10.0.1's makeLeader resets the remote LEOs of a new leader and nothing else: each
+    // caught-up time is that of the last fetch at this broker's log end in an earlier
+    // leadership, or when this broker learned of the replica.
+    KeepRemoteReplicasOfAssignment(now_ms);
+    for (auto& [replica, remote] : remotes_) {
+      if (is_new_leader) remote.log_end_offset.reset();
+    }
   }
-  remotes_ = std::move(remotes);
 
   EventFields fields = Fields();
   fields[field::kEpoch] = leader_epoch_.value();
@@ -169,6 +174,52 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   return true;
 }
 
+void Partition::ResetRemoteReplicas(bool is_new_leader, Offset leo, int64_t now_ms) {
+  // Kafka 0.10.2+ (KAFKA-4485): the ISR members count as caught up now, the others never
+  // (Replica.resetLastCaughtUpTime).
+  std::map<BrokerId, RemoteReplicaState> remotes;
+  for (BrokerId replica : assigned_replicas_) {
+    if (replica == local_) continue;
+    RemoteReplicaState remote;
+    auto old = remotes_.find(replica);
+    if (!is_new_leader && old != remotes_.end()) remote = old->second;
+    if (is_new_leader) remote.log_end_offset.reset();
+    remote.last_fetch_leader_log_end_offset = leo;
+    remote.last_fetch_time_ms = now_ms;
+    remote.last_caught_up_time_ms = Contains(isr_, replica) ? now_ms : 0;
+    remotes.emplace(replica, remote);
+  }
+  remotes_ = std::move(remotes);
+}
+
+void Partition::KeepRemoteReplicasOfAssignment(int64_t now_ms) {
+  std::map<BrokerId, RemoteReplicaState> remotes;
+  for (BrokerId replica : assigned_replicas_) {
+    if (replica == local_) continue;
+    auto old = remotes_.find(replica);
+    if (old != remotes_.end()) {
+      remotes.emplace(replica, old->second);
+      continue;
+    }
+    // Kafka's Replica starts caught up at its creation (lastCaughtUpTimeMs = time.milliseconds).
+    RemoteReplicaState remote;
+    remote.last_caught_up_time_ms = now_ms;
+    remote.last_fetch_time_ms = now_ms;
+    remotes.emplace(replica, remote);
+  }
+  remotes_ = std::move(remotes);
+}
+
+void Partition::ForgetRemoteReplicas() {
+  if (config_.release >= KafkaRelease::k0_10_2) {
+    remotes_.clear();
+    return;
+  }
+  // Kafka 0.10.0.1 keeps its Replica objects (and their caught-up times) while it follows.
+  KeepRemoteReplicasOfAssignment(clock_.NowMs());
+  for (auto& [replica, remote] : remotes_) remote.log_end_offset.reset();
+}
+
 bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   KSIM_CHECK(state.leader != local_);
   if (IsStale(state.leader_epoch)) return false;
@@ -180,7 +231,7 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   assigned_replicas_ = state.replicas;
   isr_.clear();  // only the leader tracks the ISR (Kafka's makeFollower empties it)
   zk_version_ = state.zk_version;
-  remotes_.clear();
+  ForgetRemoteReplicas();
   isr_change_in_flight_ = false;
   // Kafka 2.0: the same leader one epoch later means nothing to redo; otherwise an epoch was
   // missed and the leader's log may have been truncated meanwhile.
@@ -203,7 +254,7 @@ void Partition::Stop() {
   role_ = ReplicaRole::kNone;
   leader_ = kNoBroker;
   isr_.clear();
-  remotes_.clear();
+  ForgetRemoteReplicas();
   isr_change_in_flight_ = false;
   CheckInvariants();
 }
@@ -294,12 +345,14 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
   RemoteReplicaState& remote = it->second;
   const int64_t now_ms = clock_.NowMs();
   const Offset leader_leo = log_.log_end_offset();
-  // Replica.updateLogReadResult (Kafka 0.10.2+, KAFKA-4485): caught up now when the fetch reached
-  // the leader's LEO; caught up as of the previous fetch when it reached the LEO the leader had
-  // then (a follower keeping pace with a steady stream never falls behind by this measure).
+  // Replica.updateLogReadResult: caught up now when the fetch reached the leader's LEO (0.10.0.1:
+  // isReadFromLogEnd, the only rule before 0.10.2). From 0.10.2 (KAFKA-4485) also caught up as of
+  // the previous fetch when it reached the LEO the leader had then (a follower keeping pace with
+  // a steady stream never falls behind by this measure).
   if (fetch_offset >= leader_leo) {
     remote.last_caught_up_time_ms = std::max(remote.last_caught_up_time_ms, now_ms);
-  } else if (fetch_offset >= remote.last_fetch_leader_log_end_offset) {
+  } else if (config_.release >= KafkaRelease::k0_10_2 &&
+             fetch_offset >= remote.last_fetch_leader_log_end_offset) {
     remote.last_caught_up_time_ms =
         std::max(remote.last_caught_up_time_ms, remote.last_fetch_time_ms);
   }

@@ -1,6 +1,6 @@
 // Partition: one broker's replica of one partition and, while the broker leads it, the leader's
-// view of every replica: Kafka's kafka.cluster.Partition and Replica (0.10 rules, with 0.10.2's
-// lagging-follower fix and KIP-101/279 leader epochs). It is sans-IO: it owns no network, no
+// view of every replica: Kafka's kafka.cluster.Partition and Replica (0.10 rules, 0.10.2's
+// lagging-follower fix from that release on, KIP-101/279 leader epochs). It is sans-IO: it owns no network, no
 // timer and no ZooKeeper session. The broker (core/server/broker.h) feeds it requests and fetch
 // results and carries out what it asks for (an ISR change to write to ZooKeeper, a truncation
 // offset asked of the leader).
@@ -12,9 +12,15 @@
 // - Offsets on this replica, checked after every change: log start <= HW <= LEO.
 // - As leader, per remote replica: its LEO (the offset it last fetched from; unknown until its
 //   first fetch) and the last time it was caught up. A fetch at offset >= the leader's LEO at that
-//   moment marks it caught up now; a fetch at offset >= the leader's LEO at its previous fetch
-//   marks it caught up as of that previous fetch (Kafka 0.10.2+, KAFKA-4485: a follower that
-//   keeps up with a steady stream is never counted as lagging).
+//   moment marks it caught up now. The rest depends on the broker's release (docs/versions.md):
+//   - from 0.10.2 (KAFKA-4485): a fetch at offset >= the leader's LEO at its previous fetch marks
+//     it caught up as of that previous fetch (a follower that keeps up with a steady stream is
+//     never counted as lagging), and MakeLeader counts the ISR members caught up now.
+//   - before (0.10.0.1's Replica.updateLogReadResult, isReadFromLogEnd): only a fetch at the
+//     leader's LEO counts, so a follower of a steady stream leaves the ISR and joins it again.
+//     Its caught-up time is kept from the moment this broker first learned of the replica
+//     (Kafka's Replica object, created at the first LeaderAndIsr) through every role change:
+//     MakeLeader resets nothing, and a new leader may shrink its ISR at its first check.
 // - ISR shrink (Kafka's maybeShrinkIsr): followers in the ISR not caught up for longer than
 //   replica.lag.time.max.ms leave it. ISR expand (maybeExpandIsr): an assigned follower outside
 //   the ISR whose LEO reached the leader's HW joins it. Both are proposals (ProposeIsrShrink,
@@ -63,6 +69,7 @@
 #include "core/base/events.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
+#include "core/config/kafka_version.h"
 #include "core/protocol/messages.h"
 #include "core/storage/leader_epoch_cache.h"
 #include "core/storage/log.h"
@@ -84,9 +91,15 @@ std::string_view TruncationPolicyName(TruncationPolicy policy);
 Result<TruncationPolicy> ParseTruncationPolicy(std::string_view name);
 
 struct PartitionConfig {
-  int64_t replica_lag_time_max_ms = 10000;  // replica.lag.time.max.ms
-  int32_t min_insync_replicas = 1;          // min.insync.replicas (topic or broker)
+  int64_t replica_lag_time_max_ms = 10000;   // replica.lag.time.max.ms
+  int32_t min_insync_replicas = 1;           // min.insync.replicas (topic or broker)
+  KafkaRelease release = kSeedKafkaRelease;  // the broker's: which caught-up rule applies
 };
+
+// How often the leader looks for followers to drop from the ISR (ReplicaManager's
+// "isr-expiration" task): every replica.lag.time.max.ms before 0.10.2, every half of it from
+// 0.10.2 (KAFKA-4485). At least 1.
+int64_t IsrCheckPeriodMs(KafkaRelease release, int64_t replica_lag_time_max_ms);
 
 // What the leader knows of one remote replica (Kafka's Replica on the leader).
 struct RemoteReplicaState {
@@ -128,17 +141,19 @@ class Partition final : public LogObserver {
 
   // ---- Role changes (LeaderAndIsr) ----
   // Kafka's makeLeader: role leader with `state`'s epoch, ISR, replicas and zk version; remote
-  // replicas start unknown, ISR members counted as caught up now; the epoch is recorded at the
-  // LEO; HW may rise. Returns false (and changes nothing) when `state.leader_epoch` is older than
-  // the current one. KAFKA_STORAGE_ERROR when the epoch cannot be recorded: the role, epoch and
-  // ISR stay as they were (the cache may hold the unwritten epoch in memory) and the storage
-  // failure handler has been told. REQUIRES: state.leader == local broker.
+  // replicas start unknown, ISR members counted as caught up now (from 0.10.2; before, their
+  // caught-up times stay); the epoch is recorded at the LEO; HW may rise. Returns false (and
+  // changes nothing) when `state.leader_epoch` is older than the current one. KAFKA_STORAGE_ERROR
+  // when the epoch cannot be recorded: the role, epoch and ISR stay as they were (the cache may
+  // hold the unwritten epoch in memory) and the storage failure handler has been told.
+  // REQUIRES: state.leader == local broker.
   Result<bool> MakeLeader(const LeaderAndIsrPartitionState& state);
-  // Kafka's makeFollower: role follower of `state.leader`; the ISR and the remote replicas are
-  // forgotten (only a leader tracks them). Returns true when the broker must truncate per policy
-  // and (re)start fetching: a new leader, or the same one more than one epoch later (an epoch was
-  // missed, Kafka 2.0). False when it stays the follower of the same leader at the same or the
-  // next epoch, or when the epoch is stale. REQUIRES: state.leader != local broker.
+  // Kafka's makeFollower: role follower of `state.leader`; the ISR is forgotten (only a leader
+  // tracks it), and so are the remote replicas from 0.10.2 (before, their caught-up times stay).
+  // Returns true when the broker must truncate per policy and (re)start fetching: a new leader, or
+  // the same one more than one epoch later (an epoch was missed, Kafka 2.0). False when it stays
+  // the follower of the same leader at the same or the next epoch, or when the epoch is stale.
+  // REQUIRES: state.leader != local broker.
   bool MakeFollower(const LeaderAndIsrPartitionState& state);
   // StopReplica: role none (the log stays unless the broker deletes it).
   void Stop();
@@ -223,7 +238,8 @@ class Partition final : public LogObserver {
   LeaderEpoch latest_epoch() const { return epochs_.LatestEpoch(); }
   const LeaderEpochCache& epochs() const { return epochs_; }
   const ProducerStateManager& producer_state() const { return producers_; }
-  // The leader's view of remote replicas (empty when not leader).
+  // The leader's view of remote replicas (empty when not leader from 0.10.2; before, a follower
+  // keeps each assigned replica's caught-up time, its LEO unknown).
   const std::map<BrokerId, RemoteReplicaState>& remote_replicas() const { return remotes_; }
   const PartitionConfig& config() const { return config_; }
   void set_config(PartitionConfig config) { config_ = config; }
@@ -247,6 +263,15 @@ class Partition final : public LogObserver {
   }
 
  private:
+  // From 0.10.2: remotes_ becomes the assigned replicas (the local one aside), ISR members caught
+  // up now, the others never; a new leader knows no remote LEO.
+  void ResetRemoteReplicas(bool is_new_leader, Offset leo, int64_t now_ms);
+  // Before 0.10.2: remotes_ becomes the assigned replicas (the local one aside), new ones caught
+  // up now, the others as they were (Partition.getOrCreateReplica / removeReplica).
+  void KeepRemoteReplicasOfAssignment(int64_t now_ms);
+  // Leaving the leader role: from 0.10.2 the remote replicas are forgotten; before, only their
+  // LEOs (the caught-up times stay for the next leadership).
+  void ForgetRemoteReplicas();
   // Leader: HW = min LEO over the ISR when that is higher (Kafka's maybeIncrementLeaderHW).
   bool MaybeIncrementLeaderHw();
   void SetHighWatermark(Offset hw);

@@ -12,15 +12,17 @@
 // - Failover (onControllerFailover): read live brokers (child watch on /brokers/ids), topics
 //   (child watch on /brokers/topics, data watch on each), every partition's state znode; send
 //   UpdateMetadata to every live broker and LeaderAndIsr for every partition to its live
-//   replicas; elect leaders for partitions that have none live (the election policy); watch
-//   /admin/delete_topics and /isr_change_notification.
+//   replicas; elect leaders for partitions that have none live (the election policy); leave the
+//   ISRs of the others as they are (a broker that died before the failover stays in them until
+//   the leader drops it); watch /admin/delete_topics and /isr_change_notification.
 // - New topic (a child of /brokers/topics appeared): InitialLeaderAndIsr (first live assigned
 //   replica leads, ISR = live replicas), create each state znode, LeaderAndIsr with is_new to the
 //   replicas, UpdateMetadata to all.
 // - Broker failure (it left /brokers/ids): its partitions without a live leader are elected by the
 //   policy (ElectionPolicy: clean, unclean, ...; offline when it gives none); where it was a
 //   follower in the ISR it is removed from the ISR with the leader epoch incremented (Kafka 0.10's
-//   removeReplicaFromIsr), except that the last ISR member stays recorded (the ISR never empties).
+//   removeReplicaFromIsr). The last ISR member stays recorded when every member is dead, except
+//   before 1.1 under unclean election, where the ISR empties (docs/versions.md).
 //   Every state write is conditional on the znode version the controller knows; a BADVERSION
 //   re-reads the state and retries.
 // - Broker startup (it joined /brokers/ids): UpdateMetadata to all; LeaderAndIsr for its
@@ -52,9 +54,9 @@
 // is an answer where Kafka reads it so (readDataMaybeNull); every other error, and data that does
 // not parse, is traced as controller_zk_error where Kafka logs it, and then stops the step (a
 // failed failover resigns; a failed state change skips its partition). Before each state write
-// always-on checks hold: the leader epoch grows, the ISR is a non-empty subset of the replicas, the
-// write is conditional on the version read. The election policy `longest-log` is refused
-// (ValidateOptions): the controller does not know replicas' log ends.
+// always-on checks hold: the leader epoch grows, the ISR is a subset of the replicas (empty only
+// with leader -1, before 1.1), the write is conditional on the version read. The election policy
+// `longest-log` is refused (ValidateOptions): the controller does not know replicas' log ends.
 //
 // Ownership and threads: borrows every seam (they outlive it). Destroying it is a crash: its
 // callbacks never run afterwards (it keeps a liveness token the callbacks check). One thread.
@@ -282,6 +284,10 @@ class Controller {
   // ---- partition_state_machine.cc: the partition and replica state machines.
   std::set<BrokerId> ElectableBrokers() const;  // live and not shutting down
   const ElectionPolicy& PolicyFor(const std::string& topic);
+  // Whether the ISR of `topic`'s partitions keeps its last member when every member is dead
+  // (KafkaController.removeReplicaFromIsr): before 1.1 only when unclean election is off, i.e.
+  // the policy in effect is not `unclean`; from 1.1 (KAFKA-5642) always.
+  bool KeepsLastIsrMember(const std::string& topic);
   ElectionInput MakeInput(const TopicPartition& tp, const ControllerPartitionState& p);
   // Writes the partition's next state, conditional on the version read (BADVERSION re-reads the
   // znode and computes again). `change` returns nullopt when nothing is to be written. `done` gets
@@ -298,13 +304,15 @@ class Controller {
   // Creates the state znode of a partition that has none (NewPartition -> OnlinePartition).
   void InitializePartition(const TopicPartition& tp, StepDone done);
   void OnPartitionExists(const TopicPartition& tp, const zk::PartitionState& ours, StepDone done);
-  // Elects a leader for a partition without a live leader, or removes dead brokers from its ISR
-  // (OfflinePartition -> OnlinePartition, OnlineReplica -> OfflineReplica).
-  void ReconcilePartition(const TopicPartition& tp, Reason reason, StepDone done);
+  // Elects a leader for a partition without a live leader (OfflinePartition -> OnlinePartition),
+  // and removes `failed` brokers from its ISR (OnlineReplica -> OfflineReplica: the brokers that
+  // died in this broker change; none at a failover or a startup).
+  void ReconcilePartition(const TopicPartition& tp, Reason reason, const std::set<BrokerId>& failed,
+                          StepDone done);
   // Initializes or reconciles each of `partitions` (skipping topics being deleted).
   void ReconcilePartitions(const std::vector<TopicPartition>& partitions, Reason reason,
-                           StepDone done);
-  void ReconcileAll(Reason reason, StepDone done);
+                           StepDone done, const std::set<BrokerId>& failed = {});
+  void ReconcileAll(Reason reason, StepDone done, const std::set<BrokerId>& failed = {});
   void AddLeaderAndIsr(const TopicPartition& tp, const std::vector<BrokerId>& recipients,
                        bool is_new);
   void AddLeaderAndIsrToLiveReplicas(const TopicPartition& tp, bool is_new);

@@ -105,7 +105,7 @@ void Controller::OnBrokersChanged(const std::set<BrokerId>& dead, const std::set
   // StopReplica now.
   const Reason reason = dead.empty() ? Reason::kBrokerStartup : Reason::kBrokerFailure;
   InOrder({
-              [this, reason](StepDone next) { ReconcileAll(reason, std::move(next)); },
+              [this, reason, dead](StepDone next) { ReconcileAll(reason, std::move(next), dead); },
               [this, started](StepDone next) {
                 for (auto& [topic, deletion] : deletions_) {
                   for (BrokerId broker : started) {

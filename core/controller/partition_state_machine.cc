@@ -63,6 +63,15 @@ const ElectionPolicy& Controller::PolicyFor(const std::string& topic) {
   return *it->second;
 }
 
+bool Controller::KeepsLastIsrMember(const std::string& topic) {
+  // 0.10.0.1 to 1.0: "Retaining last ISR %d of partition %s since unclean leader election is
+  // disabled", else the ISR written is empty. 1.1's ReplicaStateMachine.doRemoveReplicasFromIsr
+  // keeps an ISR of one whatever the setting.
+  if (config_.release >= KafkaRelease::k1_1) return true;
+  return PolicyFor(topic).name() !=
+         KafkaElectionPolicyName(/*unclean_leader_election_enable=*/true);
+}
+
 ElectionInput Controller::MakeInput(const TopicPartition& tp, const ControllerPartitionState& p) {
   ElectionInput input;
   input.partition = ToString(tp);
@@ -133,8 +142,12 @@ void Controller::CheckStateWrite(const ControllerPartitionState& read,
   // ignore a LeaderAndIsr whose leader epoch is not newer than theirs, and KIP-101 truncation
   // keys on it: every write of the controller moves it forward.
   KSIM_CHECK(next.leader_epoch > read.state.leader_epoch);
-  // The ISR never empties (the last member stays recorded when every member is dead)...
-  KSIM_CHECK(!next.isr.empty());
+  // The ISR empties only when every member is dead, under unclean election before 1.1 (the last
+  // member stays recorded otherwise), and then no one leads...
+  if (next.isr.empty()) {
+    KSIM_CHECK(config_.release < KafkaRelease::k1_1);
+    KSIM_CHECK(next.leader == zk::kNoLeader);
+  }
   // ...and holds assigned replicas only.
   for (BrokerId member : next.isr) KSIM_CHECK(Contains(read.assigned_replicas, member));
   // The write carries this controller's epoch, which never falls below the one read.
@@ -293,7 +306,8 @@ void Controller::OnPartitionExists(const TopicPartition& tp, const zk::Partition
 
 // ---- Failures and returns (OfflinePartition -> OnlinePartition, OnlineReplica -> Offline) -------
 
-void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, StepDone done) {
+void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason,
+                                    const std::set<BrokerId>& failed, StepDone done) {
   enum class Kind { kNone, kElected, kOffline, kIsrShrink };
   struct Outcome {
     Kind kind = Kind::kNone;
@@ -301,20 +315,25 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Ste
     std::string policy;
   };
   auto outcome = std::make_shared<Outcome>();
-  StateChange change =
-      [this, tp, outcome](const ControllerPartitionState& p) -> std::optional<zk::PartitionState> {
+  StateChange change = [this, tp, outcome, failed](
+                           const ControllerPartitionState& p) -> std::optional<zk::PartitionState> {
     *outcome = Outcome();
     const zk::PartitionState& s = p.state;
-    // Registered brokers (shutting-down ones included) keep their place in the ISR.
-    std::vector<BrokerId> live_isr;
+    // onBrokerFailure moves the replicas of the brokers that just died to OfflineReplica
+    // (KafkaController.removeReplicaFromIsr); nothing else leaves an ISR here. A broker found dead
+    // at a failover or still dead at a startup stays until the leader shrinks its ISR
+    // (0.10.0.1's PartitionStateMachine.initializePartitionState and
+    // triggerOnlinePartitionStateChange elect only partitions without a live leader; the same at
+    // 2.1.0).
+    std::vector<BrokerId> remaining_isr;
     for (BrokerId member : s.isr) {
-      if (live_brokers_.contains(member)) live_isr.push_back(member);
+      if (!failed.contains(member)) remaining_isr.push_back(member);
     }
     if (s.leader != zk::kNoLeader && live_brokers_.contains(s.leader)) {
-      // Online: KafkaController.removeReplicaFromIsr for each dead follower, epoch + 1.
-      if (live_isr.size() == s.isr.size() || live_isr.empty()) return std::nullopt;
+      // Online: KafkaController.removeReplicaFromIsr for each failed follower, epoch + 1.
+      if (remaining_isr.size() == s.isr.size() || remaining_isr.empty()) return std::nullopt;
       outcome->kind = Kind::kIsrShrink;
-      return zk::PartitionState{s.leader, s.leader_epoch + 1, live_isr, epoch_};
+      return zk::PartitionState{s.leader, s.leader_epoch + 1, remaining_isr, epoch_};
     }
     // Offline: the election policy (OfflinePartitionLeaderSelector and its variants).
     const ElectionPolicy& policy = PolicyFor(tp.topic);
@@ -325,16 +344,17 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Ste
       return zk::PartitionState{*outcome->result.leader, s.leader_epoch + 1, outcome->result.isr,
                                 epoch_};
     }
-    // No leader: leader -1, the dead members leave the ISR, but the ISR never empties (Kafka
-    // keeps the last member so that it can lead again when it returns). When several die at
-    // once the one kept is the old leader if it was in the ISR (it had every acknowledged
-    // record), else the first member.
-    std::vector<BrokerId> isr = live_isr;
-    if (isr.empty() && !s.isr.empty()) {
+    // No leader: leader -1, the dead members leave the ISR. The last member stays (so that it
+    // can lead again when it returns) unless the ISR may empty (KeepsLastIsrMember: unclean
+    // election before 1.1). When several die at once the one kept is the old leader if it was
+    // in the ISR (it had every acknowledged record), else the first member.
+    const bool keep_last = KeepsLastIsrMember(tp.topic);
+    std::vector<BrokerId> isr = remaining_isr;
+    if (isr.empty() && !s.isr.empty() && keep_last) {
       isr = {Contains(s.isr, s.leader) ? s.leader : s.isr.front()};
     }
     if (s.leader == zk::kNoLeader && isr == s.isr) return std::nullopt;
-    if (isr.empty()) return std::nullopt;
+    if (isr.empty() && keep_last) return std::nullopt;
     outcome->kind = Kind::kOffline;
     return zk::PartitionState{zk::kNoLeader, s.leader_epoch + 1, isr, epoch_};
   };
@@ -360,7 +380,9 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Ste
                              bool any_live = false;
                              for (BrokerId member : p.state.isr)
                                any_live = any_live || live_brokers_.contains(member);
-                             if (!any_live) last_isr_member_[tp] = p.state.isr.front();
+                             if (!any_live && !p.state.isr.empty()) {
+                               last_isr_member_[tp] = p.state.isr.front();
+                             }
                              EmitOffline(tp, p.state.isr);
                              AddLeaderAndIsrToLiveReplicas(tp, false);
                              break;
@@ -377,25 +399,26 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason, Ste
 }
 
 void Controller::ReconcilePartitions(const std::vector<TopicPartition>& partitions, Reason reason,
-                                     StepDone done) {
+                                     StepDone done, const std::set<BrokerId>& failed) {
   std::vector<Step> steps;
   for (const TopicPartition& tp : partitions) {
     if (BeingDeleted(tp.topic)) continue;
-    steps.push_back([this, tp, reason](StepDone next) {
+    steps.push_back([this, tp, reason, failed](StepDone next) {
       if (uninitialized_.contains(tp)) {
         InitializePartition(tp, std::move(next));
       } else {
-        ReconcilePartition(tp, reason, std::move(next));
+        ReconcilePartition(tp, reason, failed, std::move(next));
       }
     });
   }
   AllOf(std::move(steps), std::move(done));
 }
 
-void Controller::ReconcileAll(Reason reason, StepDone done) {
+void Controller::ReconcileAll(Reason reason, StepDone done, const std::set<BrokerId>& failed) {
   std::set<TopicPartition> all(uninitialized_.begin(), uninitialized_.end());
   for (const auto& [tp, p] : partitions_) all.insert(tp);
-  ReconcilePartitions(std::vector<TopicPartition>(all.begin(), all.end()), reason, std::move(done));
+  ReconcilePartitions(std::vector<TopicPartition>(all.begin(), all.end()), reason, std::move(done),
+                      failed);
 }
 
 void Controller::AddLeaderAndIsr(const TopicPartition& tp, const std::vector<BrokerId>& recipients,

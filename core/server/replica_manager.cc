@@ -194,7 +194,8 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
     hw = checkpointed->second;
   }
   PartitionConfig partition_config{.replica_lag_time_max_ms = config_.replica_lag_time_max_ms,
-                                   .min_insync_replicas = topic.min_insync_replicas};
+                                   .min_insync_replicas = topic.min_insync_replicas,
+                                   .release = config_.release};
   auto partition =
       std::make_unique<Partition>(tp, local_, *log, std::move(epochs), std::move(producers),
                                   seams_.clock, partition_config, hw, seams_.events);
@@ -273,6 +274,10 @@ void ReplicaManager::MakeFollowers(const std::vector<const LeaderAndIsrPartition
   std::vector<const LeaderAndIsrPartitionState*> changed;
   for (const auto* state : states) {
     Partition* partition = GetPartition(state->tp);
+    // ReplicaManager.makeFollowers (0.10.0.1 to 2.1.0): "Only change partition state when the
+    // leader is available"; told leader -1 (or a dead one), the replica stays as it was, its
+    // fetcher and log untouched.
+    if (!LeaderHost(state->leader, &request).has_value()) continue;
     if (!partition->MakeFollower(*state)) continue;
     isr_proposals_.erase(state->tp);
     changed.push_back(state);
@@ -374,8 +379,9 @@ void ReplicaManager::HandleUpdateMetadata(UpdateMetadataRequest request,
 // ---- ISR propagation ----------------------------------------------------------------------------
 
 void ReplicaManager::ScheduleIsrCheck() {
-  // Kafka: scheduler.schedule("isr-expiration", maybeShrinkIsr, period = replicaLagTimeMaxMs / 2).
-  const TimeUs period_us = std::max<TimeUs>(1, config_.replica_lag_time_max_ms * kUsPerMs / 2);
+  // Kafka: scheduler.schedule("isr-expiration", maybeShrinkIsr, period = ...), by release.
+  const TimeUs period_us =
+      IsrCheckPeriodMs(config_.release, config_.replica_lag_time_max_ms) * kUsPerMs;
   timers_.Schedule(period_us, [this]() {
     MaybeShrinkIsr();
     ScheduleIsrCheck();

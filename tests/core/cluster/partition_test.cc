@@ -1,15 +1,16 @@
 // Partition: the behaviours Kafka's PartitionTest, ReplicaManagerTest and IsrExpirationTest check
-// for one replica's state (ISR shrink after replica.lag.time.max.ms and not before, the KAFKA-4485
-// caught-up rule, ISR expansion at the HW, HW = min LEO over the ISR and never decreasing, the
-// acks rules with min.insync.replicas, stale LeaderAndIsr), plus KIP-101/279: leader epochs
-// stamped and cached, the OffsetsForLeaderEpoch answer, the follower's truncation decision, and
-// KIP-101's scenario 1 played by hand on two replicas (each a Partition over a real Log in a temp
-// directory): the high-watermark policy loses an acknowledged record, the leader-epoch policy
-// keeps it.
+// for one replica's state (ISR shrink after replica.lag.time.max.ms and not before, the caught-up
+// rules before 0.10.2 and from it (KAFKA-4485), ISR expansion at the HW, HW = min LEO over the ISR
+// and never decreasing, the acks rules with min.insync.replicas, stale LeaderAndIsr), plus
+// KIP-101/279: leader epochs stamped and cached, the OffsetsForLeaderEpoch answer, the follower's
+// truncation decision, and KIP-101's scenario 1 played by hand on two replicas (each a Partition
+// over a real Log in a temp directory): the high-watermark policy loses an acknowledged record, the
+// leader-epoch policy keeps it.
 #include "core/cluster/partition.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -100,6 +101,12 @@ class PartitionTest : public ::testing::Test {
         [&r](std::string_view ev, EventFields fields) {
           r.events.push_back({std::string(ev), std::move(fields)});
         });
+  }
+
+  static PartitionConfig AtRelease(KafkaRelease release) {
+    PartitionConfig config;
+    config.release = release;
+    return config;
   }
 
   static LeaderAndIsrPartitionState State(BrokerId leader, int32_t epoch, std::vector<BrokerId> isr,
@@ -305,7 +312,7 @@ TEST_F(PartitionTest, FollowerThatNeverFetchesLeavesIsr) {
 // had at its previous fetch is caught up as of that fetch, so one that keeps pace with a steady
 // stream stays, although it never fetches at the leader's current LEO.
 TEST_F(PartitionTest, FollowerKeepingUpWithSteadyStreamStaysInIsr) {
-  Replica& r1 = AddReplica(kB1);
+  Replica& r1 = AddReplica(kB1, AtRelease(KafkaRelease::k0_10_2));
   MakeLeader(r1, State(kB1, 0, {kB1, kB2}, {kB1, kB2}));
   Offset follower_leo(0);
   for (int round = 0; round < 40; ++round) {
@@ -316,6 +323,92 @@ TEST_F(PartitionTest, FollowerKeepingUpWithSteadyStreamStaysInIsr) {
     EXPECT_FALSE(r1.p().ProposeIsrShrink().has_value()) << "round " << round;
   }
   EXPECT_EQ(r1.p().isr().size(), 2u);
+}
+
+// Before 0.10.2 (0.10.0.1's isReadFromLogEnd) only a fetch at the leader's LEO counts: the same
+// follower, keeping pace with the same stream, leaves the ISR once the lag time has passed since
+// the leader learned of it, although it is never more than one record behind.
+TEST_F(PartitionTest, FollowerKeepingUpWithSteadyStreamLeavesIsrBefore0_10_2) {
+  Replica& r1 = AddReplica(kB1, AtRelease(KafkaRelease::k0_10_0));
+  MakeLeader(r1, State(kB1, 0, {kB1, kB2}, {kB1, kB2}));
+  Offset follower_leo(0);
+  int shrunk_at_round = -1;
+  for (int round = 0; round < 40 && shrunk_at_round < 0; ++round) {
+    Produce(r1, 1);
+    r1.p().UpdateFollowerFetch(kB2, follower_leo);
+    follower_leo = r1.p().log_end_offset();
+    clock_.AdvanceMs(kLagMs / 4);
+    if (auto shrunk = r1.p().ProposeIsrShrink()) {
+      EXPECT_EQ(*shrunk, (std::vector<BrokerId>{kB1}));
+      shrunk_at_round = round;
+    }
+  }
+  // Caught up when the leader learned of it (MakeLeader), never since: out after the lag time.
+  EXPECT_EQ(shrunk_at_round, 4);
+  // Its LEO reaches the HW at its next fetch, so it joins again: the ISR flaps.
+  r1.p().ApplyIsrChange({kB1}, 1);
+  auto expanded = r1.p().UpdateFollowerFetch(kB2, follower_leo);
+  ASSERT_TRUE(expanded.has_value());
+  EXPECT_EQ(*expanded, (std::vector<BrokerId>{kB1, kB2}));
+}
+
+// A broker that followed for longer than the lag time becomes leader. From 0.10.2 MakeLeader
+// counts the ISR members caught up now; before, their caught-up times are those of the replicas
+// this broker created when it first followed, so its first ISR check drops a follower that has
+// not yet fetched at its log end.
+class NewLeaderCaughtUpTest : public PartitionTest,
+                              public ::testing::WithParamInterface<KafkaRelease> {};
+
+TEST_P(NewLeaderCaughtUpTest, FirstIsrCheckOfANewLeader) {
+  const KafkaRelease release = GetParam();
+  Replica& r2 = AddReplica(kB2, AtRelease(release));
+  ASSERT_TRUE(r2.p().MakeFollower(State(kB1, 0, {kB1, kB2, kB3})));
+  clock_.AdvanceMs(kLagMs + 1);
+  MakeLeader(r2, State(kB2, 1, {kB2, kB3}));
+  auto shrunk = r2.p().ProposeIsrShrink();
+  if (release >= KafkaRelease::k0_10_2) {
+    EXPECT_FALSE(shrunk.has_value());
+  } else {
+    ASSERT_TRUE(shrunk.has_value());
+    EXPECT_EQ(*shrunk, (std::vector<BrokerId>{kB2}));
+  }
+}
+
+// Before 0.10.2 a caught-up time outlives a leadership: the follower fetched at the LEO in the
+// first one, the leader followed meanwhile, and in its second leadership the follower has been
+// out of date since that fetch. From 0.10.2 the second MakeLeader counts it caught up again.
+TEST_P(NewLeaderCaughtUpTest, CaughtUpTimeOutlivesALeadershipOnlyBefore0_10_2) {
+  const KafkaRelease release = GetParam();
+  Replica& r1 = AddReplica(kB1, AtRelease(release));
+  MakeLeader(r1, State(kB1, 0, {kB1, kB2}, {kB1, kB2}));
+  Produce(r1, 2);
+  r1.p().UpdateFollowerFetch(kB2, Offset(2));  // at the log end: caught up now
+  clock_.AdvanceMs(kLagMs / 2);
+  ASSERT_TRUE(r1.p().MakeFollower(State(kB2, 1, {kB1, kB2}, {kB1, kB2})));
+  clock_.AdvanceMs(kLagMs / 4);
+  MakeLeader(r1, State(kB1, 2, {kB1, kB2}, {kB1, kB2}));
+  EXPECT_FALSE(r1.p().remote_replicas().at(kB2).log_end_offset.has_value());
+  clock_.AdvanceMs(kLagMs / 4 + 1);  // lag time + 1 since its fetch, lag / 2 + 1 since MakeLeader
+  EXPECT_EQ(r1.p().ProposeIsrShrink().has_value(), release < KafkaRelease::k0_10_2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, NewLeaderCaughtUpTest,
+                         ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k0_10_1,
+                                           KafkaRelease::k0_10_2, KafkaRelease::k2_1),
+                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
+                           std::string name(KafkaReleaseName(info.param));
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return name;
+                         });
+
+// ReplicaManager's "isr-expiration" period: replica.lag.time.max.ms before 0.10.2, half of it
+// from then on.
+TEST(IsrCheckPeriodTest, FullLagTimeBefore0_10_2HalfFromThen) {
+  EXPECT_EQ(IsrCheckPeriodMs(KafkaRelease::k0_10_0, 10000), 10000);
+  EXPECT_EQ(IsrCheckPeriodMs(KafkaRelease::k0_10_1, 10000), 10000);
+  EXPECT_EQ(IsrCheckPeriodMs(KafkaRelease::k0_10_2, 10000), 5000);
+  EXPECT_EQ(IsrCheckPeriodMs(KafkaRelease::k2_1, 10001), 5000);  // Kafka's integer division
+  EXPECT_EQ(IsrCheckPeriodMs(KafkaRelease::k2_1, 1), 1);         // never 0
 }
 
 // IsrExpirationTest.testIsrExpirationForSlowFollowers: fetching, but never reaching the LEO the

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -302,6 +303,79 @@ TEST(ControllerTest, CleanPolicyKeepsPartitionOfflineUntilTheLastIsrMemberReturn
            GotLeaderAndIsr(cluster.node(3), Tp("t", 0), BrokerId(2), LeaderEpoch(3));
   }));
 }
+
+// onControllerFailover (0.10.0.1 to 2.1.0): the new controller elects only partitions without a
+// live leader; a follower that died before it took over stays in the ISR (the leader drops it
+// when it lags), and only a broker that dies later leaves ISRs at once (onBrokerFailure).
+TEST(ControllerTest, FailoverLeavesTheIsrOfALivePartitionAsItIs) {
+  ControllerCluster cluster;
+  ASSERT_EQ(StartWithControllerOne(cluster), 1);
+  cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3})}});
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
+
+  // Broker 3 dies, then the controller before it has acted on that.
+  cluster.Crash(3);
+  cluster.Crash(1);
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return cluster.ActiveController() == 2 &&
+           cluster.controller(2).live_brokers() == std::set<BrokerId>{BrokerId(2)} &&
+           Synced(cluster, 2, "t", 0);
+  }));
+  cluster.RunFor(2 * kSecondUs);
+  EXPECT_EQ(*cluster.State("t", 0),
+            (zk::PartitionState{BrokerId(2), LeaderEpoch(0), Ids({2, 3}), ControllerEpoch(1)}));
+  EXPECT_EQ(cluster.controller(2).elections(), 0);
+}
+
+// KafkaController.removeReplicaFromIsr with unclean election on: before 1.1 the last ISR member
+// leaves the ISR like any other, which empties it, and its return is an unclean election; from 1.1
+// (KAFKA-5642) the ISR keeps its last member, whose return is a clean one.
+class LastIsrMemberTest : public ::testing::TestWithParam<KafkaRelease> {};
+
+TEST_P(LastIsrMemberTest, UncleanElectionEmptiesTheIsrOnlyBefore1_1) {
+  const KafkaRelease release = GetParam();
+  const bool isr_empties = release < KafkaRelease::k1_1;
+  BrokerConfig config;
+  config.release = release;
+  config.unclean_leader_election_enable = true;
+  ControllerCluster cluster(config);
+  ASSERT_EQ(StartWithControllerOne(cluster), 1);
+  cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3})}});
+  ASSERT_TRUE(cluster.RunUntil([&] { return Synced(cluster, 1, "t", 0); }));
+
+  cluster.Crash(3);
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] { return cluster.State("t", 0)->isr == Ids({2}) && Synced(cluster, 1, "t", 0); }));
+  cluster.Crash(2);
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return cluster.State("t", 0)->leader == zk::kNoLeader && Synced(cluster, 1, "t", 0);
+  }));
+  const std::vector<BrokerId> expected_isr = isr_empties ? Ids({}) : Ids({2});
+  EXPECT_EQ(*cluster.State("t", 0),
+            (zk::PartitionState{zk::kNoLeader, LeaderEpoch(2), expected_isr, ControllerEpoch(1)}));
+  const auto offline = Events(cluster.node(1), "partition_offline");
+  ASSERT_EQ(offline.size(), 1u);
+  EXPECT_EQ(offline[0]->fields["isr"].size(), expected_isr.size());
+
+  // The last ISR member returns and leads: elected from the ISR, or from an empty one.
+  cluster.Start(2);
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] { return cluster.State("t", 0)->leader == BrokerId(2) && Synced(cluster, 1, "t", 0); }));
+  EXPECT_EQ(cluster.State("t", 0)->isr, Ids({2}));
+  EXPECT_EQ(cluster.controller(1).unclean_elections(), isr_empties ? 1 : 0);
+  const auto elected = Events(cluster.node(1), "leader_elected");
+  EXPECT_EQ(elected.back()->fields["unclean"], isr_empties);
+  EXPECT_EQ(elected.back()->fields["policy"], "unclean");
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, LastIsrMemberTest,
+                         ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k1_0,
+                                           KafkaRelease::k1_1, KafkaRelease::k2_1),
+                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
+                           std::string name(KafkaReleaseName(info.param));
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return name;
+                         });
 
 TEST(ControllerTest, WaitForLastIsrLetsOnlyTheLastIsrMemberLeadAfterAllDied) {
   ControllerOptions options;

@@ -1,6 +1,7 @@
 // The follower side of replication on the simulated cluster: truncation when the leader changes
-// under both policies (own HW, or the leader's OffsetsForLeaderEpoch answer), and
-// OFFSET_OUT_OF_RANGE after an unclean election gave the lead to a shorter log.
+// under both policies (own HW, or the leader's OffsetsForLeaderEpoch answer),
+// OFFSET_OUT_OF_RANGE after an unclean election gave the lead to a shorter log, and a follower
+// told that no one leads.
 #include <gtest/gtest.h>
 
 #include "tests/support/sim/broker_test_util.h"
@@ -126,6 +127,55 @@ TEST_F(OutOfRangeTest, FollowerAheadOfAnUncleanLeaderTruncatesToItsEnd) {
   // LEO to 4, so offset 3 is now a hole on broker-1 where broker-2 holds its own record
   // (KAFKA-6361's divergence): the Log's behaviour, faithfully kept, not the broker's.
   EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), PartitionOn(k2, kTp)->log_end_offset());
+}
+
+class NoLeaderTest : public BrokerClusterTest {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 2;
+    options.config = {{"log.flush.interval.messages", "1"},
+                      {"unclean.leader.election.enable", "false"}};
+    StartCluster(std::move(options));
+  }
+};
+
+// ReplicaManager.makeFollowers (0.10.0.1 to 2.1.0) changes a partition only when the new leader
+// is alive. Broker-2 falls out of the ISR and broker-1, the last member, dies: the partition goes
+// offline and broker-2 is told leader -1. It stays as it was (leader 1, its epoch, its log, no
+// truncation) until broker-1 is back and leads with a new epoch.
+TEST_F(NoLeaderTest, FollowerToldLeaderMinusOneStaysAsItWas) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
+  ASSERT_TRUE(cluster_->Partition({{"broker-1"}, {"broker-2"}}).ok());
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] { return PartitionOn(k1, kTp)->isr() == std::vector<BrokerId>{k1}; }, 30 * kSecondUs));
+  Partition* p2 = PartitionOn(k2, kTp);
+  const LeaderEpoch epoch = p2->leader_epoch();
+  const Offset leo = p2->log_end_offset();
+  ASSERT_EQ(p2->leader(), k1);
+  ASSERT_TRUE(cluster_->CrashBroker(k1).ok());
+  cluster_->Heal();
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        auto state = cluster_->ZkPartitionState(kTp);
+        return state && state->leader == zk::kNoLeader;
+      },
+      60 * kSecondUs));
+  cluster_->RunFor(2 * kSecondUs);  // the LeaderAndIsr with leader -1 reaches broker-2
+  EXPECT_EQ(p2->role(), ReplicaRole::kFollower);
+  EXPECT_EQ(p2->leader(), k1);
+  EXPECT_EQ(p2->leader_epoch(), epoch);
+  EXPECT_EQ(p2->log_end_offset(), leo);
+
+  ASSERT_TRUE(cluster_->RestartBroker(k1).ok());
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        Partition* p1 = PartitionOn(k1, kTp);
+        return p1 != nullptr && p1->is_leader() && p2->leader() == k1 &&
+               p2->leader_epoch() > epoch && p2->log_end_offset() == p1->log_end_offset();
+      },
+      60 * kSecondUs));
 }
 
 }  // namespace

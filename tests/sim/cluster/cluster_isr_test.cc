@@ -11,8 +11,8 @@
 // maximum, 20 ticks): the slow broker's pings still reach ZooKeeper within the session (its
 // client may see its connection time out and reconnect, which ends nothing), and only
 // replication lags. The delay is 15 s: with 12 s, fetches arriving every ~12 s can fall between
-// the leader's ISR checks (every replica.lag.time.max.ms / 2) so that it never sees a gap of
-// more than 10 s.
+// the leader's ISR checks (every replica.lag.time.max.ms at 0.10.0, half of it from 0.10.2) so
+// that it never sees a gap of more than 10 s.
 #include <gtest/gtest.h>
 
 #include "tests/support/sim/cluster_test_util.h"
