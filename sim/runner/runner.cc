@@ -288,7 +288,9 @@ Status ScenarioRun::CreateClients() {
 void ScenarioRun::RunTo(TimeUs target_us) {
   const TimeUs step_us = std::max<TimeUs>(total_us_ / kProgressSteps, 1);
   while (world_->Now() < target_us) {
-    const TimeUs until_us = std::min(target_us, next_progress_us_ + step_us);
+    // A driver (ksim serve) may have run the world past the next progress step: catch up.
+    const TimeUs until_us =
+        std::min(target_us, std::max(world_->Now(), next_progress_us_ + step_us));
     cluster_->RunFor(until_us - world_->Now());
     if (world_->Now() >= next_progress_us_ + step_us) {
       next_progress_us_ += step_us;
