@@ -297,9 +297,7 @@ void ScenarioRun::RunTo(TimeUs target_us) {
     next_progress_us_ += (world_->Now() - next_progress_us_) / step_us * step_us;
   }
   while (world_->Now() < target_us) {
-    // A driver (ksim serve) may have run the world past the next progress step: catch up.
-    const TimeUs until_us =
-        std::min(target_us, std::max(world_->Now(), next_progress_us_ + step_us));
+    const TimeUs until_us = std::min(target_us, next_progress_us_ + step_us);
     cluster_->RunFor(until_us - world_->Now());
     if (world_->Now() >= next_progress_us_ + step_us) {
       next_progress_us_ += step_us;
