@@ -1,9 +1,9 @@
 // Partition: one broker's replica of one partition and, while the broker leads it, the leader's
 // view of every replica: Kafka's kafka.cluster.Partition and Replica (0.10 rules, 0.10.2's
-// lagging-follower fix from that release on, KIP-101/279 leader epochs). It is sans-IO: it owns no network, no
-// timer and no ZooKeeper session. The broker (core/server/broker.h) feeds it requests and fetch
-// results and carries out what it asks for (an ISR change to write to ZooKeeper, a truncation
-// offset asked of the leader).
+// lagging-follower fix from that release on, KIP-101/279 leader epochs). It is sans-IO: it owns no
+// network, no timer and no ZooKeeper session. The broker (core/server/broker.h) feeds it requests
+// and fetch results and carries out what it asks for (an ISR change to write to ZooKeeper, a
+// truncation offset asked of the leader).
 //
 // What it keeps, and the rules (docs/replication.md has the full story):
 // - Role: leader, follower or none (not yet told by the controller, or stopped), the current
