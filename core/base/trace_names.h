@@ -105,6 +105,7 @@
   X(kServeStop, "serve_stop")                               \
   X(kShutdown, "shutdown")                                  \
   X(kSlow, "slow")                                          \
+  X(kTopicAutoCreate, "topic_auto_create")                  \
   X(kTopicConfigError, "topic_config_error")                \
   X(kTopicDeleted, "topic_deleted")                         \
   X(kTopicDeletionStarted, "topic_deletion_started")        \

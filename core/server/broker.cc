@@ -17,6 +17,7 @@
 #include "core/protocol/api_versions.h"
 #include "core/protocol/network_client.h"
 #include "core/server/replica_manager.h"
+#include "core/admin/topic_admin.h"
 #include "core/zk/paths.h"
 
 namespace ksim {
@@ -71,6 +72,7 @@ struct Broker::Impl {
   // ---- Requests (KafkaApis.handle) ----
   using Respond = std::function<void(Message)>;
   void HandleRequest(std::string_view from, Message request, Respond respond);
+  void MaybeAutoCreate(const MetadataRequest& request, TopicMetadata& topic);
   // Requests for APIs this broker does not serve (consumer groups).
   void DeliverLocal(Message request, Respond respond);
   // ---- Consumer groups (core/coordinator/group_coordinator.h, core/coordinator/group_locator.h)
@@ -118,6 +120,8 @@ struct Broker::Impl {
   ExtraRequestHandler extra_handler;
   // InitProducerId (KIP-98): ids from blocks claimed in ZooKeeper.
   ProducerIdManager producer_ids{id(), seams.zk, seams.events};
+  // Topics a Metadata request names that this broker does not know (auto.create.topics.enable).
+  TopicAdmin topic_admin{seams.zk, seams.random, options.config};
 
   ZkSessionId registered_session = kNoSession;
   bool registering = false;
@@ -176,6 +180,28 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
   log_manager.set_storage_failure_handler([this](const Status& error) { Halt(error); });
 }
 
+// KafkaApis.getTopicMetadata: a topic named in the request that the metadata cache does not know
+// is created (AdminUtils.createTopic with num.partitions and default.replication.factor) when the
+// broker and the request allow it, and answered LEADER_NOT_AVAILABLE, also when it exists already
+// (TopicExistsException): a client retries. This is also what a broker just started answers
+// before its first UpdateMetadata. Otherwise UNKNOWN_TOPIC_OR_PARTITION stays.
+void Broker::Impl::MaybeAutoCreate(const MetadataRequest& request, TopicMetadata& topic) {
+  if (!request.topics.has_value() || !request.allow_auto_topic_creation ||
+      !options.config.auto_create_topics_enable || topic.is_internal) {
+    return;
+  }
+  topic.error_code = Errc::kLeaderNotAvailable;
+  topic_admin.CreateTopic(topic.topic, options.config.num_partitions,
+                          options.config.default_replication_factor, std::nullopt, {},
+                          [this, alive = std::weak_ptr<bool>(alive_),
+                           name = topic.topic](Result<ReplicaAssignment> created) {
+                            if (alive.expired()) return;
+                            const Errc error = created.ok() ? Errc::kNone : created.status().code();
+                            Emit(seams.events, ev::kTopicAutoCreate,
+                                 {{field::kTopic, name}, {field::kError, ErrcName(error)}});
+                          });
+}
+
 void Broker::Impl::Halt(const Status& error) {
   if (halted || !seams.halt) return;
   halted = true;
@@ -213,6 +239,9 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
     MetadataResponse response = metadata.Answer(*metadata_request);
     for (TopicMetadata& topic : response.topic_metadata) {
       topic.is_internal = IsInternalTopic(topic.topic);
+      if (topic.error_code == Errc::kUnknownTopicOrPartition) {
+        MaybeAutoCreate(*metadata_request, topic);
+      }
     }
     answer(std::move(response));
   } else if (auto* leader_and_isr = std::get_if<LeaderAndIsrRequest>(&request)) {

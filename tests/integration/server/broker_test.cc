@@ -430,6 +430,37 @@ TEST_F(BrokerTest, MetadataComesFromTheControllersUpdates) {
       60 * kSecondUs));
 }
 
+TEST_F(BrokerTest, MetadataCreatesAnUnknownTopicWhenTheRequestAllowsIt) {
+  // KafkaApis.getTopicMetadata with auto.create.topics.enable (the default): LEADER_NOT_AVAILABLE
+  // and the topic written to ZooKeeper; a request that does not allow it gets
+  // UNKNOWN_TOPIC_OR_PARTITION and creates nothing.
+  MetadataRequest refused;
+  refused.topics = std::vector<std::string>{"kept-out"};
+  refused.allow_auto_topic_creation = false;
+  EXPECT_EQ(CallFor<MetadataResponse>("broker-1", refused).topic_metadata.at(0).error_code,
+            Errc::kUnknownTopicOrPartition);
+
+  MetadataRequest allowed;
+  allowed.topics = std::vector<std::string>{"auto"};
+  allowed.allow_auto_topic_creation = true;
+  EXPECT_EQ(CallFor<MetadataResponse>("broker-1", allowed).topic_metadata.at(0).error_code,
+            Errc::kLeaderNotAvailable);
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        MetadataResponse now = CallFor<MetadataResponse>("broker-1", allowed);
+        const TopicMetadata& topic = now.topic_metadata.at(0);
+        return topic.error_code == Errc::kNone && topic.partition_metadata.size() == 1 &&
+               topic.partition_metadata[0].leader != kNoBroker;
+      },
+      30 * kSecondUs));
+  EXPECT_TRUE(cluster_->zookeeper().Read(zk::TopicPath("auto")).has_value());
+  EXPECT_FALSE(cluster_->zookeeper().Read(zk::TopicPath("kept-out")).has_value());
+  std::vector<nlohmann::ordered_json> created = Events("topic_auto_create");
+  ASSERT_FALSE(created.empty());
+  EXPECT_EQ(created.front()["topic"], "auto");
+  EXPECT_EQ(created.front()["error"], "NONE");
+}
+
 TEST_F(BrokerTest, ControlledShutdownMovesLeadershipAway) {
   CreateTopic("t", {k1, k2, k3});
   EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
