@@ -13,6 +13,7 @@
 // refused schedule), 2 bad input: a base that does not load, an unknown fault kind or policy,
 // --shard 3/2, a results file that is not explore's own, mixed versions or bases in merge
 // (unless --allow-mixed), an output that cannot be written.
+#include <cstdlib>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -295,7 +296,16 @@ int RunExplore(const ExploreArgs& args) {
     return BadInput(message);
   }
   if (args.worker) {
-    return ServeTasks([&](const ExploreTask& task) { return RunTask(*setup, args, task); });
+    // KSIM_EXPLORE_ABORT_SEED=N makes a worker abort on seed N: how the tests check that a
+    // worker's crash is reported as that seed's `crash` line and the search goes on.
+    const char* abort_seed = std::getenv("KSIM_EXPLORE_ABORT_SEED");
+    return ServeTasks([&](const ExploreTask& task) {
+      if (abort_seed != nullptr && std::to_string(task.seed) == abort_seed) {
+        std::fputs("ksim explore: KSIM_EXPLORE_ABORT_SEED: aborting\n", stderr);
+        std::abort();
+      }
+      return RunTask(*setup, args, task);
+    });
   }
 
   Result<uint64_t> seeds = ParseCount("--seeds", args.seeds_text);

@@ -72,10 +72,13 @@ Status Spawn(const std::vector<std::string>& argv, Worker& worker) {
     close(err[0]);
     return Status(Errc::kIoError, std::string("cannot start a worker: ") + std::strerror(spawned));
   }
-  // The parent must not die of SIGPIPE writing to a worker that just died.
+  // Not inherited by the next worker. Reads never block: a poll round may hold an fd number
+  // that a worker replaced within the round has been given again (see RunPool).
   fcntl(in[1], F_SETFD, FD_CLOEXEC);
   fcntl(out[0], F_SETFD, FD_CLOEXEC);
   fcntl(err[0], F_SETFD, FD_CLOEXEC);
+  fcntl(out[0], F_SETFL, fcntl(out[0], F_GETFL) | O_NONBLOCK);
+  fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK);
   worker = Worker{};
   worker.pid = pid;
   worker.in = in[1];
@@ -176,9 +179,10 @@ Status RunPool(const std::vector<std::string>& argv, int32_t jobs,
       Worker& worker = workers[owners[f].first];
       char buffer[65536];
       const int fd = owners[f].second ? worker.out : worker.err;
-      if (fd < 0) continue;
+      // Closed, or the worker died earlier in this round and its replacement has other pipes.
+      if (fd < 0 || fd != fds[f].fd) continue;
       const ssize_t n = read(fd, buffer, sizeof(buffer));
-      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (!owners[f].second) {
         if (n <= 0) {
           CloseFd(worker.err);

@@ -63,6 +63,20 @@ set -e
 diff <(strip "$WORK/j1.jsonl" | sort) <(strip "$WORK/j2.jsonl" | sort) ||
   fail "--jobs 2 gave other results than --jobs 1"
 
+# ---- A worker that dies on a seed (KSIM_EXPLORE_ABORT_SEED): that seed is a `crash` line and
+# the search goes on with a new worker. A hang (the pool reading a replaced worker's pipe) ends
+# in the timeout's exit 124.
+set +e
+KSIM_EXPLORE_ABORT_SEED=2 timeout 300 "$KSIM" explore "$SAFE" --seeds 4 --jobs 1 \
+  --results "$WORK/c.jsonl" --out "$WORK/cf" >"$WORK/c.out" 2>&1
+code=$?
+set -e
+[ "$code" = 1 ] || fail "a worker's crash: exit $code, expected 1: $(tail -5 "$WORK/c.out")"
+[ "$(wc -l <"$WORK/c.jsonl")" = 4 ] || fail "4 seeds with one crash, $(wc -l <"$WORK/c.jsonl") lines"
+grep '"seed":2,' "$WORK/c.jsonl" | grep -q '"verdict":"crash"' ||
+  fail "seed 2 is not a crash line: $(grep '"seed":2,' "$WORK/c.jsonl")"
+[ "$(grep -c '"verdict":"crash"' "$WORK/c.jsonl")" = 1 ] || fail "more than seed 2 crashed"
+
 # ---- The unsafe base under a bound: failures found, grouped, written, replayed exactly.
 expect_exit 1 "$KSIM" explore "$UNSAFE" --seeds 6 --faults crash,restart,crash_replicas \
   --bound 'lost_acked<=0' --results "$WORK/u.jsonl" --out "$WORK/uf"
