@@ -13,7 +13,6 @@
 // refused schedule), 2 bad input: a base that does not load, an unknown fault kind or policy,
 // --shard 3/2, a results file that is not explore's own, mixed versions or bases in merge
 // (unless --allow-mixed), an output that cannot be written.
-#include <cstdlib>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +21,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -78,9 +78,9 @@ Result<uint64_t> ParseCount(const std::string& option, const std::string& text) 
   uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return Status(Errc::kInvalidArgument,
-                  option + " '" + text + "' is not a number: expected an integer 0 to " +
-                      std::to_string(UINT64_MAX));
+    return Status(Errc::kInvalidArgument, option + " '" + text +
+                                              "' is not a number: expected an integer 0 to " +
+                                              std::to_string(UINT64_MAX));
   }
   return value;
 }
@@ -117,10 +117,9 @@ class ExploreProgress {
     last_ = now;
     const double seconds = std::chrono::duration<double>(now - start_).count();
     const double rate = seconds > 0 ? static_cast<double>(summary.runs) / seconds : 0;
-    std::string line = "[explore] " + std::to_string(summary.runs) + "/" +
-                       std::to_string(total_) + " runs, " +
-                       std::to_string(summary.failed + summary.crashed + summary.errors) +
-                       " failed";
+    std::string line =
+        "[explore] " + std::to_string(summary.runs) + "/" + std::to_string(total_) + " runs, " +
+        std::to_string(summary.failed + summary.crashed + summary.errors) + " failed";
     if (!summary.by_property.empty()) {
       line += " (";
       bool first = true;
@@ -187,7 +186,8 @@ class ResultsWriter {
     while (written < bytes.size()) {
       const ssize_t n = write(fd_, bytes.data() + written, bytes.size() - written);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return Status(Errc::kIoError, "cannot write " + path_ + ": " + std::strerror(errno));
+      if (n <= 0)
+        return Status(Errc::kIoError, "cannot write " + path_ + ": " + std::strerror(errno));
       written += static_cast<size_t>(n);
     }
     return Status::Ok();
@@ -245,8 +245,8 @@ std::string RunTask(const ExploreSetup& setup, const ExploreArgs& args, const Ex
   sim::SeedScenario built;
   sim::ResultLine line;
   line.meta = setup.meta;
-  line.result = sim::RunSeed(setup.base, task.seed, PolicyOf(setup, task.policy), setup.options,
-                             &built);
+  line.result =
+      sim::RunSeed(setup.base, task.seed, PolicyOf(setup, task.policy), setup.options, &built);
   if (line.result.verdict != "ok") {
     const std::string path = sim::FailingScenarioPath(args.out_dir, built.document);
     Result<sim::AtomicFile> file = sim::AtomicFile::Create(path);
@@ -271,9 +271,8 @@ std::string CrashLine(const ExploreSetup& setup, const ExploreArgs& args, const 
   line.result.seed = task.seed;
   if (policy) line.result.policy = policy->Name();
   line.result.verdict = "crash";
-  line.result.failures.push_back(
-      sim::MakeFailure("no_crash", "ksim died (" + how + ")" +
-                                       (last_words.empty() ? "" : ": " + last_words)));
+  line.result.failures.push_back(sim::MakeFailure(
+      "no_crash", "ksim died (" + how + ")" + (last_words.empty() ? "" : ": " + last_words)));
   line.result.actions = built.document.value("actions", nlohmann::ordered_json::array()).size();
   line.result.duration_ms = built.document.value("duration_ms", int64_t{60000});
   const std::string path = sim::FailingScenarioPath(args.out_dir, built.document);
@@ -350,8 +349,7 @@ int RunExplore(const ExploreArgs& args) {
             << shard_text << "), " << tasks.size() << " runs, faults "
             << (kinds.empty() ? "all" : kinds) << ", " << args.jobs << " job(s); ksim "
             << setup->meta.ksim_version << " (" << setup->meta.commit << ")\n";
-  const sim::Promise promise =
-      sim::DerivePromise(setup->base.scenario, setup->options.properties);
+  const sim::Promise promise = sim::DerivePromise(setup->base.scenario, setup->options.properties);
   std::cout << promise.Describe();
   std::cout << "  no_crash: ksim completes every run\n";
   if (setup->options.determinism_every > 0) {
@@ -449,8 +447,9 @@ int RunMerge(const ExploreArgs& args) {
     for (const auto& [line, file] : all) lines.push_back(line);
     const std::string problem = sim::MixedMetaProblem(lines);
     if (!problem.empty()) {
-      return bad(problem + "(merge refuses results of different ksim versions or base scenarios; "
-                           "--allow-mixed merges them anyway)");
+      return bad(problem +
+                 "(merge refuses results of different ksim versions or base scenarios; "
+                 "--allow-mixed merges them anyway)");
     }
     lines.clear();
   }
@@ -528,8 +527,9 @@ Command AddExplore(CLI::App& app, int argc, char** argv) {
                   "Directory for the failing runs' scenarios (default explore-failures)");
   sub->add_flag("--worker", args->worker)->group("");  // internal: a worker process
   CLI::App* merge = sub->add_subcommand(
-      "merge", "Merge explore results files (shards) into one summary (exit 0 nothing failed, 1 "
-               "a run failed, 2 bad input)");
+      "merge",
+      "Merge explore results files (shards) into one summary (exit 0 nothing failed, 1 "
+      "a run failed, 2 bad input)");
   merge->add_option("files", args->merge_files, "Results files (JSON Lines)")->required();
   merge->add_option("--results", args->merge_results, "Write the merged results to this file");
   merge->add_flag("--allow-mixed", args->allow_mixed,

@@ -60,8 +60,7 @@ Status Spawn(const std::vector<std::string>& argv, Worker& worker) {
   for (std::string& arg : copy) args.push_back(arg.data());
   args.push_back(nullptr);
   pid_t pid = -1;
-  const int spawned =
-      posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, args.data(), environ);
+  const int spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(in[0]);
   close(out[1]);

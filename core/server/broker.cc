@@ -6,6 +6,7 @@
 #include <span>
 #include <utility>
 
+#include "core/admin/topic_admin.h"
 #include "core/base/timer_group.h"
 #include "core/base/trace_names.h"
 #include "core/cluster/metadata_cache.h"
@@ -17,7 +18,6 @@
 #include "core/protocol/api_versions.h"
 #include "core/protocol/network_client.h"
 #include "core/server/replica_manager.h"
-#include "core/admin/topic_admin.h"
 #include "core/zk/paths.h"
 
 namespace ksim {

@@ -107,6 +107,9 @@ TEST_F(PartitionStorageFailureTest, MakeLeaderThatCannotWriteItsEpochChangesNoth
   Replica& r1 = AddReplica(kB1);
   r1.p().MakeFollower(State(kB2, 0, {kB2, kB1}));
   ASSERT_EQ(r1.p().role(), ReplicaRole::kFollower);
+  // What the follower keeps of remote replicas depends on the release (before 0.10.2 their
+  // caught-up times stay): whatever it is, a failed MakeLeader leaves it.
+  const size_t remotes_before = r1.p().remote_replicas().size();
 
   disk_.InjectFault(DiskFault::kSyncError, FaultPersistence::kUntilCleared);
   Result<bool> made = r1.p().MakeLeader(State(kB1, 1, {kB1, kB2}));
@@ -122,7 +125,7 @@ TEST_F(PartitionStorageFailureTest, MakeLeaderThatCannotWriteItsEpochChangesNoth
   EXPECT_EQ(r1.p().leader(), kB2);
   EXPECT_EQ(r1.p().leader_epoch(), LeaderEpoch(0));
   EXPECT_TRUE(r1.p().isr().empty());
-  EXPECT_TRUE(r1.p().remote_replicas().empty());
+  EXPECT_EQ(r1.p().remote_replicas().size(), remotes_before);
   EXPECT_EQ(r1.Count("become_leader"), 0);
   EXPECT_TRUE(EpochsOnDisk(r1).empty());
 
