@@ -466,9 +466,8 @@ Scenario ParseDocument(ScenarioReader& r, const Json& doc) {
       })) {
     s.duration_ms = *v;
   }
-  if (auto v = r.Member(doc, "", "kafka_version", [&r](const Json& j, const std::string& p) {
-        return r.String(j, p);
-      })) {
+  if (auto v = r.Member(doc, "", "kafka_version",
+                        [&r](const Json& j, const std::string& p) { return r.String(j, p); })) {
     Result<KafkaRelease> release = ParseKafkaRelease(*v);
     if (release.ok()) {
       s.kafka_version = *release;

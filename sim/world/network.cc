@@ -98,16 +98,7 @@ void Network::ExitProcess(NodeId node) {
   nodes_[node.value()].exited = true;
   // The kernel closes the process's sockets: a FIN (clean exit) or an RST (halt) goes out on
   // each, and the peer reads it one latency later. The node itself will never read a notice.
-  for (uint32_t other = 0; other < nodes_.size(); ++other) {
-    if (other == node.value()) continue;
-    const NodeId peer(other);
-    CancelNotice(node, peer);
-    const Connection& connection = ConnectionFor(node, peer);
-    const bool active = connection.used[0] || connection.used[1] ||
-                        !connection.channel[0].in_flight.empty() ||
-                        !connection.channel[1].in_flight.empty();
-    if (active) Break(node, peer, DropReason::kRefused, LinkLatencyUs(node, peer));
-  }
+  BreakConnectionsOf(node, DropReason::kRefused, /*after_latency=*/true);
 }
 
 bool Network::Alive(NodeId node) const {
@@ -375,6 +366,10 @@ void Network::OnTopologyChange(const TopologyChange& change) {
 void Network::OnNodeDown(NodeId node) {
   // The node's process is gone: every connection it had is dead, whatever it carried, and
   // notices meant for it will never be read.
+  BreakConnectionsOf(node, DropReason::kNodeDown, /*after_latency=*/false);
+}
+
+void Network::BreakConnectionsOf(NodeId node, DropReason reason, bool after_latency) {
   for (uint32_t other = 0; other < nodes_.size(); ++other) {
     if (other == node.value()) continue;
     const NodeId peer(other);
@@ -383,7 +378,9 @@ void Network::OnNodeDown(NodeId node) {
     const bool active = connection.used[0] || connection.used[1] ||
                         !connection.channel[0].in_flight.empty() ||
                         !connection.channel[1].in_flight.empty();
-    if (active) Break(node, peer, DropReason::kNodeDown, options_.disconnect_timeout_us);
+    if (!active) continue;
+    Break(node, peer, reason,
+          after_latency ? LinkLatencyUs(node, peer) : options_.disconnect_timeout_us);
   }
 }
 

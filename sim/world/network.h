@@ -251,6 +251,9 @@ class Network {
   void CancelNotice(NodeId node, NodeId peer);
   void GiveNotice(NodeId node, NodeId peer);
   void OnNodeDown(NodeId node);
+  // Breaks every connection of `node` that carried anything (its pending notices cancelled); each
+  // peer hears after one link latency (a process exit: FIN/RST) or the disconnect timeout.
+  void BreakConnectionsOf(NodeId node, DropReason reason, bool after_latency);
   void OnNodeUp(NodeId node);
   void ReportDrop(NodeId from, NodeId to, MessageId id, const Message& message, uint64_t epoch,
                   DropReason reason);

@@ -566,12 +566,11 @@ TEST(ScenarioLoaderTest, VariantNullRemovesAKey) {
 // and defaults are that release's; an unmodelled release or a later release's key is an error at
 // its path, naming what would be valid.
 TEST(ScenarioLoaderTest, KafkaVersionChoosesTheBrokersRelease) {
-  Result<Scenario> result = ParseScenario(
-      With(R"("variants": {
+  Result<Scenario> result = ParseScenario(With(R"("variants": {
                 "newer": {"kafka_version": "0.11.0",
                           "cluster": {"config": {"group.initial.rebalance.delay.ms": 10}}},
                 "seeds": {"kafka_version": "0.10.0.1"}})"),
-      "s.json");
+                                          "s.json");
   ASSERT_TRUE(result.ok()) << result.status().message();
   EXPECT_EQ(result->kafka_version, KafkaRelease::k0_10_0);
   EXPECT_EQ(result->variants.at(0).scenario.kafka_version, KafkaRelease::k0_11_0);
