@@ -55,10 +55,13 @@ int32_t NetworkClient::Send(std::string_view peer, Message request, ResponseCall
   return correlation_id;
 }
 
-void NetworkClient::Respond(std::string_view peer, Message response) {
+void NetworkClient::Respond(std::string_view peer, ConnectionId connection, Message response) {
   KSIM_CHECK_MSG(!IsRequest(response), "Respond takes responses");
+  if (!transport_.SendOn(peer, connection, std::move(response))) {
+    ++counters_.responses_discarded;
+    return;
+  }
   ++counters_.responses_sent;
-  transport_.Send(peer, std::move(response));
 }
 
 NetworkClient::InFlight NetworkClient::Complete(std::map<int32_t, InFlight>::iterator it) {
@@ -74,12 +77,12 @@ void NetworkClient::NotifyReady(const std::string& peer) {
   if (handlers_.on_ready && Ready(peer)) handlers_.on_ready(peer);
 }
 
-void NetworkClient::OnMessage(std::string_view from, ConnectionId /*connection*/, Message message) {
+void NetworkClient::OnMessage(std::string_view from, ConnectionId connection, Message message) {
   if (IsRequest(message)) {
     ++counters_.requests_received;
     KSIM_CHECK_MSG(static_cast<bool>(handlers_.on_request),
                    "a request arrived at a node that serves none");
-    handlers_.on_request(from, std::move(message));
+    handlers_.on_request(from, connection, std::move(message));
     return;
   }
   auto it = in_flight_.find(CorrelationId(message));

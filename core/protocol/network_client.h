@@ -20,7 +20,9 @@
 //   slot and has no callback; it is complete once Send returns (Kafka completes it when the send
 //   finishes, and the producer cannot learn its fate).
 // - Incoming requests go to on_request with the sender's name; the node answers with Respond,
-//   copying the request's correlation id into the response.
+//   copying the request's correlation id into the response, on the connection the request came
+//   on (a response for a connection that broke since is dropped, as Kafka's RequestChannel drops
+//   a response for a closed connection).
 // - Callbacks run from the Transport's and the Timers' events, never inside Send. A callback
 //   may Send again; it must not destroy the NetworkClient.
 //
@@ -59,6 +61,7 @@ struct NetworkClientCounters {
   uint64_t disconnect_failures = 0;  // requests failed with NETWORK_EXCEPTION
   uint64_t requests_received = 0;
   uint64_t responses_sent = 0;
+  uint64_t responses_discarded = 0;  // their request's connection broke before the answer
 };
 
 class NetworkClient final : public TransportHandler {
@@ -67,8 +70,9 @@ class NetworkClient final : public TransportHandler {
   using ResponseCallback = std::function<void(Result<Message> response)>;
 
   struct Handlers {
-    // An incoming request (never a response). Required if peers send this node requests.
-    std::function<void(std::string_view from, Message request)> on_request;
+    // An incoming request (never a response), and the connection it came on, which its
+    // response must name. Required if peers send this node requests.
+    std::function<void(std::string_view from, ConnectionId connection, Message request)> on_request;
     // Told when a disconnect notice (or Disconnect) for `peer` arrives, before the callbacks of
     // the requests it fails run (Kafka marks the node disconnected first).
     std::function<void(std::string_view peer)> on_disconnect;
@@ -92,9 +96,12 @@ class NetworkClient final : public TransportHandler {
   // in flight fails with NETWORK_EXCEPTION now (their late answers are dropped), then
   // on_disconnect and on_ready run as for a disconnect notice. The next Send opens a new one.
   void Disconnect(std::string_view peer);
-  // Answers a request from `peer`. REQUIRES: !IsRequest(response); its correlation id is the
-  // request's.
-  void Respond(std::string_view peer, Message response);
+  // Answers a request from `peer` that came on `connection` (as on_request gave it). When that
+  // connection has broken since, the response is dropped (counted in responses_discarded): a
+  // late answer never reaches a newer connection, whose requests reuse correlation ids (a
+  // restarted client counts from 1 again). REQUIRES: !IsRequest(response); its correlation id
+  // is the request's.
+  void Respond(std::string_view peer, ConnectionId connection, Message response);
 
   int32_t in_flight(std::string_view peer) const;
   size_t in_flight() const { return in_flight_.size(); }

@@ -53,6 +53,12 @@ class Transport {
   // Sends `message` to `to` and returns the connection it went on. REQUIRES: `to` names a node
   // other than local().
   virtual ConnectionId Send(std::string_view to, Message message) = 0;
+  // Sends `message` to `to` on connection `connection` if that connection still holds, and
+  // returns true; once it has broken (a newer connection may be open) the message is dropped and
+  // it returns false. A response goes back on the connection its request came on: Kafka's
+  // RequestChannel sends it to that connection's id, and a response for a closed one is dropped.
+  // REQUIRES: `to` names a node other than local().
+  virtual bool SendOn(std::string_view to, ConnectionId connection, Message message) = 0;
 };
 
 }  // namespace ksim

@@ -140,11 +140,12 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
       network(seams.transport, seams.timers,
               NetworkClient::Handlers{
                   .on_request =
-                      [this](std::string_view from, Message request) {
+                      [this](std::string_view from, ConnectionId connection, Message request) {
                         std::string peer(from);
-                        HandleRequest(from, std::move(request), [this, peer](Message response) {
-                          network.Respond(peer, std::move(response));
-                        });
+                        HandleRequest(from, std::move(request),
+                                      [this, peer, connection](Message response) {
+                                        network.Respond(peer, connection, std::move(response));
+                                      });
                       },
                   .on_disconnect = nullptr,
                   .on_ready =

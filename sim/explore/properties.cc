@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -58,6 +59,18 @@ std::optional<std::string> CommonCause(const std::vector<Anomaly>& anomalies, st
   }
   if (count != nullptr) *count = best->second.first;
   return anomalies[best->second.second].cause;
+}
+
+// The kind of the Anomaly each record of a metric becomes (sim/check/history_checker.h), or null
+// for a metric that does not count records.
+const char* AnomalyKindOf(std::string_view metric) {
+  if (metric == "lost_acked") return "lost_acked";
+  if (metric == "unavailable_acked") return "unavailable_acked";
+  if (metric == "log_duplicates") return "log_duplicate";
+  if (metric == "duplicated") return "duplicated";
+  if (metric == "undelivered") return "undelivered";
+  if (metric == "reordered") return "reordered";
+  return nullptr;
 }
 
 // Is `target` (a scenario Target) one of the brokers in `seen`? leader_of targets are distinct.
@@ -395,8 +408,16 @@ std::vector<PropertyFailure> CheckProperties(const Promise& promise, const Scena
     if (!bound.ok()) continue;
     const int64_t actual = check.Value(bound->metric);
     if ((bound->min && actual < *bound->min) || (bound->max && actual > *bound->max)) {
-      failures.push_back(
-          MakeFailure("bound", bound->text + " (actual " + std::to_string(actual) + ")"));
+      // A metric that counts records gets the cause most of them share, so that seeds losing
+      // records for different reasons (acks=1's leader crash, an unclean election, KIP-101's
+      // truncation) are different signatures, each with its explanation.
+      std::string cause = bound->text + " (actual " + std::to_string(actual) + ")";
+      if (const char* kind = AnomalyKindOf(bound->metric); kind != nullptr) {
+        if (std::optional<std::string> common = CommonCause(check.anomalies, kind)) {
+          cause += ": " + *common;
+        }
+      }
+      failures.push_back(MakeFailure("bound", std::move(cause)));
     }
   }
   return failures;

@@ -51,6 +51,16 @@ void SimTransport::OnDisconnect(const Disconnect& notice) {
   handler_->OnDisconnect(network_.topology().Name(notice.peer), notice.broken_epoch);
 }
 
+bool SimTransport::SendOn(std::string_view to, ConnectionId connection, ksim::Message message) {
+  const NodeId to_id = network_.topology().Id(to);
+  KSIM_CHECK_MSG(to_id != node_, "a node sends to itself");
+  if (network_.ConnectionEpoch(node_, to_id) != connection) return false;
+  const ConnectionId sent_on =
+      network_.Send(node_, to_id, ToNetworkMessage(std::move(message))).connection_epoch;
+  KSIM_CHECK(sent_on == connection);
+  return true;
+}
+
 ConnectionId SimTransport::Send(std::string_view to, ksim::Message message) {
   const NodeId to_id = network_.topology().Id(to);
   KSIM_CHECK_MSG(to_id != node_, "a node sends to itself");

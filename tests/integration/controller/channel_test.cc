@@ -49,14 +49,15 @@ class ControllerChannelTest : public ::testing::Test {
     peer_transport_->Attach();
     peer_ = std::make_unique<NetworkClient>(
         *peer_transport_, loop_,
-        NetworkClient::Handlers{.on_request =
-                                    [this](std::string_view from, ksim::Message request) {
-                                      peer_received_.push_back(TagOf(request));
-                                      held_.emplace_back(std::string(from), std::move(request));
-                                      if (!holding_) Release();
-                                    },
-                                .on_disconnect = nullptr,
-                                .on_ready = nullptr});
+        NetworkClient::Handlers{
+            .on_request =
+                [this](std::string_view from, ConnectionId connection, ksim::Message request) {
+                  peer_received_.push_back(TagOf(request));
+                  held_.push_back(Held{std::string(from), connection, std::move(request)});
+                  if (!holding_) Release();
+                },
+            .on_disconnect = nullptr,
+            .on_ready = nullptr});
     transport_ = std::make_unique<SimTransport>(*network_, "broker-1");
     transport_->Attach();
     NetworkClientOptions options;
@@ -92,12 +93,12 @@ class ControllerChannelTest : public ::testing::Test {
 
   // Answers every held request from the peer.
   void Release() {
-    std::vector<std::pair<std::string, ksim::Message>> held = std::move(held_);
+    std::vector<Held> held = std::move(held_);
     held_.clear();
-    for (auto& [from, request] : held) {
+    for (Held& h : held) {
       UpdateMetadataResponse response;
-      response.correlation_id = CorrelationId(request);
-      peer_->Respond(from, response);
+      response.correlation_id = CorrelationId(h.request);
+      peer_->Respond(h.from, h.connection, response);
     }
   }
 
@@ -127,7 +128,12 @@ class ControllerChannelTest : public ::testing::Test {
   std::unique_ptr<NetworkClient> client_;
   std::unique_ptr<ControllerChannelManager> channel_;
   bool holding_ = false;
-  std::vector<std::pair<std::string, ksim::Message>> held_;
+  struct Held {
+    std::string from;
+    ConnectionId connection;
+    ksim::Message request;
+  };
+  std::vector<Held> held_;
   std::vector<int32_t> peer_received_;
   std::vector<int32_t> local_received_;
   std::vector<std::function<void(ksim::Message)>> local_pending_;

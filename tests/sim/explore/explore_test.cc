@@ -152,6 +152,48 @@ TEST(PropertiesTest, SignaturesForgetTheNumbers) {
   EXPECT_FALSE(ParseMetricBound("lost<=0").ok());
 }
 
+// A --bound on a metric that counts records names the cause most of its records share, so that
+// an unsafe base's losses group by why they happened, not only by how many there were.
+TEST(PropertiesTest, ABoundOnLostRecordsGroupsByTheirCause) {
+  PropertyOptions options;
+  options.bounds.push_back(ParseMetricBound("lost_acked<=0").value());
+  options.bounds.push_back(ParseMetricBound("elections<=100").value());
+  const Scenario base = Base(R"({"acks": "1"})", R"({})", "high-watermark");
+  const Promise promise = DerivePromise(base, options);
+  const std::string truncated =
+      "truncated on broker-3 at 4.162 s (to offset 398, high_watermark) before broker-3 was "
+      "elected leader (epoch 2) at 6.513 s";
+  const std::string crashed =
+      "broker-1, its leader at the ack, crashed at 5.000 s (torn unsynced tail) and no replica "
+      "kept the record";
+  auto run_losing = [&](const std::vector<std::string>& causes) {
+    RunResult run;
+    run.drained = true;
+    for (std::string_view name : MetricNames()) {
+      run.check.metrics.push_back(Metric{std::string(name), 0});
+    }
+    for (Metric& m : run.check.metrics) {
+      if (m.name == "lost_acked") m.value = static_cast<int64_t>(causes.size());
+    }
+    for (const std::string& cause : causes) {
+      Anomaly a;
+      a.kind = "lost_acked";
+      a.cause = cause;
+      run.check.anomalies.push_back(a);
+    }
+    return CheckProperties(promise, base, run);
+  };
+  const std::vector<PropertyFailure> by_truncation = run_losing({crashed, truncated, truncated});
+  ASSERT_EQ(by_truncation.size(), 1u);
+  EXPECT_EQ(by_truncation[0].property, "bound");
+  EXPECT_EQ(by_truncation[0].cause, "lost_acked<=0 (actual 3): " + truncated);
+  const std::vector<PropertyFailure> by_crash = run_losing({crashed, crashed, truncated});
+  ASSERT_EQ(by_crash.size(), 1u);
+  EXPECT_NE(by_crash[0].signature, by_truncation[0].signature);
+  EXPECT_EQ(by_crash[0].signature, "bound: lost_acked<=# (actual #): " + NormalizeCause(crashed));
+  EXPECT_TRUE(run_losing({}).empty());
+}
+
 ResultLine Line(uint64_t seed, const std::string& verdict, const std::string& cause = "") {
   ResultLine line;
   line.meta = ResultMeta{"0.1", "abc", "base.json", "0123456789abcdef"};

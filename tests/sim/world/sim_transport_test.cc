@@ -32,19 +32,20 @@ class EchoServer {
   EchoServer(EventLoop& loop, Network& network, std::string_view node)
       : transport_(network, node),
         client_(transport_, loop,
-                NetworkClient::Handlers{
-                    .on_request = [this](std::string_view from, ksim::Message request) {
-                      OnRequest(from, std::move(request));
-                    }}) {
+                NetworkClient::Handlers{.on_request = [this](std::string_view from,
+                                                             ConnectionId connection,
+                                                             ksim::Message request) {
+                  OnRequest(from, connection, std::move(request));
+                }}) {
     transport_.Attach();
   }
 
   void Hold() { holding_ = true; }
   void Release() {
     holding_ = false;
-    std::vector<std::pair<std::string, ksim::Message>> held = std::move(held_);
+    std::vector<Held> held = std::move(held_);
     held_.clear();
-    for (auto& [from, request] : held) Answer(from, std::move(request));
+    for (Held& h : held) Answer(h.from, h.connection, std::move(h.request));
   }
 
   std::vector<int32_t> received_correlation_ids;
@@ -53,15 +54,21 @@ class EchoServer {
   const NetworkClientCounters& counters() const { return client_.counters(); }
 
  private:
-  void OnRequest(std::string_view from, ksim::Message request) {
+  struct Held {
+    std::string from;
+    ConnectionId connection;
+    ksim::Message request;
+  };
+
+  void OnRequest(std::string_view from, ConnectionId connection, ksim::Message request) {
     received_correlation_ids.push_back(CorrelationId(request));
     if (holding_) {
-      held_.emplace_back(std::string(from), std::move(request));
+      held_.push_back(Held{std::string(from), connection, std::move(request)});
       return;
     }
-    Answer(from, std::move(request));
+    Answer(from, connection, std::move(request));
   }
-  void Answer(std::string_view from, ksim::Message request) {
+  void Answer(std::string_view from, ConnectionId connection, ksim::Message request) {
     const int32_t correlation_id = CorrelationId(request);
     if (auto* metadata = std::get_if<MetadataRequest>(&request)) {
       MetadataResponse response;
@@ -69,7 +76,7 @@ class EchoServer {
       for (const std::string& topic : metadata->topics.value_or(std::vector<std::string>{})) {
         response.topic_metadata.push_back(TopicMetadata{.topic = topic});
       }
-      client_.Respond(from, std::move(response));
+      client_.Respond(from, connection, std::move(response));
     } else if (auto* produce = std::get_if<ProduceRequest>(&request)) {
       ++produce_requests;
       if (produce->acks == 0) return;
@@ -77,7 +84,7 @@ class EchoServer {
       response.correlation_id = correlation_id;
       response.responses.push_back(
           {produce->topic_data.at(0).tp, Errc::kNone, Offset(produce_requests)});
-      client_.Respond(from, std::move(response));
+      client_.Respond(from, connection, std::move(response));
     } else {
       FAIL() << "unexpected request " << MessageKind(request);
     }
@@ -86,7 +93,7 @@ class EchoServer {
   SimTransport transport_;
   NetworkClient client_;
   bool holding_ = false;
-  std::vector<std::pair<std::string, ksim::Message>> held_;
+  std::vector<Held> held_;
 };
 
 struct Outcome {
@@ -113,6 +120,11 @@ class SimTransportTest : public ::testing::Test {
       if (e.type == NetEvent::Type::kSend) sent_.emplace_back(std::string(e.kind), e.size_bytes);
     });
     server_ = std::make_unique<EchoServer>(loop_, *network_, "broker-1");
+    StartClient(options);
+  }
+
+  // p1's process: a transport and a client (correlation ids from 1), as a restart makes them.
+  void StartClient(NetworkClientOptions options) {
     transport_ = std::make_unique<SimTransport>(*network_, "p1");
     transport_->Attach();
     client_ = std::make_unique<NetworkClient>(
@@ -253,6 +265,36 @@ TEST_F(SimTransportTest, TimeoutFailsTheRequestAndTheLateResponseIsDropped) {
   Run();
   ASSERT_EQ(outcomes_.size(), 2u);
   EXPECT_EQ(outcomes_[1].error, Errc::kNone);
+}
+
+// Found by `ksim explore` (scenarios/regressions/stale-response-after-client-restart.json): a
+// restarted client counts correlation ids from the start again, so a late answer to its previous
+// incarnation's request must not travel on the new connection, where it would match a new
+// request of the same id (or of another kind).
+TEST_F(SimTransportTest, AResponseGoesOnlyOnTheConnectionItsRequestCameOn) {
+  const NetworkClientOptions options = Options(5, 10 * kDisconnectTimeoutUs);
+  Build(options);
+  server_->Hold();
+  int32_t old_id = -1;
+  At(0, [&] { old_id = SendMetadata("old"); });
+  At(10'000, [&] {  // p1's process dies (its host goes down) while broker-1 holds the request
+    client_.reset();
+    transport_.reset();
+    ASSERT_TRUE(topology_->SetNodeUp("p1", false).ok());
+  });
+  At(20'000, [&] {
+    ASSERT_TRUE(topology_->SetNodeUp("p1", true).ok());
+    StartClient(options);
+    EXPECT_EQ(SendMetadata("new"), old_id);  // the same correlation id, on a new connection
+  });
+  At(30'000, [&] { server_->Release(); });
+  Run();
+  ASSERT_EQ(outcomes_.size(), 1u);
+  EXPECT_EQ(outcomes_[0].error, Errc::kNone);
+  EXPECT_EQ(std::get<MetadataResponse>(*outcomes_[0].response).topic_metadata.at(0).topic, "new");
+  EXPECT_EQ(server_->counters().responses_discarded, 1u);
+  EXPECT_EQ(server_->counters().responses_sent, 1u);
+  EXPECT_EQ(client_->counters().responses_dropped, 0u);
 }
 
 TEST_F(SimTransportTest, ServerCrashFailsEveryInFlightRequestWithNetworkException) {

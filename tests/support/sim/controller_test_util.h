@@ -61,16 +61,17 @@ class ControllerNode {
     client_options.request_timeout_us = 2 * kSecondUs;
     client_ = std::make_unique<NetworkClient>(
         *transport_, world.loop(),
-        NetworkClient::Handlers{.on_request =
-                                    [this](std::string_view from, ksim::Message request) {
-                                      ksim::Message response = Record(std::string(from), request);
-                                      client_->Respond(from, std::move(response));
-                                    },
-                                .on_disconnect = nullptr,
-                                .on_ready =
-                                    [this](std::string_view peer) {
-                                      if (channel_) channel_->OnReady(peer);
-                                    }},
+        NetworkClient::Handlers{
+            .on_request =
+                [this](std::string_view from, ConnectionId connection, ksim::Message request) {
+                  ksim::Message response = Record(std::string(from), request);
+                  client_->Respond(from, connection, std::move(response));
+                },
+            .on_disconnect = nullptr,
+            .on_ready =
+                [this](std::string_view peer) {
+                  if (channel_) channel_->OnReady(peer);
+                }},
         client_options);
     channel_ = std::make_unique<ControllerChannelManager>(
         BrokerId(id), *client_, world.loop(),

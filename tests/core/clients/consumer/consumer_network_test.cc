@@ -30,6 +30,11 @@ class ScriptedTransport final : public Transport {
     sent.push_back({std::string(to), std::move(message)});
     return 1;
   }
+  bool SendOn(std::string_view to, ConnectionId connection, Message message) override {
+    if (connection != 1) return false;
+    Send(to, std::move(message));
+    return true;
+  }
   TransportHandler& handler() { return *handler_; }
 
   std::vector<Sent> sent;
