@@ -57,6 +57,7 @@ class SimTransport final : public Transport {
   const std::string& local() const override { return name_; }
   void SetHandler(TransportHandler* handler) override { handler_ = handler; }
   ConnectionId Send(std::string_view to, ksim::Message message) override;
+  void Close(std::string_view peer) override;
 
   // Messages that arrived while no handler was set (dropped).
   uint64_t unhandled() const { return unhandled_; }
