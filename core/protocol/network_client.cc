@@ -7,6 +7,14 @@
 #include "core/base/check.h"
 
 namespace ksim {
+namespace {
+
+std::string TimedOutMessage(const std::string& peer, int32_t correlation_id) {
+  return "no response from " + peer + " to correlation id " + std::to_string(correlation_id) +
+         " within request.timeout.ms";
+}
+
+}  // namespace
 
 NetworkClient::NetworkClient(Transport& transport, Timers& timers, Handlers handlers,
                              NetworkClientOptions options)
@@ -102,10 +110,14 @@ void NetworkClient::OnTimeout(int32_t correlation_id) {
   auto it = in_flight_.find(correlation_id);
   KSIM_CHECK(it != in_flight_.end());  // completing a request cancels its timer
   ++counters_.timeouts;
+  if (options_.disconnect_on_timeout) {
+    const std::string peer = it->second.peer;
+    FailConnection(peer, std::numeric_limits<ConnectionId>::max(),
+                   "connection to " + peer + " closed after a request timed out", correlation_id);
+    return;
+  }
   InFlight request = Complete(it);
-  request.callback(Status(Errc::kRequestTimedOut,
-                          "no response from " + request.peer + " to correlation id " +
-                              std::to_string(correlation_id) + " within request.timeout.ms"));
+  request.callback(Status(Errc::kRequestTimedOut, TimedOutMessage(request.peer, correlation_id)));
   NotifyReady(request.peer);
 }
 
@@ -118,13 +130,20 @@ void NetworkClient::Disconnect(std::string_view peer) {
                  "connection to " + std::string(peer) + " closed");
 }
 
+void NetworkClient::CloseConnection(std::string_view peer) {
+  transport_.Close(peer);
+  FailConnection(peer, std::numeric_limits<ConnectionId>::max(),
+                 "connection to " + std::string(peer) + " closed");
+}
+
 void NetworkClient::FailConnection(std::string_view peer, ConnectionId through,
-                                   const std::string& why) {
+                                   const std::string& why, int32_t timed_out) {
   // Collect first: callbacks may send new requests, which go on a newer connection.
-  std::vector<InFlight> failed;
+  std::vector<std::pair<int32_t, InFlight>> failed;
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
     if (it->second.peer == peer && it->second.connection <= through) {
-      failed.push_back(Complete(it++));
+      const int32_t correlation_id = it->first;
+      failed.emplace_back(correlation_id, Complete(it++));
     } else {
       ++it;
     }
@@ -133,7 +152,12 @@ void NetworkClient::FailConnection(std::string_view peer, ConnectionId through,
   // the node disconnected first; the requests complete later in poll), so that a callback that
   // picks a node (a metadata refresh's leastLoadedNode) does not pick the one that just failed.
   if (handlers_.on_disconnect) handlers_.on_disconnect(peer);
-  for (InFlight& request : failed) {
+  for (auto& [correlation_id, request] : failed) {
+    if (correlation_id == timed_out) {  // its timer has fired
+      request.callback(
+          Status(Errc::kRequestTimedOut, TimedOutMessage(request.peer, correlation_id)));
+      continue;
+    }
     timers_.Cancel(request.timer);
     ++counters_.disconnect_failures;
     request.callback(Status(Errc::kNetworkException, why));

@@ -11,8 +11,10 @@
 //     request_timeout_us passes (request.timeout.ms)          -> REQUEST_TIMED_OUT;
 //     the connection it went on is reported broken            -> NETWORK_EXCEPTION.
 //   A response that matches nothing in flight (late, after a timeout or a disconnect; or from
-//   another peer) is dropped and counted. Kafka's client also closes the connection when a
-//   request times out; a Transport cannot close connections, so only that request fails.
+//   another peer) is dropped and counted. With disconnect_on_timeout (Kafka's clients:
+//   NetworkClient.handleTimedOutRequests closes the connection), a timeout also fails every
+//   other request in flight to that peer with NETWORK_EXCEPTION, as Disconnect does; the Transport
+//   keeps its connection (late answers on it are dropped as above).
 // - At most max_in_flight_requests_per_connection requests await a response per peer. As in
 //   Kafka, Send to a peer that is not Ready() is a programmer error: callers check Ready() and
 //   wait (on_ready tells them when a slot frees up).
@@ -51,6 +53,8 @@ struct NetworkClientOptions {
   // Kafka: request.timeout.ms (30000 in 0.10's producer, 40000 in its consumer: the owner sets
   // what its role uses).
   TimeUs request_timeout_us = 30'000'000;
+  // A request timing out closes the connection to its peer (see the header comment).
+  bool disconnect_on_timeout = false;
 };
 
 struct NetworkClientCounters {
@@ -102,6 +106,9 @@ class NetworkClient final : public TransportHandler {
   // restarted client counts from 1 again). REQUIRES: !IsRequest(response); its correlation id
   // is the request's.
   void Respond(std::string_view peer, ConnectionId connection, Message response);
+  // Closes the connection to `peer` on the Transport (the peer hears of it; a server's side of a
+  // close), then fails what this node has in flight to it as Disconnect does.
+  void CloseConnection(std::string_view peer);
 
   int32_t in_flight(std::string_view peer) const;
   size_t in_flight() const { return in_flight_.size(); }
@@ -124,7 +131,9 @@ class NetworkClient final : public TransportHandler {
 
   void OnTimeout(int32_t correlation_id);
   // Fails the requests in flight to `peer` on connections up to `through`, then tells the owner.
-  void FailConnection(std::string_view peer, ConnectionId through, const std::string& why);
+  // The request `timed_out` (a correlation id, or 0) fails with REQUEST_TIMED_OUT instead.
+  void FailConnection(std::string_view peer, ConnectionId through, const std::string& why,
+                      int32_t timed_out = 0);
   // Removes the request from the in-flight set and returns it.
   InFlight Complete(std::map<int32_t, InFlight>::iterator it);
   void NotifyReady(const std::string& peer);

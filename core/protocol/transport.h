@@ -59,6 +59,12 @@ class Transport {
   // RequestChannel sends it to that connection's id, and a response for a closed one is dropped.
   // REQUIRES: `to` names a node other than local().
   virtual bool SendOn(std::string_view to, ConnectionId connection, Message message) = 0;
+  // Closes the connection to `peer`, as a server closes a client's socket (Kafka's
+  // RequestChannel.closeConnection): everything in flight on it, both ways, is lost, and `peer`
+  // is told by OnDisconnect once the close reaches it; this node is not told. The next Send opens
+  // a new connection. A transport without connections of its own (a test's scripted one) may do
+  // nothing. REQUIRES: `peer` names a node other than local().
+  virtual void Close(std::string_view peer) { (void)peer; }
 };
 
 }  // namespace ksim

@@ -230,8 +230,15 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
   };
   if (extra_handler && extra_handler(from, request, answer)) return;
   if (auto* produce = std::get_if<ProduceRequest>(&request)) {
-    replicas.HandleProduce(std::move(*produce),
-                           [answer](ProduceResponse r) { answer(std::move(r)); });
+    // acks=0 and a partition failed: Kafka's requestChannel.closeConnection (the client's
+    // connection to this broker closes; local requests have none).
+    std::function<void()> close_connection;
+    if (from != options.host) {
+      close_connection = [this, peer = std::string(from)] { network.CloseConnection(peer); };
+    }
+    replicas.HandleProduce(
+        std::move(*produce), [answer](ProduceResponse r) { answer(std::move(r)); },
+        std::move(close_connection));
   } else if (auto* fetch = std::get_if<FetchRequest>(&request)) {
     replicas.HandleFetch(std::move(*fetch), [answer](FetchResponse r) { answer(std::move(r)); });
   } else if (auto* list = std::get_if<ListOffsetsRequest>(&request)) {

@@ -101,8 +101,11 @@ class ReplicaManager {
                             std::function<void(UpdateMetadataResponse)> done);
 
   // ---- Client and replica requests ----------------------------------------------------------
-  // acks=0: `done` is never called.
-  void HandleProduce(ProduceRequest request, std::function<void(ProduceResponse)> done);
+  // acks=0: `done` is never called; when some partition failed, `failed_without_answer` is
+  // called instead (KafkaApis.handleProducerRequest closes the connection then, at every modelled
+  // release, so that the producer learns something failed and refreshes its metadata).
+  void HandleProduce(ProduceRequest request, std::function<void(ProduceResponse)> done,
+                     std::function<void()> failed_without_answer = nullptr);
   void HandleFetch(FetchRequest request, std::function<void(FetchResponse)> done);
   ListOffsetsResponse HandleListOffsets(const ListOffsetsRequest& request);
   OffsetsForLeaderEpochResponse HandleOffsetsForLeaderEpoch(

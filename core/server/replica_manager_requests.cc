@@ -1,6 +1,7 @@
 // ReplicaManager: produce (Kafka's appendRecords + DelayedProduce), fetch (fetchMessages +
 // DelayedFetch), ListOffsets (KafkaApis.handleListOffsetRequestV1) and OffsetsForLeaderEpoch
 // (ReplicaManager.lastOffsetForLeaderEpoch). Kafka 1.x/2.0 code paths, 0.10 semantics.
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -19,7 +20,8 @@ std::optional<Offset> FollowerLogEndOffset(const Partition& partition, BrokerId 
 }  // namespace
 
 void ReplicaManager::HandleProduce(ProduceRequest request,
-                                   std::function<void(ProduceResponse)> done) {
+                                   std::function<void(ProduceResponse)> done,
+                                   std::function<void()> failed_without_answer) {
   const int16_t acks = request.acks;
   auto respond = [correlation_id = request.correlation_id,
                   done = std::move(done)](ProduceResponse response) {
@@ -61,7 +63,17 @@ void ReplicaManager::HandleProduce(ProduceRequest request,
     }
     statuses.push_back(std::move(status));
   }
-  if (acks == 0) return;  // never answered, whatever happened (the producer cannot learn it)
+  if (acks == 0) {
+    // Never answered. KafkaApis.handleProducerRequest (0.10.0.1 to 3.0): "if there is any error
+    // in handling the request, since no response is expected by the producer, the server will
+    // close socket server so that the producer client will know that some error has happened and
+    // will refresh its metadata".
+    const bool failed = std::any_of(statuses.begin(), statuses.end(), [](const auto& status) {
+      return status.response.error_code != Errc::kNone;
+    });
+    if (failed && failed_without_answer) failed_without_answer();
+    return;
+  }
   auto lookup = [this](const TopicPartition& tp) { return GetPartition(tp); };
   if (pending.empty()) {
     ProduceResponse response;

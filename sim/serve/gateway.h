@@ -21,7 +21,8 @@
 //   closes that connection only, traced as ext_error then ext_close; nothing else is touched.
 // - When the virtual network reports the client node's connection to a broker broken, every
 //   connection of that node to that broker is closed (the client sees its socket close, as it
-//   would after request.timeout.ms, and reconnects).
+//   would after request.timeout.ms, and reconnects). That includes the broker closing it
+//   (Transport::Close: an acks=0 produce that failed, as KafkaApis.handleProducerRequest does).
 // - What the clients send and receive goes into the History (sim/serve/external_history.h).
 //
 // Determinism: the gateway is driven only by its inputs (Open, Receive, ClientClosed), each
@@ -103,7 +104,7 @@ class ClientGateway {
     int16_t api_key = 0;
     int16_t api_version = 0;
     bool unsupported_api_versions = false;  // answer as v0 UNSUPPORTED_VERSION
-    std::optional<ksim::Message> answer;          // the broker's answer, once it came
+    std::optional<ksim::Message> answer;    // the broker's answer, once it came
   };
   struct Connection {
     BrokerId broker{0};

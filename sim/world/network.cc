@@ -31,6 +31,8 @@ std::string_view DropReasonName(DropReason reason) {
       return "retransmit_timeout";
     case DropReason::kRefused:
       return "refused";
+    case DropReason::kClosed:
+      return "closed";
   }
   return "unknown";
 }
@@ -99,6 +101,18 @@ void Network::ExitProcess(NodeId node) {
   // The kernel closes the process's sockets: a FIN (clean exit) or an RST (halt) goes out on
   // each, and the peer reads it one latency later. The node itself will never read a notice.
   BreakConnectionsOf(node, DropReason::kRefused, /*after_latency=*/true);
+}
+
+void Network::Close(NodeId closer, NodeId peer) {
+  Grow();
+  KSIM_CHECK(closer.value() < nodes_.size());
+  KSIM_CHECK(peer.value() < nodes_.size());
+  KSIM_CHECK_MSG(closer != peer, "a node closes a connection to another node");
+  const Connection& connection = ConnectionFor(closer, peer);
+  const bool closer_waits_for_notice = connection.notice_timer[closer < peer ? 0 : 1] != 0;
+  Break(closer, peer, DropReason::kClosed, LinkLatencyUs(closer, peer));
+  // The closer knows; a notice it was already owed (an earlier break) stays.
+  if (!closer_waits_for_notice) CancelNotice(closer, peer);
 }
 
 bool Network::Alive(NodeId node) const {

@@ -76,6 +76,7 @@ enum class DropReason : uint8_t {
   kLinkCut,            // sent across a cut link, or in flight when a link was cut
   kRetransmitTimeout,  // lost so often that the sender would have timed out first
   kRefused,            // sent to or arriving at an up node where no process listens (RST)
+  kClosed,             // in flight when an endpoint closed the connection (Close)
 };
 std::string_view DropReasonName(DropReason reason);
 
@@ -173,6 +174,12 @@ class Network {
   // node itself are dropped. Until a handler is registered again, nothing leaves the node and a
   // send to it is refused. REQUIRES: node exists.
   void ExitProcess(NodeId node);
+
+  // `closer` closes its connection to `peer` (a server closing a client's socket: Kafka's
+  // RequestChannel.closeConnection). It breaks (kClosed) like any connection, everything in flight
+  // both ways dropped, and `peer` is told one link latency later, as the FIN reaches it; `closer`
+  // is not told of its own close. REQUIRES: both exist, closer != peer.
+  void Close(NodeId closer, NodeId peer);
 
   // Sends `message` from `from` to `to`. REQUIRES: both exist, from != to, size_bytes >= 0.
   SendResult Send(NodeId from, NodeId to, Message message);

@@ -67,4 +67,10 @@ ConnectionId SimTransport::Send(std::string_view to, ksim::Message message) {
   return network_.Send(node_, to_id, ToNetworkMessage(std::move(message))).connection_epoch;
 }
 
+void SimTransport::Close(std::string_view peer) {
+  const NodeId peer_id = network_.topology().Id(peer);
+  KSIM_CHECK_MSG(peer_id != node_, "a node closes a connection to itself");
+  network_.Close(node_, peer_id);
+}
+
 }  // namespace ksim::sim

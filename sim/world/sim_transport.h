@@ -58,6 +58,7 @@ class SimTransport final : public Transport {
   void SetHandler(TransportHandler* handler) override { handler_ = handler; }
   ConnectionId Send(std::string_view to, ksim::Message message) override;
   bool SendOn(std::string_view to, ConnectionId connection, ksim::Message message) override;
+  void Close(std::string_view peer) override;
 
   // Messages that arrived while no handler was set (dropped).
   uint64_t unhandled() const { return unhandled_; }

@@ -130,6 +130,9 @@ Producer::Impl::Impl(ProducerConfig config_in, ProducerSeams seams_in)
           .batch_size = config.batch_size,
           .linger_ms = config.linger_ms,
           .retry_backoff_ms = config.retry_backoff_ms,
+          .expiry = DeliveryTimeoutApplies(config.release) ? ExpiryForm::kDeliveryTimeout
+                                                           : ExpiryForm::kRequestTimeout,
+          .request_timeout_ms = config.request_timeout_ms,
           .delivery_timeout_ms = config.delivery_timeout_ms,
           .max_request_size = config.max_request_size,
           .idempotent = config.enable_idempotence,
@@ -147,6 +150,8 @@ Producer::Impl::Impl(ProducerConfig config_in, ProducerSeams seams_in)
   NetworkClientOptions options;
   options.max_in_flight_requests_per_connection = config.max_in_flight_requests_per_connection;
   options.request_timeout_us = static_cast<TimeUs>(config.request_timeout_ms) * kUsPerMs;
+  // NetworkClient.handleTimedOutRequests (every release): a timeout closes the connection.
+  options.disconnect_on_timeout = true;
   network =
       std::make_unique<NetworkClient>(seams.transport, seams.timers, std::move(handlers), options);
   last_metadata_ms = NowMs();
@@ -171,7 +176,12 @@ void Producer::Impl::Wakeup() {
 void Producer::Impl::RunOnce() {
   const int64_t now_ms = NowMs();
   ExpireWaiting(now_ms);
-  ExpireBatches(now_ms);
+  // Before 2.1, Sender.run drains first and then expires what is still queued
+  // (abortExpiredBatches after drain), so a batch sendable at its deadline is sent. ksim's 2.1
+  // form expires first, as it did before the switch (Kafka 2.1 also expires after drain; the
+  // difference is a batch sendable at the very millisecond of its delivery timeout).
+  const bool delivery_timeout = DeliveryTimeoutApplies(config.release);
+  if (delivery_timeout) ExpireBatches(now_ms);
   if (!topics_in_use.empty() && now_ms - last_metadata_ms >= config.metadata_max_age_ms) {
     metadata_needed = true;
   }
@@ -202,12 +212,17 @@ void Producer::Impl::RunOnce() {
         metadata_needed = true;
         continue;
       }
-      if (!network->Ready(host->second)) continue;     // on_ready wakes us
-      if (reconnecting.count(host->second)) continue;  // the metadata answer wakes us
-      std::vector<ProducerBatch*> batches = accumulator.Drain(leader_of, node, now_ms);
-      if (!batches.empty()) SendProduce(node, host->second, std::move(batches));
+      // Kafka's Sender polls with timeout 0 while a node has sendable data, so it drains again
+      // at once: as many requests as the connection takes (one batch per partition each).
+      while (network->Ready(host->second)) {          // else on_ready wakes us
+        if (reconnecting.count(host->second)) break;  // the metadata answer wakes us
+        std::vector<ProducerBatch*> batches = accumulator.Drain(leader_of, node, now_ms);
+        if (batches.empty()) break;
+        SendProduce(node, host->second, std::move(batches));
+      }
     }
   }
+  if (!delivery_timeout) ExpireBatches(now_ms);
 
   if (metadata_needed) MaybeSendMetadata(now_ms);
   if (metadata_needed && !metadata_in_flight) {
@@ -332,8 +347,8 @@ void Producer::Impl::ExpireBatches(int64_t now_ms) {
           {field::kRecords, batch->record_count()}});
     // Kafka 2.0's Sender.sendProducerData: an expired batch that was sent may or may not have
     // been written; no new batch of its partition is drained until the ones after it say which
-    // (markSequenceUnresolved). 2.0 expires only queued batches, where "sent" means "in retry";
-    // ksim expires in-flight ones too (delivery.timeout.ms, Kafka 2.1), which were sent as well.
+    // (markSequenceUnresolved). Before 2.1 only queued batches expire, and a queued batch with a
+    // sequence is one "in retry"; from 2.1 in-flight ones expire too, which were sent as well.
     if (config.enable_idempotence && batch->has_sequence() &&
         accumulator.HasCurrentProducerId(*batch)) {
       accumulator.MarkSequenceUnresolved(batch->tp);
@@ -525,9 +540,10 @@ void Producer::Impl::SendProduce(BrokerId node, const std::string& host,
 void Producer::Impl::OnProduceResponse(const std::vector<BatchId>& ids, const std::string& host,
                                        Result<Message> result) {
   const ProduceResponse* response = result.ok() ? std::get_if<ProduceResponse>(&*result) : nullptr;
-  // Kafka closes a connection whose request timed out (NetworkClient.handleTimedOutRequests) and
-  // asks for metadata; the queued batches wait for the answer instead of following the stale
-  // leader onto a new connection to the same dead host.
+  // Kafka closes a connection whose request timed out (NetworkClient.handleTimedOutRequests:
+  // the NetworkClient failed the other requests to `host` already) and asks for metadata; the
+  // queued batches wait for the answer instead of following the stale leader onto a new
+  // connection to the same dead host.
   if (response == nullptr) {
     metadata_needed = true;
     if (!result.ok()) reconnecting.insert(host);
@@ -556,12 +572,15 @@ void Producer::Impl::OnProduceResponse(const std::vector<BatchId>& ids, const st
   }
 }
 
-// Kafka 2.0's Sender.completeBatch (with 2.1's delivery timeout: a batch past it is not retried).
+// Kafka 2.0's Sender.completeBatch (with 2.1's delivery timeout: a batch past it is not retried;
+// before 2.1, Sender.canRetry counts attempts only).
 void Producer::Impl::OnBatchResult(BatchId id, Errc error, Offset base_offset,
                                    Offset log_start_offset) {
   ProducerBatch& batch = *accumulator.Find(id);
   const int64_t now_ms = NowMs();
   const bool idempotent = config.enable_idempotence;
+  const bool in_time = !DeliveryTimeoutApplies(config.release) ||
+                       now_ms - batch.created_ms < config.delivery_timeout_ms;
   if (error == Errc::kNone || (idempotent && error == Errc::kDuplicateSequenceNumber)) {
     accumulator.OnAcked(batch, base_offset);
     CompleteBatch(accumulator.Complete(id), Errc::kNone, base_offset);
@@ -569,7 +588,6 @@ void Producer::Impl::OnBatchResult(BatchId id, Errc error, Offset base_offset,
   }
   batch.last_error = error;
   if (NeedsMetadata(error)) metadata_needed = true;
-  const bool in_time = now_ms - batch.created_ms < config.delivery_timeout_ms;
   const bool attempts_left = batch.attempts <= config.retries;
   const bool can_retry =
       in_time && attempts_left &&

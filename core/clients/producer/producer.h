@@ -17,10 +17,18 @@
 //   UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND), REQUEST_TIMED_OUT,
 //   NETWORK_EXCEPTION, and OUT_OF_ORDER_SEQUENCE_NUMBER/UNKNOWN_PRODUCER_ID as below) re-enqueue
 //   the batch at the head of its partition's queue after retry.backoff.ms, while attempts <=
-//   retries and delivery.timeout.ms has not passed since the batch was created; NOT_LEADER,
-//   LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION and disconnects also request a metadata
-//   refresh. Without idempotence, a retry of a batch whose response was lost appends it again:
-//   the at-least-once duplicate. Other errors, exhausted retries and expired batches fail.
+//   retries and (2.1 on) delivery.timeout.ms has not passed since the batch was created;
+//   NOT_LEADER, LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION and disconnects also request a
+//   metadata refresh. Without idempotence, a retry of a batch whose response was lost appends it
+//   again: the at-least-once duplicate. Other errors, exhausted retries and expired batches fail.
+// - Expiry, per the producer's release (DeliveryTimeoutApplies): from 2.1 a batch expires
+//   delivery.timeout.ms after its creation, queued or in flight; before 2.1 only queued batches
+//   expire, request.timeout.ms after creation + linger.ms, after their last append when full, or
+//   after their last attempt + retry.backoff.ms when being retried (RecordAccumulator::Expire).
+// - A request that times out closes its connection (Kafka's NetworkClient.handleTimedOutRequests,
+//   every release): every other request in flight to that broker fails with NETWORK_EXCEPTION and
+//   metadata is refreshed. A connection the broker closes (after an acks=0 produce that failed)
+//   is a disconnect like any other: requests on it fail, metadata is refreshed.
 // - Idempotence (enable.idempotence=true; KIP-98, Kafka 2.0's producer): before the first
 //   batch, InitProducerId to any broker gives the producer id and epoch. Each batch takes the id
 //   and its partition's next sequence numbers when it is first drained and keeps them for good,
@@ -88,17 +96,21 @@ namespace ksim {
 // The producer's configuration under Kafka's names; defaults are Kafka 0.10's except where a
 // later setting (delivery.timeout.ms, KIP-91; enable.idempotence, KIP-98) exists only later.
 struct ProducerConfig {
+  // The producer's release: how batches expire (below) and which settings exist.
+  KafkaRelease release = kSeedKafkaRelease;
   std::string client_id;                       // client.id
   std::vector<std::string> bootstrap_servers;  // bootstrap.servers: node names (":port" dropped)
   // acks: "all"/-1, 0, 1. The Producer also implements 0.8.1's acks=N > 1 (wait for N ISR
   // members), which ParseProducerConfig refuses at every modelled release.
   int16_t acks = 1;
-  int32_t retries = 0;                   // retries (0.10: 0; with idempotence: INT32_MAX)
-  int64_t retry_backoff_ms = 100;        // retry.backoff.ms
-  int32_t request_timeout_ms = 30000;    // request.timeout.ms: also the Produce timeout_ms
-  int64_t delivery_timeout_ms = 120000;  // delivery.timeout.ms (KIP-91)
-  int64_t linger_ms = 0;                 // linger.ms
-  int32_t batch_size = 16384;            // batch.size (bytes of record data per batch)
+  int32_t retries = 0;             // retries (0.10: 0; with idempotence: INT32_MAX)
+  int64_t retry_backoff_ms = 100;  // retry.backoff.ms
+  // request.timeout.ms: also the Produce timeout_ms and, before 2.1, the expiry of queued batches.
+  int32_t request_timeout_ms = 30000;
+  // delivery.timeout.ms (KIP-91, from 2.1): unused before 2.1 (DeliveryTimeoutApplies).
+  int64_t delivery_timeout_ms = 120000;
+  int64_t linger_ms = 0;       // linger.ms
+  int32_t batch_size = 16384;  // batch.size (bytes of record data per batch)
   int32_t max_in_flight_requests_per_connection = 5;
   bool enable_idempotence = false;       // enable.idempotence
   std::string partitioner = "default";   // partitioner.class: "default" (murmur2/round robin)
@@ -115,13 +127,20 @@ struct ProducerConfig {
 // checks and messages (core/config/config_def.h). acks other than all/-1/0/1 is refused with
 // ConfigDef's text ("Invalid value 2 for configuration acks: String must be one of: all, -1, 0,
 // 1"). Keys unknown to every release are kInvalidConfig naming the key and the closest known one;
-// a key of a later release (enable.idempotence before 0.11.0) is a warning in `warnings` and
-// ignored, as KafkaProducer does. enable.idempotence=true sets acks=all and retries=INT32_MAX
-// unless given, and one request in flight at 0.11.0 unless given; given acks other than all/-1,
-// retries 0, or in flight other than 1 (0.11.0) or more than 5 (1.0 on) are refused with Kafka's
-// messages.
+// a key of a later release (enable.idempotence before 0.11.0, delivery.timeout.ms before 2.1) is a
+// warning in `warnings` and ignored, as KafkaProducer does. enable.idempotence=true sets acks=all
+// and retries=INT32_MAX unless given, and one request in flight at 0.11.0 unless given; given acks
+// other than all/-1, retries 0, or in flight other than 1 (0.11.0) or more than 5 (1.0 on) are
+// refused with Kafka's messages.
 Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings,
                                            KafkaRelease release = kSeedKafkaRelease);
+
+// Whether a producer of `release` has KIP-91's delivery.timeout.ms (2.1 on): batches, queued or
+// in flight, expire delivery.timeout.ms after their creation and are not retried past it.
+// Before, queued batches expire after request.timeout.ms (Kafka's RecordBatch.maybeExpire, the
+// same from 0.10.0 to 2.0: docs/versions.md) and a batch in flight waits for its answer or its
+// request's timeout; retries are counted, never timed.
+inline bool DeliveryTimeoutApplies(KafkaRelease release) { return release >= KafkaRelease::k2_1; }
 
 struct ProducerRecord {
   std::string topic;

@@ -1,6 +1,6 @@
 // ParseProducerConfig (core/clients/producer/producer.h): Kafka's ProducerConfig keys with their
 // 0.10 types, defaults and validators (config_def.h), plus the later keys ksim follows
-// (delivery.timeout.ms, KIP-91; enable.idempotence, KIP-98, from 0.11.0) and the checks
+// (enable.idempotence, KIP-98, from 0.11.0; delivery.timeout.ms, KIP-91, from 2.1) and the checks
 // KafkaProducer 0.11 and 1.x/2.0 make of an idempotent producer's settings, with its messages.
 // docs/versions.md says which release each comes from.
 #include <algorithm>
@@ -80,15 +80,14 @@ std::string UnknownKeyMessage(const std::string& name) {
 
 // The keys a producer of a later release has (ProducerConfig.CONFIG at that release's tag). An
 // older producer does not know them: AbstractConfig.logUnused warns and the value is not used.
-// Every other key of ProducerKeys() is in Kafka 0.10.0's ProducerConfig, except
-// delivery.timeout.ms (2.1, KIP-91), which ksim's producer follows at every release for now
-// (docs/versions.md, "Not yet behind the switch").
+// Every other key of ProducerKeys() is in Kafka 0.10.0's ProducerConfig.
 struct LaterKey {
   std::string_view name;
   KafkaRelease since;
 };
 constexpr LaterKey kLaterKeys[] = {
     {"enable.idempotence", KafkaRelease::k0_11_0},  // KIP-98, KAFKA-4817
+    {"delivery.timeout.ms", KafkaRelease::k2_1},    // KIP-91 (2.1.0:ProducerConfig)
 };
 
 std::optional<KafkaRelease> KeySince(std::string_view name) {
@@ -127,6 +126,7 @@ bool ProducerKnowsKey(std::string_view name, KafkaRelease release) {
 
 Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, KafkaRelease release) {
   ProducerConfig config;
+  config.release = release;
   std::set<std::string> given;
   for (const auto& [name, raw] : settings) {
     const ConfigKeyDef* key = FindKey(name);
@@ -191,7 +191,7 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, Kafk
   }
 
   // KafkaProducer.configureDeliveryTimeout (2.1, KIP-91): a given delivery timeout must cover a
-  // linger and one request.
+  // linger and one request. Before 2.1 the key is unknown (a warning above) and unused.
   if (given.count("delivery.timeout.ms") &&
       config.delivery_timeout_ms < config.linger_ms + config.request_timeout_ms) {
     return Status(Errc::kInvalidConfig,

@@ -47,6 +47,7 @@ RecordAccumulator::AppendResult RecordAccumulator::Append(const TopicPartition& 
     // sent (a retry) is closed for appends.
     const bool open = last.attempts == 0 && !last.in_flight;
     if (open && last.size_bytes + record_size <= config_.batch_size) {
+      last.last_append_ms = now_ms;
       last.records.push_back(std::move(record));
       last.record_ids.push_back(record_id);
       last.size_bytes += record_size;
@@ -60,6 +61,7 @@ RecordAccumulator::AppendResult RecordAccumulator::Append(const TopicPartition& 
   batch->tp = tp;
   batch->created_ms = now_ms;
   batch->last_attempt_ms = now_ms;
+  batch->last_append_ms = now_ms;
   batch->size_bytes = static_cast<int64_t>(kBatchHeaderSize) + record_size;
   batch->records.push_back(std::move(record));
   batch->record_ids.push_back(record_id);
@@ -172,6 +174,7 @@ void RecordAccumulator::Reenqueue(BatchId id, int64_t now_ms) {
   Forget(batch);  // it stays sequenced
   batch.retry = true;
   batch.last_attempt_ms = now_ms;
+  batch.last_append_ms = now_ms;  // Kafka's reenqueue sets lastAppendTime too
   // Kafka's insertInSequenceOrder: retries stay ahead of new batches, ordered by sequence.
   auto it = state.queue.begin();
   while (it != state.queue.end()) {
@@ -211,8 +214,38 @@ std::unique_ptr<ProducerBatch> RecordAccumulator::Complete(BatchId id) {
   return batch;
 }
 
+bool RecordAccumulator::ExpiryMuted(const PartitionState& state) const {
+  // Kafka's `muted` set: only populated with max.in.flight.requests.per.connection=1
+  // (guaranteeMessageOrder), so that a later batch does not expire before an earlier one in flight.
+  return config_.max_in_flight_requests_per_connection == 1 && !state.in_flight.empty();
+}
+
+int64_t RecordAccumulator::RequestTimeoutExpiryMs(const ProducerBatch& batch,
+                                                  const PartitionState& state, size_t index) const {
+  // Kafka: expired when request.timeout.ms < elapsed, so 1 ms after the limit is reached.
+  const int64_t limit_ms = config_.request_timeout_ms + 1;
+  if (batch.retry) return batch.last_attempt_ms + config_.retry_backoff_ms + limit_ms;
+  int64_t at_ms = batch.created_ms + config_.linger_ms + limit_ms;
+  const bool full = index + 1 < state.queue.size() || batch.size_bytes >= config_.batch_size;
+  if (full) at_ms = std::min(at_ms, batch.last_append_ms + limit_ms);
+  return at_ms;
+}
+
 std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::Expire(int64_t now_ms) {
   std::vector<BatchId> expired;
+  if (config_.expiry == ExpiryForm::kRequestTimeout) {
+    for (const auto& [tp, state] : partitions_) {
+      if (ExpiryMuted(state)) continue;
+      for (size_t i = 0; i < state.queue.size(); ++i) {
+        const ProducerBatch& batch = *batches_.at(state.queue[i]);
+        if (now_ms < RequestTimeoutExpiryMs(batch, state, i)) break;  // the first that stays
+        expired.push_back(batch.id);
+      }
+    }
+    std::vector<std::unique_ptr<ProducerBatch>> out;
+    for (BatchId id : expired) out.push_back(Complete(id));  // partitions in order, heads first
+    return out;
+  }
   for (const auto& [id, batch] : batches_) {
     if (now_ms - batch->created_ms < config_.delivery_timeout_ms) continue;
     // An attempt still in flight may yet be appended: its fate is unknown.
@@ -229,6 +262,17 @@ std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::Expire(int64_t no
 
 int64_t RecordAccumulator::NextExpiryDelayMs(int64_t now_ms) const {
   int64_t delay = INT64_MAX;
+  if (config_.expiry == ExpiryForm::kRequestTimeout) {
+    // Only a queue's head can be next: the walk stops at it. Appends, answers and re-enqueues
+    // wake the producer, which asks again.
+    for (const auto& [tp, state] : partitions_) {
+      if (state.queue.empty() || ExpiryMuted(state)) continue;
+      const ProducerBatch& head = *batches_.at(state.queue.front());
+      delay =
+          std::min(delay, std::max<int64_t>(0, RequestTimeoutExpiryMs(head, state, 0) - now_ms));
+    }
+    return delay;
+  }
   for (const auto& [id, batch] : batches_) {
     delay = std::min(
         delay, std::max<int64_t>(0, batch->created_ms + config_.delivery_timeout_ms - now_ms));

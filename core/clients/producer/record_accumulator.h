@@ -23,7 +23,9 @@
 //   (Kafka's guaranteeMessageOrder muting).
 // - Reenqueue puts a failed in-flight batch back at the head of its partition's queue (in
 //   sequence order among the other retries); Complete forgets a batch; Expire removes the batches
-//   whose delivery.timeout.ms has passed since creation, queued or in flight.
+//   that waited too long, in the form of the producer's release (ExpiryForm): 2.1's
+//   delivery.timeout.ms since creation, queued or in flight; or, before 2.1, Kafka's
+//   RecordBatch.maybeExpire over each partition's queue (request.timeout.ms).
 // - The sequence bookkeeping of Kafka 2.0's TransactionManager (idempotent part): the batches
 //   sequenced under the current producer id and not yet completed (inflightBatchesBySequence),
 //   the last acknowledged sequence and offset per partition, the partitions whose sequences are
@@ -60,6 +62,7 @@ struct ProducerBatch {
   int64_t size_bytes = 0;            // estimated bytes of the encoded batch
   int64_t created_ms = 0;
   int64_t last_attempt_ms = 0;  // created_ms until the first attempt
+  int64_t last_append_ms = 0;   // Kafka's lastAppendTime: the last record added, or re-enqueued
   int32_t attempts = 0;         // drains (Produce requests that carried it)
   bool retry = false;           // re-enqueued after a failed attempt
   // Its sequence was rewritten while it was sequenced (Kafka's ProducerBatch.sequenceHasBeenReset:
@@ -78,11 +81,28 @@ struct ProducerBatch {
   bool has_sequence() const { return base_sequence != kNoSequence; }
 };
 
+// How batches expire (the producer's release; docs/versions.md, "Producer timeouts").
+enum class ExpiryForm : uint8_t {
+  // Kafka 0.10.0 to 2.0 (RecordAccumulator.abortExpiredBatches / expiredBatches and
+  // RecordBatch/ProducerBatch.maybeExpire): only queued batches, and not in a partition muted
+  // for ordering (max.in.flight.requests.per.connection=1 with a batch in flight). Each
+  // partition's queue is walked from its head and stops at the first batch that stays; a batch
+  // expires when more than request.timeout.ms passed since
+  //   - its last append, if it is full (or not the last of its queue) and not being retried;
+  //   - its creation + linger.ms, if it is not being retried;
+  //   - its last attempt + retry.backoff.ms, if it is being retried.
+  kRequestTimeout,
+  // Kafka 2.1 (KIP-91): delivery.timeout.ms since creation, queued or in flight.
+  kDeliveryTimeout,
+};
+
 struct AccumulatorConfig {
   int32_t batch_size = 16384;
   int64_t linger_ms = 0;
   int64_t retry_backoff_ms = 100;
-  int64_t delivery_timeout_ms = 120000;
+  ExpiryForm expiry = ExpiryForm::kDeliveryTimeout;
+  int64_t request_timeout_ms = 30000;    // kRequestTimeout's limit
+  int64_t delivery_timeout_ms = 120000;  // kDeliveryTimeout's limit
   int32_t max_request_size = 1048576;
   bool idempotent = false;
   // max.in.flight.requests.per.connection: 1 mutes a partition while a batch of it is in flight.
@@ -130,8 +150,8 @@ class RecordAccumulator {
   void Reenqueue(BatchId id, int64_t now_ms);
   // Removes a batch (in flight or queued) and returns it. REQUIRES: it exists.
   std::unique_ptr<ProducerBatch> Complete(BatchId id);
-  // Removes and returns the batches whose delivery timeout has passed, queued and in flight
-  // (oldest first within each partition, partitions in order).
+  // Removes and returns the batches that expired by the config's ExpiryForm (oldest first within
+  // each partition, partitions in order). An expired batch in flight is marked maybe_written.
   std::vector<std::unique_ptr<ProducerBatch>> Expire(int64_t now_ms);
   // Time until the next batch expires, INT64_MAX when there is none.
   int64_t NextExpiryDelayMs(int64_t now_ms) const;
@@ -204,6 +224,11 @@ class RecordAccumulator {
   bool Sendable(const ProducerBatch& batch, const PartitionState& state, int64_t now_ms,
                 int64_t* wait_ms) const;
   bool ShouldStopDrain(const ProducerBatch& first, const PartitionState& state) const;
+  // kRequestTimeout: whether the partition's queue is left alone (muted for ordering), and the
+  // first time at which `batch`, at `index` of the queue, expires (Kafka's maybeExpire).
+  bool ExpiryMuted(const PartitionState& state) const;
+  int64_t RequestTimeoutExpiryMs(const ProducerBatch& batch, const PartitionState& state,
+                                 size_t index) const;
   void Forget(ProducerBatch& batch);
   // Removes `batch` from its partition's sequenced batches.
   void Unsequence(const ProducerBatch& batch);

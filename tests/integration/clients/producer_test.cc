@@ -37,11 +37,11 @@ class ZeroRandom final : public RandomSource {
 class ProducerNode {
  public:
   ProducerNode(World& world, const std::string& name, ConfigOverrides settings,
-               RandomSource* random = nullptr)
+               RandomSource* random = nullptr, KafkaRelease release = KafkaRelease::k2_0)
       : world_(world), name_(name), stream_random_(world.StreamFor("producer/" + name)) {
     settings.emplace_back("bootstrap.servers", "broker-1,broker-2,broker-3");
-    // 2.0's producer: the idempotence ksim models; every other default is 0.10's as well.
-    Result<ProducerConfig> config = ParseProducerConfig(settings, KafkaRelease::k2_0);
+    // 2.0's producer unless told: the idempotence ksim models; every other default is 0.10's.
+    Result<ProducerConfig> config = ParseProducerConfig(settings, release);
     KSIM_CHECK_MSG(config.ok(), "bad producer settings in a test");
     Result<Node*> node = world.AddNode(name);
     KSIM_CHECK(node.ok());
@@ -259,8 +259,11 @@ TEST(ProducerTest, FlushEndsLingerAndCloseWaitsForEveryOutcome) {
 TEST(ProducerTest, LeaderCrashRetriesReachTheNewLeader) {
   auto sim = StartCluster("producer-leader-crash", 14);
   Cluster& cluster = sim->cluster();
+  // 2.1's producer (KIP-91): before it, the batches queued behind the dead leader expire after
+  // request.timeout.ms (3 s here), before the failover (~6 s) (Release010ExpiresQueued...).
   ProducerNode p(sim->world(), "p1",
-                 {{"acks", "all"}, {"retries", "1000"}, {"request.timeout.ms", "3000"}});
+                 {{"acks", "all"}, {"retries", "1000"}, {"request.timeout.ms", "3000"}}, nullptr,
+                 KafkaRelease::k2_1);
   p.SendEvery("r", 200, 20'000);
   const BrokerId old_leader = cluster.LeaderOf(kT0);
   cluster.RunFor(2 * kSecondUs);
@@ -323,8 +326,11 @@ TEST(ProducerTest, LeaderCrashWithoutRetriesFailsOnlyTheRequestsInFlight) {
 TEST(ProducerTest, IdempotentLeaderCrashKeepsEveryRecordOnceAndInOrder) {
   auto sim = StartCluster("producer-idempotent-crash", 18);
   Cluster& cluster = sim->cluster();
+  // 2.1's producer, as in LeaderCrashRetriesReachTheNewLeader: at 2.0 batches queued for 3 s
+  // behind the dead leader would expire (failed, never written) before the failover.
   ProducerNode p(sim->world(), "p1",
-                 {{"enable.idempotence", "true"}, {"request.timeout.ms", "3000"}});
+                 {{"enable.idempotence", "true"}, {"request.timeout.ms", "3000"}}, nullptr,
+                 KafkaRelease::k2_1);
   p.SendEvery("i", 200, 20'000);
   const BrokerId old_leader = cluster.LeaderOf(kT0);
   cluster.RunFor(2 * kSecondUs);
@@ -445,7 +451,8 @@ TEST(ProducerTest, DeliveryTimeoutIsUnknownWhenSentAndFailWhenNot) {
                   {"retries", "1000"},
                   {"request.timeout.ms", "1000"},
                   {"delivery.timeout.ms", "4000"},
-                  {"max.block.ms", "5000"}});
+                  {"max.block.ms", "5000"}},
+                 nullptr, KafkaRelease::k2_1);
   // "dead" loses its only replica: it has no leader, so its batch is never sent.
   ASSERT_TRUE(cluster.CrashBroker(BrokerId(3)).ok());
   ASSERT_TRUE(cluster.RunUntil(
@@ -470,6 +477,51 @@ TEST(ProducerTest, DeliveryTimeoutIsUnknownWhenSentAndFailWhenNot) {
   EXPECT_EQ(never.attempts, 0);
   // The unknown one really was written (once per attempt: no idempotence).
   EXPECT_GE(CountValues(LogRecords(cluster, BrokerId(1), kT0))["sent"], 1);
+}
+
+// Before 2.1 (here 0.10.0) a batch never sent expires request.timeout.ms after creation + linger
+// (Kafka's RecordBatch.maybeExpire: "fail", never written); a batch whose request timed out is
+// retried by count (no delivery timeout) and its outcome is unknown when the retries run out.
+TEST(ProducerTest, Release010ExpiresQueuedBatchesAfterRequestTimeout) {
+  ClusterOptions options;
+  options.brokers = 3;
+  ClusterSim sim("producer-request-timeout-expiry", 17, options);
+  ASSERT_TRUE(sim.Start());
+  Cluster& cluster = sim.cluster();
+  TopicSpec t{"t", 1, 1, {}, {}};
+  t.assignment = {{PartitionId(0), {BrokerId(1)}}};
+  TopicSpec dead{"dead", 1, 1, {}, {}};
+  dead.assignment = {{PartitionId(0), {BrokerId(3)}}};
+  ASSERT_TRUE(cluster.CreateTopicAndWait(t).ok());
+  ASSERT_TRUE(cluster.CreateTopicAndWait(dead).ok());
+  ProducerNode p(
+      sim.world(), "p1",
+      {{"acks", "1"}, {"retries", "2"}, {"request.timeout.ms", "1000"}, {"max.block.ms", "5000"}},
+      nullptr, KafkaRelease::k0_10_0);
+  ASSERT_TRUE(cluster.CrashBroker(BrokerId(3)).ok());
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] {
+        return cluster.LeaderOf({"dead", PartitionId(0)}) == kNoBroker;
+      },
+      30 * kSecondUs));
+  p.Send("warmup");
+  p.Send("warmup-dead", std::nullopt, "dead");  // metadata for both topics
+  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(2); }, 30 * kSecondUs));
+  ASSERT_TRUE(cluster.Partition({{"broker-1"}, {"p1"}}, /*one_way=*/true).ok());
+  const TimeUs sent_us = sim.world().Now();
+  p.Send("sent");
+  p.Send("never-sent", std::nullopt, "dead");
+  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(4); }, 60 * kSecondUs));
+  const SendOutcome& never = p.Outcome("never-sent");
+  EXPECT_EQ(never.error, Errc::kRequestTimedOut);
+  EXPECT_FALSE(never.maybe_written) << "fail: expired in the accumulator, never sent";
+  EXPECT_EQ(never.attempts, 0);
+  const SendOutcome& sent = p.Outcome("sent");
+  EXPECT_NE(sent.error, Errc::kNone);
+  EXPECT_TRUE(sent.maybe_written) << "unknown: its requests timed out, it may be in the log";
+  EXPECT_EQ(sent.attempts, 3) << "one attempt and two retries, however long they take";
+  // Three request timeouts at least: no delivery timeout cut it short.
+  EXPECT_GE(sim.world().Now() - sent_us, 3 * kSecondUs);
 }
 
 }  // namespace

@@ -146,17 +146,35 @@ TEST_F(BrokerTest, FollowerAndStrangerRefuseProduce) {
   EXPECT_EQ(ConsumerFetch("broker-2", kTp, Offset(0)).error_code, Errc::kNotLeaderForPartition);
 }
 
-TEST_F(BrokerTest, AcksZeroIsNeverAnswered) {
+// KafkaApis.handleProducerRequest (0.10.0.1 to 3.0): acks=0 is never answered; when a partition
+// failed, the broker closes the client's connection instead, so that the client learns that
+// something failed (and refreshes its metadata).
+TEST_F(BrokerTest, AcksZeroIsNeverAnsweredAndAFailureClosesTheConnection) {
   CreateTopic("t", {k1});
+  Network& network = world_.network();
+  const NodeId c1 = network.topology().Id("c1");
+  const NodeId b1 = network.topology().Id("broker-1");
+  const NodeId b2 = network.topology().Id("broker-2");
   ASSERT_TRUE(cluster_->RunUntil([&] { return client_->Ready("broker-1"); }, kSecondUs));
   client_->Send("broker-1", MakeProduce(kTp, 0, 5), nullptr);
   ASSERT_TRUE(cluster_->RunUntil(
       [&] { return PartitionOn(k1, kTp)->log_end_offset() == Offset(5); }, 10 * kSecondUs));
-  // Even a refused acks=0 produce stays silent.
+  EXPECT_EQ(network.ConnectionEpoch(c1, b1), 1u) << "a success leaves the connection open";
+  // broker-2 is no leader: NOT_LEADER_FOR_PARTITION, silent, and the connection closes. A
+  // request in flight to broker-2 on that connection fails with it.
+  const uint64_t notified = network.counters().disconnects_notified;
+  std::optional<Result<ksim::Message>> metadata;
   client_->Send("broker-2", MakeProduce(kTp, 0, 5), nullptr);
+  client_->Send("broker-2", MetadataRequest{},
+                [&](Result<ksim::Message> answer) { metadata = std::move(answer); });
   cluster_->RunFor(5 * kSecondUs);
   EXPECT_EQ(client_->counters().responses_received, 0u);
-  EXPECT_EQ(client_->counters().responses_dropped, 0u);
+  EXPECT_EQ(network.ConnectionEpoch(c1, b2), 2u) << "closed once";
+  EXPECT_EQ(network.counters().disconnects_notified, notified + 1) << "only the client is told";
+  ASSERT_TRUE(metadata.has_value());
+  ASSERT_FALSE(metadata->ok());
+  EXPECT_EQ(metadata->status().code(), Errc::kNetworkException);
+  EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(5));
 }
 
 TEST_F(BrokerTest, ConsumerFetchNeverSeesAboveTheHighWatermark) {

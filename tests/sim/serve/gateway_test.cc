@@ -45,7 +45,8 @@ Bytes Request(int16_t version, int32_t correlation_id, const ksim::Message& requ
 }
 
 ksim::Message Answer(int16_t api_key, int16_t version, const Bytes& frame) {
-  Result<ksim::Message> decoded = wire::DecodeResponse(api_key, version, ByteView(frame).subspan(4));
+  Result<ksim::Message> decoded =
+      wire::DecodeResponse(api_key, version, ByteView(frame).subspan(4));
   EXPECT_TRUE(decoded.ok()) << decoded.status().ToString();
   return decoded.ok() ? *decoded : ksim::Message(ApiVersionsResponse{});
 }
@@ -120,18 +121,21 @@ TEST_F(GatewayTest, ScriptedClientProducesFetchesAndTheTraceReplays) {
   // the codec encodes only served versions.
   Bytes api_versions_v3 = {0, 0, 0, 24, 0, 18, 0, 3, 0, 0, 0, 1, 0, 8};
   for (char c : std::string("scripted")) api_versions_v3.push_back(static_cast<uint8_t>(c));
-  for (char c : std::string("\0\2x\2" "1\0", 6)) api_versions_v3.push_back(static_cast<uint8_t>(c));
+  for (char c : std::string("\0\2x\2"
+                            "1\0",
+                            6))
+    api_versions_v3.push_back(static_cast<uint8_t>(c));
   Data(20, 1, api_versions_v3);
   Data(30, 1, Request(4, 2, MetadataRequest{.topics = std::vector<std::string>{"t"}}));
   Bytes produce = Request(
-      7, 3,
-      ProduceRequest{.acks = -1, .topic_data = {{{"t", PartitionId(0)}, Batch({"a", "b"})}}});
+      7, 3, ProduceRequest{.acks = -1, .topic_data = {{{"t", PartitionId(0)}, Batch({"a", "b"})}}});
   // The produce request arrives in two pieces: a frame may be cut anywhere.
   Data(40, 1, Bytes(produce.begin(), produce.begin() + 7));
   Data(41, 1, Bytes(produce.begin() + 7, produce.end()));
-  Data(300, 1,
-       Request(7, 4,
-               FetchRequest{.max_wait_ms = 10, .partitions = {{{"t", PartitionId(0)}, Offset(0)}}}));
+  Data(
+      300, 1,
+      Request(7, 4,
+              FetchRequest{.max_wait_ms = 10, .partitions = {{{"t", PartitionId(0)}, Offset(0)}}}));
   // Connection 2: garbage (an oversized frame), closed by ksim; connection 1 goes on.
   Connect(50, 2, 2);
   Data(60, 2, Bytes{0x7f, 0xff, 0xff, 0xff, 0});
@@ -185,6 +189,27 @@ TEST_F(GatewayTest, ScriptedClientProducesFetchesAndTheTraceReplays) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->trace_hash, served->trace_hash);
   EXPECT_EQ(again->trace_hash, result.trace_hash);
+}
+
+// KafkaApis.handleProducerRequest: an acks=0 produce that fails is not answered; the broker
+// closes the connection, and the real client sees its socket close (then refreshes metadata).
+// One that succeeds leaves the connection open.
+TEST_F(GatewayTest, FailedAcksZeroProduceClosesTheClientsConnection) {
+  auto produce = [](const std::string& value) {
+    return Request(
+        7, 1, ProduceRequest{.acks = 0, .topic_data = {{{"t", PartitionId(0)}, Batch({value})}}});
+  };
+  Connect(10, 1, 1);  // broker 1 leads t-0
+  Data(20, 1, produce("a"));
+  Connect(30, 2, 2);  // broker 2 does not: NOT_LEADER_FOR_PARTITION, silent
+  Data(40, 2, produce("b"));
+  const RunResult result = Run(800, TempPath("acks0.jsonl"));
+  EXPECT_TRUE(capture_.frames[1].empty());
+  EXPECT_TRUE(capture_.frames[2].empty());
+  // Connection 2 closes when the broker's close reaches the client; connection 1 at the end.
+  EXPECT_EQ(capture_.closed, (std::vector<ExternalConnectionId>{2, 1}));
+  EXPECT_EQ(result.check.Value("sent"), 2);
+  EXPECT_EQ(result.check.Value("acked"), 0) << "acks=0: nothing is acknowledged";
 }
 
 TEST(ServedRunTest, ATraceWithoutServeStartIsNotAServedRun) {

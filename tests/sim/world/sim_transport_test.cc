@@ -297,6 +297,50 @@ TEST_F(SimTransportTest, AResponseGoesOnlyOnTheConnectionItsRequestCameOn) {
   EXPECT_EQ(client_->counters().responses_dropped, 0u);
 }
 
+// Kafka's NetworkClient.handleTimedOutRequests (a client's option): the timed-out request fails
+// REQUEST_TIMED_OUT and closes the connection, failing every other request to that peer.
+TEST_F(SimTransportTest, TimeoutClosesTheConnectionWhenAsked) {
+  NetworkClientOptions options = Options(5, 20'000);
+  options.disconnect_on_timeout = true;
+  Build(options);
+  server_->Hold();
+  At(1000, [&] { SendMetadata("first"); });
+  At(5000, [&] { SendMetadata("second"); });
+  Run();
+  ASSERT_EQ(outcomes_.size(), 2u);
+  EXPECT_EQ(outcomes_[0].error, Errc::kRequestTimedOut);
+  EXPECT_EQ(outcomes_[1].error, Errc::kNetworkException) << "closed with the first";
+  EXPECT_EQ(outcomes_[1].time_us, 1000 + 20'000);
+  EXPECT_EQ(disconnects_, (std::vector<std::string>{"broker-1"}));
+  EXPECT_EQ(client_->counters().timeouts, 1u);
+  EXPECT_EQ(client_->counters().disconnect_failures, 1u);
+  EXPECT_EQ(client_->in_flight(), 0u);
+}
+
+// Transport::Close on the virtual network (Network::Close): the closer's side of a server closing
+// a client's socket. The peer's requests on it fail when the close reaches it; the closer hears
+// nothing; the next request goes on a new connection.
+TEST_F(SimTransportTest, CloseTellsOnlyThePeer) {
+  Build(Options(5, 10 * kDisconnectTimeoutUs));
+  server_->Hold();
+  SimTransport closer(*network_, "broker-2");
+  int closer_disconnects = 0;
+  NetworkClient closer_client(
+      closer, loop_,
+      NetworkClient::Handlers{.on_request = [](std::string_view, ConnectionId, ksim::Message) {},
+                              .on_disconnect = [&](std::string_view) { ++closer_disconnects; }});
+  closer.Attach();
+  At(0, [&] { SendMetadata("t", "broker-2"); });
+  At(10'000, [&] { closer_client.CloseConnection("p1"); });
+  Run();
+  ASSERT_EQ(outcomes_.size(), 1u);
+  EXPECT_EQ(outcomes_[0].error, Errc::kNetworkException);
+  EXPECT_LE(outcomes_[0].time_us, 10'000 + 5000) << "one link latency after the close";
+  EXPECT_EQ(disconnects_, (std::vector<std::string>{"broker-2"}));
+  EXPECT_EQ(closer_disconnects, 1) << "CloseConnection's own notice to its owner, no network one";
+  EXPECT_EQ(network_->ConnectionEpoch(topology_->Id("p1"), topology_->Id("broker-2")), 2u);
+}
+
 TEST_F(SimTransportTest, ServerCrashFailsEveryInFlightRequestWithNetworkException) {
   Build(Options(5, 10 * kDisconnectTimeoutUs));
   server_->Hold();

@@ -1,6 +1,6 @@
 // ParseProducerConfig: Kafka 0.10's defaults, acks spellings, Kafka's messages for bad values
-// and unknown keys, and KafkaProducer's idempotence per release: unknown before 0.11.0 (a
-// warning), one request in flight at 0.11.0, up to 5 from 1.0.
+// and unknown keys, KafkaProducer's idempotence per release: unknown before 0.11.0 (a
+// warning), one request in flight at 0.11.0, up to 5 from 1.0; delivery.timeout.ms from 2.1.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -101,7 +101,8 @@ TEST(ProducerConfigTest, SettingsAreRead) {
                                        {"linger.ms", "10"},
                                        {"delivery.timeout.ms", "20000"},
                                        {"batch.size", "100"},
-                                       {"max.in.flight.requests.per.connection", "1"}});
+                                       {"max.in.flight.requests.per.connection", "1"}},
+                                      KafkaRelease::k2_1);
   EXPECT_EQ(config.bootstrap_servers, (std::vector<std::string>{"broker-1", "broker-2"}));
   EXPECT_EQ(config.client_id, "p1");
   EXPECT_EQ(config.retries, 3);
@@ -114,12 +115,31 @@ TEST(ProducerConfigTest, SettingsAreRead) {
 }
 
 TEST(ProducerConfigTest, DeliveryTimeoutMustCoverLingerAndRequest) {
+  constexpr KafkaRelease k21 = KafkaRelease::k2_1;
   // KIP-91: delivery.timeout.ms >= linger.ms + request.timeout.ms.
-  EXPECT_NE(Error({{"delivery.timeout.ms", "1000"}, {"request.timeout.ms", "2000"}})
+  EXPECT_NE(Error({{"delivery.timeout.ms", "1000"}, {"request.timeout.ms", "2000"}}, k21)
                 .find("delivery.timeout.ms should be equal to or larger than"),
             std::string::npos);
   // Not given: raised to cover them.
-  EXPECT_EQ(Parse({{"request.timeout.ms", "200000"}}).delivery_timeout_ms, 200000);
+  EXPECT_EQ(Parse({{"request.timeout.ms", "200000"}}, k21).delivery_timeout_ms, 200000);
+  EXPECT_TRUE(DeliveryTimeoutApplies(k21));
+  EXPECT_EQ(Parse({}, k21).release, k21);
+}
+
+TEST(ProducerConfigTest, DeliveryTimeoutIsUnknownBefore21) {
+  // KIP-91 is 2.1's: an older producer warns (AbstractConfig.logUnused) and never reads it, so
+  // a value 2.1 would refuse is only echoed, and batches expire by request.timeout.ms.
+  for (KafkaRelease release : {KafkaRelease::k0_10_0, KafkaRelease::k1_1, KafkaRelease::k2_0}) {
+    const ProducerConfig config =
+        Parse({{"delivery.timeout.ms", "1000"}, {"request.timeout.ms", "2000"}}, release);
+    EXPECT_EQ(config.warnings,
+              std::vector<std::string>{"The configuration delivery.timeout.ms = 1000 was "
+                                       "supplied but isn't a known config."});
+    EXPECT_EQ(config.request_timeout_ms, 2000);
+    EXPECT_EQ(config.release, release);
+    EXPECT_FALSE(DeliveryTimeoutApplies(release));
+  }
+  EXPECT_TRUE(Parse({{"delivery.timeout.ms", "200000"}}, KafkaRelease::k2_1).warnings.empty());
 }
 
 TEST(ProducerConfigTest, IdempotenceIsUnknownBefore0110) {

@@ -1,7 +1,8 @@
 // RecordAccumulator: batching by batch.size, linger, readiness per leader, drain order, retries
-// at the head keeping their sequence, idempotent in-flight rules and sequence bookkeeping (Kafka 2.0), expiry. Cases follow Kafka's
-// RecordAccumulatorTest (testFull, testAppendLarge, testLinger, testPartialDrain,
-// testRetryBackoff, testFlush, testExpiredBatches, testMutedPartitions) where they apply.
+// at the head keeping their sequence, idempotent in-flight rules and sequence bookkeeping
+// (Kafka 2.0), expiry. Cases follow Kafka's RecordAccumulatorTest (testFull, testAppendLarge,
+// testLinger, testPartialDrain, testRetryBackoff, testFlush, testExpiredBatches,
+// testMutedPartitions) where they apply.
 #include "core/clients/producer/record_accumulator.h"
 
 #include <gtest/gtest.h>
@@ -191,6 +192,72 @@ TEST(RecordAccumulatorTest, ExpiryByDeliveryTimeoutQueuedAndInFlight) {
   EXPECT_FALSE(expired[0]->maybe_written);  // never sent
   EXPECT_EQ(expired[0]->record_ids[0], 3u);
   EXPECT_EQ(acc.record_count(), 0);
+}
+
+// Kafka 0.10.0 to 2.0 (RecordBatch.maybeExpire, RecordAccumulator.abortExpiredBatches): only
+// queued batches expire, request.timeout.ms after creation + linger (not full), after the last
+// append (full), or after the last attempt + backoff (in retry); an in-flight batch never does.
+AccumulatorConfig RequestTimeoutExpiry(int64_t linger_ms) {
+  AccumulatorConfig config = Config(1024, linger_ms);
+  config.expiry = ExpiryForm::kRequestTimeout;
+  config.request_timeout_ms = 1000;
+  config.delivery_timeout_ms = 10000;  // unused in this form
+  return config;
+}
+
+TEST(RecordAccumulatorTest, RequestTimeoutExpiryLeavesInFlightBatchesAlone) {
+  RecordAccumulator acc(RequestTimeoutExpiry(/*linger_ms=*/0));
+  acc.Append(kTp0, Value(10), 1, 0);
+  ASSERT_EQ(acc.Drain(Leaders, kNode1, 0).size(), 1u);
+  acc.Append(kTp1, Value(10), 2, 0);  // queued: its leader is never drained below
+  EXPECT_EQ(acc.NextExpiryDelayMs(0), 1001) << "request.timeout.ms < elapsed";
+  EXPECT_TRUE(acc.Expire(1000).empty());
+  std::vector<std::unique_ptr<ProducerBatch>> expired = acc.Expire(1001);
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0]->tp, kTp1);
+  EXPECT_FALSE(expired[0]->maybe_written);
+  EXPECT_TRUE(acc.Expire(100000).empty()) << "the batch in flight waits for its answer";
+  EXPECT_EQ(acc.in_flight_count(), 1u);
+}
+
+TEST(RecordAccumulatorTest, RequestTimeoutExpiryCountsLingerLastAppendAndBackoff) {
+  RecordAccumulator acc(RequestTimeoutExpiry(/*linger_ms=*/500));
+  // Not full: creation + linger + request.timeout.ms, whatever was appended since.
+  acc.Append(kTp0, Value(10), 1, 0);
+  acc.Append(kTp0, Value(10), 2, 400);
+  EXPECT_TRUE(acc.Expire(1500).empty());
+  EXPECT_EQ(acc.Expire(1501).size(), 1u);
+  // Full (a second batch behind it): the last append + request.timeout.ms, before the linger.
+  for (int i = 0; i <= kPerBatch; ++i) acc.Append(kTp1, Value(100), 10 + i, 2000 + i);
+  ASSERT_EQ(acc.Queue(kTp1).size(), 2u);
+  const int64_t last_append_ms = 2000 + kPerBatch - 1;
+  EXPECT_TRUE(acc.Expire(last_append_ms + 1000).empty());
+  std::vector<std::unique_ptr<ProducerBatch>> expired = acc.Expire(last_append_ms + 1001);
+  ASSERT_EQ(expired.size(), 1u) << "the walk stops at the lingering second batch";
+  EXPECT_EQ(expired[0]->record_count(), kPerBatch);
+  acc.Complete(acc.Queue(kTp1).front());
+  // In retry: the last attempt + retry.backoff.ms + request.timeout.ms.
+  acc.Append(kTp2, Value(10), 20, 10000);
+  ProducerBatch* sent = acc.Drain(Leaders, kNode2, 10500).at(0);
+  acc.Reenqueue(sent->id, 10600);
+  EXPECT_EQ(acc.NextExpiryDelayMs(10600), 100 + 1000 + 1);
+  EXPECT_TRUE(acc.Expire(11700).empty());
+  expired = acc.Expire(11701);
+  ASSERT_EQ(expired.size(), 1u);
+  EXPECT_EQ(expired[0]->attempts, 1);
+}
+
+TEST(RecordAccumulatorTest, RequestTimeoutExpirySkipsAPartitionMutedForOrdering) {
+  AccumulatorConfig config = RequestTimeoutExpiry(/*linger_ms=*/0);
+  config.max_in_flight_requests_per_connection = 1;
+  RecordAccumulator acc(config);
+  acc.Append(kTp0, Value(10), 1, 0);
+  ProducerBatch* first = acc.Drain(Leaders, kNode1, 0).at(0);
+  acc.Append(kTp0, Value(10), 2, 0);
+  EXPECT_EQ(acc.NextExpiryDelayMs(0), INT64_MAX);
+  EXPECT_TRUE(acc.Expire(5000).empty()) << "muted while the first batch is in flight";
+  acc.Complete(first->id);
+  EXPECT_EQ(acc.Expire(5000).size(), 1u);
 }
 
 TEST(RecordAccumulatorTest, MaxInFlightOneMutesThePartition) {
