@@ -29,8 +29,9 @@ struct Consumer::Impl {
                                              Kick();
                                            }}),
         fetcher(config, network, seams.timers, seams.clock, seams.events, [this] { Kick(); }),
-        coordinator(config, network, fetcher, seams.timers, seams.clock, seams.events,
-                    [this] { Kick(); }) {}
+        coordinator(
+            config, network, fetcher, seams.timers, seams.clock, seams.events, [this] { Kick(); },
+            [this] { return static_cast<bool>(poll_done); }) {}
 
   void Kick() {
     if (step_scheduled || closed) return;
