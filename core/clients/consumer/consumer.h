@@ -9,8 +9,9 @@
 //   subscriptions (core/clients/consumer/assignors.h), the leader computes the assignment with the
 //   protocol the coordinator chose and hands it out in SyncGroup, every member applies what
 //   SyncGroup gives it. Heartbeats every heartbeat.interval.ms on a timer (0.10.1's background
-//   heartbeat; before 0.10.1 a beat that falls due while no Poll is pending waits for the next
-//   Poll, as 0.10.0's HeartbeatTask ran only inside poll(), so an application that processes
+//   heartbeat; before 0.10.1 a beat that falls due while no Poll or Commit is pending waits for
+//   the next one, as 0.10.0's HeartbeatTask ran only inside poll() and commitSync(), so an
+//   application that processes
 //   longer than session.timeout.ms loses its partitions); REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION
 //   and UNKNOWN_MEMBER_ID (the latter two also reset the member id) make it rejoin; NOT_COORDINATOR
 //   / COORDINATOR_NOT_AVAILABLE / a disconnect from the coordinator make it rediscover, and so does

@@ -97,7 +97,7 @@ void ConsumerCoordinator::Step(bool may_rejoin) {
   if (closed_ || config_.group_id.empty()) return;
   if (subscribed() || !pending_commits_.empty()) EnsureCoordinator();
   if (!pending_commits_.empty()) SendCommits();
-  if (heartbeat_due_ && may_rejoin) {
+  if (heartbeat_due_ && polling_ && polling_()) {
     // 0.10.0's KafkaConsumer.pollOnce: client.executeDelayedTasks(now) runs the HeartbeatTask.
     heartbeat_due_ = false;
     HeartbeatTask();
@@ -491,6 +491,11 @@ void ConsumerCoordinator::Commit(std::map<TopicPartition, Offset> offsets,
       PendingCommit{std::move(offsets), std::move(done),
                     clock_.Now() + static_cast<TimeUs>(config_.request_timeout_ms) * kUsPerMs});
   SendCommits();
+  if (heartbeat_due_) {
+    // Before 0.10.1: commitSync's client.poll(future) runs the due HeartbeatTask.
+    heartbeat_due_ = false;
+    HeartbeatTask();
+  }
 }
 
 void ConsumerCoordinator::SendCommits() {

@@ -48,7 +48,8 @@ namespace ksim {
 
 class ConsumerCoordinator {
  public:
-  // `polling` says whether the application is in Poll (heartbeats before 0.10.1 wait for it).
+  // `polling` says whether the application is in Poll or waits for a Commit (heartbeats before
+  // 0.10.1 wait for that).
   ConsumerCoordinator(const ConsumerConfig& config, ConsumerNetwork& network, Fetcher& fetcher,
                       Timers& timers, const Clock& clock, EventSink events,
                       std::function<void()> on_progress, std::function<bool()> polling);
