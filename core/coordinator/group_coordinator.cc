@@ -199,6 +199,14 @@ void GroupCoordinator::DoJoinGroup(GroupMetadata& group, std::string_view client
   if (group.Is(GroupState::kPreparingRebalance)) TryCompleteJoin(group);
 }
 
+int32_t GroupCoordinator::RebalanceTimeoutOf(const JoinGroupRequest& request) const {
+  // A 0.10.0 broker knows JoinGroup v0 only, which has no rebalance timeout: a rebalance waits
+  // for the largest session timeout (0.10.0.1:GroupMetadata.rebalanceTimeout). KIP-62 (0.10.1)
+  // added the member's own.
+  if (config_.release < KafkaRelease::k0_10_1) return request.session_timeout_ms;
+  return request.rebalance_timeout_ms;
+}
+
 void GroupCoordinator::AddMemberAndRebalance(GroupMetadata& group, std::string_view client,
                                              const JoinGroupRequest& request, JoinDone done) {
   MemberMetadata member;
@@ -206,7 +214,7 @@ void GroupCoordinator::AddMemberAndRebalance(GroupMetadata& group, std::string_v
   member.client_id = std::string(client);
   member.client_host = "/" + std::string(client);
   member.session_timeout_ms = request.session_timeout_ms;
-  member.rebalance_timeout_ms = request.rebalance_timeout_ms;
+  member.rebalance_timeout_ms = RebalanceTimeoutOf(request);
   member.protocol_type = request.protocol_type;
   member.protocols = request.group_protocols;
   member.awaiting_join = std::move(done);
@@ -221,7 +229,7 @@ void GroupCoordinator::UpdateMemberAndRebalance(GroupMetadata& group, MemberMeta
                                                 const JoinGroupRequest& request, JoinDone done) {
   member.protocols = request.group_protocols;
   member.session_timeout_ms = request.session_timeout_ms;
-  member.rebalance_timeout_ms = request.rebalance_timeout_ms;
+  member.rebalance_timeout_ms = RebalanceTimeoutOf(request);
   member.awaiting_join = std::move(done);
   MaybePrepareRebalance(group);
 }

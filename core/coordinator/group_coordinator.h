@@ -20,7 +20,8 @@
 //   join, sync and commit of it; a member waiting in JoinGroup or SyncGroup does not expire. An
 //   expired or leaving member is removed and the group rebalances.
 // - Rebalance: PreparingRebalance ends when every known member has rejoined or when the largest
-//   rebalance timeout of the members has passed (members that did not rejoin are removed);
+//   rebalance timeout of the members has passed (members that did not rejoin are removed; a
+//   0.10.0 broker takes the session timeout as a member's rebalance timeout: JoinGroup v0);
 //   KIP-134's group.initial.rebalance.delay.ms delays the first rebalance of an Empty group.
 //
 // Ownership: borrows the seams (they outlive it); owns the groups and its timers. Destroying it
@@ -120,6 +121,8 @@ class GroupCoordinator {
   void OnInitialDelay(const std::string& group_id, int32_t remaining_ms);
   void OnCompleteJoin(GroupMetadata& group);
   void OnMemberFailure(GroupMetadata& group, const std::string& member_id);
+  // The rebalance timeout a member's JoinGroup gives it at this broker's release.
+  int32_t RebalanceTimeoutOf(const JoinGroupRequest& request) const;
   void ScheduleHeartbeat(GroupMetadata& group, MemberMetadata& member);
   void OnHeartbeatExpired(const std::string& group_id, const std::string& member_id);
   void RemoveMember(GroupMetadata& group, const std::string& member_id);

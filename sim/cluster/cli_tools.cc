@@ -408,6 +408,7 @@ Status CliTools::RunConsoleConsumer(size_t index, const CliAction& action) {
   options.topics = {*command.topic};
   options.group = command.group.value_or("");
   options.config = {{"auto.offset.reset", command.from_beginning ? "earliest" : "latest"}};
+  options.kafka_version = cluster_.options().kafka_version;
   options.bootstrap = BrokerNodes();
   // DefaultMessageFormatter: the value, then a line separator. The client keeps this callback.
   options.on_deliver = [this, index, state, max_messages](const ConsumerRecord& record) {

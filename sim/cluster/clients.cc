@@ -276,7 +276,7 @@ Result<std::unique_ptr<ConsumerClient>> ConsumerClient::Create(World& world, His
                         BaseSettings(id, options.bootstrap, options.config));
   settings.emplace_back("group.id", options.group);
   settings.emplace_back("enable.auto.commit", auto_commit ? "true" : "false");
-  Result<ConsumerConfig> config = ParseConsumerConfig(settings);
+  Result<ConsumerConfig> config = ParseConsumerConfig(settings, options.kafka_version);
   if (!config.ok()) return Status(config.status().code(), id + ": " + config.status().message());
   if (world.FindNode(id) != nullptr)
     return Status(Errc::kInvalidArgument, "node name taken: " + id);
@@ -390,6 +390,10 @@ void ConsumerClient::FetchMetadata(Process& process, size_t attempt) {
 }
 
 void ConsumerClient::StartConsumer(Process& process, std::vector<TopicPartition> assign) {
+  // KafkaConsumer's constructor logs the settings its release does not know.
+  for (const std::string& warning : config_.warnings) {
+    world_.Trace(options_.id, ev::kConfigWarning, TraceFields{{field::kMessage, warning}});
+  }
   EventSink sink = [this](std::string_view ev, EventFields fields) {
     world_.Trace(options_.id, ev, fields);
     OnConsumerEvent(ev, fields);

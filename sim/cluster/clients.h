@@ -150,6 +150,10 @@ struct ConsumerClientOptions {
   ConfigOverrides config;     // Kafka names (auto.offset.reset, session.timeout.ms, ...)
   std::vector<std::string> bootstrap;
   int64_t poll_timeout_ms = 1000;  // each Poll's timeout
+  // The consumer's release: its keys, defaults and behaviours (ParseConsumerConfig). A key of a
+  // later release is KafkaConsumer's warning, traced as `config_warning` each time a consumer is
+  // created.
+  KafkaRelease kafka_version = kSeedKafkaRelease;
   // Runs after each record's `deliver` op is written (see above); null: none.
   std::function<void(const ConsumerRecord& record)> on_deliver;
 };

@@ -264,7 +264,7 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
     if (client.type != ClientType::kConsumer) continue;
     ConfigOverrides settings = client.config;
     settings.emplace_back("bootstrap.servers", "broker-1");
-    Result<ConsumerConfig> config = ParseConsumerConfig(settings);
+    Result<ConsumerConfig> config = ParseConsumerConfig(settings, scenario.kafka_version);
     if (!config.ok() || config->auto_offset_reset != "earliest") at_latest.push_back(client.id);
   }
   if (!scenario.final_phase.heal || !scenario.final_phase.restart_all) {

@@ -274,11 +274,15 @@ Status ScenarioRun::CreateClients() {
       consumer.processing_ms = client.processing_ms;
       consumer.config = client.config;
       consumer.bootstrap = bootstrap;
+      consumer.kafka_version = scenario_.kafka_version;
       Result<std::unique_ptr<ConsumerClient>> created =
           ConsumerClient::Create(*world_, *history_, std::move(consumer));
       if (!created.ok()) {
         return Status(Errc::kInvalidConfig,
                       "clients/" + client.id + ": " + created.status().message());
+      }
+      for (const std::string& warning : (*created)->config().warnings) {
+        client_warnings_.push_back(client.id + ": " + warning);
       }
       consumers_.push_back(std::move(created).value());
     }

@@ -52,6 +52,11 @@ std::optional<std::string> Setting(const ConfigOverrides& settings, std::string_
   return found;
 }
 
+bool IsDigits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool ValidClientId(std::string_view id) {
   return !id.empty() && id.size() <= 100 && std::all_of(id.begin(), id.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -87,7 +92,7 @@ void ParseProducer(ScenarioReader& r, const Json& spec, const std::string& p, co
                 });
 }
 
-void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p,
+void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p, const Scenario& s,
                    const std::map<std::string, int32_t, std::less<>>& topics,
                    const std::string& bootstrap, ClientSpec& c) {
   if (const Json* list = ScenarioReader::Find(spec, "topics")) {
@@ -135,9 +140,22 @@ void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p,
     r.Error(p + "/config/group.id",
             "contradicts \"group\" (\"" + c.group + "\"): name the group once, in \"group\"");
   }
-  CheckSettings(r, c.config, p + "/config", bootstrap, [](const ConfigOverrides& settings) {
-    return ParseConsumerConfig(settings).status();
-  });
+  // The consumer's checks between keys (heartbeat below the session timeout, request timeout
+  // above it and the fetch wait) see the other given keys of that kind when one key is checked
+  // alone: at 0.10.0 (request.timeout.ms 40000) a 45 s session is valid only with the request
+  // timeout the scenario gives with it.
+  const ConfigOverrides& given = c.config;
+  CheckSettings(r, c.config, p + "/config", bootstrap,
+                [release = s.kafka_version, &given](const ConfigOverrides& settings) {
+                  ConfigOverrides with = settings;
+                  for (std::string_view key : {"session.timeout.ms", "heartbeat.interval.ms",
+                                               "request.timeout.ms", "fetch.max.wait.ms"}) {
+                    const std::optional<std::string> value = Setting(given, key);
+                    if (!value || Setting(settings, key) || !IsDigits(*value)) continue;
+                    with.emplace_back(std::string(key), *value);
+                  }
+                  return ParseConsumerConfig(with, release).status();
+                });
 }
 
 }  // namespace
@@ -189,7 +207,7 @@ std::vector<ClientSpec> ParseClients(
     if (c.type == ClientType::kProducer) {
       ParseProducer(r, spec, p, s, topic_partitions, bootstrap, c);
     } else {
-      ParseConsumer(r, spec, p, topic_partitions, bootstrap, c);
+      ParseConsumer(r, spec, p, s, topic_partitions, bootstrap, c);
     }
     clients.push_back(std::move(c));
   }

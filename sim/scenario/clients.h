@@ -5,6 +5,7 @@
 // idempotent producer with acks=1). A producer's settings are those of the scenario's
 // "kafka_version": acks=2 is Kafka's ConfigException text, and a key of a later release
 // (enable.idempotence before 0.11.0) passes, as Kafka only warns (the run reports the warning).
+// A consumer's settings are likewise its release's (max.poll.interval.ms before 0.10.1 warns).
 // A consumer's commit mode must agree with its group and settings: a
 // commit other than "auto" needs a group; enable.auto.commit and group.id may not contradict
 // `commit` and `group` (sim/cluster/clients.h refuses the same).

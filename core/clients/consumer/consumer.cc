@@ -29,8 +29,9 @@ struct Consumer::Impl {
                                              Kick();
                                            }}),
         fetcher(config, network, seams.timers, seams.clock, seams.events, [this] { Kick(); }),
-        coordinator(config, network, fetcher, seams.timers, seams.clock, seams.events,
-                    [this] { Kick(); }) {}
+        coordinator(
+            config, network, fetcher, seams.timers, seams.clock, seams.events, [this] { Kick(); },
+            [this] { return static_cast<bool>(poll_done) || commits_pending > 0; }) {}
 
   void Kick() {
     if (step_scheduled || closed) return;
@@ -71,6 +72,9 @@ struct Consumer::Impl {
   bool step_scheduled = false;
   std::function<void(std::vector<ConsumerRecord>)> poll_done;
   TimerId poll_timer = 0;
+  // Commits the application waits for: like Poll, they run the consumer's network client, and
+  // with it 0.10.0's heartbeat task (commitSync: client.poll(future)).
+  int commits_pending = 0;
 };
 
 Consumer::Consumer(ConsumerConfig config, ConsumerSeams seams)
@@ -115,7 +119,12 @@ void Consumer::Poll(TimeUs timeout_us, std::function<void(std::vector<ConsumerRe
 
 void Consumer::Commit(std::map<TopicPartition, Offset> offsets, std::function<void(Status)> done) {
   KSIM_CHECK_MSG(!impl_->closed, "Commit after Close");
-  impl_->coordinator.Commit(std::move(offsets), std::move(done));
+  ++impl_->commits_pending;
+  impl_->coordinator.Commit(std::move(offsets),
+                            [impl = impl_.get(), done = std::move(done)](Status status) {
+                              --impl->commits_pending;
+                              if (done) done(status);
+                            });
 }
 
 void Consumer::Close(std::function<void()> done) {

@@ -9,14 +9,20 @@
 //   subscriptions (core/clients/consumer/assignors.h), the leader computes the assignment with the
 //   protocol the coordinator chose and hands it out in SyncGroup, every member applies what
 //   SyncGroup gives it. Heartbeats every heartbeat.interval.ms on a timer (0.10.1's background
-//   heartbeat); REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION and UNKNOWN_MEMBER_ID (the latter two
-//   also reset the member id) make it rejoin; NOT_COORDINATOR / COORDINATOR_NOT_AVAILABLE / a
-//   disconnect from the coordinator make it rediscover, and so does session.timeout.ms passing
-//   without any heartbeat answer since the last one, the join or the discovery (0.10.1's
-//   HeartbeatThread: sessionTimeoutExpired -> coordinatorDead; a crashed coordinator's broker never
-//   answers and its disconnect may come much later). Before rejoining (onJoinPrepare) it commits
-//   the consumed positions when enable.auto.commit is on, then tells the listener its partitions
-//   are revoked; after SyncGroup it tells the listener what it got.
+//   heartbeat; before 0.10.1 a beat that falls due while no Poll or Commit is pending waits for
+//   the next one, as 0.10.0's HeartbeatTask ran only inside poll() and commitSync(), so an
+//   application that processes
+//   longer than session.timeout.ms loses its partitions); REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION
+//   and UNKNOWN_MEMBER_ID (the latter two also reset the member id) make it rejoin; NOT_COORDINATOR
+//   / COORDINATOR_NOT_AVAILABLE / a disconnect from the coordinator make it rediscover, and so does
+//   session.timeout.ms passing without any heartbeat answer since the last one, the join or the
+//   discovery (0.10.1's HeartbeatThread: sessionTimeoutExpired -> coordinatorDead; a crashed
+//   coordinator's broker never answers and its disconnect may come much later). Before rejoining
+//   (onJoinPrepare) it commits the consumed positions when enable.auto.commit is on, then tells the
+//   listener its partitions are revoked (that commit is retried while its error is retriable:
+//   without bound before 0.10.2, for the rebalance timeout from 0.10.2, KIP-102); after SyncGroup
+//   it tells the listener what it got. The JoinGroup's rebalance timeout is max.poll.interval.ms
+//   from 0.10.1, the session timeout before (JoinGroup v0).
 // - Manual assignment (Assign): no group protocol; commits still go to the group.id's
 //   coordinator when a group.id is set (Kafka's "simple" consumer group, generation -1).
 // - Positions: for each assigned partition without a position, OffsetFetch the committed offset;
@@ -37,7 +43,8 @@
 // - Commit(offsets, done): OffsetCommit to the coordinator with the current generation and member
 //   id (empty offsets: every current position). REBALANCE_IN_PROGRESS / ILLEGAL_GENERATION /
 //   UNKNOWN_MEMBER_ID fail the commit (CommitFailedException) and make the member rejoin.
-// - Close(done): commits (auto commit on), LeaveGroup, done. Destroying it without Close is the
+// - Close(done): commits (auto commit on; retried as before a rebalance, bounded from 0.10.2 by
+//   min(30 s, request.timeout.ms)), LeaveGroup, done. Destroying it without Close is the
 //   process dying: the coordinator notices after session.timeout.ms.
 //
 // Events (EventSink, the client's node): coordinator_found {group, broker}; coordinator_unknown
@@ -60,20 +67,30 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/clock.h"
 #include "core/base/events.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
+#include "core/config/kafka_version.h"
 #include "core/config/server_config.h"
 #include "core/protocol/messages.h"
 #include "core/protocol/transport.h"
 
 namespace ksim {
 
-// The consumer's configuration under Kafka's names, Kafka 0.10.1's defaults.
+// The consumer's configuration under Kafka's names. The defaults are Kafka 0.10.1's;
+// ParseConsumerConfig sets those of the consumer's release (0.10.0: session.timeout.ms 30000,
+// request.timeout.ms 40000, max.poll.records unlimited).
 struct ConsumerConfig {
+  // The release the consumer behaves as (docs/versions.md, "Consumer"): before 0.10.1 (KIP-62)
+  // heartbeats are sent only while the application is in Poll, the JoinGroup carries no rebalance
+  // timeout (the session timeout bounds a rebalance) and max.poll.interval.ms does not exist;
+  // before 0.10.2 (KIP-102) the auto commit before a rebalance and at Close is retried without
+  // bound while its errors are retriable.
+  KafkaRelease release = KafkaRelease::k0_10_1;
   std::string client_id;                       // client.id
   std::vector<std::string> bootstrap_servers;  // bootstrap.servers: node names
   std::string group_id;                        // group.id ("" : no group, no commits)
@@ -82,10 +99,10 @@ struct ConsumerConfig {
   int64_t auto_commit_interval_ms = 5000;      // auto.commit.interval.ms
   int32_t session_timeout_ms = 10000;          // session.timeout.ms
   int32_t heartbeat_interval_ms = 3000;        // heartbeat.interval.ms
-  int32_t max_poll_interval_ms = 300000;       // max.poll.interval.ms (JoinGroup rebalance timeout)
-  int32_t max_poll_records = 500;              // max.poll.records
-  int32_t fetch_min_bytes = 1;                 // fetch.min.bytes
-  int32_t fetch_max_wait_ms = 500;             // fetch.max.wait.ms
+  int32_t max_poll_interval_ms = 300000;  // max.poll.interval.ms (0.10.1: the rebalance timeout)
+  int32_t max_poll_records = 500;         // max.poll.records
+  int32_t fetch_min_bytes = 1;            // fetch.min.bytes
+  int32_t fetch_max_wait_ms = 500;        // fetch.max.wait.ms
   int32_t max_partition_fetch_bytes = 1048576;  // max.partition.fetch.bytes
   int32_t request_timeout_ms = 305000;          // request.timeout.ms
   int64_t retry_backoff_ms = 100;               // retry.backoff.ms
@@ -93,11 +110,20 @@ struct ConsumerConfig {
   // partition.assignment.strategy: assignor names ("range", "roundrobin") or Kafka's class names
   // (org.apache.kafka.clients.consumer.RangeAssignor, ...), in preference order.
   std::vector<std::string> partition_assignment_strategy = {"range"};
+  // What KafkaConsumer logs at WARN for settings its release does not know
+  // (AbstractConfig.logUnused): "The configuration max.poll.interval.ms = 60000 was supplied but
+  // isn't a known config." Those settings have no effect.
+  std::vector<std::string> warnings;
 };
 
-// Parses Kafka-named settings over the defaults with Kafka's checks and messages; unknown keys
-// are kInvalidConfig naming the closest known one.
-Result<ConsumerConfig> ParseConsumerConfig(const ConfigOverrides& settings);
+// Parses Kafka-named settings over the defaults of `release` with Kafka's checks and messages.
+// Keys unknown to every release are kInvalidConfig naming the closest known one; a key of a later
+// release (max.poll.interval.ms, fetch.max.bytes before 0.10.1) is a warning in `warnings` and
+// ignored, as KafkaConsumer does.
+Result<ConsumerConfig> ParseConsumerConfig(const ConfigOverrides& settings,
+                                           KafkaRelease release = kSeedKafkaRelease);
+// Whether a consumer of `release` has the setting `name`.
+bool ConsumerKnowsKey(std::string_view name, KafkaRelease release);
 
 struct ConsumerRecord {
   TopicPartition tp;

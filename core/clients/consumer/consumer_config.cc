@@ -1,6 +1,8 @@
-// ParseConsumerConfig: Kafka 0.10.1's ConsumerConfig definitions (names, types, defaults,
-// validators) and the checks KafkaConsumer's constructor and Heartbeat make, over core's
-// ConfigDef parsing (core/config/config_def.h). docs/clients.md, "Consumer".
+// ParseConsumerConfig: Kafka's ConsumerConfig definitions (names, types, defaults, validators) at
+// the consumer's release, and the checks KafkaConsumer's constructor and Heartbeat make, over
+// core's ConfigDef parsing (core/config/config_def.h). docs/clients.md, "Consumer";
+// docs/versions.md says which release each default and key comes from.
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +17,8 @@ namespace {
 
 using T = ConfigType;
 
-// Kafka 0.10.1 ConsumerConfig. The last group is accepted for compatibility with real client
+// Kafka's ConsumerConfig keys (0.10.1's defaults in the table; ReleaseDefaults sets those that
+// differ at 0.10.0). The last group is accepted for compatibility with real client
 // configurations and has no effect in the simulation (deserializers are identity: records are
 // bytes; buffers and reconnects are the Transport's).
 const std::vector<ConfigKeyDef>& ConsumerKeys() {
@@ -50,6 +53,43 @@ const std::vector<ConfigKeyDef>& ConsumerKeys() {
       {"send.buffer.bytes", T::kInt, "131072", -1},
   };
   return keys;
+}
+
+// The keys a consumer of a later release has (ConsumerConfig.CONFIG at that release's tag). An
+// older consumer does not know them: KafkaConsumer's config.logUnused() warns and the value is not
+// used. Every other key of ConsumerKeys() is in Kafka 0.10.0.1's ConsumerConfig.
+struct LaterKey {
+  std::string_view name;
+  KafkaRelease since;
+};
+constexpr LaterKey kLaterKeys[] = {
+    {"max.poll.interval.ms", KafkaRelease::k0_10_1},  // KIP-62, KAFKA-3888
+    {"fetch.max.bytes", KafkaRelease::k0_10_1},       // KIP-74, KAFKA-2063
+};
+
+std::optional<KafkaRelease> KeySince(std::string_view name) {
+  for (const LaterKey& key : kLaterKeys) {
+    if (key.name == name) return key.since;
+  }
+  return std::nullopt;
+}
+
+// The defaults that changed with KIP-62 (0.10.1): 0.10.0.1's ConsumerConfig has
+// session.timeout.ms 30000, request.timeout.ms 40000 and max.poll.records Integer.MAX_VALUE
+// (KIP-41, 0.10.0); 0.10.1.0's has 10000, 305000 and 500 (the struct's defaults).
+void ReleaseDefaults(KafkaRelease release, ConsumerConfig& config) {
+  config.release = release;
+  if (release >= KafkaRelease::k0_10_1) return;
+  config.session_timeout_ms = 30000;
+  config.request_timeout_ms = 40000;
+  config.max_poll_records = std::numeric_limits<int32_t>::max();
+}
+
+std::string Trimmed(std::string_view raw) {
+  std::string text(raw);
+  text.erase(0, text.find_first_not_of(" \t"));
+  text.erase(text.find_last_not_of(" \t") + 1);
+  return text;
 }
 
 const ConfigKeyDef* FindKey(std::string_view name) {
@@ -106,14 +146,27 @@ void Apply(std::string_view name, const ConfigValue& value, ConsumerConfig& conf
 
 }  // namespace
 
-Result<ConsumerConfig> ParseConsumerConfig(const ConfigOverrides& settings) {
+bool ConsumerKnowsKey(std::string_view name, KafkaRelease release) {
+  if (FindKey(name) == nullptr) return false;
+  const std::optional<KafkaRelease> since = KeySince(name);
+  return !since || release >= *since;
+}
+
+Result<ConsumerConfig> ParseConsumerConfig(const ConfigOverrides& settings, KafkaRelease release) {
   ConsumerConfig config;
+  ReleaseDefaults(release, config);
   std::vector<std::string> errors;
   bool bootstrap_given = false;
   for (const auto& [name, raw] : settings) {
     const ConfigKeyDef* key = FindKey(name);
     if (key == nullptr) {
       errors.push_back(UnknownKeyMessage(name));
+      continue;
+    }
+    if (!ConsumerKnowsKey(name, release)) {
+      // KafkaConsumer's config.logUnused(): a warning, and the consumer goes on without it.
+      config.warnings.push_back("The configuration " + name + " = " + Trimmed(raw) +
+                                " was supplied but isn't a known config.");
       continue;
     }
     ConfigValue value;
@@ -143,7 +196,7 @@ Result<ConsumerConfig> ParseConsumerConfig(const ConfigOverrides& settings) {
         "Missing required configuration \"bootstrap.servers\" which has no default value.");
   }
   if (errors.empty()) {
-    // Heartbeat's constructor (0.10.1).
+    // Heartbeat's constructor (the same from 0.10.0 to 2.1).
     if (config.heartbeat_interval_ms >= config.session_timeout_ms) {
       errors.push_back("Heartbeat must be set lower than the session timeout");
     }

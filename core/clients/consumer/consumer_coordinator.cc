@@ -1,6 +1,7 @@
 #include "core/clients/consumer/consumer_coordinator.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 #include <variant>
 
@@ -22,18 +23,27 @@ bool ResetsMember(Errc error) {
 
 bool NeedsRejoin(Errc error) { return error == Errc::kRebalanceInProgress || ResetsMember(error); }
 
+// A commit retried "without bound" (commitOffsetsSync before 0.10.2).
+constexpr TimeUs kNoDeadline = std::numeric_limits<TimeUs>::max();
+
+// KafkaConsumer.DEFAULT_CLOSE_TIMEOUT_MS (0.10.2 on, KIP-102): close() bounds the coordinator's
+// close by min(this, request.timeout.ms).
+constexpr int64_t kDefaultCloseTimeoutMs = 30000;
+
 }  // namespace
 
 ConsumerCoordinator::ConsumerCoordinator(const ConsumerConfig& config, ConsumerNetwork& network,
                                          Fetcher& fetcher, Timers& timers, const Clock& clock,
-                                         EventSink events, std::function<void()> on_progress)
+                                         EventSink events, std::function<void()> on_progress,
+                                         std::function<bool()> polling)
     : config_(config),
       network_(network),
       fetcher_(fetcher),
       timers_(timers),
       clock_(clock),
       events_(std::move(events)),
-      on_progress_(std::move(on_progress)) {
+      on_progress_(std::move(on_progress)),
+      polling_(std::move(polling)) {
   for (const std::string& name : config_.partition_assignment_strategy) {
     std::unique_ptr<PartitionAssignor> assignor = MakePartitionAssignor(name);
     KSIM_CHECK_MSG(assignor != nullptr, "partition.assignment.strategy names an unknown assignor");
@@ -44,7 +54,25 @@ ConsumerCoordinator::ConsumerCoordinator(const ConsumerConfig& config, ConsumerN
 }
 
 void ConsumerCoordinator::Progress() {
+  if (closed_) {
+    // The consumer no longer steps: Close's commit advances from here.
+    if (close_commit_pending_ && !pending_commits_.empty()) SendCommits();
+    return;
+  }
   if (on_progress_) on_progress_();
+}
+
+int32_t ConsumerCoordinator::RebalanceTimeoutMs() const {
+  // JoinGroup v0 has no rebalance timeout: the coordinator waits the session timeout
+  // (0.10.0.1:GroupMetadata.rebalanceTimeout, the largest sessionTimeoutMs).
+  return BackgroundHeartbeat() ? config_.max_poll_interval_ms : config_.session_timeout_ms;
+}
+
+TimeUs ConsumerCoordinator::SyncCommitDeadline(int64_t bound_ms) const {
+  // 0.10.0.1 and 0.10.1.0 ConsumerCoordinator.commitOffsetsSync: `while (true)`, sleeping
+  // retryBackoffMs after each retriable failure; 0.10.2.0 to 2.0.0: until `timeoutMs` passed.
+  if (config_.release < KafkaRelease::k0_10_2) return kNoDeadline;
+  return clock_.Now() + bound_ms * kUsPerMs;
 }
 
 void ConsumerCoordinator::RetryLater() {
@@ -69,6 +97,11 @@ void ConsumerCoordinator::Step(bool may_rejoin) {
   if (closed_ || config_.group_id.empty()) return;
   if (subscribed() || !pending_commits_.empty()) EnsureCoordinator();
   if (!pending_commits_.empty()) SendCommits();
+  if (heartbeat_due_ && polling_ && polling_()) {
+    // 0.10.0's KafkaConsumer.pollOnce: client.executeDelayedTasks(now) runs the HeartbeatTask.
+    heartbeat_due_ = false;
+    HeartbeatTask();
+  }
   if (awaiting_metadata_) {
     JoinGroupResponse joined = *awaiting_metadata_;
     awaiting_metadata_.reset();
@@ -83,7 +116,7 @@ void ConsumerCoordinator::Step(bool may_rejoin) {
 // ---- Coordinator discovery (FindCoordinator) -------------------------------------------
 
 void ConsumerCoordinator::EnsureCoordinator() {
-  if (coordinator_ || finding_ || closed_) return;
+  if (coordinator_ || finding_ || (closed_ && !close_commit_pending_)) return;
   if (clock_.Now() < find_not_before_us_) return RetryLater();
   finding_ = true;
   FindCoordinatorRequest request;
@@ -101,6 +134,13 @@ void ConsumerCoordinator::EnsureCoordinator() {
     Emit(events_, ev::kCoordinatorFound,
          EventFields{{field::kGroup, config_.group_id},
                      {field::kBroker, found->coordinator.node_id.value()}});
+    if (!BackgroundHeartbeat() && state_ == State::kStable) {
+      // 0.10.0's handleGroupMetadataResponse: "start sending heartbeats only if we have a valid
+      // generation" (heartbeatTask.reset(): one now). A member that lost its coordinator for not
+      // polling learns at once that it was removed.
+      SendHeartbeat();
+      ScheduleHeartbeat();
+    }
     Progress();
   });
 }
@@ -148,8 +188,10 @@ void ConsumerCoordinator::StartRejoin() {
   };
   const std::map<TopicPartition, Offset> positions = fetcher_.positions();
   if (!revoked_ && config_.enable_auto_commit && generation_ >= 0 && !positions.empty()) {
+    // maybeAutoCommitOffsetsSync: retried while retriable (0.10.2 on: for the rebalance timeout).
     state_ = State::kPreparing;
-    SendCommit(PendingCommit{positions, [revoke_and_join](Status) { revoke_and_join(); }, 0});
+    SendCommit(PendingCommit{positions, [revoke_and_join](Status) { revoke_and_join(); },
+                             SyncCommitDeadline(RebalanceTimeoutMs())});
     return;
   }
   revoke_and_join();
@@ -164,7 +206,7 @@ void ConsumerCoordinator::SendJoinGroup() {
   JoinGroupRequest request;
   request.group_id = config_.group_id;
   request.session_timeout_ms = config_.session_timeout_ms;
-  request.rebalance_timeout_ms = config_.max_poll_interval_ms;
+  request.rebalance_timeout_ms = RebalanceTimeoutMs();
   request.member_id = member_id_;
   const Bytes subscription = EncodeSubscription(ConsumerSubscription{topics_});
   for (const auto& assignor : assignors_) {
@@ -314,10 +356,11 @@ void ConsumerCoordinator::RejoinAfter(Errc error) {
   Progress();
 }
 
-// ---- Heartbeats (0.10.1's HeartbeatThread) -------------------------------------------
+// ---- Heartbeats (0.10.1's HeartbeatThread, 0.10.0's HeartbeatTask) --------------------
 
 void ConsumerCoordinator::ScheduleHeartbeat() {
   timers_.Cancel(heartbeat_timer_);
+  heartbeat_due_ = false;
   // The next beat, or the end of the session if that comes first (checked then, as Kafka's
   // HeartbeatThread wakes at least every retry.backoff.ms).
   const TimeUs session_us = static_cast<TimeUs>(config_.session_timeout_ms) * kUsPerMs;
@@ -326,19 +369,34 @@ void ConsumerCoordinator::ScheduleHeartbeat() {
   if (coordinator_ && session_end_us > clock_.Now()) {
     delay_us = std::min(delay_us, session_end_us - clock_.Now());
   }
-  heartbeat_timer_ = timers_.Schedule(delay_us, [this, session_us] {
+  heartbeat_timer_ = timers_.Schedule(delay_us, [this] {
     heartbeat_timer_ = 0;
-    if (closed_ || state_ != State::kStable) return;
-    if (coordinator_ && clock_.Now() - session_reset_us_ > session_us) {
-      // Kafka's sessionTimeoutExpired -> markCoordinatorUnknown: no answer from the coordinator
-      // for a whole session; it may be dead, and the group may live on another broker.
-      Emit(events_, ev::kCoordinatorUnknown,
-           EventFields{{field::kGroup, config_.group_id}, {field::kReason, "session_timeout"}});
-      CoordinatorDead();
+    if (!BackgroundHeartbeat() && !(polling_ && polling_())) {
+      // 0.10.0: the task is due, and runs when the application next calls poll().
+      heartbeat_due_ = true;
+      return;
     }
-    SendHeartbeat();
-    ScheduleHeartbeat();
+    HeartbeatTask();
   });
+}
+
+void ConsumerCoordinator::HeartbeatTask() {
+  if (closed_ || state_ != State::kStable) return;
+  // 0.10.0's HeartbeatTask.run: nothing while "awaiting a rebalance" (needRejoin()); the poll that
+  // runs it rejoins first (pollOnce: ensurePartitionAssignment, then executeDelayedTasks).
+  if (!BackgroundHeartbeat() && needs_rejoin_) return;
+  const TimeUs session_us = static_cast<TimeUs>(config_.session_timeout_ms) * kUsPerMs;
+  if (coordinator_ && clock_.Now() - session_reset_us_ > session_us) {
+    // Kafka's sessionTimeoutExpired -> coordinatorDead: no answer from the coordinator for a
+    // whole session; it may be dead, and the group may live on another broker. Before 0.10.1
+    // this is also what a consumer that did not poll for a session finds at its next poll (its
+    // member is gone by then: the next heartbeat answers UNKNOWN_MEMBER_ID).
+    Emit(events_, ev::kCoordinatorUnknown,
+         EventFields{{field::kGroup, config_.group_id}, {field::kReason, "session_timeout"}});
+    CoordinatorDead();
+  }
+  SendHeartbeat();
+  ScheduleHeartbeat();
 }
 
 void ConsumerCoordinator::SendHeartbeat() {
@@ -433,6 +491,11 @@ void ConsumerCoordinator::Commit(std::map<TopicPartition, Offset> offsets,
       PendingCommit{std::move(offsets), std::move(done),
                     clock_.Now() + static_cast<TimeUs>(config_.request_timeout_ms) * kUsPerMs});
   SendCommits();
+  if (heartbeat_due_) {
+    // Before 0.10.1: commitSync's client.poll(future) runs the due HeartbeatTask.
+    heartbeat_due_ = false;
+    HeartbeatTask();
+  }
 }
 
 void ConsumerCoordinator::SendCommits() {
@@ -456,8 +519,8 @@ void ConsumerCoordinator::SendCommits() {
   for (PendingCommit& commit : commits) SendCommit(std::move(commit));
 }
 
-// deadline_us 0: one attempt (auto commit, onJoinPrepare, Close); else retried on coordinator
-// errors until the deadline.
+// deadline_us 0: one attempt (the periodic auto commit); else retried on retriable errors after
+// retry.backoff.ms until the deadline (kNoDeadline: for good).
 void ConsumerCoordinator::SendCommit(PendingCommit commit) {
   auto emit = [this](const std::map<TopicPartition, Offset>& offsets,
                      const std::map<TopicPartition, Errc>& errors) {
@@ -474,7 +537,10 @@ void ConsumerCoordinator::SendCommit(PendingCommit commit) {
   };
   auto finish = [this, emit](PendingCommit& commit, Errc error,
                              std::map<TopicPartition, Errc> errors) {
-    if (CoordinatorError(error) && commit.deadline_us > clock_.Now()) {
+    // Kafka's future.isRetriable(): a coordinator error, a disconnect or timeout, or
+    // GROUP_LOAD_IN_PROGRESS; CommitFailedException (a rebalance) is not.
+    const bool retriable = CoordinatorError(error) || error == Errc::kCoordinatorLoadInProgress;
+    if (retriable && commit.deadline_us > clock_.Now()) {
       pending_commits_.push_back(std::move(commit));  // after the next lookup
       return RetryLater();
     }
@@ -527,13 +593,22 @@ void ConsumerCoordinator::MaybeAutoCommit() {
   next_auto_commit_us_ = now + config_.auto_commit_interval_ms * kUsPerMs;
   const std::map<TopicPartition, Offset> positions = fetcher_.positions();
   if (positions.empty() || (subscribed() && state_ != State::kStable)) return;
+  // 0.10.0's AutoCommitTask: "skip the commit when we're rejoining since we'll commit offsets
+  // synchronously before the revocation callback is invoked".
+  if (!BackgroundHeartbeat() && subscribed() && needs_rejoin_) return;
   SendCommit(PendingCommit{positions, nullptr, 0});
 }
 
 void ConsumerCoordinator::Close(std::function<void()> done) {
-  auto leave = [this, done = std::move(done)](Status) mutable {
+  // Once: by the commit's outcome or, from 0.10.2, by the close timeout while it is in flight.
+  auto left = std::make_shared<bool>(false);
+  auto leave = [this, left, done = std::move(done)](Status) mutable {
+    if (*left) return;
+    *left = true;
     closed_ = true;
+    close_commit_pending_ = false;
     timers_.CancelAll();
+    retry_scheduled_ = false;
     if (!subscribed() || member_id_.empty() || !coordinator_) {
       if (done) done();
       return;
@@ -545,14 +620,25 @@ void ConsumerCoordinator::Close(std::function<void()> done) {
       if (done) done();
     });
   };
+  // maybeAutoCommitOffsetsSync: commitOffsetsSync finds a coordinator first when none is known.
   const std::map<TopicPartition, Offset> positions = fetcher_.positions();
   const bool commit = config_.enable_auto_commit && !config_.group_id.empty() &&
-                      !positions.empty() && coordinator_.has_value() &&
-                      (!subscribed() || state_ == State::kStable);
+                      !positions.empty() && (!subscribed() || state_ == State::kStable);
   closed_ = true;  // no more joins or heartbeats
   timers_.CancelAll();
+  retry_scheduled_ = false;
+  heartbeat_due_ = false;
   if (!commit) return leave(Status::Ok());
-  SendCommit(PendingCommit{positions, std::move(leave), 0});
+  close_commit_pending_ = true;
+  const int64_t bound_ms = std::min<int64_t>(kDefaultCloseTimeoutMs, config_.request_timeout_ms);
+  const TimeUs deadline_us = SyncCommitDeadline(bound_ms);
+  if (deadline_us != kNoDeadline) {
+    // commitOffsetsSync's client.poll(future, remainingMs): an answer that has not come by then
+    // is not waited for.
+    timers_.Schedule(deadline_us - clock_.Now(),
+                     [leave]() mutable { leave(Status(Errc::kRequestTimedOut, "close timeout")); });
+  }
+  SendCommit(PendingCommit{positions, std::move(leave), deadline_us});
 }
 
 }  // namespace ksim

@@ -1,5 +1,6 @@
 // ConsumerCoordinator: the client side of Kafka's group protocol (AbstractCoordinator +
-// ConsumerCoordinator, 0.10.1 with the background heartbeat) for one consumer:
+// ConsumerCoordinator) for one consumer, as the consumer's release (ConsumerConfig::release) had
+// it:
 //
 //   unjoined --(coordinator known, rejoin asked)--> [commit if auto commit] revoke
 //            --JoinGroup--> joining --SyncGroup--> stable --heartbeats every interval-->
@@ -16,7 +17,13 @@
 //   member id (generation -1 and no member id for a manually assigned consumer).
 //
 // The rejoin itself happens only from Step (the consumer's Poll), as in Kafka, where poll() runs
-// ensureActiveGroup; heartbeats and commits run on their own.
+// ensureActiveGroup; commits run on their own. Heartbeats run on their own from 0.10.1 (KIP-62's
+// HeartbeatThread); before, a beat that falls due while the application is not in Poll waits for
+// its next Poll (0.10.0's HeartbeatTask was a DelayedTask, run only inside poll()), and the
+// JoinGroup's rebalance timeout is the session timeout (v0) instead of max.poll.interval.ms.
+// The auto commit before a rebalance (onJoinPrepare) and at Close is Kafka's commitOffsetsSync:
+// retried after retry.backoff.ms while the error is retriable, without bound before 0.10.2, then
+// for the rebalance timeout and min(30 s, request.timeout.ms) (KIP-102).
 //
 // Ownership: borrows the network, fetcher, timers, clock and config. One thread.
 #pragma once
@@ -41,9 +48,11 @@ namespace ksim {
 
 class ConsumerCoordinator {
  public:
+  // `polling` says whether the application is in Poll or waits for a Commit (heartbeats before
+  // 0.10.1 wait for that).
   ConsumerCoordinator(const ConsumerConfig& config, ConsumerNetwork& network, Fetcher& fetcher,
                       Timers& timers, const Clock& clock, EventSink events,
-                      std::function<void()> on_progress);
+                      std::function<void()> on_progress, std::function<bool()> polling);
   ConsumerCoordinator(const ConsumerCoordinator&) = delete;
   ConsumerCoordinator& operator=(const ConsumerCoordinator&) = delete;
 
@@ -61,7 +70,7 @@ class ConsumerCoordinator {
   void Commit(std::map<TopicPartition, Offset> offsets, std::function<void(Status)> done);
   // Kafka's maybeAutoCommitOffsetsAsync.
   void MaybeAutoCommit();
-  // Commits (auto commit on), sends LeaveGroup, then `done`.
+  // Commits (auto commit on; retried as the release did), sends LeaveGroup, then `done`.
   void Close(std::function<void()> done);
 
   // The network lost its connection to `peer` (the coordinator, maybe).
@@ -88,7 +97,15 @@ class ConsumerCoordinator {
   void SendSyncGroup(std::vector<GroupAssignment> assignments);
   void OnSyncGroup(Result<Message> response);
   void ScheduleHeartbeat();
+  void HeartbeatTask();
   void SendHeartbeat();
+  // KIP-62 (0.10.1): heartbeats from a background thread, max.poll.interval.ms as the rebalance
+  // timeout.
+  bool BackgroundHeartbeat() const { return config_.release >= KafkaRelease::k0_10_1; }
+  int32_t RebalanceTimeoutMs() const;
+  // When commitOffsetsSync gives up on a commit started now that may take `bound_ms` from 0.10.2
+  // (KIP-102); before, never (kNoDeadline).
+  TimeUs SyncCommitDeadline(int64_t bound_ms) const;
   void RejoinAfter(Errc error);
   void SendCommits();
   void SendCommit(PendingCommit commit);
@@ -102,8 +119,10 @@ class ConsumerCoordinator {
   const Clock& clock_;
   EventSink events_;
   std::function<void()> on_progress_;
+  std::function<bool()> polling_;
   std::vector<std::unique_ptr<PartitionAssignor>> assignors_;
   bool closed_ = false;
+  bool close_commit_pending_ = false;  // Close's commit is still being tried
 
   // Coordinator discovery.
   std::optional<std::string> coordinator_;
@@ -122,6 +141,7 @@ class ConsumerCoordinator {
   uint64_t awaiting_metadata_version_ = 0;  // the network's metadata version when it joined
   TimeUs join_not_before_us_ = 0;
   TimerId heartbeat_timer_ = 0;
+  bool heartbeat_due_ = false;  // before 0.10.1: a beat fell due outside Poll
   bool heartbeat_in_flight_ = false;
   uint64_t heartbeat_epoch_ = 0;  // bumped when the coordinator is forgotten
   // Kafka's Heartbeat: max(lastSessionReset, lastHeartbeatReceive). session.timeout.ms past it

@@ -121,7 +121,8 @@ TEST(ConsumerGroupTest, KilledMemberPartitionsMoveToTheOthersAfterSessionTimeout
   EXPECT_TRUE(run.Deliveries("g1", "c2").empty());
 }
 
-// Kafka 0.10.1's HeartbeatThread: a whole session without a heartbeat answer marks the
+// Kafka's heartbeat (0.10.1's HeartbeatThread; at 0.10.0, the default here, the HeartbeatTask
+// that poll() and the blocking commit run): a whole session without a heartbeat answer marks the
 // coordinator unknown, so a consumer whose coordinator's broker crashed finds the group's new
 // coordinator, keeps its membership there and commits again, well before the dead broker's
 // disconnect notice (30 s, sim/world/network.h) would have told it. Without that, its commits hang

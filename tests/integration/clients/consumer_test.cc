@@ -4,7 +4,9 @@
 // in the middle of a read, OFFSET_OUT_OF_RANGE after the log vanished under the position (topic
 // recreated) or retention deleted it. Groups (the broker's group coordinator): partitions split
 // among members without overlap, rebalances on join, death and Close, committed offsets resumed,
-// auto commit, independent groups.
+// auto commit, independent groups. The release's forms (docs/versions.md, "Consumer"): before
+// 0.10.1 a member that does not poll for a session is removed; Close's auto commit is retried
+// without bound before 0.10.2 and for min(30 s, request.timeout.ms) from 0.10.2.
 #include "core/clients/consumer/consumer.h"
 
 #include <gtest/gtest.h>
@@ -30,7 +32,9 @@ const TopicPartition kT0{"t", PartitionId(0)};
 // `processing_us`, poll again, until stopped.
 class TestConsumer {
  public:
-  TestConsumer(World& world, std::string name, ConfigOverrides settings) : world_(world) {
+  TestConsumer(World& world, std::string name, ConfigOverrides settings,
+               KafkaRelease release = kSeedKafkaRelease)
+      : world_(world) {
     name_ = std::move(name);
     Result<Node*> node = world_.AddNode(name_);
     KSIM_CHECK(node.ok());
@@ -39,7 +43,7 @@ class TestConsumer {
     transport_->Attach();
     settings.insert(settings.begin(), {"bootstrap.servers", "broker-1,broker-2,broker-3"});
     settings.push_back({"client.id", name_});
-    Result<ConsumerConfig> config = ParseConsumerConfig(settings);
+    Result<ConsumerConfig> config = ParseConsumerConfig(settings, release);
     KSIM_CHECK_MSG(config.ok(), "bad consumer config in a test");
     EventSink sink = [this](std::string_view ev, EventFields fields) {
       world_.Trace(name_, ev, fields);
@@ -128,9 +132,12 @@ std::vector<std::string> NumberedValues(int from, int to) {
 class ConsumerSimTest : public ::testing::Test {
  protected:
   void StartCluster(uint64_t seed, int32_t partitions, ConfigOverrides config = {},
-                    std::map<std::string, std::string> topic_config = {}) {
+                    std::map<std::string, std::string> topic_config = {},
+                    KafkaRelease release = kSeedKafkaRelease) {
+    release_ = release;
     ClusterOptions options;
     options.brokers = 3;
+    options.kafka_version = release;
     options.config = std::move(config);
     sim_ = std::make_unique<ClusterSim>("consumer", seed, options);
     ASSERT_TRUE(sim_->Start());
@@ -146,8 +153,8 @@ class ConsumerSimTest : public ::testing::Test {
     ASSERT_TRUE(sim_->ProduceAndWait(*producer_, tp, acks, count));
   }
   TestConsumer& AddConsumer(std::string name, ConfigOverrides settings) {
-    consumers_.push_back(
-        std::make_unique<TestConsumer>(sim_->world(), std::move(name), std::move(settings)));
+    consumers_.push_back(std::make_unique<TestConsumer>(sim_->world(), std::move(name),
+                                                        std::move(settings), release_));
     return *consumers_.back();
   }
   bool RunUntil(const std::function<bool()>& done, TimeUs max_us = 60 * kSecondUs) {
@@ -155,6 +162,7 @@ class ConsumerSimTest : public ::testing::Test {
   }
 
   std::unique_ptr<ClusterSim> sim_;
+  KafkaRelease release_ = kSeedKafkaRelease;  // the brokers' and the consumers'
   ksim::testing::ClusterClient* producer_ = nullptr;
   std::vector<std::unique_ptr<TestConsumer>> consumers_;
 };
@@ -585,6 +593,113 @@ TEST_F(ConsumerGroupTest, CrashBeforeCommittingRedeliversTheUncommittedRecords) 
   ASSERT_TRUE(RunUntil([&] { return c2.records().size() >= 5; }, 120 * kSecondUs)) << c2.Dump();
   cluster().RunFor(kSecondUs);
   EXPECT_EQ(c2.values(), NumberedValues(5, 10));  // delivered a second time
+}
+
+// ---- The release's forms ----------------------------------------------------------------
+
+// One member with a 10 s session that, once it has its records, spends 20 s between polls.
+// Returns how often it joined the group in the 50 s after.
+class SlowMemberTest : public ConsumerGroupTest {
+ protected:
+  TestConsumer& RunSlowMember(KafkaRelease release) {
+    StartCluster(41, 1, {}, {}, release);
+    Produce(kT0, 5);
+    TestConsumer& c =
+        Member("c1", "g1", {{"session.timeout.ms", "10000"}, {"heartbeat.interval.ms", "3000"}});
+    c.consumer().Subscribe({"t"});
+    c.StartPolling();
+    EXPECT_TRUE(RunUntil([&] { return c.records().size() >= 5; })) << c.Dump();
+    EXPECT_EQ(c.Events("group_joined").size(), 1u) << c.Dump();
+    c.StartPolling(20 * kSecondUs);  // from the next poll on
+    cluster().RunFor(50 * kSecondUs);
+    return c;
+  }
+  static size_t SessionTimeouts(const TestConsumer& c) {
+    size_t n = 0;
+    for (const EventFields& e : c.Events("coordinator_unknown")) {
+      if (e["reason"] == "session_timeout") ++n;
+    }
+    return n;
+  }
+};
+
+// 0.10.0: heartbeats are sent only from poll(); 20 s without one is a dead member to the
+// coordinator. At its next poll the consumer finds its session expired, hears UNKNOWN_MEMBER_ID
+// and joins again as a new member, at every slow poll.
+TEST_F(SlowMemberTest, MemberThatDoesNotPollForASessionIsRemovedAt0100) {
+  TestConsumer& c = RunSlowMember(KafkaRelease::k0_10_0);
+  EXPECT_GE(c.Events("group_joined").size(), 2u) << c.Dump();
+  EXPECT_GE(SessionTimeouts(c), 1u) << c.Dump();
+  EXPECT_GT(c.consumer().generation(), 1) << c.Dump();
+}
+
+// 0.10.1 (KIP-62): the background heartbeat keeps the session; only max.poll.interval.ms (300 s)
+// bounds the time between polls.
+TEST_F(SlowMemberTest, MemberThatDoesNotPollForASessionStaysFrom0101) {
+  TestConsumer& c = RunSlowMember(KafkaRelease::k0_10_1);
+  EXPECT_EQ(c.Events("group_joined").size(), 1u) << c.Dump();
+  EXPECT_EQ(SessionTimeouts(c), 0u) << c.Dump();
+  EXPECT_EQ(c.consumer().generation(), 1) << c.Dump();
+}
+
+// Close with auto commit while the group's only offsets replica is stopped for 60 s.
+class CloseCommitTest : public ConsumerGroupTest {
+ protected:
+  struct Outcome {
+    std::optional<TimeUs> closed_after_us;  // from Close
+    std::vector<EventFields> commits;
+  };
+  Outcome CloseWhileTheCoordinatorIsDown(KafkaRelease release) {
+    StartCluster(42, 1, {{"offsets.topic.replication.factor", "1"}}, {}, release);
+    Produce(kT0, 10);
+    // No periodic commit: only Close's.
+    TestConsumer& c = Member("c1", "g1", {{"auto.commit.interval.ms", "600000"}});
+    c.consumer().Subscribe({"t"});
+    c.StartPolling();
+    EXPECT_TRUE(RunUntil([&] { return c.records().size() >= 10; })) << c.Dump();
+    c.StopPolling();
+    EXPECT_TRUE(RunUntil([&] { return c.idle(); }));
+    const std::vector<EventFields> found = c.Events("coordinator_found");
+    EXPECT_FALSE(found.empty());
+    const BrokerId coordinator(found.back()["broker"].get<int32_t>());
+    // A clean stop: the group's metadata survives it (a crash may lose it unsynced).
+    bool down = false;
+    EXPECT_TRUE(cluster().ShutdownBroker(coordinator, [&] { down = true; }).ok());
+    EXPECT_TRUE(RunUntil([&] { return down; }));
+    const TimeUs start = sim_->world().loop().Now();
+    bool closed = false;
+    Outcome outcome;
+    c.consumer().Close([&] {
+      closed = true;
+      outcome.closed_after_us = sim_->world().loop().Now() - start;
+    });
+    cluster().RunFor(60 * kSecondUs);
+    EXPECT_TRUE(cluster().RestartBroker(coordinator).ok());
+    RunUntil([&] { return closed; }, 60 * kSecondUs);
+    outcome.commits = c.Events("offset_commit");
+    return outcome;
+  }
+};
+
+// 0.10.0.1 ConsumerCoordinator.close -> maybeAutoCommitOffsetsSync -> commitOffsetsSync: `while
+// (true)` while the error is retriable. Close waits for the coordinator's return and commits.
+TEST_F(CloseCommitTest, CloseCommitIsRetriedWithoutBoundAt0100) {
+  const Outcome outcome = CloseWhileTheCoordinatorIsDown(KafkaRelease::k0_10_0);
+  ASSERT_TRUE(outcome.closed_after_us.has_value());
+  EXPECT_GT(*outcome.closed_after_us, 60 * kSecondUs);
+  ASSERT_EQ(outcome.commits.size(), 1u);
+  EXPECT_EQ(outcome.commits[0]["offset"], 10);
+  EXPECT_EQ(outcome.commits[0]["error"], "NONE");
+}
+
+// 0.10.2 on (KIP-102): close() gives the commit min(30 s, request.timeout.ms) and then leaves
+// without it.
+TEST_F(CloseCommitTest, CloseCommitGivesUpAfter30SecondsFrom0102) {
+  const Outcome outcome = CloseWhileTheCoordinatorIsDown(KafkaRelease::k2_0);
+  ASSERT_TRUE(outcome.closed_after_us.has_value());
+  EXPECT_GE(*outcome.closed_after_us, 30 * kSecondUs);
+  EXPECT_LT(*outcome.closed_after_us, 32 * kSecondUs);
+  for (const EventFields& commit : outcome.commits) EXPECT_NE(commit["error"], "NONE");
 }
 
 // The same seed gives the same run: every consumer event and delivery, in the same order.

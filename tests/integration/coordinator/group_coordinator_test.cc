@@ -2,7 +2,9 @@
 // from a client node (tests/support/sim/cluster_client.h): FindCoordinator creates
 // __consumer_offsets and finds its leader; two members join and sync; a silent member is removed
 // after its session timeout; committed offsets survive the coordinator broker's crash (the new
-// leader of the offsets partition loads them from its log) and a restart of the whole cluster.
+// leader of the offsets partition loads them from its log) and a restart of the whole cluster; a
+// rebalance waits for a member's rebalance timeout from 0.10.1 and its session timeout before
+// (JoinGroup v0).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -25,11 +27,11 @@ constexpr int32_t kSessionMs = 10000;
 // A client node that sends one request at a time to any broker and waits for its answer.
 class GroupClient {
  public:
-  GroupClient(ClusterSim& sim, std::string name)
+  GroupClient(ClusterSim& sim, std::string name, TimeUs request_timeout_us = 10 * kSecondUs)
       : sim_(sim),
         client_(sim.world(), std::move(name),
                 ksim::testing::ClusterClientOptions{.bootstrap = {"broker-1"},
-                                                    .request_timeout_us = 10 * kSecondUs}) {}
+                                                    .request_timeout_us = request_timeout_us}) {}
 
   // Sends without waiting; the answer lands in the returned slot.
   std::shared_ptr<std::optional<Result<ksim::Message>>> Send(const std::string& broker,
@@ -301,6 +303,62 @@ TEST_F(GroupCoordinatorSimTest, CommittedOffsetsSurviveAFullClusterRestart) {
   ASSERT_TRUE(other.has_value());
   EXPECT_EQ(other->offset, Offset(3));
   EXPECT_TRUE(sim_.NoViolations());
+}
+
+// Member a (session 10 s, rebalance timeout 60 s) is stable; b joins; a keeps heartbeating (its
+// session lives) but never rejoins. The time until b's JoinGroup is answered (a removed), in
+// steps of 3 s; nullopt when not within 90 s.
+std::optional<TimeUs> RebalanceWithoutARejoin(KafkaRelease release) {
+  ClusterOptions options;
+  options.kafka_version = release;
+  ClusterSim sim("group-coordinator", 12, options);
+  KSIM_CHECK(sim.Start());
+  GroupClient a(sim, "consumer-a");
+  GroupClient b(sim, "consumer-b", 120 * kSecondUs);  // its JoinGroup waits for the rebalance
+  const std::string coordinator = a.FindCoordinator("g");
+  KSIM_CHECK(!coordinator.empty());
+  JoinGroupRequest join = Join("g", "");
+  join.rebalance_timeout_ms = 60000;
+  auto a_join = a.Call<JoinGroupResponse>(coordinator, join);
+  KSIM_CHECK(a_join.has_value() && a_join->error_code == Errc::kNone);
+  auto a_synced = a.Call<SyncGroupResponse>(
+      coordinator,
+      SyncGroupRequest{.group_id = "g",
+                       .generation_id = a_join->generation_id,
+                       .member_id = a_join->member_id,
+                       .group_assignment = {GroupAssignment{a_join->member_id, ToBytes("all")}}});
+  KSIM_CHECK(a_synced.has_value() && a_synced->error_code == Errc::kNone);
+
+  auto b_join = b.Send(coordinator, join);
+  const HeartbeatRequest heartbeat{
+      .group_id = "g", .generation_id = a_join->generation_id, .member_id = a_join->member_id};
+  const TimeUs start = sim.world().loop().Now();
+  while (!b_join->has_value() && sim.world().loop().Now() < start + 90 * kSecondUs) {
+    sim.cluster().RunFor(3 * kSecondUs);
+    a.Call<HeartbeatResponse>(coordinator, heartbeat);
+  }
+  if (!b_join->has_value()) return std::nullopt;
+  const auto* b_joined = std::get_if<JoinGroupResponse>(&***b_join);
+  KSIM_CHECK(b_joined != nullptr && b_joined->error_code == Errc::kNone);
+  KSIM_CHECK(b_joined->members.size() == 1);  // a was left out
+  return sim.world().loop().Now() - start;
+}
+
+// A 0.10.0 broker knows JoinGroup v0 only: the rebalance waits for the largest session timeout
+// (0.10.0.1:GroupMetadata.rebalanceTimeout), whatever the client meant.
+TEST(GroupCoordinatorReleaseTest, RebalanceWaitsForTheSessionTimeoutAt0100) {
+  const std::optional<TimeUs> after = RebalanceWithoutARejoin(KafkaRelease::k0_10_0);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_GE(*after, kSessionMs * kUsPerMs - 3 * kSecondUs);
+  EXPECT_LE(*after, kSessionMs * kUsPerMs + 6 * kSecondUs);
+}
+
+// KIP-62 (0.10.1): JoinGroup v1's rebalance timeout.
+TEST(GroupCoordinatorReleaseTest, RebalanceWaitsForTheRebalanceTimeoutFrom0101) {
+  const std::optional<TimeUs> after = RebalanceWithoutARejoin(KafkaRelease::k0_10_1);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_GE(*after, 57 * kSecondUs);
+  EXPECT_LE(*after, 66 * kSecondUs);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
-// ParseConsumerConfig: Kafka 0.10.1's consumer defaults, parsing of Kafka's names, and Kafka's
-// refusals (ConfigDef validators, the constructor's cross-checks, unknown keys with a hint).
+// ParseConsumerConfig: each release's consumer defaults (0.10.0 and 0.10.1), the keys a release
+// does not have (KafkaConsumer's warning), parsing of Kafka's names, and Kafka's refusals
+// (ConfigDef validators, the constructor's cross-checks, unknown keys with a hint).
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "core/base/text_distance.h"
 #include "core/clients/consumer/consumer.h"
@@ -8,9 +11,11 @@
 namespace ksim {
 namespace {
 
-TEST(ConsumerConfigTest, DefaultsAreKafka0101s) {
-  Result<ConsumerConfig> config = ParseConsumerConfig({{"bootstrap.servers", "broker-1"}});
+TEST(ConsumerConfigTest, DefaultsAreKafka0101sFrom0101) {
+  Result<ConsumerConfig> config =
+      ParseConsumerConfig({{"bootstrap.servers", "broker-1"}}, KafkaRelease::k0_10_1);
   ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->release, KafkaRelease::k0_10_1);
   EXPECT_EQ(config->bootstrap_servers, std::vector<std::string>{"broker-1"});
   EXPECT_EQ(config->group_id, "");
   EXPECT_EQ(config->auto_offset_reset, "latest");
@@ -27,6 +32,64 @@ TEST(ConsumerConfigTest, DefaultsAreKafka0101s) {
   EXPECT_EQ(config->retry_backoff_ms, 100);
   EXPECT_EQ(config->metadata_max_age_ms, 300000);
   EXPECT_EQ(config->partition_assignment_strategy, std::vector<std::string>{"range"});
+  EXPECT_TRUE(config->warnings.empty());
+  // The same at 2.1 (0.10.1.0's ConsumerConfig defaults lasted to 2.1.0).
+  config = ParseConsumerConfig({{"bootstrap.servers", "broker-1"}}, KafkaRelease::k2_1);
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->session_timeout_ms, 10000);
+  EXPECT_EQ(config->request_timeout_ms, 305000);
+  EXPECT_EQ(config->max_poll_records, 500);
+}
+
+// 0.10.0.1's ConsumerConfig: session.timeout.ms 30000, request.timeout.ms 40000,
+// max.poll.records Integer.MAX_VALUE. It is the seed's release and ParseConsumerConfig's default.
+TEST(ConsumerConfigTest, DefaultsAreKafka0100sAt0100) {
+  Result<ConsumerConfig> config = ParseConsumerConfig({{"bootstrap.servers", "broker-1"}});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->release, KafkaRelease::k0_10_0);
+  EXPECT_EQ(config->session_timeout_ms, 30000);
+  EXPECT_EQ(config->request_timeout_ms, 40000);
+  EXPECT_EQ(config->max_poll_records, std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(config->heartbeat_interval_ms, 3000);
+  EXPECT_EQ(config->auto_commit_interval_ms, 5000);
+  EXPECT_TRUE(config->warnings.empty());
+  // Given values are taken as at any release.
+  config = ParseConsumerConfig(
+      {{"bootstrap.servers", "b"}, {"session.timeout.ms", "10000"}, {"max.poll.records", "500"}},
+      KafkaRelease::k0_10_0);
+  ASSERT_TRUE(config.ok());
+  EXPECT_EQ(config->session_timeout_ms, 10000);
+  EXPECT_EQ(config->max_poll_records, 500);
+}
+
+// max.poll.interval.ms (KIP-62) and fetch.max.bytes (KIP-74) arrived in 0.10.1: a 0.10.0 consumer
+// warns as KafkaConsumer's logUnused does and goes on without them.
+TEST(ConsumerConfigTest, KeysOf0101AreAWarningAt0100) {
+  Result<ConsumerConfig> config = ParseConsumerConfig({{"bootstrap.servers", "b"},
+                                                       {"max.poll.interval.ms", " 60000 "},
+                                                       {"fetch.max.bytes", "1000"}},
+                                                      KafkaRelease::k0_10_0);
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(
+      config->warnings,
+      (std::vector<std::string>{
+          "The configuration max.poll.interval.ms = 60000 was supplied but isn't a known "
+          "config.",
+          "The configuration fetch.max.bytes = 1000 was supplied but isn't a known config."}));
+  EXPECT_EQ(config->max_poll_interval_ms, 300000);  // untouched, and unused at 0.10.0
+  EXPECT_FALSE(ConsumerKnowsKey("max.poll.interval.ms", KafkaRelease::k0_10_0));
+  EXPECT_TRUE(ConsumerKnowsKey("max.poll.records", KafkaRelease::k0_10_0));  // KIP-41, 0.10.0
+
+  config = ParseConsumerConfig({{"bootstrap.servers", "b"}, {"max.poll.interval.ms", "60000"}},
+                               KafkaRelease::k0_10_1);
+  ASSERT_TRUE(config.ok());
+  EXPECT_TRUE(config->warnings.empty());
+  EXPECT_EQ(config->max_poll_interval_ms, 60000);
+  EXPECT_TRUE(ConsumerKnowsKey("max.poll.interval.ms", KafkaRelease::k0_10_1));
+  // A bad value of a key the release does not have is not even read.
+  EXPECT_TRUE(ParseConsumerConfig({{"bootstrap.servers", "b"}, {"max.poll.interval.ms", "x"}},
+                                  KafkaRelease::k0_10_0)
+                  .ok());
 }
 
 TEST(ConsumerConfigTest, ParsesKafkaNames) {
@@ -122,15 +185,21 @@ TEST(ConsumerConfigTest, HeartbeatMustBeBelowSessionTimeout) {
 }
 
 TEST(ConsumerConfigTest, RequestTimeoutMustExceedSessionTimeoutAndFetchWait) {
-  Result<ConsumerConfig> config =
-      ParseConsumerConfig({{"bootstrap.servers", "b"}, {"request.timeout.ms", "10000"}});
+  Result<ConsumerConfig> config = ParseConsumerConfig(
+      {{"bootstrap.servers", "b"}, {"request.timeout.ms", "10000"}}, KafkaRelease::k0_10_1);
   ASSERT_FALSE(config.ok());
   EXPECT_NE(
       config.status().message().find(
           "request.timeout.ms should be greater than session.timeout.ms and fetch.max.wait.ms"),
       std::string::npos);
+  EXPECT_TRUE(ParseConsumerConfig({{"bootstrap.servers", "b"}, {"request.timeout.ms", "10001"}},
+                                  KafkaRelease::k0_10_1)
+                  .ok());
+  // At 0.10.0 the default session is 30000: a request timeout of 30000 is refused.
+  EXPECT_FALSE(
+      ParseConsumerConfig({{"bootstrap.servers", "b"}, {"request.timeout.ms", "30000"}}).ok());
   EXPECT_TRUE(
-      ParseConsumerConfig({{"bootstrap.servers", "b"}, {"request.timeout.ms", "10001"}}).ok());
+      ParseConsumerConfig({{"bootstrap.servers", "b"}, {"request.timeout.ms", "30001"}}).ok());
 }
 
 TEST(TextDistanceTest, LevenshteinCountsSingleEdits) {
