@@ -95,6 +95,8 @@ struct Broker::Impl {
   void FinishShutdown();
   // A log went offline: the process halts (BrokerSeams::halt), once.
   void Halt(const Status& error);
+  // A fatal error: the process exits through its shutdown hook (BrokerSeams::exit), once.
+  void Exit(const Status& error);
 
   template <class F>
   auto Guarded(F f) {
@@ -129,6 +131,7 @@ struct Broker::Impl {
   int controlled_shutdown_attempts = 0;
   std::function<void()> shutdown_done;
   bool halted = false;
+  bool exiting = false;
 };
 
 Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
@@ -165,7 +168,7 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
       controller(options.config, options.controller, seams.zk, channel, seams.timers, seams.clock,
                  seams.random, seams.events),
       replicas(
-          options.config, options.truncation,
+          options.config, options.truncation, options.controller.election_policy,
           ReplicaManagerSeams{.env = seams.env,
                               .clock = seams.clock,
                               .timers = seams.timers,
@@ -174,7 +177,8 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
                               .metadata = metadata,
                               .network = network,
                               .events = seams.events,
-                              .on_storage_failure = [this](const Status& error) { Halt(error); }}),
+                              .on_storage_failure = [this](const Status& error) { Halt(error); },
+                              .on_fatal_exit = [this](const Status& error) { Exit(error); }}),
       groups(options.config, GroupSeams()),
       group_locator(options.config, seams.zk, seams.random, metadata, seams.events) {
   log_manager.set_storage_failure_handler([this](const Status& error) { Halt(error); });
@@ -206,6 +210,12 @@ void Broker::Impl::Halt(const Status& error) {
   if (halted || !seams.halt) return;
   halted = true;
   seams.halt(error);
+}
+
+void Broker::Impl::Exit(const Status& error) {
+  if (halted || exiting) return;
+  exiting = true;
+  if (seams.exit) seams.exit(error);
 }
 
 Broker::Impl::~Impl() {

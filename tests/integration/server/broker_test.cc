@@ -2,6 +2,8 @@
 // fetch rules, ISR shrink/expand through ZooKeeper, controller-epoch fencing, HW checkpoints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/base/trace_names.h"
 #include "core/cluster/metadata_cache.h"
 #include "core/server/replica_manager.h"
@@ -360,6 +362,50 @@ TEST_F(BrokerTest, HighWatermarkCheckpointWriteErrorHaltsTheBroker) {
       << crashes.back().dump();
   EXPECT_TRUE(world_.node("broker-1").up());
 }
+
+// A full disk fails the leader's next append. 0.10.0.1's ReplicaManager.appendToLocalLog halts
+// on the KafkaStorageException (Runtime.halt); from 1.0 (KIP-112) the log dir goes offline and a
+// broker whose every log dir is offline halts (LogManager.handleLogDirFailure). Every broker has
+// one log dir, so both halt: the process ends at once, the follower is elected when broker-1's
+// ZooKeeper session expires, and nothing acknowledged is lost.
+class DiskFullLeaderTest : public BrokerClusterTest,
+                           public ::testing::WithParamInterface<KafkaRelease> {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 2;
+    options.kafka_version = GetParam();
+    options.config = {{"log.flush.interval.messages", "1"}};
+    StartCluster(std::move(options));
+  }
+};
+
+TEST_P(DiskFullLeaderTest, AppendOnAFullDiskHaltsTheLeader) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
+  auto* disk = world_.node("broker-1").disk();
+  disk->set_capacity_bytes(disk->used_bytes());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return client_->Ready("broker-1"); }, 10 * kSecondUs));
+  ProduceRequest request = MakeProduce(kTp, 1, 2);
+  client_->Send("broker-1", std::move(request), [](Result<ksim::Message>) {});
+  ASSERT_TRUE(cluster_->RunUntil([&] { return !world_.node("broker-1").up(); }, 10 * kSecondUs));
+  std::vector<nlohmann::ordered_json> crashes = Events("crash");
+  ASSERT_FALSE(crashes.empty());
+  EXPECT_EQ(crashes.back()["node"], "broker-1");
+  EXPECT_FALSE(crashes.back().value("halt", "").empty()) << crashes.back().dump();
+  EXPECT_TRUE(Events("shutdown").empty());  // a halt, not an exit through the shutdown hook
+  ASSERT_TRUE(
+      cluster_->RunUntil([&] { return PartitionOn(k2, kTp)->is_leader(); }, 60 * kSecondUs));
+  EXPECT_EQ(Produce("broker-2", kTp, -1, 1).base_offset, Offset(3));
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, DiskFullLeaderTest,
+                         ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k2_1),
+                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
+                           std::string name(KafkaReleaseName(info.param));
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return "Kafka" + name;
+                         });
 
 TEST_F(BrokerTest, StaleControllerEpochIsRefused) {
   CreateTopic("t", {k1, k2});
