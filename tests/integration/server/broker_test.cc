@@ -545,6 +545,73 @@ TEST_F(BrokerTest, ControllerAsksItselfForControlledShutdown) {
   EXPECT_EQ(Produce(node::Broker(other), kTp, 1, 1).base_offset, Offset(2));
 }
 
+// KafkaServer.controlledShutdown reads /controller at every attempt. 0.10.0.1 to 1.0.0's
+// ZkUtils.getController throws "Controller doesn't exist" when it is missing, and the shutdown
+// goes on at once without moving leadership; from 1.1 (KafkaZkClient.getControllerId) that
+// attempt fails and another follows after controlled.shutdown.retry.backoff.ms. At every release
+// a failed attempt is followed by that backoff, the last one too.
+class ControlledShutdownTest : public BrokerClusterTest,
+                               public ::testing::WithParamInterface<KafkaRelease> {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 2;
+    options.kafka_version = GetParam();
+    StartCluster(std::move(options));
+    controller_ = cluster_->ActiveController();
+    other_ = controller_ == k1 ? k2 : k1;
+  }
+
+  BrokerId controller_{0};
+  BrokerId other_{0};
+};
+
+TEST_P(ControlledShutdownTest, MissingControllerZnode) {
+  // The controller is cut from ZooKeeper and its session expires: /controller is gone, and only
+  // the broker shutting down could write it again (after its GetData, on the same connection).
+  ASSERT_TRUE(
+      cluster_->Partition({{node::Broker(controller_)}, {std::string(node::kZooKeeper)}}).ok());
+  std::optional<ZnodeData> registration = cluster_->zookeeper().Read(zk::BrokerIdPath(controller_));
+  ASSERT_TRUE(registration.has_value());
+  ASSERT_TRUE(cluster_->zookeeper().ExpireSession(registration->stat.ephemeral_owner).ok());
+  ASSERT_FALSE(cluster_->zookeeper().Read(zk::kControllerPath).has_value());
+  bool done = false;
+  ASSERT_TRUE(cluster_->ShutdownBroker(other_, [&] { done = true; }).ok());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return done; }, 120 * kSecondUs));
+  std::vector<nlohmann::ordered_json> attempts = Events("controlled_shutdown");
+  ASSERT_FALSE(attempts.empty());
+  EXPECT_EQ(attempts[0]["error"], "NOT_CONTROLLER");
+  if (GetParam() < KafkaRelease::k1_1) {
+    EXPECT_EQ(attempts.size(), 1u);  // unclean at once
+  } else {
+    ASSERT_GE(attempts.size(), 2u);
+    EXPECT_GE(attempts[1]["t_us"].get<int64_t>() - attempts[0]["t_us"].get<int64_t>(),
+              5 * kSecondUs);  // controlled.shutdown.retry.backoff.ms
+  }
+}
+
+TEST_P(ControlledShutdownTest, BackoffAfterTheLastFailedAttemptToo) {
+  // The controller cannot be reached: all three attempts fail, each followed by 5 s of backoff.
+  ASSERT_TRUE(cluster_->Partition({{node::Broker(controller_)}, {node::Broker(other_)}}).ok());
+  bool done = false;
+  ASSERT_TRUE(cluster_->ShutdownBroker(other_, [&] { done = true; }).ok());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return done; }, 120 * kSecondUs));
+  std::vector<nlohmann::ordered_json> attempts = Events("controlled_shutdown");
+  ASSERT_EQ(attempts.size(), 3u);  // controlled.shutdown.max.retries
+  std::vector<nlohmann::ordered_json> shutdowns = Events("shutdown");
+  ASSERT_EQ(shutdowns.size(), 1u);
+  EXPECT_GE(shutdowns[0]["t_us"].get<int64_t>() - attempts[2]["t_us"].get<int64_t>(),
+            5 * kSecondUs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, ControlledShutdownTest,
+                         ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k1_1),
+                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
+                           std::string name(KafkaReleaseName(info.param));
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return "Kafka" + name;
+                         });
+
 TEST_F(BrokerTest, SameSeedSameTrace) {
   auto run = [](uint64_t seed) {
     World world(seed,
