@@ -233,10 +233,11 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   zk_version_ = state.zk_version;
   ForgetRemoteReplicas();
   isr_change_in_flight_ = false;
-  // Kafka 2.0: the same leader one epoch later means nothing to redo; otherwise an epoch was
-  // missed and the leader's log may have been truncated meanwhile.
-  if (was_follower_of_same_leader &&
-      (leader_epoch_ == old_epoch || leader_epoch_ == old_epoch + 1)) {
+  // Partition.makeFollower: to 2.0.0 the same leader means nothing to redo, whatever the epoch;
+  // 2.1.0 (KAFKA-7395, with KIP-320) redoes it unless the epoch is the same, which a LeaderAndIsr
+  // only ever brings as stale (refused before this). A new leader is always a new start.
+  const bool nothing_to_redo = config_.release < KafkaRelease::k2_1 || leader_epoch_ == old_epoch;
+  if (was_follower_of_same_leader && nothing_to_redo) {
     CheckInvariants();
     return false;
   }

@@ -151,8 +151,8 @@ class Partition final : public LogObserver {
   // Kafka's makeFollower: role follower of `state.leader`; the ISR is forgotten (only a leader
   // tracks it), and so are the remote replicas from 0.10.2 (before, their caught-up times stay).
   // Returns true when the broker must truncate per policy and (re)start fetching: a new leader, or
-  // the same one more than one epoch later (an epoch was missed, Kafka 2.0). False when it stays
-  // the follower of the same leader at the same or the next epoch, or when the epoch is stale.
+  // from 2.1 the same leader at a newer epoch (KAFKA-7395). False when it stays the follower of
+  // the same leader (before 2.1 at any epoch), or when the epoch is stale.
   // REQUIRES: state.leader != local broker.
   bool MakeFollower(const LeaderAndIsrPartitionState& state);
   // StopReplica: role none (the log stays unless the broker deletes it).

@@ -19,6 +19,7 @@
 #include "core/protocol/network_client.h"
 #include "core/server/replica_manager.h"
 #include "core/zk/paths.h"
+#include "core/zk/retrying_coordination.h"
 
 namespace ksim {
 
@@ -91,10 +92,14 @@ struct Broker::Impl {
 
   // ---- Shutdown ----
   void AttemptControlledShutdown();
+  // Sends attempt `attempt`'s request to the controller /controller names.
+  void SendControlledShutdown(int attempt, Result<ZnodeData> controller_znode);
   void OnControlledShutdownAnswer(int attempt, Result<Message> answer);
   void FinishShutdown();
   // A log went offline: the process halts (BrokerSeams::halt), once.
   void Halt(const Status& error);
+  // A fatal error: the process exits through its shutdown hook (BrokerSeams::exit), once.
+  void Exit(const Status& error);
 
   template <class F>
   auto Guarded(F f) {
@@ -122,6 +127,9 @@ struct Broker::Impl {
   ProducerIdManager producer_ids{id(), seams.zk, seams.events};
   // Topics a Metadata request names that this broker does not know (auto.create.topics.enable).
   TopicAdmin topic_admin{seams.zk, seams.random, options.config};
+  // The controlled shutdown's reads of /controller, issued again on CONNECTIONLOSS as Kafka's
+  // ZkClient does (readDataMaybeNull waits until connected).
+  RetryingCoordination shutdown_zk{seams.zk};
 
   ZkSessionId registered_session = kNoSession;
   bool registering = false;
@@ -129,6 +137,7 @@ struct Broker::Impl {
   int controlled_shutdown_attempts = 0;
   std::function<void()> shutdown_done;
   bool halted = false;
+  bool exiting = false;
 };
 
 Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
@@ -166,7 +175,7 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
       controller(options.config, options.controller, seams.zk, channel, seams.timers, seams.clock,
                  seams.random, seams.events),
       replicas(
-          options.config, options.truncation,
+          options.config, options.truncation, options.controller.election_policy,
           ReplicaManagerSeams{.env = seams.env,
                               .clock = seams.clock,
                               .timers = seams.timers,
@@ -175,7 +184,8 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
                               .metadata = metadata,
                               .network = network,
                               .events = seams.events,
-                              .on_storage_failure = [this](const Status& error) { Halt(error); }}),
+                              .on_storage_failure = [this](const Status& error) { Halt(error); },
+                              .on_fatal_exit = [this](const Status& error) { Exit(error); }}),
       groups(options.config, GroupSeams()),
       group_locator(options.config, seams.zk, seams.random, metadata, seams.events) {
   log_manager.set_storage_failure_handler([this](const Status& error) { Halt(error); });
@@ -207,6 +217,12 @@ void Broker::Impl::Halt(const Status& error) {
   if (halted || !seams.halt) return;
   halted = true;
   seams.halt(error);
+}
+
+void Broker::Impl::Exit(const Status& error) {
+  if (halted || exiting) return;
+  exiting = true;
+  if (seams.exit) seams.exit(error);
 }
 
 Broker::Impl::~Impl() {
@@ -462,17 +478,42 @@ void Broker::Impl::Registered(ZkSessionId session) {
 // ---- Shutdown (KafkaServer.controlledShutdown, then KafkaServer.shutdown) -----------------------
 
 void Broker::Impl::AttemptControlledShutdown() {
+  // Every attempt reads /controller first (ZkUtils.getController; KafkaZkClient.getControllerId
+  // from 1.1), waiting for ZooKeeper while it is unreachable, then the controller's registration
+  // (here: the metadata cache's live endpoints).
   const int attempt = ++controlled_shutdown_attempts;
-  BrokerId controller_id = controller.is_active() ? id() : controller.known_controller();
-  if (controller_id == kNoBroker) controller_id = metadata.controller_id();
-  ControlledShutdownRequest request;
-  request.broker_id = id();
+  shutdown_zk.GetData(std::string(zk::kControllerPath), /*watch=*/false,
+                      Guarded([this, attempt](Result<ZnodeData> controller_znode) {
+                        SendControlledShutdown(attempt, std::move(controller_znode));
+                      }));
+}
+
+void Broker::Impl::SendControlledShutdown(int attempt, Result<ZnodeData> controller_znode) {
+  if (state() != BrokerState::kPendingControlledShutdown) return;
   auto on_answer = Guarded([this, attempt](Result<Message> answer) {
     OnControlledShutdownAnswer(attempt, std::move(answer));
   });
-  if (controller_id == kNoBroker) {
-    return on_answer(Status(Errc::kNotController, "no controller known"));
+  if (!controller_znode.ok() && controller_znode.status().code() == Errc::kNoNode &&
+      options.config.release < KafkaRelease::k1_1) {
+    // 0.10.0 to 1.0: getController throws "Controller doesn't exist" out of the retry loop, and
+    // KafkaServer.shutdown swallows it: the shutdown goes on at once, uncleanly (no backoff, no
+    // more attempts). From 1.1 a missing /controller is one more failed attempt.
+    Emit(seams.events, ev::kControlledShutdown,
+         {{field::kBroker, id().value()},
+          {field::kAttempt, attempt},
+          {field::kError, ErrcName(Errc::kNotController)},
+          {field::kRemaining, EventFields::array()}});
+    return FinishShutdown();
   }
+  Result<zk::ControllerRegistration> registration =
+      controller_znode.ok() ? zk::DecodeControllerRegistration(controller_znode->data)
+                            : Result<zk::ControllerRegistration>(controller_znode.status());
+  if (!registration.ok()) {
+    return on_answer(Status(Errc::kNotController, "no controller in ZooKeeper"));
+  }
+  const BrokerId controller_id = registration->broker_id;
+  ControlledShutdownRequest request;
+  request.broker_id = id();
   if (controller_id == id()) {
     return DeliverLocal(std::move(request),
                         [on_answer](Message response) mutable { on_answer(std::move(response)); });
@@ -504,13 +545,17 @@ void Broker::Impl::OnControlledShutdownAnswer(int attempt, Result<Message> answe
         {field::kAttempt, attempt},
         {field::kError, ErrcName(error)},
         {field::kRemaining, remaining}});
-  if (succeeded || attempt >= options.config.controlled_shutdown_max_retries) {
-    // Kafka: "Proceeding to do an unclean shutdown as all the controlled shutdown attempts
-    // failed" when it gave up; the shutdown itself is the same.
-    return FinishShutdown();
-  }
+  if (succeeded) return FinishShutdown();
+  // Every modelled release sleeps controlled.shutdown.retry.backoff.ms after each failed
+  // attempt, the last one included, and then "Proceeding to do an unclean shutdown as all the
+  // controlled shutdown attempts failed": the shutdown itself is the same.
   timers.Schedule(options.config.controlled_shutdown_retry_backoff_ms * kUsPerMs,
-                  [this]() { AttemptControlledShutdown(); });
+                  [this, attempt]() {
+                    if (state() != BrokerState::kPendingControlledShutdown) return;
+                    if (attempt >= options.config.controlled_shutdown_max_retries)
+                      return FinishShutdown();
+                    AttemptControlledShutdown();
+                  });
 }
 
 void Broker::Impl::FinishShutdown() {

@@ -100,6 +100,13 @@ struct BrokerSeams {
   // 1.0 (KIP-112) a broker whose every log directory failed halts too. The simulator crashes the
   // node, keeping what the OS page cache held. May be empty (tests): nothing happens.
   std::function<void(const Status&)> halt;
+  // The process exits through its shutdown hook (Kafka's System.exit / Exit.exit with
+  // KafkaServer.shutdown as the hook): called, at most once per Broker, when a follower finds
+  // its leader's log shorter than its own and may not truncate (Kafka 0.10.0 to 2.0,
+  // ReplicaFetcherThread.handleOffsetOutOfRange; docs/versions.md). The simulator runs
+  // Shutdown() (the controlled shutdown first) and then ends the node as after a `shutdown`.
+  // May be empty (tests): nothing happens.
+  std::function<void(const Status&)> exit;
 };
 
 class MetadataCache;

@@ -271,6 +271,26 @@ void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, con
       // Kafka's handleOffsetOutOfRange: a leader whose log ends before ours (an unclean
       // election) makes us cut back to its end; otherwise our LEO is below its log start.
       if (answer.offset < partition->log_end_offset()) {
+        if (options_.may_truncate_below_leader && !options_.may_truncate_below_leader(answer.tp)) {
+          // "Exiting because log truncation is not allowed for partition ...": the fetcher
+          // thread stops here (in System.exit, or throwing FatalExitError), so this leader's
+          // fetcher stays busy and sends nothing more.
+          const Status fatal(Errc::kUnknownServerError,
+                             "Exiting because log truncation is not allowed for partition " +
+                                 ToString(answer.tp) + ", current leader " +
+                                 std::to_string(leader.value()) + "'s latest offset " +
+                                 std::to_string(answer.offset.value()) + " is less than replica " +
+                                 std::to_string(options_.local.value()) + "'s latest offset " +
+                                 std::to_string(partition->log_end_offset().value()));
+          Emit(events_, ev::kReplicaFetchError,
+               {{field::kTopic, answer.tp.topic},
+                {field::kPartition, answer.tp.partition.value()},
+                {field::kStage, "truncation_not_allowed"},
+                {field::kError, ErrcName(fatal.code())},
+                {field::kMessage, fatal.message()}});
+          if (options_.on_fatal_exit) options_.on_fatal_exit(fatal);
+          return;
+        }
         status = partition->TruncateTo(answer.offset, "offset_out_of_range");
         state->phase = FetchPhase::kFetching;
       } else {

@@ -9,8 +9,10 @@
 //    before adding the partition and this step never happens.
 // 2. ListOffsets for partitions whose fetch was OFFSET_OUT_OF_RANGE (Kafka's
 //    handleOffsetOutOfRange): first the leader's LEO (replica_id = this broker, so the leader
-//    answers its LEO); below ours: truncate to it (an unclean leader's log is shorter). Otherwise
-//    the leader's log start; above our LEO: TruncateFullyAndStartAt it (retention moved past us).
+//    answers its LEO); below ours: truncate to it (an unclean leader's log is shorter), unless
+//    may_truncate_below_leader says no: then the broker exits (on_fatal_exit, Kafka 0.10.0 to
+//    2.0) and this leader's fetcher sends nothing more. Otherwise the leader's log start; above
+//    our LEO: TruncateFullyAndStartAt it (retention moved past us).
 // 3. Fetch for every other partition: replica_id = own id, max_wait_ms = replica.fetch.wait.max.ms,
 //    min_bytes = replica.fetch.min.bytes, partition_max_bytes = replica.fetch.max.bytes, from each
 //    partition's LEO. The answer is appended with Partition::AppendAsFollower (the leader's HW and
@@ -48,6 +50,13 @@ struct ReplicaFetcherOptions {
   int32_t fetch_min_bytes = 1;        // replica.fetch.min.bytes
   int32_t fetch_max_bytes = 1 << 20;  // replica.fetch.max.bytes (per partition)
   int32_t fetch_backoff_ms = 1000;    // replica.fetch.backoff.ms
+  // May this follower cut its log back to a leader whose log ends before its own? Kafka 0.10.0
+  // to 2.0 ask the topic's unclean.leader.election.enable (ReplicaFetcherThread
+  // .handleOffsetOutOfRange); 2.1 always truncates (KAFKA-7414). Empty: always.
+  std::function<bool(const TopicPartition&)> may_truncate_below_leader;
+  // Called when it may not: the broker exits (Kafka's fatal "Exiting because log truncation is
+  // not allowed"). May be empty (nothing happens; the partition is no longer fetched).
+  std::function<void(const Status&)> on_fatal_exit;
 };
 
 // What a fetcher is doing with one partition.

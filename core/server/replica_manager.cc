@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/base/trace_names.h"
+#include "core/cluster/election_policy.h"
 #include "core/storage/hw_checkpoint.h"
 #include "core/storage/leader_epoch_cache.h"
 #include "core/zk/paths.h"
@@ -38,9 +39,10 @@ auto ReplicaManager::Guarded(F f) {
 }
 
 ReplicaManager::ReplicaManager(const BrokerConfig& config, TruncationPolicy truncation,
-                               ReplicaManagerSeams seams)
+                               std::string election_policy, ReplicaManagerSeams seams)
     : config_(config),
       truncation_(truncation),
+      election_policy_(std::move(election_policy)),
       seams_(std::move(seams)),
       local_(config.broker_id),
       timers_(seams_.timers),
@@ -54,6 +56,12 @@ ReplicaManager::ReplicaManager(const BrokerConfig& config, TruncationPolicy trun
               .fetch_min_bytes = config.replica_fetch_min_bytes,
               .fetch_max_bytes = config.replica_fetch_max_bytes,
               .fetch_backoff_ms = config.replica_fetch_backoff_ms,
+              .may_truncate_below_leader =
+                  [this](const TopicPartition& tp) { return MayTruncateBelowLeader(tp.topic); },
+              .on_fatal_exit =
+                  [this](const Status& error) {
+                    if (seams_.on_fatal_exit) seams_.on_fatal_exit(error);
+                  },
           },
           seams_.network, seams_.timers,
           [this](const TopicPartition& tp) { return GetPartition(tp); }, seams_.events) {
@@ -182,6 +190,13 @@ void ReplicaManager::FetchTopicConfigs(std::vector<std::string> topics,
 const TopicConfig& ReplicaManager::ConfigOf(const std::string& topic) const {
   auto it = topic_configs_.find(topic);
   return it == topic_configs_.end() ? default_topic_config_ : it->second;
+}
+
+bool ReplicaManager::MayTruncateBelowLeader(const std::string& topic) const {
+  if (config_.release >= KafkaRelease::k2_1) return true;  // KAFKA-7414
+  if (election_policy_.empty()) return ConfigOf(topic).unclean_leader_election_enable;
+  return election_policy_ == KafkaElectionPolicyName(/*unclean_leader_election_enable=*/true) ||
+         election_policy_ == "longest-log";
 }
 
 Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp) {

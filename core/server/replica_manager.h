@@ -12,7 +12,8 @@
 //   naming this broker among its replicas is UNKNOWN_TOPIC_OR_PARTITION. The log is created when
 //   missing (LogManager::GetOrCreateLog with the topic's config), the leader-epoch cache opened
 //   from its directory, the Partition built with its checkpointed HW. Leaders: fetchers removed,
-//   MakeLeader. Followers: MakeFollower; when the leader or epoch changed the fetcher is removed,
+//   MakeLeader. Followers: MakeFollower; when it says so (a new leader; from 2.1 a new epoch of the
+//   same one too) the fetcher is removed,
 //   the log truncated by the policy (high-watermark: now, to the own HW; leader-epoch: by the
 //   fetcher, asking the leader first) and the fetcher added; a follower whose leader is not alive
 //   gets no fetcher (Kafka 1.x). Waiting produce/fetch requests are re-checked. A replica whose
@@ -75,12 +76,17 @@ struct ReplicaManagerSeams {
   // or the epoch/producer state could not be written or read. With its one log directory failed
   // the broker must stop (the Broker halts). May be empty.
   std::function<void(const Status&)> on_storage_failure;
+  // A follower found its leader's log shorter than its own where truncating is not allowed
+  // (MayTruncateBelowLeader): the broker exits (Kafka 0.10.0 to 2.0). May be empty.
+  std::function<void(const Status&)> on_fatal_exit;
 };
 
 class ReplicaManager {
  public:
+  // `election_policy`: a scenario's policy.election (empty: each topic's own); it stands for the
+  // topic's unclean.leader.election.enable in MayTruncateBelowLeader, as in the controller.
   ReplicaManager(const BrokerConfig& config, TruncationPolicy truncation,
-                 ReplicaManagerSeams seams);
+                 std::string election_policy, ReplicaManagerSeams seams);
   // Without Shutdown(): a crash (nothing written).
   ~ReplicaManager();
   ReplicaManager(const ReplicaManager&) = delete;
@@ -135,6 +141,11 @@ class ReplicaManager {
   void FetchTopicConfigs(std::vector<std::string> topics, std::function<void()> then);
   // The topic's config, or the broker's defaults when it could not be read.
   const TopicConfig& ConfigOf(const std::string& topic) const;
+  // May a follower of `topic` cut its log back to a leader's shorter end? Kafka 0.10.0 to 2.0:
+  // only under unclean election (ReplicaFetcherThread.handleOffsetOutOfRange reads the topic's
+  // unclean.leader.election.enable; here the policy in effect: `unclean`, or `longest-log`,
+  // which may elect outside the ISR too); from 2.1 always (KAFKA-7414).
+  bool MayTruncateBelowLeader(const std::string& topic) const;
   LeaderAndIsrResponse BecomeLeaderOrFollower(const LeaderAndIsrRequest& request);
   Result<Partition*> GetOrCreatePartition(const TopicPartition& tp);
   void MakeFollowers(const std::vector<const LeaderAndIsrPartitionState*>& states,
@@ -172,6 +183,7 @@ class ReplicaManager {
 
   const BrokerConfig& config_;
   TruncationPolicy truncation_;
+  std::string election_policy_;
   ReplicaManagerSeams seams_;
   BrokerId local_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

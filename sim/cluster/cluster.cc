@@ -196,9 +196,19 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
       KSIM_CHECK(world_.HaltNode(name, reason).ok());
     });
   };
-  BrokerSeams seams{*node.disk(),        world_.loop(),  node,
-                    *process->transport, *process->zk,   *process->random,
-                    std::move(sink),     std::move(halt)};
+  // Kafka's System.exit / Exit.exit: the shutdown hook runs KafkaServer.shutdown (as a
+  // `shutdown` action does), then the process ends.
+  auto exit = [this, id = slot.id, name = node.name(),
+               incarnation = node.incarnation()](const Status&) {
+    world_.loop().Schedule(0, [this, id, name, incarnation] {
+      Node* exiting = world_.FindNode(name);
+      if (exiting == nullptr || !exiting->up() || exiting->incarnation() != incarnation) return;
+      (void)ShutdownBroker(id, nullptr);  // refused when a shutdown is already under way
+    });
+  };
+  BrokerSeams seams{*node.disk(),        world_.loop(),   node,
+                    *process->transport, *process->zk,    *process->random,
+                    std::move(sink),     std::move(halt), std::move(exit)};
   process->broker = std::make_unique<Broker>(std::move(broker_options), seams);
 
   Process* raw = process.get();

@@ -218,19 +218,37 @@ TEST_F(PartitionTest, StaleLeaderAndIsrIsIgnored) {
   EXPECT_EQ(r1.Named("become_leader").size(), 1u);
 }
 
-TEST_F(PartitionTest, MakeFollowerAsksForTruncationOnlyWhenTheLeaderChangedOrAnEpochWasMissed) {
-  Replica& r2 = AddReplica(kB2);
+// Partition.makeFollower: 0.10.0.1 to 2.0.0 redo nothing for the same leader whatever the epoch
+// (an epoch missed meanwhile included); 2.1.0 (KAFKA-7395) redoes it at any newer epoch.
+class MakeFollowerTest : public PartitionTest,
+                         public ::testing::WithParamInterface<KafkaRelease> {};
+
+TEST_P(MakeFollowerTest, SameLeaderAgainIsRedoneOnlyFrom21) {
+  const bool redo = GetParam() >= KafkaRelease::k2_1;
+  Replica& r2 = AddReplica(kB2, AtRelease(GetParam()));
   EXPECT_TRUE(r2.p().MakeFollower(State(kB1, 1, {kB1, kB2})));
   EXPECT_EQ(r2.p().leader(), kB1);
-  EXPECT_TRUE(r2.p().isr().empty());                        // only the leader tracks the ISR
-  EXPECT_FALSE(r2.p().MakeFollower(State(kB1, 2, {kB1})));  // same leader, next epoch
+  EXPECT_TRUE(r2.p().isr().empty());                           // only the leader tracks the ISR
+  EXPECT_EQ(r2.p().MakeFollower(State(kB1, 2, {kB1})), redo);  // same leader, next epoch
   EXPECT_EQ(r2.p().leader_epoch(), LeaderEpoch(2));
-  EXPECT_TRUE(r2.p().MakeFollower(State(kB1, 4, {kB1, kB2})));  // epoch 3 was missed
-  EXPECT_TRUE(r2.p().MakeFollower(State(kB3, 5, {kB3, kB2})));  // new leader
+  EXPECT_EQ(r2.p().MakeFollower(State(kB1, 4, {kB1, kB2})), redo);  // epoch 3 was missed
+  EXPECT_EQ(r2.p().leader_epoch(), LeaderEpoch(4));
+  EXPECT_FALSE(r2.p().MakeFollower(State(kB1, 4, {kB1, kB2})));  // stale: the same epoch
+  EXPECT_TRUE(r2.p().MakeFollower(State(kB3, 5, {kB3, kB2})));   // new leader
+  EXPECT_EQ(r2.Named("become_follower").size(), redo ? 4u : 2u);
   EXPECT_EQ(r2.Named("become_follower").back().fields.dump(),
             R"({"topic":"t","partition":0,"leader":3,"epoch":5,"leo":0,"log_start_offset":0,)"
             R"("hw":0})");
 }
+
+INSTANTIATE_TEST_SUITE_P(Releases, MakeFollowerTest,
+                         ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k2_0,
+                                           KafkaRelease::k2_1),
+                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
+                           std::string name(KafkaReleaseName(info.param));
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return "Kafka" + name;
+                         });
 
 TEST_F(PartitionTest, NotLeaderErrorsWhenFollowingOrStopped) {
   Replica& r2 = AddReplica(kB2);

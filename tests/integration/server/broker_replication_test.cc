@@ -1,8 +1,10 @@
 // The follower side of replication on the simulated cluster: truncation when the leader changes
 // under both policies (own HW, or the leader's OffsetsForLeaderEpoch answer),
-// OFFSET_OUT_OF_RANGE after an unclean election gave the lead to a shorter log, and a follower
-// told that no one leads.
+// OFFSET_OUT_OF_RANGE after an unclean election gave the lead to a shorter log (truncated to it, or
+// the broker exits where that is not allowed before 2.1), and a follower told that no one leads.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "tests/support/sim/broker_test_util.h"
 
@@ -128,6 +130,83 @@ TEST_F(OutOfRangeTest, FollowerAheadOfAnUncleanLeaderTruncatesToItsEnd) {
   // (KAFKA-6361's divergence): the Log's behaviour, faithfully kept, not the broker's.
   EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), PartitionOn(k2, kTp)->log_end_offset());
 }
+
+// Kafka 0.10.0 to 2.0 (ReplicaFetcherThread.handleOffsetOutOfRange): a follower whose leader's
+// log ends before its own may truncate only when the topic allows unclean elections; otherwise
+// it exits ("Exiting because log truncation is not allowed"). 2.1 truncates (KAFKA-7414). The
+// brokers disagree: broker-2, which becomes controller, elects uncleanly, while broker-1's own
+// unclean.leader.election.enable is false, as when the setting changed while broker-1 was down.
+class FollowerAheadTest : public BrokerClusterTest,
+                          public ::testing::WithParamInterface<KafkaRelease> {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 2;
+    options.kafka_version = GetParam();
+    options.config = {{"log.flush.interval.messages", "1"},
+                      {"unclean.leader.election.enable", "true"}};
+    options.broker_config[1] = {{"unclean.leader.election.enable", "false"}};
+    StartCluster(std::move(options));
+  }
+};
+
+TEST_P(FollowerAheadTest, FollowerAheadOfTheLeaderExitsUntil21) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
+  ASSERT_TRUE(cluster_->Partition({{"broker-1"}, {"broker-2"}}).ok());
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] { return PartitionOn(k1, kTp)->isr() == std::vector<BrokerId>{k1}; }, 30 * kSecondUs));
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 4).error_code, Errc::kNone);
+  cluster_->RunFor(6 * kSecondUs);  // the HW checkpoint records HW 7
+  ASSERT_TRUE(cluster_->CrashBroker(k1).ok());
+  cluster_->Heal();
+  ASSERT_TRUE(
+      cluster_->RunUntil([&] { return PartitionOn(k2, kTp)->is_leader(); }, 60 * kSecondUs));
+  EXPECT_EQ(Produce("broker-2", kTp, -1, 1).base_offset, Offset(3));
+  ASSERT_TRUE(cluster_->RestartBroker(k1).ok());
+
+  if (GetParam() < KafkaRelease::k2_1) {
+    // Broker-1 exits through its shutdown hook: a controlled shutdown, then the process ends,
+    // its log untouched (7 records where the leader has 4).
+    ASSERT_TRUE(cluster_->RunUntil([&] { return !world_.node("broker-1").up(); }, 60 * kSecondUs));
+    std::vector<nlohmann::ordered_json> refusals;
+    for (nlohmann::ordered_json& event : Events("replica_fetch_error")) {
+      if (event["stage"] == "truncation_not_allowed") refusals.push_back(std::move(event));
+    }
+    ASSERT_EQ(refusals.size(), 1u);
+    EXPECT_EQ(refusals[0]["node"], "broker-1");
+    EXPECT_NE(refusals[0]["message"].get<std::string>().find(
+                  "log truncation is not allowed for partition t-0, current leader 2's latest "
+                  "offset 4 is less than replica 1's latest offset 7"),
+              std::string::npos)
+        << refusals[0].dump();
+    EXPECT_FALSE(Events("controlled_shutdown").empty());
+    EXPECT_FALSE(Events("shutdown").empty());
+    for (const nlohmann::ordered_json& event : Events("truncate")) {
+      if (event["node"] == "broker-1") EXPECT_EQ(event["records"], 0) << event.dump();
+    }
+  } else {
+    ASSERT_TRUE(cluster_->RunUntil(
+        [&] {
+          Partition* p1 = PartitionOn(k1, kTp);
+          return p1 != nullptr && p1->leader() == k2 && p1->log_end_offset() == Offset(4);
+        },
+        60 * kSecondUs));
+    for (const nlohmann::ordered_json& event : Events("replica_fetch_error")) {
+      EXPECT_NE(event["stage"], "truncation_not_allowed") << event.dump();
+    }
+    EXPECT_TRUE(world_.node("broker-1").up());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, FollowerAheadTest,
+                         ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k2_0,
+                                           KafkaRelease::k2_1),
+                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
+                           std::string name(KafkaReleaseName(info.param));
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return "Kafka" + name;
+                         });
 
 class NoLeaderTest : public BrokerClusterTest {
  protected:

@@ -2,6 +2,8 @@
 // fetch rules, ISR shrink/expand through ZooKeeper, controller-epoch fencing, HW checkpoints.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/base/trace_names.h"
 #include "core/cluster/metadata_cache.h"
 #include "core/server/replica_manager.h"
@@ -379,6 +381,50 @@ TEST_F(BrokerTest, HighWatermarkCheckpointWriteErrorHaltsTheBroker) {
   EXPECT_TRUE(world_.node("broker-1").up());
 }
 
+// A full disk fails the leader's next append. 0.10.0.1's ReplicaManager.appendToLocalLog halts
+// on the KafkaStorageException (Runtime.halt); from 1.0 (KIP-112) the log dir goes offline and a
+// broker whose every log dir is offline halts (LogManager.handleLogDirFailure). Every broker has
+// one log dir, so both halt: the process ends at once, the follower is elected when broker-1's
+// ZooKeeper session expires, and nothing acknowledged is lost.
+class DiskFullLeaderTest : public BrokerClusterTest,
+                           public ::testing::WithParamInterface<KafkaRelease> {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 2;
+    options.kafka_version = GetParam();
+    options.config = {{"log.flush.interval.messages", "1"}};
+    StartCluster(std::move(options));
+  }
+};
+
+TEST_P(DiskFullLeaderTest, AppendOnAFullDiskHaltsTheLeader) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
+  auto* disk = world_.node("broker-1").disk();
+  disk->set_capacity_bytes(disk->used_bytes());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return client_->Ready("broker-1"); }, 10 * kSecondUs));
+  ProduceRequest request = MakeProduce(kTp, 1, 2);
+  client_->Send("broker-1", std::move(request), [](Result<ksim::Message>) {});
+  ASSERT_TRUE(cluster_->RunUntil([&] { return !world_.node("broker-1").up(); }, 10 * kSecondUs));
+  std::vector<nlohmann::ordered_json> crashes = Events("crash");
+  ASSERT_FALSE(crashes.empty());
+  EXPECT_EQ(crashes.back()["node"], "broker-1");
+  EXPECT_FALSE(crashes.back().value("halt", "").empty()) << crashes.back().dump();
+  EXPECT_TRUE(Events("shutdown").empty());  // a halt, not an exit through the shutdown hook
+  ASSERT_TRUE(
+      cluster_->RunUntil([&] { return PartitionOn(k2, kTp)->is_leader(); }, 60 * kSecondUs));
+  EXPECT_EQ(Produce("broker-2", kTp, -1, 1).base_offset, Offset(3));
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, DiskFullLeaderTest,
+                         ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k2_1),
+                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
+                           std::string name(KafkaReleaseName(info.param));
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return "Kafka" + name;
+                         });
+
 TEST_F(BrokerTest, StaleControllerEpochIsRefused) {
   CreateTopic("t", {k1, k2});
   Broker* broker = cluster_->broker(k2);
@@ -516,6 +562,73 @@ TEST_F(BrokerTest, ControllerAsksItselfForControlledShutdown) {
       60 * kSecondUs));
   EXPECT_EQ(Produce(node::Broker(other), kTp, 1, 1).base_offset, Offset(2));
 }
+
+// KafkaServer.controlledShutdown reads /controller at every attempt. 0.10.0.1 to 1.0.0's
+// ZkUtils.getController throws "Controller doesn't exist" when it is missing, and the shutdown
+// goes on at once without moving leadership; from 1.1 (KafkaZkClient.getControllerId) that
+// attempt fails and another follows after controlled.shutdown.retry.backoff.ms. At every release
+// a failed attempt is followed by that backoff, the last one too.
+class ControlledShutdownTest : public BrokerClusterTest,
+                               public ::testing::WithParamInterface<KafkaRelease> {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 2;
+    options.kafka_version = GetParam();
+    StartCluster(std::move(options));
+    controller_ = cluster_->ActiveController();
+    other_ = controller_ == k1 ? k2 : k1;
+  }
+
+  BrokerId controller_{0};
+  BrokerId other_{0};
+};
+
+TEST_P(ControlledShutdownTest, MissingControllerZnode) {
+  // The controller is cut from ZooKeeper and its session expires: /controller is gone, and only
+  // the broker shutting down could write it again (after its GetData, on the same connection).
+  ASSERT_TRUE(
+      cluster_->Partition({{node::Broker(controller_)}, {std::string(node::kZooKeeper)}}).ok());
+  std::optional<ZnodeData> registration = cluster_->zookeeper().Read(zk::BrokerIdPath(controller_));
+  ASSERT_TRUE(registration.has_value());
+  ASSERT_TRUE(cluster_->zookeeper().ExpireSession(registration->stat.ephemeral_owner).ok());
+  ASSERT_FALSE(cluster_->zookeeper().Read(zk::kControllerPath).has_value());
+  bool done = false;
+  ASSERT_TRUE(cluster_->ShutdownBroker(other_, [&] { done = true; }).ok());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return done; }, 120 * kSecondUs));
+  std::vector<nlohmann::ordered_json> attempts = Events("controlled_shutdown");
+  ASSERT_FALSE(attempts.empty());
+  EXPECT_EQ(attempts[0]["error"], "NOT_CONTROLLER");
+  if (GetParam() < KafkaRelease::k1_1) {
+    EXPECT_EQ(attempts.size(), 1u);  // unclean at once
+  } else {
+    ASSERT_GE(attempts.size(), 2u);
+    EXPECT_GE(attempts[1]["t_us"].get<int64_t>() - attempts[0]["t_us"].get<int64_t>(),
+              5 * kSecondUs);  // controlled.shutdown.retry.backoff.ms
+  }
+}
+
+TEST_P(ControlledShutdownTest, BackoffAfterTheLastFailedAttemptToo) {
+  // The controller cannot be reached: all three attempts fail, each followed by 5 s of backoff.
+  ASSERT_TRUE(cluster_->Partition({{node::Broker(controller_)}, {node::Broker(other_)}}).ok());
+  bool done = false;
+  ASSERT_TRUE(cluster_->ShutdownBroker(other_, [&] { done = true; }).ok());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return done; }, 120 * kSecondUs));
+  std::vector<nlohmann::ordered_json> attempts = Events("controlled_shutdown");
+  ASSERT_EQ(attempts.size(), 3u);  // controlled.shutdown.max.retries
+  std::vector<nlohmann::ordered_json> shutdowns = Events("shutdown");
+  ASSERT_EQ(shutdowns.size(), 1u);
+  EXPECT_GE(shutdowns[0]["t_us"].get<int64_t>() - attempts[2]["t_us"].get<int64_t>(),
+            5 * kSecondUs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, ControlledShutdownTest,
+                         ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k1_1),
+                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
+                           std::string name(KafkaReleaseName(info.param));
+                           std::replace(name.begin(), name.end(), '.', '_');
+                           return "Kafka" + name;
+                         });
 
 TEST_F(BrokerTest, SameSeedSameTrace) {
   auto run = [](uint64_t seed) {
