@@ -14,7 +14,8 @@
 //   structured: the input describes batches, which are appended through the Log (so the files
 //               start out valid, across several segments when the index is small), then damaged:
 //               truncated, bytes flipped, index bytes overwritten or index files removed, with
-//               or without a clean close.
+//               or without a clean close. With bit 4 the log is a Kafka 0.10.0 broker's,
+//               which keeps no .timeindex (LogConfig::time_index false).
 //
 //   cmake -S . -B build-fuzzlog -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKSIM_FUZZ=ON \
 //       -DKSIM_SANITIZE=ON -DKSIM_BENCH=OFF && ninja -C build-fuzzlog log_recovery_fuzzer
@@ -83,6 +84,8 @@ LogConfig ConfigFrom(uint8_t flags) {
   config.index_interval_bytes = kIntervals[flags & 0x3];
   config.max_index_size_bytes = 64 * 1024;  // preallocated at every open: keep it small
   config.file_delete_delay_ms = 0;
+  // Structured inputs with bit 4 are a Kafka 0.10.0 broker's log: no time index (KIP-33).
+  config.time_index = (flags & 0x04) == 0 || (flags & 0x10) == 0;
   return config;
 }
 
@@ -195,7 +198,12 @@ void CheckLog(Log& log, bool just_opened) {
     Require(bytes.ok(), "read a segment");
     Require(bytes->size() == segment->size(), "segment size matches the file");
     Require(segment->offset_index().SanityCheck(segment->size()).ok(), "offset index sane");
-    Require(segment->time_index().SanityCheck().ok(), "time index sane");
+    if (segment->has_time_index()) {
+      Require(segment->time_index().SanityCheck().ok(), "time index sane");
+    } else {
+      Require(!env.FileExists(TimeIndexFilePath(LogDir(), segment->base_offset())),
+              "a log without a time index writes no .timeindex");
+    }
     BatchIterator iterator(*bytes, /*verify_crc=*/true);
     Offset next = segment->base_offset();
     struct Found {

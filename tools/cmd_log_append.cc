@@ -2,9 +2,11 @@
 // engine, for demos and checks. Opens (recovering if needed) the log in DIR/TOPIC-PARTITION/
 // through the POSIX Env, appends COUNT records of VALUE-BYTES bytes in batches of BATCH-RECORDS,
 // rolling at SEGMENT-BYTES, prints the offsets each batch got, and closes the log cleanly.
-// --message-format-version (Kafka's message.format.version: "0.10.0", "0.9.0", "0.11.0", "2.0")
-// chooses the format written: message sets v0/v1 before 0.11, record batches v2 from 0.11 (the
-// default); a log may hold both, as after an upgrade.
+// --kafka-version is the broker release whose log is written (default 2.1, the latest ksim models):
+// a 0.10.0 log has no .timeindex files (KIP-33 came with 0.10.1) and its default format is
+// message sets v1. --message-format-version (Kafka's message.format.version: "0.10.0", "0.9.0",
+// "0.11.0", "2.0") chooses the format written instead of the release's own: message sets v0/v1
+// before 0.11, record batches v2 from 0.11; a log may hold both, as after an upgrade.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "core/base/clock.h"
+#include "core/config/kafka_version.h"
 #include "core/config/log_config.h"
 #include "core/env/posix_env.h"
 #include "core/record/legacy_record.h"
@@ -31,7 +34,8 @@ struct AppendOptions {
   int64_t value_bytes = 100;
   int64_t batch_records = 1;
   int64_t segment_bytes = 1LL << 30;
-  std::string message_format_version = "2.0";
+  std::string kafka_version = std::string(KafkaReleaseName(kLatestKafkaRelease));
+  std::string message_format_version;  // empty: the release's own (its latest ApiVersion)
 };
 
 // Kafka's topic name rule (Topic.validate): 1..249 of [a-zA-Z0-9._-], not "." or "..".
@@ -66,15 +70,26 @@ int RunLogAppend(const AppendOptions& options) {
   SystemClock clock;
   LogConfig config;
   config.segment_bytes = static_cast<int32_t>(options.segment_bytes);
-  const std::optional<int8_t> magic = MessageFormatMagic(options.message_format_version);
+  const Result<KafkaRelease> release = ParseKafkaRelease(options.kafka_version);
+  if (!release.ok()) {
+    std::cerr << "ksim log-append: --kafka-version \"" << options.kafka_version
+              << "\": " << release.status().message() << "\n";
+    return 2;
+  }
+  const std::optional<int8_t> magic =
+      options.message_format_version.empty()
+          ? std::optional<int8_t>(LatestApiVersion(*release).magic)
+          : MessageFormatMagic(options.message_format_version, *release);
   if (!magic) {
     std::cerr << "ksim log-append: --message-format-version \"" << options.message_format_version
-              << "\": not a Kafka version (valid: 0.8.0-0.8.2, 0.9.0 (magic 0), 0.10.0-0.10.2 "
-                 "(magic 1), 0.11.0, 1.0, 1.1, 2.0, 2.1 (magic 2), or an internal version such "
-                 "as 0.10.0-IV1; docs/versions.md)\n";
+              << "\": not a Kafka version known to Kafka " << KafkaReleaseName(*release)
+              << " (valid: 0.8.0-0.8.2, 0.9.0 (magic 0), 0.10.0-0.10.2 (magic 1), 0.11.0, 1.0, "
+                 "1.1, 2.0, 2.1 (magic 2), up to the release, or an internal version such as "
+                 "0.10.0-IV1; docs/versions.md)\n";
     return 2;
   }
   config.message_format_magic = *magic;
+  config.time_index = *release >= KafkaRelease::k0_10_1;  // KIP-33
   const std::string dir =
       JoinPath(options.dir, options.topic + "-" + std::to_string(options.partition));
   if (Status made = env.CreateDir(options.dir); !made.ok()) {
@@ -149,10 +164,13 @@ Command AddLogAppend(CLI::App& app) {
   sub->add_option("--segment-bytes", options->segment_bytes, "Roll a new segment at this size")
       ->capture_default_str()
       ->check(CLI::Range(int64_t{14}, int64_t{INT32_MAX}));
+  sub->add_option("--kafka-version", options->kafka_version,
+                  "The broker release whose log is written: 0.10.0 keeps no .timeindex, and "
+                  "each release writes its own message format by default")
+      ->capture_default_str();
   sub->add_option("--message-format-version", options->message_format_version,
                   "Kafka's message.format.version: 0.9.0 writes magic 0, 0.10.0 magic 1, 0.11.0 "
-                  "and later record batches v2")
-      ->capture_default_str();
+                  "and later record batches v2 (default: the release's own)");
   return [options] { return RunLogAppend(*options); };
 }
 

@@ -51,9 +51,19 @@ struct LogConfig {
   // message.format.version (log.message.format.version): the format the leader writes, as a
   // magic (0: 0.8.x-0.9.x, 1: 0.10.x, 2: 0.11 and later; MessageFormatMagic). Batches received
   // in another format are converted on append (Log::AppendAsLeader); a log may hold several.
-  // Kafka 0.10.0's default is "0.10.0-IV1" (magic 1); ksim writes v2 unless the setting is given,
-  // until the release switch (issue 18) makes the default the release's own.
+  // A broker's default is its release's (BrokerConfig::DefaultLogConfig: Kafka's
+  // log.message.format.version defaults to the release's latest ApiVersion): magic 1 at 0.10.x,
+  // 2 from 0.11. The struct's own default, 2, is for tools and tests that build a LogConfig.
   int8_t message_format_magic = 2;
+
+  // Whether segments keep a time index (KIP-33, Kafka 0.10.1, KAFKA-3163): a .timeindex file
+  // beside each segment, time-based rolls from the first record's timestamp, retention by the
+  // largest record timestamp, ListOffsets by timestamp through the index. Not a topic setting:
+  // the broker's release (BrokerConfig::DefaultLogConfig). false is Kafka 0.10.0's log: no
+  // .timeindex, rolls from the segment's creation, retention and ListOffsets by the segment's
+  // last modification (0.10.0.1's Log.maybeRoll, LogManager.cleanupExpiredSegments,
+  // KafkaApis.fetchOffsetsBefore).
+  bool time_index = true;
 
   bool DeleteEnabled() const { return cleanup_policy != CleanupPolicy::kCompact; }
 };

@@ -431,11 +431,6 @@ void FillApiVersions(ParsedBrokerSettings& s, BrokerConfig& c) {
   };
   const bool ibp = parse("inter.broker.protocol.version", c.inter_broker_protocol_version);
   const bool format = parse("log.message.format.version", c.log_message_format_version);
-  // Only a given log.message.format.version chooses the format written; unset, ksim writes v2
-  // at every release for now (LogConfig::message_format_magic; docs/versions.md).
-  if (format && s.IsSet("log.message.format.version")) {
-    c.log_message_format_magic = c.log_message_format_version.magic;
-  }
   if (ibp && format) {
     s.Require(c.inter_broker_protocol_version.id >= c.log_message_format_version.id,
               {"log.message.format.version", "inter.broker.protocol.version"},
@@ -510,7 +505,10 @@ LogConfig BrokerConfig::DefaultLogConfig() const {
   log.flush_ms = log_flush_interval_ms;
   log.file_delete_delay_ms = log_segment_delete_delay_ms;
   log.max_message_bytes = message_max_bytes;
-  if (log_message_format_magic) log.message_format_magic = *log_message_format_magic;
+  // Kafka's Defaults.LogMessageFormatVersion is the release's latest ApiVersion (KafkaConfig at
+  // 0.10.0.1 and 0.11.0.0): magic 1 at 0.10.x, 2 from 0.11, unless the setting is given.
+  log.message_format_magic = log_message_format_version.magic;
+  log.time_index = release >= KafkaRelease::k0_10_1;  // KIP-33
   return log;
 }
 

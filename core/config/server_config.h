@@ -121,10 +121,6 @@ struct BrokerConfig {
   // Topics
   bool delete_topic_enable = false;
   std::string compression_type = "producer";
-  // log.message.format.version as a magic (MessageFormatMagic) when it was given; unset, the
-  // LogConfig default applies (see LogConfig::message_format_magic).
-  std::optional<int8_t> log_message_format_magic;
-
   // Everything that was set, by key (unknown keys included), with its origin.
   ConfigOriginals originals;
   // One line per unknown key, in origin order.

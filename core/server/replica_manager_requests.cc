@@ -235,6 +235,10 @@ ListOffsetsResponse ReplicaManager::HandleListOffsets(const ListOffsetsRequest& 
             partition->log().FetchOffsetByTimestamp(asked.timestamp);
         if (!found.ok()) {
           answer.error_code = found.status().code();
+        } else if (found->has_value() && !partition->log().config().time_index) {
+          // Kafka 0.10.0's fetchOffsetsBefore: an offset above what the asker may see becomes
+          // that bound (KafkaApis.handleOffsetRequest: hw +: allOffsets.dropWhile(_ > hw)).
+          answer.offset = std::min((*found)->offset, last_fetchable);
         } else if (found->has_value() && (*found)->offset < last_fetchable) {
           answer.offset = (*found)->offset;
           answer.timestamp = (*found)->timestamp_ms;

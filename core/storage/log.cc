@@ -274,12 +274,30 @@ Result<std::optional<TimestampOffset>> Log::FetchOffsetByTimestamp(int64_t times
   if (timestamp_ms == kLatestTimestamp) {
     return std::optional<TimestampOffset>(TimestampOffset{kNoTimestamp, next_offset_});
   }
+  if (!config_.time_index) return FetchOffsetBefore(timestamp_ms);
   // The first segment whose largest timestamp reaches the target holds the answer, if any.
   for (const auto& [base, segment] : segments_) {
     if (segment->LargestTimestampMs() < timestamp_ms) continue;
     return segment->FindOffsetByTimestamp(timestamp_ms, log_start_offset_);
   }
   return std::optional<TimestampOffset>();
+}
+
+std::optional<TimestampOffset> Log::FetchOffsetBefore(int64_t timestamp_ms) const {
+  // Kafka 0.10.0.1's KafkaApis.fetchOffsetsBefore: (base offset, last modified) of each
+  // segment, then (LEO, now) when the active segment holds anything; the answer is the last
+  // pair, searched from the end, whose time is at or before the target.
+  std::vector<std::pair<Offset, int64_t>> offset_times;
+  for (const auto& [base, segment] : segments_) {
+    offset_times.emplace_back(base, segment->last_modified_ms());
+  }
+  if (segments_.rbegin()->second->size() > 0) {
+    offset_times.emplace_back(next_offset_, clock_.NowMs());
+  }
+  for (auto it = offset_times.rbegin(); it != offset_times.rend(); ++it) {
+    if (it->second <= timestamp_ms) return TimestampOffset{kNoTimestamp, it->first};
+  }
+  return std::nullopt;
 }
 
 Status Log::ForEachBatch(Offset from, const LogSegment::BatchVisitor& visit) const {
@@ -553,7 +571,7 @@ std::vector<LogSegmentInfo> Log::Segments() const {
     info.time_index_path = segment->time_index_path();
     if (!closed_) {
       info.index_entries = segment->offset_index().entries();
-      info.time_index_entries = segment->time_index().entries();
+      if (segment->has_time_index()) info.time_index_entries = segment->time_index().entries();
       info.largest_timestamp_ms = segment->LargestTimestampMs();
     }
     infos.push_back(std::move(info));

@@ -193,6 +193,11 @@ class Log {
   Status CompletePendingDeletes();
   // The first record with timestamp >= `timestamp_ms` at or after the log start offset (Kafka's
   // fetchOffsetsByTimestamp); kEarliestTimestamp / kLatestTimestamp give the log start / LEO.
+  // Without a time index (LogConfig::time_index false: Kafka 0.10.0) the answer is 0.10.0's
+  // instead (KafkaApis.fetchOffsetsBefore with one offset): the base offset of the last segment
+  // last modified at or before `timestamp_ms`, or the LEO when the active segment is not empty
+  // and `timestamp_ms` is now or later; nullopt when every segment is younger. Its timestamp is
+  // kNoTimestamp.
   Result<std::optional<TimestampOffset>> FetchOffsetByTimestamp(int64_t timestamp_ms);
   // Calls `visit` for each batch header from the one holding `from` on (rebuilding derived state,
   // checking), until it returns BatchWalk::kStop or the log ends; stopping is not an error.
@@ -255,6 +260,8 @@ class Log {
       const std::function<bool(const LogSegment&, const LogSegment*)>& predicate,
       std::optional<Offset> high_watermark);
   void RaiseLogStartOffset(Offset offset);
+  // FetchOffsetByTimestamp without a time index (Kafka 0.10.0).
+  std::optional<TimestampOffset> FetchOffsetBefore(int64_t timestamp_ms) const;
   // Turns an I/O failure into KAFKA_STORAGE_ERROR and takes the log offline.
   Status Fail(Status status);
   Status CheckOnline() const;

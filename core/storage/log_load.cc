@@ -131,7 +131,11 @@ Status Log::CompleteSwap(Offset base) {
       {IndexFilePath(dir_, base, kSwapFileSuffix), IndexFilePath(dir_, base)},
       {TimeIndexFilePath(dir_, base, kSwapFileSuffix), TimeIndexFilePath(dir_, base)},
   };
-  for (const auto& [from, to] : renames) KSIM_RETURN_IF_ERROR(env_.RenameFile(from, to));
+  for (const auto& [from, to] : renames) {
+    // Without a time index (Kafka 0.10.0) the swap has none to rename.
+    if (!config_.time_index && EndsWith(to, kTimeIndexFileSuffix)) continue;
+    KSIM_RETURN_IF_ERROR(env_.RenameFile(from, to));
+  }
   KSIM_RETURN_IF_ERROR(LoadSegment(base));
   ++recovery_report_.swaps_completed;
   return Status::Ok();

@@ -68,7 +68,7 @@ LogSegment::LogSegment(Env& env, const Clock& clock, const std::string& dir, Off
       max_index_size_bytes_(config.max_index_size_bytes),
       log_path_(LogFilePath(dir, base_offset, suffix)),
       index_path_(IndexFilePath(dir, base_offset, suffix)),
-      time_index_path_(TimeIndexFilePath(dir, base_offset, suffix)),
+      time_index_path_(config.time_index ? TimeIndexFilePath(dir, base_offset, suffix) : ""),
       next_offset_(base_offset),
       offset_of_max_timestamp_(base_offset) {
   KSIM_CHECK(base_offset >= Offset(0));
@@ -82,11 +82,14 @@ LogSegment::~LogSegment() = default;
 Status LogSegment::OpenFiles(OpenMode log_mode) {
   KSIM_ASSIGN_OR_RETURN(log_, env_.OpenFile(log_path_, log_mode));
   size_ = log_->Size();
-  indexes_missing_ = !env_.FileExists(index_path_) || !env_.FileExists(time_index_path_);
+  indexes_missing_ =
+      !env_.FileExists(index_path_) || (has_time_index() && !env_.FileExists(time_index_path_));
   KSIM_ASSIGN_OR_RETURN(offset_index_,
                         OffsetIndex::Open(env_, index_path_, base_offset_, max_index_size_bytes_));
-  KSIM_ASSIGN_OR_RETURN(
-      time_index_, TimeIndex::Open(env_, time_index_path_, base_offset_, max_index_size_bytes_));
+  if (has_time_index()) {
+    KSIM_ASSIGN_OR_RETURN(
+        time_index_, TimeIndex::Open(env_, time_index_path_, base_offset_, max_index_size_bytes_));
+  }
   return Status::Ok();
 }
 
@@ -96,7 +99,9 @@ Result<std::unique_ptr<LogSegment>> LogSegment::Create(Env& env, const Clock& cl
                                                        std::string_view suffix) {
   std::unique_ptr<LogSegment> segment(new LogSegment(env, clock, dir, base_offset, config, suffix));
   KSIM_RETURN_IF_ERROR(RemoveIfExists(env, segment->index_path_));
-  KSIM_RETURN_IF_ERROR(RemoveIfExists(env, segment->time_index_path_));
+  if (segment->has_time_index()) {
+    KSIM_RETURN_IF_ERROR(RemoveIfExists(env, segment->time_index_path_));
+  }
   KSIM_RETURN_IF_ERROR(segment->OpenFiles(OpenMode::kTruncate));
   KSIM_CHECK(segment->size_ == 0);
   segment->indexes_missing_ = false;
@@ -113,6 +118,8 @@ Result<std::unique_ptr<LogSegment>> LogSegment::Open(Env& env, const Clock& cloc
 }
 
 int64_t LogSegment::LargestTimestampMs() const {
+  // Kafka 0.10.0 retains by the file's last modification only (LogManager.cleanupExpiredSegments).
+  if (!has_time_index()) return last_modified_ms_;
   return max_timestamp_so_far_ms_ >= 0 ? max_timestamp_so_far_ms_ : last_modified_ms_;
 }
 
@@ -142,8 +149,10 @@ Status LogSegment::Append(Offset largest_offset, int64_t largest_timestamp_ms,
   if (bytes_since_last_index_entry_ > index_interval_bytes_) {
     KSIM_RETURN_IF_ERROR(
         offset_index_->Append(largest_offset, static_cast<int32_t>(physical_position)));
-    KSIM_RETURN_IF_ERROR(
-        time_index_->MaybeAppend(max_timestamp_so_far_ms_, offset_of_max_timestamp_));
+    if (has_time_index()) {
+      KSIM_RETURN_IF_ERROR(
+          time_index_->MaybeAppend(max_timestamp_so_far_ms_, offset_of_max_timestamp_));
+    }
     bytes_since_last_index_entry_ = 0;
   }
   bytes_since_last_index_entry_ += static_cast<int64_t>(records.size());
@@ -218,9 +227,11 @@ Result<std::optional<SegmentRead>> LogSegment::Read(Offset start_offset,
 Result<std::optional<TimestampOffset>> LogSegment::FindOffsetByTimestamp(
     int64_t timestamp_ms, Offset starting_offset) const {
   KSIM_CHECK(log_ != nullptr);
-  const TimestampOffset entry = time_index_->Lookup(timestamp_ms);
+  // Without a time index (Kafka 0.10.0) the search scans the segment from the start offset.
+  const Offset entry_offset =
+      has_time_index() ? time_index_->Lookup(timestamp_ms).offset : base_offset_;
   const uint64_t from = static_cast<uint64_t>(
-      offset_index_->Lookup(std::max(entry.offset, starting_offset)).position);
+      offset_index_->Lookup(std::max(entry_offset, starting_offset)).position);
   FileBatchReader reader(*log_, from, size_, /*whole_batches=*/true);
   while (true) {
     KSIM_ASSIGN_OR_RETURN(bool more, reader.Next());
@@ -258,7 +269,7 @@ Result<uint64_t> LogSegment::TruncateTo(Offset offset) {
   // Translate before truncating the index so that the scan starts from a nearby entry.
   KSIM_ASSIGN_OR_RETURN(std::optional<BatchLocation> mapping, TranslateOffset(offset));
   offset_index_->TruncateTo(offset);
-  time_index_->TruncateTo(offset);
+  if (has_time_index()) time_index_->TruncateTo(offset);
   // The segment may be the active one again: give its indexes room to grow.
   KSIM_RETURN_IF_ERROR(ResizeIndexes(max_index_size_bytes_));
   uint64_t truncated = 0;
@@ -279,6 +290,7 @@ Result<uint64_t> LogSegment::TruncateTo(Offset offset) {
 
 Status LogSegment::SanityCheck() const {
   KSIM_RETURN_IF_ERROR(offset_index_->SanityCheck(size_));
+  if (!has_time_index()) return Status::Ok();
   KSIM_RETURN_IF_ERROR(time_index_->SanityCheck());
   const TimestampOffset last_time_entry = time_index_->last_entry();
   if (time_index_->entries() > 0 && !CanConvertToRelativeOffset(last_time_entry.offset)) {
@@ -289,7 +301,10 @@ Status LogSegment::SanityCheck() const {
 
 Status LogSegment::LoadFromIndexes() {
   KSIM_CHECK(log_ != nullptr);
-  const TimestampOffset last_time_entry = time_index_->last_entry();
+  // Without a time index the scan starts at the offset index's last entry.
+  const TimestampOffset last_time_entry =
+      has_time_index() ? time_index_->last_entry()
+                       : TimestampOffset{kNoTimestamp, offset_index_->last_offset()};
   max_timestamp_so_far_ms_ = last_time_entry.timestamp_ms;
   offset_of_max_timestamp_ = last_time_entry.offset;
   // The last time-index entry is at or before the last offset-index entry's append, or after it
@@ -334,7 +349,7 @@ Status LogSegment::LoadFromIndexes() {
 Result<SegmentRecovery> LogSegment::Recover() {
   KSIM_CHECK(log_ != nullptr);
   KSIM_RETURN_IF_ERROR(offset_index_->Reset());
-  KSIM_RETURN_IF_ERROR(time_index_->Reset());
+  if (has_time_index()) KSIM_RETURN_IF_ERROR(time_index_->Reset());
   SegmentRecovery recovery;
   int64_t max_timestamp = kNoTimestamp;
   Offset offset_of_max_timestamp = base_offset_;
@@ -381,10 +396,12 @@ Result<SegmentRecovery> LogSegment::Recover() {
       offset_of_max_timestamp = header.last_offset();
     }
     if (position - last_index_entry > static_cast<uint64_t>(index_interval_bytes_) &&
-        !offset_index_->IsFull() && !time_index_->IsFull()) {
+        !offset_index_->IsFull() && !TimeIndexFull()) {
       KSIM_RETURN_IF_ERROR(
           offset_index_->Append(header.last_offset(), static_cast<int32_t>(position)));
-      KSIM_RETURN_IF_ERROR(time_index_->MaybeAppend(max_timestamp, offset_of_max_timestamp));
+      if (has_time_index()) {
+        KSIM_RETURN_IF_ERROR(time_index_->MaybeAppend(max_timestamp, offset_of_max_timestamp));
+      }
       last_index_entry = position;
     }
     recovery.valid_bytes = position + reader.size();
@@ -398,11 +415,13 @@ Result<SegmentRecovery> LogSegment::Recover() {
   }
   KSIM_RETURN_IF_ERROR(offset_index_->TrimToValidSize());
   // As a normally closed segment does, end the time index with the largest timestamp.
-  if (time_index_->entries() < time_index_->max_entries()) {
-    KSIM_RETURN_IF_ERROR(time_index_->MaybeAppend(max_timestamp, offset_of_max_timestamp,
-                                                  /*skip_full_check=*/true));
+  if (has_time_index()) {
+    if (time_index_->entries() < time_index_->max_entries()) {
+      KSIM_RETURN_IF_ERROR(time_index_->MaybeAppend(max_timestamp, offset_of_max_timestamp,
+                                                    /*skip_full_check=*/true));
+    }
+    KSIM_RETURN_IF_ERROR(time_index_->TrimToValidSize());
   }
-  KSIM_RETURN_IF_ERROR(time_index_->TrimToValidSize());
   max_timestamp_so_far_ms_ = max_timestamp;
   offset_of_max_timestamp_ = offset_of_max_timestamp;
   next_offset_ = previous_last ? *previous_last + 1 : base_offset_;
@@ -423,6 +442,8 @@ Result<std::optional<BatchHeader>> LogSegment::ReadFirstBatchHeader() const {
 }
 
 Result<int64_t> LogSegment::TimeWaitedForRollMs(int64_t now_ms, int64_t message_timestamp_ms) {
+  // Kafka 0.10.0 rolls by the segment's age only (Log.maybeRoll: now - segment.created).
+  if (!has_time_index()) return now_ms - created_ms_;
   if (!rolling_based_timestamp_ms_ && size_ > 0) {
     KSIM_ASSIGN_OR_RETURN(std::optional<BatchHeader> first, ReadFirstBatchHeader());
     if (first) rolling_based_timestamp_ms_ = first->max_timestamp;
@@ -443,7 +464,7 @@ Result<bool> LogSegment::ShouldRoll(const RollParams& params) {
                         TimeWaitedForRollMs(params.now_ms, params.max_timestamp_in_messages_ms));
   const bool reached_roll_ms = waited > params.max_segment_ms;
   return static_cast<int64_t>(size_) > params.max_segment_bytes - params.messages_size ||
-         (size_ > 0 && reached_roll_ms) || offset_index_->IsFull() || time_index_->IsFull() ||
+         (size_ > 0 && reached_roll_ms) || offset_index_->IsFull() || TimeIndexFull() ||
          !CanConvertToRelativeOffset(params.max_offset_in_messages);
 }
 
@@ -451,16 +472,17 @@ Status LogSegment::Flush() {
   KSIM_CHECK(log_ != nullptr);
   KSIM_RETURN_IF_ERROR(log_->Sync());
   KSIM_RETURN_IF_ERROR(offset_index_->Flush());
-  return time_index_->Flush();
+  return has_time_index() ? time_index_->Flush() : Status::Ok();
 }
 
 Status LogSegment::ResizeIndexes(int64_t size) {
   KSIM_RETURN_IF_ERROR(offset_index_->Resize(size));
-  return time_index_->Resize(size);
+  return has_time_index() ? time_index_->Resize(size) : Status::Ok();
 }
 
 Status LogSegment::OnBecomeInactive() {
   KSIM_CHECK(log_ != nullptr);
+  if (!has_time_index()) return offset_index_->TrimToValidSize();
   if (time_index_->entries() < time_index_->max_entries()) {
     KSIM_RETURN_IF_ERROR(time_index_->MaybeAppend(max_timestamp_so_far_ms_,
                                                   offset_of_max_timestamp_,
@@ -488,7 +510,7 @@ Result<std::vector<std::string>> LogSegment::CloseAndRenameForDeletion() {
   log_.reset();
   std::vector<std::string> renamed;
   for (const std::string* path : {&log_path_, &index_path_, &time_index_path_}) {
-    if (!env_.FileExists(*path)) continue;
+    if (path->empty() || !env_.FileExists(*path)) continue;
     const std::string target = *path + std::string(kDeletedFileSuffix);
     KSIM_RETURN_IF_ERROR(env_.RenameFile(*path, target));
     renamed.push_back(target);

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/base/bytes.h"
+#include "core/base/check.h"
 #include "core/base/clock.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
@@ -125,16 +126,29 @@ class LogSegment {
   bool indexes_missing() const { return indexes_missing_; }
   const std::string& log_path() const { return log_path_; }
   const std::string& index_path() const { return index_path_; }
+  // Whether the segment keeps a .timeindex (LogConfig::time_index: from Kafka 0.10.1, KIP-33).
+  // Without one, time_index_path() is empty and time_index() may not be called.
+  bool has_time_index() const { return !time_index_path_.empty(); }
   const std::string& time_index_path() const { return time_index_path_; }
   const OffsetIndex& offset_index() const { return *offset_index_; }
   OffsetIndex& offset_index() { return *offset_index_; }
-  const TimeIndex& time_index() const { return *time_index_; }
-  TimeIndex& time_index() { return *time_index_; }
+  // REQUIRES: has_time_index().
+  const TimeIndex& time_index() const {
+    KSIM_CHECK(time_index_ != nullptr);
+    return *time_index_;
+  }
+  TimeIndex& time_index() {
+    KSIM_CHECK(time_index_ != nullptr);
+    return *time_index_;
+  }
   // The greatest record timestamp, or (without any) when the segment was last appended to or
   // opened; what time-based retention compares (Kafka's largestTimestamp, whose fallback is the
   // file's mtime).
   int64_t LargestTimestampMs() const;
   bool CanConvertToRelativeOffset(Offset offset) const;
+  // When the segment was last appended to, created or opened (ksim's stand-in for the
+  // file's mtime, Kafka 0.10.0's LogSegment.lastModified).
+  int64_t last_modified_ms() const { return last_modified_ms_; }
 
   // Appends `records` (whole batches whose offsets are already set). REQUIRES: the offsets are
   // greater than next_offset() - 1 and fit relative to the base (the Log rolls first).
@@ -205,6 +219,7 @@ class LogSegment {
              const LogConfig& config, std::string_view suffix);
   Status OpenFiles(OpenMode log_mode);
   Result<std::optional<BatchHeader>> ReadFirstBatchHeader() const;
+  bool TimeIndexFull() const { return time_index_ != nullptr && time_index_->IsFull(); }
 
   Env& env_;
   const Clock& clock_;

@@ -146,6 +146,15 @@ Result<BrokerConfig> Cluster::MakeConfig(int32_t id, const std::string& node_nam
   all.emplace_back("host.name", node_name);
   Result<BrokerConfig> config = ApplyConfigOverrides(base, all, "cluster.config");
   if (!config.ok()) return Status(config.status().code(), who + config.status().message());
+  // KIP-101's leader epochs live in record batches v2 (0.11): message sets carry none, so a
+  // follower would learn no epoch from what it copies. The leader-epoch truncation policy, which
+  // a scenario may choose at any release, therefore brings that format along at a release before
+  // 0.11 when log.message.format.version is not given (docs/versions.md).
+  if (options_.truncation == TruncationPolicy::kLeaderEpoch &&
+      config->release < KafkaRelease::k0_11_0 &&
+      config->originals.count("log.message.format.version") == 0) {
+    config->log_message_format_version = LatestApiVersion(KafkaRelease::k0_11_0);
+  }
   return config;
 }
 

@@ -93,3 +93,44 @@ expect_exit 0 "$KSIM" run "$SRC/tests/cli/data/run_message_format_v1.json" --all
 expect_exit 0 "$KSIM" run "$SRC/tests/cli/data/run_message_format_v1.json" --variant idempotent \
   --trace "$WORK/idempotent.jsonl"
 expect_grep '"error":"UNSUPPORTED_FOR_MESSAGE_FORMAT"' "$WORK/idempotent.jsonl"
+
+# A broker release's own log (docs/versions.md, "Storage: message format and time index"):
+# --kafka-version 0.10.0 writes message sets v1 and no .timeindex (KIP-33 came with 0.10.1);
+# 0.11.0 record batches v2 and a .timeindex per segment. dump-log reads both, and reopening a
+# 0.10.0 log (recovery of its active segment) creates no time index.
+for release in 0.10.0 0.11.0; do
+  expect_exit 0 "$KSIM" log-append --dir "$WORK/r$release" --topic t --partition 0 --count 60 \
+    --value-bytes 40 --batch-records 10 --segment-bytes 1500 --kafka-version "$release"
+  expect_exit 0 "$KSIM" log-append --dir "$WORK/r$release" --topic t --partition 0 --count 5 \
+    --value-bytes 40 --kafka-version "$release"
+  segments=$(ls "$WORK/r$release/t-0" | grep -c '\.log$')
+  [ "$segments" -gt 1 ] || fail "$release: expected several segments, got $segments"
+  [ "$(ls "$WORK/r$release/t-0" | grep -c '\.index$')" = "$segments" ] ||
+    fail "$release: an offset index per segment"
+  expect_exit 0 "$KSIM" dump-log --files "$WORK/r$release/t-0" --print-data-log
+done
+[ "$(ls "$WORK/r0.10.0/t-0" | grep -c '\.timeindex$' || true)" = 0 ] ||
+  fail "a 0.10.0 log has a .timeindex: $(ls "$WORK/r0.10.0/t-0")"
+[ "$(ls "$WORK/r0.11.0/t-0" | grep -c '\.timeindex$')" = "$segments" ] ||
+  fail "a 0.11.0 log lacks a .timeindex: $(ls "$WORK/r0.11.0/t-0")"
+expect_exit 0 "$KSIM" dump-log --files "$WORK/r0.10.0/t-0" --print-data-log
+expect_grep '^offset: 0 position: 0 isvalid: true payloadsize: 40 magic: 1 ' "$WORK/stdout"
+expect_grep '^offset: 64 position: [0-9]+ isvalid: true payloadsize: 40 magic: 1 ' "$WORK/stdout"
+expect_exit 0 "$KSIM" dump-log --files "$WORK/r0.11.0/t-0" --print-data-log
+expect_grep '^baseOffset: 0 lastOffset: 9 count: 10 .* magic: 2 ' "$WORK/stdout"
+# A 0.10.0 broker knows no 0.11 format, and ksim models no 0.9 broker.
+expect_exit 2 "$KSIM" log-append --dir "$WORK/bad2" --topic t --partition 0 --count 1 \
+  --kafka-version 0.10.0 --message-format-version 0.11.0
+expect_grep 'not a Kafka version known to Kafka 0.10.0' "$WORK/stderr"
+expect_exit 2 "$KSIM" log-append --dir "$WORK/bad3" --topic t --partition 0 --count 1 \
+  --kafka-version 0.9.0
+expect_grep '^ksim log-append: --kafka-version "0.9.0": ' "$WORK/stderr"
+
+# The format a simulated cluster writes when none is given is its release's: at 0.11.0 v2, so an
+# idempotent producer is served (variant default-format-at-0.11); the gtest
+# ClusterMessageFormatTest reads the replicas' logs at 0.10.0 and 0.11.0.
+expect_exit 0 "$KSIM" run "$SRC/tests/cli/data/run_message_format_v1.json" \
+  --variant default-format-at-0.11 --trace "$WORK/default-0.11.jsonl"
+if grep -q '"error":"UNSUPPORTED_FOR_MESSAGE_FORMAT"' "$WORK/default-0.11.jsonl"; then
+  fail "an idempotent producer at 0.11.0's default format was refused"
+fi

@@ -131,11 +131,15 @@ std::map<std::string, int> CountValues(const std::vector<std::pair<Offset, std::
   return counts;
 }
 
-// A started 3-broker cluster with topic "t" (`partitions`, RF 3, fully in sync).
+// A started 3-broker cluster with topic "t" (`partitions`, RF 3, fully in sync). An idempotent
+// producer needs brokers of 0.11 or later, whose logs hold record batches v2 (a 0.10.0 log's
+// message sets refuse its batches: UNSUPPORTED_FOR_MESSAGE_FORMAT).
 std::unique_ptr<ClusterSim> StartCluster(const std::string& name, uint64_t seed,
-                                         int32_t partitions = 1, ConfigOverrides config = {}) {
+                                         int32_t partitions = 1, ConfigOverrides config = {},
+                                         KafkaRelease release = kSeedKafkaRelease) {
   ClusterOptions options;
   options.brokers = 3;
+  options.kafka_version = release;
   options.config = std::move(config);
   auto sim = std::make_unique<ClusterSim>(name, seed, options);
   EXPECT_TRUE(sim->Start());
@@ -324,7 +328,7 @@ TEST(ProducerTest, LeaderCrashWithoutRetriesFailsOnlyTheRequestsInFlight) {
 }
 
 TEST(ProducerTest, IdempotentLeaderCrashKeepsEveryRecordOnceAndInOrder) {
-  auto sim = StartCluster("producer-idempotent-crash", 18);
+  auto sim = StartCluster("producer-idempotent-crash", 18, 1, {}, KafkaRelease::k2_0);
   Cluster& cluster = sim->cluster();
   // 2.1's producer, as in LeaderCrashRetriesReachTheNewLeader: at 2.0 batches queued for 3 s
   // behind the dead leader would expire (failed, never written) before the failover.
@@ -352,8 +356,8 @@ TEST(ProducerTest, IdempotentLeaderCrashKeepsEveryRecordOnceAndInOrder) {
 // duplicate. With idempotence the broker answers the retry with the original offset.
 void LostResponse(bool idempotent, std::vector<std::pair<Offset, std::string>>* log,
                   SendOutcome* outcome) {
-  auto sim =
-      StartCluster(idempotent ? "producer-lost-response-idem" : "producer-lost-response", 15);
+  auto sim = StartCluster(idempotent ? "producer-lost-response-idem" : "producer-lost-response", 15,
+                          1, {}, idempotent ? KafkaRelease::k2_0 : kSeedKafkaRelease);
   Cluster& cluster = sim->cluster();
   ConfigOverrides settings = {{"acks", "all"},
                               {"retries", "5"},

@@ -342,7 +342,20 @@ TEST_F(BrokerTest, HighWatermarkCheckpointSurvivesACrash) {
 // (CheckpointFile.read/write report an IOException to the LogDirFailureChannel) and, with its
 // only dir offline, halts; 0.10 halts on the first failed HW checkpoint. Before, the broker only
 // traced the error and stayed up without the replica, never to create it.
-TEST_F(BrokerTest, LeaderAndIsrWhoseEpochCheckpointCannotBeReadHaltsTheBroker) {
+// At Kafka 2.0: a follower's leader-epoch-checkpoint is written from the epochs of the v2
+// batches it copies, so there is one to read (a 0.10.0 log's message sets carry no epoch, and
+// 0.10.0 has no such file).
+class BrokerTestAt20 : public BrokerTest {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 3;
+    options.kafka_version = KafkaRelease::k2_0;
+    StartCluster(std::move(options));
+  }
+};
+
+TEST_F(BrokerTestAt20, LeaderAndIsrWhoseEpochCheckpointCannotBeReadHaltsTheBroker) {
   CreateTopic("t", {k1, k2});
   EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
   ASSERT_TRUE(Converged({k1, k2}, Offset(3)));

@@ -73,7 +73,10 @@ TEST(AuditTest, ReadsTheLeadersCommittedRecordsWithKeysAndValues) {
 }
 
 TEST(AuditTest, IdempotentRecordsCarryTheirProducerIdAndSequence) {
-  ClientSim run("audit-idempotent", 2);
+  // Brokers of 2.0, as the producer: a 0.10.0 log's message sets refuse idempotent batches.
+  ClusterOptions options = ClientClusterOptions();
+  options.kafka_version = KafkaRelease::k2_0;
+  ClientSim run("audit-idempotent", 2, options);
   ASSERT_TRUE(run.Start());
   ASSERT_TRUE(run.CreateTopic("t", 1, 3, OnBrokers123()));
   ProduceAll(run, 20, /*idempotence=*/true);

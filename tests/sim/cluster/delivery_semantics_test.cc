@@ -69,7 +69,10 @@ TEST(DeliverySemanticsTest, LostProduceResponseRetriedWithoutIdempotenceWritesAD
 }
 
 TEST(DeliverySemanticsTest, LostProduceResponseRetriedWithIdempotenceIsDeduplicated) {
-  ClientSim run("lost-response-idempotent", 11);
+  // Brokers of 2.0, as the producer: a 0.10.0 log's message sets refuse idempotent batches.
+  ClusterOptions options = ClientClusterOptions();
+  options.kafka_version = KafkaRelease::k2_0;
+  ClientSim run("lost-response-idempotent", 11, options);
   std::map<std::string, int> counts = LoseOneProduceResponse(run, /*idempotence=*/true);
   EXPECT_EQ(counts["before"], 1);
   EXPECT_EQ(counts["x"], 1);
