@@ -113,7 +113,8 @@ wait_grep_count() {
   fail "fewer than $1 lines matching '$2' in $3 within $4 s: $(tail -c 2000 "$3")"
 }
 
+# The served variant's metric (SERVE_VARIANT: the --variant given to start_serve, default base).
 metric() {
-  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["variants"]["base"]["metrics"][sys.argv[2]])' \
-    "$WORK/report.json" "$1"
+  python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["variants"][sys.argv[3]]["metrics"][sys.argv[2]])' \
+    "$WORK/report.json" "$1" "${SERVE_VARIANT:-base}"
 }

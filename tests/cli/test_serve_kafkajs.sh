@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kafkajs 2.2.4 (tests/clients/kafkajs, installed by scripts/bootstrap.sh with npm ci) against
-# `ksim serve` on the walkthrough scenario: an idempotent producer sends 200 keyed records, a
+# `ksim serve` on the walkthrough scenario at Kafka 2.0: an idempotent producer sends 200 keyed records, a
 # consumer group member reads them all back (each once, in order per partition), then two
 # members of another group share the two partitions and the one left rebalances to both when the
 # other leaves; the history checker's verdict; the replay of the served trace, byte for byte.
@@ -14,7 +14,10 @@ if [ ! -d "$SRC/tests/clients/kafkajs/node_modules/kafkajs" ]; then
   exit 77
 fi
 
-start_serve "$SRC/scenarios/serve/walkthrough.json" --speed 2
+# kafkajs's idempotent producer needs a 0.11+ broker (InitProducerId, record batch v2): the
+# walkthrough's Kafka 2.0 variant.
+SERVE_VARIANT=kafka-2.0
+start_serve "$SRC/scenarios/serve/walkthrough.json" --variant "$SERVE_VARIANT" --speed 2
 
 spawn producer timeout 90 node "$CLIENT" produce "$BROKERS" enbook 200 kafkajs
 wait_for producer 90
