@@ -107,6 +107,13 @@ void ConsumerCoordinator::Step(bool may_rejoin) {
     awaiting_metadata_.reset();
     Assign(joined);
   }
+  // ConsumerCoordinator.needRejoin: the leader rebalances when the metadata of the group's topics
+  // differs from what it assigned (a topic it could not see then, a partition count changed).
+  if (state_ == State::kStable && assignment_snapshot_ &&
+      *assignment_snapshot_ != MetadataSnapshot()) {
+    assignment_snapshot_.reset();
+    needs_rejoin_ = true;
+  }
   if (!subscribed() || !may_rejoin || !coordinator_ || !needs_rejoin_) return;
   if (state_ != State::kUnjoined && state_ != State::kStable) return;
   if (clock_.Now() < join_not_before_us_) return RetryLater();
@@ -171,7 +178,16 @@ bool ConsumerCoordinator::CoordinatorError(Errc error) const {
 
 // ---- Joining (JoinGroup, SyncGroup) ----------------------------------------------------
 
+std::map<std::string, int32_t> ConsumerCoordinator::MetadataSnapshot() const {
+  std::map<std::string, int32_t> snapshot;
+  for (const std::string& topic : assignment_topics_) {
+    if (std::optional<int32_t> count = network_.PartitionCount(topic)) snapshot[topic] = *count;
+  }
+  return snapshot;
+}
+
 void ConsumerCoordinator::StartRejoin() {
+  assignment_snapshot_.reset();
   // onJoinPrepare: commit what was consumed (auto commit), then hand the partitions back.
   auto revoke_and_join = [this] {
     if (closed_) return;
@@ -291,6 +307,8 @@ void ConsumerCoordinator::Assign(const JoinGroupResponse& joined) {
     network_.RequestUpdate();
     return;
   }
+  assignment_topics_.assign(topics.begin(), topics.end());
+  assignment_snapshot_ = partitions_per_topic;
   std::vector<GroupAssignment> assignments;
   for (const auto& [member, assignment] :
        AssignGroup(*assignor, partitions_per_topic, subscriptions)) {

@@ -138,6 +138,13 @@ class ConsumerCoordinator {
   std::string member_id_;
   int32_t generation_ = -1;
   std::optional<JoinGroupResponse> awaiting_metadata_;  // the leader's join, counts missing
+  // The leader's view of the group's topics when it assigned them (partition count of each one
+  // its metadata knew): Kafka's assignmentSnapshot, compared with the metadata after every
+  // update, so that a topic that was missing or changed its partitions triggers a rebalance.
+  std::optional<std::map<std::string, int32_t>> assignment_snapshot_;
+  std::vector<std::string> assignment_topics_;  // the group's topics at that assignment
+  // The group's topics as the metadata shows them now (MetadataSnapshot).
+  std::map<std::string, int32_t> MetadataSnapshot() const;
   uint64_t awaiting_metadata_version_ = 0;  // the network's metadata version when it joined
   TimeUs join_not_before_us_ = 0;
   TimerId heartbeat_timer_ = 0;
