@@ -297,7 +297,21 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
 std::string NormalizeCause(std::string_view cause) {
   std::string out;
   out.reserve(cause.size());
+  auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
   for (size_t i = 0; i < cause.size();) {
+    if (i == 0 || !is_word(cause[i - 1])) {  // a word that is a hexadecimal number: a CRC
+      size_t end = i;
+      bool digit = false;
+      while (end < cause.size() && std::isxdigit(static_cast<unsigned char>(cause[end])) != 0) {
+        digit = digit || std::isdigit(static_cast<unsigned char>(cause[end])) != 0;
+        ++end;
+      }
+      if (end - i >= 6 && digit && (end == cause.size() || !is_word(cause[end]))) {
+        out += '#';
+        i = end;
+        continue;
+      }
+    }
     if (std::isdigit(static_cast<unsigned char>(cause[i])) != 0) {
       while (i < cause.size() && (std::isdigit(static_cast<unsigned char>(cause[i])) != 0 ||
                                   (cause[i] == '.' && i + 1 < cause.size() &&

@@ -80,7 +80,8 @@ struct PropertyFailure {
   std::string signature;  // property + ": " + NormalizeCause(cause)
 };
 
-// The causes' shape: every run of digits (with its decimals) becomes '#'.
+// The causes' shape: every run of digits (with its decimals) becomes '#', and so does every
+// word of 6 or more hexadecimal digits with a digit in it (a CRC such as 7620309b).
 std::string NormalizeCause(std::string_view cause);
 PropertyFailure MakeFailure(std::string property, std::string cause);
 

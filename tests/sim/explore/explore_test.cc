@@ -144,6 +144,9 @@ TEST(PropertiesTest, ThePromiseFollowsTheSettings) {
 TEST(PropertiesTest, SignaturesForgetTheNumbers) {
   EXPECT_EQ(NormalizeCause("broker-1 crashed at 2.290 s; lost 17 records"),
             "broker-# crashed at # s; lost # records");
+  EXPECT_EQ(NormalizeCause("batch [0..0] crc 7620309b is now [0..0] crc 6fe053fb"),
+            "batch [#..#] crc # is now [#..#] crc #");
+  EXPECT_EQ(NormalizeCause("c1 of g1 in decade 1990s"), "c# of g# in decade #s");
   const PropertyFailure a = MakeFailure("acked_kept", "broker-1 crashed at 2.290 s");
   const PropertyFailure b = MakeFailure("acked_kept", "broker-3 crashed at 9.001 s");
   EXPECT_EQ(a.signature, b.signature);
