@@ -19,6 +19,7 @@
 
 #include "core/env/posix_env.h"
 #include "tests/support/core/log_test_util.h"
+#include "tests/support/core/release_param.h"
 #include "tests/support/core/temp_dir.h"
 
 namespace ksim {
@@ -244,11 +245,7 @@ TEST_P(MakeFollowerTest, SameLeaderAgainIsRedoneOnlyFrom21) {
 INSTANTIATE_TEST_SUITE_P(Releases, MakeFollowerTest,
                          ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k2_0,
                                            KafkaRelease::k2_1),
-                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
-                           std::string name(KafkaReleaseName(info.param));
-                           std::replace(name.begin(), name.end(), '.', '_');
-                           return "Kafka" + name;
-                         });
+                         ksim::testing::ReleaseParamName);
 
 TEST_F(PartitionTest, NotLeaderErrorsWhenFollowingOrStopped) {
   Replica& r2 = AddReplica(kB2);

@@ -438,18 +438,34 @@ TEST(ProducerTest, AcksZeroDuringLeaderCrashLosesRecordsReportedSent) {
   for (const auto& [value, count] : counts) EXPECT_EQ(count, 1) << value;  // never retried
 }
 
-TEST(ProducerTest, DeliveryTimeoutIsUnknownWhenSentAndFailWhenNot) {
-  ClusterOptions options;
-  options.brokers = 3;
-  ClusterSim sim("producer-delivery-timeout", 17, options);
-  ASSERT_TRUE(sim.Start());
-  Cluster& cluster = sim.cluster();
+// "t" on broker 1 alone and "dead" on broker 3 alone, for a producer's batches that are sent
+// (to "t") and never sent (to "dead", once KillTheDeadTopic crashed broker 3).
+void CreateLiveAndDeadTopics(Cluster& cluster) {
   TopicSpec t{"t", 1, 1, {}, {}};
   t.assignment = {{PartitionId(0), {BrokerId(1)}}};
   TopicSpec dead{"dead", 1, 1, {}, {}};
   dead.assignment = {{PartitionId(0), {BrokerId(3)}}};
   ASSERT_TRUE(cluster.CreateTopicAndWait(t).ok());
   ASSERT_TRUE(cluster.CreateTopicAndWait(dead).ok());
+}
+
+// "dead" loses its only replica: it has no leader, so a batch for it is never sent.
+void KillTheDeadTopic(Cluster& cluster) {
+  ASSERT_TRUE(cluster.CrashBroker(BrokerId(3)).ok());
+  ASSERT_TRUE(cluster.RunUntil(
+      [&] {
+        return cluster.LeaderOf({"dead", PartitionId(0)}) == kNoBroker;
+      },
+      30 * kSecondUs));
+}
+
+TEST(ProducerTest, DeliveryTimeoutIsUnknownWhenSentAndFailWhenNot) {
+  ClusterOptions options;
+  options.brokers = 3;
+  ClusterSim sim("producer-delivery-timeout", 17, options);
+  ASSERT_TRUE(sim.Start());
+  Cluster& cluster = sim.cluster();
+  ASSERT_NO_FATAL_FAILURE(CreateLiveAndDeadTopics(cluster));
   ProducerNode p(sim.world(), "p1",
                  {{"acks", "1"},
                   {"retries", "1000"},
@@ -457,13 +473,7 @@ TEST(ProducerTest, DeliveryTimeoutIsUnknownWhenSentAndFailWhenNot) {
                   {"delivery.timeout.ms", "4000"},
                   {"max.block.ms", "5000"}},
                  nullptr, KafkaRelease::k2_1);
-  // "dead" loses its only replica: it has no leader, so its batch is never sent.
-  ASSERT_TRUE(cluster.CrashBroker(BrokerId(3)).ok());
-  ASSERT_TRUE(cluster.RunUntil(
-      [&] {
-        return cluster.LeaderOf({"dead", PartitionId(0)}) == kNoBroker;
-      },
-      30 * kSecondUs));
+  ASSERT_NO_FATAL_FAILURE(KillTheDeadTopic(cluster));
   p.Send("warmup");
   ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(1); }, 30 * kSecondUs));
   // Answers from broker 1 are cut: the record reaches the log, the producer never hears.
@@ -492,22 +502,12 @@ TEST(ProducerTest, Release010ExpiresQueuedBatchesAfterRequestTimeout) {
   ClusterSim sim("producer-request-timeout-expiry", 17, options);
   ASSERT_TRUE(sim.Start());
   Cluster& cluster = sim.cluster();
-  TopicSpec t{"t", 1, 1, {}, {}};
-  t.assignment = {{PartitionId(0), {BrokerId(1)}}};
-  TopicSpec dead{"dead", 1, 1, {}, {}};
-  dead.assignment = {{PartitionId(0), {BrokerId(3)}}};
-  ASSERT_TRUE(cluster.CreateTopicAndWait(t).ok());
-  ASSERT_TRUE(cluster.CreateTopicAndWait(dead).ok());
+  ASSERT_NO_FATAL_FAILURE(CreateLiveAndDeadTopics(cluster));
   ProducerNode p(
       sim.world(), "p1",
       {{"acks", "1"}, {"retries", "2"}, {"request.timeout.ms", "1000"}, {"max.block.ms", "5000"}},
       nullptr, KafkaRelease::k0_10_0);
-  ASSERT_TRUE(cluster.CrashBroker(BrokerId(3)).ok());
-  ASSERT_TRUE(cluster.RunUntil(
-      [&] {
-        return cluster.LeaderOf({"dead", PartitionId(0)}) == kNoBroker;
-      },
-      30 * kSecondUs));
+  ASSERT_NO_FATAL_FAILURE(KillTheDeadTopic(cluster));
   p.Send("warmup");
   p.Send("warmup-dead", std::nullopt, "dead");  // metadata for both topics
   ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(2); }, 30 * kSecondUs));

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "tests/support/core/release_param.h"
 #include "tests/support/sim/broker_test_util.h"
 
 namespace ksim::sim::testing {
@@ -202,11 +203,7 @@ TEST_P(FollowerAheadTest, FollowerAheadOfTheLeaderExitsUntil21) {
 INSTANTIATE_TEST_SUITE_P(Releases, FollowerAheadTest,
                          ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k2_0,
                                            KafkaRelease::k2_1),
-                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
-                           std::string name(KafkaReleaseName(info.param));
-                           std::replace(name.begin(), name.end(), '.', '_');
-                           return "Kafka" + name;
-                         });
+                         ksim::testing::ReleaseParamName);
 
 class NoLeaderTest : public BrokerClusterTest {
  protected:

@@ -9,6 +9,7 @@
 #include "core/server/replica_manager.h"
 #include "core/storage/hw_checkpoint.h"
 #include "core/zk/paths.h"
+#include "tests/support/core/release_param.h"
 #include "tests/support/sim/broker_test_util.h"
 
 namespace ksim::sim::testing {
@@ -432,11 +433,7 @@ TEST_P(DiskFullLeaderTest, AppendOnAFullDiskHaltsTheLeader) {
 
 INSTANTIATE_TEST_SUITE_P(Releases, DiskFullLeaderTest,
                          ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k2_1),
-                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
-                           std::string name(KafkaReleaseName(info.param));
-                           std::replace(name.begin(), name.end(), '.', '_');
-                           return "Kafka" + name;
-                         });
+                         ksim::testing::ReleaseParamName);
 
 TEST_F(BrokerTest, StaleControllerEpochIsRefused) {
   CreateTopic("t", {k1, k2});
@@ -637,11 +634,7 @@ TEST_P(ControlledShutdownTest, BackoffAfterTheLastFailedAttemptToo) {
 
 INSTANTIATE_TEST_SUITE_P(Releases, ControlledShutdownTest,
                          ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k1_1),
-                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
-                           std::string name(KafkaReleaseName(info.param));
-                           std::replace(name.begin(), name.end(), '.', '_');
-                           return "Kafka" + name;
-                         });
+                         ksim::testing::ReleaseParamName);
 
 TEST_F(BrokerTest, SameSeedSameTrace) {
   auto run = [](uint64_t seed) {
