@@ -73,6 +73,10 @@ class Checker {
   // committed_records_stable reports: Kafka's permitted losses (with their reason) apart from
   // the engine's broken rules.
   void SplitViolations(CheckResult& result);
+  // A committed record replaced after an earlier permitted loss of `v.tp` at or below its
+  // offset: the log forked there and `v.broker` kept a record from before the fork. "" when no
+  // such loss came before the record was committed.
+  std::string ForkReason(const std::vector<PermittedLoss>& earlier, const ViolationRecord& v) const;
   // The event between `from_us` and `to_us` that lets Kafka lose committed records of `tp`: a
   // broker's power loss, else a high-watermark truncation that removed `offset`; "" when none.
   std::string PermittedReason(const TopicPartition& tp, Offset offset, TimeUs from_us,
@@ -829,10 +833,28 @@ std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, Ti
   return "";
 }
 
+std::string Checker::ForkReason(const std::vector<PermittedLoss>& earlier,
+                                const ViolationRecord& v) const {
+  // Only a record put in place of another: the new leader holds something else at the offset.
+  if (v.message.find(" is now ") == std::string::npos) return "";
+  for (const PermittedLoss& fork : earlier) {
+    if (fork.tp != v.tp || fork.offset > v.offset || fork.t_us > v.committed_us) continue;
+    return node::Broker(v.broker) + " still held a record from before " + TpText(v.tp) +
+           "'s log forked at offset " + std::to_string(fork.offset.value()) + " (" +
+           FormatSeconds(fork.t_us) + ": " + fork.reason +
+           "); the records committed after the fork took the same offsets, and Kafka's follower "
+           "does not always find the fork: before KIP-101 (0.11) it truncates only to its own "
+           "high watermark, and before 2.1 (KAFKA-7395) a follower told the same leader at a new "
+           "epoch keeps its log";
+  }
+  return "";
+}
+
 void Checker::SplitViolations(CheckResult& result) {
   for (const ViolationRecord& v : in_.observer->invariant_violations()) {
     if (v.rule == "committed_records_stable" && v.committed_us >= 0) {
       std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
+      if (reason.empty()) reason = ForkReason(result.permitted_losses, v);
       if (!reason.empty()) {
         PermittedLoss loss;
         loss.t_us = v.t_us;
