@@ -353,7 +353,12 @@ void ZooKeeperClient::OnPoll() {
     ConnectionLost();  // ClientCnxn: "Client session timed out, have not heard from server"
     return;
   }
-  if (state_ == SessionState::kConnected && now >= last_send_us_ + PingIntervalUs()) SendPing();
+  if (state_ == SessionState::kClosing) {
+    // No pings while closing: only the read deadline bounds the wait for the close's answer.
+    ArmPoll(read_deadline);
+    return;
+  }
+  if (now >= last_send_us_ + PingIntervalUs()) SendPing();
   ArmPoll(std::min(read_deadline, last_send_us_ + PingIntervalUs()));
 }
 
