@@ -60,6 +60,7 @@ struct ExploreArgs {
   bool expect = false;
   std::vector<std::string> bounds;
   uint64_t determinism_every = 100;
+  int64_t run_timeout_s = 600;
   std::string results_path;
   std::string out_dir = "explore-failures";
   bool worker = false;
@@ -325,6 +326,7 @@ int RunExplore(const ExploreArgs& args) {
     shard_text = "shard " + args.shard_text;
   }
   if (args.jobs < 0) return BadInput("--jobs: expected a number of worker processes >= 0");
+  if (args.run_timeout_s < 0) return BadInput("--run-timeout: expected seconds >= 0 (0: none)");
   std::error_code error;
   std::filesystem::create_directories(args.out_dir, error);
   if (error) return BadInput("--out " + args.out_dir + ": " + error.message());
@@ -350,12 +352,13 @@ int RunExplore(const ExploreArgs& args) {
             << (kinds.empty() ? "all" : kinds) << ", " << args.jobs << " job(s); ksim "
             << setup->meta.ksim_version << " (" << setup->meta.commit << ")\n";
   const sim::Promise promise = sim::DerivePromise(setup->base.scenario, setup->options.properties);
-  std::cout << promise.Describe();
-  std::cout << "  no_crash: ksim completes every run\n";
+  std::vector<std::string> also_checked = {"no_crash: ksim completes every run"};
   if (setup->options.determinism_every > 0) {
-    std::cout << "  determinism: every seed divisible by " << setup->options.determinism_every
-              << " runs twice with the same trace hash\n";
+    also_checked.push_back("determinism: every seed divisible by " +
+                           std::to_string(setup->options.determinism_every) +
+                           " runs twice with the same trace hash");
   }
+  std::cout << promise.Describe(also_checked);
   if (!setup->policies.empty()) {
     std::cout << "Each seed runs under " << setup->policies.size()
               << " policy pairs; the promise is derived under each.\n";
@@ -398,7 +401,7 @@ int RunExplore(const ExploreArgs& args) {
                           const std::string& last_words) {
       record(CrashLine(*setup, args, task, how, last_words));
     };
-    const Status pool = RunPool(argv, args.jobs, tasks, events);
+    const Status pool = RunPool(argv, args.jobs, tasks, events, args.run_timeout_s);
     if (!pool.ok()) return BadInput(pool.message());
   }
   progress.Update(running, /*force=*/true);
@@ -414,8 +417,11 @@ int RunExplore(const ExploreArgs& args) {
   std::cout << rate;
   if (!args.results_path.empty()) std::cout << "Results: " << args.results_path << "\n";
   if (summary.failed + summary.crashed + summary.errors > 0) {
+    std::string shrink_flags = args.expect ? " --expect" : "";
+    for (const std::string& bound : args.bounds) shrink_flags += " --bound '" + bound + "'";
     std::cout << "Failing scenarios: " << args.out_dir
-              << "/ (replay: ksim run FILE; minimise: ksim shrink FILE --out MIN.json)\n";
+              << "/ (replay: ksim run FILE; minimise: ksim shrink FILE" << shrink_flags
+              << " --out MIN.json)\n";
   }
   return summary.failed + summary.crashed + summary.errors > 0 ? 1 : 0;
 }
@@ -504,6 +510,9 @@ Command AddExplore(CLI::App& app, int argc, char** argv) {
                   "Run only the I-th of N contiguous slices of the seeds (I/N, I from 0)");
   sub->add_option("--jobs", args->jobs,
                   "Worker processes (default 1; 0: run in this process, no crash isolation)");
+  sub->add_option("--run-timeout", args->run_timeout_s,
+                  "Kill a worker whose run takes longer than this many seconds of wall time and "
+                  "report the seed as a crash (default 600; 0: no limit; needs --jobs >= 1)");
   sub->add_option("--faults", args->faults_text,
                   "Fault kinds to draw from, comma-separated (default: all): crash, restart, "
                   "shutdown, slow, partition, heal, crash_replicas, disk_eio, disk_full, "

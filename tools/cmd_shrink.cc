@@ -28,6 +28,7 @@ struct ShrinkArgs {
   std::string signature;
   int32_t max_runs = 1000;
   bool expect = false;
+  std::vector<std::string> bounds;
   bool quiet = false;
 };
 
@@ -55,6 +56,11 @@ int RunShrink(const ShrinkArgs& args) {
   sim::ShrinkOptions options;
   options.max_runs = args.max_runs;
   options.properties.expectations = args.expect;
+  for (const std::string& text : args.bounds) {
+    Result<sim::MetricBound> bound = sim::ParseMetricBound(text);
+    if (!bound.ok()) return bad("--bound " + text + ": " + bound.status().message());
+    options.properties.bounds.push_back(std::move(*bound));
+  }
   if (!args.signature.empty()) options.signature = args.signature;
   Result<sim::ShrinkResult> result =
       sim::Shrink(document, args.file, options, [&](const std::string& line) {
@@ -67,9 +73,10 @@ int RunShrink(const ShrinkArgs& args) {
   Status written = out->Append(result->document.dump(2) + "\n");
   if (written.ok()) written = out->Commit();
   if (!written.ok()) return bad("cannot write " + args.out + ": " + written.message());
-  std::cout << "Minimal scenario: " << args.out << ": " << result->actions_after << " actions (from "
-            << result->actions_before << "), " << result->document.value("duration_ms", 60000)
-            << " ms, " << result->steps_kept << " steps kept in " << result->runs << " runs\n"
+  std::cout << "Minimal scenario: " << args.out << ": " << result->actions_after
+            << " actions (from " << result->actions_before << "), "
+            << result->document.value("duration_ms", 60000) << " ms, " << result->steps_kept
+            << " steps kept in " << result->runs << " runs\n"
             << "Failure: " << result->failure.signature << "\n  " << result->failure.cause << "\n"
             << "Replay: ksim run " << args.out << " (trace hash "
             << sim::Fnv1a64::Hex(result->trace_hash) << ")\n";
@@ -91,6 +98,9 @@ Command AddShrink(CLI::App& app) {
                   "The failure to keep (a signature or a property name; default: the first)");
   sub->add_option("--max-runs", args->max_runs, "Runs at most (default 1000)");
   sub->add_flag("--expect", args->expect, "Count the scenario's own expectations as properties");
+  sub->add_option("--bound", args->bounds,
+                  "Also require a metric bound, as explore's --bound: METRIC<=N, METRIC>=N or "
+                  "METRIC=N (repeatable)");
   sub->add_flag("--quiet", args->quiet, "Do not print each step");
   return [args] { return RunShrink(*args); };
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -30,6 +31,8 @@ struct Worker {
   std::string out_buffer;
   std::string err_tail;
   std::optional<ExploreTask> task;
+  std::chrono::steady_clock::time_point task_started;
+  bool killed_for_time = false;  // it ran its task past the run timeout
   bool done = false;
 };
 
@@ -96,6 +99,7 @@ bool Send(Worker& worker, const ExploreTask& task) {
     written += static_cast<size_t>(n);
   }
   worker.task = task;
+  worker.task_started = std::chrono::steady_clock::now();
   return true;
 }
 
@@ -119,7 +123,8 @@ std::string LastLine(const std::string& text) {
 }  // namespace
 
 Status RunPool(const std::vector<std::string>& argv, int32_t jobs,
-               const std::vector<ExploreTask>& tasks, const PoolEvents& events) {
+               const std::vector<ExploreTask>& tasks, const PoolEvents& events,
+               int64_t run_timeout_s) {
   signal(SIGPIPE, SIG_IGN);
   std::deque<ExploreTask> queue(tasks.begin(), tasks.end());
   const size_t count = std::min<size_t>(static_cast<size_t>(std::max(jobs, 1)), queue.size());
@@ -139,7 +144,11 @@ Status RunPool(const std::vector<std::string>& argv, int32_t jobs,
     }
     if (worker.task) {
       // It died on its task: report it; another worker takes what is left.
-      events.on_crash(*worker.task, ExitText(status), LastLine(worker.err_tail));
+      const std::string how = worker.killed_for_time ? "killed: the run took more than " +
+                                                           std::to_string(run_timeout_s) +
+                                                           " s of wall time (--run-timeout)"
+                                                     : ExitText(status);
+      events.on_crash(*worker.task, how, LastLine(worker.err_tail));
       worker.task.reset();
     } else if (!queue.empty() && ++deaths_without_task > 3 * static_cast<int>(workers.size())) {
       return Status(Errc::kIoError, "the workers keep exiting (" + ExitText(status) +
@@ -169,7 +178,25 @@ Status RunPool(const std::vector<std::string>& argv, int32_t jobs,
       }
     }
     if (fds.empty()) break;
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    // A worker past the run timeout is killed; its stdout then ends and `finish` reports it.
+    int wait_ms = -1;
+    if (run_timeout_s > 0) {
+      const auto now = std::chrono::steady_clock::now();
+      for (Worker& worker : workers) {
+        if (worker.done || !worker.task || worker.killed_for_time) continue;
+        const auto deadline = worker.task_started + std::chrono::seconds(run_timeout_s);
+        if (now >= deadline) {
+          worker.killed_for_time = true;
+          kill(worker.pid, SIGKILL);
+          continue;
+        }
+        const int64_t left_ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+        wait_ms =
+            wait_ms < 0 ? static_cast<int>(left_ms) : std::min(wait_ms, static_cast<int>(left_ms));
+      }
+    }
+    if (poll(fds.data(), fds.size(), wait_ms) < 0) {
       if (errno == EINTR) continue;
       return Status(Errc::kIoError, std::string("poll: ") + std::strerror(errno));
     }

@@ -37,10 +37,13 @@ struct PoolEvents {
       on_crash;
 };
 
-// Runs `tasks` on `jobs` workers started as `argv` (argv[0] is replaced by /proc/self/exe).
+// Runs `tasks` on `jobs` workers started as `argv` (argv[0] is replaced by /proc/self/exe). A
+// worker still on one task after `run_timeout_s` seconds of wall time (0: no limit) is killed and
+// the task reported through on_crash ("killed: the run took more than N s ...").
 // Errors: a worker that cannot be started (kIoError naming why).
 Status RunPool(const std::vector<std::string>& argv, int32_t jobs,
-               const std::vector<ExploreTask>& tasks, const PoolEvents& events);
+               const std::vector<ExploreTask>& tasks, const PoolEvents& events,
+               int64_t run_timeout_s = 0);
 
 // The worker's side: reads tasks from stdin until it ends, answering each with `run(task)`.
 int ServeTasks(const std::function<std::string(const ExploreTask&)>& run);

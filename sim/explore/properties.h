@@ -69,7 +69,9 @@ struct Promise {
   bool synced_disks = false;
   bool Has(std::string_view property) const;
   // The lines `ksim explore` prints before running.
-  std::string Describe() const;
+  // `also_checked`: lines for the properties the explore driver checks itself (no_crash,
+  // determinism), listed with the promise's before what is not promised.
+  std::string Describe(const std::vector<std::string>& also_checked = {}) const;
 };
 
 Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options);
