@@ -363,6 +363,7 @@ void Controller::Resign() {
   active_ = false;
   live_brokers_.clear();
   endpoints_.clear();
+  registrations_.clear();
   shutting_down_.clear();
   topics_.clear();
   topic_unclean_.clear();
@@ -487,6 +488,7 @@ void Controller::ReadRegistrations(const std::set<BrokerId>& ids, std::set<Broke
               endpoint.port = broker->port;
               endpoint.rack = broker->rack;
               endpoints_[id] = std::move(endpoint);
+              registrations_[id] = data->stat.czxid;
               registered->insert(id);
             },
             std::move(next));

@@ -151,6 +151,14 @@ class Controller {
   BrokerId known_controller() const { return known_controller_; }
   // While active: live brokers and every partition's state.
   const std::set<BrokerId>& live_brokers() const { return live_brokers_; }
+  // While active: the czxid of `broker`'s /brokers/ids registration this controller read when
+  // it saw the broker join (nullopt: not live here). Before Kafka 2.2 the controller compares
+  // only ids, so a broker that died and registered again between two reads keeps the old one.
+  std::optional<Zxid> known_registration(BrokerId broker) const {
+    auto it = registrations_.find(broker);
+    if (it == registrations_.end()) return std::nullopt;
+    return it->second;
+  }
   const std::map<TopicPartition, ControllerPartitionState>& partitions() const {
     return partitions_;
   }
@@ -366,6 +374,9 @@ class Controller {
   BrokerId known_controller_ = kNoBroker;
   std::set<BrokerId> live_brokers_;
   std::map<BrokerId, BrokerEndpoint> endpoints_;
+  // The czxid of each live broker's registration as last read: a broker that registered again
+  // in between (KAFKA-1120) has a newer one in ZooKeeper.
+  std::map<BrokerId, Zxid> registrations_;
   std::set<BrokerId> shutting_down_;
   std::map<std::string, zk::ReplicaAssignment> topics_;
   std::map<std::string, bool> topic_unclean_;  // unclean.leader.election.enable per topic

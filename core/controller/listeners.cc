@@ -77,6 +77,7 @@ void Controller::ApplyBrokerChange(const std::set<BrokerId>& dead,
   for (BrokerId broker : dead) {
     live_brokers_.erase(broker);
     endpoints_.erase(broker);
+    registrations_.erase(broker);
     shutting_down_.erase(broker);
     channel_.RemoveBroker(broker);
     for (auto& [topic, deletion] : deletions_) deletion.sent.erase(broker);

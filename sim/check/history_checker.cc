@@ -67,6 +67,11 @@ class Checker {
   void ObserverMetrics();
 
   std::string LostCause(const Send& send, TimeUs* cause_t_us) const;
+  // A record another live replica still holds at its offset while the leader holds another one
+  // there: the first election after the ack of a leader without it. "" when none.
+  std::string DivergedCause(const Send& send, const PartitionAudit& audited,
+                            const std::vector<const ElectionRecord*>& elections,
+                            TimeUs* cause_t_us) const;
   // Where a live replica holds `send`'s value in its partition (nullopt: nowhere), and why the
   // audit did not read it there.
   std::optional<std::string> UnavailableCause(const Send& send, const TopicPartition& tp) const;
@@ -352,7 +357,48 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
   if (audited != nullptr && audited->leader.value() < 0) {
     return TpText(tp) + " has no live leader at the end";
   }
+  if (audited != nullptr && elections != elections_.end()) {
+    std::string diverged = DivergedCause(send, *audited, elections->second, cause_t_us);
+    if (!diverged.empty()) return diverged;
+  }
   return "unknown";
+}
+
+std::string Checker::DivergedCause(const Send& send, const PartitionAudit& audited,
+                                   const std::vector<const ElectionRecord*>& elections,
+                                   TimeUs* cause_t_us) const {
+  // A replica that still holds the record where the acking leader wrote it, while the leader
+  // holds something else there: their logs diverged and nothing truncated it away.
+  const Offset offset = send.completion->offset;
+  auto holds = [&](BrokerId broker) {
+    for (const ReplicaHolding& replica : audited.held) {
+      if (replica.broker != broker) continue;
+      for (const AuditedRecord& record : replica.records) {
+        if (record.offset == offset) return record.value == send.invoke->value;
+      }
+    }
+    return false;
+  };
+  const ReplicaHolding* holder = nullptr;
+  for (const ReplicaHolding& replica : audited.held) {
+    if (replica.broker != audited.leader && holds(replica.broker)) {
+      holder = &replica;
+      break;
+    }
+  }
+  if (holder == nullptr) return "";
+  // The first leader elected after the ack that does not hold it (at the end) at its offset.
+  for (auto e = FirstAtOrAfter(elections, send.completion->t_us); e != elections.end(); ++e) {
+    if (holds((*e)->leader)) continue;
+    *cause_t_us = (*e)->t_us;
+    return node::Broker((*e)->leader) + " was elected leader (epoch " +
+           std::to_string((*e)->epoch) + ((*e)->unclean ? ", unclean" : "") + ") at " +
+           FormatSeconds((*e)->t_us) + " with another record at offset " +
+           std::to_string(offset.value()) + "; " + node::Broker(holder->broker) +
+           " still holds it there, but a follower that truncates to its own high watermark "
+           "(before KIP-101, 0.11) keeps a log that diverged from its leader's and never serves it";
+  }
+  return "";
 }
 
 std::optional<std::string> Checker::UnavailableCause(const Send& send,

@@ -81,8 +81,9 @@ std::string ResultLineJson(const ResultLine& line) {
 Result<ResultLine> ParseResultLine(std::string_view text) {
   const Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded()) {
-    return Status(Errc::kInvalidArgument, "not JSON: a ksim explore results line is one JSON "
-                                          "object (docs/explore.md, \"Results\")");
+    return Status(Errc::kInvalidArgument,
+                  "not JSON: a ksim explore results line is one JSON "
+                  "object (docs/explore.md, \"Results\")");
   }
   if (!json.is_object() || !json.contains("ksim_explore")) {
     return Status(Errc::kInvalidArgument,
@@ -231,6 +232,14 @@ Summary Summarize(const std::vector<ResultLine>& lines) {
       if (Smaller(line, group.smallest)) group.smallest = line;
     }
     for (const std::string& property : properties) ++summary.by_property[property];
+    std::set<std::string> reasons;
+    for (const std::string& skipped : r.skipped) {
+      std::string reason = NormalizeCause(skipped);
+      if (!reasons.insert(reason).second) continue;
+      auto [it, inserted] = summary.not_tested.try_emplace(std::move(reason), 0, r.seed);
+      ++it->second.first;
+      it->second.second = std::min(it->second.second, r.seed);
+    }
   }
   std::stable_sort(summary.groups.begin(), summary.groups.end(),
                    [](const SignatureGroup& a, const SignatureGroup& b) {
@@ -264,6 +273,13 @@ std::string FormatSummary(const Summary& summary) {
           group.smallest.result.policy != group.first.result.policy) {
         out += "      smallest: " + SeedText(group.smallest) + "\n";
       }
+    }
+  }
+  if (!summary.not_tested.empty()) {
+    out += "Not tested in some runs (the promise does not cover them):\n";
+    for (const auto& [reason, seen] : summary.not_tested) {
+      out += "  " + std::to_string(seen.first) + " x " + reason + " (first: seed " +
+             std::to_string(seen.second) + ")\n";
     }
   }
   if (!summary.policies.empty()) {

@@ -83,9 +83,11 @@ struct Summary {
   int64_t errors = 0;
   uint64_t min_seed = 0;
   uint64_t max_seed = 0;
-  std::vector<SignatureGroup> groups;     // most frequent first, then by signature
-  std::vector<PolicySummary> policies;    // only with --policies, in the order first seen
+  std::vector<SignatureGroup> groups;          // most frequent first, then by signature
+  std::vector<PolicySummary> policies;         // only with --policies, in the order first seen
   std::map<std::string, int64_t> by_property;  // failing runs per property
+  // Properties runs did not test, by normalized reason (NormalizeCause) -> (runs, first seed).
+  std::map<std::string, std::pair<int64_t, uint64_t>> not_tested;
 };
 
 Summary Summarize(const std::vector<ResultLine>& lines);

@@ -140,7 +140,7 @@ void AppendExpectations(const RunResult& result, std::string& out) {
   }
   for (const ExpectationResult& e : result.expectations) {
     out += std::string(e.ok ? "  ok      " : "  FAILED  ") + PadRight(e.expectation.metric, width) +
-           "  expected " + e.Expected() + ", actual " + std::to_string(e.actual) + "\n";
+           "  expected " + e.Expected() + ", actual " + e.Actual() + "\n";
   }
 }
 
@@ -212,6 +212,9 @@ std::string FormatRunReport(const RunResult& result, size_t max_anomalies) {
   AppendLines("Invariant violations (engine rules broken: a bug in ksim)",
               result.invariant_violations, out);
   AppendLines("Audit errors", result.audit.errors, out);
+  if (!result.drained && !result.undrained.empty()) {
+    out += "Final phase: the drain ended before the cluster settled: " + result.undrained + "\n";
+  }
   AppendExpectations(result, out);
   out += "Run: ended at " + SecondsText(result.end_us) + " simulated; trace " +
          std::to_string(result.trace_lines) + " lines, hash " + Fnv1a64::Hex(result.trace_hash) +

@@ -65,6 +65,9 @@ class ScenarioRun {
   // log end or a running replica out of its ISR (Unsettled); a producer with records pending; a
   // consumer group behind its partitions' high watermarks.
   std::string Unsettled();
+  // ": the active controller missed its restart ..." when `broker`'s registration in ZooKeeper is
+  // newer than the one the active controller read (KAFKA-1120); "" otherwise.
+  std::string MissedRestart(BrokerId broker);
   std::string Undrained();
   bool Drained();
   Status Finish(RunResult& result);

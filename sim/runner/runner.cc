@@ -54,11 +54,24 @@ std::optional<int64_t> MetricValue(const CheckResult& check, std::string_view na
 
 std::string ExpectationResult::Expected() const {
   const Expectation& e = expectation;
-  if (e.exact) return std::to_string(*e.exact);
-  if (e.min && e.max) return std::to_string(*e.min) + ".." + std::to_string(*e.max);
-  if (e.min) return ">= " + std::to_string(*e.min);
-  if (e.max) return "<= " + std::to_string(*e.max);
-  return "any";
+  std::string range = "any";
+  if (e.exact) {
+    range = std::to_string(*e.exact);
+  } else if (e.min && e.max) {
+    range = std::to_string(*e.min) + ".." + std::to_string(*e.max);
+  } else if (e.min) {
+    range = ">= " + std::to_string(*e.min);
+  } else if (e.max) {
+    range = "<= " + std::to_string(*e.max);
+  }
+  if (e.cause) range += ", each cause has \"" + *e.cause + "\"";
+  return range;
+}
+
+std::string ExpectationResult::Actual() const {
+  std::string text = std::to_string(actual);
+  if (expectation.cause) text += ", " + std::to_string(other_causes) + " with another cause";
+  return text;
 }
 
 bool ExpectationHolds(const Expectation& expectation, int64_t actual) {
@@ -428,12 +441,26 @@ std::string ScenarioRun::Unsettled() {
         if (cluster_->broker(replica) == nullptr) continue;
         const std::vector<BrokerId>& isr = led->isr();
         if (std::find(isr.begin(), isr.end(), replica) == isr.end()) {
-          return node::Broker(replica) + " is running but out of " + ToString(tp) + "'s ISR";
+          return node::Broker(replica) + " is running but out of " + ToString(tp) + "'s ISR" +
+                 MissedRestart(replica);
         }
       }
     }
   }
   return "";
+}
+
+std::string ScenarioRun::MissedRestart(BrokerId broker) {
+  const BrokerId controller_id = cluster_->ActiveController();
+  Broker* controller = controller_id == kNoBroker ? nullptr : cluster_->broker(controller_id);
+  if (controller == nullptr || !controller->controller().is_active()) return "";
+  const std::optional<Zxid> known = controller->controller().known_registration(broker);
+  const std::optional<ZnodeData> now = cluster_->zookeeper().Read(zk::BrokerIdPath(broker));
+  if (!known || !now || now->stat.czxid == *known) return "";
+  return ": the active controller (" + node::Broker(controller_id) + ") missed its restart, " +
+         "it knows an older registration (czxid " + std::to_string(known->value()) + ", now " +
+         std::to_string(now->stat.czxid.value()) + ") and never sent it its partitions' state " +
+         "(" + std::string(kMissedRestartDefect) + ")";
 }
 
 std::string ScenarioRun::Undrained() {
@@ -518,6 +545,16 @@ Status ScenarioRun::Finish(RunResult& result) {
     const std::optional<int64_t> actual = MetricValue(result.check, expectation.metric);
     evaluated.actual = actual.value_or(0);
     evaluated.ok = actual.has_value() && ExpectationHolds(expectation, evaluated.actual);
+    if (expectation.cause) {
+      const char* kind = AnomalyKindOf(expectation.metric);
+      for (const Anomaly& anomaly : result.check.anomalies) {
+        if (kind != nullptr && anomaly.kind == kind &&
+            anomaly.cause.find(*expectation.cause) == std::string::npos) {
+          ++evaluated.other_causes;
+        }
+      }
+      evaluated.ok = evaluated.ok && evaluated.other_causes == 0;
+    }
     result.ok = result.ok && evaluated.ok;
     expectations.push_back(TraceFields{{field::kMetric, expectation.metric},
                                        {field::kExpected, evaluated.Expected()},

@@ -397,6 +397,20 @@ std::vector<Expectation> ParseExpect(ScenarioReader& r, const Json& doc) {
       };
       e.min = r.Member(value, p, "min", bound);
       e.max = r.Member(value, p, "max", bound);
+      if (const Json* cause = ScenarioReader::Find(value, "cause")) {
+        const std::string cp = JoinPointer(p, "cause");
+        if (AnomalyKindOf(metric) == nullptr) {
+          r.Error(cp,
+                  "\"" + metric +
+                      "\" does not count records, so it has no causes (a cause is for lost_acked, "
+                      "unavailable_acked, log_duplicates, duplicated, undelivered, reordered)");
+        } else if (!cause->is_string() || cause->get<std::string>().empty()) {
+          r.Error(cp, "expected the text every cause contains (a non-empty string), got " +
+                          Describe(*cause));
+        } else {
+          e.cause = cause->get<std::string>();
+        }
+      }
       if (ScenarioReader::Find(value, "min") == nullptr &&
           ScenarioReader::Find(value, "max") == nullptr) {
         r.Error(p, "a range needs \"min\", \"max\" or both");

@@ -62,4 +62,14 @@ const std::vector<std::string_view>& MetricNames() {
   return kNames;
 }
 
+const char* AnomalyKindOf(std::string_view metric) {
+  if (metric == "lost_acked") return "lost_acked";
+  if (metric == "unavailable_acked") return "unavailable_acked";
+  if (metric == "log_duplicates") return "log_duplicate";
+  if (metric == "duplicated") return "duplicated";
+  if (metric == "undelivered") return "undelivered";
+  if (metric == "reordered") return "reordered";
+  return nullptr;
+}
+
 }  // namespace ksim::sim

@@ -216,6 +216,9 @@ struct Expectation {
   std::optional<int64_t> exact;
   std::optional<int64_t> min;
   std::optional<int64_t> max;
+  // {"cause": "text"}: every record the metric counts has a cause that contains `text` (only for
+  // metrics that count records: lost_acked, log_duplicates, ...).
+  std::optional<std::string> cause;
 };
 
 struct ScenarioVariant;
@@ -252,5 +255,9 @@ struct ScenarioVariant {
 std::string_view ActionName(const ActionKind& what);
 // The metrics an expectation may name (docs/DESIGN.md), in the documented order.
 const std::vector<std::string_view>& MetricNames();
+// The kind of the anomaly each record a metric counts becomes in the history checker's report
+// (lost_acked -> "lost_acked", log_duplicates -> "log_duplicate", ...), or null for a metric
+// that does not count records.
+const char* AnomalyKindOf(std::string_view metric);
 
 }  // namespace ksim::sim

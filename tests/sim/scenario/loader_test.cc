@@ -628,6 +628,24 @@ TEST(ScenarioLoaderTest, ConfigActionsAreCheckedByKafkasRules) {
       << errors[2];
 }
 
+TEST(ScenarioLoaderTest, AnExpectedCauseIsForMetricsThatCountRecords) {
+  Result<Scenario> ok = ParseScenario(
+      With(R"("expect": {"lost_acked": {"min": 1, "cause": "truncated on"}})"), "s.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  ASSERT_EQ(ok->expect.size(), 1u);
+  EXPECT_EQ(ok->expect[0].cause, "truncated on");
+  EXPECT_EQ(ok->expect[0].min, 1);
+
+  std::vector<std::string> errors =
+      Errors(With(R"("expect": {"elections": {"min": 1, "cause": "x"}})"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("s.json:/expect/elections/cause:"), std::string::npos) << errors[0];
+  EXPECT_NE(errors[0].find("does not count records"), std::string::npos) << errors[0];
+  errors = Errors(With(R"("expect": {"lost_acked": {"max": 0, "cause": ""}})"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("/expect/lost_acked/cause"), std::string::npos) << errors[0];
+}
+
 TEST(ScenarioLoaderTest, LoadScenarioReadsAFileAndNamesAMissingOne) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/s.json";
