@@ -21,8 +21,8 @@ void Controller::ScheduleRebalanceCheck(TimeUs delay) {
   rebalance_timer_ = timers_.Schedule(
       delay, Guarded([this] {
         rebalance_timer_ = 0;
-        // scheduleAtFixedRate: the next check is due one
-        // interval after this one was, however long this takes.
+        // scheduleAtFixedRate: the next check is due one interval after this one was, however
+        // long this one takes in the queue.
         ScheduleRebalanceCheck(config_.leader_imbalance_check_interval_seconds * 1000 * kUsPerMs);
         EnqueueActive("leader_imbalance_check",
                       [this](StepDone done) { CheckLeaderImbalance(std::move(done)); });
