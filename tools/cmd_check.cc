@@ -1,8 +1,11 @@
 // `ksim check SCENARIO.json...`: validates scenario files without running them
 // (sim/scenario/loader.h; the format in docs/scenarios.md). For each file prints
 // "ok: <name>: N actions, M variants" on stdout, or every error found on stderr, one per line
-// ("file:line:column: ..." for JSON syntax, "file:/json/pointer: ..." otherwise). Exit 0 when
-// every file is valid, 2 otherwise (bad input, as every ksim command).
+// ("file:line:column: ..." for JSON syntax, "file:/json/pointer: ..." otherwise). A valid file's
+// warnings (what is valid but cannot work as written, e.g. a kafka-topics.sh --create whose
+// replication factor exceeds the broker count) go to stderr as "warning: file:/json/pointer:
+// ..." and do not change the exit code. Exit 0 when every file is valid, 2 otherwise (bad input,
+// as every ksim command).
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
@@ -25,6 +28,9 @@ int RunCheck(const std::vector<std::string>& files) {
       std::cerr << status.message() << "\n";
       exit_code = 2;
       continue;
+    }
+    for (const std::string& warning : scenario->warnings) {
+      std::cerr << "warning: " << warning << "\n";
     }
     std::cout << "ok: " << scenario->name << ": " << scenario->actions.size()
               << (scenario->actions.size() == 1 ? " action, " : " actions, ")

@@ -55,6 +55,15 @@ void UpdatePersistentPath(Coordination& zk, std::string path, std::string data,
 
 }  // namespace
 
+std::string FormatPartitionSet(const std::vector<zk::TopicAndPartition>& partitions) {
+  std::string text = "Set(";
+  for (size_t i = 0; i < partitions.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += "[" + partitions[i].topic + "," + std::to_string(partitions[i].partition.value()) + "]";
+  }
+  return text + ")";
+}
+
 std::string FormatCreatedTopic(std::string_view topic) {
   return "Created topic \"" + std::string(topic) + "\".\n";
 }
@@ -445,6 +454,122 @@ void TopicAdmin::DeleteTopic(std::string topic, Done<std::string> done) {
                      }
                    });
              });
+}
+
+// ---- kafka-preferred-replica-election.sh --------------------------------------------------------
+
+void TopicAdmin::StartPreferredReplicaElection(
+    std::optional<std::vector<zk::TopicAndPartition>> partitions,
+    Done<PreferredElectionStarted> done) {
+  ReadAllPartitions([this, partitions = std::move(partitions),
+                     done = std::move(done)](Result<TopicPartitions> all) mutable {
+    if (!all.ok()) {
+      done(all.status());
+      return;
+    }
+    PreferredElectionStarted started;
+    if (!partitions) {
+      for (const auto& [topic, ids] : *all) {
+        for (PartitionId id : ids) started.partitions.push_back({topic, id});
+      }
+    } else {
+      std::vector<zk::TopicAndPartition> wanted = *partitions;
+      std::sort(wanted.begin(), wanted.end());
+      for (const zk::TopicAndPartition& tp : wanted) {
+        const std::string name = "[" + tp.topic + "," + std::to_string(tp.partition.value()) + "]";
+        auto topic = all->find(tp.topic);
+        if (topic == all->end()) {
+          started.skipped.push_back("Skipping preferred replica leader election for partition " +
+                                    name + " since topic " + tp.topic + " doesn't exist");
+        } else if (std::find(topic->second.begin(), topic->second.end(), tp.partition) ==
+                   topic->second.end()) {
+          started.skipped.push_back("Skipping preferred replica leader election for partition " +
+                                    name + " since it doesn't exist");
+        } else {
+          started.partitions.push_back(tp);
+        }
+      }
+    }
+    WritePreferredElection(std::move(started), std::move(done));
+  });
+}
+
+void TopicAdmin::ReadAllPartitions(Done<TopicPartitions> done) {
+  ChildrenOrNone(zk_, std::string(zk::kBrokerTopicsPath),
+                 [this, done = std::move(done)](Result<std::vector<std::string>> topics) mutable {
+                   if (!topics.ok()) {
+                     done(topics.status());
+                     return;
+                   }
+                   std::sort(topics->begin(), topics->end());
+                   ReadPartitionsOf(std::move(topics).value(), 0,
+                                    std::make_shared<TopicPartitions>(), std::move(done));
+                 });
+}
+
+void TopicAdmin::ReadPartitionsOf(std::vector<std::string> topics, size_t next,
+                                  std::shared_ptr<TopicPartitions> found,
+                                  Done<TopicPartitions> done) {
+  if (next == topics.size()) {
+    done(*found);
+    return;
+  }
+  std::string path = zk::TopicPath(topics[next]);
+  zk_.GetData(std::move(path), false,
+              [this, topics = std::move(topics), next, found,
+               done = std::move(done)](Result<ZnodeData> data) mutable {
+                if (!data.ok() && data.status() != Errc::kNoNode) {
+                  done(data.status());
+                  return;
+                }
+                if (data.ok()) {
+                  // A topic deleted meanwhile has none; unparsable data is an error, as Kafka's
+                  // Json parsing throws.
+                  Result<zk::ReplicaAssignment> assignment =
+                      zk::DecodeReplicaAssignment(data->data);
+                  if (!assignment.ok()) {
+                    done(assignment.status());
+                    return;
+                  }
+                  std::vector<PartitionId>& ids = (*found)[topics[next]];
+                  for (const auto& [partition, replicas] : *assignment) ids.push_back(partition);
+                }
+                ReadPartitionsOf(std::move(topics), next + 1, found, std::move(done));
+              });
+}
+
+void TopicAdmin::WritePreferredElection(PreferredElectionStarted started,
+                                        Done<PreferredElectionStarted> done) {
+  const std::string path(zk::kPreferredReplicaElectionPath);
+  std::string data = zk::EncodePreferredReplicaElection(started.partitions);
+  CreateWithParents(zk_, path, std::move(data), CreateMode::kPersistent,
+                    [this, path, started = std::move(started),
+                     done = std::move(done)](Result<std::string> created) mutable {
+                      if (created.ok()) {
+                        done(std::move(started));
+                        return;
+                      }
+                      if (created.status() != Errc::kNodeExists) {
+                        done(created.status());
+                        return;
+                      }
+                      // ZkNodeExistsException: an election the controller has not finished.
+                      zk_.GetData(path, false, [done = std::move(done)](Result<ZnodeData> data) {
+                        if (!data.ok()) {
+                          done(data.status());
+                          return;
+                        }
+                        Result<std::vector<zk::TopicAndPartition>> running =
+                            zk::DecodePreferredReplicaElection(data->data);
+                        if (!running.ok()) {
+                          done(running.status());
+                          return;
+                        }
+                        done(Status(Errc::kInvalidRequest,
+                                    "Preferred replica leader election currently in progress for " +
+                                        FormatPartitionSet(*running) + ". Aborting operation"));
+                      });
+                    });
 }
 
 }  // namespace ksim

@@ -26,6 +26,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +69,18 @@ struct TopicDescription {
   }
 };
 
+// What kafka-preferred-replica-election.sh wrote to /admin/preferred_replica_election.
+struct PreferredElectionStarted {
+  std::vector<zk::TopicAndPartition> partitions;  // sorted
+  // PreferredReplicaLeaderElectionCommand.validatePartition's error lines for partitions left
+  // out ("Skipping preferred replica leader election for partition [t,9] since it doesn't
+  // exist").
+  std::vector<std::string> skipped;
+};
+
+// Scala's Set[TopicAndPartition].toString, in the order given: "Set([t,0], [t,1])".
+std::string FormatPartitionSet(const std::vector<zk::TopicAndPartition>& partitions);
+
 // TopicCommand's lines, each ending in '\n'.
 // "Created topic \"t\".\n"
 std::string FormatCreatedTopic(std::string_view topic);
@@ -100,6 +114,14 @@ class TopicAdmin {
   // "Topic t is marked for deletion.\nNote: This will have no impact if delete.topic.enable is
   // not set to true.\n", or "Topic t is already marked for deletion.\n".
   void DeleteTopic(std::string topic, Done<std::string> done);
+  // kafka-preferred-replica-election.sh (PreferredReplicaLeaderElectionCommand): `partitions`
+  // (--path-to-json-file), or with nullopt every partition of every topic (getAllPartitions);
+  // those that do not exist are skipped; the rest are written to
+  // /admin/preferred_replica_election for the controller. When that znode exists already:
+  // kInvalidRequest "Preferred replica leader election currently in progress for Set(...).
+  // Aborting operation".
+  void StartPreferredReplicaElection(std::optional<std::vector<zk::TopicAndPartition>> partitions,
+                                     Done<PreferredElectionStarted> done);
 
  private:
   void CreateWithBrokers(std::string topic, int32_t partitions, int32_t replication_factor,
@@ -109,6 +131,13 @@ class TopicAdmin {
                   Done<ReplicaAssignment> done);
   void DescribeOne(std::string topic, bool marked_for_deletion,
                    std::function<void(Result<std::optional<TopicDescription>>)> done);
+  // Every topic's partitions, from /brokers/topics/<t> (ZkUtils.getPartitionsForTopics).
+  using TopicPartitions = std::map<std::string, std::vector<PartitionId>>;
+  void ReadAllPartitions(Done<TopicPartitions> done);
+  void ReadPartitionsOf(std::vector<std::string> topics, size_t next,
+                        std::shared_ptr<TopicPartitions> found, Done<TopicPartitions> done);
+  void WritePreferredElection(PreferredElectionStarted started,
+                              Done<PreferredElectionStarted> done);
   // Live broker ids from /brokers/ids, sorted (none when the path is missing).
   void LiveBrokers(Done<std::vector<BrokerId>> done);
 

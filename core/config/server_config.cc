@@ -114,7 +114,7 @@ const std::vector<ConfigKeyDef>& BrokerKeys0100() {
       Key("producer.purgatory.purge.interval.requests", T::kInt, "1000"),
       Key("auto.leader.rebalance.enable", T::kBoolean, "true"),
       Key("leader.imbalance.per.broker.percentage", T::kInt, "10"),
-      Key("leader.imbalance.check.interval.seconds", T::kLong, "300"),
+      Key("leader.imbalance.check.interval.seconds", T::kLong, "300", 1),
       Key("unclean.leader.election.enable", T::kBoolean, "true"),
       Key("security.inter.broker.protocol", T::kString, "PLAINTEXT"),
       Key("inter.broker.protocol.version", T::kString, "0.10.0-IV1"),

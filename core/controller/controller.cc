@@ -46,6 +46,8 @@ Controller::Controller(const BrokerConfig& config, ControllerOptions options, Co
 Controller::~Controller() {
   *token_ = false;
   if (pump_timer_ != 0) timers_.Cancel(pump_timer_);
+  // The leader imbalance check's timer is left to the token (it is pending whenever the
+  // controller is active, and the timers may be gone already when a run ends).
 }
 
 // ---- The event queue ---------------------------------------------------------------------------
@@ -356,6 +358,11 @@ void Controller::Resign() {
     timers_.Cancel(pump_timer_);
     pump_timer_ = 0;
   }
+  if (rebalance_timer_ != 0) {
+    // onControllerResignation: autoRebalanceScheduler.shutdown().
+    timers_.Cancel(rebalance_timer_);
+    rebalance_timer_ = 0;
+  }
   if (was_active) {
     // onControllerResignation: stop the channel to every broker.
     for (BrokerId broker : live_brokers_) channel_.RemoveBroker(broker);
@@ -371,6 +378,7 @@ void Controller::Resign() {
   uninitialized_.clear();
   last_isr_member_.clear();
   deletions_.clear();
+  preferred_elections_.clear();
   batch_ = Batch();
   if (was_active) Emit(events_, ev::kControllerResigned, {{field::kEpoch, epoch_.value()}});
   for (auto& cancel : cancels) cancel();
@@ -405,6 +413,15 @@ void Controller::OnControllerFailover(StepDone done) {
               [this](StepDone next) { ReconcileAll(Reason::kControllerFailover, std::move(next)); },
               [this](StepDone next) {
                 SendFailoverRequests();
+                next(Status::Ok());
+              },
+              // maybeTriggerPreferredReplicaElection, then the partition-rebalance-thread's
+              // first check 5 s from now.
+              [this](StepDone next) { HandlePreferredReplicaElection(std::move(next)); },
+              [this](StepDone next) {
+                if (config_.auto_leader_rebalance_enable) {
+                  ScheduleRebalanceCheck(kFirstRebalanceCheckDelayMs * kUsPerMs);
+                }
                 next(Status::Ok());
               },
               [this](StepDone next) { HandleDeleteTopics(std::move(next)); },

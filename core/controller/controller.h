@@ -33,6 +33,15 @@
 //   other replicas, SelectControlledShutdownLeader (new leader from the ISR minus it) and
 //   LeaderAndIsr; where it follows, remove it from the ISR and send it StopReplica (no delete).
 //   Answers with the partitions it still leads (retried by the broker).
+// - Preferred replica elections (onPreferredReplicaElection with
+//   PreferredReplicaPartitionLeaderSelector): the first assigned replica becomes leader again
+//   (leader epoch + 1, the ISR unchanged) when it is live, not shutting down, in the ISR and not
+//   already leading. Two triggers: /admin/preferred_replica_election (written by
+//   kafka-preferred-replica-election.sh; data watch; read at failover too; deleted when done),
+//   and, when auto.leader.rebalance.enable, a check 5 s after the failover and then every
+//   leader.imbalance.check.interval.seconds (checkAndTriggerPartitionRebalance): each broker
+//   whose share of the partitions it is preferred for but does not lead exceeds
+//   leader.imbalance.per.broker.percentage has each of them elected, one at a time.
 // - Topic deletion (children of /admin/delete_topics, when delete.topic.enable): StopReplica with
 //   delete_partitions to every replica (replicas on dead brokers when they return), then delete
 //   /brokers/topics/<t> (recursively), /config/topics/<t> and /admin/delete_topics/<t>. When
@@ -189,11 +198,15 @@ class Controller {
     kBrokerFailure,
     kBrokerStartup,
     kControlledShutdown,
+    kAutoRebalance,             // the leader imbalance check
+    kPreferredReplicaElection,  // /admin/preferred_replica_election
   };
   struct TopicDeletion {
     std::set<BrokerId> awaiting;  // replicas that have not acknowledged StopReplica(delete)
     std::set<BrokerId> sent;      // replicas a StopReplica(delete) was sent to (live ones)
   };
+  // onControllerFailover: the partition-rebalance-thread runs first 5 s after the failover.
+  static constexpr int64_t kFirstRebalanceCheckDelayMs = 5000;
   // The operation names of controller_zk_error (ZooKeeper's own).
   static constexpr std::string_view kOpCreate = "create";
   static constexpr std::string_view kOpDelete = "delete";
@@ -339,6 +352,22 @@ class Controller {
   void OnReplicaDeleted(const std::string& topic, BrokerId broker, StepDone done);
   void CompleteTopicDeletion(const std::string& topic, StepDone done);
   void DeleteRecursive(const std::string& path, StepDone done);
+  // ---- preferred_replica.cc: preferred replica elections and the leader imbalance check.
+  // Starts the periodic check (onControllerFailover's partition-rebalance-thread), first after
+  // `delay`, then every leader.imbalance.check.interval.seconds from then (fixed rate).
+  void ScheduleRebalanceCheck(TimeUs delay);
+  // checkAndTriggerPartitionRebalance.
+  void CheckLeaderImbalance(StepDone done);
+  // PreferredReplicaElectionListener (and maybeTriggerPreferredReplicaElection at failover):
+  // watch /admin/preferred_replica_election, and when it holds partitions, elect them and delete
+  // it.
+  void HandlePreferredReplicaElection(StepDone done);
+  // onPreferredReplicaElection: each of `partitions` (PreferredReplicaPartitionLeaderSelector),
+  // one batch of requests at the end.
+  void ElectPreferredReplicas(const std::set<TopicPartition>& partitions, Reason reason,
+                              StepDone done);
+  void ElectPreferredReplica(const TopicPartition& tp, Reason reason, StepDone done);
+
   void EmitElected(const TopicPartition& tp, const ControllerPartitionState& p,
                    const ElectionResult& result, std::string_view policy, Reason reason);
   void EmitOffline(const TopicPartition& tp, const std::vector<BrokerId>& isr);
@@ -385,6 +414,10 @@ class Controller {
   // wait-for-last-isr: the ISR member kept when every ISR member died.
   std::map<TopicPartition, BrokerId> last_isr_member_;
   std::map<std::string, TopicDeletion> deletions_;
+  // partitionsUndergoingPreferredReplicaElection: those of /admin/preferred_replica_election
+  // being elected now.
+  std::set<TopicPartition> preferred_elections_;
+  TimerId rebalance_timer_ = 0;  // the next leader imbalance check (0: none)
   Batch batch_;
   int64_t elections_ = 0;
   int64_t unclean_elections_ = 0;

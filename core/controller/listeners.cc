@@ -31,6 +31,11 @@ void Controller::OnWatchEvent(const WatchEvent& event) {
   } else if (path == zk::kIsrChangeNotificationPath && children) {
     EnqueueActive("isr_change",
                   [this](StepDone done) { HandleIsrChangeNotifications(std::move(done)); });
+  } else if (path == zk::kPreferredReplicaElectionPath) {
+    // A data watch (ZkClient.subscribeDataChanges): created, changed or deleted, the task sets
+    // it again and elects what the znode names.
+    EnqueueActive("preferred_replica_election",
+                  [this](StepDone done) { HandlePreferredReplicaElection(std::move(done)); });
   } else if (event.type == WatchEventType::kNodeDataChanged &&
              ParentPath(path) == zk::kBrokerTopicsPath) {
     std::string topic(NodeName(path));

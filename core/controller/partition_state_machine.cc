@@ -29,9 +29,13 @@ nlohmann::ordered_json BrokerList(const std::vector<BrokerId>& brokers) {
 }
 
 std::string_view ReasonName(uint8_t reason) {
-  static constexpr std::string_view kNames[] = {"new_partition", "controller_failover",
-                                                "broker_failure", "broker_startup",
-                                                "controlled_shutdown"};
+  static constexpr std::string_view kNames[] = {"new_partition",
+                                                "controller_failover",
+                                                "broker_failure",
+                                                "broker_startup",
+                                                "controlled_shutdown",
+                                                "auto_rebalance",
+                                                "preferred_replica_election"};
   return kNames[reason];
 }
 

@@ -1,5 +1,6 @@
 #include "core/zk/paths.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -340,6 +341,28 @@ Result<std::vector<TopicAndPartition>> DecodeIsrChangeNotification(std::string_v
     KSIM_ASSIGN_OR_RETURN(int32_t partition, GetInt32(entry, "partition", kWhat));
     tp.partition = PartitionId(partition);
     partitions.push_back(std::move(tp));
+  }
+  return partitions;
+}
+
+std::string EncodePreferredReplicaElection(const std::vector<TopicAndPartition>& partitions) {
+  return EncodeIsrChangeNotification(partitions);
+}
+
+Result<std::vector<TopicAndPartition>> DecodePreferredReplicaElection(std::string_view text) {
+  Result<std::vector<TopicAndPartition>> partitions = DecodeIsrChangeNotification(text);
+  if (!partitions.ok()) {
+    return Status(partitions.status().code(),
+                  "preferred replica election data: " + partitions.status().message());
+  }
+  std::vector<TopicAndPartition> sorted = *partitions;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i] == sorted[i - 1]) {
+      return Status(Errc::kCorruption,
+                    "Preferred replica election data contains duplicate partitions: [" +
+                        sorted[i].topic + "," + std::to_string(sorted[i].partition.value()) + "]");
+    }
   }
   return partitions;
 }

@@ -149,6 +149,16 @@ struct TopicAndPartition {
 std::string EncodeIsrChangeNotification(const std::vector<TopicAndPartition>& partitions);
 Result<std::vector<TopicAndPartition>> DecodeIsrChangeNotification(std::string_view json);
 
+// ---- /admin/preferred_replica_election (persistent)
+// -----------------------------------------------
+
+// PreferredReplicaLeaderElectionCommand.writePreferredReplicaElectionData: the same JSON,
+// {"version":1,"partitions":[{"topic":"t","partition":0}]}. Decoding refuses duplicates as
+// parsePreferredReplicaElectionData does ("Preferred replica election data contains duplicate
+// partitions: ...").
+std::string EncodePreferredReplicaElection(const std::vector<TopicAndPartition>& partitions);
+Result<std::vector<TopicAndPartition>> DecodePreferredReplicaElection(std::string_view json);
+
 // ---- /config/topics/<t> (persistent)
 // -------------------------------------------------------------
 

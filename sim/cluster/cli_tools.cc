@@ -169,6 +169,9 @@ Status CliTools::Run(size_t action_index, const CliAction& action) {
       return RunConsoleProducer(action_index, action);
     case CliCommand::Tool::kConsoleConsumer:
       return RunConsoleConsumer(action_index, action);
+    case CliCommand::Tool::kPreferredReplicaElection:
+      RunPreferredReplicaElection(action_index, action);
+      return Status::Ok();
   }
   return Status(Errc::kInvalidArgument, "unknown tool");
 }
@@ -192,6 +195,52 @@ std::vector<std::string> CliTools::BrokerNodes() {
   std::vector<std::string> nodes;
   for (BrokerId id : cluster_.broker_ids()) nodes.push_back(node::Broker(id));
   return nodes;
+}
+
+// ---- kafka-preferred-replica-election.sh -------------------------------------------------------
+
+void CliTools::RunPreferredReplicaElection(size_t index, const CliAction& action) {
+  // PreferredReplicaLeaderElectionCommand.main: any failure prints these lines and the exception.
+  auto failed = [this, index](std::string_view exception, std::string_view cause) {
+    Print(index, "Failed to start preferred replica election");
+    if (cause.empty()) {
+      Print(index, exception);
+    } else {
+      Print(index, "kafka.common.AdminCommandFailedException: Admin command failed");
+      Print(index, "Caused by: " + std::string(exception) + ": " + std::string(cause));
+    }
+  };
+  std::optional<std::vector<zk::TopicAndPartition>> partitions;
+  if (action.parsed.json_file) {
+    // parsePreferredReplicaElectionData: the file's JSON, read before anything is written.
+    std::string text;
+    for (const std::string& line : action.input) text += line + "\n";
+    Result<std::vector<zk::TopicAndPartition>> parsed = zk::DecodePreferredReplicaElection(text);
+    if (!parsed.ok()) {
+      const bool duplicates = parsed.status().message().starts_with("Preferred replica");
+      failed("kafka.admin.AdminOperationException: " +
+                 (duplicates ? parsed.status().message()
+                             : std::string("Preferred replica election data is empty")),
+             "");
+      return Later([this, index] { Finish(index); });
+    }
+    partitions = std::move(parsed).value();
+  }
+  cluster_.topic_admin().StartPreferredReplicaElection(
+      std::move(partitions), [this, alive = std::weak_ptr<bool>(alive_), index,
+                              failed](Result<PreferredElectionStarted> started) {
+        if (alive.expired()) return;
+        if (!started.ok()) {
+          failed("kafka.admin.AdminOperationException", ErrorText(started.status()));
+          return Finish(index);
+        }
+        for (const std::string& skipped : started->skipped) {
+          Print(index, "ERROR " + skipped + " (kafka.admin.PreferredReplicaLeaderElectionCommand)");
+        }
+        Print(index, "Successfully started preferred replica election for partitions " +
+                         FormatPartitionSet(started->partitions));
+        Finish(index);
+      });
 }
 
 // ---- kafka-topics.sh ----------------------------------------------------------------------------

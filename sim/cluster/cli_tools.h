@@ -33,6 +33,15 @@
 //   else keeps running to the end of the run. Its deliveries are in the History under its own
 //   client id.
 //
+// - kafka-preferred-replica-election.sh writes /admin/preferred_replica_election through the
+//   TopicAdmin (every partition, or those of --path-to-json-file, whose contents are the action's
+//   `input` lines) and prints `Successfully started preferred replica election for partitions
+//   Set([t,0], [t,1])` (sorted; Scala's set order is its hash's), or `Failed to start preferred
+//   replica election` and the exception (`kafka.common.AdminCommandFailedException: Admin command
+//   failed` / `Caused by: kafka.admin.AdminOperationException: Preferred replica leader election
+//   currently in progress for Set([t,0]). Aborting operation`; stack frames left out). The
+//   controller does the election (core/controller/preferred_replica.cc).
+//
 // Output lines go to `output(index, line)` as they are printed (the runner traces them as
 // cli_output and keeps them for the report); `done(index)` runs when the command has finished
 // (kafka-topics.sh: after its answer; the console producer: after every line's outcome, a crash
@@ -88,6 +97,7 @@ class CliTools {
   void DescribeNext(size_t index, std::vector<ListedTopic> topics, size_t next);
   void DeleteTopics(size_t index, const CliCommand& command, std::vector<ListedTopic> topics);
   void DeleteNext(size_t index, std::vector<ListedTopic> topics, size_t next);
+  void RunPreferredReplicaElection(size_t index, const CliAction& action);
   Status RunConsoleProducer(size_t index, const CliAction& action);
   Status RunConsoleConsumer(size_t index, const CliAction& action);
   void StopConsumer(size_t index, ConsumerClient& client);

@@ -214,8 +214,15 @@ class ActionParser {
     cli.parsed = std::move(parsed).value();
     const CliCommand& c = cli.parsed;
     if (const Json* input = ScenarioReader::Find(j, "input")) {
-      if (c.tool != CliCommand::Tool::kConsoleProducer) {
-        r_.Error(p + "/input", "only kafka-console-producer.sh reads input");
+      const bool json_file =
+          c.tool == CliCommand::Tool::kPreferredReplicaElection && c.json_file.has_value();
+      if (c.tool != CliCommand::Tool::kConsoleProducer && !json_file) {
+        r_.Error(p + "/input",
+                 c.tool == CliCommand::Tool::kPreferredReplicaElection
+                     ? "input is the contents of --path-to-json-file, which the command does not "
+                       "name"
+                     : "only kafka-console-producer.sh and kafka-preferred-replica-election.sh "
+                       "--path-to-json-file read input");
       } else if (!input->is_array()) {
         r_.Error(p + "/input", "expected an array of lines, got " + Describe(*input));
       } else {
@@ -233,10 +240,16 @@ class ActionParser {
           r_.Error(cp, status.message());
         }
         if (c.replication_factor && *c.replication_factor > c_.scenario.cluster.brokers) {
-          r_.Error(cp, "INVALID_REPLICATION_FACTOR: replication factor " +
-                           std::to_string(*c.replication_factor) +
-                           " larger than available brokers " +
-                           std::to_string(c_.scenario.cluster.brokers));
+          // Valid, as in the seed (`--replication-factor 4` on three brokers), but certain to be
+          // refused when it runs, with Kafka's own message.
+          r_.Warn(cp, "replication factor " + std::to_string(*c.replication_factor) +
+                          " is more than the scenario's " +
+                          std::to_string(c_.scenario.cluster.brokers) +
+                          " brokers: the command will be refused (\"Error while executing topic "
+                          "command : replication factor: " +
+                          std::to_string(*c.replication_factor) +
+                          " larger than available brokers: " +
+                          std::to_string(c_.scenario.cluster.brokers) + "\")");
         }
         if (!c.replica_assignment.empty()) {
           std::vector<BrokerId> known;

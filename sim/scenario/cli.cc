@@ -69,6 +69,8 @@ const std::vector<OptionDef>& OptionsOf(Tool tool) {
       {"topic", true},        {"from-beginning", false},
       {"group", true},        {"max-messages", true},
       {"new-consumer", false}};
+  static const std::vector<OptionDef> kPreferred = {{"zookeeper", true},
+                                                    {"path-to-json-file", true}};
   switch (tool) {
     case Tool::kTopics:
       return kTopics;
@@ -76,6 +78,8 @@ const std::vector<OptionDef>& OptionsOf(Tool tool) {
       return kProducer;
     case Tool::kConsoleConsumer:
       return kConsumer;
+    case Tool::kPreferredReplicaElection:
+      return kPreferred;
   }
   return kTopics;
 }
@@ -87,6 +91,7 @@ std::optional<Tool> ToolOf(std::string_view word) {
   if (word == "kafka-topics") return Tool::kTopics;
   if (word == "kafka-console-producer") return Tool::kConsoleProducer;
   if (word == "kafka-console-consumer") return Tool::kConsoleConsumer;
+  if (word == "kafka-preferred-replica-election") return Tool::kPreferredReplicaElection;
   return std::nullopt;
 }
 
@@ -253,6 +258,8 @@ std::string_view CliToolName(Tool tool) {
       return "kafka-console-producer.sh";
     case Tool::kConsoleConsumer:
       return "kafka-console-consumer.sh";
+    case Tool::kPreferredReplicaElection:
+      return "kafka-preferred-replica-election.sh";
   }
   return "?";
 }
@@ -270,8 +277,8 @@ Result<CliCommand> ParseCliCommand(std::string_view command) {
   const std::optional<Tool> tool = ToolOf(words.front());
   if (!tool) {
     return Invalid("unknown command '" + words.front() +
-                   "' (expected kafka-topics.sh, kafka-console-producer.sh or "
-                   "kafka-console-consumer.sh)");
+                   "' (expected kafka-topics.sh, kafka-console-producer.sh, "
+                   "kafka-console-consumer.sh or kafka-preferred-replica-election.sh)");
   }
   CliCommand out;
   out.tool = *tool;
@@ -288,6 +295,13 @@ Result<CliCommand> ParseCliCommand(std::string_view command) {
       break;
     case Tool::kConsoleConsumer:
       KSIM_RETURN_IF_ERROR(ParseConsoleConsumer(given, out));
+      break;
+    case Tool::kPreferredReplicaElection:
+      // PreferredReplicaLeaderElectionCommand: --zookeeper is required; --path-to-json-file
+      // defaults to every partition.
+      KSIM_RETURN_IF_ERROR(Require(given, "zookeeper"));
+      out.zookeeper = Last(given, "zookeeper");
+      if (Has(given, "path-to-json-file")) out.json_file = Last(given, "path-to-json-file");
       break;
   }
   return out;

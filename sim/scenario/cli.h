@@ -2,7 +2,8 @@
 // CliCommand (sim/scenario/scenario.h): kafka-topics.sh --create/--list/--describe/--delete with
 // --zookeeper, --topic, --partitions, --replication-factor, --config k=v, --replica-assignment;
 // kafka-console-producer.sh --broker-list --topic; kafka-console-consumer.sh --zookeeper or
-// --bootstrap-server, --topic, --from-beginning, --group, --max-messages.
+// --bootstrap-server, --topic, --from-beginning, --group, --max-messages;
+// kafka-preferred-replica-election.sh --zookeeper [--path-to-json-file].
 //
 // The command is split into words as a POSIX shell would for plain words and '…' / "…" quotes
 // (no expansion); a leading `sh` or `bash` (the seed writes `sh kafka-topics.sh ...`) is dropped;
@@ -23,7 +24,8 @@ namespace ksim::sim {
 
 Result<CliCommand> ParseCliCommand(std::string_view command);
 
-// "kafka-topics.sh", "kafka-console-producer.sh", "kafka-console-consumer.sh".
+// "kafka-topics.sh", "kafka-console-producer.sh", "kafka-console-consumer.sh",
+// "kafka-preferred-replica-election.sh".
 std::string_view CliToolName(CliCommand::Tool tool);
 
 }  // namespace ksim::sim

@@ -525,7 +525,9 @@ bool ValidVariantName(std::string_view name) {
 
 std::vector<ScenarioVariant> ParseVariants(ScenarioReader& r, const Json& doc,
                                            const std::vector<ScenarioError>& base_errors,
-                                           std::string_view file) {
+                                           const std::vector<ScenarioError>& base_warnings,
+                                           std::string_view file,
+                                           std::vector<ScenarioError>& warnings) {
   std::vector<ScenarioVariant> variants;
   const Json* json = ScenarioReader::Find(doc, "variants");
   if (json == nullptr || !r.ExpectObject(*json, "/variants", "variants by name")) return variants;
@@ -551,6 +553,12 @@ std::vector<ScenarioVariant> ParseVariants(ScenarioReader& r, const Json& doc,
     for (const ScenarioError& error : variant_reader.errors()) {
       if (std::find(base_errors.begin(), base_errors.end(), error) != base_errors.end()) continue;
       r.Error(p + error.path, error.message);
+    }
+    for (const ScenarioError& warning : variant_reader.warnings()) {
+      if (std::find(base_warnings.begin(), base_warnings.end(), warning) != base_warnings.end()) {
+        continue;
+      }
+      warnings.push_back(ScenarioError{p + warning.path, warning.message});
     }
     scenario.file = std::string(file);
     variants.push_back(ScenarioVariant{name, std::move(scenario)});
@@ -623,7 +631,16 @@ Result<Scenario> ParseScenario(std::string_view text, std::string_view file_name
   Scenario scenario = ParseDocument(reader, doc);
   const std::vector<ScenarioError> base_errors = reader.errors();
   scenario.file = std::string(file_name);
-  if (doc.is_object()) scenario.variants = ParseVariants(reader, doc, base_errors, file_name);
+  const std::vector<ScenarioError> base_warnings = reader.warnings();
+  std::vector<ScenarioError> warnings = base_warnings;
+  if (doc.is_object()) {
+    scenario.variants = ParseVariants(reader, doc, base_errors, base_warnings, file_name, warnings);
+  }
+  for (const ScenarioError& warning : warnings) {
+    scenario.warnings.push_back(OneLine(std::string(file_name) + ":" +
+                                        (warning.path.empty() ? "/" : warning.path) + ": " +
+                                        warning.message));
+  }
   if (reader.error_count() == 0) return scenario;
   std::string message;
   for (const ScenarioError& error : reader.errors()) {

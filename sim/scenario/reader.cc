@@ -51,6 +51,10 @@ void ScenarioReader::Error(std::string_view path, std::string message) {
   errors_.push_back(ScenarioError{prefix_ + std::string(path), std::move(message)});
 }
 
+void ScenarioReader::Warn(std::string_view path, std::string message) {
+  warnings_.push_back(ScenarioError{prefix_ + std::string(path), std::move(message)});
+}
+
 bool ScenarioReader::ExpectObject(const Json& value, std::string_view path, std::string_view what) {
   if (value.is_object()) return true;
   Error(path, "expected " + std::string(what) + " (a JSON object), got " + Describe(value));

@@ -42,6 +42,10 @@ class ScenarioReader {
 
   void Error(std::string_view path, std::string message);
   const std::vector<ScenarioError>& errors() const { return errors_; }
+  // What is valid but cannot work as written (`ksim check` prints it; the run shows Kafka's
+  // refusal): kept apart from the errors.
+  void Warn(std::string_view path, std::string message);
+  const std::vector<ScenarioError>& warnings() const { return warnings_; }
   size_t error_count() const { return errors_.size(); }
 
   // True when `value` is an object; else records "expected <what>".
@@ -83,6 +87,7 @@ class ScenarioReader {
  private:
   std::string prefix_;
   std::vector<ScenarioError> errors_;
+  std::vector<ScenarioError> warnings_;
 };
 
 }  // namespace ksim::sim

@@ -112,7 +112,12 @@ struct ClientSpec {
 
 // A parsed command line of the seed's tools (the `cli` action).
 struct CliCommand {
-  enum class Tool : uint8_t { kTopics, kConsoleProducer, kConsoleConsumer };
+  enum class Tool : uint8_t {
+    kTopics,
+    kConsoleProducer,
+    kConsoleConsumer,
+    kPreferredReplicaElection,
+  };
   enum class TopicsAction : uint8_t { kNone, kCreate, kList, kDescribe, kDelete };
   Tool tool = Tool::kTopics;
   TopicsAction action = TopicsAction::kNone;  // kafka-topics.sh only
@@ -127,6 +132,9 @@ struct CliCommand {
   bool from_beginning = false;                // --from-beginning
   std::optional<std::string> group;           // --group
   std::optional<int64_t> max_messages;        // --max-messages
+  // kafka-preferred-replica-election.sh --path-to-json-file (its contents are the action's
+  // `input` lines); unset: every partition.
+  std::optional<std::string> json_file;
 };
 
 // Who a fault is aimed at: a broker by id, the broker leading a partition when the action runs,
@@ -143,8 +151,10 @@ struct Target {
 enum class DiskFaultKind : uint8_t { kEio, kFull, kCorruptTail };
 
 struct CliAction {
-  std::string command;             // as written
-  std::vector<std::string> input;  // lines typed into a console producer
+  std::string command;  // as written
+  // Lines typed into a console producer, or the --path-to-json-file of
+  // kafka-preferred-replica-election.sh.
+  std::vector<std::string> input;
   CliCommand parsed;
 };
 struct CrashAction {
@@ -241,6 +251,9 @@ struct Scenario {
   // Each variant: the base with its JSON Merge Patch applied, validated as a whole scenario
   // (its own `variants` empty). In the order written.
   std::vector<ScenarioVariant> variants;
+  // What is valid but cannot work as written, one line each ("file:/json/pointer: message"),
+  // the variants' own included; `ksim check` prints them.
+  std::vector<std::string> warnings;
 
   const TopicEntry* FindTopic(std::string_view topic) const;
   const ClientSpec* FindClient(std::string_view id) const;

@@ -24,6 +24,22 @@ JSON
 expect_exit 0 "$KSIM" check "$WORK/good.json"
 expect_grep '^ok: seed-walkthrough: 3 actions, 0 variants$' "$WORK/stdout"
 
+# The seed's own example: --replication-factor 4 on three brokers is valid (the run shows Kafka's
+# refusal), so check warns on stderr and exits 0.
+cat >"$WORK/rf4.json" <<'JSON'
+{ "ksim": 1, "name": "rf4",
+  "actions": [
+    { "at_ms": 0, "do": "cli", "command": "kafka-topics.sh --create --zookeeper hadoop01:2181 --replication-factor 4 --partitions 1 --topic esbook" },
+    { "at_ms": 500, "do": "cli", "command": "kafka-preferred-replica-election.sh --zookeeper hadoop01:2181" }
+  ] }
+JSON
+expect_exit 0 "$KSIM" check "$WORK/rf4.json"
+expect_grep '^ok: rf4: 2 actions, 0 variants$' "$WORK/stdout"
+expect_grep '^warning: .*rf4.json:/actions/0/command: replication factor 4 is more than the scenario.s 3 brokers' "$WORK/stderr"
+expect_exit 0 "$KSIM" run "$WORK/rf4.json"
+expect_grep 'Error while executing topic command : replication factor: 4 larger than available brokers: 3' "$WORK/stdout"
+expect_grep 'Successfully started preferred replica election for partitions Set\(' "$WORK/stdout"
+
 # Syntax: file:line:column.
 printf '{\n  "ksim": 1,\n  "name": "x",,\n}\n' >"$WORK/syntax.json"
 expect_exit 2 "$KSIM" check "$WORK/syntax.json"

@@ -84,6 +84,14 @@ class TopicAdminTest : public ::testing::Test {
     admin_->DeleteTopic(topic, [&](Result<std::string> r) { out.emplace(std::move(r)); });
     return world_.Wait(out);
   }
+  Result<PreferredElectionStarted> Prefer(
+      std::optional<std::vector<zk::TopicAndPartition>> partitions) {
+    std::optional<Result<PreferredElectionStarted>> out;
+    admin_->StartPreferredReplicaElection(
+        std::move(partitions),
+        [&](Result<PreferredElectionStarted> r) { out.emplace(std::move(r)); });
+    return world_.Wait(out);
+  }
   std::optional<std::string> Read(const std::string& path) {
     auto data = world_.GetData("admin", path);
     if (!data.ok()) return std::nullopt;
@@ -321,6 +329,38 @@ TEST_F(TopicAdminTest, DeleteMarksTheTopicForTheController) {
             "Topic __consumer_offsets is a kafka internal topic and is not allowed to be marked "
             "for deletion.");
   EXPECT_FALSE(Read("/admin/delete_topics/__consumer_offsets").has_value());
+}
+
+TEST_F(TopicAdminTest, PreferredReplicaElectionWritesTheAdminZnode) {
+  // kafka-preferred-replica-election.sh: every partition (sorted), or those of the JSON file that
+  // exist; a second run while the controller has not deleted the znode is refused.
+  RegisterBroker(1);
+  ASSERT_TRUE(Create("t", 2, 1).ok());
+  ASSERT_TRUE(Create("u", 1, 1).ok());
+  auto all = Prefer(std::nullopt);
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_EQ(FormatPartitionSet(all->partitions), "Set([t,0], [t,1], [u,0])");
+  EXPECT_TRUE(all->skipped.empty());
+  EXPECT_EQ(Read("/admin/preferred_replica_election"),
+            R"({"version":1,"partitions":[{"topic":"t","partition":0},{"topic":"t","partition":1},)"
+            R"({"topic":"u","partition":0}]})");
+  auto again = Prefer(std::nullopt);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().message(),
+            "Preferred replica leader election currently in progress for Set([t,0], [t,1], [u,0]). "
+            "Aborting operation");
+
+  ASSERT_TRUE(world_.Delete("admin", "/admin/preferred_replica_election").ok());
+  auto some = Prefer(std::vector<zk::TopicAndPartition>{
+      {"u", PartitionId(0)}, {"t", PartitionId(9)}, {"v", PartitionId(0)}});
+  ASSERT_TRUE(some.ok()) << some.status().ToString();
+  EXPECT_EQ(FormatPartitionSet(some->partitions), "Set([u,0])");
+  EXPECT_EQ(some->skipped,
+            (std::vector<std::string>{
+                "Skipping preferred replica leader election for partition [t,9] since it doesn't "
+                "exist",
+                "Skipping preferred replica leader election for partition [v,0] since topic v "
+                "doesn't exist"}));
 }
 
 }  // namespace

@@ -442,14 +442,13 @@ TEST(ScenarioLoaderTest, CliCommandErrorsAreKafkasTools) {
                         "s.json:/actions/2/command: Missing required argument \"[broker-list]\"",
                         "s.json:/actions/3/command: Exactly one of --zookeeper or "
                         "--bootstrap-server is required.",
-                        "s.json:/actions/4/command: INVALID_REPLICATION_FACTOR: replication "
-                        "factor 4 larger than available brokers 3",
                         "s.json:/actions/5/command/retention.mss: unknown topic configuration "
                         "\"retention.mss\": did you mean \"retention.ms\"?",
-                        "s.json:/actions/6/input: only kafka-console-producer.sh reads input",
+                        "s.json:/actions/6/input: only kafka-console-producer.sh and "
+                        "kafka-preferred-replica-election.sh --path-to-json-file read input",
                         "s.json:/actions/7/command: unknown command 'kafka-configs.sh' (expected "
-                        "kafka-topics.sh, kafka-console-producer.sh or "
-                        "kafka-console-consumer.sh)"}));
+                        "kafka-topics.sh, kafka-console-producer.sh, kafka-console-consumer.sh "
+                        "or kafka-preferred-replica-election.sh)"}));
 }
 
 TEST(ScenarioCliTest, ParsesTheSeedsCommandLines) {
@@ -488,6 +487,55 @@ TEST(ScenarioCliTest, ParsesTheSeedsCommandLines) {
   EXPECT_EQ(bash_line->tool, CliCommand::Tool::kConsoleProducer);
   // A shell alone is not a tool.
   EXPECT_FALSE(ParseCliCommand("sh").ok());
+}
+
+TEST(ScenarioLoaderTest, CliReplicationFactorAboveTheBrokerCountIsAWarning) {
+  // The seed's own example: valid (it is refused when it runs, with Kafka's message), so the
+  // loader warns; a variant with four brokers has no warning, one with two has its own.
+  Result<Scenario> result = ParseScenario(With(R"("actions": [
+      {"at_ms": 0, "do": "cli", "command": "kafka-topics.sh --create --zookeeper h --topic t --partitions 1 --replication-factor 4"}],
+      "variants": {"four": {"cluster": {"brokers": 4}}, "two": {"cluster": {"brokers": 2}}})"),
+                                          "s.json");
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->warnings,
+            (std::vector<std::string>{
+                "s.json:/actions/0/command: replication factor 4 is more than the scenario's 3 "
+                "brokers: the command will be refused (\"Error while executing topic command : "
+                "replication factor: 4 larger than available brokers: 3\")",
+                "s.json:/variants/two/actions/0/command: replication factor 4 is more than the "
+                "scenario's 2 brokers: the command will be refused (\"Error while executing topic "
+                "command : replication factor: 4 larger than available brokers: 2\")"}));
+  Result<Scenario> fits = ParseScenario(With(R"("actions": [
+      {"at_ms": 0, "do": "cli", "command": "kafka-topics.sh --create --zookeeper h --topic t --partitions 1 --replication-factor 3"}])"),
+                                        "s.json");
+  ASSERT_TRUE(fits.ok()) << fits.status().message();
+  EXPECT_TRUE(fits->warnings.empty());
+}
+
+TEST(ScenarioCliTest, ParsesPreferredReplicaElection) {
+  Result<CliCommand> all =
+      ParseCliCommand("bin/kafka-preferred-replica-election.sh --zookeeper hadoop01:2181");
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->tool, CliCommand::Tool::kPreferredReplicaElection);
+  EXPECT_EQ(all->zookeeper, "hadoop01:2181");
+  EXPECT_FALSE(all->json_file.has_value());
+  Result<CliCommand> file = ParseCliCommand(
+      "kafka-preferred-replica-election --zookeeper h:2181 --path-to-json-file p.json");
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  EXPECT_EQ(file->json_file, "p.json");
+  Result<CliCommand> missing = ParseCliCommand("kafka-preferred-replica-election.sh");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "Missing required argument \"[zookeeper]\"");
+  // The file's contents are the action's input; input without the option is refused.
+  Result<Scenario> with_input = ParseScenario(With(R"("actions": [
+      {"at_ms": 0, "do": "cli", "command": "kafka-preferred-replica-election.sh --zookeeper h --path-to-json-file p.json",
+       "input": ["{\"partitions\": [{\"topic\": \"t\", \"partition\": 0}]}"]}])"),
+                                              "s.json");
+  ASSERT_TRUE(with_input.ok()) << with_input.status().message();
+  EXPECT_EQ(Errors(With(R"("actions": [
+      {"at_ms": 0, "do": "cli", "command": "kafka-preferred-replica-election.sh --zookeeper h", "input": ["{}"]}])")),
+            (std::vector<std::string>{"s.json:/actions/0/input: input is the contents of "
+                                      "--path-to-json-file, which the command does not name"}));
 }
 
 TEST(ScenarioCliTest, RefusesWhatKafkasToolsRefuse) {
