@@ -5,7 +5,14 @@
 //
 // Exit codes: 0 the minimal scenario was written, 1 the scenario does not fail (or not with
 // --signature), 2 bad input (a scenario that does not load, an output that cannot be written).
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -16,8 +23,10 @@
 #include "sim/explore/shrink.h"
 #include "sim/kernel/atomic_file.h"
 #include "sim/kernel/trace.h"
+#include "sim/runner/runner.h"
 #include "sim/scenario/loader.h"
 #include "tools/commands.h"
+#include "tools/explore_pool.h"
 
 namespace ksim::tools {
 namespace {
@@ -31,6 +40,117 @@ struct ShrinkArgs {
   std::vector<std::string> bounds;
   bool quiet = false;
 };
+
+// Reads `fd` to its end into `out`.
+void ReadAll(int fd, std::string& out) {
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    out.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// One candidate in a child process (fork): a candidate that aborts ksim is the failure
+// `no_crash: ksim died (signal 6 (Aborted)): <its last stderr line>`, as `ksim explore` names a
+// worker's death, so that such a seed shrinks like any other.
+std::optional<std::vector<sim::PropertyFailure>> RunApart(const std::string& text,
+                                                          const std::string& file,
+                                                          const sim::PropertyOptions& properties,
+                                                          std::string* error) {
+  int out[2];
+  int err[2];
+  if (pipe(out) != 0 || pipe(err) != 0) {
+    *error = std::string("pipe: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  std::cout << std::flush;
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    *error = std::string("fork: ") + std::strerror(errno);
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    close(out[0]);
+    close(err[0]);
+    dup2(err[1], STDERR_FILENO);
+    nlohmann::ordered_json answer = nlohmann::ordered_json::object();
+    Result<sim::Scenario> parsed = sim::ParseScenario(text, file);
+    Result<sim::RunResult> run = parsed.ok() ? sim::RunScenario(*parsed, sim::RunOptions{})
+                                             : Result<sim::RunResult>(parsed.status());
+    if (!run.ok()) {
+      answer["error"] = run.status().message();
+    } else {
+      answer["failures"] = nlohmann::ordered_json::array();
+      const sim::Promise promise = sim::DerivePromise(*parsed, properties);
+      for (const sim::PropertyFailure& f : sim::CheckProperties(promise, *parsed, *run)) {
+        answer["failures"].push_back({{"property", f.property}, {"cause", f.cause}});
+      }
+    }
+    const std::string bytes = answer.dump();
+    size_t written = 0;
+    while (written < bytes.size()) {
+      const ssize_t n = write(out[1], bytes.data() + written, bytes.size() - written);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      written += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(out[1]);
+  close(err[1]);
+  std::string answer_text;
+  std::string stderr_text;
+  // Both pipes at once: a child that writes much to stderr must not block on a full pipe.
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (pollfd& p : fds) {
+      if (p.fd < 0 || p.revents == 0) continue;
+      char buffer[65536];
+      const ssize_t n = read(p.fd, buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        close(p.fd);
+        p.fd = -1;
+        --open_fds;
+        continue;
+      }
+      (p.fd == fds[0].fd ? answer_text : stderr_text).append(buffer, static_cast<size_t>(n));
+    }
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || answer_text.empty()) {
+    const std::string last_words = LastLine(stderr_text);
+    return std::vector<sim::PropertyFailure>{sim::MakeFailure(
+        "no_crash", "ksim died (" + ExitText(status) + ")" +
+                        (last_words.empty() ? "" : ": " + last_words))};
+  }
+  const nlohmann::ordered_json answer =
+      nlohmann::ordered_json::parse(answer_text, nullptr, /*allow_exceptions=*/false);
+  if (answer.is_discarded() || !answer.is_object()) {
+    *error = "a candidate's run answered something that is not JSON";
+    return std::nullopt;
+  }
+  if (answer.contains("error")) {
+    *error = answer.value("error", std::string());
+    return std::nullopt;
+  }
+  std::vector<sim::PropertyFailure> failures;
+  for (const auto& f : answer.value("failures", nlohmann::ordered_json::array())) {
+    failures.push_back(sim::MakeFailure(f.value("property", std::string()),
+                                        f.value("cause", std::string())));
+  }
+  return failures;
+}
 
 int RunShrink(const ShrinkArgs& args) {
   auto bad = [](const std::string& message) {
@@ -62,6 +182,9 @@ int RunShrink(const ShrinkArgs& args) {
     options.properties.bounds.push_back(std::move(*bound));
   }
   if (!args.signature.empty()) options.signature = args.signature;
+  options.run_apart = [&args, &options](const std::string& text, std::string* error) {
+    return RunApart(text, args.file, options.properties, error);
+  };
   Result<sim::ShrinkResult> result =
       sim::Shrink(document, args.file, options, [&](const std::string& line) {
         if (!args.quiet) std::cout << line << "\n" << std::flush;
@@ -78,8 +201,12 @@ int RunShrink(const ShrinkArgs& args) {
             << result->document.value("duration_ms", 60000) << " ms, " << result->steps_kept
             << " steps kept in " << result->runs << " runs\n"
             << "Failure: " << result->failure.signature << "\n  " << result->failure.cause << "\n"
-            << "Replay: ksim run " << args.out << " (trace hash "
-            << sim::Fnv1a64::Hex(result->trace_hash) << ")\n";
+            << "Replay: ksim run " << args.out;
+  if (result->trace_hash != 0) {
+    std::cout << " (trace hash " << sim::Fnv1a64::Hex(result->trace_hash) << ")\n";
+  } else {
+    std::cout << " (it kills ksim: run it under a debugger or the ASan build)\n";
+  }
   return 0;
 }
 

@@ -103,23 +103,6 @@ bool Send(Worker& worker, const ExploreTask& task) {
   return true;
 }
 
-std::string ExitText(int status) {
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    return "signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-  }
-  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
-  return "status " + std::to_string(status);
-}
-
-std::string LastLine(const std::string& text) {
-  size_t end = text.size();
-  while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r')) --end;
-  const size_t start = text.rfind('\n', end == 0 ? 0 : end - 1);
-  return text.substr(start == std::string::npos ? 0 : start + 1,
-                     end - (start == std::string::npos ? 0 : start + 1));
-}
-
 }  // namespace
 
 Status RunPool(const std::vector<std::string>& argv, int32_t jobs,
@@ -249,6 +232,23 @@ Status RunPool(const std::vector<std::string>& argv, int32_t jobs,
     }
   }
   return Status::Ok();
+}
+
+std::string ExitText(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    return "signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  if (WIFEXITED(status)) return "exit status " + std::to_string(WEXITSTATUS(status));
+  return "status " + std::to_string(status);
+}
+
+std::string LastLine(const std::string& text) {
+  size_t end = text.size();
+  while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r')) --end;
+  const size_t start = text.rfind('\n', end == 0 ? 0 : end - 1);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1));
 }
 
 int ServeTasks(const std::function<std::string(const ExploreTask&)>& run) {

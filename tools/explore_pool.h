@@ -45,6 +45,11 @@ Status RunPool(const std::vector<std::string>& argv, int32_t jobs,
                const std::vector<ExploreTask>& tasks, const PoolEvents& events,
                int64_t run_timeout_s = 0);
 
+// "signal 6 (Aborted)", "exit status 3": how a child process ended (a waitpid status).
+std::string ExitText(int status);
+// The last non-empty line of `text` (a process's last words on stderr).
+std::string LastLine(const std::string& text);
+
 // The worker's side: reads tasks from stdin until it ends, answering each with `run(task)`.
 int ServeTasks(const std::function<std::string(const ExploreTask&)>& run);
 

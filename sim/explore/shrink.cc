@@ -27,6 +27,13 @@ class Shrinker {
   std::optional<std::vector<PropertyFailure>> Failures(const Json& candidate,
                                                        RunResult* run_out = nullptr) {
     ++runs_;
+    if (options_.run_apart) {
+      // Apart first: a candidate that kills ksim must not end the shrink. Only a run that
+      // completed there is made again here for the result (`run_out`).
+      std::optional<std::vector<PropertyFailure>> apart =
+          options_.run_apart(candidate.dump(2), &last_error_);
+      if (!apart || run_out == nullptr || Crashes(*apart)) return apart;
+    }
     Result<Scenario> parsed = ParseScenario(candidate.dump(2), file_);
     if (!parsed.ok()) {
       last_error_ = parsed.status().message();
@@ -41,6 +48,11 @@ class Shrinker {
     std::vector<PropertyFailure> failures = CheckProperties(promise, *parsed, *run);
     if (run_out != nullptr) *run_out = std::move(run).value();
     return failures;
+  }
+
+  static bool Crashes(const std::vector<PropertyFailure>& failures) {
+    return std::any_of(failures.begin(), failures.end(),
+                       [](const PropertyFailure& f) { return f.property == "no_crash"; });
   }
 
   bool FailsTheSame(const Json& candidate, RunResult* run = nullptr) {
@@ -266,7 +278,14 @@ class Shrinker {
                                                         : "") +
               "\n";
     }
-    if (run.actions.empty()) text += "- no action: the settings alone\n";
+    if (run.actions.empty() && target_.property == "no_crash") {
+      for (const Json& action : Actions(current_)) {
+        text += "- " + Seconds(action.value("at_ms", int64_t{0})) + ": " +
+                action.value("do", std::string()) + "\n";
+      }
+    } else if (run.actions.empty()) {
+      text += "- no action: the settings alone\n";
+    }
     text += "- " + Seconds(current_.value("duration_ms", int64_t{60000})) +
             ": the final phase heals and restarts what is down, then the audit\n\nThe failure: " +
             last_failure_.cause + "\n";
@@ -323,7 +342,7 @@ class Shrinker {
     result.runs = runs_;
     result.steps_kept = kept_;
     result.actions_after = Actions(result.document).size();
-    result.trace_hash = described_run.trace_hash;
+    result.trace_hash = target_.property == "no_crash" ? 0 : described_run.trace_hash;
     return result;
   }
 

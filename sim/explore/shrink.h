@@ -33,6 +33,13 @@ struct ShrinkOptions {
   int32_t max_runs = 1000;  // a bound on the runs (each candidate is one run)
   PropertyOptions properties;
   std::optional<std::string> signature;  // the failure to keep; unset: the first one
+  // Runs a candidate (its scenario JSON text) in another process and returns its failures, a
+  // `no_crash` failure when the run killed that process, or nullopt when it does not load or run
+  // (why in *error). Set by `ksim shrink` (tools/cmd_shrink.cc), so that a candidate that aborts
+  // is a failure like any other; unset: every candidate runs in this process.
+  std::function<std::optional<std::vector<PropertyFailure>>(const std::string& text,
+                                                            std::string* error)>
+      run_apart;
 };
 
 struct ShrinkResult {
@@ -42,7 +49,7 @@ struct ShrinkResult {
   int32_t steps_kept = 0;
   size_t actions_before = 0;
   size_t actions_after = 0;
-  uint64_t trace_hash = 0;  // of the minimal scenario's run, description included
+  uint64_t trace_hash = 0;  // of the minimal scenario's run, description included (0: it crashes)
 };
 
 using ShrinkLog = std::function<void(const std::string& line)>;
