@@ -2,8 +2,8 @@
 // ZookeeperConsumerConnector) as a ConsumerClient of kind kZookeeper on a simulated cluster: its
 // registration and owner nodes in ZooKeeper, the range assignment between two members, the
 // rebalance when a member's session ends, offsets committed to ZooKeeper and resumed from there
-// after a crash, and the retry while an owner node is still held. Also the old assignors alone and
-// the registration's JSON.
+// after a crash, the retry while an owner node is still held, and its own session's expiry. Also
+// the old assignors alone and the registration's JSON.
 #include <gtest/gtest.h>
 
 #include "core/clients/consumer/zookeeper_consumer.h"
@@ -205,6 +205,27 @@ TEST_F(OldConsumerTest, AnOwnerNodeStillHeldMakesTheRebalanceRetryAfterTheBackof
   EXPECT_TRUE(gave_up[0]->fields["message"].get<std::string>().ends_with(
       "can't rebalance after 4 retries"));
   EXPECT_FALSE(Events(trace, ev::kConsumerRegistered, "c1").empty());
+}
+
+TEST_F(OldConsumerTest, ASessionExpiryRegistersAgainAndRedeliversWhatWasNotCommitted) {
+  Start(7, 1);
+  Produce(kMessages);
+  ConsumerClient& c1 = AddOld("c1");  // auto commit every 60 s: nothing committed yet
+  ASSERT_TRUE(run_->RunUntil([&] { return AllDelivered(); }, 30 * kSecondUs));
+  const std::string id = c1.zookeeper_consumer()->consumer_id();
+  const std::string registration = zk::ConsumerIdPath("g", id);
+  const ZkSessionId first = zk().Read(registration)->stat.ephemeral_owner;
+  ASSERT_TRUE(zk().ExpireSession(first).ok());
+  // A new session, the same consumer id registered again, the partition owned again: from
+  // auto.offset.reset, since ZooKeeper holds no offset (handleNewSession commits nothing).
+  ASSERT_TRUE(run_->RunUntil(
+      [&] {
+        std::optional<ZnodeData> node = zk().Read(registration);
+        return node && node->stat.ephemeral_owner != first && DeliveredCount() >= 2 * kMessages;
+      },
+      30 * kSecondUs));
+  EXPECT_EQ(Owners(0), std::vector<std::string>{id + "-0"});
+  for (const auto& [at, times] : run_->Deliveries("g")) EXPECT_EQ(times, 2);
 }
 
 // ---- Pure parts ------------------------------------------------------------------------------
