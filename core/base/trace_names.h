@@ -35,6 +35,7 @@
   X(kCliOutput, "cli_output")                               \
   X(kCommit, "commit")                                      \
   X(kConfigWarning, "config_warning")                       \
+  X(kConsumerRegistered, "consumer_registered")             \
   X(kControlledShutdown, "controlled_shutdown")             \
   X(kControllerElected, "controller_elected")               \
   X(kControllerResigned, "controller_resigned")             \
@@ -97,6 +98,8 @@
   X(kProducerIdAssigned, "producer_id_assigned")            \
   X(kProducerIdBlock, "producer_id_block")                  \
   X(kProducerIdBlockError, "producer_id_block_error")       \
+  X(kRebalanceAttempt, "rebalance_attempt")                 \
+  X(kRebalanceFailed, "rebalance_failed")                   \
   X(kReplicaFetchError, "replica_fetch_error")              \
   X(kRestart, "restart")                                    \
   X(kScenarioStart, "scenario_start")                       \
@@ -143,6 +146,8 @@
   X(kCommittedUs, "committed_us")             \
   X(kComplete, "complete")                    \
   X(kConn, "conn")                            \
+  X(kConsumer, "consumer")                    \
+  X(kConsumerId, "consumer_id")               \
   X(kCorrelationId, "correlation_id")         \
   X(kCorrupt, "corrupt")                      \
   X(kCount, "count")                          \
@@ -221,6 +226,7 @@
   X(kReplicas, "replicas")                    \
   X(kReplicationFactor, "replication_factor") \
   X(kRestartAll, "restart_all")               \
+  X(kResult, "result")                        \
   X(kRetransmits, "retransmits")              \
   X(kRole, "role")                            \
   X(kRule, "rule")                            \

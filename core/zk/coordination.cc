@@ -166,4 +166,51 @@ void EnsurePersistentPath(Coordination& zk, std::string path, std::function<void
                     });
 }
 
+namespace {
+
+// The children of `path` still to delete, deleted one after the other, then `path` itself.
+struct RecursiveDelete {
+  Coordination& zk;
+  std::string path;
+  std::vector<std::string> children;
+  std::function<void(Status)> done;
+};
+
+void DeleteNextChild(std::shared_ptr<RecursiveDelete> job) {
+  if (job->children.empty()) {
+    std::string path = job->path;
+    job->zk.Delete(std::move(path), kAnyVersion, [job](Status deleted) {
+      if (job->done) job->done(deleted.ok() || deleted == Errc::kNoNode ? Status::Ok() : deleted);
+    });
+    return;
+  }
+  std::string child = job->path + "/" + job->children.back();
+  job->children.pop_back();
+  DeleteRecursive(job->zk, std::move(child), [job](Status status) {
+    if (!status.ok()) {
+      if (job->done) job->done(status);
+      return;
+    }
+    DeleteNextChild(job);
+  });
+}
+
+}  // namespace
+
+void DeleteRecursive(Coordination& zk, std::string path, std::function<void(Status)> done) {
+  std::string read = path;
+  zk.GetChildren(std::move(read), false,
+                 [&zk, path = std::move(path),
+                  done = std::move(done)](Result<std::vector<std::string>> children) mutable {
+                   if (!children.ok()) {
+                     if (done) {
+                       done(children.status() == Errc::kNoNode ? Status::Ok() : children.status());
+                     }
+                     return;
+                   }
+                   DeleteNextChild(std::make_shared<RecursiveDelete>(RecursiveDelete{
+                       zk, std::move(path), std::move(children).value(), std::move(done)}));
+                 });
+}
+
 }  // namespace ksim

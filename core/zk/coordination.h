@@ -193,5 +193,8 @@ void CreateWithParents(Coordination& zk, std::string path, std::string data, Cre
 // Kafka's ZkUtils.makeSurePersistentPathExists: `path` and its ancestors exist afterwards (OK
 // when it already existed).
 void EnsurePersistentPath(Coordination& zk, std::string path, std::function<void(Status)> done);
+// Kafka's ZkUtils.deletePathRecursive (ZkClient.deleteRecursive): deletes `path`'s children,
+// depth first, then `path`. OK when it is already gone; `done` gets the first other error.
+void DeleteRecursive(Coordination& zk, std::string path, std::function<void(Status)> done);
 
 }  // namespace ksim

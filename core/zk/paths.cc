@@ -394,4 +394,63 @@ Result<TopicConfig> DecodeTopicConfig(std::string_view text) {
   return config;
 }
 
+// ---- /consumers
+// -----------------------------------------------------------------------------------
+
+std::string ConsumerGroupPath(std::string_view group) {
+  return std::string(kConsumersPath) + "/" + std::string(group);
+}
+
+std::string ConsumerIdsPath(std::string_view group) { return ConsumerGroupPath(group) + "/ids"; }
+
+std::string ConsumerIdPath(std::string_view group, std::string_view consumer_id) {
+  return ConsumerIdsPath(group) + "/" + std::string(consumer_id);
+}
+
+std::string ConsumerOwnerPath(std::string_view group, std::string_view topic,
+                              PartitionId partition) {
+  return ConsumerGroupPath(group) + "/owners/" + std::string(topic) + "/" +
+         std::to_string(partition.value());
+}
+
+std::string ConsumerOffsetPath(std::string_view group, std::string_view topic,
+                               PartitionId partition) {
+  return ConsumerGroupPath(group) + "/offsets/" + std::string(topic) + "/" +
+         std::to_string(partition.value());
+}
+
+std::string EncodeConsumerRegistration(const ConsumerRegistration& registration) {
+  OrderedJson subscription = OrderedJson::object();
+  for (const auto& [topic, streams] : registration.subscription) subscription[topic] = streams;
+  OrderedJson json;
+  json["version"] = 1;
+  json["subscription"] = std::move(subscription);
+  json["pattern"] = registration.pattern;
+  json["timestamp"] = std::to_string(registration.timestamp_ms);
+  return Dump(json);
+}
+
+Result<ConsumerRegistration> DecodeConsumerRegistration(std::string_view text) {
+  constexpr std::string_view kWhat = "consumer registration";
+  KSIM_ASSIGN_OR_RETURN(Json json, ParseObject(text, kWhat));
+  ConsumerRegistration registration;
+  KSIM_ASSIGN_OR_RETURN(registration.pattern, GetString(json, "pattern", kWhat));
+  auto subscription = json.find("subscription");
+  if (subscription == json.end() || !subscription->is_object()) {
+    return Corrupt(kWhat, "no \"subscription\" object");
+  }
+  for (const auto& [topic, streams] : subscription->items()) {
+    KSIM_ASSIGN_OR_RETURN(int32_t count, AsInt32(streams, kWhat, topic));
+    registration.subscription[topic] = count;
+  }
+  if (auto timestamp = json.find("timestamp"); timestamp != json.end() && timestamp->is_string()) {
+    const std::string& digits = timestamp->get_ref<const std::string&>();
+    int64_t ms = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), ms);
+    if (error == std::errc() && end == digits.data() + digits.size())
+      registration.timestamp_ms = ms;
+  }
+  return registration;
+}
+
 }  // namespace ksim::zk

@@ -169,4 +169,33 @@ std::string EncodeTopicConfig(const TopicConfig& config);
 // AdminUtils.fetchEntityConfig: version must be 1, config a map of strings.
 Result<TopicConfig> DecodeTopicConfig(std::string_view json);
 
+// ---- /consumers/<group>/... (the old, ZooKeeper-based consumer: kafka.consumer)
+// ----------------------------
+
+// ZKGroupDirs / ZKGroupTopicDirs: /consumers/g, /consumers/g/ids, /consumers/g/ids/<consumer id>,
+// /consumers/g/owners/t/<p> (ephemeral, holds the owning thread id) and
+// /consumers/g/offsets/t/<p> (persistent, holds the next offset to consume as decimal text).
+std::string ConsumerGroupPath(std::string_view group);
+std::string ConsumerIdsPath(std::string_view group);
+std::string ConsumerIdPath(std::string_view group, std::string_view consumer_id);
+std::string ConsumerOwnerPath(std::string_view group, std::string_view topic,
+                              PartitionId partition);
+std::string ConsumerOffsetPath(std::string_view group, std::string_view topic,
+                               PartitionId partition);
+
+// ZookeeperConsumerConnector.registerConsumerInZK:
+// {"version":1,"subscription":{"t":1},"pattern":"static","timestamp":"1475066113563"}: topic (or,
+// for the patterns "white_list" / "black_list", the topic filter's regular expression) -> number
+// of streams.
+struct ConsumerRegistration {
+  std::map<std::string, int32_t> subscription;
+  std::string pattern = "static";  // TopicCount.staticPattern, whiteListPattern, blackListPattern
+  int64_t timestamp_ms = 0;
+  friend bool operator==(const ConsumerRegistration&, const ConsumerRegistration&) = default;
+};
+std::string EncodeConsumerRegistration(const ConsumerRegistration& registration);
+// As TopicCount.constructTopicCount reads it: "subscription" an object of stream counts,
+// "pattern" a string (a missing timestamp is 0).
+Result<ConsumerRegistration> DecodeConsumerRegistration(std::string_view json);
+
 }  // namespace ksim::zk

@@ -8,6 +8,7 @@
 #include "core/base/check.h"
 #include "core/base/trace_names.h"
 #include "core/cluster/topic.h"
+#include "core/zk/paths.h"
 
 namespace ksim::sim {
 
@@ -446,9 +447,25 @@ Status CliTools::RunConsoleConsumer(size_t index, const CliAction& action) {
     Later([this, index] { Finish(index); });
     return Status::Ok();
   }
+  const KafkaRelease release = cluster_.options().kafka_version;
+  if (!command.zookeeper.empty() && release >= KafkaRelease::k2_0) {
+    // Kafka 2.0 removed the old consumer and the tool's --zookeeper (KAFKA-2983): joptsimple's
+    // UnrecognizedOptionException, printed by CommandLineUtils.printUsageAndDie.
+    Print(index, "zookeeper is not a recognized option");
+    Later([this, index] { Finish(index); });
+    return Status::Ok();
+  }
+  if (!command.zookeeper.empty() && release >= KafkaRelease::k0_10_1) {
+    // 0.10.1.0 to 1.1's ConsoleConsumer.ConsumerConfig, on stderr.
+    Print(index,
+          "Using the ConsoleConsumer with old consumer is deprecated and will be removed in a "
+          "future major release. Consider using the new consumer by passing [bootstrap-server] "
+          "instead of [zookeeper].");
+  }
   struct State {
     ConsumerClient* client = nullptr;
     int64_t printed = 0;
+    std::string generated_group;  // the old consumer's group when the tool made it up
   };
   auto state = std::make_shared<State>();
   const std::optional<int64_t> max_messages = command.max_messages;
@@ -456,28 +473,60 @@ Status CliTools::RunConsoleConsumer(size_t index, const CliAction& action) {
   options.id = ClientName(index);
   options.topics = {*command.topic};
   options.group = command.group.value_or("");
-  options.config = {{"auto.offset.reset", command.from_beginning ? "earliest" : "latest"}};
-  options.kafka_version = cluster_.options().kafka_version;
+  options.kafka_version = release;
   options.bootstrap = BrokerNodes();
+  if (!command.zookeeper.empty()) {
+    // --zookeeper: the old consumer (ConsoleConsumer.getOldConsumerProps), always in a group:
+    // without one given, "console-consumer-<random below 100000>", whose ZooKeeper path the tool
+    // deletes when it ends. It subscribes through a Whitelist of the topic.
+    options.kind = ConsumerKind::kZookeeper;
+    options.subscription_pattern = "white_list";
+    if (options.group.empty()) {
+      RandomStream random = cluster_.world().StreamFor(ClientName(index) + "/group");
+      options.group = "console-consumer-" + std::to_string(random.UniformInt(0, 99999));
+      state->generated_group = options.group;
+    }
+    options.config = {{"auto.offset.reset", command.from_beginning ? "smallest" : "largest"}};
+  } else {
+    options.config = {{"auto.offset.reset", command.from_beginning ? "earliest" : "latest"}};
+  }
   // DefaultMessageFormatter: the value, then a line separator. The client keeps this callback.
   options.on_deliver = [this, index, state, max_messages](const ConsumerRecord& record) {
     output_(index, record.value);
     ++state->printed;
-    if (max_messages && state->printed >= *max_messages) StopConsumer(index, *state->client);
+    if (max_messages && state->printed >= *max_messages) {
+      StopConsumer(index, *state->client, state->generated_group);
+    }
   };
   KSIM_ASSIGN_OR_RETURN(std::unique_ptr<ConsumerClient> client,
                         ConsumerClient::Create(cluster_.world(), history_, std::move(options)));
   state->client = client.get();
   consumers_.push_back(std::move(client));
-  if (max_messages && *max_messages <= 0) StopConsumer(index, *state->client);
+  if (max_messages && *max_messages <= 0) {
+    StopConsumer(index, *state->client, state->generated_group);
+  }
   return Status::Ok();
 }
 
-void CliTools::StopConsumer(size_t index, ConsumerClient& client) {
+void CliTools::StopConsumer(size_t index, ConsumerClient& client,
+                            const std::string& generated_group) {
   // ConsoleConsumer.process stops at --max-messages and prints the count on the way out.
-  client.Stop();
   output_(index, "Processed a total of " + std::to_string(client.delivered()) + " messages");
-  Later([this, index] { Finish(index); });
+  if (client.kind() != ConsumerKind::kZookeeper) {
+    client.Stop();
+    Later([this, index] { Finish(index); });
+    return;
+  }
+  // The old consumer: done once its shutdown (commit, ZooKeeper session closed) is over. When the
+  // tool made its group up it then deletes /consumers/<group> ("avoid polluting zookeeper with
+  // persistent group data").
+  client.Stop([this, index, group = generated_group, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.expired()) return;
+    if (group.empty()) return Finish(index);
+    DeleteRecursive(cluster_.admin(), zk::ConsumerGroupPath(group), [this, index, alive](Status) {
+      if (!alive.expired()) Finish(index);
+    });
+  });
 }
 
 std::string CliTools::ClientName(size_t index) { return node::CliTool(index); }

@@ -25,13 +25,18 @@
 //   t with key: null, value: 10 bytes with error: (org.apache.kafka.clients.producer.internals.
 //   ErrorLoggingCallback)` then `org.apache.kafka.common.errors.<Exception>: <Kafka's message>`;
 //   no timestamp). Its sends are in the History like any producer's.
-// - kafka-console-consumer.sh: a ConsumerClient node "cli-<action index>" with no group (every
-//   partition assigned; --group G joins G with auto commit instead), auto.offset.reset earliest
-//   with --from-beginning else latest, --max-messages honoured; it prints each record's value
-//   as one line when it is delivered (and `Processed a total of N messages` when --max-messages
-//   is reached: the client is then stopped, ConsumerClient::Stop, its node shut down cleanly),
-//   else keeps running to the end of the run. Its deliveries are in the History under its own
-//   client id.
+// - kafka-console-consumer.sh: a ConsumerClient node "cli-<action index>". With --zookeeper it
+//   runs the old consumer (ConsumerKind::kZookeeper, ConsoleConsumer.getOldConsumerProps): group
+//   --group G, else "console-consumer-<random below 100000>" drawn from the run's stream
+//   "cli-<index>/group" (the tool deletes that group's /consumers/<group> after the consumer shut
+//   down at --max-messages), auto commit, auto.offset.reset smallest with --from-beginning else
+//   largest. With --bootstrap-server it runs the group coordinator's consumer with no group
+//   (every partition assigned; --group G joins G with auto commit instead), auto.offset.reset
+//   earliest with --from-beginning else latest. Both honour --max-messages; it prints each record's
+//   value as one line when it is delivered (and `Processed a total of N messages` when
+//   --max-messages is reached: the client is then stopped, ConsumerClient::Stop, its node shut down
+//   cleanly), else keeps running to the end of the run. Its deliveries are in the History under its
+//   own client id.
 //
 // - kafka-preferred-replica-election.sh writes /admin/preferred_replica_election through the
 //   TopicAdmin (every partition, or those of --path-to-json-file, whose contents are the action's
@@ -100,7 +105,7 @@ class CliTools {
   void RunPreferredReplicaElection(size_t index, const CliAction& action);
   Status RunConsoleProducer(size_t index, const CliAction& action);
   Status RunConsoleConsumer(size_t index, const CliAction& action);
-  void StopConsumer(size_t index, ConsumerClient& client);
+  void StopConsumer(size_t index, ConsumerClient& client, const std::string& generated_group);
 
   // Each line of `text` (lines end in '\n', the last may not) to output_.
   void Print(size_t index, std::string_view text);

@@ -10,6 +10,7 @@
 #include "core/base/trace_names.h"
 #include "core/protocol/network_client.h"
 #include "sim/world/sim_transport.h"
+#include "sim/world/zookeeper_client.h"
 
 namespace ksim::sim {
 
@@ -239,14 +240,21 @@ std::string_view CommitModeName(CommitMode mode) {
   return "unknown";
 }
 
+std::string_view ConsumerKindName(ConsumerKind kind) {
+  return kind == ConsumerKind::kZookeeper ? "zookeeper" : "group-coordinator";
+}
+
 // One incarnation of the consumer process; members die in reverse order, the Consumer first.
 struct ConsumerClient::Process {
   explicit Process(Node& node) : timers(node) {}
   uint64_t incarnation = 0;
   std::unique_ptr<SimTransport> transport;
-  TimerGroup timers;                        // start, processing, poll pacing
-  std::unique_ptr<NetworkClient> metadata;  // without a group: the partitions to assign
+  std::unique_ptr<ZooKeeperClient> zk;         // the old consumer's session
+  std::unique_ptr<StreamRandomSource> random;  // the old consumer's id
+  TimerGroup timers;                           // start, processing, poll pacing
+  std::unique_ptr<NetworkClient> metadata;     // without a group: the partitions to assign
   std::unique_ptr<Consumer> consumer;
+  std::unique_ptr<ZookeeperConsumer> zk_consumer;
   TimeUs poll_started_us = 0;
 };
 
@@ -272,17 +280,39 @@ Result<std::unique_ptr<ConsumerClient>> ConsumerClient::Create(World& world, His
     return Status(Errc::kInvalidConfig, id + ": config enable.auto.commit contradicts commit " +
                                             std::string(CommitModeName(options.commit)));
   }
-  KSIM_ASSIGN_OR_RETURN(ConfigOverrides settings,
-                        BaseSettings(id, options.bootstrap, options.config));
-  settings.emplace_back("group.id", options.group);
-  settings.emplace_back("enable.auto.commit", auto_commit ? "true" : "false");
-  Result<ConsumerConfig> config = ParseConsumerConfig(settings, options.kafka_version);
-  if (!config.ok()) return Status(config.status().code(), id + ": " + config.status().message());
+  ZookeeperConsumerConfig zk_config;
+  Result<ConsumerConfig> config = ConsumerConfig{};
+  if (options.kind == ConsumerKind::kZookeeper) {
+    // The old consumer: its own keys; the brokers come from ZooKeeper.
+    if (options.group.empty()) {
+      return Status(Errc::kInvalidConfig, id + ": the old consumer needs a group");
+    }
+    if (Names(options.config, "auto.commit.enable") &&
+        LastValue(options.config, "auto.commit.enable") != (auto_commit ? "true" : "false")) {
+      return Status(Errc::kInvalidConfig, id + ": config auto.commit.enable contradicts commit " +
+                                              std::string(CommitModeName(options.commit)));
+    }
+    ConfigOverrides settings = options.config;
+    settings.emplace_back("group.id", options.group);
+    settings.emplace_back("auto.commit.enable", auto_commit ? "true" : "false");
+    Result<ZookeeperConsumerConfig> parsed = ParseZookeeperConsumerConfig(settings);
+    if (!parsed.ok()) return Status(parsed.status().code(), id + ": " + parsed.status().message());
+    zk_config = std::move(parsed).value();
+    config.value().client_id = zk_config.client_id;
+    config.value().group_id = zk_config.group_id;
+  } else {
+    KSIM_ASSIGN_OR_RETURN(ConfigOverrides settings,
+                          BaseSettings(id, options.bootstrap, options.config));
+    settings.emplace_back("group.id", options.group);
+    settings.emplace_back("enable.auto.commit", auto_commit ? "true" : "false");
+    config = ParseConsumerConfig(settings, options.kafka_version);
+    if (!config.ok()) return Status(config.status().code(), id + ": " + config.status().message());
+  }
   if (world.FindNode(id) != nullptr)
     return Status(Errc::kInvalidArgument, "node name taken: " + id);
 
-  std::unique_ptr<ConsumerClient> client(
-      new ConsumerClient(world, history, std::move(options), std::move(config).value()));
+  std::unique_ptr<ConsumerClient> client(new ConsumerClient(
+      world, history, std::move(options), std::move(config).value(), std::move(zk_config)));
   KSIM_ASSIGN_OR_RETURN(client->node_, world.AddNode(client->options_.id));
   ConsumerClient* raw = client.get();
   client->listener_ = client->node_->AddLifecycleListener([raw](NodeLifecycle event) {
@@ -297,29 +327,49 @@ Result<std::unique_ptr<ConsumerClient>> ConsumerClient::Create(World& world, His
 }
 
 ConsumerClient::ConsumerClient(World& world, History& history, ConsumerClientOptions options,
-                               ConsumerConfig config)
-    : world_(world), history_(history), options_(std::move(options)), config_(std::move(config)) {}
+                               ConsumerConfig config, ZookeeperConsumerConfig zk_config)
+    : world_(world),
+      history_(history),
+      options_(std::move(options)),
+      config_(std::move(config)),
+      zk_config_(std::move(zk_config)) {}
 
 ConsumerClient::~ConsumerClient() {
   if (node_ != nullptr) node_->RemoveLifecycleListener(listener_);
+  if (process_ != nullptr && process_->zk != nullptr && node_->up()) node_->StopListening();
   process_.reset();
 }
 
 Consumer* ConsumerClient::consumer() { return process_ ? process_->consumer.get() : nullptr; }
 
+ZookeeperConsumer* ConsumerClient::zookeeper_consumer() {
+  return process_ ? process_->zk_consumer.get() : nullptr;
+}
+
 std::vector<TopicPartition> ConsumerClient::assignment() const {
-  if (process_ == nullptr || process_->consumer == nullptr) return {};
+  if (process_ == nullptr) return {};
+  if (process_->zk_consumer != nullptr) return process_->zk_consumer->assignment();
+  if (process_->consumer == nullptr) return {};
   return process_->consumer->assignment();
 }
 
-void ConsumerClient::Stop() {
+void ConsumerClient::Stop(std::function<void()> stopped) {
   if (stopped_) return;
   stopped_ = true;
   // Not from inside the caller's callback: the process is destroyed by the shutdown.
-  world_.loop().Schedule(0, [&world = world_, id = options_.id] {
-    Node* node = world.FindNode(id);
-    if (node != nullptr && node->up()) KSIM_CHECK(world.CleanShutdownNode(id).ok());
-  });
+  auto shut_down = [&world = world_, id = options_.id, stopped = std::move(stopped)] {
+    world.loop().Schedule(0, [&world, id, stopped] {
+      Node* node = world.FindNode(id);
+      if (node != nullptr && node->up()) KSIM_CHECK(world.CleanShutdownNode(id).ok());
+      if (stopped) stopped();
+    });
+  };
+  if (process_ != nullptr && process_->zk_consumer != nullptr) {
+    // ConsoleConsumer's cleanup: the connector's shutdown commits and closes its session.
+    process_->zk_consumer->Close(std::move(shut_down));
+    return;
+  }
+  shut_down();
 }
 
 void ConsumerClient::StartProcess() {
@@ -329,7 +379,28 @@ void ConsumerClient::StartProcess() {
   auto process = std::make_unique<Process>(*node_);
   process->incarnation = node_->incarnation();
   process->transport = std::make_unique<SimTransport>(world_.network(), options_.id);
-  process->transport->Attach();
+  if (options_.kind == ConsumerKind::kZookeeper) {
+    const std::string suffix = options_.id + "/" + std::to_string(node_->incarnation());
+    ZkClientOptions zk_options;
+    zk_options.session_timeout_us =
+        static_cast<TimeUs>(zk_config_.zookeeper_session_timeout_ms) * kUsPerMs;
+    process->zk =
+        std::make_unique<ZooKeeperClient>(world_.loop(), world_.network(), options_.id,
+                                          world_.StreamFor("zkclient/" + suffix), zk_options);
+    process->random = std::make_unique<StreamRandomSource>(world_.StreamFor("consumer/" + suffix));
+    Process* raw = process.get();
+    // One handler for the node: ZooKeeper's replies first, then the brokers' (as a broker's).
+    node_->Listen(NetworkHandler{[raw](Delivery delivery) {
+                                   if (!raw->zk->OnMessage(delivery))
+                                     raw->transport->OnMessage(delivery);
+                                 },
+                                 [raw](const Disconnect& notice) {
+                                   raw->zk->OnDisconnect(notice);
+                                   raw->transport->OnDisconnect(notice);
+                                 }});
+  } else {
+    process->transport->Attach();
+  }
   process_ = std::move(process);
   Process& raw = *process_;
   const TimeUs delay_us = std::max<TimeUs>(0, options_.start_ms * kUsPerMs - world_.Now());
@@ -398,6 +469,14 @@ void ConsumerClient::StartConsumer(Process& process, std::vector<TopicPartition>
     world_.Trace(options_.id, ev, fields);
     OnConsumerEvent(ev, fields);
   };
+  if (options_.kind == ConsumerKind::kZookeeper) {
+    process.zk_consumer = std::make_unique<ZookeeperConsumer>(
+        zk_config_, ZookeeperConsumerSeams{*process.zk, *process.transport, *node_, node_->clock(),
+                                           *process.random, std::move(sink), options_.id});
+    process.zk_consumer->Subscribe(options_.topics, options_.subscription_pattern);
+    PollLoop(process);
+    return;
+  }
   process.consumer = std::make_unique<Consumer>(
       config_, ConsumerSeams{*process.transport, *node_, node_->clock(), std::move(sink)});
   if (options_.group.empty()) {
@@ -410,10 +489,14 @@ void ConsumerClient::StartConsumer(Process& process, std::vector<TopicPartition>
 
 void ConsumerClient::PollLoop(Process& process) {
   process.poll_started_us = world_.Now();
-  process.consumer->Poll(options_.poll_timeout_ms * kUsPerMs,
-                         [this, &process](std::vector<ConsumerRecord> records) {
-                           OnRecords(process, std::move(records));
-                         });
+  auto done = [this, &process](std::vector<ConsumerRecord> records) {
+    OnRecords(process, std::move(records));
+  };
+  if (process.zk_consumer != nullptr) {
+    process.zk_consumer->Poll(options_.poll_timeout_ms * kUsPerMs, std::move(done));
+    return;
+  }
+  process.consumer->Poll(options_.poll_timeout_ms * kUsPerMs, std::move(done));
 }
 
 void ConsumerClient::OnRecords(Process& process, std::vector<ConsumerRecord> records) {
@@ -487,12 +570,17 @@ void ConsumerClient::CommitRecords(Process& process, const std::vector<ConsumerR
     Offset& next = offsets[r.tp];
     next = std::max(next, r.offset + 1);
   }
-  process.consumer->Commit(offsets, [this, &process, offsets, then = std::move(then)](Status s) {
+  auto done = [this, &process, offsets, then = std::move(then)](Status s) {
     for (const auto& [tp, offset] : offsets) {
       history_.Commit(options_.id, process.incarnation, options_.group, tp, offset, s.code());
     }
     then(s.ok());
-  });
+  };
+  if (process.zk_consumer != nullptr) {
+    process.zk_consumer->Commit(offsets, std::move(done));
+    return;
+  }
+  process.consumer->Commit(offsets, std::move(done));
 }
 
 void ConsumerClient::OnConsumerEvent(std::string_view ev, const EventFields& fields) {

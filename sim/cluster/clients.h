@@ -58,6 +58,7 @@
 
 #include "core/base/status.h"
 #include "core/clients/consumer/consumer.h"
+#include "core/clients/consumer/zookeeper_consumer.h"
 #include "core/clients/producer/producer.h"
 #include "core/config/server_config.h"
 #include "sim/check/history.h"
@@ -135,6 +136,14 @@ class ProducerClient {
 };
 
 enum class CommitMode : uint8_t { kAuto, kBeforeProcessing, kAfterProcessing };
+
+// Which of Kafka 0.10's two consumers a ConsumerClient runs: the group coordinator's
+// (KafkaConsumer, core/clients/consumer/consumer.h) or the old ZooKeeper-based one
+// (ZookeeperConsumerConnector, core/clients/consumer/zookeeper_consumer.h), which
+// `kafka-console-consumer.sh --zookeeper` runs.
+enum class ConsumerKind : uint8_t { kGroupCoordinator, kZookeeper };
+// "group-coordinator", "zookeeper": how the trace and the report name them.
+std::string_view ConsumerKindName(ConsumerKind kind);
 // "auto", "before-processing", "after-processing"; else kInvalidArgument.
 Result<CommitMode> ParseCommitMode(std::string_view name);
 std::string_view CommitModeName(CommitMode mode);
@@ -156,6 +165,12 @@ struct ConsumerClientOptions {
   KafkaRelease kafka_version = kSeedKafkaRelease;
   // Runs after each record's `deliver` op is written (see above); null: none.
   std::function<void(const ConsumerRecord& record)> on_deliver;
+  // The old consumer: `config` holds its keys (ParseZookeeperConsumerConfig: auto.offset.reset
+  // smallest/largest, auto.commit.enable, ...), `group` is required, and the node runs a
+  // ZooKeeper session of its own besides its connections to the brokers.
+  ConsumerKind kind = ConsumerKind::kGroupCoordinator;
+  // What the old consumer's registration says ("static"; the console consumer: "white_list").
+  std::string subscription_pattern = "static";
 };
 
 class ConsumerClient {
@@ -176,14 +191,20 @@ class ConsumerClient {
   std::vector<TopicPartition> assignment() const;
   // Records delivered (processed) over every incarnation.
   int64_t delivered() const { return delivered_; }
-  // Ends the client for good (see above). Idempotent.
-  void Stop();
+  // The running old consumer, or null (the other kind, the node down, before start_ms).
+  ZookeeperConsumer* zookeeper_consumer();
+  ConsumerKind kind() const { return options_.kind; }
+  const std::string& group() const { return options_.group; }
+  // Ends the client for good (see above). Idempotent. The old consumer is closed first
+  // (ZookeeperConsumer::Close: commit, ZooKeeper session closed); `stopped` runs after the node
+  // is shut down.
+  void Stop(std::function<void()> stopped = nullptr);
   bool stopped() const { return stopped_; }
 
  private:
   struct Process;
   ConsumerClient(World& world, History& history, ConsumerClientOptions options,
-                 ConsumerConfig config);
+                 ConsumerConfig config, ZookeeperConsumerConfig zk_config);
   void StartProcess();
   void StopProcess();
   void Begin(Process& process);
@@ -203,6 +224,7 @@ class ConsumerClient {
   History& history_;
   ConsumerClientOptions options_;
   ConsumerConfig config_;
+  ZookeeperConsumerConfig zk_config_;  // the old consumer's
   Node* node_ = nullptr;
   Node::ListenerId listener_ = 0;
   std::unique_ptr<Process> process_;

@@ -79,6 +79,19 @@ void AppendClientWarnings(const RunResult& result, std::string& out) {
   for (const std::string& warning : result.client_warnings) out += "  WARN " + warning + "\n";
 }
 
+// Which of Kafka 0.10's two consumers each consumer ran: they keep their groups and offsets in
+// different places (ZooKeeper or the group coordinator).
+void AppendConsumers(const RunResult& result, std::string& out) {
+  if (result.consumers.empty()) return;
+  out += "Consumers:\n";
+  for (const RunResult::ConsumerSummary& consumer : result.consumers) {
+    out += "  " + consumer.client + ": " +
+           (consumer.kind == "zookeeper" ? "the old consumer (groups and offsets in ZooKeeper)"
+                                         : "the group coordinator's consumer");
+    out += consumer.group.empty() ? ", no group\n" : ", group " + consumer.group + "\n";
+  }
+}
+
 void AppendMetrics(const RunResult& result, std::string& out) {
   out += "Metrics:\n";
   size_t name_width = 0;
@@ -204,6 +217,7 @@ std::string FormatRunReport(const RunResult& result, size_t max_anomalies) {
   out += " ==\n";
   AppendActions(result, out);
   AppendClientWarnings(result, out);
+  AppendConsumers(result, out);
   AppendMetrics(result, out);
   AppendAnomalies(result, max_anomalies, out);
   std::vector<std::string> permitted;
@@ -251,6 +265,15 @@ Json RunResultJson(const RunResult& result) {
   }
   json["actions"] = std::move(actions);
   json["client_warnings"] = result.client_warnings;
+  Json consumers = Json::array();
+  for (const RunResult::ConsumerSummary& consumer : result.consumers) {
+    Json item = Json::object();
+    item["client"] = consumer.client;
+    item["consumer"] = consumer.kind;
+    item["group"] = consumer.group;
+    consumers.push_back(std::move(item));
+  }
+  json["consumers"] = std::move(consumers);
   Json permitted = Json::array();
   for (const PermittedLoss& loss : result.check.permitted_losses) {
     Json item = Json::object();

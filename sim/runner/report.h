@@ -36,7 +36,8 @@ std::string FormatRunReport(const RunResult& result, size_t max_anomalies = 20);
 // given, as written in the scenario), "actual", "ok"}], "ok", "seed" (a variant may patch it),
 // "anomalies" [{"kind", "record_id", "topic", "partition", "offset", "group" (duplicated and
 // undelivered only), "cause", "cause_t_us"}], "actions" [{"index", "at_ms", "action", "output",
-// "skipped"}], "client_warnings" [text], "permitted_losses" [{"topic", "partition", "offset",
+// "skipped"}], "client_warnings" [text], "consumers" [{"client", "consumer" ("zookeeper" or
+// "group-coordinator"), "group"}], "permitted_losses" [{"topic", "partition", "offset",
 // "t_us", "promise", "reason", "detail"}], "invariant_violations" [text], "expired", "audit_errors"
 // [text], "end_us", "trace_lines", "trace_hash" (16 hex digits, FNV-1a 64 of the trace's bytes).
 nlohmann::ordered_json RunResultJson(const RunResult& result);

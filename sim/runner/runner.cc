@@ -564,6 +564,14 @@ Status ScenarioRun::Finish(RunResult& result) {
   }
   result.actions = actions_;
   result.client_warnings = client_warnings_;
+  auto summarize = [&result](const ConsumerClient& consumer) {
+    result.consumers.push_back(RunResult::ConsumerSummary{
+        consumer.id(), std::string(ConsumerKindName(consumer.kind())), consumer.group()});
+  };
+  for (const auto& consumer : consumers_) summarize(*consumer);
+  if (cli_ != nullptr) {
+    for (const auto& consumer : cli_->consumers()) summarize(*consumer);
+  }
   result.invariant_violations = result.check.invariant_violations;
 
   TraceFields metrics = TraceFields::object();

@@ -141,6 +141,15 @@ struct RunResult {
   // key its release does not know: "p1: The configuration enable.idempotence = true was
   // supplied but isn't a known config."), in client order.
   std::vector<std::string> client_warnings;
+  // Every consumer of the run (the scenario's, then the console consumers), in that order: which
+  // of 0.10's consumers it ran ("group-coordinator" or "zookeeper", ConsumerKindName) and its
+  // group ("" : none).
+  struct ConsumerSummary {
+    std::string client;
+    std::string kind;
+    std::string group;
+  };
+  std::vector<ConsumerSummary> consumers;
   FinalAudit audit;
   // The engine's broken rules (check.invariant_violations; Kafka's permitted losses are in
   // check.permitted_losses).

@@ -266,6 +266,7 @@ Status ModelBuilder::Discover() {
                                          e.ev == ev::kGroupJoined || e.ev == ev::kCommit)) {
         kind = ClientKind::kConsumer;
       }
+      if (e.ev == ev::kConsumerRegistered) kind = ClientKind::kOldConsumer;
       if (e.ev == ev::kCommit) {
         KSIM_ASSIGN_OR_RETURN(std::string group, Str(e, field::kGroup));
         if (!group.empty()) groups.insert(group);

@@ -97,7 +97,9 @@ struct GroupView {
   std::vector<std::pair<std::string, int64_t>> committed;  // ("t-0", offset), sorted by name
 };
 
-enum class ClientKind : uint8_t { kProducer, kConsumer, kOther };
+// kOldConsumer: Kafka 0.10's ZooKeeper-based consumer (its trace has `consumer_registered`);
+// kConsumer: the group coordinator's consumer (or one whose kind the trace does not show).
+enum class ClientKind : uint8_t { kProducer, kConsumer, kOldConsumer, kOther };
 
 struct ClientView {
   std::string id;  // "p1", "c1"

@@ -46,6 +46,8 @@ const char* ClientKindLabel(ClientKind kind) {
       return "producer";
     case ClientKind::kConsumer:
       return "consumer";
+    case ClientKind::kOldConsumer:
+      return "old consumer (ZK)";
     case ClientKind::kOther:
       break;
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/cluster/topic.h"
+#include "core/zk/paths.h"
 #include "sim/scenario/cli.h"
 #include "tests/support/sim/client_test_util.h"
 
@@ -227,7 +228,8 @@ TEST(CliToolsTest, ConsumerWithoutFromBeginningSkipsEarlierRecords) {
   // Once it has a position on every partition (the log ends then), later records reach it.
   ASSERT_TRUE(sim.cluster().RunUntil(
       [&] {
-        Consumer* consumer = sim.consumer(0).consumer();
+        // --zookeeper: the old consumer.
+        ZookeeperConsumer* consumer = sim.consumer(0).zookeeper_consumer();
         return consumer != nullptr && consumer->positions().size() == 2;
       },
       kWaitUs));
@@ -240,6 +242,60 @@ TEST(CliToolsTest, ConsumerWithoutFromBeginningSkipsEarlierRecords) {
   ASSERT_TRUE(sim.RunUntilLines(4, 3));
   const std::set<std::string> all(sim.output(4).begin(), sim.output(4).end());
   EXPECT_EQ(all, (std::set<std::string>{"before 1", "before 2", "after 1"}));
+}
+
+TEST(CliToolsTest, ZookeeperConsoleConsumerRunsTheOldConsumerInAGroupOfItsOwn) {
+  CliSim sim("cli-old-consumer");
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replication-factor 1 --partitions 1 --topic frbook");
+  ASSERT_TRUE(sim.RunUntilLed("frbook", 1));
+  sim.Command(1, kProducer + "--topic frbook", {"one", "two", "three"});
+  ASSERT_TRUE(sim.Start(2, kConsumer + "--topic frbook --from-beginning"));
+  ASSERT_TRUE(sim.RunUntilLines(2, 3));
+  ConsumerClient& running = sim.consumer(0);
+  EXPECT_EQ(running.kind(), ConsumerKind::kZookeeper);
+  EXPECT_TRUE(running.group().starts_with("console-consumer-")) << running.group();
+  ZooKeeperServer& zk = sim.cluster().zookeeper();
+  const std::vector<std::string> ids = zk.Children(zk::ConsumerIdsPath(running.group()));
+  ASSERT_EQ(ids.size(), 1u);
+  Result<zk::ConsumerRegistration> registration =
+      zk::DecodeConsumerRegistration(zk.Read(zk::ConsumerIdPath(running.group(), ids[0]))->data);
+  ASSERT_TRUE(registration.ok());
+  EXPECT_EQ(registration->pattern, "white_list");  // ConsoleConsumer's Whitelist(topic)
+  // --max-messages: the consumer closes, then the tool deletes the group it made up.
+  EXPECT_EQ(sim.Command(3, kConsumer + "--topic frbook --from-beginning --max-messages 2"),
+            (Lines{"one", "two", "Processed a total of 2 messages"}));
+  ConsumerClient& stopped = sim.consumer(1);
+  EXPECT_NE(stopped.group(), running.group());
+  EXPECT_FALSE(zk.Read(zk::ConsumerGroupPath(stopped.group())).has_value());
+  EXPECT_TRUE(zk.Read(zk::ConsumerGroupPath(running.group())).has_value());
+  // A named group is the tool's user's: kept.
+  sim.Command(4, kConsumer + "--topic frbook --from-beginning --group mine --max-messages 1");
+  // Its close committed the one message handed out (the old consumer's iterator counts each
+  // message consumed as it hands it out).
+  std::optional<ZnodeData> committed =
+      zk.Read(zk::ConsumerOffsetPath("mine", "frbook", PartitionId(0)));
+  ASSERT_TRUE(committed.has_value());
+  EXPECT_EQ(committed->data, "1");
+}
+
+TEST(CliToolsTest, ZookeeperConsoleConsumerFollowsTheRelease) {
+  // Deprecated from 0.10.1 (a line on stderr), gone in 2.0 (KAFKA-2983).
+  ClusterOptions options = ClientClusterOptions();
+  options.kafka_version = KafkaRelease::k0_10_1;
+  CliSim deprecated("cli-old-consumer-0101", 1, options);
+  ASSERT_TRUE(deprecated.run().Start());
+  ASSERT_TRUE(deprecated.Start(0, kConsumer + "--topic frbook"));
+  ASSERT_FALSE(deprecated.output(0).empty());
+  EXPECT_TRUE(deprecated.output(0)[0].starts_with(
+      "Using the ConsoleConsumer with old consumer is deprecated"));
+  EXPECT_EQ(deprecated.consumer(0).kind(), ConsumerKind::kZookeeper);
+  options.kafka_version = KafkaRelease::k2_0;
+  CliSim removed("cli-old-consumer-20", 1, options);
+  ASSERT_TRUE(removed.run().Start());
+  EXPECT_EQ(removed.Command(0, kConsumer + "--topic frbook"),
+            Lines{"zookeeper is not a recognized option"});
+  EXPECT_TRUE(removed.tools().consumers().empty());
 }
 
 TEST(CliToolsTest, FailedSendPrintsErrorLoggingCallbackLines) {

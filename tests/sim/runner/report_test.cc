@@ -189,10 +189,11 @@ TEST(RunReportTest, ResultJsonFollowsDesign) {
   const Json json = RunResultJson(SampleResult());
   std::vector<std::string> keys;
   for (const auto& item : json.items()) keys.push_back(item.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"metrics", "expectations", "ok", "seed", "anomalies",
-                                            "actions", "client_warnings", "permitted_losses",
-                                            "invariant_violations", "expired", "audit_errors",
-                                            "start_us", "end_us", "trace_lines", "trace_hash"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"metrics", "expectations", "ok", "seed", "anomalies",
+                                      "actions", "client_warnings", "consumers", "permitted_losses",
+                                      "invariant_violations", "expired", "audit_errors", "start_us",
+                                      "end_us", "trace_lines", "trace_hash"}));
   EXPECT_EQ(json["metrics"].dump(), R"({"sent":1000,"acked":998,"lost_acked":5,"duplicated":0})");
   EXPECT_EQ(json["expectations"][0].dump(),
             R"({"metric":"sent","expected":1000,"actual":1000,"ok":true})");
