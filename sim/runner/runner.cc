@@ -253,7 +253,8 @@ Status ScenarioRun::CreateClients() {
       producer.key = client.key;
       producer.config = client.config;
       producer.bootstrap = bootstrap;
-      producer.kafka_version = scenario_.kafka_version;
+      producer.kafka_version = client.kafka_version;
+      producer.brokers_kafka_version = scenario_.kafka_version;
       Result<std::unique_ptr<ProducerClient>> created =
           ProducerClient::Create(*world_, *history_, std::move(producer));
       if (!created.ok()) {
@@ -274,7 +275,7 @@ Status ScenarioRun::CreateClients() {
       consumer.processing_ms = client.processing_ms;
       consumer.config = client.config;
       consumer.bootstrap = bootstrap;
-      consumer.kafka_version = scenario_.kafka_version;
+      consumer.kafka_version = client.kafka_version;
       Result<std::unique_ptr<ConsumerClient>> created =
           ConsumerClient::Create(*world_, *history_, std::move(consumer));
       if (!created.ok()) {
