@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -378,8 +379,22 @@ TEST(ScenarioRunnerTest, AnIdempotentProducerAgainst0100BrokersFailsWithUnsuppor
   EXPECT_FALSE(Events(trace, ev::kProduceBatch, "p2").empty());
   EXPECT_TRUE(old.client_warnings.empty()) << "a 0.11.0 producer knows enable.idempotence";
 
+  // The trace header and the report say which release ran where.
+  EXPECT_EQ(trace.header.kafka_version, "0.10.0");
+  EXPECT_EQ(trace.header.client_kafka_versions,
+            (std::map<std::string, std::string>{{"p1", "0.11.0"}}));
+  const std::string report = FormatRunReport(old);
+  EXPECT_NE(report.find("\nKafka 0.10.0; clients of another release: p1 0.11.0\n"),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(RunResultJson(old)["client_kafka_versions"]["p1"], "0.11.0");
+
   const RunResult later = RunIt(scenario("0.11.0"));
   EXPECT_EQ(MetricOf(later, "acked"), 8);
+  EXPECT_EQ(ParsedTrace(later).header.client_kafka_versions,
+            (std::map<std::string, std::string>{{"p2", "0.10.0"}}));
+  EXPECT_NE(FormatRunReport(later).find("\nKafka 0.11.0; clients of another release: p2 0.10.0\n"),
+            std::string::npos);
   EXPECT_FALSE(Events(ParsedTrace(later), ev::kProducerId, "p1").empty());
 }
 
