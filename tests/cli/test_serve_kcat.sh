@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# kcat (librdkafka 2.0.2, Debian's `kcat` package) against `ksim serve` on the 3-broker
-# walkthrough scenario: the README's walkthrough (-L lists brokers and topics, -P sends
-# `hello java`, -C -o beginning -e prints it); the versions kcat negotiates with a 0.10.0 broker;
-# 200 keyed records produced and consumed back, each once and in order per partition; a group of
-# two kcat members sharing the two partitions and rebalancing when one leaves; garbage, an oversized frame and a client leaving mid-request
-# beside a producer whose records all arrive; the history checker's verdict in the report; and
-# `ksim run --replay` of the served trace, byte for byte.
+# kcat (librdkafka 2.0.2, Debian's `kcat` package) against `ksim serve` on the 3-broker walkthrough
+# scenario: the README's walkthrough (-L lists brokers and topics, -P sends `hello java`, -C -o
+# beginning -e prints it); the versions kcat negotiates with a 0.10.0 broker; 200 keyed records
+# produced and consumed back, each once and in order per partition; a group of two kcat members
+# sharing the two partitions and rebalancing when one leaves; garbage, an oversized frame and a
+# client leaving mid-request beside a producer whose records all arrive; the history checker's
+# verdict in the report; and `ksim run --replay` of the served trace, byte for byte.
 source "$(dirname "$0")/lib.sh" "$@"
 source "$(dirname "$0")/serve_lib.sh"
 need kcat
