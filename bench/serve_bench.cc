@@ -89,7 +89,8 @@ void BM_WireVsInProcess(benchmark::State& state) {
     // The wire path.
     History history(world);
     Captured output;
-    ClientGateway gateway(world, history, output);
+    // Produce v7 is a 2.1 broker's version (a 0.10.0 one, the default, would refuse it).
+    ClientGateway gateway(world, history, output, KafkaRelease::k2_1);
     for (BrokerId id : cluster->broker_ids()) gateway.Listen(id, 9091 + id.value());
     gateway.Open(1, BrokerId(1));
     start = std::chrono::steady_clock::now();

@@ -78,7 +78,8 @@ void GroupCoordinator::StoreGroup(GroupMetadata& group,
   RecordInput record;
   record.timestamp_ms = seams_.clock.NowMs();
   record.key = EncodeGroupMetadataKey(GroupMetadataKey{group.group_id()});
-  record.value = EncodeGroupMetadataValue(stored);
+  record.value = EncodeGroupMetadataValue(
+      stored, GroupMetadataValueVersion(config_.inter_broker_protocol_version));
   Bytes batch = EncodeBatch(BatchSpec{}, std::span<const RecordInput>(&record, 1));
   seams_.append(OffsetsPartition(group.group_id()), std::move(batch),
                 [done = std::move(done)](Errc error) { done(GroupStoreError(error)); });

@@ -13,7 +13,6 @@ namespace {
 constexpr int16_t kOffsetCommitKeyVersion = 1;
 constexpr int16_t kGroupMetadataKeyVersion = 2;
 constexpr int16_t kOffsetCommitValueVersion = 1;
-constexpr int16_t kGroupMetadataValueVersion = 1;
 
 class Writer {
  public:
@@ -215,9 +214,10 @@ Bytes EncodeOffsetCommitValue(const CommittedOffset& value) {
   return w.Take();
 }
 
-Bytes EncodeGroupMetadataValue(const StoredGroup& value) {
+Bytes EncodeGroupMetadataValue(const StoredGroup& value, int16_t version) {
+  KSIM_CHECK(version == 0 || version == 1);
   Writer w;
-  w.Int16(kGroupMetadataValueVersion);
+  w.Int16(version);
   w.String(value.protocol_type);
   w.Int32(value.generation);
   w.NullableString(value.protocol);
@@ -227,7 +227,7 @@ Bytes EncodeGroupMetadataValue(const StoredGroup& value) {
     w.String(member.member_id);
     w.String(member.client_id);
     w.String(member.client_host);
-    w.Int32(member.rebalance_timeout_ms);
+    if (version >= 1) w.Int32(member.rebalance_timeout_ms);
     w.Int32(member.session_timeout_ms);
     w.ByteArray(member.subscription);
     w.ByteArray(member.assignment);
@@ -270,6 +270,12 @@ Result<CommittedOffset> DecodeOffsetCommitValue(ByteView bytes) {
   value.expire_timestamp_ms = version == 1 ? r.Int64() : value.commit_timestamp_ms;
   KSIM_RETURN_IF_ERROR(r.Finish("offset commit value"));
   return value;
+}
+
+int16_t GroupMetadataValueVersion(const ApiVersion& inter_broker_protocol_version) {
+  // 0.10.0.1 knows value v0 only (CURRENT_GROUP_VALUE_SCHEMA_VERSION = 0); 0.10.1 writes v1 unless
+  // the inter-broker protocol is older than 0.10.1-IV0 (GroupMetadataManager.prepareStoreGroup).
+  return inter_broker_protocol_version.since < KafkaRelease::k0_10_1 ? 0 : 1;
 }
 
 Result<StoredGroup> DecodeGroupMetadataValue(ByteView bytes) {

@@ -1,5 +1,5 @@
 // The records of the internal topic __consumer_offsets, as Kafka's GroupMetadataManager writes
-// them (0.10.1 to 2.0 schemas), and the partition a group's records go to.
+// them (0.10.0 to 2.0 schemas), and the partition a group's records go to.
 // docs/group-coordinator.md shows the byte layouts. Every key and value starts with an int16 schema
 // version:
 //
@@ -10,7 +10,8 @@
 //   generation (int32), protocol (nullable string), leader (nullable string), members (array of:
 //   member_id, client_id, client_host (strings), rebalance_timeout (int32, v1 only),
 //   session_timeout (int32), subscription (bytes), assignment (bytes)). A null value deletes the
-//   group.
+//   group. Kafka 0.10.0 writes value v0, 0.10.1 and later v1 (GroupMetadataValueVersion); v0
+//   read back gives each member its session timeout as its rebalance timeout, as Kafka reads it.
 //
 // Strings are int16 length + UTF-8 (-1: null), bytes int32 length + bytes, arrays int32 count.
 // Decoding untrusted bytes never asserts: damage is kCorruption, an unknown version kUnsupported.
@@ -27,6 +28,7 @@
 #include "core/base/bytes.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
+#include "core/config/kafka_version.h"
 #include "core/protocol/messages.h"
 
 namespace ksim {
@@ -84,7 +86,12 @@ using OffsetsKey = std::variant<OffsetCommitKey, GroupMetadataKey>;
 Bytes EncodeOffsetCommitKey(const OffsetCommitKey& key);      // version 1
 Bytes EncodeGroupMetadataKey(const GroupMetadataKey& key);    // version 2
 Bytes EncodeOffsetCommitValue(const CommittedOffset& value);  // version 1
-Bytes EncodeGroupMetadataValue(const StoredGroup& value);     // version 1
+// Version 0 (no rebalance timeouts) or 1.
+Bytes EncodeGroupMetadataValue(const StoredGroup& value, int16_t version = 1);
+// The group metadata value version a broker writes with this inter.broker.protocol.version: 0
+// before 0.10.1-IV0 (so at every 0.10.0 broker), else 1. (2.1's v2 with IBP 2.1-IV0, KIP-211's
+// current state timestamp, is not modelled: ksim writes v1 there.)
+int16_t GroupMetadataValueVersion(const ApiVersion& inter_broker_protocol_version);
 
 Result<OffsetsKey> DecodeOffsetsKey(ByteView bytes);
 Result<CommittedOffset> DecodeOffsetCommitValue(ByteView bytes);  // v0 (no expire) or v1

@@ -287,9 +287,10 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
   } else if (auto* epochs = std::get_if<OffsetsForLeaderEpochRequest>(&request)) {
     answer(replicas.HandleOffsetsForLeaderEpoch(*epochs));
   } else if (std::holds_alternative<ApiVersionsRequest>(request)) {
-    // KafkaApis.handleApiVersionsRequest: the versions this broker serves to clients.
+    // KafkaApis.handleApiVersionsRequest: the versions a broker of this release advertises
+    // (its binary's, whatever inter.broker.protocol.version says).
     ApiVersionsResponse response;
-    const std::span<const ApiVersionEntry> served = ServedApiVersions();
+    const std::span<const ApiVersionEntry> served = AdvertisedApiVersions(options.config.release);
     response.api_versions.assign(served.begin(), served.end());
     answer(std::move(response));
   } else if (auto* init = std::get_if<InitProducerIdRequest>(&request)) {

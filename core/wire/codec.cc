@@ -19,8 +19,9 @@ namespace {
 // ---- Produce (0) --------------------------------------------------------------------------------
 
 template <class Io>
-void Body(Io& io, ProduceRequest& m, int16_t /*v: 3+*/) {
-  io.NullableString(m.transactional_id);
+void Body(Io& io, ProduceRequest& m, int16_t v) {
+  // v0-v2 carry message sets (v0/v1) and no transactional id.
+  if (v >= 3) io.NullableString(m.transactional_id);
   io.Int16(m.acks);
   io.Int32(m.timeout_ms);
   io.TopicArray(m.topic_data, [&](ProducePartitionData& d) {
@@ -111,6 +112,11 @@ void Body(Io& io, ListOffsetsRequest& m, int16_t v) {
   io.TopicArray(m.partitions, [&](ListOffsetsPartition& p) {
     io.Int(p.tp.partition);
     io.Int64(p.timestamp);
+    if (v == 0) {
+      // max_num_offsets: ksim answers one offset (what the Java and librdkafka clients ask).
+      int32_t max_num_offsets = 1;
+      io.Int32(max_num_offsets);
+    }
   });
 }
 
@@ -120,6 +126,16 @@ void Body(Io& io, ListOffsetsResponse& m, int16_t v) {
   io.TopicArray(m.responses, [&](ListOffsetsPartitionResponse& r) {
     io.Int(r.tp.partition);
     io.Error(r.error_code);
+    if (v == 0) {
+      // v0: [offset], empty when there is none (an error, or no segment old enough).
+      std::vector<int64_t> offsets;
+      if (r.offset.value() >= 0) offsets.push_back(r.offset.value());
+      io.Array(offsets, [&](int64_t& offset) { io.Int64(offset); });
+      if constexpr (Io::kReading) {
+        r.offset = offsets.empty() ? kUndefinedOffset : Offset(offsets.front());
+      }
+      return;
+    }
     io.Int64(r.timestamp);
     io.Int(r.offset);
   });
@@ -178,14 +194,22 @@ void Body(Io& io, MetadataResponse& m, int16_t v) {
 // ---- OffsetCommit (8), OffsetFetch (9) ----------------------------------------------------------
 
 template <class Io>
-void Body(Io& io, OffsetCommitRequest& m, int16_t /*v: 2-4*/) {
+void Body(Io& io, OffsetCommitRequest& m, int16_t v) {
   io.String(m.group_id);
-  io.Int32(m.generation_id);
-  io.String(m.member_id);
-  io.Int64(m.retention_time_ms);
+  // v0 (offsets in ZooKeeper at 0.10.0) has no generation or member: a simple commit.
+  if (v >= 1) {
+    io.Int32(m.generation_id);
+    io.String(m.member_id);
+  }
+  if (v >= 2) io.Int64(m.retention_time_ms);
   io.TopicArray(m.partitions, [&](OffsetCommitPartition& p) {
     io.Int(p.tp.partition);
     io.Int(p.offset);
+    if (v == 1) {
+      // v1's commit timestamp: -1 (the broker's time) is what ksim's coordinator uses.
+      int64_t timestamp = -1;
+      io.Int64(timestamp);
+    }
     io.NullableString(p.metadata);
   });
 }

@@ -92,6 +92,7 @@ Result<std::unique_ptr<ProducerClient>> ProducerClient::Create(World& world, His
   if (!config.ok()) {
     return Status(config.status().code(), options.id + ": " + config.status().message());
   }
+  config->brokers_release = options.brokers_kafka_version.value_or(options.kafka_version);
   if (world.FindNode(options.id) != nullptr) {
     return Status(Errc::kInvalidArgument, "node name taken: " + options.id);
   }

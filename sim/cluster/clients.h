@@ -79,6 +79,9 @@ struct ProducerClientOptions {
   // The producer's release: its keys and checks (ParseProducerConfig). A key of a later release
   // is KafkaProducer's warning, traced as `config_warning` each time the process starts.
   KafkaRelease kafka_version = kSeedKafkaRelease;
+  // The brokers' release, as their ApiVersions answers tell a client from 0.10.2 (KIP-97); unset:
+  // the producer's own. An idempotent producer needs InitProducerId (0.11) there.
+  std::optional<KafkaRelease> brokers_kafka_version;
   // Runs after each send's completion op is written (see above); null: none.
   std::function<void(const HistoryOp& completion)> on_completion;
 };

@@ -128,6 +128,22 @@ void TraceWriter::WriteHeader() {
   AppendString(line_, header_.variant);
   line_ += ",\"seed\":" + std::to_string(header_.seed) + ",\"level\":";
   AppendString(line_, TraceLevelName(header_.level));
+  if (!header_.kafka_version.empty()) {
+    line_ += ",\"kafka_version\":";
+    AppendString(line_, header_.kafka_version);
+  }
+  if (!header_.client_kafka_versions.empty()) {
+    line_ += ",\"client_kafka_versions\":{";
+    bool first = true;
+    for (const auto& [client, release] : header_.client_kafka_versions) {
+      if (!first) line_ += ",";
+      first = false;
+      AppendString(line_, client);
+      line_ += ":";
+      AppendString(line_, release);
+    }
+    line_ += "}";
+  }
   line_ += "}\n";
   AppendLine(line_);
 }
@@ -294,6 +310,22 @@ Status TraceReader::ReadHeader() {
     Result<TraceLevel> level = ParseTraceLevel(json["level"].get<std::string>());
     if (!level.ok()) return Error(1, level.status().message());
     header_.level = *level;
+  }
+  if (json.contains("kafka_version")) {
+    if (!json["kafka_version"].is_string()) {
+      return Error(1, "header \"kafka_version\" must be a string");
+    }
+    header_.kafka_version = json["kafka_version"].get<std::string>();
+  }
+  if (json.contains("client_kafka_versions")) {
+    const auto& clients = json["client_kafka_versions"];
+    if (!clients.is_object()) return Error(1, "header \"client_kafka_versions\" must be an object");
+    for (const auto& [client, release] : clients.items()) {
+      if (!release.is_string()) {
+        return Error(1, "header \"client_kafka_versions\" values must be strings");
+      }
+      header_.client_kafka_versions[client] = release.get<std::string>();
+    }
   }
   return Status::Ok();
 }

@@ -2,7 +2,8 @@
 // TraceReader. The viewer, the regression tests and users' scripts all read this one format;
 // docs/trace-format.md describes it field by field.
 //
-//   {"ksim_trace":1,"scenario":"...","variant":"base","seed":7,"level":"state"}   header
+//   {"ksim_trace":1,"scenario":"...","variant":"base","seed":7,"level":"state",
+//    "kafka_version":"0.10.0","client_kafka_versions":{"p1":"0.11.0"}}            header
 //   {"t_us":1500,"node":"broker-1","ev":"leader_elected",<fields>}                 events
 //   {"t_us":90000000,"node":"checker","ev":"verdict","ok":true,"metrics":{...}}      verdict
 //
@@ -21,6 +22,7 @@
 
 #include <cstdint>
 #include <istream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -55,6 +57,12 @@ struct TraceHeader {
   std::string variant;  // "base" for the scenario without a variant applied
   uint64_t seed = 0;
   TraceLevel level = TraceLevel::kState;
+  // The Kafka release the brokers run ("0.10.0"); "" when not recorded (a trace of a test that
+  // runs no scenario, or an older trace): then not written.
+  std::string kafka_version;
+  // Each client whose own kafka_version differs from the brokers': client id -> release. Written
+  // only when not empty.
+  std::map<std::string, std::string> client_kafka_versions;
   friend bool operator==(const TraceHeader&, const TraceHeader&) = default;
 };
 

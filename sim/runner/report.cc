@@ -215,6 +215,16 @@ std::string FormatRunReport(const RunResult& result, size_t max_anomalies) {
                    : "FAILED (" + std::to_string(failed) + " of " +
                          std::to_string(result.expectations.size()) + " expectations not met)";
   out += " ==\n";
+  if (!result.kafka_version.empty()) {
+    out += "Kafka " + result.kafka_version;
+    if (!result.client_kafka_versions.empty()) {
+      out += "; clients of another release:";
+      for (const auto& [client, release] : result.client_kafka_versions) {
+        out += " " + client + " " + release;
+      }
+    }
+    out += "\n";
+  }
   AppendActions(result, out);
   AppendClientWarnings(result, out);
   AppendConsumers(result, out);
@@ -251,6 +261,12 @@ Json RunResultJson(const RunResult& result) {
   json["expectations"] = std::move(expectations);
   json["ok"] = result.ok;
   json["seed"] = result.seed;
+  if (!result.kafka_version.empty()) json["kafka_version"] = result.kafka_version;
+  if (!result.client_kafka_versions.empty()) {
+    Json clients = Json::object();
+    for (const auto& [client, release] : result.client_kafka_versions) clients[client] = release;
+    json["client_kafka_versions"] = std::move(clients);
+  }
   json["anomalies"] = AnomaliesJson(result.check.anomalies);
   Json actions = Json::array();
   for (const ActionOutput& action : result.actions) {

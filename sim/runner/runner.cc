@@ -140,6 +140,12 @@ Status ScenarioRun::BuildWorld() {
   header.variant = options_.variant;
   header.seed = seed_;
   header.level = options_.trace_level;
+  header.kafka_version = std::string(KafkaReleaseName(scenario_.kafka_version));
+  for (const ClientSpec& client : scenario_.clients) {
+    if (client.kafka_version != scenario_.kafka_version) {
+      header.client_kafka_versions[client.id] = std::string(KafkaReleaseName(client.kafka_version));
+    }
+  }
   std::optional<TraceWriter> trace;
   if (!options_.trace_path.empty()) {
     KSIM_ASSIGN_OR_RETURN(TraceWriter file, TraceWriter::ToFile(options_.trace_path, header));
@@ -266,7 +272,8 @@ Status ScenarioRun::CreateClients() {
       producer.key = client.key;
       producer.config = client.config;
       producer.bootstrap = bootstrap;
-      producer.kafka_version = scenario_.kafka_version;
+      producer.kafka_version = client.kafka_version;
+      producer.brokers_kafka_version = scenario_.kafka_version;
       Result<std::unique_ptr<ProducerClient>> created =
           ProducerClient::Create(*world_, *history_, std::move(producer));
       if (!created.ok()) {
@@ -287,7 +294,7 @@ Status ScenarioRun::CreateClients() {
       consumer.processing_ms = client.processing_ms;
       consumer.config = client.config;
       consumer.bootstrap = bootstrap;
-      consumer.kafka_version = scenario_.kafka_version;
+      consumer.kafka_version = client.kafka_version;
       Result<std::unique_ptr<ConsumerClient>> created =
           ConsumerClient::Create(*world_, *history_, std::move(consumer));
       if (!created.ok()) {
@@ -518,6 +525,12 @@ std::vector<std::string> ScenarioRun::AuditedTopics() const {
 Status ScenarioRun::Finish(RunResult& result) {
   result.scenario = scenario_.name;
   result.variant = options_.variant;
+  result.kafka_version = std::string(KafkaReleaseName(scenario_.kafka_version));
+  for (const ClientSpec& client : scenario_.clients) {
+    if (client.kafka_version != scenario_.kafka_version) {
+      result.client_kafka_versions[client.id] = std::string(KafkaReleaseName(client.kafka_version));
+    }
+  }
   result.seed = seed_;
   result.start_us = t0_us_;
   result.end_us = world_->Now();

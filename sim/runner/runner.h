@@ -45,6 +45,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -133,6 +134,10 @@ struct RunResult {
   std::string scenario;  // its name
   std::string variant;
   uint64_t seed = 0;
+  // The brokers' release ("0.10.0") and each client's of another release (id -> release), as
+  // the trace header records them.
+  std::string kafka_version;
+  std::map<std::string, std::string> client_kafka_versions;
   CheckResult check;
   std::vector<ExpectationResult> expectations;
   bool ok = false;  // every expectation met

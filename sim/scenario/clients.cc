@@ -87,7 +87,7 @@ void ParseProducer(ScenarioReader& r, const Json& spec, const std::string& p, co
     r.Error(p + "/rate_per_s", "at most 1000000 per second (one message per microsecond)");
   }
   CheckSettings(r, c.config, p + "/config", bootstrap,
-                [release = s.kafka_version](const ConfigOverrides& settings) {
+                [release = c.kafka_version](const ConfigOverrides& settings) {
                   return ParseProducerConfig(settings, release).status();
                 });
 }
@@ -146,7 +146,7 @@ void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p, co
   // timeout the scenario gives with it.
   const ConfigOverrides& given = c.config;
   CheckSettings(r, c.config, p + "/config", bootstrap,
-                [release = s.kafka_version, &given](const ConfigOverrides& settings) {
+                [release = c.kafka_version, &given](const ConfigOverrides& settings) {
                   ConfigOverrides with = settings;
                   for (std::string_view key : {"session.timeout.ms", "heartbeat.interval.ms",
                                                "request.timeout.ms", "fetch.max.wait.ms"}) {
@@ -159,6 +159,21 @@ void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p, co
 }
 
 }  // namespace
+
+Status ClientCanTalkTo(KafkaRelease client, KafkaRelease brokers) {
+  // A client talks to brokers of its own release or later (a broker serves every older version).
+  // A newer client negotiates down with ApiVersions from 0.10.2 (KIP-97: brokers from 0.10.0);
+  // a 0.10.1 client sends its own versions (JoinGroup v1, Metadata v2), which a 0.10.0 broker
+  // cannot parse: it closes the connection at every request.
+  if (client == KafkaRelease::k0_10_1 && brokers == KafkaRelease::k0_10_0) {
+    return Status(Errc::kInvalidArgument,
+                  "a Kafka 0.10.1 client cannot talk to Kafka 0.10.0 brokers (it does not "
+                  "negotiate versions; clients from 0.10.2 do, KIP-97): use 0.10.0, or 0.10.2 "
+                  "or later (" +
+                      KafkaReleaseList() + ")");
+  }
+  return Status::Ok();
+}
 
 bool IsReservedNodeName(std::string_view name) {
   if (name == "zk" || name == "admin" || name == "world") return true;
@@ -203,6 +218,18 @@ std::vector<ClientSpec> ParseClients(
     }
     if (const Json* config = ScenarioReader::Find(spec, "config")) {
       c.config = r.Settings(*config, p + "/config");
+    }
+    c.kafka_version = s.kafka_version;
+    if (auto v = r.Member(spec, p, "kafka_version",
+                          [&r](const Json& j, const std::string& vp) { return r.String(j, vp); })) {
+      Result<KafkaRelease> release = ParseKafkaRelease(*v);
+      if (!release.ok()) {
+        r.Error(p + "/kafka_version", release.status().message());
+      } else if (Status talks = ClientCanTalkTo(*release, s.kafka_version); !talks.ok()) {
+        r.Error(p + "/kafka_version", talks.message());
+      } else {
+        c.kafka_version = *release;
+      }
     }
     if (c.type == ClientType::kProducer) {
       ParseProducer(r, spec, p, s, topic_partitions, bootstrap, c);

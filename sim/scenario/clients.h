@@ -26,6 +26,10 @@ std::vector<ClientSpec> ParseClients(
 
 // Node names the cluster uses itself, which a client id may not take: zk, admin, world,
 // broker-<n>.
+// Whether a client of release `client` can talk to brokers of release `brokers`: every pair but a
+// 0.10.1 client and 0.10.0 brokers (kInvalidArgument saying why and what would do).
+Status ClientCanTalkTo(KafkaRelease client, KafkaRelease brokers);
+
 bool IsReservedNodeName(std::string_view name);
 
 }  // namespace ksim::sim

@@ -108,6 +108,9 @@ struct ClientSpec {
   // Both.
   int64_t start_ms = 0;
   ConfigOverrides config;  // Kafka's producer / consumer names
+  // "kafka_version": the client's release (its settings, defaults and behaviours); the
+  // scenario's (or the variant's) when not given (docs/versions.md, "A client's own release").
+  KafkaRelease kafka_version = kSeedKafkaRelease;
 };
 
 // A parsed command line of the seed's tools (the `cli` action).

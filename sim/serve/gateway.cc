@@ -5,6 +5,8 @@
 #include "core/base/check.h"
 #include "core/base/trace_names.h"
 #include "core/protocol/api_versions.h"
+#include "core/record/legacy_record.h"
+#include "core/record/record_batch.h"
 #include "core/wire/codec.h"
 #include "sim/serve/base64.h"
 
@@ -24,7 +26,8 @@ struct ClientGateway::ClientNode final : TransportHandler {
     transport.SetHandler(this);
     transport.Attach();
   }
-  void OnMessage(std::string_view from, ConnectionId /*connection*/, ksim::Message message) override {
+  void OnMessage(std::string_view from, ConnectionId /*connection*/,
+                 ksim::Message message) override {
     gateway.OnResponse(*this, from, std::move(message));
   }
   void OnDisconnect(std::string_view peer, ConnectionId /*broken_through*/) override {
@@ -39,11 +42,17 @@ struct ClientGateway::ClientNode final : TransportHandler {
 };
 
 uint64_t ClientGateway::RequestKey(const ClientNode& node, int32_t correlation_id) {
-  return (static_cast<uint64_t>(node.node.id().value()) << 32) | static_cast<uint32_t>(correlation_id);
+  return (static_cast<uint64_t>(node.node.id().value()) << 32) |
+         static_cast<uint32_t>(correlation_id);
 }
 
-ClientGateway::ClientGateway(World& world, History& history, GatewayOutput& output)
-    : world_(world), history_(history), output_(output), external_history_(history) {}
+ClientGateway::ClientGateway(World& world, History& history, GatewayOutput& output,
+                             KafkaRelease release)
+    : world_(world),
+      history_(history),
+      output_(output),
+      release_(release),
+      external_history_(history) {}
 
 ClientGateway::~ClientGateway() = default;
 
@@ -56,10 +65,10 @@ size_t ClientGateway::open_connections() const {
 void ClientGateway::Listen(BrokerId broker, int32_t port) {
   KSIM_CHECK(connections_.empty());
   ports_[broker] = port;
-  world_.Trace(node::kServe, ev::kExtListen,
-               TraceFields{{field::kBroker, broker.value()},
-                           {field::kHost, kLoopbackHost},
-                           {field::kPort, port}});
+  world_.Trace(
+      node::kServe, ev::kExtListen,
+      TraceFields{
+          {field::kBroker, broker.value()}, {field::kHost, kLoopbackHost}, {field::kPort, port}});
 }
 
 // ---- Inputs -------------------------------------------------------------------------------------
@@ -123,25 +132,55 @@ void ClientGateway::ServeFrames(ExternalConnectionId id, Connection& connection)
 }
 
 bool ClientGateway::ServeFrame(ExternalConnectionId id, Connection& connection, ByteView frame) {
-  Result<wire::DecodedRequest> decoded = wire::DecodeRequest(frame);
+  Result<wire::RequestHeader> only_header = wire::DecodeRequestHeader(frame);
+  if (!only_header.ok()) {
+    Fail(id, connection, only_header.status().ToString());
+    return false;
+  }
+  // What a broker of the release accepts (core/protocol/api_versions.h). KafkaApis answers an
+  // ApiVersions at a version it does not know with a v0 UNSUPPORTED_VERSION response and no
+  // versions; any other request it cannot parse (an api key or version its release does not
+  // have) closes the connection (0.10.0.1:RequestChannel.Request, SocketServer's Processor
+  // closing on InvalidRequestException; the same at 2.1.0).
+  const int16_t api_key = only_header->api_key;
+  const int16_t api_version = only_header->api_version;
+  const ApiVersionEntry* accepted = AcceptedApi(api_key, release_);
+  const bool in_range = accepted != nullptr && api_version >= accepted->min_version &&
+                        api_version <= accepted->max_version;
   bool unsupported_api_versions = false;
   wire::RequestHeader header;
   ksim::Message request;
-  if (decoded.ok()) {
-    header = std::move(decoded->header);
-    request = std::move(decoded->request);
-  } else {
-    Result<wire::RequestHeader> only_header = wire::DecodeRequestHeader(frame);
-    // KafkaApis answers an ApiVersions it cannot parse with a v0 UNSUPPORTED_VERSION response
-    // naming the versions it serves; anything else it cannot parse closes the connection.
-    if (decoded.status().code() != Errc::kUnsupportedVersion || !only_header.ok() ||
-        only_header->api_key != ApiVersionsRequest::kApiKey) {
-      Fail(id, connection, decoded.status().ToString());
-      return false;
-    }
+  if (api_key == ApiVersionsRequest::kApiKey && !in_range) {
     header = std::move(*only_header);
     request = ApiVersionsRequest{};
     unsupported_api_versions = true;
+  } else if (!in_range) {
+    const std::string name = ApiKeyName(api_key).empty() ? "api key " + std::to_string(api_key)
+                                                         : std::string(ApiKeyName(api_key));
+    const std::string release(KafkaReleaseName(release_));
+    std::string error;
+    if (accepted != nullptr) {
+      error = name + " v" + std::to_string(api_version) + " is not served by Kafka " + release +
+              " (v" + std::to_string(accepted->min_version) + "-v" +
+              std::to_string(accepted->max_version) + " are)";
+    } else {
+      bool advertised = false;
+      for (const ApiVersionEntry& entry : AdvertisedApiVersions(release_)) {
+        advertised |= entry.api_key == api_key;
+      }
+      error = advertised ? name + " is a Kafka " + release + " API that ksim does not serve"
+                         : name + " is not an API of Kafka " + release;
+    }
+    Fail(id, connection, Status(Errc::kUnsupportedVersion, error).ToString());
+    return false;
+  } else {
+    Result<wire::DecodedRequest> decoded = wire::DecodeRequest(frame);
+    if (!decoded.ok()) {
+      Fail(id, connection, decoded.status().ToString());
+      return false;
+    }
+    header = std::move(decoded->header);
+    request = std::move(decoded->request);
   }
   ClientNode& node = NodeFor(header.client_id);
   if (connection.node.empty()) connection.node = node.node.name();
@@ -156,9 +195,12 @@ bool ClientGateway::ServeFrame(ExternalConnectionId id, Connection& connection, 
   SetCorrelationId(request, correlation_id);
   external_history_.OnRequest(node.node.name(), RequestKey(node, correlation_id), request);
   if (ExpectsResponse(request)) {
-    node.pending[correlation_id] =
-        Pending{id, header.correlation_id, header.api_key, header.api_version,
-                unsupported_api_versions, std::nullopt};
+    node.pending[correlation_id] = Pending{id,
+                                           header.correlation_id,
+                                           header.api_key,
+                                           header.api_version,
+                                           unsupported_api_versions,
+                                           std::nullopt};
     connection.order.push_back(correlation_id);
   }
   node.transport.Send(node::Broker(connection.broker), std::move(request));
@@ -202,7 +244,8 @@ ClientGateway::ClientNode& ClientGateway::NodeFor(const std::optional<std::strin
 
 // ---- Answers ------------------------------------------------------------------------------------
 
-void ClientGateway::OnResponse(ClientNode& node, std::string_view /*from*/, ksim::Message response) {
+void ClientGateway::OnResponse(ClientNode& node, std::string_view /*from*/,
+                               ksim::Message response) {
   auto it = node.pending.find(CorrelationId(response));
   if (it == node.pending.end()) return;  // its connection broke: a late answer
   it->second.answer = std::move(response);
@@ -228,8 +271,14 @@ void ClientGateway::Flush(ExternalConnectionId id, Connection& connection, Clien
       SetCorrelationId(response, pending.client_correlation_id);
       int16_t version = pending.api_version;
       if (pending.unsupported_api_versions) {
-        std::get<ApiVersionsResponse>(response).error_code = Errc::kUnsupportedVersion;
+        // ApiVersionsResponse.fromError (0.10.0.1) / ApiVersionsRequest.getErrorResponse (to
+        // 2.1.0): the error and no versions; KIP-511's list came with 2.4.
+        auto& versions = std::get<ApiVersionsResponse>(response);
+        versions.error_code = Errc::kUnsupportedVersion;
+        versions.api_versions.clear();
         version = 0;
+      } else if (auto* fetch = std::get_if<FetchResponse>(&response)) {
+        DownConvert(*fetch, version);
       }
       ++counters_.responses;
       output_.Send(id, wire::EncodeResponse(version, response));
@@ -251,6 +300,28 @@ void ClientGateway::OnDisconnect(ClientNode& node, std::string_view peer) {
     }
     connection.order.clear();
     if (connection.open) CloseByGateway(id, connection, "broker_connection_broken");
+  }
+}
+
+void ClientGateway::DownConvert(FetchResponse& response, int16_t version) {
+  // KafkaApis.handleFetchRequest: a client reads the formats its Fetch version knows, magic 0 up
+  // to v1, 1 up to v3 (0.10.0.1: `versionId <= 1` converts to magic 0; 0.11.0.0 to 2.1.0: v0-v1
+  // magic 0, v2-v3 magic 1). Only whole batches are converted; a partial one at the end, which the
+  // client could not read anyway, is left out.
+  const int8_t max_magic = version <= 1 ? kMagicV0 : version <= 3 ? kMagicV1 : kMagicV2;
+  if (max_magic == kMagicV2) return;
+  for (FetchPartitionResponse& partition : response.responses) {
+    if (partition.records.empty()) continue;
+    BatchIterator scan(partition.records, /*verify_crc=*/false);
+    bool above = false;
+    while (std::optional<BatchIterator::Item> item = scan.Next()) {
+      above |= item->header.magic > max_magic;
+    }
+    if (!above) continue;
+    const ByteView whole = ByteView(partition.records).subspan(0, scan.position());
+    Result<std::optional<Bytes>> converted = ConvertBatches(whole, max_magic);
+    if (!converted.ok() || !converted->has_value()) continue;  // left as the log has it
+    partition.records = std::move(**converted);
   }
 }
 

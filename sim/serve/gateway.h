@@ -14,11 +14,16 @@
 //   back to its connection and the client's own correlation id.
 // - Metadata and FindCoordinator answers name the brokers' loopback listeners (127.0.0.1 and the
 //   port given to Listen) instead of the simulated host names.
-// - ApiVersions at a version not served is answered, as Kafka does, with a v0 ApiVersionsResponse
-//   carrying UNSUPPORTED_VERSION and the served versions (KIP-511): librdkafka's way down.
+// - The versions accepted are those a broker of the scenario's release accepts
+//   (AcceptedApi, core/protocol/api_versions.h). ApiVersions at a version the release does not
+//   have is answered, as Kafka does to 2.1, with a v0 ApiVersionsResponse carrying
+//   UNSUPPORTED_VERSION and no versions: the client asks again at v0 (librdkafka's way down).
 // - A frame that cannot be served (a size below 0 or above socket.request.max.bytes, a header
-//   or body that does not decode, an api key not served, another API at a version not served)
-//   closes that connection only, traced as ext_error then ext_close; nothing else is touched.
+//   or body that does not decode, an api key or version the release does not have, an api key
+//   ksim does not serve) closes that connection only, traced as ext_error then ext_close;
+//   nothing else is touched.
+// - A Fetch answer carries the formats the request's version reads: batches above magic 0 (v0,
+//   v1) or magic 1 (v2, v3) are down-converted, as KafkaApis.handleFetchRequest does.
 // - When the virtual network reports the client node's connection to a broker broken, every
 //   connection of that node to that broker is closed (the client sees its socket close, as it
 //   would after request.timeout.ms, and reconnects). That includes the broker closing it
@@ -42,6 +47,7 @@
 
 #include "core/base/bytes.h"
 #include "core/base/types.h"
+#include "core/config/kafka_version.h"
 #include "core/protocol/messages.h"
 #include "core/protocol/transport.h"
 #include "sim/check/history.h"
@@ -72,7 +78,9 @@ struct GatewayCounters {
 class ClientGateway {
  public:
   // REQUIRES: `output` outlives the gateway.
-  ClientGateway(World& world, History& history, GatewayOutput& output);
+  // The gateway answers as a broker of `release` (the scenario's kafka_version).
+  ClientGateway(World& world, History& history, GatewayOutput& output,
+                KafkaRelease release = kSeedKafkaRelease);
   ~ClientGateway();
   ClientGateway(const ClientGateway&) = delete;
   ClientGateway& operator=(const ClientGateway&) = delete;
@@ -127,12 +135,15 @@ class ClientGateway {
   // Hands over the answers at the head of the connection's order that have come.
   void Flush(ExternalConnectionId id, Connection& connection, ClientNode& node);
   void RewriteEndpoints(ksim::Message& response) const;
+  // Converts the records of a Fetch answer of `version` to the formats that version reads.
+  static void DownConvert(FetchResponse& response, int16_t version);
   // The ExternalHistory's key of a request: unique per run.
   static uint64_t RequestKey(const ClientNode& node, int32_t correlation_id);
 
   World& world_;
   History& history_;
   GatewayOutput& output_;
+  KafkaRelease release_;
   ExternalHistory external_history_;
   std::map<BrokerId, int32_t> ports_;
   std::map<ExternalConnectionId, Connection> connections_;

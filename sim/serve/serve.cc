@@ -42,7 +42,8 @@ ServeDriver::~ServeDriver() = default;
 Status ServeDriver::Start(RunContext& run) {
   TraceStart(run.world, options_.scenario);
   GatewayOutput& output = *this;
-  gateway_ = std::make_unique<ClientGateway>(run.world, run.history, output);
+  gateway_ = std::make_unique<ClientGateway>(run.world, run.history, output,
+                                             run.cluster.options().kafka_version);
   std::vector<std::pair<BrokerId, int32_t>> ports;
   for (BrokerId id : run.cluster.broker_ids()) {
     const int32_t wanted = options_.port_base == 0 ? 0 : options_.port_base + id.value() - 1;
@@ -176,8 +177,7 @@ Result<ServedRun> ReadServedRun(const std::string& path) {
     const TraceEvent& event = **next;
     if (event.node != node::kServe) continue;
     auto bad = [&](const std::string& what) {
-      return Status(Errc::kInvalidArgument,
-                    path + ":" + std::to_string(event.line) + ": " + what);
+      return Status(Errc::kInvalidArgument, path + ":" + std::to_string(event.line) + ": " + what);
     };
     const TraceFields& f = event.fields;
     try {
@@ -190,9 +190,11 @@ Result<ServedRun> ReadServedRun(const std::string& path) {
         served.ports.emplace_back(BrokerId(f.at(field::kBroker).get<int32_t>()),
                                   f.at(field::kPort).get<int32_t>());
       } else if (event.ev == ev::kExtConnect) {
-        ServedInput input{ServedInput::Kind::kConnect, event.t_us,
+        ServedInput input{ServedInput::Kind::kConnect,
+                          event.t_us,
                           f.at(field::kConn).get<ExternalConnectionId>(),
-                          BrokerId(f.at(field::kBroker).get<int32_t>()), {}};
+                          BrokerId(f.at(field::kBroker).get<int32_t>()),
+                          {}};
         served.inputs.push_back(std::move(input));
       } else if (event.ev == ev::kExtData) {
         std::optional<Bytes> data = Base64Decode(f.at(field::kData).get<std::string>());
@@ -201,7 +203,8 @@ Result<ServedRun> ReadServedRun(const std::string& path) {
                                             f.at(field::kConn).get<ExternalConnectionId>(),
                                             BrokerId(0), std::move(*data)});
       } else if (event.ev == ev::kExtClose && f.at(field::kBy).get<std::string>() == "client") {
-        served.inputs.push_back(ServedInput{ServedInput::Kind::kClose, event.t_us,
+        served.inputs.push_back(ServedInput{ServedInput::Kind::kClose,
+                                            event.t_us,
                                             f.at(field::kConn).get<ExternalConnectionId>(),
                                             BrokerId(0),
                                             {}});
@@ -229,7 +232,8 @@ ReplayDriver::~ReplayDriver() = default;
 Status ReplayDriver::Start(RunContext& run) {
   TraceStart(run.world, served_.scenario);
   GatewayOutput& output = *this;
-  gateway_ = std::make_unique<ClientGateway>(run.world, run.history, output);
+  gateway_ = std::make_unique<ClientGateway>(run.world, run.history, output,
+                                             run.cluster.options().kafka_version);
   for (const auto& [id, port] : served_.ports) gateway_->Listen(id, port);
   return Status::Ok();
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# kcat (librdkafka 2.0.2, Debian's `kcat` package) against `ksim serve` on the 3-broker
-# walkthrough scenario: the README's walkthrough (-L lists brokers and topics, -P sends
-# `hello java`, -C -o beginning -e prints it); 200 keyed records produced and consumed back,
-# each once and in order per partition; a group of two kcat members sharing the two partitions
-# and rebalancing when one leaves; garbage, an oversized frame and a client leaving mid-request
-# beside a producer whose records all arrive; the history checker's verdict in the report; and
-# `ksim run --replay` of the served trace, byte for byte.
+# kcat (librdkafka 2.0.2, Debian's `kcat` package) against `ksim serve` on the 3-broker walkthrough
+# scenario: the README's walkthrough (-L lists brokers and topics, -P sends `hello java`, -C -o
+# beginning -e prints it); the versions kcat negotiates with a 0.10.0 broker; 200 keyed records
+# produced and consumed back, each once and in order per partition; a group of two kcat members
+# sharing the two partitions and rebalancing when one leaves; garbage, an oversized frame and a
+# client leaving mid-request beside a producer whose records all arrive; the history checker's
+# verdict in the report; and `ksim run --replay` of the served trace, byte for byte.
 source "$(dirname "$0")/lib.sh" "$@"
 source "$(dirname "$0")/serve_lib.sh"
 need kcat
@@ -21,6 +21,18 @@ echo "hello java" | timeout 30 kcat -b "$BROKERS" -P -t enbook || fail "kcat -P"
 timeout 30 kcat -b "$BROKERS" -C -t enbook -o beginning -e >"$WORK/hello.out" 2>/dev/null ||
   fail "kcat -C"
 [ "$(cat "$WORK/hello.out")" = "hello java" ] || fail "kcat -C printed: $(cat "$WORK/hello.out")"
+
+# ---- The brokers answer as Kafka 0.10.0.1 (the walkthrough's release): ApiVersions v3 refused
+# with no versions, then v0 with 0.10.0.1's 19 APIs (6 + 19 * 6 = 120 bytes); kcat then uses
+# Metadata v1, and Produce v2 with message sets (librdkafka's MsgVer1).
+echo "negotiated" | timeout 30 kcat -b "$BROKERS" -P -t enbook -X debug=protocol,feature \
+  >"$WORK/protocol.out" 2>&1 || fail "kcat -P -X debug: $(cat "$WORK/protocol.out")"
+expect_grep 'ApiVersionRequest v3 failed due to UNSUPPORTED_VERSION: retrying with v0' \
+  "$WORK/protocol.out"
+expect_grep 'Received ApiVersionResponse \(v0, 120 bytes' "$WORK/protocol.out"
+expect_grep 'Sent MetadataRequest \(v1,' "$WORK/protocol.out"
+expect_grep 'Feature MsgVer1: Produce \(2\.\.2\) supported by broker' "$WORK/protocol.out"
+expect_grep 'Sent ProduceRequest \(v2,' "$WORK/protocol.out"
 
 # ---- 200 keyed records (4 keys), acks=all, then read back: each once, in order per partition.
 for i in $(seq 0 199); do echo "k$((i % 4)):kcat-$i"; done >"$WORK/records.in"

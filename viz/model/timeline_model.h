@@ -329,6 +329,22 @@ class TimelineModel {
 
   // Header and verdict.
   const sim::TraceHeader& header() const { return header_; }
+  // The trace header's Kafka release, with each client of another release: "Kafka 0.10.0",
+  // "Kafka 0.10.0 (p1 0.11.0)"; "Kafka ?" for a trace that does not record it.
+  std::string KafkaVersionLabel() const {
+    std::string label =
+        "Kafka " + (header_.kafka_version.empty() ? std::string("?") : header_.kafka_version);
+    if (!header_.client_kafka_versions.empty()) {
+      label += " (";
+      bool first = true;
+      for (const auto& [client, release] : header_.client_kafka_versions) {
+        label += (first ? "" : ", ") + client + " " + release;
+        first = false;
+      }
+      label += ")";
+    }
+    return label;
+  }
   const std::string& description() const { return description_; }  // scenario_start's
   TimeUs start_us() const { return start_us_; }  // scenario time 0 (scenario_start), else 0
   TimeUs end_us() const { return end_us_; }      // the verdict's time

@@ -167,6 +167,14 @@ void DrawComparePanel(const Runs& runs, ViewState& state) {
 
   ImGui::TableNextRow();
   ImGui::TableSetColumnIndex(0);
+  ImGui::TextUnformatted("release");
+  for (size_t i = 0; i < n; ++i) {
+    ImGui::TableSetColumnIndex(static_cast<int>(i) + 1);
+    ImGui::TextUnformatted(runs.models[i]->KafkaVersionLabel().c_str());
+  }
+
+  ImGui::TableNextRow();
+  ImGui::TableSetColumnIndex(0);
   ImGui::TextUnformatted("verdict");
   for (size_t i = 0; i < n; ++i) {
     ImGui::TableSetColumnIndex(static_cast<int>(i) + 1);

@@ -274,11 +274,11 @@ void DrawScenarioPanel(const Runs& runs, ViewState& state) {
             model.ok() ? "EXPECTATIONS MET" : "EXPECTATIONS FAILED", verdict_color,
             kit::TextOn(verdict_color), true, 1.2f);
   ImGui::Dummy(ImVec2(10.0f, ImGui::GetFontSize() * 1.4f + 6.0f));
-  ImGui::TextDisabled("seed %llu   trace level %s   playhead %s of %s",
-                      static_cast<unsigned long long>(model.header().seed),
-                      std::string(sim::TraceLevelName(model.header().level)).c_str(),
-                      kit::FormatSeconds(state.playhead_us).c_str(),
-                      kit::FormatSeconds(model.end_us()).c_str());
+  ImGui::TextDisabled(
+      "%s   seed %llu   trace level %s   playhead %s of %s", model.KafkaVersionLabel().c_str(),
+      static_cast<unsigned long long>(model.header().seed),
+      std::string(sim::TraceLevelName(model.header().level)).c_str(),
+      kit::FormatSeconds(state.playhead_us).c_str(), kit::FormatSeconds(model.end_us()).c_str());
 
   if (ImGui::CollapsingHeader("Description", ImGuiTreeNodeFlags_DefaultOpen)) {
     DrawDescription(model.description());

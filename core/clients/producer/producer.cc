@@ -188,7 +188,15 @@ void Producer::Impl::RunOnce() {
 
   int64_t delay_ms = INT64_MAX;
   bool can_drain = true;
-  if (config.enable_idempotence) {
+  if (config.enable_idempotence && config.brokers_release < KafkaRelease::k0_11_0) {
+    // The brokers have no InitProducerId (their ApiVersions answer): the producer's fatal
+    // UnsupportedVersionException; every batch is aborted with it (maybeAbortBatches), now and
+    // whenever records come, and nothing is sent.
+    for (std::unique_ptr<ProducerBatch>& batch : accumulator.AbortQueued()) {
+      CompleteBatch(std::move(batch), Errc::kUnsupportedVersion, kUndefinedOffset);
+    }
+    can_drain = false;
+  } else if (config.enable_idempotence) {
     // Kafka 2.0's Sender.run: an expired batch's partition whose later batches all came back
     // without closing the gap needs a new producer id (sequences from 0).
     if (accumulator.ShouldResetProducerIdAfterResolvingSequences()) accumulator.ResetProducerId();

@@ -117,6 +117,12 @@ struct ProducerConfig {
   int64_t metadata_max_age_ms = 300000;  // metadata.max.age.ms
   int64_t max_block_ms = 60000;          // max.block.ms: how long Send waits for metadata
   int32_t max_request_size = 1048576;    // max.request.size
+  // The brokers' release, as their ApiVersions answers tell it (not a setting; the producer's own
+  // unless the caller says). An idempotent producer against brokers before 0.11 finds no
+  // InitProducerId there: UnsupportedVersionException, fatal (0.11.0.0 to 2.1.0:
+  // Sender.maybeWaitForProducerId, transitionToFatalError), so every record fails with
+  // UNSUPPORTED_VERSION and nothing is sent.
+  KafkaRelease brokers_release = kSeedKafkaRelease;
   // What KafkaProducer logs at WARN for settings its release does not know
   // (AbstractConfig.logUnused): "The configuration enable.idempotence = true was supplied but
   // isn't a known config." Those settings have no effect.

@@ -127,6 +127,7 @@ bool ProducerKnowsKey(std::string_view name, KafkaRelease release) {
 Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, KafkaRelease release) {
   ProducerConfig config;
   config.release = release;
+  config.brokers_release = release;
   std::set<std::string> given;
   for (const auto& [name, raw] : settings) {
     const ConfigKeyDef* key = FindKey(name);

@@ -260,6 +260,15 @@ std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::Expire(int64_t no
   return out;
 }
 
+std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::AbortQueued() {
+  std::vector<BatchId> queued;
+  for (const auto& [tp, state] : partitions_)
+    queued.insert(queued.end(), state.queue.begin(), state.queue.end());
+  std::vector<std::unique_ptr<ProducerBatch>> out;
+  for (BatchId id : queued) out.push_back(Complete(id));
+  return out;
+}
+
 int64_t RecordAccumulator::NextExpiryDelayMs(int64_t now_ms) const {
   int64_t delay = INT64_MAX;
   if (config_.expiry == ExpiryForm::kRequestTimeout) {

@@ -153,6 +153,9 @@ class RecordAccumulator {
   // Removes and returns the batches that expired by the config's ExpiryForm (oldest first within
   // each partition, partitions in order). An expired batch in flight is marked maybe_written.
   std::vector<std::unique_ptr<ProducerBatch>> Expire(int64_t now_ms);
+  // Removes and returns every queued batch (none in flight), partitions in order, heads first
+  // (Kafka's abortUndrainedBatches).
+  std::vector<std::unique_ptr<ProducerBatch>> AbortQueued();
   // Time until the next batch expires, INT64_MAX when there is none.
   int64_t NextExpiryDelayMs(int64_t now_ms) const;
 

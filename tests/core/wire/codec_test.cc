@@ -154,6 +154,111 @@ TEST(WireCodecTest, ProduceRequestV3GroupsPartitionsByTopic) {
   EXPECT_EQ(request.correlation_id, 5);
 }
 
+TEST(WireCodecTest, ProduceRequestV2HasNoTransactionalId) {
+  // v0-v2: acks timeout [topic [partition record_set]], the records a message set.
+  const Bytes frame = Spec(
+      "00 00 00 28 | 00 00 00 02 00 00 00 05 00 03 'abc' |"
+      "00 01 00 00 03 e8 |"
+      "00 00 00 01 00 01 't' 00 00 00 01 | 00 00 00 00 00 00 00 02 'xy'");
+  RequestHeader header;
+  const ProduceRequest request = DecodeAs<ProduceRequest>(frame, &header);
+  EXPECT_EQ(header, (RequestHeader{0, 2, 5, "abc"}));
+  EXPECT_FALSE(request.transactional_id.has_value());
+  EXPECT_EQ(request.acks, 1);
+  EXPECT_EQ(request.timeout_ms, 1000);
+  ASSERT_EQ(request.topic_data.size(), 1u);
+  EXPECT_EQ(request.topic_data[0].record_set, ToBytes("xy"));
+  EXPECT_EQ(EncodeRequest(header, request), frame);
+}
+
+TEST(WireCodecTest, ListOffsetsV0AsksForOneOffsetAndGetsAnArray) {
+  // v0: replica_id [topic [partition timestamp max_num_offsets]]
+  const Bytes frame = Spec(
+      "00 00 00 2a | 00 02 00 00 00 00 00 03 00 01 'k' |"
+      "ff ff ff ff | 00 00 00 01 00 01 't' 00 00 00 01 |"
+      "00 00 00 00 ff ff ff ff ff ff ff fe 00 00 00 01");
+  RequestHeader header;
+  const ListOffsetsRequest request = DecodeAs<ListOffsetsRequest>(frame, &header);
+  ASSERT_EQ(request.partitions.size(), 1u);
+  EXPECT_EQ(request.partitions[0].timestamp, kEarliestTimestamp);
+  EXPECT_EQ(EncodeRequest(header, request), frame);
+  // [topic [partition error_code [offset]]]: the offset, or none at all.
+  ListOffsetsResponse response;
+  response.correlation_id = 3;
+  response.responses = {{{"t", PartitionId(0)}, Errc::kNone, 1234, Offset(7)},
+                        {{"t", PartitionId(1)}, Errc::kNone, -1, kUndefinedOffset}};
+  const Bytes answer = EncodeResponse(0, response);
+  EXPECT_EQ(answer, Spec("00 00 00 2b | 00 00 00 03 | 00 00 00 01 00 01 't' 00 00 00 02 |"
+                         "00 00 00 00 00 00 00 00 00 01 00 00 00 00 00 00 00 07 |"
+                         "00 00 00 01 00 00 00 00 00 00"));
+  Result<Message> back = DecodeResponse(2, 0, Contents(answer));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  const auto& decoded = std::get<ListOffsetsResponse>(*back);
+  EXPECT_EQ(decoded.responses[0].offset, Offset(7));
+  EXPECT_EQ(decoded.responses[1].offset, kUndefinedOffset);
+}
+
+TEST(WireCodecTest, OffsetCommitV0AndV1) {
+  // v0: group [topic [partition offset metadata]]: a simple commit (generation -1, no member).
+  const Bytes v0 = Spec(
+      "00 00 00 27 | 00 08 00 00 00 00 00 04 00 01 'k' |"
+      "00 01 'g' 00 00 00 01 00 01 't' 00 00 00 01 |"
+      "00 00 00 00 00 00 00 00 00 00 00 05 ff ff");
+  const OffsetCommitRequest simple = DecodeAs<OffsetCommitRequest>(v0);
+  EXPECT_EQ(simple.generation_id, -1);
+  EXPECT_EQ(simple.member_id, "");
+  ASSERT_EQ(simple.partitions.size(), 1u);
+  EXPECT_EQ(simple.partitions[0].offset, Offset(5));
+  // v1: group generation member [topic [partition offset timestamp metadata]]
+  const Bytes v1 = Spec(
+      "00 00 00 36 | 00 08 00 01 00 00 00 04 00 01 'k' |"
+      "00 01 'g' 00 00 00 02 00 01 'm' 00 00 00 01 00 01 't' 00 00 00 01 |"
+      "00 00 00 00 00 00 00 00 00 00 00 05 ff ff ff ff ff ff ff ff ff ff");
+  RequestHeader header;
+  const OffsetCommitRequest member = DecodeAs<OffsetCommitRequest>(v1, &header);
+  EXPECT_EQ(member.generation_id, 2);
+  EXPECT_EQ(member.member_id, "m");
+  EXPECT_EQ(member.retention_time_ms, -1);
+  EXPECT_EQ(EncodeRequest(header, member), v1);
+}
+
+TEST(WireCodecTest, AdvertisedVersionsFollowTheRelease) {
+  // 0.10.0.1's ApiVersionsResponse: every ApiKeys value, 0 to 18, with Protocol.java's ranges.
+  const std::span<const ApiVersionEntry> v0100 = AdvertisedApiVersions(KafkaRelease::k0_10_0);
+  ASSERT_EQ(v0100.size(), 19u);
+  for (size_t i = 0; i < v0100.size(); ++i) EXPECT_EQ(v0100[i].api_key, static_cast<int16_t>(i));
+  EXPECT_EQ(v0100[0], (ApiVersionEntry{0, 0, 2}));    // Produce
+  EXPECT_EQ(v0100[1], (ApiVersionEntry{1, 0, 2}));    // Fetch
+  EXPECT_EQ(v0100[2], (ApiVersionEntry{2, 0, 0}));    // ListOffsets
+  EXPECT_EQ(v0100[3], (ApiVersionEntry{3, 0, 1}));    // Metadata
+  EXPECT_EQ(v0100[7], (ApiVersionEntry{7, 1, 1}));    // ControlledShutdown: no v0
+  EXPECT_EQ(v0100[8], (ApiVersionEntry{8, 0, 2}));    // OffsetCommit
+  EXPECT_EQ(v0100[9], (ApiVersionEntry{9, 0, 1}));    // OffsetFetch
+  EXPECT_EQ(v0100[11], (ApiVersionEntry{11, 0, 0}));  // JoinGroup: no rebalance timeout
+  EXPECT_EQ(v0100[18], (ApiVersionEntry{18, 0, 0}));  // ApiVersions
+  // Accepted: advertised and served. DescribeGroups is advertised, not served.
+  EXPECT_EQ(*AcceptedApi(0, KafkaRelease::k0_10_0), (ApiVersionEntry{0, 0, 2}));
+  EXPECT_EQ(AcceptedApi(15, KafkaRelease::k0_10_0), nullptr);
+  EXPECT_EQ(AcceptedApi(22, KafkaRelease::k0_10_0), nullptr);  // InitProducerId: 0.11
+  // Later: the served keys the release has, cut to ksim's ranges.
+  EXPECT_EQ(*AcceptedApi(11, KafkaRelease::k0_10_1), (ApiVersionEntry{11, 0, 1}));
+  EXPECT_EQ(*AcceptedApi(22, KafkaRelease::k0_11_0), (ApiVersionEntry{22, 0, 0}));
+  EXPECT_EQ(*AcceptedApi(0, KafkaRelease::k2_0), (ApiVersionEntry{0, 0, 6}));
+  EXPECT_EQ(*AcceptedApi(1, KafkaRelease::k2_1), (ApiVersionEntry{1, 0, 7}));  // ksim's Fetch v7
+  EXPECT_EQ(AdvertisedApiVersions(KafkaRelease::k2_1).size(), ServedApiVersions().size());
+  // Every accepted range is one the codec serves.
+  for (KafkaRelease release : KafkaReleases()) {
+    for (const ApiVersionEntry& entry : AdvertisedApiVersions(release)) {
+      const ApiVersionEntry* accepted = AcceptedApi(entry.api_key, release);
+      if (accepted == nullptr) continue;
+      const ApiVersionEntry* served = FindServedApi(entry.api_key);
+      ASSERT_NE(served, nullptr);
+      EXPECT_GE(accepted->min_version, served->min_version);
+      EXPECT_LE(accepted->max_version, served->max_version) << KafkaReleaseName(release);
+    }
+  }
+}
+
 TEST(WireCodecTest, ProduceResponseVersionsAddFields) {
   ProduceResponse response;
   response.correlation_id = 9;

@@ -4,7 +4,7 @@
 // after its session timeout; committed offsets survive the coordinator broker's crash (the new
 // leader of the offsets partition loads them from its log) and a restart of the whole cluster; a
 // rebalance waits for a member's rebalance timeout from 0.10.1 and its session timeout before
-// (JoinGroup v0).
+// (JoinGroup v0); the group metadata record is value v0 at 0.10.0 and v1 from 0.10.1.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -359,6 +359,66 @@ TEST(GroupCoordinatorReleaseTest, RebalanceWaitsForTheRebalanceTimeoutFrom0101) 
   ASSERT_TRUE(after.has_value());
   EXPECT_GE(*after, 57 * kSecondUs);
   EXPECT_LE(*after, 66 * kSecondUs);
+}
+
+// The group metadata record the coordinator writes to __consumer_offsets after a member's join
+// and sync at `release`: each record's value read back from the offsets partition.
+std::vector<std::string> StoredGroupValues(KafkaRelease release) {
+  ClusterOptions options;
+  options.kafka_version = release;
+  ClusterSim sim("group-coordinator", 13, options);
+  KSIM_CHECK(sim.Start());
+  GroupClient a(sim, "consumer-a");
+  const std::string coordinator = a.FindCoordinator("g");
+  KSIM_CHECK(!coordinator.empty());
+  JoinGroupRequest join = Join("g", "");
+  join.rebalance_timeout_ms = 60000;
+  auto joined = a.Call<JoinGroupResponse>(coordinator, join);
+  KSIM_CHECK(joined.has_value() && joined->error_code == Errc::kNone);
+  auto synced = a.Call<SyncGroupResponse>(
+      coordinator,
+      SyncGroupRequest{.group_id = "g",
+                       .generation_id = joined->generation_id,
+                       .member_id = joined->member_id,
+                       .group_assignment = {GroupAssignment{joined->member_id, ToBytes("all")}}});
+  KSIM_CHECK(synced.has_value() && synced->error_code == Errc::kNone);
+  ksim::testing::ClusterClient& reader = sim.AddClient("reader", {});
+  const ksim::testing::FetchResult read =
+      sim.ReadAll(reader, OffsetsPartition("g", kClusterOffsetsTopicNumPartitions));
+  KSIM_CHECK(read.error == Errc::kNone);
+  std::vector<std::string> values;
+  for (const ksim::testing::FetchedRecord& record : read.records) values.push_back(record.value);
+  return values;
+}
+
+// 0.10.0.1's GroupMetadataManager writes group value schema v0 (no rebalance timeout); read back,
+// the member's rebalance timeout is its session timeout.
+TEST(GroupCoordinatorReleaseTest, GroupMetadataValueV0At0100) {
+  const std::vector<std::string> values = StoredGroupValues(KafkaRelease::k0_10_0);
+  ASSERT_FALSE(values.empty());
+  for (const std::string& value : values) {
+    ASSERT_GE(value.size(), 2u);
+    EXPECT_EQ(value[0], 0);
+    EXPECT_EQ(value[1], 0) << "value schema v0";
+    Result<StoredGroup> group = DecodeGroupMetadataValue(ToBytes(value));
+    ASSERT_TRUE(group.ok()) << group.status().ToString();
+    ASSERT_EQ(group->members.size(), 1u);
+    EXPECT_EQ(group->members[0].rebalance_timeout_ms, kSessionMs);
+  }
+}
+
+// 0.10.1 (KIP-62) writes v1, with the member's rebalance timeout.
+TEST(GroupCoordinatorReleaseTest, GroupMetadataValueV1From0101) {
+  const std::vector<std::string> values = StoredGroupValues(KafkaRelease::k0_10_1);
+  ASSERT_FALSE(values.empty());
+  for (const std::string& value : values) {
+    ASSERT_GE(value.size(), 2u);
+    EXPECT_EQ(value[1], 1) << "value schema v1";
+    Result<StoredGroup> group = DecodeGroupMetadataValue(ToBytes(value));
+    ASSERT_TRUE(group.ok()) << group.status().ToString();
+    ASSERT_EQ(group->members.size(), 1u);
+    EXPECT_EQ(group->members[0].rebalance_timeout_ms, 60000);
+  }
 }
 
 }  // namespace

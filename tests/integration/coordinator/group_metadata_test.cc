@@ -102,6 +102,39 @@ TEST(OffsetsRecordsTest, GroupMetadataRoundTripAndTombstone) {
   EXPECT_EQ(*decoded, empty);
 }
 
+// Value v0 (Kafka 0.10.0) has no rebalance timeout: 4 bytes less per member; read back, the
+// session timeout stands for it. The version follows inter.broker.protocol.version.
+TEST(OffsetsRecordsTest, GroupMetadataValueV0HasNoRebalanceTimeout) {
+  StoredGroup group{.protocol_type = "consumer",
+                    .generation = 3,
+                    .protocol = "range",
+                    .leader = "c-1",
+                    .members = {StoredMember{"c-1", "c", "/c", 20000, 10000, ToBytes("s"), {}}}};
+  const Bytes v0 = EncodeGroupMetadataValue(group, 0);
+  const Bytes v1 = EncodeGroupMetadataValue(group, 1);
+  EXPECT_EQ(v0[1], 0);
+  EXPECT_EQ(v1[1], 1);
+  EXPECT_EQ(v0.size() + 4, v1.size());
+  // version, "consumer", generation 3, "range", "c-1", one member: "c-1", "c", "/c", session
+  // 10000, subscription "s", assignment empty.
+  const Bytes expected = {0, 0,    0,    8,   'c', 'o', 'n', 's', 'u', 'm', 'e', 'r', 0,   0,   0,
+                          3, 0,    5,    'r', 'a', 'n', 'g', 'e', 0,   3,   'c', '-', '1', 0,   0,
+                          0, 1,    0,    3,   'c', '-', '1', 0,   1,   'c', 0,   2,   '/', 'c', 0,
+                          0, 0x27, 0x10, 0,   0,   0,   1,   's', 0,   0,   0,   0};
+  EXPECT_EQ(v0, expected);
+  Result<StoredGroup> back = DecodeGroupMetadataValue(v0);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->members[0].rebalance_timeout_ms, 10000);
+  EXPECT_EQ(back->members[0].session_timeout_ms, 10000);
+  EXPECT_EQ(*DecodeGroupMetadataValue(v1), group);
+
+  EXPECT_EQ(GroupMetadataValueVersion(LatestApiVersion(KafkaRelease::k0_10_0)), 0);
+  EXPECT_EQ(GroupMetadataValueVersion(LatestApiVersion(KafkaRelease::k0_10_1)), 1);
+  EXPECT_EQ(GroupMetadataValueVersion(LatestApiVersion(KafkaRelease::k2_1)), 1);
+  // A 0.10.1 broker with inter.broker.protocol.version=0.10.0 still writes v0 (rolling upgrade).
+  EXPECT_EQ(GroupMetadataValueVersion(*FindApiVersion("0.10.0", KafkaRelease::k0_10_1)), 0);
+}
+
 TEST(OffsetsRecordsTest, DamagedBytesAreCorruptionNeverACrash) {
   const Bytes key = EncodeOffsetCommitKey({"group", TopicPartition{"topic", PartitionId(1)}});
   const Bytes value = EncodeOffsetCommitValue({Offset(5), "", 1, 2});

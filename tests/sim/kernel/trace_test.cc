@@ -310,6 +310,36 @@ TEST(TraceReaderTest, RoundTripsEveryEvent) {
   EXPECT_EQ(again.bytes(), writer.bytes());
 }
 
+// The header records the brokers' Kafka release and each client of another release (sorted by
+// id), and reads them back; without them (an older trace) both are empty.
+TEST(TraceReaderTest, HeaderCarriesTheKafkaReleases) {
+  TraceHeader header = Header(TraceLevel::kState);
+  header.kafka_version = "0.10.0";
+  header.client_kafka_versions = {{"p1", "0.11.0"}, {"c1", "2.0"}};
+  TraceWriter writer = TraceWriter::ToMemory(header);
+  writer.Verdict(10, true, TraceFields::object());
+  const std::string first = writer.bytes().substr(0, writer.bytes().find('\n'));
+  EXPECT_TRUE(first.ends_with(
+      R"("level":"state","kafka_version":"0.10.0","client_kafka_versions":{"c1":"2.0","p1":"0.11.0"}})"))
+      << first;
+  auto trace = ParseTrace(writer.bytes(), "run.jsonl");
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_EQ(trace->header, header);
+
+  TraceWriter plain = TraceWriter::ToMemory(Header(TraceLevel::kState));
+  plain.Verdict(10, true, TraceFields::object());
+  EXPECT_EQ(plain.bytes().find("kafka_version"), std::string::npos);
+  auto old = ParseTrace(plain.bytes(), "old.jsonl");
+  ASSERT_TRUE(old.ok());
+  EXPECT_TRUE(old->header.kafka_version.empty());
+  EXPECT_TRUE(old->header.client_kafka_versions.empty());
+  EXPECT_FALSE(
+      ParseTrace(R"({"ksim_trace":1,"scenario":"s","variant":"base","seed":1,"kafka_version":7})"
+                 "\n",
+                 "bad.jsonl")
+          .ok());
+}
+
 TEST(TraceReaderTest, StreamingReaderStopsAfterTheVerdict) {
   TraceWriter writer = TraceWriter::ToMemory(Header());
   WriteRun(writer);

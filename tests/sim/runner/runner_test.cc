@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -352,6 +353,49 @@ TEST(ScenarioRunnerTest, ExpectedTextNamesTheBounds) {
   EXPECT_EQ(result.Expected(), "<= 5");
   result.expectation = Expectation{"elections", std::nullopt, 1, 5};
   EXPECT_EQ(result.Expected(), "1..5");
+}
+
+// A client of a later release against 0.10.0 brokers: a 0.11 idempotent producer finds no
+// InitProducerId in the brokers' ApiVersions answer, a fatal UnsupportedVersionException
+// (Sender.maybeWaitForProducerId): every record fails, none is written. A 0.10.0 producer beside
+// it delivers. Against 0.11.0 brokers the same producer gets its producer id and delivers.
+TEST(ScenarioRunnerTest, AnIdempotentProducerAgainst0100BrokersFailsWithUnsupportedVersion) {
+  const auto scenario = [](const std::string& brokers) {
+    return Parse(R"({"ksim": 1, "name": "client-release", "seed": 1, "duration_ms": 3000,
+      "kafka_version": ")" +
+                 brokers + R"(",
+      "topics": {"t": {"partitions": 1, "replication_factor": 3}},
+      "clients": {
+        "p1": {"type": "producer", "topic": "t", "messages": 5, "start_ms": 500,
+               "kafka_version": "0.11.0", "config": {"acks": "all", "enable.idempotence": true}},
+        "p2": {"type": "producer", "topic": "t", "messages": 3, "start_ms": 500,
+               "kafka_version": "0.10.0", "config": {"acks": "all"}}}})");
+  };
+  const RunResult old = RunIt(scenario("0.10.0"));
+  EXPECT_EQ(MetricOf(old, "acked"), 3) << "only p2's";
+  const Trace trace = ParsedTrace(old);
+  EXPECT_TRUE(Events(trace, ev::kProducerId).empty());
+  EXPECT_TRUE(Events(trace, ev::kProduceBatch, "p1").empty()) << "p1 sends nothing";
+  EXPECT_FALSE(Events(trace, ev::kProduceBatch, "p2").empty());
+  EXPECT_TRUE(old.client_warnings.empty()) << "a 0.11.0 producer knows enable.idempotence";
+
+  // The trace header and the report say which release ran where.
+  EXPECT_EQ(trace.header.kafka_version, "0.10.0");
+  EXPECT_EQ(trace.header.client_kafka_versions,
+            (std::map<std::string, std::string>{{"p1", "0.11.0"}}));
+  const std::string report = FormatRunReport(old);
+  EXPECT_NE(report.find("\nKafka 0.10.0; clients of another release: p1 0.11.0\n"),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(RunResultJson(old)["client_kafka_versions"]["p1"], "0.11.0");
+
+  const RunResult later = RunIt(scenario("0.11.0"));
+  EXPECT_EQ(MetricOf(later, "acked"), 8);
+  EXPECT_EQ(ParsedTrace(later).header.client_kafka_versions,
+            (std::map<std::string, std::string>{{"p2", "0.10.0"}}));
+  EXPECT_NE(FormatRunReport(later).find("\nKafka 0.11.0; clients of another release: p2 0.10.0\n"),
+            std::string::npos);
+  EXPECT_FALSE(Events(ParsedTrace(later), ev::kProducerId, "p1").empty());
 }
 
 }  // namespace

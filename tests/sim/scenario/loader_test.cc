@@ -637,6 +637,41 @@ TEST(ScenarioLoaderTest, KafkaVersionChoosesTheBrokersRelease) {
                 "such setting; it exists from Kafka 0.11.0 (set \"kafka_version\")"}));
 }
 
+// A client runs the scenario's (or the variant's) release unless it names its own; its settings
+// are checked as its own release's; a release ksim does not model, or a 0.10.1 client against
+// 0.10.0 brokers (no version negotiation before 0.10.2), is an error at its path.
+TEST(ScenarioLoaderTest, AClientMaySetItsOwnKafkaVersion) {
+  Result<Scenario> result = ParseScenario(With(R"("topics": {"t": {}}, "clients": {
+      "p1": {"type": "producer", "topic": "t"},
+      "p2": {"type": "producer", "topic": "t", "kafka_version": "2.0",
+             "config": {"enable.idempotence": true}},
+      "c1": {"type": "consumer", "topics": ["t"], "kafka_version": "0.10.2"}},
+      "variants": {"newer": {"kafka_version": "1.1"}})"),
+                                          "s.json");
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->clients.at(0).kafka_version, KafkaRelease::k0_10_0);
+  EXPECT_EQ(result->clients.at(1).kafka_version, KafkaRelease::k2_0);
+  EXPECT_EQ(result->clients.at(2).kafka_version, KafkaRelease::k0_10_2);
+  const Scenario& newer = result->variants.at(0).scenario;
+  EXPECT_EQ(newer.clients.at(0).kafka_version, KafkaRelease::k1_1);  // the variant's
+  EXPECT_EQ(newer.clients.at(1).kafka_version, KafkaRelease::k2_0);  // its own
+
+  EXPECT_EQ(Errors(With(R"("topics": {"t": {}}, "clients": {
+      "p1": {"type": "producer", "topic": "t", "kafka_version": "0.9.0"},
+      "c1": {"type": "consumer", "topics": ["t"], "kafka_version": "0.10.1"},
+      "p2": {"type": "producer", "topic": "t", "kafka_version": "1.0",
+             "config": {"enable.idempotence": true, "acks": "1"}}})")),
+            (std::vector<std::string>{
+                "s.json:/clients/p1/kafka_version: Kafka \"0.9.0\" is not a release ksim "
+                "models; it models 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1",
+                "s.json:/clients/c1/kafka_version: a Kafka 0.10.1 client cannot talk to Kafka "
+                "0.10.0 brokers (it does not negotiate versions; clients from 0.10.2 do, "
+                "KIP-97): use 0.10.0, or 0.10.2 or later (0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, "
+                "1.1, 2.0, 2.1)",
+                "s.json:/clients/p2/config: Must set acks to all in order to use the idempotent "
+                "producer. Otherwise we cannot guarantee idempotence."}));
+}
+
 TEST(ScenarioLoaderTest, ConsumerCommitMustAgreeWithGroupAndConfig) {
   std::vector<std::string> errors = Errors(With(R"("topics": {"t": {}}, "clients": {
       "c1": {"type": "consumer", "topics": ["t"], "commit": "after-processing"},

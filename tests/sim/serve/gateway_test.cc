@@ -12,6 +12,7 @@
 
 #include "core/base/trace_names.h"
 #include "core/protocol/api_versions.h"
+#include "core/record/legacy_record.h"
 #include "core/record/record_batch.h"
 #include "core/wire/codec.h"
 #include "sim/check/history.h"
@@ -23,7 +24,7 @@ namespace ksim::sim {
 namespace {
 
 constexpr std::string_view kScenario = R"({
-  "ksim": 1, "name": "gateway-test", "seed": 5, "duration_ms": 1000,
+  "ksim": 1, "name": "gateway-test", "seed": 5, "duration_ms": 1000, "kafka_version": "2.1",
   "cluster": { "brokers": 3 },
   "topics": { "t": { "partitions": 1, "replication_factor": 3, "assignment": { "0": [1, 2, 3] } } },
   "final": { "drain_ms": 2000 }
@@ -77,11 +78,11 @@ class GatewayTest : public ::testing::Test {
 
   // Runs the scenario with the inputs, stopping at `stop_ms`; the trace goes to `trace_path`.
   RunResult Run(int64_t stop_ms, const std::string& trace_path) {
-    Result<Scenario> scenario = ParseScenario(kScenario, "gateway-test.json");
+    Result<Scenario> scenario = ParseScenario(scenario_text_, "gateway-test.json");
     EXPECT_TRUE(scenario.ok()) << scenario.status().ToString();
     // Scenario time 0 of this scenario and seed, from a run that stops at once.
     ServedRun probe;
-    probe.scenario = ServedScenario{"gateway-test.json", std::string(kScenario), "base"};
+    probe.scenario = ServedScenario{"gateway-test.json", scenario_text_, "base"};
     probe.stop_us = 0;
     ReplayDriver probe_driver(probe);
     RunOptions probe_options;
@@ -108,14 +109,16 @@ class GatewayTest : public ::testing::Test {
     return result.ok() ? *result : RunResult{};
   }
 
+  std::string scenario_text_ = std::string(kScenario);
   std::vector<ServedInput> inputs_;
   ServedRun served_;
   Capture capture_;
 };
 
 TEST_F(GatewayTest, ScriptedClientProducesFetchesAndTheTraceReplays) {
-  // Connection 1 to broker-1: ApiVersions v3 (not served: answered v0 UNSUPPORTED_VERSION with
-  // the served versions), Metadata v4 (the loopback ports), Produce v7 acks=-1, Fetch v7.
+  // Connection 1 to broker-1: ApiVersions v3 (not served: answered v0 UNSUPPORTED_VERSION and
+  // no versions, as Kafka 2.1 answers), Metadata v4 (the loopback ports), Produce v7 acks=-1, Fetch
+  // v7.
   Connect(10, 1, 1);
   // ApiVersions v3 (flexible: request header v2, compact strings), as librdkafka sends it, by hand:
   // the codec encodes only served versions.
@@ -151,7 +154,7 @@ TEST_F(GatewayTest, ScriptedClientProducesFetchesAndTheTraceReplays) {
   const auto versions = std::get<ApiVersionsResponse>(Answer(18, 0, capture_.frames[1][0]));
   EXPECT_EQ(versions.error_code, Errc::kUnsupportedVersion);
   EXPECT_EQ(versions.correlation_id, 1);
-  EXPECT_EQ(versions.api_versions.size(), ServedApiVersions().size());
+  EXPECT_TRUE(versions.api_versions.empty());
   const auto metadata = std::get<MetadataResponse>(Answer(3, 4, capture_.frames[1][1]));
   ASSERT_EQ(metadata.brokers.size(), 3u);
   EXPECT_EQ(metadata.brokers[0].host, "127.0.0.1");
@@ -189,6 +192,72 @@ TEST_F(GatewayTest, ScriptedClientProducesFetchesAndTheTraceReplays) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->trace_hash, served->trace_hash);
   EXPECT_EQ(again->trace_hash, result.trace_hash);
+}
+
+// A 0.10.0 scenario answers as a 0.10.0.1 broker: its ApiVersions (v0 only; every ApiKeys entry
+// of that release), Produce v2 with a message set, Fetch v2 (magic 1) and v0 (down-converted to
+// magic 0), ListOffsets v0; a version it does not have (Produce v3) or an API ksim does not serve
+// (DescribeGroups) closes the connection.
+TEST_F(GatewayTest, Kafka0100AnswersAsA0100Broker) {
+  scenario_text_ = std::string(kScenario);
+  const std::string later = R"("kafka_version": "2.1",)";
+  scenario_text_.replace(scenario_text_.find(later), later.size(), R"("kafka_version": "0.10.0",)");
+  Connect(10, 1, 1);
+  Data(20, 1, Request(1, 1, ApiVersionsRequest{}));
+  Data(21, 1, Request(0, 2, ApiVersionsRequest{}));
+  std::vector<RecordInput> records = {{1000, {}, ToBytes("a")}, {1000, {}, ToBytes("b")}};
+  const Bytes message_set = EncodeMessageSet(kMagicV1, Offset(0), records);
+  Data(30, 1,
+       Request(2, 3,
+               ProduceRequest{.acks = -1, .topic_data = {{{"t", PartitionId(0)}, message_set}}}));
+  const FetchRequest fetch{.max_wait_ms = 10, .partitions = {{{"t", PartitionId(0)}, Offset(0)}}};
+  Data(300, 1, Request(2, 4, fetch));
+  Data(301, 1, Request(0, 5, fetch));
+  Data(302, 1, Request(0, 6, ListOffsetsRequest{.partitions = {{{"t", PartitionId(0)}}}}));
+  Connect(40, 2, 1);
+  Data(50, 2,
+       Request(3, 1,
+               ProduceRequest{.acks = -1, .topic_data = {{{"t", PartitionId(0)}, message_set}}}));
+  Connect(60, 3, 1);
+  Data(70, 3,
+       Bytes{0, 0, 0, 14, 0, 15, 0, 0, 0, 0, 0, 1, 0xff, 0xff, 0, 0, 0, 0});  // DescribeGroups v0
+
+  const RunResult result = Run(800, TempPath("kafka0100.jsonl"));
+
+  ASSERT_EQ(capture_.frames[1].size(), 6u);
+  const auto refused = std::get<ApiVersionsResponse>(Answer(18, 0, capture_.frames[1][0]));
+  EXPECT_EQ(refused.error_code, Errc::kUnsupportedVersion);
+  EXPECT_TRUE(refused.api_versions.empty());
+  const auto versions = std::get<ApiVersionsResponse>(Answer(18, 0, capture_.frames[1][1]));
+  EXPECT_EQ(versions.error_code, Errc::kNone);
+  const std::span<const ApiVersionEntry> v0100 = AdvertisedApiVersions(KafkaRelease::k0_10_0);
+  EXPECT_EQ(versions.api_versions, std::vector<ApiVersionEntry>(v0100.begin(), v0100.end()));
+  EXPECT_EQ(versions.api_versions.size(), 19u);
+  const auto produced = std::get<ProduceResponse>(Answer(0, 2, capture_.frames[1][2]));
+  ASSERT_EQ(produced.responses.size(), 1u);
+  EXPECT_EQ(produced.responses[0].error_code, Errc::kNone);
+  EXPECT_EQ(produced.responses[0].base_offset, Offset(0));
+  for (auto [frame, magic] : {std::pair{3, kMagicV1}, std::pair{4, kMagicV0}}) {
+    const int16_t version = frame == 3 ? 2 : 0;
+    const auto fetched = std::get<FetchResponse>(Answer(1, version, capture_.frames[1][frame]));
+    ASSERT_EQ(fetched.responses.size(), 1u);
+    EXPECT_EQ(fetched.responses[0].high_watermark, Offset(2));
+    BatchIterator batches(fetched.responses[0].records, /*verify_crc=*/true);
+    int count = 0;
+    while (std::optional<BatchIterator::Item> item = batches.Next()) {
+      EXPECT_EQ(item->header.magic, magic) << "Fetch v" << version;
+      ++count;
+    }
+    EXPECT_EQ(count, 2) << "Fetch v" << version;
+  }
+  const auto offsets = std::get<ListOffsetsResponse>(Answer(2, 0, capture_.frames[1][5]));
+  ASSERT_EQ(offsets.responses.size(), 1u);
+  EXPECT_EQ(offsets.responses[0].offset, Offset(2));
+  EXPECT_TRUE(capture_.frames[2].empty());
+  EXPECT_TRUE(capture_.frames[3].empty());
+  EXPECT_EQ(capture_.closed, (std::vector<ExternalConnectionId>{2, 3, 1}));
+  EXPECT_EQ(result.check.Value("acked"), 2);
+  EXPECT_EQ(result.check.Value("log_duplicates"), 0);
 }
 
 // KafkaApis.handleProducerRequest: an acks=0 produce that fails is not answered; the broker

@@ -133,6 +133,23 @@ TEST(TimelineModelTest, HandTraceStateAtChosenTimes) {
   EXPECT_EQ(m.events()[m.FirstEventAtOrAfter(100)].summary, "broker-1 crashed");
 }
 
+// The run's release, from the trace header: the brokers' and each client of another release.
+TEST(TimelineModelTest, KafkaVersionLabelComesFromTheHeader) {
+  Result<TimelineModel> old = testing::BuildHandTrace("");
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->KafkaVersionLabel(), "Kafka ?");
+  Result<sim::Trace> trace = sim::ParseTrace(
+      R"({"ksim_trace":1,"scenario":"hand","variant":"base","seed":1,"level":"state",)"
+      R"("kafka_version":"0.10.0","client_kafka_versions":{"c1":"2.0","p1":"0.11.0"}})"
+      "\n" +
+          std::string(testing::kHandVerdict),
+      "hand.jsonl");
+  ASSERT_TRUE(trace.ok()) << trace.status().ToString();
+  Result<TimelineModel> model = TimelineModel::Build(*trace, "hand.jsonl");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ(model->KafkaVersionLabel(), "Kafka 0.10.0 (c1 2.0, p1 0.11.0)");
+}
+
 TEST(TimelineModelTest, OffsetOutOfRangeEmptiesTheLogAndRestartsIt) {
   const std::string body =
       std::string(kSmall) +
