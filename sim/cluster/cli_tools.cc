@@ -455,6 +455,13 @@ Status CliTools::RunConsoleConsumer(size_t index, const CliAction& action) {
     Later([this, index] { Finish(index); });
     return Status::Ok();
   }
+  if (command.zookeeper.empty() && !command.new_consumer && release < KafkaRelease::k0_10_1) {
+    // 0.10.0.1's ConsoleConsumer: checkRequiredArgs(parser, options, if (useNewConsumer)
+    // bootstrapServerOpt else zkConnectOpt): without --new-consumer it wants --zookeeper.
+    Print(index, "Missing required argument \"[zookeeper]\"");
+    Later([this, index] { Finish(index); });
+    return Status::Ok();
+  }
   if (!command.zookeeper.empty() && release >= KafkaRelease::k0_10_1) {
     // 0.10.1.0 to 1.1's ConsoleConsumer.ConsumerConfig, on stderr.
     Print(index,

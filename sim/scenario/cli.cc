@@ -236,6 +236,7 @@ Status ParseConsoleConsumer(const Given& given, CliCommand& out) {
   }
   if (Has(given, "zookeeper")) out.zookeeper = Last(given, "zookeeper");
   if (Has(given, "bootstrap-server")) out.bootstrap_server = Last(given, "bootstrap-server");
+  out.new_consumer = Has(given, "new-consumer");
   KSIM_RETURN_IF_ERROR(Require(given, "topic"));
   out.topic = Last(given, "topic");
   out.from_beginning = Has(given, "from-beginning");

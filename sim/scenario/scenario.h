@@ -127,6 +127,7 @@ struct CliCommand {
   std::string zookeeper;                      // --zookeeper (host names mean the cluster)
   std::string broker_list;                    // --broker-list
   std::string bootstrap_server;               // --bootstrap-server
+  bool new_consumer = false;                  // --new-consumer (0.10.0 needs it with the above)
   std::optional<std::string> topic;           // --topic
   std::optional<int32_t> partitions;          // --partitions
   std::optional<int32_t> replication_factor;  // --replication-factor

@@ -298,6 +298,27 @@ TEST(CliToolsTest, ZookeeperConsoleConsumerFollowsTheRelease) {
   EXPECT_TRUE(removed.tools().consumers().empty());
 }
 
+TEST(CliToolsTest, BootstrapServerNeedsNewConsumerAt0100) {
+  // 0.10.0.1: checkRequiredArgs(..., if (useNewConsumer) bootstrapServerOpt else zkConnectOpt).
+  const std::string bootstrap = "kafka-console-consumer.sh --bootstrap-server hadoop01:9092 ";
+  CliSim refused("cli-new-consumer-0100");
+  ASSERT_TRUE(refused.run().Start());
+  EXPECT_EQ(refused.Command(0, bootstrap + "--topic frbook"),
+            Lines{"Missing required argument \"[zookeeper]\""});
+  EXPECT_TRUE(refused.tools().consumers().empty());
+  CliSim accepted("cli-new-consumer-0100-flag");
+  ASSERT_TRUE(accepted.run().Start());
+  ASSERT_TRUE(accepted.Start(0, bootstrap + "--new-consumer --topic frbook"));
+  EXPECT_EQ(accepted.consumer(0).kind(), ConsumerKind::kGroupCoordinator);
+  // From 0.10.1 --bootstrap-server alone is the new consumer.
+  ClusterOptions options = ClientClusterOptions();
+  options.kafka_version = KafkaRelease::k0_10_1;
+  CliSim later("cli-new-consumer-0101", 1, options);
+  ASSERT_TRUE(later.run().Start());
+  ASSERT_TRUE(later.Start(0, bootstrap + "--topic frbook"));
+  EXPECT_EQ(later.consumer(0).kind(), ConsumerKind::kGroupCoordinator);
+}
+
 TEST(CliToolsTest, FailedSendPrintsErrorLoggingCallbackLines) {
   // At 0.10.1, whose console producer waits for the leader (acks=1).
   ClusterOptions options = ClientClusterOptions();
