@@ -438,7 +438,10 @@ std::string ScenarioRun::Unsettled() {
       Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
       const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
       if (led == nullptr || led->role() != ReplicaRole::kLeader) {
-        return ToString(tp) + " has no live leader";
+        // The controller may still name a broker whose restart it missed (KAFKA-1120): that
+        // process was never told it leads.
+        return ToString(tp) + " has no live leader" +
+               (leader == kNoBroker ? "" : MissedRestart(leader));
       }
       if (led->high_watermark() < led->log_end_offset()) {
         return ToString(tp) + "'s high watermark " + std::to_string(led->high_watermark().value()) +
