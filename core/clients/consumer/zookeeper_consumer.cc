@@ -638,7 +638,10 @@ struct ZookeeperConsumer::Impl {
     auto finish = [remaining, first_error, done = std::move(done)] {
       if (--*remaining == 0 && done) done(*first_error);
     };
-    for (const auto& [tp, offset] : offsets) {
+    for (const auto& entry : offsets) {
+      // Copies, not structured bindings: clang (the fuzz build) cannot capture those.
+      const TopicPartition tp = entry.first;
+      const Offset offset = entry.second;
       if (auto it = checkpointed.find(tp); it != checkpointed.end() && it->second == offset) {
         continue;
       }
