@@ -152,6 +152,11 @@ Result<BatchHeader> ParseLegacyHeader(ByteView bytes) {
     return Corrupt("offset " + std::to_string(h.base_offset.value()) + " at byte " +
                    std::to_string(kOffsetPos) + " is negative");
   }
+  if (h.base_offset.value() == std::numeric_limits<int64_t>::max()) {
+    // As the v2 header's check: a message must leave a next offset (its log end).
+    return Corrupt("offset " + std::to_string(h.base_offset.value()) + " at byte " +
+                   std::to_string(kOffsetPos) + " leaves no next offset");
+  }
   h.crc = LoadBigEndian32(p + kLegacyCrcOffset);
   // Bits 4-7 are reserved in v0/v1 (and bit 3 too in v0): kept out of the header, whose
   // accessors read them as v2's transactional and control bits.
