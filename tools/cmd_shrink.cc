@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -76,6 +77,13 @@ std::optional<std::vector<sim::PropertyFailure>> RunApart(const std::string& tex
     close(out[0]);
     close(err[0]);
     dup2(err[1], STDERR_FILENO);
+    // KSIM_SHRINK_ABORT_ON_ACTION=<do>: a candidate with such an action aborts, as a bug in ksim
+    // would; how tests/cli/test_shrink.sh checks that a crash shrinks (read only by the child).
+    if (const char* kind = std::getenv("KSIM_SHRINK_ABORT_ON_ACTION");
+        kind != nullptr && text.find("\"do\": \"" + std::string(kind) + "\"") != std::string::npos) {
+      std::fprintf(stderr, "shrink test hook: a %s action\n", kind);
+      std::abort();
+    }
     nlohmann::ordered_json answer = nlohmann::ordered_json::object();
     Result<sim::Scenario> parsed = sim::ParseScenario(text, file);
     Result<sim::RunResult> run = parsed.ok() ? sim::RunScenario(*parsed, sim::RunOptions{})

@@ -38,4 +38,13 @@ cp "$WORK/min.json" "$WORK/min.in.json"
 expect_exit 1 "$KSIM" run "$WORK/min.in.json"
 expect_grep "hash $want\$" "$WORK/stdout"
 expect_grep 'FAILED  lost_acked +expected 0' "$WORK/stdout"
+
+# A candidate that kills ksim is a failure like any other: with the test hook, every candidate
+# holding a crash_replicas action aborts; the shrink keeps that one action under the signature
+# explore gives a worker's death, and says the minimal scenario has no replay hash.
+expect_exit 0 env KSIM_SHRINK_ABORT_ON_ACTION=crash_replicas "$KSIM" shrink "$KNOWN" --out "$WORK/crash.json"
+expect_grep '^shrinking .*: no_crash: ksim died \(signal # \(Aborted\)\): shrink test hook: a crash_replicas action' "$WORK/stdout"
+expect_grep '^Minimal scenario: .*crash.json: 1 actions \(from 6\)' "$WORK/stdout"
+expect_grep 'it kills ksim' "$WORK/stdout"
+grep -q '"do": "crash_replicas"' "$WORK/crash.json" || fail "the action left is not crash_replicas"
 echo "ok"
