@@ -329,27 +329,46 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
   }
   // No truncation: the leader lost the data itself (a crash losing unsynced writes, a disk
   // fault), or nothing is left to read.
+  auto loss_of = [&](BrokerId broker) -> const FaultRecord* {
+    auto faults = faults_.find(node::Broker(broker));
+    if (faults == faults_.end()) return nullptr;
+    // The record was written by the process that acked it: after the send and after that
+    // broker's last restart before the ack. A crash before then cannot have lost it.
+    TimeUs written_from_us = from_us;
+    for (const FaultRecord* f : faults->second) {
+      if (f->t_us > acked_us) break;
+      if (f->ev == ev::kRestart) written_from_us = std::max(written_from_us, f->t_us);
+    }
+    for (const FaultRecord* f : faults->second) {
+      if (f->t_us >= written_from_us && (f->ev == ev::kCrash || f->ev == ev::kDiskFault)) return f;
+    }
+    return nullptr;
+  };
+  auto loss_text = [&](BrokerId broker, const std::string& role, const FaultRecord* f) {
+    *cause_t_us = f->t_us;
+    return node::Broker(broker) + ", " + role + ", " +
+           (f->ev == ev::kCrash ? std::string("crashed") : "had a disk fault (" + f->detail + ")") +
+           " at " + FormatSeconds(f->t_us) +
+           (f->ev == ev::kCrash && !f->detail.empty() ? " (" + f->detail + ")" : "") +
+           " and no replica kept the record";
+  };
   if (leader.value() >= 0) {
-    auto faults = faults_.find(node::Broker(leader));
-    if (faults != faults_.end()) {
-      // The record was written by the process that acked it: after the send and after that
-      // broker's last restart before the ack. A crash before then cannot have lost it.
-      TimeUs written_from_us = from_us;
-      for (const FaultRecord* f : faults->second) {
-        if (f->t_us > acked_us) break;
-        if (f->ev == ev::kRestart) written_from_us = std::max(written_from_us, f->t_us);
-      }
-      for (const FaultRecord* f : faults->second) {
-        if (f->t_us < written_from_us || (f->ev != ev::kCrash && f->ev != ev::kDiskFault)) {
-          continue;
-        }
-        *cause_t_us = f->t_us;
-        return node::Broker(leader) + ", its leader at the ack, " +
-               (f->ev == ev::kCrash ? std::string("crashed")
-                                    : "had a disk fault (" + f->detail + ")") +
-               " at " + FormatSeconds(f->t_us) +
-               (f->ev == ev::kCrash && !f->detail.empty() ? " (" + f->detail + ")" : "") +
-               " and no replica kept the record";
+    if (const FaultRecord* f = loss_of(leader))
+      return loss_text(leader, "its leader at the ack", f);
+  }
+  // A deposed leader that had not heard of its successors' elections may still have acked it
+  // (acks=1, or an ISR it still believed): the leaders elected before, latest first.
+  if (leading != nullptr && elections != elections_.end()) {
+    std::set<BrokerId> tried = {leader};
+    for (auto e = elections->second.rbegin(); e != elections->second.rend(); ++e) {
+      if ((*e)->t_us >= leading->t_us) continue;
+      const BrokerId deposed = (*e)->leader;
+      if (deposed.value() < 0 || !tried.insert(deposed).second) continue;
+      if (const FaultRecord* f = loss_of(deposed)) {
+        return loss_text(deposed,
+                         "a deposed leader that still acked it (" + node::Broker(leader) +
+                             " had been elected at " + FormatSeconds(leading->t_us) + ")",
+                         f);
       }
     }
   }
