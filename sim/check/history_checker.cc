@@ -417,6 +417,21 @@ std::string Checker::DivergedCause(const Send& send, const PartitionAudit& audit
            " still holds it there, but a follower that truncates to its own high watermark "
            "(before KIP-101, 0.11) keeps a log that diverged from its leader's and never serves it";
   }
+  // None after the ack: the holder acked it as a deposed leader, after its successor's election.
+  const ElectionRecord* current = nullptr;
+  for (const ElectionRecord* e : elections) {
+    if (e->t_us > send.completion->t_us) break;
+    current = e;
+  }
+  if (current != nullptr && current->leader != holder->broker && !holds(current->leader)) {
+    *cause_t_us = current->t_us;
+    return node::Broker(holder->broker) + " acked it as a deposed leader (" +
+           node::Broker(current->leader) + " had been elected at " + FormatSeconds(current->t_us) +
+           ", epoch " + std::to_string(current->epoch) + ") and still holds it at offset " +
+           std::to_string(offset.value()) + ", where the leader's log has another record; a " +
+           "follower that truncates to its own high watermark (before KIP-101, 0.11) keeps a log "
+           "that diverged from its leader's and never serves it";
+  }
   return "";
 }
 
