@@ -42,17 +42,6 @@ struct ShrinkArgs {
   bool quiet = false;
 };
 
-// Reads `fd` to its end into `out`.
-void ReadAll(int fd, std::string& out) {
-  char buffer[65536];
-  for (;;) {
-    const ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    out.append(buffer, static_cast<size_t>(n));
-  }
-}
-
 // One candidate in a child process (fork): a candidate that aborts ksim is the failure
 // `no_crash: ksim died (signal 6 (Aborted)): <its last stderr line>`, as `ksim explore` names a
 // worker's death, so that such a seed shrinks like any other.
@@ -80,7 +69,8 @@ std::optional<std::vector<sim::PropertyFailure>> RunApart(const std::string& tex
     // KSIM_SHRINK_ABORT_ON_ACTION=<do>: a candidate with such an action aborts, as a bug in ksim
     // would; how tests/cli/test_shrink.sh checks that a crash shrinks (read only by the child).
     if (const char* kind = std::getenv("KSIM_SHRINK_ABORT_ON_ACTION");
-        kind != nullptr && text.find("\"do\": \"" + std::string(kind) + "\"") != std::string::npos) {
+        kind != nullptr &&
+        text.find("\"do\": \"" + std::string(kind) + "\"") != std::string::npos) {
       std::fprintf(stderr, "shrink test hook: a %s action\n", kind);
       std::abort();
     }
@@ -139,8 +129,8 @@ std::optional<std::vector<sim::PropertyFailure>> RunApart(const std::string& tex
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || answer_text.empty()) {
     const std::string last_words = LastLine(stderr_text);
     return std::vector<sim::PropertyFailure>{sim::MakeFailure(
-        "no_crash", "ksim died (" + ExitText(status) + ")" +
-                        (last_words.empty() ? "" : ": " + last_words))};
+        "no_crash",
+        "ksim died (" + ExitText(status) + ")" + (last_words.empty() ? "" : ": " + last_words))};
   }
   const nlohmann::ordered_json answer =
       nlohmann::ordered_json::parse(answer_text, nullptr, /*allow_exceptions=*/false);
@@ -154,8 +144,8 @@ std::optional<std::vector<sim::PropertyFailure>> RunApart(const std::string& tex
   }
   std::vector<sim::PropertyFailure> failures;
   for (const auto& f : answer.value("failures", nlohmann::ordered_json::array())) {
-    failures.push_back(sim::MakeFailure(f.value("property", std::string()),
-                                        f.value("cause", std::string())));
+    failures.push_back(
+        sim::MakeFailure(f.value("property", std::string()), f.value("cause", std::string())));
   }
   return failures;
 }

@@ -383,6 +383,11 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
   return "unknown";
 }
 
+// Why a replica's copy of a record is never served once its log has diverged from the leader's.
+constexpr std::string_view kDivergedLogKept =
+    "a follower that truncates to its own high watermark (before KIP-101, 0.11) keeps a log that "
+    "diverged from its leader's and never serves it";
+
 std::string Checker::DivergedCause(const Send& send, const PartitionAudit& audited,
                                    const std::vector<const ElectionRecord*>& elections,
                                    TimeUs* cause_t_us) const {
@@ -414,23 +419,18 @@ std::string Checker::DivergedCause(const Send& send, const PartitionAudit& audit
            std::to_string((*e)->epoch) + ((*e)->unclean ? ", unclean" : "") + ") at " +
            FormatSeconds((*e)->t_us) + " with another record at offset " +
            std::to_string(offset.value()) + "; " + node::Broker(holder->broker) +
-           " still holds it there, but a follower that truncates to its own high watermark "
-           "(before KIP-101, 0.11) keeps a log that diverged from its leader's and never serves it";
+           " still holds it there, but " + std::string(kDivergedLogKept);
   }
   // None after the ack: the holder acked it as a deposed leader, after its successor's election.
-  const ElectionRecord* current = nullptr;
-  for (const ElectionRecord* e : elections) {
-    if (e->t_us > send.completion->t_us) break;
-    current = e;
-  }
+  const ElectionRecord* current = ElectionBefore(
+      TopicPartition{send.completion->topic, send.completion->partition}, send.completion->t_us);
   if (current != nullptr && current->leader != holder->broker && !holds(current->leader)) {
     *cause_t_us = current->t_us;
     return node::Broker(holder->broker) + " acked it as a deposed leader (" +
            node::Broker(current->leader) + " had been elected at " + FormatSeconds(current->t_us) +
            ", epoch " + std::to_string(current->epoch) + ") and still holds it at offset " +
-           std::to_string(offset.value()) + ", where the leader's log has another record; a " +
-           "follower that truncates to its own high watermark (before KIP-101, 0.11) keeps a log "
-           "that diverged from its leader's and never serves it";
+           std::to_string(offset.value()) + ", where the leader's log has another record; " +
+           std::string(kDivergedLogKept);
   }
   return "";
 }

@@ -115,10 +115,10 @@ class Shrinker {
         std::vector<Json> rest(actions.begin(), actions.begin() + static_cast<ptrdiff_t>(start));
         rest.insert(rest.end(), actions.begin() + static_cast<ptrdiff_t>(end), actions.end());
         const std::string what =
-            end - start == 1 ? "drop action " + std::to_string(start) + " (" +
-                                   actions[start].value("do", std::string()) + ")"
-                             : "drop actions " + std::to_string(start) + ".." +
-                                   std::to_string(end - 1);
+            end - start == 1
+                ? "drop action " + std::to_string(start) + " (" +
+                      actions[start].value("do", std::string()) + ")"
+                : "drop actions " + std::to_string(start) + ".." + std::to_string(end - 1);
         if (Try(WithActions(rest), what)) {
           actions = std::move(rest);
           n = std::max<size_t>(n - 1, 2);
@@ -158,7 +158,8 @@ class Shrinker {
       for (int64_t shift = actions.front().value("at_ms", int64_t{0}); shift > 0 && Budget();
            shift /= 2) {
         std::vector<Json> moved = actions;
-        for (Json& a : moved) a["at_ms"] = std::max<int64_t>(0, a.value("at_ms", int64_t{0}) - shift);
+        for (Json& a : moved)
+          a["at_ms"] = std::max<int64_t>(0, a.value("at_ms", int64_t{0}) - shift);
         if (Try(WithActions(moved), "every action " + std::to_string(shift) + " ms earlier")) {
           changed = true;
           break;
@@ -273,10 +274,11 @@ class Shrinker {
                        file_ + "` after " + std::to_string(runs_) + " runs.\n\nWhat happens " +
                        "(scenario time):\n";
     for (const ActionOutput& action : run.actions) {
-      text += "- " + Seconds(action.at_ms) + ": " + action.description +
-              (action.skipped && !action.output.empty() ? " (skipped: " + action.output.front() + ")"
-                                                        : "") +
-              "\n";
+      text +=
+          "- " + Seconds(action.at_ms) + ": " + action.description +
+          (action.skipped && !action.output.empty() ? " (skipped: " + action.output.front() + ")"
+                                                    : "") +
+          "\n";
     }
     if (run.actions.empty() && target_.property == "no_crash") {
       for (const Json& action : Actions(current_)) {
@@ -307,9 +309,9 @@ class Shrinker {
       if (found == failures->end()) {
         std::string have;
         for (const PropertyFailure& f : *failures) have += "\n  " + f.signature;
-        return Status(Errc::kInvalidArgument, file_ + ": does not fail with \"" +
-                                                  *options_.signature + "\"; it fails with:" +
-                                                  have);
+        return Status(
+            Errc::kInvalidArgument,
+            file_ + ": does not fail with \"" + *options_.signature + "\"; it fails with:" + have);
       }
       target_ = *found;
     }
@@ -335,7 +337,8 @@ class Shrinker {
     described["description"] = Describe(final_run);
     RunResult described_run;
     if (!FailsTheSame(described, &described_run)) {
-      return Status(Errc::kUnknownServerError, file_ + ": the minimal scenario stopped failing once described");
+      return Status(Errc::kUnknownServerError,
+                    file_ + ": the minimal scenario stopped failing once described");
     }
     result.document = std::move(described);
     result.failure = last_failure_;

@@ -45,12 +45,7 @@ TEST_P(ClusterControllerFailoverTest, AnotherBrokerTakesOverAndReelectsLeaders) 
   ASSERT_TRUE(sim.Start());
   Cluster& cluster = sim.cluster();
   // Three partitions, one led by each broker.
-  TopicSpec topic;
-  topic.name = "t";
-  topic.assignment = {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}},
-                      {PartitionId(1), {BrokerId(2), BrokerId(3), BrokerId(1)}},
-                      {PartitionId(2), {BrokerId(3), BrokerId(1), BrokerId(2)}}};
-  ASSERT_TRUE(cluster.CreateTopicAndWait(topic).ok());
+  ASSERT_TRUE(cluster.CreateTopicAndWait(OnePartitionPreferringEachBroker("t")).ok());
 
   const BrokerId old_controller = cluster.ActiveController();
   ASSERT_NE(old_controller, kNoBroker);

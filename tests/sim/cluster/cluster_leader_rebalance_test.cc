@@ -32,12 +32,7 @@ class LeaderRebalanceTest : public ::testing::Test {
   void SetUpCluster(ClusterSim& sim) {
     ASSERT_TRUE(sim.Start());
     Cluster& cluster = sim.cluster();
-    TopicSpec topic;
-    topic.name = "t";
-    topic.assignment = {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}},
-                        {PartitionId(1), {BrokerId(2), BrokerId(3), BrokerId(1)}},
-                        {PartitionId(2), {BrokerId(3), BrokerId(1), BrokerId(2)}}};
-    ASSERT_TRUE(cluster.CreateTopicAndWait(topic).ok());
+    ASSERT_TRUE(cluster.CreateTopicAndWait(OnePartitionPreferringEachBroker("t")).ok());
     ASSERT_EQ(cluster.LeaderOf(kT0), BrokerId(1));
     ASSERT_TRUE(cluster.CrashBroker(BrokerId(1)).ok());
     ASSERT_TRUE(cluster.RunUntil(

@@ -194,6 +194,17 @@ inline std::vector<const TraceEvent*> Events(const Trace& trace, std::string_vie
   return out;
 }
 
+// Topic `name` on brokers 1-3 with three partitions, each preferring (first assigned) another
+// broker: partition 0 broker 1, 1 broker 2, 2 broker 3.
+inline TopicSpec OnePartitionPreferringEachBroker(std::string name) {
+  TopicSpec topic;
+  topic.name = std::move(name);
+  topic.assignment = {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}},
+                      {PartitionId(1), {BrokerId(2), BrokerId(3), BrokerId(1)}},
+                      {PartitionId(2), {BrokerId(3), BrokerId(1), BrokerId(2)}}};
+  return topic;
+}
+
 // Values of the records, in offset order.
 inline std::vector<std::string> Values(const std::vector<ksim::testing::FetchedRecord>& records) {
   std::vector<std::string> values;
