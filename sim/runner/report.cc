@@ -36,6 +36,7 @@ std::string PadLeft(std::string text, size_t width) {
 }
 
 Json ExpectedJson(const Expectation& expectation) {
+  if (expectation.metric == kSettledExpectation) return expectation.exact.value_or(0) != 0;
   if (expectation.exact) return *expectation.exact;
   Json range = Json::object();
   if (expectation.min) range["min"] = *expectation.min;
@@ -254,7 +255,11 @@ Json RunResultJson(const RunResult& result) {
     Json item = Json::object();
     item["metric"] = e.expectation.metric;
     item["expected"] = ExpectedJson(e.expectation);
-    item["actual"] = e.actual;
+    if (e.expectation.metric == kSettledExpectation) {
+      item["actual"] = e.actual != 0;
+    } else {
+      item["actual"] = e.actual;
+    }
     item["ok"] = e.ok;
     expectations.push_back(std::move(item));
   }

@@ -54,6 +54,7 @@ std::optional<int64_t> MetricValue(const CheckResult& check, std::string_view na
 
 std::string ExpectationResult::Expected() const {
   const Expectation& e = expectation;
+  if (e.metric == kSettledExpectation) return e.exact.value_or(0) != 0 ? "true" : "false";
   std::string range = "any";
   if (e.exact) {
     range = std::to_string(*e.exact);
@@ -69,6 +70,7 @@ std::string ExpectationResult::Expected() const {
 }
 
 std::string ExpectationResult::Actual() const {
+  if (expectation.metric == kSettledExpectation) return actual != 0 ? "true" : "false";
   std::string text = std::to_string(actual);
   if (expectation.cause) text += ", " + std::to_string(other_causes) + " with another cause";
   return text;
@@ -558,7 +560,9 @@ Status ScenarioRun::Finish(RunResult& result) {
   for (const Expectation& expectation : scenario_.expect) {
     ExpectationResult evaluated;
     evaluated.expectation = expectation;
-    const std::optional<int64_t> actual = MetricValue(result.check, expectation.metric);
+    const std::optional<int64_t> actual = expectation.metric == kSettledExpectation
+                                              ? std::optional<int64_t>(result.drained ? 1 : 0)
+                                              : MetricValue(result.check, expectation.metric);
     evaluated.actual = actual.value_or(0);
     evaluated.ok = actual.has_value() && ExpectationHolds(expectation, evaluated.actual);
     if (expectation.cause) {

@@ -376,6 +376,21 @@ std::vector<Expectation> ParseExpect(ScenarioReader& r, const Json& doc) {
   const std::vector<std::string_view>& metrics = MetricNames();
   for (const auto& [metric, value] : json->items()) {
     const std::string p = JoinPointer("/expect", metric);
+    if (metric == kSettledExpectation) {
+      // Not a checker metric: whether the final phase settled (RunResult::drained).
+      if (!value.is_boolean()) {
+        r.Error(p,
+                "expected true (the final phase settles: every broker up, every partition led, "
+                "every replica in its ISR, every client done) or false, got " +
+                    Describe(value));
+        continue;
+      }
+      Expectation e;
+      e.metric = metric;
+      e.exact = value.get<bool>() ? 1 : 0;
+      expect.push_back(std::move(e));
+      continue;
+    }
     if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end()) {
       std::string message = "unknown metric \"" + metric + "\"";
       if (auto closest = ClosestName(metric, metrics)) {
@@ -383,7 +398,7 @@ std::vector<Expectation> ParseExpect(ScenarioReader& r, const Json& doc) {
       } else {
         message += " (metrics:";
         for (std::string_view name : metrics) message += " " + std::string(name);
-        message += ")";
+        message += "; and \"" + std::string(kSettledExpectation) + "\": true or false)";
       }
       r.Error(p, message);
       continue;

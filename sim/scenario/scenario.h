@@ -225,6 +225,10 @@ struct FinalPhase {
 };
 
 // metric -> exact value, or a {min, max} range (either bound may be absent).
+// `"expect": {"settled": true}`: the one expectation that is not a checker metric: whether the
+// final phase settled within its drain (RunResult::drained); held as exact 1 or 0.
+inline constexpr std::string_view kSettledExpectation = "settled";
+
 struct Expectation {
   std::string metric;
   std::optional<int64_t> exact;

@@ -430,6 +430,33 @@ TEST(ScenarioRunnerTest, TheDrainWaitsForAFailoverToSettleBeforeTheAudit) {
   EXPECT_TRUE(drained[0]->fields["complete"].get<bool>());
 }
 
+// "settled" holds when the final phase settles and fails when the drain ends first: with a
+// 100 ms drain the crashed leader's partition has no new leader yet (its 6 s session is open).
+TEST(ScenarioRunnerTest, SettledExpectationFollowsTheDrain) {
+  const auto run = [](int drain_ms) {
+    return RunIt(Parse(R"({"ksim": 1, "name": "settled", "seed": 3, "duration_ms": 4000,
+      "cluster": {"brokers": 3},
+      "topics": {"t": {"partitions": 1, "replication_factor": 3, "assignment": {"0": [1, 2, 3]}}},
+      "actions": [{"at_ms": 3900, "do": "crash", "leader_of": "t-0"}],
+      "final": {"drain_ms": )" +
+                       std::to_string(drain_ms) + R"(}, "expect": {"settled": true}})"));
+  };
+  const RunResult settled = run(20000);
+  EXPECT_TRUE(settled.drained);
+  ASSERT_EQ(settled.expectations.size(), 1u);
+  EXPECT_TRUE(settled.expectations[0].ok);
+  EXPECT_EQ(settled.expectations[0].Actual(), "true");
+  EXPECT_TRUE(settled.ok);
+
+  const RunResult cut_short = run(100);
+  EXPECT_FALSE(cut_short.drained);
+  ASSERT_EQ(cut_short.expectations.size(), 1u);
+  EXPECT_FALSE(cut_short.expectations[0].ok);
+  EXPECT_EQ(cut_short.expectations[0].Expected(), "true");
+  EXPECT_EQ(cut_short.expectations[0].Actual(), "false");
+  EXPECT_FALSE(cut_short.ok);
+}
+
 // A 0.10 producer does not know enable.idempotence: KafkaProducer's warning is in the trace (on
 // the client's node) and in the report, and the producer runs without idempotence (no
 // producer id). At 0.11.0 the same settings make an idempotent producer and no warning.

@@ -729,6 +729,26 @@ TEST(ScenarioLoaderTest, AnExpectedCauseIsForMetricsThatCountRecords) {
   EXPECT_NE(errors[0].find("/expect/lost_acked/cause"), std::string::npos) << errors[0];
 }
 
+// "settled" is the one expectation that is not a checker metric: true or false only.
+TEST(ScenarioLoaderTest, SettledIsABooleanExpectation) {
+  Result<Scenario> ok =
+      ParseScenario(With(R"("expect": {"settled": true, "lost_acked": 0})"), "s.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  ASSERT_EQ(ok->expect.size(), 2u);
+  EXPECT_EQ(ok->expect[0].metric, "settled");
+  EXPECT_EQ(ok->expect[0].exact, 1);
+  ok = ParseScenario(With(R"("expect": {"settled": false})"), "s.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->expect[0].exact, 0);
+
+  for (const char* bad : {R"("expect": {"settled": 1})", R"("expect": {"settled": {"min": 1}})"}) {
+    std::vector<std::string> errors = Errors(With(bad));
+    ASSERT_EQ(errors.size(), 1u) << bad;
+    EXPECT_NE(errors[0].find("s.json:/expect/settled:"), std::string::npos) << errors[0];
+    EXPECT_NE(errors[0].find("expected true"), std::string::npos) << errors[0];
+  }
+}
+
 TEST(ScenarioLoaderTest, LoadScenarioReadsAFileAndNamesAMissingOne) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/s.json";
@@ -784,12 +804,16 @@ TEST(ScenarioSchemaTest, SchemaListsExactlyTheKeysTheLoaderAccepts) {
     actions.insert(ref.at("$ref").get<std::string>().substr(std::string("#/$defs/action.").size()));
   }
   EXPECT_EQ(actions, std::set<std::string>(ActionNames().begin(), ActionNames().end()));
-  // Metrics.
   std::set<std::string> metrics;
   for (const auto& name : schema.at("properties").at("expect").at("propertyNames").at("enum")) {
     metrics.insert(name.get<std::string>());
   }
-  EXPECT_EQ(metrics, std::set<std::string>(MetricNames().begin(), MetricNames().end()));
+  // Metrics, and the one expectation that is not a metric.
+  std::set<std::string> expected(MetricNames().begin(), MetricNames().end());
+  expected.insert(std::string(kSettledExpectation));
+  EXPECT_EQ(metrics, expected);
+  EXPECT_EQ(schema.at("properties").at("expect").at("properties").at("settled").at("type"),
+            "boolean");
 }
 
 // nlohmann reports a number too large for a double as out_of_range, not as a parse error, and
