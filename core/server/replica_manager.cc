@@ -204,6 +204,16 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
   const TopicConfig& topic = ConfigOf(tp.topic);
   KSIM_ASSIGN_OR_RETURN(Log * log, seams_.logs.GetOrCreateLog(tp, topic.log));
   KSIM_ASSIGN_OR_RETURN(LeaderEpochCache epochs, LeaderEpochCache::Open(seams_.env, log->dir()));
+  // Kafka's Log at load (0.11.0 to 2.0 `Log` constructor: clearAndFlushLatest(nextOffset), then
+  // clearAndFlushEarliest(logStartOffset)): the checkpoint keeps no epoch that starts at or past
+  // the recovered log's end (a leader's epoch with nothing appended, or records a crash took with
+  // a torn or corrupt tail) and none before its start. A stale entry at the log end would
+  // otherwise end the previous epoch there and cut the committed records fetched after it.
+  if (!epochs_loaded_.contains(tp)) {
+    KSIM_RETURN_IF_ERROR(epochs.TruncateFromEnd(log->log_end_offset()));
+    KSIM_RETURN_IF_ERROR(epochs.TruncateFromStart(log->log_start_offset()));
+    epochs_loaded_.insert(tp);
+  }
   // Kafka's Log.loadProducerState at open: snapshots plus the log after them (after a crash,
   // the recovered log decides which snapshots still hold).
   KSIM_ASSIGN_OR_RETURN(ProducerStateManager producers,
@@ -369,6 +379,7 @@ void ReplicaManager::StopPartition(const TopicPartition& tp, bool delete_log) {
   checkpointed_hw_.erase(tp);
   topic_configs_.erase(tp.topic);
   PartitionChanged(tp);
+  epochs_loaded_.erase(tp);  // a log made again later is loaded afresh
   Result<bool> deleted = seams_.logs.DeleteLog(tp);
   if (!deleted.ok()) {
     Emit(seams_.events, ev::kLogDeleteError,
@@ -421,35 +432,58 @@ void ReplicaManager::WriteIsr(Partition& partition, std::vector<BrokerId> isr) {
   isr_proposals_[tp] = proposal;
   zk::PartitionState state{.leader = local_,
                            .leader_epoch = partition.leader_epoch(),
-                           .isr = isr,
+                           .isr = std::move(isr),
                            .controller_epoch = controller_epoch_};
+  const std::string path = zk::PartitionStatePath(tp.topic, tp.partition);
   seams_.zk.SetData(
-      zk::PartitionStatePath(tp.topic, tp.partition), zk::EncodePartitionState(state),
-      partition.zk_version(),
-      Guarded([this, tp, proposal, isr = std::move(isr)](Result<ZnodeStat> stat) mutable {
-        auto pending = isr_proposals_.find(tp);
-        if (pending == isr_proposals_.end() || pending->second != proposal) return;
-        isr_proposals_.erase(pending);
-        Partition* current = GetPartition(tp);
-        if (current == nullptr || !current->isr_change_in_flight()) return;
-        if (!stat.ok()) {
-          // BADVERSION: the controller rewrote the state; its LeaderAndIsr will follow.
-          Emit(seams_.events, ev::kIsrUpdateFailed,
-               {{field::kTopic, tp.topic},
-                {field::kPartition, tp.partition.value()},
-                {field::kError, ErrcName(stat.status().code())}});
-          current->AbandonIsrChange();
-          return;
+      path, zk::EncodePartitionState(state), partition.zk_version(),
+      Guarded([this, tp, proposal, path, state](Result<ZnodeStat> stat) {
+        if (stat.ok() || stat.status().code() != Errc::kBadVersion) {
+          return FinishIsrWrite(tp, proposal, state.isr,
+                                stat.ok() ? Result<int32_t>(stat->version) : stat.status());
         }
-        ++isr_writes_;
-        current->ApplyIsrChange(isr, stat->version);
-        // ReplicationUtils.propagateIsrChanges: the controller re-reads these partitions.
-        CreateWithParents(
-            seams_.zk, zk::IsrChangeNotificationSequentialPath(),
-            zk::EncodeIsrChangeNotification({zk::TopicAndPartition{tp.topic, tp.partition}}),
-            CreateMode::kPersistentSequential, nullptr);
-        PartitionChanged(tp);
+        // ReplicationUtils.checkLeaderAndIsrZkData (0.10.0.1 to 2.x, KAFKA-1382): a write
+        // refused for its version may be this broker's own earlier attempt, applied before
+        // its answer was lost with the connection. When the znode holds exactly the state
+        // written (leader, epoch, ISR, controller epoch), the update succeeded at the
+        // znode's version; otherwise the controller rewrote it and its LeaderAndIsr follows.
+        seams_.zk.GetData(
+            path, /*watch=*/false,
+            Guarded([this, tp, proposal, state, refused = stat.status()](Result<ZnodeData> data) {
+              Result<int32_t> version = refused;
+              if (data.ok()) {
+                Result<zk::PartitionState> written = zk::DecodePartitionState(data->data);
+                if (written.ok() && *written == state) version = data->stat.version;
+              }
+              FinishIsrWrite(tp, proposal, state.isr, version);
+            }));
       }));
+}
+
+void ReplicaManager::FinishIsrWrite(const TopicPartition& tp, uint64_t proposal,
+                                    const std::vector<BrokerId>& isr, Result<int32_t> version) {
+  auto pending = isr_proposals_.find(tp);
+  if (pending == isr_proposals_.end() || pending->second != proposal) return;
+  isr_proposals_.erase(pending);
+  Partition* current = GetPartition(tp);
+  if (current == nullptr || !current->isr_change_in_flight()) return;
+  if (!version.ok()) {
+    // BADVERSION: the controller rewrote the state; its LeaderAndIsr will follow.
+    Emit(seams_.events, ev::kIsrUpdateFailed,
+         {{field::kTopic, tp.topic},
+          {field::kPartition, tp.partition.value()},
+          {field::kError, ErrcName(version.status().code())}});
+    current->AbandonIsrChange();
+    return;
+  }
+  ++isr_writes_;
+  current->ApplyIsrChange(isr, *version);
+  // ReplicationUtils.propagateIsrChanges: the controller re-reads these partitions.
+  CreateWithParents(
+      seams_.zk, zk::IsrChangeNotificationSequentialPath(),
+      zk::EncodeIsrChangeNotification({zk::TopicAndPartition{tp.topic, tp.partition}}),
+      CreateMode::kPersistentSequential, nullptr);
+  PartitionChanged(tp);
 }
 
 // ---- HW checkpoint ------------------------------------------------------------------------------

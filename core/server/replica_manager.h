@@ -171,6 +171,8 @@ class ReplicaManager {
   // ISR propagation.
   void MaybeShrinkIsr();
   void WriteIsr(Partition& partition, std::vector<BrokerId> isr);
+  void FinishIsrWrite(const TopicPartition& tp, uint64_t proposal, const std::vector<BrokerId>& isr,
+                      Result<int32_t> version);
 
   void ScheduleIsrCheck();
   void ScheduleHighWatermarkCheckpoint();
@@ -190,6 +192,9 @@ class ReplicaManager {
   TimerGroup timers_;
   ControllerEpoch controller_epoch_{0};
   std::map<TopicPartition, Offset> checkpointed_hw_;
+  // Logs whose leader-epoch checkpoint this process has loaded (Kafka loads each once, with the
+  // log; a replica stopped and made again keeps the cache it had).
+  std::set<TopicPartition> epochs_loaded_;
   TopicConfig default_topic_config_;
   std::map<std::string, TopicConfig> topic_configs_;
   std::deque<std::function<void(std::function<void()>)>> controller_work_;

@@ -378,6 +378,54 @@ TEST_F(BrokerTestAt20, LeaderAndIsrWhoseEpochCheckpointCannotBeReadHaltsTheBroke
       << crashes.back().dump();
 }
 
+// Kafka's Log at load (0.11.0 to 2.0: clearAndFlushLatest(nextOffset)) drops the epochs that
+// start at or past the loaded log's end: a leader's epoch written at its LEO, with nothing
+// appended in it, does not survive a restart. Kept, it ended the previous epoch at that offset,
+// and a follower later cut committed records fetched after it (explore safe seed 3175).
+class SyncedBrokerTestAt20 : public BrokerTest {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 3;
+    options.kafka_version = KafkaRelease::k2_0;
+    options.config = {{"log.flush.interval.messages", "1"}};  // the records survive the crash
+    StartCluster(std::move(options));
+  }
+};
+
+TEST_F(SyncedBrokerTestAt20, AnEpochWithNothingAppendedIsDroppedWhenTheLogIsLoaded) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
+  ASSERT_TRUE(Converged({k1, k2}, Offset(3)));
+  ASSERT_TRUE(cluster_->CrashBroker(k1).ok());
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        Partition* p = PartitionOn(k2, kTp);
+        return p != nullptr && p->is_leader() && p->leader_epoch() == LeaderEpoch(1);
+      },
+      30 * kSecondUs));
+  const std::vector<EpochEntry> as_leader = PartitionOn(k2, kTp)->epochs().entries();
+  ASSERT_FALSE(as_leader.empty());
+  EXPECT_EQ(as_leader.back().epoch, LeaderEpoch(1));
+  EXPECT_EQ(as_leader.back().start_offset, Offset(3));  // its LEO: nothing appended in epoch 1
+
+  ASSERT_TRUE(cluster_->CrashBroker(k2).ok());
+  ASSERT_TRUE(cluster_->RestartBroker(k2).ok());
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        Partition* p = PartitionOn(k2, kTp);
+        return p != nullptr && p->is_leader() && p->leader_epoch() > LeaderEpoch(1);
+      },
+      60 * kSecondUs));
+  ASSERT_EQ(PartitionOn(k2, kTp)->log_end_offset(), Offset(3));
+  const std::vector<EpochEntry> reloaded = PartitionOn(k2, kTp)->epochs().entries();
+  ASSERT_EQ(reloaded.size(), 2u);
+  EXPECT_EQ(reloaded[0].epoch, LeaderEpoch(0));
+  EXPECT_EQ(reloaded[0].start_offset, Offset(0));
+  EXPECT_GT(reloaded[1].epoch, LeaderEpoch(1));  // the epoch it leads in now, not epoch 1
+  EXPECT_EQ(reloaded[1].start_offset, Offset(3));
+}
+
 TEST_F(BrokerTest, HighWatermarkCheckpointWriteErrorHaltsTheBroker) {
   CreateTopic("t", {k1, k2});
   // A follower with nothing to append: its next write is the HW checkpoint (every 5 s).
