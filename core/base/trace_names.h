@@ -101,6 +101,7 @@
   X(kRebalanceAttempt, "rebalance_attempt")                 \
   X(kRebalanceFailed, "rebalance_failed")                   \
   X(kReplicaFetchError, "replica_fetch_error")              \
+  X(kReplicaFetcherStopped, "replica_fetcher_stopped")      \
   X(kRestart, "restart")                                    \
   X(kScenarioStart, "scenario_start")                       \
   X(kSend, "send")                                          \

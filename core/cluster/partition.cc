@@ -142,6 +142,7 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   role_ = ReplicaRole::kLeader;
   leader_ = local_;
   leader_epoch_ = state.leader_epoch;
+  missed_epochs_.reset();
   assigned_replicas_ = state.replicas;
   isr_ = state.isr;
   zk_version_ = state.zk_version;
@@ -238,9 +239,13 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   // only ever brings as stale (refused before this). A new leader is always a new start.
   const bool nothing_to_redo = config_.release < KafkaRelease::k2_1 || leader_epoch_ == old_epoch;
   if (was_follower_of_same_leader && nothing_to_redo) {
+    if (leader_epoch_.value() > old_epoch.value() + 1 && !missed_epochs_) {
+      missed_epochs_ = MissedEpochs{.followed = old_epoch, .told = leader_epoch_};
+    }
     CheckInvariants();
     return false;
   }
+  missed_epochs_.reset();
   leader_ = state.leader;
   EventFields fields = Fields();
   fields[field::kLeader] = leader_.value();

@@ -243,6 +243,15 @@ class Partition final : public LogObserver {
   const std::map<BrokerId, RemoteReplicaState>& remote_replicas() const { return remotes_; }
   const PartitionConfig& config() const { return config_; }
   void set_config(PartitionConfig config) { config_ = config; }
+  // A follower told the same leader again after missing leader epochs (the epoch jumped by more
+  // than one; KAFKA-7164's test) when that redoes nothing (before 2.1): the epoch it followed
+  // from and the one it was told. It never truncated to what the leader did in between, so the
+  // leader's answers may start below its log end. Cleared when it becomes leader or follows anew.
+  struct MissedEpochs {
+    LeaderEpoch followed;
+    LeaderEpoch told;
+  };
+  const std::optional<MissedEpochs>& missed_epochs() const { return missed_epochs_; }
   Log& log() { return log_; }
   const Log& log() const { return log_; }
 
@@ -311,6 +320,7 @@ class Partition final : public LogObserver {
   ReplicaRole role_ = ReplicaRole::kNone;
   BrokerId leader_ = kNoBroker;
   LeaderEpoch leader_epoch_ = kUndefinedEpoch;
+  std::optional<MissedEpochs> missed_epochs_;
   std::vector<BrokerId> assigned_replicas_;
   std::vector<BrokerId> isr_;
   int32_t zk_version_ = 0;

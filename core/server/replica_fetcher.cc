@@ -6,6 +6,19 @@
 #include "core/base/trace_names.h"
 
 namespace ksim {
+namespace {
+
+// AbstractFetcherThread.processFetchRequest goes on past a CorruptRecordException (and from 1.0 a
+// KafkaStorageException: the log dir goes offline; 0.10 halts on it in processPartitionData), the
+// partition delayed; anything else it rethrows and the fetcher thread ends. A follower append
+// refused as not a follower is ksim's guard against a stale answer, which Kafka drops earlier.
+bool StopsTheFetcher(const Status& status) {
+  const Errc code = status.code();
+  return code != Errc::kCorruptMessage && code != Errc::kCorruption &&
+         code != Errc::kNotLeaderForPartition && !IsStorageFailure(status);
+}
+
+}  // namespace
 
 std::string_view FetchPhaseName(FetchPhase phase) {
   switch (phase) {
@@ -113,7 +126,7 @@ void ReplicaFetcherManager::Pump(BrokerId leader) {
     }
     return;
   }
-  if (fetcher.in_flight || fetcher.backoff != 0) return;
+  if (fetcher.stopped || fetcher.in_flight || fetcher.backoff != 0) return;
   if (!network_.Ready(fetcher.host)) return;  // OnReady resumes
   bool truncating = false;
   bool leader_end = false;
@@ -276,7 +289,7 @@ void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, con
           // thread stops here (in System.exit, or throwing FatalExitError), so this leader's
           // fetcher stays busy and sends nothing more.
           const Status fatal(Errc::kUnknownServerError,
-                             "Exiting because log truncation is not allowed for partition " +
+                             std::string(kTruncationNotAllowed) + " for partition " +
                                  ToString(answer.tp) + ", current leader " +
                                  std::to_string(leader.value()) + "'s latest offset " +
                                  std::to_string(answer.offset.value()) + " is less than replica " +
@@ -346,10 +359,36 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, const std::vector<SentFetch
         partition->AppendAsFollower(answer.records, answer.high_watermark, answer.log_start_offset);
     if (!appended.ok()) {
       EmitError(answer.tp, "append", appended.status());
+      if (StopsTheFetcher(appended.status())) {
+        // The partitions after it in this answer are not applied: the thread ends here.
+        auto it = fetchers_.find(leader);
+        if (it != fetchers_.end()) return Stop(it->second, answer.tp, appended.status());
+      }
       failed = true;
     }
   }
   Done(leader, failed);
+}
+
+void ReplicaFetcherManager::Stop(Fetcher& fetcher, const TopicPartition& tp, const Status& status) {
+  fetcher.in_flight = false;
+  timers_.Cancel(fetcher.backoff);
+  fetcher.backoff = 0;
+  fetcher.stopped = Stopped{.tp = tp, .error = std::string(ErrcName(status.code()))};
+  Emit(events_, ev::kReplicaFetcherStopped,
+       {{field::kLeader, fetcher.leader.value()},
+        {field::kTopic, tp.topic},
+        {field::kPartition, tp.partition.value()},
+        {field::kError, ErrcName(status.code())},
+        {field::kMessage, status.message()}});
+  if (fetcher.partitions.empty()) fetchers_.erase(fetcher.leader);
+}
+
+std::optional<ReplicaFetcherManager::Stopped> ReplicaFetcherManager::StoppedFetcher(
+    BrokerId leader) const {
+  auto it = fetchers_.find(leader);
+  if (it == fetchers_.end()) return std::nullopt;
+  return it->second.stopped;
 }
 
 void ReplicaFetcherManager::Done(BrokerId leader, bool failed) {

@@ -19,8 +19,14 @@
 //    log start come with it) and the next request goes at once: the leader's long poll paces it.
 //
 // A failed request (timeout, broken connection) or a partition error (NOT_LEADER_FOR_PARTITION,
-// a failed append, ...) backs that leader's fetcher off for replica.fetch.backoff.ms (Kafka
-// backs off the thread or delays the partitions). A partition removed and added again starts a
+// a corrupt batch, a storage error, ...) backs that leader's fetcher off for
+// replica.fetch.backoff.ms (Kafka backs off the thread or delays the partitions). Any other failed
+// append (UNEXPECTED_APPEND_OFFSET, OFFSETS_OUT_OF_ORDER, MESSAGE_TOO_LARGE, ...) stops that
+// leader's fetcher for good, every partition it fetches: Kafka's processFetchRequest rethrows it
+// as a KafkaException and the fetcher thread ends ("Error due to", 0.10.0.1 to 2.x). Event
+// `replica_fetcher_stopped`; the stopped fetcher keeps its partitions, and the ones added to it
+// later, unfetched until it has none left (shutdownIdleFetcherThreads), as Kafka's dead thread
+// stays in fetcherThreadMap. A partition removed and added again starts a
 // new incarnation: answers to requests sent for the old one are ignored (Kafka checks the fetch
 // offset). Requests go only when NetworkClient::Ready(leader host); OnReady resumes them.
 //
@@ -59,6 +65,10 @@ struct ReplicaFetcherOptions {
   std::function<void(const Status&)> on_fatal_exit;
 };
 
+// The start of the message a follower exits with when it may not truncate below its leader.
+inline constexpr std::string_view kTruncationNotAllowed =
+    "Exiting because log truncation is not allowed";
+
 // What a fetcher is doing with one partition.
 enum class FetchPhase : uint8_t {
   kTruncating,         // waiting for the leader's OffsetsForLeaderEpoch answer
@@ -91,6 +101,13 @@ class ReplicaFetcherManager {
   std::optional<BrokerId> LeaderOf(const TopicPartition& tp) const;
   std::optional<FetchPhase> PhaseOf(const TopicPartition& tp) const;
   size_t fetcher_count() const { return fetchers_.size(); }
+  // Why the fetcher for `leader` stopped for good (the partition whose append ended it, and the
+  // error), or nullopt when it runs or there is none.
+  struct Stopped {
+    TopicPartition tp;
+    std::string error;  // the Errc's name
+  };
+  std::optional<Stopped> StoppedFetcher(BrokerId leader) const;
   uint64_t fetch_requests_sent() const { return fetch_requests_sent_; }
 
  private:
@@ -104,7 +121,8 @@ class ReplicaFetcherManager {
     std::string host;
     std::map<TopicPartition, PartitionState> partitions;
     bool in_flight = false;
-    TimerId backoff = 0;  // pending backoff timer (0: none)
+    TimerId backoff = 0;             // pending backoff timer (0: none)
+    std::optional<Stopped> stopped;  // the append that ended it (see the top)
   };
   // The partitions (and their incarnations) a request was sent for.
   using Sent = std::map<TopicPartition, uint64_t>;
@@ -116,6 +134,7 @@ class ReplicaFetcherManager {
   };
 
   void Pump(BrokerId leader);
+  void Stop(Fetcher& fetcher, const TopicPartition& tp, const Status& status);
   void SendOffsetsForLeaderEpoch(Fetcher& fetcher);
   void SendListOffsets(Fetcher& fetcher, FetchPhase phase);
   void SendFetch(Fetcher& fetcher);

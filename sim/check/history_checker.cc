@@ -67,6 +67,14 @@ class Checker {
   void ObserverMetrics();
 
   std::string LostCause(const Send& send, TimeUs* cause_t_us) const;
+  // Whether `broker` led `tp` at `t_us` in the process then running: its last role change for
+  // it before then made it leader, with no crash, shutdown or restart of it in between.
+  bool LedAt(BrokerId broker, const TopicPartition& tp, TimeUs t_us) const;
+  // A committed_records_stable report after `acked_us` of a new leader of `tp` lacking `offset`
+  // that Kafka permits (PermittedReason): that leader's election without the record, and why.
+  // "" when none.
+  std::string PermittedLossCause(const TopicPartition& tp, Offset offset, TimeUs acked_us,
+                                 TimeUs* cause_t_us) const;
   // A record another live replica still holds at its offset while the leader holds another one
   // there: the first election after the ack of a leader without it. "" when none.
   std::string DivergedCause(const Send& send, const PartitionAudit& audited,
@@ -121,6 +129,7 @@ class Checker {
   std::map<TopicPartition, const PartitionAudit*> audited_partitions_;
   std::map<TopicPartition, std::vector<const ElectionRecord*>> elections_;
   std::map<TopicPartition, std::vector<const TruncationRecord*>> truncations_;
+  std::map<TopicPartition, std::vector<const RoleRecord*>> roles_;
   std::map<std::pair<std::string, TopicPartition>, std::vector<const RetryRecord*>> retries_;
   std::map<std::string, std::vector<const FaultRecord*>> faults_;  // node -> its faults
   std::map<std::string, std::set<std::string>> groups_of_topic_;
@@ -230,6 +239,7 @@ void Checker::IndexEvents() {
   const RunObserver& observer = *in_.observer;
   for (const ElectionRecord& e : observer.elections()) elections_[e.tp].push_back(&e);
   for (const TruncationRecord& t : observer.truncations()) truncations_[t.tp].push_back(&t);
+  for (const RoleRecord& r : observer.roles()) roles_[r.tp].push_back(&r);
   for (const RetryRecord& r : observer.retries()) retries_[{r.client, r.tp}].push_back(&r);
   for (const FaultRecord& f : observer.faults()) faults_[f.node].push_back(&f);
   for (const OffsetFetchRecord& f : observer.offset_fetches()) {
@@ -356,14 +366,22 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
     if (const FaultRecord* f = loss_of(leader))
       return loss_text(leader, "its leader at the ack", f);
   }
+  // A leader elected later without it, having lost it in a way Kafka permits (replicas that
+  // lose power together lose what none had synced).
+  if (std::string permitted = PermittedLossCause(tp, offset, acked_us, cause_t_us);
+      !permitted.empty()) {
+    return permitted;
+  }
   // A deposed leader that had not heard of its successors' elections may still have acked it
-  // (acks=1, or an ISR it still believed): the leaders elected before, latest first.
+  // (acks=1, or an ISR it still believed): the leaders elected before, latest first, that still
+  // led the partition when the ack came.
   if (leading != nullptr && elections != elections_.end()) {
     std::set<BrokerId> tried = {leader};
     for (auto e = elections->second.rbegin(); e != elections->second.rend(); ++e) {
       if ((*e)->t_us >= leading->t_us) continue;
       const BrokerId deposed = (*e)->leader;
       if (deposed.value() < 0 || !tried.insert(deposed).second) continue;
+      if (!LedAt(deposed, tp, acked_us)) continue;
       if (const FaultRecord* f = loss_of(deposed)) {
         return loss_text(deposed,
                          "a deposed leader that still acked it (" + node::Broker(leader) +
@@ -381,6 +399,43 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
     if (!diverged.empty()) return diverged;
   }
   return "unknown";
+}
+
+bool Checker::LedAt(BrokerId broker, const TopicPartition& tp, TimeUs t_us) const {
+  auto roles = roles_.find(tp);
+  if (roles == roles_.end()) return false;
+  const RoleRecord* last = nullptr;
+  for (const RoleRecord* r : roles->second) {
+    if (r->t_us > t_us) break;
+    if (r->broker == broker) last = r;
+  }
+  if (last == nullptr || !last->leader) return false;
+  auto faults = faults_.find(node::Broker(broker));
+  if (faults == faults_.end()) return true;
+  for (const FaultRecord* f : faults->second) {
+    if (f->t_us > t_us) break;
+    if (f->t_us >= last->t_us &&
+        (f->ev == ev::kCrash || f->ev == ev::kShutdown || f->ev == ev::kRestart)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string Checker::PermittedLossCause(const TopicPartition& tp, Offset offset, TimeUs acked_us,
+                                        TimeUs* cause_t_us) const {
+  for (const ViolationRecord& v : in_.observer->invariant_violations()) {
+    if (v.rule != "committed_records_stable" || v.tp != tp || v.t_us < acked_us ||
+        v.committed_us < 0 || v.offset > offset) {
+      continue;
+    }
+    std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
+    if (reason.empty()) continue;
+    *cause_t_us = v.t_us;
+    return node::Broker(v.broker) + " became leader at " + FormatSeconds(v.t_us) + " without it (" +
+           v.message + "): " + reason;
+  }
+  return "";
 }
 
 // Why a replica's copy of a record is never served once its log has diverged from the leader's.

@@ -161,6 +161,10 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
     if (BrokerOfNode(node) != track.leader.value()) return;
     track.isr = IdsField(fields, field::kIsr);
     Reassess(*tp, track, t_us);
+  } else if (ev == ev::kBecomeLeader || ev == ev::kBecomeFollower) {
+    std::optional<TopicPartition> tp = TpField(fields);
+    if (!tp) return;
+    roles_.push_back(RoleRecord{t_us, BrokerId(BrokerOfNode(node)), *tp, ev == ev::kBecomeLeader});
   } else if (ev == ev::kTruncate) {
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;

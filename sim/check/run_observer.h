@@ -81,6 +81,14 @@ struct TruncationRecord {
 };
 
 // A fault or lifecycle change of a node, or a network change (node "world").
+// A broker taking a role for a partition (become_leader / become_follower).
+struct RoleRecord {
+  TimeUs t_us = 0;
+  BrokerId broker{-1};
+  TopicPartition tp;
+  bool leader = false;
+};
+
 struct FaultRecord {
   TimeUs t_us = 0;
   std::string node;
@@ -170,6 +178,7 @@ class RunObserver {
 
   const std::vector<ElectionRecord>& elections() const { return elections_; }
   const std::vector<TruncationRecord>& truncations() const { return truncations_; }
+  const std::vector<RoleRecord>& roles() const { return roles_; }
   const std::vector<FaultRecord>& faults() const { return faults_; }
   const std::vector<RetryRecord>& retries() const { return retries_; }
   const std::vector<RebalanceRecord>& rebalances() const { return rebalances_; }
@@ -204,6 +213,7 @@ class RunObserver {
 
   std::vector<ElectionRecord> elections_;
   std::vector<TruncationRecord> truncations_;
+  std::vector<RoleRecord> roles_;
   std::vector<FaultRecord> faults_;
   std::vector<RetryRecord> retries_;
   std::vector<RebalanceRecord> rebalances_;

@@ -208,7 +208,8 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
   // Kafka's System.exit / Exit.exit: the shutdown hook runs KafkaServer.shutdown (as a
   // `shutdown` action does), then the process ends.
   auto exit = [this, id = slot.id, name = node.name(),
-               incarnation = node.incarnation()](const Status&) {
+               incarnation = node.incarnation()](const Status& error) {
+    this->slot(id).last_exit = ExitRecord{world_.Now(), error.message()};
     world_.loop().Schedule(0, [this, id, name, incarnation] {
       Node* exiting = world_.FindNode(name);
       if (exiting == nullptr || !exiting->up() || exiting->incarnation() != incarnation) return;

@@ -187,6 +187,13 @@ class Cluster {
   std::optional<zk::PartitionState> ZkPartitionState(const TopicPartition& tp) const;
   // Null when check_invariants is off.
   InvariantChecker* checker() { return checker_.get(); }
+  // When and why broker `id`'s process last exited on its own (Kafka's Exit.exit: the fatal
+  // error's message); message "" when it never did.
+  struct ExitRecord {
+    TimeUs t_us = 0;
+    std::string message;
+  };
+  const ExitRecord& last_exit(BrokerId id) const { return slot(id).last_exit; }
 
  private:
   struct Process;  // one incarnation of a broker process
@@ -202,6 +209,7 @@ class Cluster {
     BrokerConfig config;
     std::unique_ptr<Process> process;
     std::vector<ObservedReplica> observed;  // in Partitions() order, as of the last pass
+    ExitRecord last_exit;                   // see last_exit()
   };
 
   Cluster(World& world, ClusterOptions options);

@@ -277,6 +277,15 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
         "liveness of a broker whose restart the controller missed: it registered again before "
         "the controller read /brokers/ids (" +
         std::string(kMissedRestartDefect) + "); such a run's liveness is not tested");
+    promise.not_promised.push_back(
+        "liveness of a follower told the same leader again after it missed leader epochs, whose "
+        "replica fetcher then stops at the leader's answer (" +
+        std::string(kSameLeaderDefect) + "); such a run's liveness is not tested");
+    promise.not_promised.push_back(
+        "liveness of a follower whose log is ahead of a leader it may not truncate to "
+        "(unclean.leader.election.enable=false; after records no replica had synced were lost) "
+        "and that exits at every start (" +
+        std::string(kFollowerAheadDefect) + "); such a run's liveness is not tested");
   }
   if (options.expectations) {
     promise.properties.push_back(
@@ -400,7 +409,9 @@ std::vector<PropertyFailure> CheckProperties(const Promise& promise, const Scena
               std::to_string(scenario.final_phase.drain_ms) + ": " + run.undrained;
     }
     if (!cause.empty() && !run.drained &&
-        run.undrained.find(kMissedRestartDefect) != std::string::npos) {
+        (run.undrained.find(kMissedRestartDefect) != std::string::npos ||
+         run.undrained.find(kSameLeaderDefect) != std::string::npos ||
+         run.undrained.find(kFollowerAheadDefect) != std::string::npos)) {
       // Kafka's own liveness defect at every release ksim follows: not a failure of ksim's or
       // of the settings' promise (Promise: not_promised). The drain names it; the partition
       // without a leader or the broker out of an ISR follows from it.

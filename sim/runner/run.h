@@ -68,6 +68,12 @@ class ScenarioRun {
   // ": the active controller missed its restart ..." when `broker`'s registration in ZooKeeper is
   // newer than the one the active controller read (KAFKA-1120); "" otherwise.
   std::string MissedRestart(BrokerId broker);
+  // ": its replica fetcher for broker-L stopped ..." when `replica`'s fetcher from `leader` ended
+  // (ReplicaFetcherManager::StoppedFetcher), naming kSameLeaderDefect when that is why; else "".
+  std::string FetcherStopped(BrokerId replica, BrokerId leader);
+  // ": it exits at every start ..." when `replica`'s process last exited because it may not
+  // truncate below its leader (kFollowerAheadDefect), else "".
+  std::string ExitsAtEveryStart(BrokerId replica);
   std::string Undrained();
   bool Drained();
   Status Finish(RunResult& result);
@@ -118,7 +124,8 @@ class ScenarioRun {
   // Drain bookkeeping: history ops read so far, and per (group, partition) the offset after the
   // highest one delivered.
   size_t drain_scanned_ = 0;
-  std::string undrained_;  // Undrained() when the final phase ended
+  std::string undrained_;              // Undrained() when the final phase ended
+  TimeUs final_start_us_ = INT64_MAX;  // when the final phase began
   std::map<std::pair<std::string, TopicPartition>, Offset> delivered_next_;
 };
 

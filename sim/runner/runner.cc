@@ -6,6 +6,7 @@
 #include "core/base/check.h"
 #include "core/base/trace_names.h"
 #include "core/cluster/partition.h"
+#include "core/server/replica_manager.h"
 #include "core/zk/paths.h"
 #include "sim/runner/run.h"
 
@@ -356,6 +357,7 @@ void ScenarioRun::ReportProgress() {
 
 void ScenarioRun::RunFinalPhase() {
   const FinalPhase& final_phase = scenario_.final_phase;
+  final_start_us_ = world_->Now();
   world_->Trace(node::kScenario, ev::kFinalPhase,
                 TraceFields{{field::kHeal, final_phase.heal},
                             {field::kRestartAll, final_phase.restart_all},
@@ -454,7 +456,8 @@ std::string ScenarioRun::Unsettled() {
         const std::vector<BrokerId>& isr = led->isr();
         if (std::find(isr.begin(), isr.end(), replica) == isr.end()) {
           return node::Broker(replica) + " is running but out of " + ToString(tp) + "'s ISR" +
-                 MissedRestart(replica);
+                 MissedRestart(replica) + FetcherStopped(replica, leader) +
+                 ExitsAtEveryStart(replica);
         }
       }
     }
@@ -473,6 +476,31 @@ std::string ScenarioRun::MissedRestart(BrokerId broker) {
          "it knows an older registration (czxid " + std::to_string(known->value()) + ", now " +
          std::to_string(now->stat.czxid.value()) + ") and never sent it its partitions' state " +
          "(" + std::string(kMissedRestartDefect) + ")";
+}
+
+std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
+  Broker* follower = cluster_->broker(replica);
+  if (follower == nullptr) return "";
+  const std::optional<ReplicaFetcherManager::Stopped> stopped =
+      follower->replica_manager().fetchers().StoppedFetcher(leader);
+  if (!stopped) return "";
+  std::string text = ": its replica fetcher for " + node::Broker(leader) + " stopped at " +
+                     stopped->error + " on " + ToString(stopped->tp);
+  const Partition* partition = follower->GetPartition(stopped->tp);
+  if (partition != nullptr && partition->missed_epochs()) {
+    text += ", having been told the same leader at epoch " +
+            std::to_string(partition->missed_epochs()->told.value()) + " while it followed epoch " +
+            std::to_string(partition->missed_epochs()->followed.value()) + " (" +
+            std::string(kSameLeaderDefect) + ")";
+  }
+  return text;
+}
+
+std::string ScenarioRun::ExitsAtEveryStart(BrokerId replica) {
+  const Cluster::ExitRecord& exit = cluster_->last_exit(replica);
+  if (exit.t_us < final_start_us_ || !exit.message.starts_with(kTruncationNotAllowed)) return "";
+  return ": it exits at every start since the final phase restarts it (" + exit.message + "; " +
+         std::string(kFollowerAheadDefect) + ")";
 }
 
 std::string ScenarioRun::Undrained() {

@@ -130,6 +130,20 @@ struct ActionOutput {
 inline constexpr std::string_view kMissedRestartDefect =
     "KAFKA-1120, fixed in Kafka 2.2: before it the controller compares broker ids only";
 
+// Named in a drain that did not complete because a follower's fetcher stopped after it was told
+// the same leader again at a later epoch: before Kafka 2.1 that redoes nothing, so it never
+// truncated to what the leader did in the epochs it missed, and the leader's answer starting
+// below its log end ends its fetcher thread (UnexpectedAppendOffsetException).
+inline constexpr std::string_view kSameLeaderDefect =
+    "KAFKA-7164, fixed in Kafka 2.1: before it a follower told the same leader at a later epoch "
+    "does not truncate";
+
+// Named in a drain that did not complete because a follower whose log is ahead of its leader's
+// exits when it may not truncate (unclean election off) and does so again at every restart.
+inline constexpr std::string_view kFollowerAheadDefect =
+    "KAFKA-7414, fixed in Kafka 2.1: before it a follower ahead of a leader it may not truncate "
+    "to exits";
+
 struct RunResult {
   std::string scenario;  // its name
   std::string variant;

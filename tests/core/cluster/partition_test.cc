@@ -232,10 +232,18 @@ TEST_P(MakeFollowerTest, SameLeaderAgainIsRedoneOnlyFrom21) {
   EXPECT_TRUE(r2.p().isr().empty());                           // only the leader tracks the ISR
   EXPECT_EQ(r2.p().MakeFollower(State(kB1, 2, {kB1})), redo);  // same leader, next epoch
   EXPECT_EQ(r2.p().leader_epoch(), LeaderEpoch(2));
+  EXPECT_FALSE(r2.p().missed_epochs().has_value());  // one epoch apart misses nothing
   EXPECT_EQ(r2.p().MakeFollower(State(kB1, 4, {kB1, kB2})), redo);  // epoch 3 was missed
   EXPECT_EQ(r2.p().leader_epoch(), LeaderEpoch(4));
+  // Before 2.1 it kept following without truncating past epoch 3 (KAFKA-7164's case).
+  ASSERT_EQ(r2.p().missed_epochs().has_value(), !redo);
+  if (!redo) {
+    EXPECT_EQ(r2.p().missed_epochs()->followed, LeaderEpoch(2));
+    EXPECT_EQ(r2.p().missed_epochs()->told, LeaderEpoch(4));
+  }
   EXPECT_FALSE(r2.p().MakeFollower(State(kB1, 4, {kB1, kB2})));  // stale: the same epoch
   EXPECT_TRUE(r2.p().MakeFollower(State(kB3, 5, {kB3, kB2})));   // new leader
+  EXPECT_FALSE(r2.p().missed_epochs().has_value());              // following anew
   EXPECT_EQ(r2.Named("become_follower").size(), redo ? 4u : 2u);
   EXPECT_EQ(r2.Named("become_follower").back().fields.dump(),
             R"({"topic":"t","partition":0,"leader":3,"epoch":5,"leo":0,"log_start_offset":0,)"

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "core/server/replica_fetcher.h"
 #include "tests/support/core/release_param.h"
 #include "tests/support/sim/broker_test_util.h"
 
@@ -183,6 +184,9 @@ TEST_P(FollowerAheadTest, FollowerAheadOfTheLeaderExitsUntil21) {
         << refusals[0].dump();
     EXPECT_FALSE(Events("controlled_shutdown").empty());
     EXPECT_FALSE(Events("shutdown").empty());
+    // The cluster keeps why the process exited (the drain names it: KAFKA-7414).
+    EXPECT_TRUE(cluster_->last_exit(k1).message.starts_with(kTruncationNotAllowed))
+        << cluster_->last_exit(k1).message;
     for (const nlohmann::ordered_json& event : Events("truncate")) {
       if (event["node"] == "broker-1") EXPECT_EQ(event["records"], 0) << event.dump();
     }
@@ -197,6 +201,7 @@ TEST_P(FollowerAheadTest, FollowerAheadOfTheLeaderExitsUntil21) {
       EXPECT_NE(event["stage"], "truncation_not_allowed") << event.dump();
     }
     EXPECT_TRUE(world_.node("broker-1").up());
+    EXPECT_TRUE(cluster_->last_exit(k1).message.empty());
   }
 }
 

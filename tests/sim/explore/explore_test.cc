@@ -197,6 +197,42 @@ TEST(PropertiesTest, ABoundOnLostRecordsGroupsByTheirCause) {
   EXPECT_TRUE(run_losing({}).empty());
 }
 
+// A drain that did not settle because of one of Kafka's own liveness defects (the runner names
+// it) is not a liveness failure: the run's liveness is skipped and the promise says so. Any other
+// unsettled drain is a failure.
+TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
+  const Scenario base = Base(R"({"acks": "all"})", R"({})");
+  const Promise promise = DerivePromise(base, PropertyOptions{});
+  auto run_undrained = [&](const std::string& undrained, std::vector<std::string>* skipped) {
+    RunResult run;
+    run.drained = false;
+    run.undrained = undrained;
+    for (std::string_view name : MetricNames()) {
+      run.check.metrics.push_back(Metric{std::string(name), 0});
+    }
+    return CheckProperties(promise, base, run, skipped);
+  };
+  for (std::string_view defect : {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect}) {
+    std::vector<std::string> skipped;
+    const std::string undrained =
+        "broker-1 is running but out of t-0's ISR: ... (" + std::string(defect) + ")";
+    EXPECT_TRUE(run_undrained(undrained, &skipped).empty()) << defect;
+    ASSERT_EQ(skipped.size(), 1u) << defect;
+    EXPECT_EQ(skipped[0], "liveness: " + undrained);
+    bool promised_not = false;
+    for (const std::string& line : promise.not_promised) {
+      promised_not |= line.find(defect) != std::string::npos;
+    }
+    EXPECT_TRUE(promised_not) << defect;
+  }
+  std::vector<std::string> skipped;
+  const std::vector<PropertyFailure> failed =
+      run_undrained("broker-1 is running but out of t-0's ISR", &skipped);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].property, "liveness");
+  EXPECT_TRUE(skipped.empty());
+}
+
 ResultLine Line(uint64_t seed, const std::string& verdict, const std::string& cause = "") {
   ResultLine line;
   line.meta = ResultMeta{"0.1", "abc", "base.json", "0123456789abcdef"};
