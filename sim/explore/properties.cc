@@ -286,6 +286,10 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
         "(unclean.leader.election.enable=false; after records no replica had synced were lost) "
         "and that exits at every start (" +
         std::string(kFollowerAheadDefect) + "); such a run's liveness is not tested");
+    promise.not_promised.push_back(
+        "liveness of an idempotent producer retrying a batch older than what the leader "
+        "remembers (" +
+        std::string(kOutOfOrderRetryDefect) + "); such a run's liveness is not tested");
   }
   if (options.expectations) {
     promise.properties.push_back(
@@ -411,7 +415,8 @@ std::vector<PropertyFailure> CheckProperties(const Promise& promise, const Scena
     if (!cause.empty() && !run.drained &&
         (run.undrained.find(kMissedRestartDefect) != std::string::npos ||
          run.undrained.find(kSameLeaderDefect) != std::string::npos ||
-         run.undrained.find(kFollowerAheadDefect) != std::string::npos)) {
+         run.undrained.find(kFollowerAheadDefect) != std::string::npos ||
+         run.undrained.find(kOutOfOrderRetryDefect) != std::string::npos)) {
       // Kafka's own liveness defect at every release ksim follows: not a failure of ksim's or
       // of the settings' promise (Promise: not_promised). The drain names it; the partition
       // without a leader or the broker out of an ISR follows from it.

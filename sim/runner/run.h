@@ -74,6 +74,9 @@ class ScenarioRun {
   // ": it exits at every start ..." when `replica`'s process last exited because it may not
   // truncate below its leader (kFollowerAheadDefect), else "".
   std::string ExitsAtEveryStart(BrokerId replica);
+  // ": <the producer's oldest pending batch>" for a producer not done, naming
+  // kOutOfOrderRetryDefect when that is why; "" when it has no batch.
+  std::string PendingBatch(ProducerClient& client);
   std::string Undrained();
   bool Drained();
   Status Finish(RunResult& result);

@@ -5,6 +5,7 @@
 
 #include "core/base/check.h"
 #include "core/base/trace_names.h"
+#include "core/clients/producer/producer.h"
 #include "core/cluster/partition.h"
 #include "core/server/replica_manager.h"
 #include "core/zk/paths.h"
@@ -503,10 +504,29 @@ std::string ScenarioRun::ExitsAtEveryStart(BrokerId replica) {
          std::string(kFollowerAheadDefect) + ")";
 }
 
+std::string ScenarioRun::PendingBatch(ProducerClient& client) {
+  const Producer* producer = client.producer();
+  if (producer == nullptr) return "";
+  const std::optional<PendingBatchInfo> batch = producer->OldestPendingBatch();
+  if (!batch) return "";
+  std::string text = ": " + batch->Describe();
+  const Sequence acked = producer->LastAckedSequence(batch->tp);
+  if (producer->config().enable_idempotence && producer->config().release < KafkaRelease::k2_1 &&
+      batch->last_error == Errc::kOutOfOrderSequenceNumber && batch->base_sequence != kNoSequence &&
+      acked != kNoSequence && batch->base_sequence <= acked) {
+    text += ", though sequence " + std::to_string(acked.value()) + " was acknowledged (" +
+            std::string(kOutOfOrderRetryDefect) + ")";
+  }
+  return text;
+}
+
 std::string ScenarioRun::Undrained() {
   if (std::string unsettled = Unsettled(); !unsettled.empty()) return unsettled;
   for (const auto& producer : producers_) {
-    if (!producer->done()) return "producer " + producer->id() + " has records without an outcome";
+    if (!producer->done()) {
+      return "producer " + producer->id() + " has records without an outcome" +
+             PendingBatch(*producer);
+    }
   }
   for (const auto& producer : cli_->producers()) {
     if (!producer->done()) return "producer " + producer->id() + " has records without an outcome";

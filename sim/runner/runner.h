@@ -144,6 +144,14 @@ inline constexpr std::string_view kFollowerAheadDefect =
     "KAFKA-7414, fixed in Kafka 2.1: before it a follower ahead of a leader it may not truncate "
     "to exits";
 
+// Named in a drain that did not complete because an idempotent producer retries, without end, a
+// batch whose sequence is below what it has had acknowledged since: the leader remembers only its
+// last 5 batches and answers OUT_OF_ORDER_SEQUENCE_NUMBER, which TransactionManager.canRetry
+// retries when the batch is not the next sequence, and nothing bounds the retries before 2.1.
+inline constexpr std::string_view kOutOfOrderRetryDefect =
+    "before Kafka 2.1 (KIP-91's delivery.timeout.ms) an idempotent producer retries for ever a "
+    "batch the broker answers OUT_OF_ORDER_SEQUENCE_NUMBER when later sequences were acked";
+
 struct RunResult {
   std::string scenario;  // its name
   std::string variant;

@@ -711,6 +711,30 @@ void Producer::Close(std::function<void()> done) {
 }
 
 int64_t Producer::pending() const { return static_cast<int64_t>(impl_->callbacks.size()); }
+
+Sequence Producer::LastAckedSequence(const TopicPartition& tp) const {
+  return impl_->accumulator.LastAckedSequence(tp);
+}
+
+std::optional<PendingBatchInfo> Producer::OldestPendingBatch() const {
+  const ProducerBatch* batch = impl_->accumulator.OldestBatch();
+  if (batch == nullptr) return std::nullopt;
+  return PendingBatchInfo{.tp = batch->tp,
+                          .records = batch->record_count(),
+                          .base_sequence = batch->base_sequence,
+                          .attempts = batch->attempts,
+                          .last_error = batch->last_error};
+}
+
+std::string PendingBatchInfo::Describe() const {
+  std::string text = ToString(tp) + "'s batch of " + std::to_string(records) +
+                     (records == 1 ? " record" : " records");
+  if (base_sequence != kNoSequence) text += ", sequence " + std::to_string(base_sequence.value());
+  text += ", sent " + std::to_string(attempts) + (attempts == 1 ? " time" : " times");
+  if (last_error != Errc::kNone) text += ", last answered " + std::string(ErrcName(last_error));
+  return text;
+}
+
 const ProducerConfig& Producer::config() const { return impl_->config; }
 ProducerId Producer::producer_id() const { return impl_->accumulator.producer_id(); }
 ProducerEpoch Producer::producer_epoch() const { return impl_->accumulator.producer_epoch(); }

@@ -93,6 +93,18 @@
 
 namespace ksim {
 
+// A batch still waiting for its outcome (Producer::OldestPendingBatch).
+struct PendingBatchInfo {
+  TopicPartition tp;
+  int32_t records = 0;
+  Sequence base_sequence = kNoSequence;  // kNoSequence: not idempotent or not drained yet
+  int32_t attempts = 0;
+  Errc last_error = Errc::kNone;
+  // "t-0's batch of 1 record, sequence 843, sent 621 times, last answered
+  // OUT_OF_ORDER_SEQUENCE_NUMBER".
+  std::string Describe() const;
+};
+
 // The producer's configuration under Kafka's names; defaults are Kafka 0.10's except where a
 // later setting (delivery.timeout.ms, KIP-91; enable.idempotence, KIP-98) exists only later.
 struct ProducerConfig {
@@ -201,6 +213,10 @@ class Producer {
 
   // Records given to Send whose outcome is not known yet.
   int64_t pending() const;
+  // The batch created first among those still waiting for their outcome, or nullopt.
+  std::optional<PendingBatchInfo> OldestPendingBatch() const;
+  // The highest sequence acknowledged on `tp` (kNoSequence: none; idempotent producers only).
+  Sequence LastAckedSequence(const TopicPartition& tp) const;
   const ProducerConfig& config() const;
   ProducerId producer_id()
       const;  // kNoProducerId until InitProducerId answered (or no idempotence)

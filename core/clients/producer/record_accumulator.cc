@@ -410,6 +410,11 @@ bool RecordAccumulator::ShouldResetProducerIdAfterResolvingSequences() {
   return false;
 }
 
+const ProducerBatch* RecordAccumulator::OldestBatch() const {
+  // Batch ids grow with creation.
+  return batches_.empty() ? nullptr : batches_.begin()->second.get();
+}
+
 ProducerBatch* RecordAccumulator::Find(BatchId id) {
   auto it = batches_.find(id);
   return it == batches_.end() ? nullptr : it->second.get();

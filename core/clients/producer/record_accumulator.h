@@ -203,6 +203,8 @@ class RecordAccumulator {
   void Close() { closed_ = true; }
 
   ProducerBatch* Find(BatchId id);
+  // The batch created first among those not completed (queued or in flight), or null.
+  const ProducerBatch* OldestBatch() const;
   bool HasUndrained() const;       // some batch waits in a queue
   size_t in_flight_count() const;  // batches in flight, all partitions
   size_t InFlightCount(const TopicPartition& tp) const;

@@ -212,7 +212,8 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
     }
     return CheckProperties(promise, base, run, skipped);
   };
-  for (std::string_view defect : {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect}) {
+  for (std::string_view defect :
+       {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect}) {
     std::vector<std::string> skipped;
     const std::string undrained =
         "broker-1 is running but out of t-0's ISR: ... (" + std::string(defect) + ")";
