@@ -32,6 +32,22 @@ bool NeedsMetadata(Errc error) {
          error == Errc::kKafkaStorageError;
 }
 
+// Whether a broker can answer `error` to a Produce after the leader appended the batch, so the
+// producer cannot know whether it is in the log. With acks=-1 the leader appends, then waits in
+// its DelayedProduce, which ends with REQUEST_TIMED_OUT (the wait expired), or with
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_FOR_PARTITION (leadership moved),
+// UNKNOWN_TOPIC_OR_PARTITION (the replica was removed) or, from 1.0, KAFKA_STORAGE_ERROR (its log
+// dir went offline): DelayedProduce.tryComplete and Partition.checkEnoughReplicasReachOffset at
+// 0.10.0.1, 1.0.0, 2.0.0 and 2.1.0. The record may be kept (a follower that copied it is elected)
+// or truncated later. The same errors without a wait (acks=1) come from before the append. The
+// first two only ever follow an append.
+bool MayFollowAnAppend(Errc error, int16_t acks) {
+  if (error == Errc::kRequestTimedOut || error == Errc::kNotEnoughReplicasAfterAppend) return true;
+  const bool waited = acks == -1 || acks > 1;
+  return waited && (error == Errc::kNotLeaderForPartition ||
+                    error == Errc::kUnknownTopicOrPartition || error == Errc::kKafkaStorageError);
+}
+
 }  // namespace
 
 struct Producer::Impl {
@@ -572,9 +588,8 @@ void Producer::Impl::OnProduceResponse(const std::vector<BatchId>& ids, const st
       OnBatchResult(id, Errc::kUnknownServerError, kUndefinedOffset, kUndefinedOffset);
       continue;
     }
-    if (it->error_code == Errc::kRequestTimedOut ||
-        it->error_code == Errc::kNotEnoughReplicasAfterAppend) {
-      batch->maybe_written = true;  // the leader appended, then the acks wait failed
+    if (MayFollowAnAppend(it->error_code, config.acks)) {
+      batch->maybe_written = true;  // the leader may have appended before it answered this
     }
     OnBatchResult(id, it->error_code, it->base_offset, it->log_start_offset);
   }
