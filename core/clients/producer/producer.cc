@@ -39,13 +39,18 @@ bool NeedsMetadata(Errc error) {
 // UNKNOWN_TOPIC_OR_PARTITION (the replica was removed) or, from 1.0, KAFKA_STORAGE_ERROR (its log
 // dir went offline): DelayedProduce.tryComplete and Partition.checkEnoughReplicasReachOffset at
 // 0.10.0.1, 1.0.0, 2.0.0 and 2.1.0. The record may be kept (a follower that copied it is elected)
-// or truncated later. The same errors without a wait (acks=1) come from before the append. The
-// first two only ever follow an append.
+// or truncated later. Without a wait (acks=1) NOT_LEADER_FOR_PARTITION and
+// UNKNOWN_TOPIC_OR_PARTITION come from before the append. KAFKA_STORAGE_ERROR may come from the
+// middle of the append itself (a KafkaStorageException from Log.append, 1.0+), whatever the
+// acks. The first two only ever follow an append.
 bool MayFollowAnAppend(Errc error, int16_t acks) {
-  if (error == Errc::kRequestTimedOut || error == Errc::kNotEnoughReplicasAfterAppend) return true;
+  if (error == Errc::kRequestTimedOut || error == Errc::kNotEnoughReplicasAfterAppend ||
+      error == Errc::kKafkaStorageError) {
+    return true;
+  }
   const bool waited = acks == -1 || acks > 1;
-  return waited && (error == Errc::kNotLeaderForPartition ||
-                    error == Errc::kUnknownTopicOrPartition || error == Errc::kKafkaStorageError);
+  return waited &&
+         (error == Errc::kNotLeaderForPartition || error == Errc::kUnknownTopicOrPartition);
 }
 
 }  // namespace

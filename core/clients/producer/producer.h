@@ -61,8 +61,9 @@
 //   unknown: an error and maybe_written=true: some attempt's fate is unknown (timed out, lost
 //     with a connection) or was answered with an error a leader can give after appending: with
 //     acks=all, the end of its acks wait (REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-//     NOT_LEADER_FOR_PARTITION, UNKNOWN_TOPIC_OR_PARTITION, KAFKA_STORAGE_ERROR: Kafka's
-//     DelayedProduce); the client cannot tell whether the leader appended first.
+//     NOT_LEADER_FOR_PARTITION, UNKNOWN_TOPIC_OR_PARTITION: Kafka's DelayedProduce), or
+//     KAFKA_STORAGE_ERROR at any acks (a disk failing mid-append); the client cannot tell
+//     whether the leader appended first.
 //
 // Events (EventSink, the client's node): producer_id {producer_id, epoch} on InitProducerId;
 // produce_batch {topic, partition, attempt, records, base_sequence, broker} each time a batch is
