@@ -32,28 +32,18 @@ bool NeedsMetadata(Errc error) {
          error == Errc::kKafkaStorageError;
 }
 
-// Whether a broker can answer `error` to a Produce after the leader appended the batch, so the
-// producer cannot know whether it is in the log. With acks=-1 the leader appends, then waits in
-// its DelayedProduce, which ends with REQUEST_TIMED_OUT (the wait expired), or with
-// NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_FOR_PARTITION (leadership moved),
-// UNKNOWN_TOPIC_OR_PARTITION (the replica was removed) or, from 1.0, KAFKA_STORAGE_ERROR (its log
-// dir went offline): DelayedProduce.tryComplete and Partition.checkEnoughReplicasReachOffset at
-// 0.10.0.1, 1.0.0, 2.0.0 and 2.1.0. The record may be kept (a follower that copied it is elected)
-// or truncated later. Without a wait (acks=1) NOT_LEADER_FOR_PARTITION and
-// UNKNOWN_TOPIC_OR_PARTITION come from before the append. KAFKA_STORAGE_ERROR may come from the
-// middle of the append itself (a KafkaStorageException from Log.append, 1.0+), whatever the
-// acks. The first two only ever follow an append.
+}  // namespace
+
 bool MayFollowAnAppend(Errc error, int16_t acks) {
-  if (error == Errc::kRequestTimedOut || error == Errc::kNotEnoughReplicasAfterAppend ||
-      error == Errc::kKafkaStorageError) {
-    return true;
-  }
+  // Only ever after an append: the acks wait expired, or the ISR shrank while it ran.
+  if (error == Errc::kRequestTimedOut || error == Errc::kNotEnoughReplicasAfterAppend) return true;
+  // A disk failing mid-append (1.0+: a KafkaStorageException from Log.append), whatever the acks.
+  if (error == Errc::kKafkaStorageError) return true;
+  // The end of DelayedProduce's wait, or a refusal before the append: only acks=-1 waits.
   const bool waited = acks == -1 || acks > 1;
   return waited &&
          (error == Errc::kNotLeaderForPartition || error == Errc::kUnknownTopicOrPartition);
 }
-
-}  // namespace
 
 struct Producer::Impl {
   struct TopicInfo {

@@ -151,6 +151,18 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings,
 // request's timeout; retries are counted, never timed.
 inline bool DeliveryTimeoutApplies(KafkaRelease release) { return release >= KafkaRelease::k2_1; }
 
+// Whether a broker can answer `error` to a Produce of `acks` after its leader appended the batch,
+// so that the producer cannot know whether the record is in the log (SendOutcome::maybe_written).
+// With acks=-1 the leader appends, then waits in its DelayedProduce, which ends with
+// REQUEST_TIMED_OUT (the wait expired), NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_FOR_PARTITION
+// (leadership moved: a follower that copied the record may be elected and keep it),
+// UNKNOWN_TOPIC_OR_PARTITION (the replica was removed) or, from 1.0, KAFKA_STORAGE_ERROR (its log
+// dir went offline): DelayedProduce.tryComplete and Partition.checkEnoughReplicasReachOffset at
+// 0.10.0.1, 1.0.0, 2.0.0 and 2.1.0. With acks=1 (no wait) NOT_LEADER_FOR_PARTITION and
+// UNKNOWN_TOPIC_OR_PARTITION come from before the append; KAFKA_STORAGE_ERROR may come from the
+// middle of the append (a KafkaStorageException from Log.append, 1.0+) whatever the acks.
+bool MayFollowAnAppend(Errc error, int16_t acks);
+
 struct ProducerRecord {
   std::string topic;
   std::optional<PartitionId> partition;  // set: no partitioner
