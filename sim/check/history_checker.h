@@ -32,6 +32,9 @@
 //                        expired;
 //   unavailable_acked    acked, absent from the final log, held by a live replica;
 //   lost_unacked         unacked, absent from the final log;
+//   failed_in_log        sends that failed for certain (`fail`: no attempt can have reached a
+//                        log) found in the final log: the history contradicts the logs, always a
+//                        bug in ksim (a value typed in several sends is not counted);
 //   log_duplicates       records present at two or more offsets;
 //   duplicated           (group, record) pairs delivered more than once;
 //   undelivered          (group, record) pairs present in the final log, never delivered, at
@@ -53,9 +56,9 @@
 //   invariant_violations the invariant checker's other reports (sim/check/invariant_checker.h):
 //                        rules of the engine that must never break, whatever the faults.
 //
-// Causes: each lost_acked, log_duplicates, duplicated, undelivered and reordered record becomes
-// one Anomaly whose `cause` names the fault or protocol event responsible, with its time
-// (FormatSeconds; docs/scenarios.md, "Causes", has the exact wording of each):
+// Causes: each lost_acked, failed_in_log, log_duplicates, duplicated, undelivered and reordered
+// record becomes one Anomaly whose `cause` names the fault or protocol event responsible, with
+// its time (FormatSeconds; docs/scenarios.md, "Causes", has the exact wording of each):
 // - lost_acked: a replica that truncated the acked offset away after the send and was then
 //   elected leader (the first such election: KIP-101's follower truncation; "truncated on
 //   broker-3 at 4.162 s (to offset 398, high_watermark) before broker-3 was elected leader
@@ -98,6 +101,8 @@
 //   processed; c1 crashed at 3.500 s"); else "never processed by g1; last commit of t-0 was
 //   offset 7 at 2.000 s", with the first failed commit past the record if any ("; the commit of
 //   offset 9 at 2.500 s failed (REQUEST_TIMED_OUT) and may have been written");
+// - failed_in_log: the failure the producer was told ("producer p1 was told
+//   NOT_LEADER_FOR_PARTITION at 5.100 s (fail: never written)");
 // - reordered: the later-sent record written first and the producer's retry of the earlier one
 //   ("sent before p1-4 (offset 3) but written after it: producer p1 retried t-0 (attempt 1)
 //   after NOT_LEADER_FOR_PARTITION at 1.500 s").

@@ -401,7 +401,7 @@ Status CliTools::RunConsoleProducer(size_t index, const CliAction& action) {
   ProducerClientOptions options;
   options.id = ClientName(index);
   options.topic = *command.topic;
-  options.kafka_version = cluster_.options().kafka_version;
+  options.kafka_version = action.kafka_version;
   options.config = ConsoleProducerConfig(options.kafka_version);
   options.bootstrap = BrokerNodes();
   auto outstanding = std::make_shared<size_t>(action.input.size());
@@ -447,7 +447,7 @@ Status CliTools::RunConsoleConsumer(size_t index, const CliAction& action) {
     Later([this, index] { Finish(index); });
     return Status::Ok();
   }
-  const KafkaRelease release = cluster_.options().kafka_version;
+  const KafkaRelease release = action.kafka_version;  // the tool's, not the brokers'
   if (!command.zookeeper.empty() && release >= KafkaRelease::k2_0) {
     // Kafka 2.0 removed the old consumer and the tool's --zookeeper (KAFKA-2983): joptsimple's
     // UnrecognizedOptionException, printed by CommandLineUtils.printUsageAndDie.
@@ -505,13 +505,52 @@ Status CliTools::RunConsoleConsumer(size_t index, const CliAction& action) {
       StopConsumer(index, *state->client, state->generated_group);
     }
   };
-  KSIM_ASSIGN_OR_RETURN(std::unique_ptr<ConsumerClient> client,
-                        ConsumerClient::Create(cluster_.world(), history_, std::move(options)));
-  state->client = client.get();
-  consumers_.push_back(std::move(client));
-  if (max_messages && *max_messages <= 0) {
-    StopConsumer(index, *state->client, state->generated_group);
+  auto start = [this, index, state, max_messages](ConsumerClientOptions options) -> Status {
+    KSIM_ASSIGN_OR_RETURN(std::unique_ptr<ConsumerClient> client,
+                          ConsumerClient::Create(cluster_.world(), history_, std::move(options)));
+    state->client = client.get();
+    consumers_.push_back(std::move(client));
+    if (max_messages && *max_messages <= 0) {
+      StopConsumer(index, *state->client, state->generated_group);
+    }
+    return Status::Ok();
+  };
+  if (command.zookeeper.empty()) return start(std::move(options));
+  if (cluster_.world().FindNode(options.id) != nullptr) {
+    return Status(Errc::kInvalidArgument, "node name taken: " + options.id);
   }
+  // The old consumer starts after ConsoleConsumer.checkZk (0.10.0.1 to 1.1), each check one
+  // ZooKeeper exists(); a failed read counts as absent (checkZkPathExists catches everything).
+  // Either refusal is printed on stderr and ends the tool (System.exit(1)).
+  auto pending = std::make_shared<ConsumerClientOptions>(std::move(options));
+  auto refuse = [this, index](const std::string& line) {
+    Print(index, line);
+    Finish(index);
+  };
+  auto launch = [pending, start, refuse] {
+    if (Status started = start(*pending); !started.ok()) refuse(started.message());
+  };
+  auto alive = std::weak_ptr<bool>(alive_);
+  cluster_.admin().Exists(
+      std::string(zk::kBrokerIdsPath), false,
+      [this, alive, pending, refuse, launch,
+       from_beginning = command.from_beginning](Result<std::optional<ZnodeStat>> brokers) {
+        if (alive.expired()) return;
+        if (!brokers.ok() || !brokers->has_value()) return refuse("No brokers found in ZK.");
+        if (!from_beginning) return launch();
+        // --from-beginning (auto.offset.reset=smallest) would not apply to a group with offsets.
+        cluster_.admin().Exists(
+            zk::ConsumerGroupPath(pending->group) + "/offsets", false,  // ZKGroupDirs
+            [alive, pending, refuse, launch](Result<std::optional<ZnodeStat>> offsets) {
+              if (alive.expired()) return;
+              if (offsets.ok() && offsets->has_value()) {
+                return refuse("Found previous offset information for this group " + pending->group +
+                              ". Please use --delete-consumer-offsets to delete previous offsets "
+                              "metadata");
+              }
+              launch();
+            });
+      });
   return Status::Ok();
 }
 

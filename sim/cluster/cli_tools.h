@@ -15,8 +15,11 @@
 //   Topic t does not exist on ZK path <--zookeeper>` when nothing matches). As in Kafka, the
 //   --topic of --list, --describe and --delete is a regular expression matched against whole
 //   names (Whitelist: ',' means '|').
+// Each command runs as its action's kafka_version (CliAction::kafka_version: the tool's release,
+// the scenario's unless the action names one), not necessarily the brokers'.
+//
 // - kafka-console-producer.sh: a ProducerClient node named "cli-<action index>" with the
-//   console producer's settings of the cluster's release (acks=0 as --request-required-acks'
+//   console producer's settings of the tool's release (acks=0 as --request-required-acks'
 //   default at 0.10.0, acks=1 from 0.10.1 (KAFKA-3129), retries=3,
 //   linger.ms=1000, request.timeout.ms=1500, max.block.ms=60000, ...), messages 0, that sends
 //   every `input` line as a record value (key null) at once, in order, as the tool's
@@ -26,7 +29,10 @@
 //   ErrorLoggingCallback)` then `org.apache.kafka.common.errors.<Exception>: <Kafka's message>`;
 //   no timestamp). Its sends are in the History like any producer's.
 // - kafka-console-consumer.sh: a ConsumerClient node "cli-<action index>". With --zookeeper it
-//   runs the old consumer (ConsumerKind::kZookeeper, ConsoleConsumer.getOldConsumerProps): group
+//   runs the old consumer (ConsumerKind::kZookeeper, ConsoleConsumer.getOldConsumerProps), once
+//   ConsoleConsumer.checkZk passed (two ZooKeeper reads: "No brokers found in ZK." when
+//   /brokers/ids cannot be read; with --from-beginning, "Found previous offset information for
+//   this group G. ..." when /consumers/G/offsets exists; either line ends the tool): group
 //   --group G, else "console-consumer-<random below 100000>" drawn from the run's stream
 //   "cli-<index>/group" (the tool deletes that group's /consumers/<group> after the consumer shut
 //   down at --max-messages), auto commit, auto.offset.reset smallest with --from-beginning else

@@ -251,6 +251,15 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
   std::vector<std::string> at_latest;
   for (const ClientSpec& client : scenario.clients) {
     if (client.type != ClientType::kConsumer) continue;
+    if (client.zookeeper_consumer) {
+      // The old consumer's names: smallest / largest (the default).
+      std::string reset = "largest";
+      for (const auto& [key, value] : client.config) {
+        if (key == "auto.offset.reset") reset = value;
+      }
+      if (reset != "smallest") at_latest.push_back(client.id);
+      continue;
+    }
     ConfigOverrides settings = client.config;
     settings.emplace_back("bootstrap.servers", "broker-1");
     Result<ConsumerConfig> config = ParseConsumerConfig(settings, scenario.kafka_version);

@@ -299,6 +299,7 @@ Status ScenarioRun::CreateClients() {
       consumer.config = client.config;
       consumer.bootstrap = bootstrap;
       consumer.kafka_version = client.kafka_version;
+      if (client.zookeeper_consumer) consumer.kind = ConsumerKind::kZookeeper;
       Result<std::unique_ptr<ConsumerClient>> created =
           ConsumerClient::Create(*world_, *history_, std::move(consumer));
       if (!created.ok()) {

@@ -8,6 +8,7 @@
 #include "core/cluster/replica_assignment.h"
 #include "core/cluster/topic.h"
 #include "sim/scenario/cli.h"
+#include "sim/scenario/clients.h"
 #include "sim/scenario/keys.h"
 #include "sim/scenario/parse.h"
 
@@ -15,6 +16,26 @@ namespace ksim::sim {
 namespace {
 
 constexpr int64_t kMsMax = INT64_MAX / 1000;
+
+// kafka-topics.sh and kafka-preferred-replica-election.sh talk to ZooKeeper only; the console
+// producer and the new console consumer are Java clients (ClientCanTalkTo); the console consumer
+// with --zookeeper is the old consumer (OldConsumerCanTalkTo; at 2.0 the tool itself refuses
+// --zookeeper when it runs, as Kafka's does).
+Status CliCanTalkTo(const CliCommand& command, KafkaRelease tool, KafkaRelease brokers) {
+  switch (command.tool) {
+    case CliCommand::Tool::kTopics:
+    case CliCommand::Tool::kPreferredReplicaElection:
+      return Status::Ok();
+    case CliCommand::Tool::kConsoleProducer:
+      return ClientCanTalkTo(tool, brokers);
+    case CliCommand::Tool::kConsoleConsumer:
+      if (!command.zookeeper.empty() && tool < KafkaRelease::k2_0) {
+        return OldConsumerCanTalkTo(tool, brokers);
+      }
+      return ClientCanTalkTo(tool, brokers);
+  }
+  return Status::Ok();
+}
 
 using Topics = std::map<std::string, int32_t, std::less<>>;
 
@@ -213,6 +234,20 @@ class ActionParser {
     }
     cli.parsed = std::move(parsed).value();
     const CliCommand& c = cli.parsed;
+    cli.kafka_version = c_.scenario.kafka_version;
+    if (auto v = r_.Member(j, p, "kafka_version", Str())) {
+      // The tool's own release, as a client's (clients.cc): the console clients of a release
+      // that cannot talk to the brokers are refused here.
+      Result<KafkaRelease> release = ParseKafkaRelease(*v);
+      const std::string vp = p + "/kafka_version";
+      if (!release.ok()) {
+        r_.Error(vp, release.status().message());
+      } else if (Status talks = CliCanTalkTo(c, *release, c_.scenario.kafka_version); !talks.ok()) {
+        r_.Error(vp, talks.message());
+      } else {
+        cli.kafka_version = *release;
+      }
+    }
     if (const Json* input = ScenarioReader::Find(j, "input")) {
       const bool json_file =
           c.tool == CliCommand::Tool::kPreferredReplicaElection && c.json_file.has_value();

@@ -5,6 +5,7 @@
 
 #include "core/base/text_distance.h"
 #include "core/clients/consumer/consumer.h"
+#include "core/clients/consumer/zookeeper_consumer.h"
 #include "core/clients/producer/producer.h"
 #include "sim/scenario/parse.h"
 
@@ -92,6 +93,45 @@ void ParseProducer(ScenarioReader& r, const Json& spec, const std::string& p, co
                 });
 }
 
+// "consumer": "zookeeper": the old consumer (core/clients/consumer/zookeeper_consumer.h). It
+// exists before 2.0 only, is always in a group, and takes its own keys (0.10.0.1's
+// kafka/consumer/ConsumerConfig.scala: auto.commit.enable, auto.offset.reset smallest/largest,
+// zookeeper.session.timeout.ms, ...), each checked alone by ParseZookeeperConsumerConfig.
+void ParseOldConsumer(ScenarioReader& r, const std::string& p, const Scenario& s, ClientSpec& c) {
+  if (c.kafka_version >= KafkaRelease::k2_0) {
+    r.Error(p + "/consumer",
+            "the old consumer (kafka.consumer.ZookeeperConsumerConnector) does not exist in "
+            "Kafka " +
+                std::string(KafkaReleaseName(c.kafka_version)) +
+                " (removed in 2.0, KAFKA-2983): use \"group-coordinator\", or a kafka_version "
+                "before 2.0");
+    return;
+  }
+  if (Status talks = OldConsumerCanTalkTo(c.kafka_version, s.kafka_version); !talks.ok()) {
+    r.Error(p + "/kafka_version", talks.message());
+  }
+  if (c.group.empty()) {
+    r.Error(p + "/group", "the old consumer needs a group (its group.id is required)");
+    return;
+  }
+  const std::optional<std::string> auto_commit = Setting(c.config, "auto.commit.enable");
+  if (auto_commit && (*auto_commit == "true") != (c.commit == CommitKind::kAuto)) {
+    r.Error(p + "/config/auto.commit.enable",
+            "contradicts \"commit\": \"auto\" commits automatically, \"before-processing\" and "
+            "\"after-processing\" commit explicitly (leave auto.commit.enable out)");
+  }
+  const std::optional<std::string> group_id = Setting(c.config, "group.id");
+  if (group_id && *group_id != c.group) {
+    r.Error(p + "/config/group.id",
+            "contradicts \"group\" (\"" + c.group + "\"): name the group once, in \"group\"");
+  }
+  for (const auto& [key, value] : c.config) {
+    const Status status =
+        ParseZookeeperConsumerConfig({{"group.id", c.group}, {key, value}}).status();
+    if (!status.ok()) AddLines(r, JoinPointer(p + "/config", key), status.message());
+  }
+}
+
 void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p, const Scenario& s,
                    const std::map<std::string, int32_t, std::less<>>& topics,
                    const std::string& bootstrap, ClientSpec& c) {
@@ -126,6 +166,13 @@ void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p, co
       })) {
     c.processing_ms = *v;
   }
+  static const std::vector<std::string_view> kKinds = {"group-coordinator", "zookeeper"};
+  if (auto v = r.Member(spec, p, "consumer", [&r](const Json& j, const std::string& vp) {
+        return r.OneOf(j, vp, kKinds);
+      })) {
+    c.zookeeper_consumer = *v == "zookeeper";
+  }
+  if (c.zookeeper_consumer) return ParseOldConsumer(r, p, s, c);
   if (c.commit != CommitKind::kAuto && c.group.empty()) {
     r.Error(p + "/commit", "committing offsets needs a group: set \"group\" or use \"auto\"");
   }
@@ -171,6 +218,19 @@ Status ClientCanTalkTo(KafkaRelease client, KafkaRelease brokers) {
                   "negotiate versions; clients from 0.10.2 do, KIP-97): use 0.10.0, or 0.10.2 "
                   "or later (" +
                       KafkaReleaseList() + ")");
+  }
+  return Status::Ok();
+}
+
+Status OldConsumerCanTalkTo(KafkaRelease client, KafkaRelease brokers) {
+  // kafka.consumer.ConsumerFetcherThread asks with FetchRequest.CurrentVersion: 2 at 0.10.0.1, 3
+  // from 0.10.1.0 to 1.1.0 (kafka/api/FetchRequest.scala); the Scala clients have no ApiVersions.
+  // A 0.10.0 broker serves Fetch 0-2 and closes the connection of anything newer.
+  if (client >= KafkaRelease::k0_10_1 && brokers == KafkaRelease::k0_10_0) {
+    return Status(Errc::kInvalidArgument,
+                  "the old consumer of Kafka " + std::string(KafkaReleaseName(client)) +
+                      " cannot fetch from Kafka 0.10.0 brokers (it sends Fetch v3, KIP-74, and "
+                      "never negotiates versions): use 0.10.0");
   }
   return Status::Ok();
 }

@@ -47,6 +47,7 @@ const std::vector<std::string_view>& MetricNames() {
       "lost_acked",
       "unavailable_acked",
       "lost_unacked",
+      "failed_in_log",
       "log_duplicates",
       "duplicated",
       "reordered",
@@ -65,6 +66,7 @@ const std::vector<std::string_view>& MetricNames() {
 const char* AnomalyKindOf(std::string_view metric) {
   if (metric == "lost_acked") return "lost_acked";
   if (metric == "unavailable_acked") return "unavailable_acked";
+  if (metric == "failed_in_log") return "failed_in_log";
   if (metric == "log_duplicates") return "log_duplicate";
   if (metric == "duplicated") return "duplicated";
   if (metric == "undelivered") return "undelivered";

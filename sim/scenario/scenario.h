@@ -105,6 +105,9 @@ struct ClientSpec {
   std::string group;  // "" : no group
   CommitKind commit = CommitKind::kAuto;
   int64_t processing_ms = 0;
+  // "consumer": "zookeeper": Kafka's old consumer (ZookeeperConsumerConnector, before 2.0) with
+  // its own config keys, instead of the group coordinator's ("group-coordinator", the default).
+  bool zookeeper_consumer = false;
   // Both.
   int64_t start_ms = 0;
   ConfigOverrides config;  // Kafka's producer / consumer names
@@ -160,6 +163,10 @@ struct CliAction {
   // kafka-preferred-replica-election.sh.
   std::vector<std::string> input;
   CliCommand parsed;
+  // "kafka_version": the release of the tool (its console clients' settings, defaults and
+  // checks); the scenario's (or the variant's) when not given (docs/versions.md, "A client's own
+  // release").
+  KafkaRelease kafka_version = kSeedKafkaRelease;
 };
 struct CrashAction {
   Target target;

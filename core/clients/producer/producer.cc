@@ -34,6 +34,17 @@ bool NeedsMetadata(Errc error) {
 
 }  // namespace
 
+bool MayFollowAnAppend(Errc error, int16_t acks) {
+  // Only ever after an append: the acks wait expired, or the ISR shrank while it ran.
+  if (error == Errc::kRequestTimedOut || error == Errc::kNotEnoughReplicasAfterAppend) return true;
+  // A disk failing mid-append (1.0+: a KafkaStorageException from Log.append), whatever the acks.
+  if (error == Errc::kKafkaStorageError) return true;
+  // The end of DelayedProduce's wait, or a refusal before the append: only acks=-1 waits.
+  const bool waited = acks == -1 || acks > 1;
+  return waited &&
+         (error == Errc::kNotLeaderForPartition || error == Errc::kUnknownTopicOrPartition);
+}
+
 struct Producer::Impl {
   struct TopicInfo {
     int32_t partitions = 0;
@@ -572,9 +583,8 @@ void Producer::Impl::OnProduceResponse(const std::vector<BatchId>& ids, const st
       OnBatchResult(id, Errc::kUnknownServerError, kUndefinedOffset, kUndefinedOffset);
       continue;
     }
-    if (it->error_code == Errc::kRequestTimedOut ||
-        it->error_code == Errc::kNotEnoughReplicasAfterAppend) {
-      batch->maybe_written = true;  // the leader appended, then the acks wait failed
+    if (MayFollowAnAppend(it->error_code, config.acks)) {
+      batch->maybe_written = true;  // the leader may have appended before it answered this
     }
     OnBatchResult(id, it->error_code, it->base_offset, it->log_start_offset);
   }

@@ -59,8 +59,11 @@
 //   fail: an error and maybe_written=false: no attempt can have reached a log (never sent, or every
 //     attempt answered with an error from before the append);
 //   unknown: an error and maybe_written=true: some attempt's fate is unknown (timed out, lost
-//     with a connection) or the leader appended before refusing (NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-//     REQUEST_TIMED_OUT from the leader's acks wait).
+//     with a connection) or was answered with an error a leader can give after appending: with
+//     acks=all, the end of its acks wait (REQUEST_TIMED_OUT, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+//     NOT_LEADER_FOR_PARTITION, UNKNOWN_TOPIC_OR_PARTITION: Kafka's DelayedProduce), or
+//     KAFKA_STORAGE_ERROR at any acks (a disk failing mid-append); the client cannot tell
+//     whether the leader appended first.
 //
 // Events (EventSink, the client's node): producer_id {producer_id, epoch} on InitProducerId;
 // produce_batch {topic, partition, attempt, records, base_sequence, broker} each time a batch is
@@ -159,6 +162,18 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings,
 // same from 0.10.0 to 2.0: docs/versions.md) and a batch in flight waits for its answer or its
 // request's timeout; retries are counted, never timed.
 inline bool DeliveryTimeoutApplies(KafkaRelease release) { return release >= KafkaRelease::k2_1; }
+
+// Whether a broker can answer `error` to a Produce of `acks` after its leader appended the batch,
+// so that the producer cannot know whether the record is in the log (SendOutcome::maybe_written).
+// With acks=-1 the leader appends, then waits in its DelayedProduce, which ends with
+// REQUEST_TIMED_OUT (the wait expired), NOT_ENOUGH_REPLICAS_AFTER_APPEND, NOT_LEADER_FOR_PARTITION
+// (leadership moved: a follower that copied the record may be elected and keep it),
+// UNKNOWN_TOPIC_OR_PARTITION (the replica was removed) or, from 1.0, KAFKA_STORAGE_ERROR (its log
+// dir went offline): DelayedProduce.tryComplete and Partition.checkEnoughReplicasReachOffset at
+// 0.10.0.1, 1.0.0, 2.0.0 and 2.1.0. With acks=1 (no wait) NOT_LEADER_FOR_PARTITION and
+// UNKNOWN_TOPIC_OR_PARTITION come from before the append; KAFKA_STORAGE_ERROR may come from the
+// middle of the append (a KafkaStorageException from Log.append, 1.0+) whatever the acks.
+bool MayFollowAnAppend(Errc error, int16_t acks);
 
 struct ProducerRecord {
   std::string topic;

@@ -327,6 +327,75 @@ TEST(ProducerTest, LeaderCrashWithoutRetriesFailsOnlyTheRequestsInFlight) {
   EXPECT_TRUE(sim->NoViolations());
 }
 
+// acks=all: broker 1 appends, broker 2 copies, broker 3 is slow, so broker 1 waits in its
+// DelayedProduce; its ZooKeeper session expires, broker 2 (which holds the record) is elected and
+// broker 1, made a follower, answers NOT_LEADER_FOR_PARTITION. The producer cannot tell that from
+// a refusal before the append: unknown (maybe_written), and the record is indeed in the log.
+// Kafka's Partition.checkEnoughReplicasReachOffset at 0.10.0.1 and 2.0.0.
+TEST(ProducerTest, NotLeaderAfterTheAppendWithAcksAllIsUnknown) {
+  for (KafkaRelease release : {KafkaRelease::k0_10_0, KafkaRelease::k2_0}) {
+    SCOPED_TRACE(std::string(KafkaReleaseName(release)));
+    ClusterOptions options;
+    options.brokers = 3;
+    options.kafka_version = release;
+    ClusterSim sim("producer-not-leader-after-append", 23, options);
+    ASSERT_TRUE(sim.Start());
+    Cluster& cluster = sim.cluster();
+    TopicSpec t{"t", 1, 3, {}, {}};
+    t.assignment = {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}}};
+    ASSERT_TRUE(cluster.CreateTopicAndWait(t).ok());
+    ProducerNode p(sim.world(), "p1", {{"acks", "all"}, {"retries", "0"}}, nullptr, release);
+    p.Send("warmup");
+    ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(1); }, 30 * kSecondUs));
+    ASSERT_EQ(p.Outcome("warmup").error, Errc::kNone);
+    ASSERT_TRUE(cluster.SlowBroker(BrokerId(3), 5 * kSecondUs, 6 * kSecondUs).ok());
+    cluster.RunFor(kSecondUs);
+    p.Send("in-doubt");
+    cluster.RunFor(100 * kUsPerMs);
+    ASSERT_FALSE(p.Done(2)) << "the leader waits for broker 3";
+    ASSERT_TRUE(cluster.ExpireSession(BrokerId(1)).ok());
+    ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(2); }, 30 * kSecondUs));
+    const SendOutcome& outcome = p.Outcome("in-doubt");
+    EXPECT_EQ(outcome.error, Errc::kNotLeaderForPartition);
+    EXPECT_TRUE(outcome.maybe_written) << "unknown: the leader appended before it answered";
+    EXPECT_EQ(outcome.attempts, 1);
+    ASSERT_EQ(cluster.LeaderOf(kT0), BrokerId(2));
+    ASSERT_TRUE(cluster.RunUntil(
+        [&] { return CountValues(LogRecords(cluster, BrokerId(2), kT0))["in-doubt"] == 1; },
+        30 * kSecondUs))
+        << "the new leader keeps the record the producer was told NOT_LEADER_FOR_PARTITION for";
+    EXPECT_TRUE(sim.NoViolations());
+  }
+}
+
+// acks=1 has no wait after the append: NOT_LEADER_FOR_PARTITION comes only from a broker that
+// refused the batch, so the outcome is a failure (never written).
+TEST(ProducerTest, NotLeaderWithAcksOneIsAFailure) {
+  ClusterOptions options;
+  options.brokers = 3;
+  ClusterSim sim("producer-not-leader-acks-one", 23, options);
+  ASSERT_TRUE(sim.Start());
+  Cluster& cluster = sim.cluster();
+  TopicSpec t{"t", 1, 3, {}, {}};
+  t.assignment = {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}}};
+  ASSERT_TRUE(cluster.CreateTopicAndWait(t).ok());
+  ProducerNode p(sim.world(), "p1", {{"acks", "1"}, {"retries", "0"}}, nullptr,
+                 KafkaRelease::k0_10_0);
+  p.Send("warmup");
+  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(1); }, 30 * kSecondUs));
+  // Broker 1 loses the leadership; the producer's metadata still names it.
+  ASSERT_TRUE(cluster.ExpireSession(BrokerId(1)).ok());
+  ASSERT_TRUE(
+      cluster.RunUntil([&] { return cluster.LeaderOf(kT0) == BrokerId(2); }, 30 * kSecondUs));
+  cluster.RunFor(2 * kSecondUs);  // broker 1 hears it is a follower
+  p.Send("refused");
+  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(2); }, 30 * kSecondUs));
+  const SendOutcome& outcome = p.Outcome("refused");
+  EXPECT_EQ(outcome.error, Errc::kNotLeaderForPartition);
+  EXPECT_FALSE(outcome.maybe_written) << "fail: refused before any append";
+  EXPECT_EQ(CountValues(LogRecords(cluster, BrokerId(2), kT0))["refused"], 0);
+}
+
 TEST(ProducerTest, IdempotentLeaderCrashKeepsEveryRecordOnceAndInOrder) {
   auto sim = StartCluster("producer-idempotent-crash", 18, 1, {}, KafkaRelease::k2_0);
   Cluster& cluster = sim->cluster();

@@ -281,6 +281,36 @@ TEST_F(HistoryCheckerTest, UnackedMissingIsLostUnackedNotLostAcked) {
   EXPECT_TRUE(result.anomalies.empty());  // unacked losses are expected, not anomalies
 }
 
+// A `fail` says no attempt reached a log: finding the record there means the history is wrong
+// (issue 18: NOT_LEADER_FOR_PARTITION after the append was told as a failure). An `info` in the
+// log is the unknown outcome going one way, and a value typed in two sends is not judged.
+TEST_F(HistoryCheckerTest, AFailedSendFoundInTheLogIsFailedInLog) {
+  At(1 * kSecond);
+  const uint64_t failed_kept = Send("p1");
+  const uint64_t failed_gone = Send("p1");
+  const uint64_t unknown_kept = Send("p1");
+  const uint64_t typed_first = SendValue("p1", "hello");
+  const uint64_t typed_again = SendValue("p1", "hello");
+  At(2 * kSecond);
+  history_.SendFail(failed_kept, t0_, Errc::kNotLeaderForPartition);
+  history_.SendFail(failed_gone, t0_, Errc::kNotLeaderForPartition);
+  history_.SendInfo(unknown_kept, t0_, Errc::kNotLeaderForPartition);
+  history_.SendFail(typed_first, t0_, Errc::kNotLeaderForPartition);
+  Ok(typed_again, t0_, 2);
+  Log(t0_, {Id(failed_kept), Id(unknown_kept), "hello", "hello"});
+
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("failed_in_log"), 1);
+  EXPECT_EQ(result.Value("lost_unacked"), 1);  // failed_gone
+  const std::vector<const Anomaly*> found = Of(result, "failed_in_log");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0]->record_id, Id(failed_kept));
+  EXPECT_EQ(found[0]->offset, Offset(0));
+  EXPECT_EQ(found[0]->cause,
+            "producer p1 was told NOT_LEADER_FOR_PARTITION at 2.000 s (fail: never written)");
+  EXPECT_EQ(found[0]->cause_t_us, 2 * kSecond);
+}
+
 TEST_F(HistoryCheckerTest, RecordsOfTopicsNotAuditedAreNeitherLostNorKept) {
   At(1 * kSecond);
   const uint64_t other = Send("p1", "other");

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@ class CliSim {
     Result<CliCommand> parsed = ParseCliCommand(command);
     if (!parsed.ok()) return ::testing::AssertionFailure() << parsed.status().ToString();
     CliAction action{command, std::move(input), std::move(parsed).value()};
+    // As the loader does: the scenario's release unless the action names the tool's own.
+    action.kafka_version = tool_release_.value_or(cluster().options().kafka_version);
     Status started = tools_.Run(index, action);
     if (!started.ok()) return ::testing::AssertionFailure() << started.ToString();
     return ::testing::AssertionSuccess();
@@ -72,9 +75,16 @@ class CliSim {
         },
         kWaitUs);
   }
-  ConsumerClient& consumer(size_t i) { return *tools_.consumers().at(i); }
+  // The i-th console consumer, once started (--zookeeper starts it after two ZooKeeper reads).
+  ConsumerClient& consumer(size_t i) {
+    EXPECT_TRUE(cluster().RunUntil([&] { return tools_.consumers().size() > i; }, kWaitUs));
+    return *tools_.consumers().at(i);
+  }
+  // The release the next commands run as (a `cli` action's kafka_version).
+  void set_tool_release(KafkaRelease release) { tool_release_ = release; }
 
  private:
+  std::optional<KafkaRelease> tool_release_;
   ClientSim run_;
   std::map<size_t, std::vector<std::string>> output_;
   std::set<size_t> done_;
@@ -229,7 +239,8 @@ TEST(CliToolsTest, ConsumerWithoutFromBeginningSkipsEarlierRecords) {
   ASSERT_TRUE(sim.cluster().RunUntil(
       [&] {
         // --zookeeper: the old consumer.
-        ZookeeperConsumer* consumer = sim.consumer(0).zookeeper_consumer();
+        if (sim.tools().consumers().empty()) return false;
+        ZookeeperConsumer* consumer = sim.tools().consumers()[0]->zookeeper_consumer();
         return consumer != nullptr && consumer->positions().size() == 2;
       },
       kWaitUs));
@@ -279,6 +290,30 @@ TEST(CliToolsTest, ZookeeperConsoleConsumerRunsTheOldConsumerInAGroupOfItsOwn) {
   EXPECT_EQ(committed->data, "1");
 }
 
+// ConsoleConsumer.checkZk (0.10.0.1 to 1.1), before the old consumer starts: --from-beginning
+// with a group that has offsets in ZooKeeper is refused (the reset would not apply), and a
+// ZooKeeper that cannot say /brokers/ids exists means "No brokers found in ZK.".
+TEST(CliToolsTest, ZookeeperConsoleConsumerChecksZookeeperFirst) {
+  CliSim sim("cli-old-consumer-check-zk");
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replication-factor 1 --partitions 1 --topic frbook");
+  ASSERT_TRUE(sim.RunUntilLed("frbook", 1));
+  sim.Command(1, kProducer + "--topic frbook", {"one", "two"});
+  EXPECT_EQ(sim.Command(2, kConsumer + "--topic frbook --from-beginning --group mine "
+                                       "--max-messages 1"),
+            (Lines{"one", "Processed a total of 1 messages"}));
+  EXPECT_EQ(sim.Command(3, kConsumer + "--topic frbook --from-beginning --group mine"),
+            Lines{"Found previous offset information for this group mine. Please use "
+                  "--delete-consumer-offsets to delete previous offsets metadata"});
+  EXPECT_EQ(sim.tools().consumers().size(), 1u) << "the refused tool started no consumer";
+  // Without --from-beginning the group resumes from its offset.
+  ASSERT_TRUE(sim.Start(4, kConsumer + "--topic frbook --group mine"));
+  ASSERT_TRUE(sim.RunUntilLines(4, 1));
+  EXPECT_EQ(sim.output(4), Lines{"two"});
+  sim.cluster().zookeeper().Down();
+  EXPECT_EQ(sim.Command(5, kConsumer + "--topic frbook"), Lines{"No brokers found in ZK."});
+}
+
 TEST(CliToolsTest, ZookeeperConsoleConsumerFollowsTheRelease) {
   // Deprecated from 0.10.1 (a line on stderr), gone in 2.0 (KAFKA-2983).
   ClusterOptions options = ClientClusterOptions();
@@ -296,6 +331,41 @@ TEST(CliToolsTest, ZookeeperConsoleConsumerFollowsTheRelease) {
   EXPECT_EQ(removed.Command(0, kConsumer + "--topic frbook"),
             Lines{"zookeeper is not a recognized option"});
   EXPECT_TRUE(removed.tools().consumers().empty());
+}
+
+// A `cli` action's own kafka_version is the tool's release, whatever the brokers run (issue 18):
+// a 0.10.0 console consumer --zookeeper runs the old consumer against 2.0 brokers, whose own
+// tool has no --zookeeper; a 0.10.2 one prints 0.10.1's deprecation line against 0.10.1 brokers;
+// the console producer's acks default is the tool's (0 at 0.10.0, 1 from 0.10.1).
+TEST(CliToolsTest, AToolOfItsOwnReleaseAgainstTheBrokers) {
+  ClusterOptions options = ClientClusterOptions();
+  options.kafka_version = KafkaRelease::k2_0;
+  CliSim old_tool("cli-tool-0100-brokers-20", 1, options);
+  ASSERT_TRUE(old_tool.run().Start());
+  old_tool.Command(0, kTopics + "--create --replication-factor 1 --partitions 1 --topic frbook");
+  ASSERT_TRUE(old_tool.RunUntilLed("frbook", 1));
+  old_tool.set_tool_release(KafkaRelease::k0_10_0);
+  old_tool.Command(1, kProducer + "--topic frbook", {"one", "two"});
+  EXPECT_EQ(old_tool.tools().producers()[0]->config().acks, 0) << "0.10.0's console producer";
+  ASSERT_TRUE(old_tool.Start(2, kConsumer + "--topic frbook --from-beginning"));
+  ASSERT_TRUE(old_tool.RunUntilLines(2, 2));
+  EXPECT_EQ(old_tool.output(2), (Lines{"one", "two"})) << "no deprecation line at 0.10.0";
+  EXPECT_EQ(old_tool.consumer(0).kind(), ConsumerKind::kZookeeper);
+
+  options.kafka_version = KafkaRelease::k0_10_1;
+  CliSim new_tool("cli-tool-0102-brokers-0101", 1, options);
+  ASSERT_TRUE(new_tool.run().Start());
+  new_tool.set_tool_release(KafkaRelease::k0_10_2);
+  new_tool.Command(0, kProducer + "--topic frbook", {});
+  EXPECT_EQ(new_tool.tools().producers()[0]->config().acks, 1) << "0.10.2's console producer";
+  ASSERT_TRUE(new_tool.Start(1, kConsumer + "--topic frbook"));
+  ASSERT_FALSE(new_tool.output(1).empty());
+  EXPECT_TRUE(new_tool.output(1)[0].starts_with(
+      "Using the ConsoleConsumer with old consumer is deprecated"));
+  EXPECT_EQ(new_tool.consumer(0).kind(), ConsumerKind::kZookeeper);
+  new_tool.set_tool_release(KafkaRelease::k2_0);
+  EXPECT_EQ(new_tool.Command(2, kConsumer + "--topic frbook"),
+            Lines{"zookeeper is not a recognized option"});
 }
 
 TEST(CliToolsTest, BootstrapServerNeedsNewConsumerAt0100) {

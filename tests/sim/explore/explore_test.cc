@@ -141,6 +141,28 @@ TEST(PropertiesTest, ThePromiseFollowsTheSettings) {
   EXPECT_FALSE(unclean.Has("acked_kept"));
 }
 
+// The old consumer (issue 18) says auto.offset.reset with its own names: smallest is the
+// earliest, so the drain can promise liveness; its default, largest, cannot.
+TEST(PropertiesTest, AnOldConsumerAtSmallestStartsAtTheEarliest) {
+  auto with_consumer = [](const std::string& reset) {
+    Scenario scenario = Base(R"({"acks": "all"})", "{}");
+    ClientSpec consumer;
+    consumer.id = "c1";
+    consumer.type = ClientType::kConsumer;
+    consumer.topics = {"t"};
+    consumer.group = "g1";
+    consumer.zookeeper_consumer = true;
+    if (!reset.empty()) consumer.config = {{"auto.offset.reset", reset}};
+    scenario.clients.push_back(consumer);
+    return DerivePromise(scenario, {});
+  };
+  EXPECT_TRUE(with_consumer("smallest").Has("liveness")) << with_consumer("smallest").Describe();
+  const Promise largest = with_consumer("");
+  EXPECT_FALSE(largest.Has("liveness"));
+  EXPECT_NE(largest.Describe().find("c1 without auto.offset.reset=earliest"), std::string::npos)
+      << largest.Describe();
+}
+
 TEST(PropertiesTest, SignaturesForgetTheNumbers) {
   EXPECT_EQ(NormalizeCause("broker-1 crashed at 2.290 s; lost 17 records"),
             "broker-# crashed at # s; lost # records");

@@ -672,6 +672,89 @@ TEST(ScenarioLoaderTest, AClientMaySetItsOwnKafkaVersion) {
                 "producer. Otherwise we cannot guarantee idempotence."}));
 }
 
+// A `cli` action may name its tool's release (issue 18): refused as a client of that release
+// would be; the old consumer (--zookeeper) of 0.10.1 and later cannot fetch from 0.10.0 brokers.
+TEST(ScenarioLoaderTest, ACliActionMaySetItsOwnKafkaVersion) {
+  const std::string console_consumer = "kafka-console-consumer.sh --zookeeper h:2181 --topic t";
+  Result<Scenario> result = ParseScenario(With(R"("topics": {"t": {}}, "actions": [
+      {"at_ms": 0, "do": "cli", "command": ")" +
+                                               console_consumer + R"("},
+      {"at_ms": 0, "do": "cli", "command": ")" +
+                                               console_consumer + R"(", "kafka_version": "2.0"},
+      {"at_ms": 0, "do": "cli", "command": "kafka-topics.sh --zookeeper h:2181 --list",
+       "kafka_version": "0.10.1"}],
+      "variants": {"newer": {"kafka_version": "0.10.1"}})"),
+                                          "s.json");
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  auto release = [](const Scenario& s, size_t i) {
+    return std::get<CliAction>(s.actions.at(i).what).kafka_version;
+  };
+  EXPECT_EQ(release(*result, 0), KafkaRelease::k0_10_0);  // the scenario's
+  EXPECT_EQ(release(*result, 1), KafkaRelease::k2_0);     // its own (the tool then refuses it)
+  EXPECT_EQ(release(*result, 2), KafkaRelease::k0_10_1);  // ZooKeeper only: any release
+  EXPECT_EQ(release(result->variants.at(0).scenario, 0), KafkaRelease::k0_10_1);
+
+  EXPECT_EQ(
+      Errors(With(R"("topics": {"t": {}}, "actions": [
+      {"at_ms": 0, "do": "cli", "command": ")" +
+                  console_consumer + R"(", "kafka_version": "0.10.2"},
+      {"at_ms": 0, "do": "cli", "command": "kafka-console-producer.sh --broker-list h:9092 --topic t",
+       "kafka_version": "0.10.1", "input": ["x"]},
+      {"at_ms": 0, "do": "cli", "command": "kafka-topics.sh --zookeeper h:2181 --list",
+       "kafka_version": "0.9"}])")),
+      (std::vector<std::string>{
+          "s.json:/actions/0/kafka_version: the old consumer of Kafka 0.10.2 cannot fetch from "
+          "Kafka 0.10.0 brokers (it sends Fetch v3, KIP-74, and never negotiates versions): use "
+          "0.10.0",
+          "s.json:/actions/1/kafka_version: a Kafka 0.10.1 client cannot talk to Kafka 0.10.0 "
+          "brokers (it does not negotiate versions; clients from 0.10.2 do, KIP-97): use 0.10.0, "
+          "or 0.10.2 or later (0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1)",
+          "s.json:/actions/2/kafka_version: Kafka \"0.9\" is not a release ksim models; it "
+          "models 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1"}));
+}
+
+// "consumer": "zookeeper" runs the old consumer (issue 18): its own keys, always in a group,
+// before 2.0 only, and from 0.10.1 not against 0.10.0 brokers (Fetch v3).
+TEST(ScenarioLoaderTest, AConsumerMayBeTheOldConsumer) {
+  Result<Scenario> result = ParseScenario(With(R"("topics": {"t": {}}, "clients": {
+      "c1": {"type": "consumer", "consumer": "zookeeper", "topics": ["t"], "group": "g",
+             "commit": "after-processing",
+             "config": {"auto.offset.reset": "smallest", "auto.commit.interval.ms": 1000}},
+      "c2": {"type": "consumer", "consumer": "group-coordinator", "topics": ["t"]}},
+      "variants": {"later": {"kafka_version": "2.0", "clients": {"c1": {"kafka_version": "1.1"}}}})"),
+                                          "s.json");
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_TRUE(result->clients.at(0).zookeeper_consumer);
+  EXPECT_FALSE(result->clients.at(1).zookeeper_consumer);
+  EXPECT_EQ(result->variants.at(0).scenario.clients.at(0).kafka_version, KafkaRelease::k1_1);
+
+  EXPECT_EQ(Errors(With(R"("topics": {"t": {}}, "clients": {
+      "c1": {"type": "consumer", "consumer": "zookeeper", "topics": ["t"]},
+      "c2": {"type": "consumer", "consumer": "zookeeper", "topics": ["t"], "group": "g",
+             "config": {"enable.auto.commit": false, "auto.offset.reset": "earliest"}},
+      "c3": {"type": "consumer", "consumer": "zookeeper", "topics": ["t"], "group": "g",
+             "kafka_version": "0.10.2"},
+      "c4": {"type": "consumer", "consumer": "zookeeper", "topics": ["t"], "group": "g",
+             "kafka_version": "2.0"},
+      "c5": {"type": "consumer", "consumer": "old", "topics": ["t"]}})")),
+            (std::vector<std::string>{
+                "s.json:/clients/c1/group: the old consumer needs a group (its group.id is "
+                "required)",
+                "s.json:/clients/c2/config/enable.auto.commit: Unknown configuration "
+                "`enable.auto.commit` of the old consumer. Did you mean `auto.commit.enable`?",
+                "s.json:/clients/c2/config/auto.offset.reset: Invalid value earliest for "
+                "configuration auto.offset.reset: String must be one of: smallest, largest "
+                "(valid: one of: smallest, largest)",
+                "s.json:/clients/c3/kafka_version: the old consumer of Kafka 0.10.2 cannot fetch "
+                "from Kafka 0.10.0 brokers (it sends Fetch v3, KIP-74, and never negotiates "
+                "versions): use 0.10.0",
+                "s.json:/clients/c4/consumer: the old consumer "
+                "(kafka.consumer.ZookeeperConsumerConnector) does not exist in Kafka 2.0 (removed "
+                "in 2.0, KAFKA-2983): use \"group-coordinator\", or a kafka_version before 2.0",
+                "s.json:/clients/c5/consumer: expected one of \"group-coordinator\", "
+                "\"zookeeper\", got \"old\""}));
+}
+
 TEST(ScenarioLoaderTest, ConsumerCommitMustAgreeWithGroupAndConfig) {
   std::vector<std::string> errors = Errors(With(R"("topics": {"t": {}}, "clients": {
       "c1": {"type": "consumer", "topics": ["t"], "commit": "after-processing"},
