@@ -4,6 +4,7 @@
 #pragma once
 
 #include <compare>
+#include <cstddef>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -17,8 +18,24 @@ struct TopicPartition {
   std::string topic;
   PartitionId partition{0};
 
-  friend auto operator<=>(const TopicPartition&, const TopicPartition&) = default;
-  friend bool operator==(const TopicPartition&, const TopicPartition&) = default;
+  // Ordered by topic (as std::string orders: bytes as unsigned char, a prefix first), then
+  // partition: what a defaulted <=> gives, written out so that the short topic names of nearly
+  // every key compare inline rather than through a memcmp call (TopicPartition keys every map a
+  // broker, client and checker keep, and each lookup compares several).
+  friend std::strong_ordering operator<=>(const TopicPartition& a, const TopicPartition& b) {
+    const size_t common = a.topic.size() < b.topic.size() ? a.topic.size() : b.topic.size();
+    for (size_t i = 0; i < common; ++i) {
+      const auto x = static_cast<unsigned char>(a.topic[i]);
+      const auto y = static_cast<unsigned char>(b.topic[i]);
+      if (x != y) return x <=> y;
+    }
+    if (a.topic.size() != b.topic.size()) return a.topic.size() <=> b.topic.size();
+    return a.partition <=> b.partition;
+  }
+  // The partition first: the cheaper test, and the one that differs among a topic's partitions.
+  friend bool operator==(const TopicPartition& a, const TopicPartition& b) {
+    return a.partition == b.partition && a.topic == b.topic;
+  }
   friend std::ostream& operator<<(std::ostream& os, const TopicPartition& tp);
 };
 

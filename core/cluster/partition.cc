@@ -100,7 +100,17 @@ Partition::Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderE
   CheckInvariants();
 }
 
-Partition::~Partition() { log_.set_observer(nullptr); }
+Partition::~Partition() {
+  log_.set_observer(nullptr);
+  if (change_marked_ && change_list_ != nullptr) std::erase(*change_list_, this);
+}
+
+void Partition::set_change_list(std::vector<Partition*>* changed) {
+  if (change_marked_ && change_list_ != nullptr) std::erase(*change_list_, this);
+  change_marked_ = false;
+  change_list_ = changed;
+  MarkChanged();  // a new holder has not seen it yet
+}
 
 Result<ProducerStateManager> Partition::LoadProducerState(Env& env, const Log& log,
                                                           int64_t now_ms) {
@@ -139,6 +149,7 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
     return StorageFailure(written);
   }
   const bool is_new_leader = role_ != ReplicaRole::kLeader;
+  MarkChanged();
   role_ = ReplicaRole::kLeader;
   leader_ = local_;
   leader_epoch_ = state.leader_epoch;
@@ -227,6 +238,7 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   const LeaderEpoch old_epoch = leader_epoch_;
   const bool was_follower_of_same_leader =
       role_ == ReplicaRole::kFollower && leader_ == state.leader;
+  MarkChanged();
   role_ = ReplicaRole::kFollower;
   leader_epoch_ = state.leader_epoch;
   assigned_replicas_ = state.replicas;
@@ -257,6 +269,7 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
 }
 
 void Partition::Stop() {
+  MarkChanged();
   role_ = ReplicaRole::kNone;
   leader_ = kNoBroker;
   isr_.clear();
@@ -415,6 +428,7 @@ void Partition::ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version) {
   for (BrokerId b : isr_) {
     if (!Contains(isr, b)) removed.push_back(b);
   }
+  MarkChanged();
   isr_ = std::move(isr);
   zk_version_ = zk_version;
   if (!removed.empty()) {
@@ -560,6 +574,7 @@ Status Partition::TruncateFullyAndStartAt(Offset offset) {
 // ---- LogObserver ----------------------------------------------------------------------------
 
 void Partition::OnAppend(const BatchHeader& batch) {
+  MarkChanged();  // the LEO moved
   // Log.append: producer state updated with every batch (leader or follower, unvalidated here).
   producers_.Update(batch);
   last_appended_epoch_ = batch.partition_leader_epoch;
@@ -571,6 +586,7 @@ void Partition::OnAppend(const BatchHeader& batch) {
 }
 
 void Partition::OnTruncateTo(Offset end_offset) {
+  MarkChanged();
   KeepObserverError(epochs_.TruncateFromEnd(end_offset));
   if (high_watermark_ > end_offset) SetHighWatermark(end_offset);
   // Log.truncateTo: loadProducerState(targetOffset): the latest snapshot at or below the new end,
@@ -579,6 +595,7 @@ void Partition::OnTruncateTo(Offset end_offset) {
 }
 
 void Partition::OnTruncateFullyAndStartAt(Offset start_offset) {
+  MarkChanged();
   KeepObserverError(epochs_.ClearAndFlush());
   SetHighWatermark(start_offset);
   // Log.truncateFullyAndStartAt: producerStateManager.truncate(), then nothing to load.
@@ -587,6 +604,7 @@ void Partition::OnTruncateFullyAndStartAt(Offset start_offset) {
 }
 
 void Partition::OnLogStartOffsetIncremented(Offset log_start_offset) {
+  MarkChanged();
   KeepObserverError(epochs_.TruncateFromStart(log_start_offset));
   if (high_watermark_ < log_start_offset) SetHighWatermark(log_start_offset);
   // Log.maybeIncrementLogStartOffset / deleteSegments: producerStateManager.truncateHead.
@@ -647,6 +665,7 @@ bool Partition::MaybeIncrementLeaderHw() {
 void Partition::SetHighWatermark(Offset hw) {
   if (hw == high_watermark_) return;
   if (role_ == ReplicaRole::kLeader) KSIM_CHECK(hw > high_watermark_);
+  MarkChanged();
   high_watermark_ = hw;
   EventFields fields = Fields();
   fields[field::kHw] = hw.value();

@@ -57,6 +57,7 @@
 // append) go to the EventSink, partition-scoped.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -211,6 +212,15 @@ class Partition final : public LogObserver {
   // NOT_LEADER_FOR_PARTITION when not a follower.
   Result<LogAppendInfo> AppendAsFollower(ByteView records, Offset leader_hw,
                                          Offset leader_log_start_offset);
+  // Whether AppendAsFollower(no records, leader_hw, leader_log_start_offset) would succeed and
+  // change nothing (no append, no HW or log start move, no event): a follower whose online log
+  // already has HW = min(LEO, leader_hw) and a log start at or above min(leader's, HW). A
+  // fetcher skips such answers (Kafka's processPartitionData does the same work for nothing).
+  bool FollowerFetchChangesNothing(Offset leader_hw, Offset leader_log_start_offset) const {
+    return role_ == ReplicaRole::kFollower && log_.online() && observer_error_.ok() &&
+           std::min(log_.log_end_offset(), leader_hw) == high_watermark_ &&
+           std::min(leader_log_start_offset, high_watermark_) <= log_.log_start_offset();
+  }
   // Where to cut when becoming follower under kHighWatermark: the own HW.
   Offset HighWatermarkTruncationOffset() const { return high_watermark_; }
   // KIP-279's step for the leader's answer to OffsetsForLeaderEpoch(latest local epoch).
@@ -242,7 +252,10 @@ class Partition final : public LogObserver {
   // keeps each assigned replica's caught-up time, its LEO unknown).
   const std::map<BrokerId, RemoteReplicaState>& remote_replicas() const { return remotes_; }
   const PartitionConfig& config() const { return config_; }
-  void set_config(PartitionConfig config) { config_ = config; }
+  void set_config(PartitionConfig config) {
+    config_ = config;
+    MarkChanged();
+  }
   // A follower told the same leader again after missing leader epochs (the epoch jumped by more
   // than one; KAFKA-7164's test) when that redoes nothing (before 2.1): the epoch it followed
   // from and the one it was told. It never truncated to what the leader did in between, so the
@@ -270,6 +283,16 @@ class Partition final : public LogObserver {
   void set_storage_failure_handler(std::function<void(const Status&)> handler) {
     storage_failure_handler_ = std::move(handler);
   }
+
+  // ---- Changes, for an observer of many partitions (the simulator's invariant checker) ----
+  // `changed` (borrowed; outlives this Partition or is detached with nullptr first) gets this
+  // partition appended, once until ClearChangeMark, whenever its role, leader, leader epoch,
+  // ISR, HW, log start, LEO or config may have moved (any role change, ISR change, HW move,
+  // append, truncation or log start move): its holder visits what moved instead of every
+  // partition. Destroying a marked Partition removes it from the list.
+  void set_change_list(std::vector<Partition*>* changed);
+  bool change_marked() const { return change_marked_; }
+  void ClearChangeMark() { change_marked_ = false; }
 
  private:
   // From 0.10.2: remotes_ becomes the assigned replicas (the local one aside), ISR members caught
@@ -307,6 +330,12 @@ class Partition final : public LogObserver {
   // and the first is kept and handed back by the operation that caused it.
   void KeepObserverError(Status status);
   Status TakeObserverError();
+  // Appends this partition to the change list (once until ClearChangeMark).
+  void MarkChanged() {
+    if (change_list_ == nullptr || change_marked_) return;
+    change_marked_ = true;
+    change_list_->push_back(this);
+  }
 
   TopicPartition tp_;
   BrokerId local_;
@@ -329,6 +358,8 @@ class Partition final : public LogObserver {
   bool isr_change_in_flight_ = false;
   LeaderEpoch last_appended_epoch_ = kUndefinedEpoch;  // of the last batch appended
   Status observer_error_;
+  std::vector<Partition*>* change_list_ = nullptr;
+  bool change_marked_ = false;
 };
 
 }  // namespace ksim

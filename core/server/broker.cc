@@ -626,7 +626,17 @@ const Controller& Broker::controller() const { return impl_->controller; }
 Partition* Broker::GetPartition(const TopicPartition& tp) {
   return impl_->replicas.GetPartition(tp);
 }
-std::vector<const Partition*> Broker::Partitions() const { return impl_->replicas.Partitions(); }
+const std::vector<const Partition*>& Broker::Partitions() const {
+  return impl_->replicas.Partitions();
+}
+
+uint64_t Broker::partitions_version() const { return impl_->replicas.partitions_version(); }
+
+bool Broker::has_changed_partitions() const { return impl_->replicas.has_changed_partitions(); }
+
+void Broker::TakeChangedPartitions(std::vector<const Partition*>& out) {
+  impl_->replicas.TakeChangedPartitions(out);
+}
 LogManager& Broker::log_manager() { return impl_->log_manager; }
 const MetadataCache& Broker::metadata_cache() const { return impl_->metadata; }
 ReplicaManager& Broker::replica_manager() { return impl_->replicas; }

@@ -152,7 +152,11 @@ class Broker {
   // The partition, or null when this broker holds no replica of it.
   Partition* GetPartition(const TopicPartition& tp);
   // Every partition this broker holds a replica of, ordered by TopicPartition.
-  std::vector<const Partition*> Partitions() const;
+  const std::vector<const Partition*>& Partitions() const;
+  // ReplicaManager's partitions_version and TakeChangedPartitions.
+  uint64_t partitions_version() const;
+  void TakeChangedPartitions(std::vector<const Partition*>& out);
+  bool has_changed_partitions() const;
   LogManager& log_manager();
   // The parts, for tests, the simulator's checks and tools.
   const MetadataCache& metadata_cache() const;

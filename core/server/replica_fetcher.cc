@@ -52,6 +52,7 @@ void ReplicaFetcherManager::AddPartition(const TopicPartition& tp, BrokerId lead
                                          const std::string& leader_host, bool truncate_by_epoch) {
   KSIM_CHECK(leader != options_.local);
   RemovePartitions({tp});
+  ++membership_version_;
   Fetcher& fetcher = fetchers_[leader];
   fetcher.leader = leader;
   fetcher.host = leader_host;
@@ -68,6 +69,7 @@ void ReplicaFetcherManager::AddPartition(const TopicPartition& tp, BrokerId lead
 }
 
 void ReplicaFetcherManager::RemovePartitions(const std::vector<TopicPartition>& partitions) {
+  ++membership_version_;
   for (const TopicPartition& tp : partitions) {
     for (auto it = fetchers_.begin(); it != fetchers_.end();) {
       it->second.partitions.erase(tp);
@@ -84,6 +86,7 @@ void ReplicaFetcherManager::RemovePartitions(const std::vector<TopicPartition>& 
 }
 
 void ReplicaFetcherManager::RemoveAll() {
+  ++membership_version_;
   for (auto& [leader, fetcher] : fetchers_) fetcher.partitions.clear();
   for (auto it = fetchers_.begin(); it != fetchers_.end();) {
     timers_.Cancel(it->second.backoff);
@@ -189,7 +192,7 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   request.min_bytes = options_.fetch_min_bytes;
   std::vector<SentFetch> sent;
   sent.reserve(fetcher.partitions.size());
-  for (const auto& [tp, state] : fetcher.partitions) {
+  for (auto& [tp, state] : fetcher.partitions) {
     Partition* partition = lookup_(tp);
     if (partition == nullptr) continue;
     FetchPartition entry;
@@ -198,16 +201,16 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
     entry.log_start_offset = partition->log_start_offset();
     entry.partition_max_bytes = options_.fetch_max_bytes;
     request.partitions.push_back(entry);
-    sent.push_back(SentFetch{tp, state.incarnation, entry.fetch_offset});
+    sent.push_back(SentFetch{tp, state.incarnation, entry.fetch_offset, &state, partition});
   }
   if (request.partitions.empty()) return;
   fetcher.in_flight = true;
   ++fetch_requests_sent_;
   const BrokerId leader = fetcher.leader;
-  network_.Send(fetcher.host, std::move(request),
-                [this, leader, sent = std::move(sent)](Result<Message> response) {
-                  OnFetch(leader, sent, std::move(response));
-                });
+  network_.Send(
+      fetcher.host, std::move(request),
+      [this, leader, version = membership_version_, sent = std::move(sent)](
+          Result<Message> response) { OnFetch(leader, version, sent, std::move(response)); });
 }
 
 ReplicaFetcherManager::PartitionState* ReplicaFetcherManager::Current(BrokerId leader,
@@ -323,8 +326,8 @@ void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, con
   Done(leader, failed);
 }
 
-void ReplicaFetcherManager::OnFetch(BrokerId leader, const std::vector<SentFetch>& sent,
-                                    Result<Message> response) {
+void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version,
+                                    const std::vector<SentFetch>& sent, Result<Message> response) {
   if (!response.ok() || !std::holds_alternative<FetchResponse>(*response)) {
     return Done(leader, /*failed=*/true);
   }
@@ -340,8 +343,11 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, const std::vector<SentFetch
       if (found == sent.end()) continue;
       request = &*found;
     }
-    PartitionState* state = Current(leader, answer.tp, request->incarnation);
-    Partition* partition = lookup_(answer.tp);
+    // Checked for each answer: applying one may remove partitions.
+    const bool same_members = version == membership_version_;
+    PartitionState* state =
+        same_members ? request->state : Current(leader, answer.tp, request->incarnation);
+    Partition* partition = same_members ? request->partition : lookup_(answer.tp);
     if (state == nullptr || partition == nullptr || state->phase != FetchPhase::kFetching ||
         partition->log_end_offset() != request->fetch_offset) {
       continue;  // removed, re-added or moved meanwhile: the answer is stale
@@ -353,6 +359,11 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, const std::vector<SentFetch
     if (answer.error_code != Errc::kNone) {
       EmitError(answer.tp, "fetch", Status(answer.error_code, "leader answered an error"));
       failed = true;
+      continue;
+    }
+    // Most answers of a fetch naming many partitions carry nothing new for most of them.
+    if (answer.records.empty() &&
+        partition->FollowerFetchChangesNothing(answer.high_watermark, answer.log_start_offset)) {
       continue;
     }
     Result<LogAppendInfo> appended =

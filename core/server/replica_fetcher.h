@@ -126,11 +126,16 @@ class ReplicaFetcherManager {
   };
   // The partitions (and their incarnations) a request was sent for.
   using Sent = std::map<TopicPartition, uint64_t>;
-  // A partition of a fetch sent: its incarnation and the fetch offset, in request order.
+  // A partition of a fetch sent: its incarnation and the fetch offset, in request order, and
+  // where its state and Partition were then: valid while membership_version_ has not moved
+  // (no partition added or removed; a Partition is destroyed only after the fetcher let go of
+  // it), so that the answer finds them without looking them up again.
   struct SentFetch {
     TopicPartition tp;
     uint64_t incarnation = 0;
     Offset fetch_offset{0};
+    PartitionState* state = nullptr;
+    Partition* partition = nullptr;
   };
 
   void Pump(BrokerId leader);
@@ -140,7 +145,8 @@ class ReplicaFetcherManager {
   void SendFetch(Fetcher& fetcher);
   void OnOffsetsForLeaderEpoch(BrokerId leader, const Sent& sent, Result<Message> response);
   void OnListOffsets(BrokerId leader, FetchPhase phase, const Sent& sent, Result<Message> response);
-  void OnFetch(BrokerId leader, const std::vector<SentFetch>& sent, Result<Message> response);
+  void OnFetch(BrokerId leader, uint64_t version, const std::vector<SentFetch>& sent,
+               Result<Message> response);
   // Finds the fetcher and partition a response is for, when still current.
   PartitionState* Current(BrokerId leader, const TopicPartition& tp, uint64_t incarnation);
   // Ends the in-flight request; backs off when `failed`, else sends the next.
@@ -154,6 +160,8 @@ class ReplicaFetcherManager {
   EventSink events_;
   std::map<BrokerId, Fetcher> fetchers_;
   uint64_t next_incarnation_ = 1;
+  // Moves whenever a partition is added to or removed from any fetcher.
+  uint64_t membership_version_ = 0;
   uint64_t fetch_requests_sent_ = 0;
 };
 

@@ -105,7 +105,7 @@ Status ReplicaManager::Shutdown() {
     Status closed = partition->Close();
     if (status.ok() && !closed.ok()) status = std::move(closed);
   }
-  partition_index_.clear();
+  partition_index_.Clear();
   partitions_.clear();
   ListPartitions();
   return status;
@@ -230,8 +230,10 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
                                   seams_.clock, partition_config, hw, seams_.events);
   Partition* raw = partition.get();
   if (seams_.on_storage_failure) raw->set_storage_failure_handler(seams_.on_storage_failure);
-  partitions_.emplace(tp, std::move(partition));
-  partition_index_.emplace(tp, raw);
+  raw->set_change_list(&changed_partitions_);
+  const bool added = partitions_.emplace(tp, std::move(partition)).second;
+  KSIM_CHECK(added);  // looked up first
+  partition_index_.Insert(tp, raw);
   ListPartitions();
   return raw;
 }
@@ -373,7 +375,7 @@ void ReplicaManager::StopPartition(const TopicPartition& tp, bool delete_log) {
     PartitionChanged(tp);
     return;
   }
-  partition_index_.erase(tp);
+  partition_index_.Erase(tp);
   partitions_.erase(tp);  // before its log goes
   ListPartitions();
   checkpointed_hw_.erase(tp);
@@ -537,13 +539,19 @@ void ReplicaManager::StorageFailure(const Status& error) {
 // ---- State ------------------------------------------------------------------------------------
 
 Partition* ReplicaManager::GetPartition(const TopicPartition& tp) {
-  auto it = partition_index_.find(tp);
-  return it == partition_index_.end() ? nullptr : it->second;
+  return partition_index_.Find(tp);
 }
 
-std::vector<const Partition*> ReplicaManager::Partitions() const { return partition_list_; }
+const std::vector<const Partition*>& ReplicaManager::Partitions() const { return partition_list_; }
+
+void ReplicaManager::TakeChangedPartitions(std::vector<const Partition*>& out) {
+  out.assign(changed_partitions_.begin(), changed_partitions_.end());
+  for (Partition* partition : changed_partitions_) partition->ClearChangeMark();
+  changed_partitions_.clear();
+}
 
 void ReplicaManager::ListPartitions() {
+  ++partitions_version_;
   partition_list_.clear();
   partition_list_.reserve(partitions_.size());
   for (const auto& [tp, partition] : partitions_) partition_list_.push_back(partition.get());

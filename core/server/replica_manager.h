@@ -50,6 +50,7 @@
 #include "core/base/clock.h"
 #include "core/base/events.h"
 #include "core/base/timer_group.h"
+#include "core/base/topic_partition_index.h"
 #include "core/cluster/metadata_cache.h"
 #include "core/cluster/partition.h"
 #include "core/config/server_config.h"
@@ -120,7 +121,15 @@ class ReplicaManager {
   // ---- State --------------------------------------------------------------------------------
   Status CheckpointHighWatermarks();
   Partition* GetPartition(const TopicPartition& tp);
-  std::vector<const Partition*> Partitions() const;
+  // In TopicPartition order; changes when a partition is added or removed (partitions_version).
+  const std::vector<const Partition*>& Partitions() const;
+  // Moves whenever Partitions() changes.
+  uint64_t partitions_version() const { return partitions_version_; }
+  // The partitions whose observable state may have moved since the last call
+  // (Partition::set_change_list), in the order they first moved, into `out` (replaced); their
+  // marks are cleared. A partition added since the last call is among them.
+  void TakeChangedPartitions(std::vector<const Partition*>& out);
+  bool has_changed_partitions() const { return !changed_partitions_.empty(); }
   // Partitions this broker leads (for controlled shutdown's trace).
   std::vector<TopicPartition> LedPartitions() const;
   ControllerEpoch controller_epoch() const { return controller_epoch_; }
@@ -200,13 +209,17 @@ class ReplicaManager {
   std::deque<std::function<void(std::function<void()>)>> controller_work_;
   bool controller_work_running_ = false;
   // Partitions before the fetchers and purgatories that look them up: destroyed after them.
-  // `partitions_` in order (for walks over them); `partition_index_` the same pointers hashed,
+  // `partitions_` in order (for walks over them); `partition_index_` the same pointers by topic
   // for GetPartition on the fetch path (a tree lookup compares topic strings at every level);
   // `partition_list_` them in order again, for Partitions() after every simulated event (a tree
   // walk misses the cache at every node). Both follow every insertion and removal.
+  // Declared before partitions_ (destroyed after them: a marked Partition leaves it when
+  // destroyed).
+  std::vector<Partition*> changed_partitions_;
   std::map<TopicPartition, std::unique_ptr<Partition>> partitions_;
-  std::unordered_map<TopicPartition, Partition*> partition_index_;
+  TopicPartitionIndex<Partition> partition_index_;
   std::vector<const Partition*> partition_list_;
+  uint64_t partitions_version_ = 0;
   std::map<TopicPartition, uint64_t> isr_proposals_;  // partition -> proposal number in flight
   uint64_t next_isr_proposal_ = 1;
   int64_t isr_writes_ = 0;

@@ -192,8 +192,10 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
   EventSink sink = [this, name = node.name()](std::string_view ev, EventFields fields) {
     if (checker_) {
       checker_->OnEvent(ev, fields);
-      // What the checker remembers of a partition may change: every replica is observed again.
-      if (ev == ev::kLeaderElected || ev == ev::kTopicDeleted) full_pass_ = true;
+      // What the checker remembers of a partition may change: its replicas are observed again
+      // (every replica of a deleted topic's: a full pass).
+      if (ev == ev::kTopicDeleted) full_pass_ = true;
+      if (ev == ev::kLeaderElected) NoteElection(fields);
     }
     world_.Trace(name, ev, fields);
   };
@@ -310,36 +312,51 @@ bool SameObservation(const ReplicaObservation& before, uint64_t incarnation,
 
 }  // namespace
 
-void Cluster::ObserveBrokers() {
-  // Cost proportional to what changed: after an event that ran only some nodes' code
-  // (World::active_nodes), only those brokers' replicas can have changed, and of those only
-  // the ones whose observation differs are observed again (InvariantChecker's partial pass).
-  // Anything else (a process started or stopped, a controller event the checker keeps, an
-  // event that ran no node's code, events run without a pass) makes a full pass.
-  const uint64_t events = world_.loop().events_executed();
-  const std::vector<NodeId>& active = world_.active_nodes();
-  const bool full = full_pass_ || active.empty() || events != events_at_last_pass_ + 1;
-  events_at_last_pass_ = events;
-  std::vector<BrokerSlot*> observed;
-  for (BrokerSlot& slot : slots_) {
-    if (full || std::find(active.begin(), active.end(), slot.node->id()) != active.end()) {
-      observed.push_back(&slot);
-    }
+void Cluster::NoteElection(const EventFields& fields) {
+  if (!fields.is_object() || !fields.contains(field::kTopic) ||
+      !fields[field::kTopic].is_string() || !fields.contains(field::kPartition) ||
+      !fields[field::kPartition].is_number_integer()) {
+    full_pass_ = true;  // not a partition's election: every replica again
+    return;
   }
+  reobserve_.push_back(TopicPartition{fields[field::kTopic].get<std::string>(),
+                                      PartitionId(fields[field::kPartition].get<int32_t>())});
+}
+
+void Cluster::ObserveBrokers() {
+  // Cost proportional to what changed: each broker keeps the partitions whose observable state
+  // moved (ReplicaManager::TakeChangedPartitions); a partial pass of the InvariantChecker
+  // observes those whose observation differs, and every replica of a partition just elected
+  // (what the checker keeps of it may have changed). A process started or stopped, a topic
+  // deleted, or events run without a pass make a full pass.
+  const uint64_t events = world_.loop().events_executed();
+  const bool full = full_pass_ || events != events_at_last_pass_ + 1;
+  events_at_last_pass_ = events;
   world_.ClearActivity();
   full_pass_ = false;
-  if (observed.empty()) return;  // no broker ran: nothing the checker sees changed
+  std::sort(reobserve_.begin(), reobserve_.end());
+  reobserve_.erase(std::unique(reobserve_.begin(), reobserve_.end()), reobserve_.end());
+  observed_slots_.clear();
+  for (BrokerSlot& slot : slots_) {
+    if (full || (slot.process != nullptr &&
+                 (!reobserve_.empty() || slot.process->broker->has_changed_partitions() ||
+                  slot.process->broker->partitions_version() != slot.observed_version))) {
+      observed_slots_.push_back(&slot);
+    }
+  }
+  if (observed_slots_.empty()) return;  // nothing the checker sees changed
   // The checker reads batch headers from the brokers' logs: on their disks, but without cost or
   // faults, so that a checked run is the same run as an unchecked one.
-  for (BrokerSlot* slot : observed) {
+  for (BrokerSlot* slot : observed_slots_) {
     if (slot->node->disk() != nullptr) slot->node->disk()->BeginInspection();
   }
   checker_->BeginPass(world_.Now(), /*partial=*/!full);
-  for (BrokerSlot* slot : observed) ObserveSlot(*slot, full);
+  for (BrokerSlot* slot : observed_slots_) ObserveSlot(*slot, full);
   checker_->EndPass();
-  for (BrokerSlot* slot : observed) {
+  for (BrokerSlot* slot : observed_slots_) {
     if (slot->node->disk() != nullptr) slot->node->disk()->EndInspection();
   }
+  reobserve_.clear();
 }
 
 void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
@@ -348,7 +365,47 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
     slot.observed.clear();
     return;
   }
-  const std::vector<const ksim::Partition*> partitions = slot.process->broker->Partitions();
+  ksim::Broker& broker = *slot.process->broker;
+  // Always taken, so that a full pass starts the next change list afresh.
+  broker.TakeChangedPartitions(changed_);
+  const std::vector<const ksim::Partition*>& partitions = broker.Partitions();
+  const uint64_t incarnation = slot.process->incarnation;
+  if (!all && slot.observed_version == broker.partitions_version() &&
+      slot.observed_incarnation == incarnation) {
+    // The same replicas as at the last pass: only those in the change list can look different
+    // (Partition::set_change_list); those of a partition just elected are observed whatever
+    // they look like. In Partitions() order, as a walk over all of them would.
+    KSIM_CHECK(slot.observed.size() == partitions.size());
+    auto index_of = [&partitions](const TopicPartition& tp) {
+      auto at = std::lower_bound(
+          partitions.begin(), partitions.end(), tp,
+          [](const ksim::Partition* p, const TopicPartition& key) { return p->tp() < key; });
+      return static_cast<size_t>(at - partitions.begin());
+    };
+    changed_indexes_.clear();  // (index, forced)
+    for (const ksim::Partition* partition : changed_) {
+      const size_t index = index_of(partition->tp());
+      KSIM_CHECK(index < partitions.size() && partitions[index] == partition);
+      changed_indexes_.emplace_back(index, false);
+    }
+    for (const TopicPartition& tp : reobserve_) {
+      const size_t index = index_of(tp);
+      if (index < partitions.size() && partitions[index]->tp() == tp) {
+        changed_indexes_.emplace_back(index, true);
+      }
+    }
+    std::sort(changed_indexes_.begin(), changed_indexes_.end());
+    for (size_t i = 0; i < changed_indexes_.size(); ++i) {
+      const auto [index, forced] = changed_indexes_[i];
+      // Sorted: a forced duplicate follows the unforced one.
+      if (i + 1 < changed_indexes_.size() && changed_indexes_[i + 1].first == index) continue;
+      ObserveReplicaAt(slot, partitions, index, forced);
+    }
+    if (++partial_observations_ % kVerifyChangesEvery == 0) {
+      VerifyNothingUnobserved(slot, partitions);
+    }
+    return;
+  }
   bool same_replicas = slot.observed.size() == partitions.size();
   for (size_t i = 0; same_replicas && i < partitions.size(); ++i) {
     same_replicas = slot.observed[i].partition == partitions[i];
@@ -365,13 +422,30 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
     all = true;
     slot.observed.assign(partitions.size(), ObservedReplica{});
   }
+  slot.observed_version = broker.partitions_version();
+  slot.observed_incarnation = incarnation;
+  for (size_t i = 0; i < partitions.size(); ++i) ObserveReplicaAt(slot, partitions, i, all);
+}
+
+void Cluster::ObserveReplicaAt(BrokerSlot& slot,
+                               const std::vector<const ksim::Partition*>& partitions, size_t index,
+                               bool always) {
+  ObservedReplica& cached = slot.observed[index];
+  const ksim::Partition& partition = *partitions[index];
+  const uint64_t incarnation = slot.process->incarnation;
+  if (!always && SameObservation(cached.seen, incarnation, partition)) return;
+  ReplicaObservation now = ObserveReplica(slot.id, incarnation, partition);
+  checker_->Observe(now);
+  cached.partition = &partition;
+  cached.seen = std::move(now);
+}
+
+void Cluster::VerifyNothingUnobserved(const BrokerSlot& slot,
+                                      const std::vector<const ksim::Partition*>& partitions) const {
   for (size_t i = 0; i < partitions.size(); ++i) {
-    ObservedReplica& cached = slot.observed[i];
-    if (!all && SameObservation(cached.seen, slot.process->incarnation, *partitions[i])) continue;
-    ReplicaObservation now = ObserveReplica(slot.id, slot.process->incarnation, *partitions[i]);
-    checker_->Observe(now);
-    cached.partition = partitions[i];
-    cached.seen = std::move(now);
+    KSIM_CHECK_MSG(
+        SameObservation(slot.observed[i].seen, slot.process->incarnation, *partitions[i]),
+        "a replica changed without being in its broker's change list");
   }
 }
 

@@ -210,6 +210,9 @@ class Cluster {
     std::unique_ptr<Process> process;
     std::vector<ObservedReplica> observed;  // in Partitions() order, as of the last pass
     ExitRecord last_exit;                   // see last_exit()
+    // The broker's partitions_version and process incarnation `observed` follows.
+    uint64_t observed_version = 0;
+    uint64_t observed_incarnation = 0;
   };
 
   Cluster(World& world, ClusterOptions options);
@@ -223,9 +226,18 @@ class Cluster {
   void StopProcess(BrokerSlot& slot);
   void AfterStep();
   void ObserveBrokers();
+  // A kLeaderElected event: the partition's replicas are observed again at the next pass.
+  void NoteElection(const EventFields& fields);
   // One broker's replicas for the checker's pass: all of them (`all`), else those changed since
   // the last pass (and ForgetReplica for those gone).
   void ObserveSlot(BrokerSlot& slot, bool all);
+  // Observes replica `index` of the slot's partitions when its observation moved (or `always`).
+  void ObserveReplicaAt(BrokerSlot& slot, const std::vector<const ksim::Partition*>& partitions,
+                        size_t index, bool always);
+  // Always-on check, every kVerifyChangesEvery partial observations of a broker: every replica
+  // whose observation moved was in its change list (so that no change escapes the checker).
+  void VerifyNothingUnobserved(const BrokerSlot& slot,
+                               const std::vector<const ksim::Partition*>& partitions) const;
 
   World& world_;
   ClusterOptions options_;
@@ -243,6 +255,13 @@ class Cluster {
   // controller event changed what the checker remembers, or events ran without a pass.
   bool full_pass_ = true;
   uint64_t events_at_last_pass_ = 0;
+  static constexpr uint64_t kVerifyChangesEvery = 64;
+  std::vector<const ksim::Partition*> changed_;           // reused by ObserveSlot
+  std::vector<std::pair<size_t, bool>> changed_indexes_;  // reused by ObserveSlot
+  std::vector<BrokerSlot*> observed_slots_;               // reused by ObserveBrokers
+  // Partitions elected since the last pass: their replicas are observed again on every broker.
+  std::vector<TopicPartition> reobserve_;
+  uint64_t partial_observations_ = 0;  // of one broker, for VerifyNothingUnobserved
 };
 
 }  // namespace ksim::sim

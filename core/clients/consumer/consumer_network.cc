@@ -158,7 +158,12 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
   bool incomplete = false;
   for (const TopicMetadata& topic : response.topic_metadata) {
     for (auto it = leaders_.begin(); it != leaders_.end();) {
-      it = it->first.topic == topic.topic ? leaders_.erase(it) : std::next(it);
+      if (it->first.topic != topic.topic) {
+        ++it;
+        continue;
+      }
+      leader_index_.Erase(it->first);
+      it = leaders_.erase(it);
     }
     if (topic.error_code != Errc::kNone) {
       partition_counts_.erase(topic.topic);
@@ -171,7 +176,10 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
         incomplete = true;
         continue;
       }
-      leaders_[TopicPartition{topic.topic, partition.partition}] = partition.leader;
+      TopicPartition tp{topic.topic, partition.partition};
+      BrokerId& leader = leaders_[tp];
+      leader = partition.leader;
+      leader_index_.Insert(tp, &leader);
     }
   }
   timers_.Cancel(max_age_timer_);
@@ -186,9 +194,9 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
 }
 
 std::optional<std::string> ConsumerNetwork::LeaderHost(const TopicPartition& tp) const {
-  auto leader = leaders_.find(tp);
-  if (leader == leaders_.end()) return std::nullopt;
-  auto host = hosts_.find(leader->second);
+  const BrokerId* leader = leader_index_.Find(tp);
+  if (leader == nullptr) return std::nullopt;
+  auto host = hosts_.find(*leader);
   if (host == hosts_.end()) return std::nullopt;
   return host->second;
 }

@@ -27,6 +27,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/timer_group.h"
+#include "core/base/topic_partition_index.h"
 #include "core/clients/consumer/consumer.h"
 #include "core/protocol/messages.h"
 #include "core/protocol/network_client.h"
@@ -93,6 +94,9 @@ class ConsumerNetwork {
   std::set<std::string, std::less<>> disconnected_;
   std::map<BrokerId, std::string> hosts_;
   std::map<TopicPartition, BrokerId> leaders_;
+  // leaders_' values by partition, for LeaderHost (asked for every partition at every fetch);
+  // follows each insertion and erasure.
+  TopicPartitionIndex<const BrokerId> leader_index_;
   std::map<std::string, int32_t> partition_counts_;
   bool in_flight_ = false;
   bool update_requested_ = false;

@@ -39,6 +39,7 @@ RecordAccumulator::AppendResult RecordAccumulator::Append(const TopicPartition& 
                                                           int64_t now_ms) {
   KSIM_CHECK_MSG(!closed_, "append after close");
   PartitionState& state = partitions_[tp];
+  if (state.queue.empty()) queued_.emplace(tp, &state);
   const int64_t record_size = EstimateRecordSize(record);
   AppendResult result;
   if (!state.queue.empty()) {
@@ -91,8 +92,8 @@ bool RecordAccumulator::Sendable(const ProducerBatch& batch, const PartitionStat
 RecordAccumulator::ReadyResult RecordAccumulator::Ready(const LeaderFn& leader_of,
                                                         int64_t now_ms) const {
   ReadyResult result;
-  for (const auto& [tp, state] : partitions_) {
-    if (state.queue.empty()) continue;
+  for (const auto& [tp, queued] : queued_) {
+    const PartitionState& state = *queued;
     const std::optional<BrokerId> leader = leader_of(tp);
     if (!leader) {
       result.unknown_leader_topics.insert(tp.topic);
@@ -137,8 +138,10 @@ std::vector<ProducerBatch*> RecordAccumulator::Drain(const LeaderFn& leader_of, 
                  "an idempotent drain needs a producer id");
   std::vector<ProducerBatch*> drained;
   int64_t size = 0;
-  for (auto& [tp, state] : partitions_) {
-    if (state.queue.empty()) continue;
+  for (auto next = queued_.begin(); next != queued_.end();) {
+    auto queued = next++;  // the partition leaves queued_ when this drains its last batch
+    const TopicPartition& tp = queued->first;
+    PartitionState& state = *queued->second;
     const std::optional<BrokerId> leader = leader_of(tp);
     if (!leader || *leader != node) continue;
     ProducerBatch& first = *batches_.at(state.queue.front());
@@ -156,6 +159,7 @@ std::vector<ProducerBatch*> RecordAccumulator::Drain(const LeaderFn& leader_of, 
       state.sequenced[first.base_sequence] = first.id;
     }
     state.queue.pop_front();
+    if (state.queue.empty()) queued_.erase(queued);
     first.in_flight = true;
     first.retry = false;
     ++first.attempts;
@@ -185,6 +189,7 @@ void RecordAccumulator::Reenqueue(BatchId id, int64_t now_ms) {
     }
     ++it;
   }
+  if (state.queue.empty()) queued_.emplace(batch.tp, &state);
   state.queue.insert(it, id);
 }
 
@@ -195,6 +200,7 @@ void RecordAccumulator::Forget(ProducerBatch& batch) {
     batch.in_flight = false;
   } else {
     std::erase(state.queue, batch.id);
+    if (state.queue.empty()) queued_.erase(batch.tp);
   }
 }
 
@@ -234,7 +240,8 @@ int64_t RecordAccumulator::RequestTimeoutExpiryMs(const ProducerBatch& batch,
 std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::Expire(int64_t now_ms) {
   std::vector<BatchId> expired;
   if (config_.expiry == ExpiryForm::kRequestTimeout) {
-    for (const auto& [tp, state] : partitions_) {
+    for (const auto& [tp, queued] : queued_) {
+      const PartitionState& state = *queued;
       if (ExpiryMuted(state)) continue;
       for (size_t i = 0; i < state.queue.size(); ++i) {
         const ProducerBatch& batch = *batches_.at(state.queue[i]);
@@ -262,8 +269,9 @@ std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::Expire(int64_t no
 
 std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::AbortQueued() {
   std::vector<BatchId> queued;
-  for (const auto& [tp, state] : partitions_)
-    queued.insert(queued.end(), state.queue.begin(), state.queue.end());
+  for (const auto& [tp, state] : queued_) {
+    queued.insert(queued.end(), state->queue.begin(), state->queue.end());
+  }
   std::vector<std::unique_ptr<ProducerBatch>> out;
   for (BatchId id : queued) out.push_back(Complete(id));
   return out;
@@ -274,8 +282,9 @@ int64_t RecordAccumulator::NextExpiryDelayMs(int64_t now_ms) const {
   if (config_.expiry == ExpiryForm::kRequestTimeout) {
     // Only a queue's head can be next: the walk stops at it. Appends, answers and re-enqueues
     // wake the producer, which asks again.
-    for (const auto& [tp, state] : partitions_) {
-      if (state.queue.empty() || ExpiryMuted(state)) continue;
+    for (const auto& [tp, queued] : queued_) {
+      const PartitionState& state = *queued;
+      if (ExpiryMuted(state)) continue;
       const ProducerBatch& head = *batches_.at(state.queue.front());
       delay =
           std::min(delay, std::max<int64_t>(0, RequestTimeoutExpiryMs(head, state, 0) - now_ms));
@@ -420,12 +429,7 @@ ProducerBatch* RecordAccumulator::Find(BatchId id) {
   return it == batches_.end() ? nullptr : it->second.get();
 }
 
-bool RecordAccumulator::HasUndrained() const {
-  for (const auto& [tp, state] : partitions_) {
-    if (!state.queue.empty()) return true;
-  }
-  return false;
-}
+bool RecordAccumulator::HasUndrained() const { return !queued_.empty(); }
 
 size_t RecordAccumulator::in_flight_count() const {
   size_t count = 0;

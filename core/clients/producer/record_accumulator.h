@@ -240,7 +240,11 @@ class RecordAccumulator {
 
   AccumulatorConfig config_;
   std::map<BatchId, std::unique_ptr<ProducerBatch>> batches_;
-  std::map<TopicPartition, PartitionState> partitions_;
+  std::map<TopicPartition, PartitionState> partitions_;  // entries are never erased
+  // The partitions whose queue is not empty, in partitions_' order (the walks that look for
+  // sendable or expiring batches visit only these: a producer of many partitions has a few
+  // queued at a time). Every queue change keeps it (Append, Drain, Reenqueue, Forget).
+  std::map<TopicPartition, PartitionState*> queued_;
   // False when no partition is unresolved (true may be stale): lets the producer's every
   // iteration skip ShouldResetProducerIdAfterResolvingSequences' walk over the partitions.
   bool maybe_unresolved_ = false;

@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -745,6 +747,97 @@ TEST_F(PartitionTest, FollowerLogStartFollowsTheLeaderAndTruncateFullyRestartsTh
   EXPECT_EQ(r2.p().high_watermark(), Offset(50));
   EXPECT_TRUE(r2.p().epochs().entries().empty());
   EXPECT_EQ(r2.Named("truncate").back().fields["records"], 3);
+}
+
+// ---- Change list (what the simulator's checker observes after each event) ----------------------
+
+// Takes the list and clears the marks, as the ReplicaManager does.
+std::vector<Partition*> TakeChanges(std::vector<Partition*>& changed) {
+  std::vector<Partition*> out = changed;
+  for (Partition* partition : changed) partition->ClearChangeMark();
+  changed.clear();
+  return out;
+}
+
+TEST_F(PartitionTest, EveryObservableMoveMarksThePartitionOnceUntilCleared) {
+  std::vector<Partition*> changed;
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  r1.p().set_change_list(&changed);
+  r2.p().set_change_list(&changed);
+  // A new holder sees each partition once, in the order they were given to it.
+  EXPECT_EQ(TakeChanges(changed), (std::vector<Partition*>{&r1.p(), &r2.p()}));
+  auto marked_by = [&](const std::function<void()>& step) {
+    step();
+    const std::vector<Partition*> taken = TakeChanges(changed);
+    EXPECT_FALSE(r1.p().change_marked());
+    EXPECT_FALSE(r2.p().change_marked());
+    return taken;
+  };
+  using Marked = std::vector<Partition*>;
+  // Role, epoch and ISR.
+  EXPECT_EQ(marked_by([&] { MakeLeader(r1, State(kB1, 1, {kB1, kB2})); }), Marked{&r1.p()});
+  EXPECT_EQ(marked_by([&] {
+              ASSERT_TRUE(r2.p().MakeFollower(State(kB1, 1, {kB1, kB2})));
+            }),
+            Marked{&r2.p()});
+  // An append moves the LEO (marked once however many batches); the HW follows the fetches.
+  EXPECT_EQ(marked_by([&] {
+              Produce(r1, 2);
+              Produce(r1, 1);
+            }),
+            Marked{&r1.p()});
+  EXPECT_EQ(marked_by([&] { Fetch(r1, r2); }), (Marked{&r2.p()}));  // r2's LEO; r1's HW waits
+  EXPECT_EQ(marked_by([&] { Fetch(r1, r2); }), (Marked{&r1.p(), &r2.p()}));  // both HWs
+  // Nothing moves: nothing marked.
+  EXPECT_EQ(marked_by([&] { Fetch(r1, r2); }), Marked{});
+  // ISR change, config, log start, truncation, stop.
+  clock_.AdvanceMs(kLagMs + 1);
+  std::optional<std::vector<BrokerId>> shrunk = r1.p().ProposeIsrShrink();  // proposing: nothing
+  ASSERT_TRUE(shrunk.has_value());
+  EXPECT_TRUE(changed.empty());
+  EXPECT_EQ(marked_by([&] { r1.p().ApplyIsrChange(*shrunk, 1); }), Marked{&r1.p()});
+  EXPECT_EQ(marked_by([&] { r1.p().set_config(r1.p().config()); }), Marked{&r1.p()});
+  EXPECT_EQ(marked_by([&] { ASSERT_TRUE(r2.log->MaybeIncrementLogStartOffset(Offset(1)).ok()); }),
+            Marked{&r2.p()});
+  EXPECT_EQ(marked_by([&] { ASSERT_TRUE(r2.p().TruncateTo(Offset(2), "test").ok()); }),
+            Marked{&r2.p()});
+  EXPECT_EQ(marked_by([&] { ASSERT_TRUE(r2.p().TruncateFullyAndStartAt(Offset(9)).ok()); }),
+            Marked{&r2.p()});
+  EXPECT_EQ(marked_by([&] { r2.p().Stop(); }), Marked{&r2.p()});
+  // A marked partition destroyed leaves the list; a detached one is no longer marked.
+  Produce(r1, 1);
+  ASSERT_EQ(changed, Marked{&r1.p()});
+  r1.partition.reset();
+  EXPECT_TRUE(changed.empty());
+  r2.p().set_change_list(nullptr);
+  ASSERT_TRUE(r2.p().MakeFollower(State(kB3, 2, {kB3})));
+  EXPECT_FALSE(r2.p().change_marked());
+}
+
+TEST_F(PartitionTest, FollowerFetchChangesNothingExactlyWhenAnEmptyAnswerWouldMoveNothing) {
+  Replica& r2 = AddReplica(kB2);
+  // Not a follower: the append would be refused.
+  EXPECT_FALSE(r2.p().FollowerFetchChangesNothing(Offset(0), Offset(0)));
+  ASSERT_TRUE(r2.p().MakeFollower(State(kB1, 0, {kB1})));
+  FillFollower(r2, {{0, 0, 4}}, Offset(2));
+  ASSERT_EQ(r2.p().high_watermark(), Offset(2));
+  // HW = min(LEO 4, leader's HW): the same HW, a log start the follower already has or is
+  // capped by its HW.
+  EXPECT_TRUE(r2.p().FollowerFetchChangesNothing(Offset(2), Offset(0)));
+  EXPECT_FALSE(r2.p().FollowerFetchChangesNothing(Offset(3), Offset(0)));  // the HW would rise
+  EXPECT_TRUE(r2.p().FollowerFetchChangesNothing(Offset(2), Offset(0)));
+  EXPECT_FALSE(r2.p().FollowerFetchChangesNothing(Offset(2), Offset(1)));  // log start to 1
+  auto appended = r2.p().AppendAsFollower({}, Offset(9), Offset(0));
+  ASSERT_TRUE(appended.ok());
+  EXPECT_EQ(r2.p().high_watermark(), Offset(4));  // capped by the LEO
+  EXPECT_TRUE(r2.p().FollowerFetchChangesNothing(Offset(9), Offset(0)));
+  // And when it says so, the empty append indeed leaves everything (and the events) as they are.
+  const size_t events = r2.events.size();
+  ASSERT_TRUE(r2.p().AppendAsFollower({}, Offset(9), Offset(0)).ok());
+  EXPECT_EQ(r2.events.size(), events);
+  EXPECT_EQ(r2.p().high_watermark(), Offset(4));
+  EXPECT_EQ(r2.p().log_start_offset(), Offset(0));
 }
 
 // KIP-101, scenario 1 ("high watermark truncation followed by immediate leader election"): the

@@ -139,6 +139,23 @@ class InvariantCheckerTest : public ::testing::Test {
     return o;
   }
 
+  // A partial pass over what the replicas' change list names (Partition::set_change_list, the
+  // Cluster's pass after an event), the list then cleared; returns how many were observed.
+  size_t ChangedPass(std::vector<ksim::Partition*>& changed) {
+    clock_.Advance(1000);
+    checker_.BeginPass(clock_.Now(), /*partial=*/true);
+    for (ksim::Partition* partition : changed) {
+      for (const auto& r : replicas_) {
+        if (r->partition.get() == partition) checker_.Observe(ObserveReplica(r->id, 1, *partition));
+      }
+      partition->ClearChangeMark();
+    }
+    checker_.EndPass();
+    const size_t observed = changed.size();
+    changed.clear();
+    return observed;
+  }
+
   std::vector<std::string> RulesSeen() const {
     std::vector<std::string> rules;
     for (const InvariantViolation& v : checker_.violations()) rules.push_back(v.rule);
@@ -436,6 +453,38 @@ TEST_F(InvariantCheckerTest, ForgottenReplicaStartsAfreshInAPartialPass) {
   // Without ForgetReplica, the same lower HW is (b)'s violation.
   PartialPassOf({Leader(kB1, 1, 4, 2)});
   EXPECT_EQ(RulesSeen(), Rules{"leader_hw_monotonic"}) << checker_.Report();
+}
+
+// The Cluster's partial passes observe only the replicas in their broker's change list. Each rule
+// a correct Partition can break in a run fires through it: (c) a new leader without the committed
+// records and (a) a second leader of one epoch. (b) and (d) (a leader's HW going down, offsets out
+// of order) are states a Partition refuses to reach (its checks stop the run first); every HW, LEO
+// and log start move marks the partition (PartitionTest.EveryObservableMoveMarksThePartition
+// OnceUntilCleared), and the partial passes above show both rules fire on one replica observed.
+TEST_F(InvariantCheckerTest, ChangeListPassesCatchANewLeaderWithoutTheCommittedRecords) {
+  std::vector<ksim::Partition*> changed;
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  Replica& r3 = AddReplica(kB3);
+  for (Replica* r : {&r1, &r2, &r3}) r->p().set_change_list(&changed);
+  MakeLeader(r1, 1, {kB1});
+  MakeFollower(r2, kB1, 1, {kB1});
+  MakeFollower(r3, kB1, 1, {kB1});
+  EXPECT_EQ(ChangedPass(changed), 3u);
+  Produce(r1, {"a", "b"});  // a lone ISR member: committed at once
+  EXPECT_EQ(ChangedPass(changed), 1u);
+  ASSERT_EQ(checker_.counters().batches_committed, 1u);
+  EXPECT_EQ(ChangedPass(changed), 0u);  // nothing moved: nothing observed
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  // (c): broker 2 leads epoch 2 without them; only it is in the list.
+  MakeLeader(r2, 2, {kB2});
+  EXPECT_EQ(ChangedPass(changed), 1u);
+  EXPECT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
+  // (a): broker 3 claims epoch 2 as well.
+  MakeLeader(r3, 2, {kB3});
+  EXPECT_EQ(ChangedPass(changed), 1u);
+  EXPECT_EQ(RulesSeen(), (Rules{"committed_records_stable", "one_leader_per_epoch"}))
+      << checker_.Report();
 }
 
 }  // namespace

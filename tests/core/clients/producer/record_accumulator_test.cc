@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -129,6 +131,57 @@ TEST(RecordAccumulatorTest, DrainStopsAtMaxRequestSizeButAlwaysTakesOne) {
   }
   EXPECT_EQ(acc.Drain(Leaders, kNode1, 0).size(), 1u);
   EXPECT_EQ(acc.Drain(Leaders, kNode1, 0).size(), 1u);
+}
+
+// The walks over queued batches (Ready, Drain, Expire, AbortQueued, HasUndrained) visit only
+// the partitions with a queued batch, kept as queues fill and empty; the order stays the
+// partitions' order whatever order the queues filled in.
+TEST(RecordAccumulatorTest, QueuedPartitionsFollowEveryQueueChange) {
+  AccumulatorConfig config = Config(1024, /*linger_ms=*/0);
+  config.expiry = ExpiryForm::kRequestTimeout;
+  config.request_timeout_ms = 1000;
+  RecordAccumulator acc(config);
+  EXPECT_FALSE(acc.HasUndrained());
+  acc.Append(kTp1, Value(100), 1, 0);
+  acc.Append(kTp2, Value(100), 2, 0);
+  acc.Append(kTp0, Value(100), 3, 0);
+  EXPECT_TRUE(acc.HasUndrained());
+  EXPECT_EQ(acc.Ready(Leaders, 0).ready_nodes, (std::set<BrokerId>{kNode1, kNode2}));
+  std::vector<ProducerBatch*> drained = acc.Drain(Leaders, kNode1, 0);
+  ASSERT_EQ(drained.size(), 2u);
+  EXPECT_EQ(drained[0]->tp, kTp0);  // partition order, not append order
+  EXPECT_EQ(drained[1]->tp, kTp1);
+  EXPECT_EQ(acc.Ready(Leaders, 0).ready_nodes, std::set<BrokerId>{kNode2});
+  ASSERT_EQ(acc.Drain(Leaders, kNode2, 0).size(), 1u);
+  EXPECT_FALSE(acc.HasUndrained());
+  EXPECT_TRUE(acc.Ready(Leaders, 0).ready_nodes.empty());
+  EXPECT_EQ(acc.NextExpiryDelayMs(0), INT64_MAX);
+  // A retry queues its partition again; completing it (Forget) empties it.
+  const BatchId retried = drained[1]->id;
+  acc.Reenqueue(retried, 10);
+  EXPECT_TRUE(acc.HasUndrained());
+  EXPECT_EQ(acc.Queue(kTp1).size(), 1u);
+  EXPECT_NE(acc.NextExpiryDelayMs(10), INT64_MAX);
+  acc.Complete(retried);
+  EXPECT_FALSE(acc.HasUndrained());
+  EXPECT_TRUE(acc.AbortQueued().empty());
+  // Expiry (request.timeout.ms) walks the queued partitions in order and empties them.
+  acc.Append(kTp2, Value(100), 4, 20);
+  acc.Append(kTp0, Value(100), 5, 20);
+  std::vector<std::unique_ptr<ProducerBatch>> expired = acc.Expire(20 + 1001);
+  ASSERT_EQ(expired.size(), 2u);
+  EXPECT_EQ(expired[0]->tp, kTp0);
+  EXPECT_EQ(expired[1]->tp, kTp2);
+  EXPECT_FALSE(acc.HasUndrained());
+  // AbortQueued in partition order too.
+  acc.Append(kTp2, Value(100), 6, 30);
+  acc.Append(kTp1, Value(100), 7, 30);
+  std::vector<std::unique_ptr<ProducerBatch>> aborted = acc.AbortQueued();
+  ASSERT_EQ(aborted.size(), 2u);
+  EXPECT_EQ(aborted[0]->tp, kTp1);
+  EXPECT_EQ(aborted[1]->tp, kTp2);
+  EXPECT_FALSE(acc.HasUndrained());
+  EXPECT_TRUE(acc.Ready(Leaders, 30).ready_nodes.empty());
 }
 
 TEST(RecordAccumulatorTest, UnknownLeaderIsReportedByTopic) {
