@@ -290,6 +290,15 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
   EXPECT_FALSE(ahead.drained);
   EXPECT_NE(ahead.undrained.find("it exits at every start"), std::string::npos) << ahead.undrained;
   EXPECT_NE(ahead.undrained.find(kFollowerAheadDefect), std::string::npos);
+  const RunResult retrying = RunBase("regressions/idempotent-retry-below-acked-sequence.json");
+  EXPECT_FALSE(retrying.drained);
+  EXPECT_NE(retrying.undrained.find("producer p1 has records without an outcome: t-0's batch of 1 "
+                                    "record, sequence 843, sent "),
+            std::string::npos)
+      << retrying.undrained;
+  EXPECT_NE(retrying.undrained.find("last answered OUT_OF_ORDER_SEQUENCE_NUMBER, though sequence"),
+            std::string::npos);
+  EXPECT_NE(retrying.undrained.find(kOutOfOrderRetryDefect), std::string::npos);
 }
 
 TEST(ScenarioLibrarySeedTest, TenPartitionsOnThreeBrokersArePlacedFourThreeThree) {
