@@ -90,6 +90,10 @@ class Checker {
   // offset: the log forked there and `v.broker` kept a record from before the fork. "" when no
   // such loss came before the record was committed.
   std::string ForkReason(const std::vector<PermittedLoss>& earlier, const ViolationRecord& v) const;
+  // A committed record replaced after the partition's leader lost power before it was committed:
+  // the leader, back at the same or a later epoch with a shorter log, forked it from a
+  // follower's, which 0.10's offset-only truncation does not see. "" when no such power loss.
+  std::string LeaderPowerLossFork(const ViolationRecord& v) const;
   // The event between `from_us` and `to_us` that lets Kafka lose committed records of `tp`: a
   // broker's power loss, else a high-watermark truncation that removed `offset`; "" when none.
   std::string PermittedReason(const TopicPartition& tp, Offset offset, TimeUs from_us,
@@ -1004,11 +1008,33 @@ std::string Checker::ForkReason(const std::vector<PermittedLoss>& earlier,
   return "";
 }
 
+std::string Checker::LeaderPowerLossFork(const ViolationRecord& v) const {
+  // Only a record put in place of another: the new leader holds something else at the offset.
+  if (v.message.find(" is now ") == std::string::npos) return "";
+  for (const auto& [node, faults] : faults_) {
+    if (!node.starts_with("broker-")) continue;
+    for (const FaultRecord* f : faults) {
+      if (f->t_us > v.committed_us) break;
+      if (f->ev != ev::kCrash || f->detail.starts_with("halted")) continue;
+      const ElectionRecord* leading = ElectionBefore(v.tp, f->t_us);
+      if (leading == nullptr || node::Broker(leading->leader) != node) continue;
+      return node + " lost power at " + FormatSeconds(f->t_us) +
+             (f->detail.empty() ? "" : " (" + f->detail + ")") + " while it led " + TpText(v.tp) +
+             ", before the record was committed, and wrote new records where a follower still "
+             "held the old ones: the log forked there, and before KIP-101 (0.11) a follower "
+             "truncates by offsets only (to its high watermark, or to a shorter leader's end), "
+             "so it keeps what it held and can be elected with it";
+    }
+  }
+  return "";
+}
+
 void Checker::SplitViolations(CheckResult& result) {
   for (const ViolationRecord& v : in_.observer->invariant_violations()) {
     if (v.rule == "committed_records_stable" && v.committed_us >= 0) {
       std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
       if (reason.empty()) reason = ForkReason(result.permitted_losses, v);
+      if (reason.empty()) reason = LeaderPowerLossFork(v);
       if (!reason.empty()) {
         PermittedLoss loss;
         loss.t_us = v.t_us;
