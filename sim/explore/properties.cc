@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +16,28 @@
 
 namespace ksim::sim {
 namespace {
+
+// Kafka's own liveness defects that a drain names (sim/runner/runner.h): a run that does not
+// settle because of one is not ksim's failure. `what` says what is then left untested.
+struct KafkaLivenessDefect {
+  std::string_view name;
+  std::string_view what;
+};
+constexpr KafkaLivenessDefect kKafkaLivenessDefects[] = {
+    // Every release ksim follows has it (docs/controller.md).
+    {kMissedRestartDefect,
+     "a broker whose restart the controller missed: it registered again before the controller "
+     "read /brokers/ids"},
+    {kSameLeaderDefect,
+     "a follower told the same leader again after it missed leader epochs, whose replica "
+     "fetcher then stops at the leader's answer"},
+    {kFollowerAheadDefect,
+     "a follower whose log is ahead of a leader it may not truncate to "
+     "(unclean.leader.election.enable=false; after records no replica had synced were lost) and "
+     "that exits at every start"},
+    {kOutOfOrderRetryDefect,
+     "an idempotent producer retrying a batch older than what the leader remembers"},
+};
 
 // Every broker's configuration as the cluster builds it from the scenario (ksim's own defaults
 // left out: they touch no promise).
@@ -281,24 +304,11 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
              " of the producers' last scheduled record",
          "the final phase heals every fault and restarts every broker and client; every "
          "consumer starts at earliest"});
-    // Every release ksim follows has it (docs/controller.md).
-    promise.not_promised.push_back(
-        "liveness of a broker whose restart the controller missed: it registered again before "
-        "the controller read /brokers/ids (" +
-        std::string(kMissedRestartDefect) + "); such a run's liveness is not tested");
-    promise.not_promised.push_back(
-        "liveness of a follower told the same leader again after it missed leader epochs, whose "
-        "replica fetcher then stops at the leader's answer (" +
-        std::string(kSameLeaderDefect) + "); such a run's liveness is not tested");
-    promise.not_promised.push_back(
-        "liveness of a follower whose log is ahead of a leader it may not truncate to "
-        "(unclean.leader.election.enable=false; after records no replica had synced were lost) "
-        "and that exits at every start (" +
-        std::string(kFollowerAheadDefect) + "); such a run's liveness is not tested");
-    promise.not_promised.push_back(
-        "liveness of an idempotent producer retrying a batch older than what the leader "
-        "remembers (" +
-        std::string(kOutOfOrderRetryDefect) + "); such a run's liveness is not tested");
+    for (const KafkaLivenessDefect& defect : kKafkaLivenessDefects) {
+      promise.not_promised.push_back("liveness of " + std::string(defect.what) + " (" +
+                                     std::string(defect.name) +
+                                     "); such a run's liveness is not tested");
+    }
   }
   if (options.expectations) {
     promise.properties.push_back(
@@ -422,10 +432,10 @@ std::vector<PropertyFailure> CheckProperties(const Promise& promise, const Scena
               std::to_string(scenario.final_phase.drain_ms) + ": " + run.undrained;
     }
     if (!cause.empty() && !run.drained &&
-        (run.undrained.find(kMissedRestartDefect) != std::string::npos ||
-         run.undrained.find(kSameLeaderDefect) != std::string::npos ||
-         run.undrained.find(kFollowerAheadDefect) != std::string::npos ||
-         run.undrained.find(kOutOfOrderRetryDefect) != std::string::npos)) {
+        std::any_of(std::begin(kKafkaLivenessDefects), std::end(kKafkaLivenessDefects),
+                    [&](const KafkaLivenessDefect& defect) {
+                      return run.undrained.find(defect.name) != std::string::npos;
+                    })) {
       // Kafka's own liveness defect at every release ksim follows: not a failure of ksim's or
       // of the settings' promise (Promise: not_promised). The drain names it; the partition
       // without a leader or the broker out of an ISR follows from it.

@@ -352,8 +352,10 @@ class BrokerTestAt20 : public BrokerTest {
     ClusterOptions options;
     options.brokers = 3;
     options.kafka_version = KafkaRelease::k2_0;
+    options.config = Config();
     StartCluster(std::move(options));
   }
+  virtual ConfigOverrides Config() const { return {}; }
 };
 
 TEST_F(BrokerTestAt20, LeaderAndIsrWhoseEpochCheckpointCannotBeReadHaltsTheBroker) {
@@ -382,14 +384,10 @@ TEST_F(BrokerTestAt20, LeaderAndIsrWhoseEpochCheckpointCannotBeReadHaltsTheBroke
 // start at or past the loaded log's end: a leader's epoch written at its LEO, with nothing
 // appended in it, does not survive a restart. Kept, it ended the previous epoch at that offset,
 // and a follower later cut committed records fetched after it (explore safe seed 3175).
-class SyncedBrokerTestAt20 : public BrokerTest {
+class SyncedBrokerTestAt20 : public BrokerTestAt20 {
  protected:
-  void SetUp() override {
-    ClusterOptions options;
-    options.brokers = 3;
-    options.kafka_version = KafkaRelease::k2_0;
-    options.config = {{"log.flush.interval.messages", "1"}};  // the records survive the crash
-    StartCluster(std::move(options));
+  ConfigOverrides Config() const override {
+    return {{"log.flush.interval.messages", "1"}};  // the records survive the crash
   }
 };
 
