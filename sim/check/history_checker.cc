@@ -94,6 +94,19 @@ class Checker {
   // the leader, back at the same or a later epoch with a shorter log, forked it from a
   // follower's, which 0.10's offset-only truncation does not see. "" when no such power loss.
   std::string LeaderPowerLossFork(const ViolationRecord& v) const;
+  // A new leader lacking committed records that lost power before its election and was not
+  // added back to the ISR since: it stayed eligible on an ISR from before the power loss. ""
+  // when it did not lose power, or caught up since.
+  std::string StaleIsrPowerLoss(const ViolationRecord& v) const;
+  // Records counted committed when a leader that had lost power took the partition again: its
+  // checkpointed high watermark, from before the power loss, covered records written since that
+  // no follower held. "" when the commit is not dated at such a leader's election.
+  std::string StaleHighWatermarkAfterPowerLoss(const ViolationRecord& v) const;
+  // The first of LeaderPowerLossFork, StaleIsrPowerLoss and StaleHighWatermarkAfterPowerLoss
+  // that explains `v`: a power loss before the commit that Kafka lets lose it later.
+  std::string EarlierPowerLossReason(const ViolationRecord& v) const;
+  // `broker`'s last power loss (a crash, not a halt) before `t_us`; nullptr when none.
+  const FaultRecord* PowerLossBefore(BrokerId broker, TimeUs t_us) const;
   // The event between `from_us` and `to_us` that lets Kafka lose committed records of `tp`: a
   // broker's power loss, else a high-watermark truncation that removed `offset`; "" when none.
   std::string PermittedReason(const TopicPartition& tp, Offset offset, TimeUs from_us,
@@ -435,6 +448,7 @@ std::string Checker::PermittedLossCause(const TopicPartition& tp, Offset offset,
       continue;
     }
     std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
+    if (reason.empty()) reason = EarlierPowerLossReason(v);
     if (reason.empty()) continue;
     *cause_t_us = v.t_us;
     return node::Broker(v.broker) + " became leader at " + FormatSeconds(v.t_us) + " without it (" +
@@ -1029,12 +1043,64 @@ std::string Checker::LeaderPowerLossFork(const ViolationRecord& v) const {
   return "";
 }
 
+const FaultRecord* Checker::PowerLossBefore(BrokerId broker, TimeUs t_us) const {
+  auto faults = faults_.find(node::Broker(broker));
+  if (faults == faults_.end()) return nullptr;
+  const FaultRecord* last = nullptr;
+  for (const FaultRecord* f : faults->second) {
+    if (f->t_us >= t_us) break;
+    if (f->ev == ev::kCrash && !f->detail.starts_with("halted")) last = f;
+  }
+  return last;
+}
+
+std::string Checker::StaleIsrPowerLoss(const ViolationRecord& v) const {
+  const FaultRecord* power_loss = PowerLossBefore(v.broker, v.t_us);
+  if (power_loss == nullptr) return "";
+  for (const IsrExpandRecord& e : in_.observer->isr_expansions()) {
+    if (e.tp != v.tp || e.t_us <= power_loss->t_us || e.t_us > v.t_us) continue;
+    if (std::find(e.added.begin(), e.added.end(), v.broker.value()) != e.added.end()) return "";
+  }
+  return power_loss->node + " lost power at " + FormatSeconds(power_loss->t_us) +
+         (power_loss->detail.empty() ? "" : " (" + power_loss->detail + ")") +
+         " and was elected on the ISR it was in before, never added back since: the ISR lives "
+         "in ZooKeeper and only a leader shrinks it, so a replica that lost its unsynced records "
+         "in a power loss stays eligible and, elected, lacks what was committed (only KRaft's "
+         "controller learns of an unclean shutdown, KIP-966)";
+}
+
+std::string Checker::StaleHighWatermarkAfterPowerLoss(const ViolationRecord& v) const {
+  auto roles = roles_.find(v.tp);
+  if (roles == roles_.end()) return "";
+  for (const RoleRecord* r : roles->second) {
+    if (r->t_us > v.committed_us) break;
+    if (r->t_us != v.committed_us || !r->leader) continue;
+    const FaultRecord* power_loss = PowerLossBefore(r->broker, r->t_us);
+    if (power_loss == nullptr) continue;
+    return power_loss->node + " lost power at " + FormatSeconds(power_loss->t_us) +
+           (power_loss->detail.empty() ? "" : " (" + power_loss->detail + ")") +
+           " and its high-watermark checkpoint (replication-offset-checkpoint, written apart "
+           "from the log) kept an offset above what its log kept; when it led " +
+           TpText(v.tp) + " again at " + FormatSeconds(r->t_us) +
+           " that high watermark, capped only at its log end, covered records written since "
+           "that no follower held, which then counted as committed";
+  }
+  return "";
+}
+
+std::string Checker::EarlierPowerLossReason(const ViolationRecord& v) const {
+  std::string reason = LeaderPowerLossFork(v);
+  if (reason.empty()) reason = StaleIsrPowerLoss(v);
+  if (reason.empty()) reason = StaleHighWatermarkAfterPowerLoss(v);
+  return reason;
+}
+
 void Checker::SplitViolations(CheckResult& result) {
   for (const ViolationRecord& v : in_.observer->invariant_violations()) {
     if (v.rule == "committed_records_stable" && v.committed_us >= 0) {
       std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
       if (reason.empty()) reason = ForkReason(result.permitted_losses, v);
-      if (reason.empty()) reason = LeaderPowerLossFork(v);
+      if (reason.empty()) reason = EarlierPowerLossReason(v);
       if (!reason.empty()) {
         PermittedLoss loss;
         loss.t_us = v.t_us;

@@ -160,6 +160,9 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
     // must not overwrite the ISR the controller gave its successor.
     if (BrokerOfNode(node) != track.leader.value()) return;
     track.isr = IdsField(fields, field::kIsr);
+    if (ev == ev::kIsrExpand) {
+      isr_expansions_.push_back(IsrExpandRecord{t_us, *tp, IdsField(fields, field::kAdded)});
+    }
     Reassess(*tp, track, t_us);
   } else if (ev == ev::kBecomeLeader || ev == ev::kBecomeFollower) {
     std::optional<TopicPartition> tp = TpField(fields);

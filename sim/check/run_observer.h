@@ -6,7 +6,7 @@
 //
 // Events read (docs/trace-format.md): the controller's leader_elected {topic, partition,
 // leader, epoch, isr, unclean, reason, policy} and partition_offline {topic, partition};
-// a partition's isr_shrink / isr_expand {topic, partition, isr} on its leader's node and
+// a partition's isr_shrink / isr_expand {topic, partition, isr[, added]} on its leader's node and
 // truncate {topic, partition, from_leo, to, records, reason} on the truncating broker's node;
 // the World's crash / shutdown / restart (on broker-<id> and client nodes), partition, heal,
 // slow, disk_fault and the Cluster's zk_expire; a producer's produce_retry {topic, partition,
@@ -87,6 +87,14 @@ struct RoleRecord {
   BrokerId broker{-1};
   TopicPartition tp;
   bool leader = false;
+};
+
+// A leader's isr_expand {topic, partition, isr, added}: brokers it added back to the ISR (only
+// the partition's current leader's, as for unavailability).
+struct IsrExpandRecord {
+  TimeUs t_us = 0;
+  TopicPartition tp;
+  std::vector<int32_t> added;
 };
 
 struct FaultRecord {
@@ -179,6 +187,7 @@ class RunObserver {
   const std::vector<ElectionRecord>& elections() const { return elections_; }
   const std::vector<TruncationRecord>& truncations() const { return truncations_; }
   const std::vector<RoleRecord>& roles() const { return roles_; }
+  const std::vector<IsrExpandRecord>& isr_expansions() const { return isr_expansions_; }
   const std::vector<FaultRecord>& faults() const { return faults_; }
   const std::vector<RetryRecord>& retries() const { return retries_; }
   const std::vector<RebalanceRecord>& rebalances() const { return rebalances_; }
@@ -214,6 +223,7 @@ class RunObserver {
   std::vector<ElectionRecord> elections_;
   std::vector<TruncationRecord> truncations_;
   std::vector<RoleRecord> roles_;
+  std::vector<IsrExpandRecord> isr_expansions_;
   std::vector<FaultRecord> faults_;
   std::vector<RetryRecord> retries_;
   std::vector<RebalanceRecord> rebalances_;

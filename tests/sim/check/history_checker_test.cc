@@ -120,6 +120,18 @@ class HistoryCheckerTest : public ::testing::Test {
     consumers_.push_back(CheckInput::Consumer{id, group, std::move(topics)});
   }
 
+  // A committed_records_stable report now: `broker`, the new leader of t-0, lacks offset 0,
+  // committed at `committed_us`.
+  void ReportCommittedLoss(int32_t broker, TimeUs committed_us) {
+    Event("checker", "invariant_violation",
+          TraceFields{{"rule", "committed_records_stable"},
+                      {"topic", "t"},
+                      {"partition", 0},
+                      {"message", "new leader lost committed records: its log ends at 0"},
+                      {"broker", broker},
+                      {"offset", 0},
+                      {"committed_us", committed_us}});
+  }
   CheckResult Check() {
     CheckInput input;
     input.history = &history_;
@@ -809,6 +821,77 @@ TEST_F(HistoryCheckerTest, CommittedLossAfterAPowerLossIsPermittedOtherwiseAViol
           << result.permitted_losses[0].reason;
     }
   }
+}
+
+// Issue 17 (explore unsafe seed 380): a new leader that lost power before the commit and was
+// never added back to the ISR since was elected on a stale ISR: Kafka's permitted loss.
+TEST_F(HistoryCheckerTest, LeaderElectedOnItsIsrFromBeforeAPowerLossIsAPermittedLoss) {
+  Elected(t0_, 1, 0, false, "new_partition");
+  At(1 * kSecond);
+  Fault("broker-3", "crash");
+  At(4 * kSecond);
+  ReportCommittedLoss(3, 3 * kSecond);  // committed after the power loss
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("invariant_violations"), 0);
+  ASSERT_EQ(result.permitted_losses.size(), 1u);
+  EXPECT_NE(result.permitted_losses[0].reason.find(
+                "broker-3 lost power at 1.000 s and was elected on the ISR it was in before"),
+            std::string::npos)
+      << result.permitted_losses[0].reason;
+}
+
+// Added back to the ISR after its power loss, it had caught up: the same report is a violation.
+TEST_F(HistoryCheckerTest, LeaderAddedBackToTheIsrAfterItsPowerLossLosingCommittedIsAViolation) {
+  Elected(t0_, 1, 0, false, "new_partition");
+  At(1 * kSecond);
+  Fault("broker-3", "crash");
+  At(2 * kSecond);
+  Event("broker-1", "isr_expand",
+        TraceFields{{"topic", "t"},
+                    {"partition", 0},
+                    {"isr", TraceFields::array({1, 3})},
+                    {"added", TraceFields::array({3})}});
+  At(4 * kSecond);
+  ReportCommittedLoss(3, 3 * kSecond);
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("permitted_losses"), 0);
+  EXPECT_EQ(result.Value("invariant_violations"), 1);
+}
+
+// Issue 17 (explore unsafe seed 722): records counted committed at the moment a leader that had
+// lost power took the partition back (its checkpointed high watermark covering records written
+// since) are Kafka's permitted loss.
+TEST_F(HistoryCheckerTest, CommitDatedAtAPowerLostLeadersReturnIsAPermittedLoss) {
+  Elected(t0_, 1, 0, false, "new_partition");
+  At(1 * kSecond);
+  Fault("broker-1", "crash");
+  At(2 * kSecond);
+  Fault("broker-1", "restart");
+  Event("broker-1", "become_leader", TraceFields{{"topic", "t"}, {"partition", 0}, {"epoch", 0}});
+  At(4 * kSecond);
+  ReportCommittedLoss(3, 2 * kSecond);  // committed when broker 1 led again
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("invariant_violations"), 0);
+  ASSERT_EQ(result.permitted_losses.size(), 1u);
+  EXPECT_NE(result.permitted_losses[0].reason.find(
+                "broker-1 lost power at 1.000 s and its high-watermark checkpoint"),
+            std::string::npos)
+      << result.permitted_losses[0].reason;
+}
+
+// The same return after a clean shutdown (its checkpoint is right): a violation.
+TEST_F(HistoryCheckerTest, CommitDatedAtACleanlyStoppedLeadersReturnLostIsAViolation) {
+  Elected(t0_, 1, 0, false, "new_partition");
+  At(1 * kSecond);
+  Fault("broker-1", "shutdown");
+  At(2 * kSecond);
+  Fault("broker-1", "restart");
+  Event("broker-1", "become_leader", TraceFields{{"topic", "t"}, {"partition", 0}, {"epoch", 0}});
+  At(4 * kSecond);
+  ReportCommittedLoss(3, 2 * kSecond);
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("permitted_losses"), 0);
+  EXPECT_EQ(result.Value("invariant_violations"), 1);
 }
 
 TEST_F(HistoryCheckerTest, AnomaliesComeInKindOrderThenRecordOrder) {
