@@ -1,5 +1,6 @@
 #include "core/protocol/network_client.h"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -50,6 +51,8 @@ int32_t NetworkClient::Send(std::string_view peer, Message request, ResponseCall
   const int16_t api_key = ApiKey(request);
   ++counters_.requests_sent;
   const ConnectionId connection = transport_.Send(peer, std::move(request));
+  auto [latest, unused_latest] = latest_connection_.try_emplace(std::string(peer), connection);
+  latest->second = std::max(latest->second, connection);
   if (!expects_response) return correlation_id;
 
   const TimerId timer = timers_.Schedule(options_.request_timeout_us,
@@ -111,9 +114,15 @@ void NetworkClient::OnTimeout(int32_t correlation_id) {
   KSIM_CHECK(it != in_flight_.end());  // completing a request cancels its timer
   ++counters_.timeouts;
   if (options_.disconnect_on_timeout) {
+    // Kafka closes the connection the request went on. When the transport has opened a newer
+    // one since (the old one broke unnoticed), the requests on the newer one are untouched and
+    // the peer is still connected: the owner is not told of a disconnect.
     const std::string peer = it->second.peer;
-    FailConnection(peer, std::numeric_limits<ConnectionId>::max(),
-                   "connection to " + peer + " closed after a request timed out", correlation_id);
+    const ConnectionId connection = it->second.connection;
+    const bool superseded = Superseded(peer, connection);
+    FailConnection(peer, superseded ? connection : std::numeric_limits<ConnectionId>::max(),
+                   "connection to " + peer + " closed after a request timed out", correlation_id,
+                   /*tell_owner=*/!superseded);
     return;
   }
   InFlight request = Complete(it);
@@ -122,7 +131,16 @@ void NetworkClient::OnTimeout(int32_t correlation_id) {
 }
 
 void NetworkClient::OnDisconnect(std::string_view peer, ConnectionId broken_through) {
-  FailConnection(peer, broken_through, "connection to " + std::string(peer) + " broke");
+  // A notice about connections older than the one the last Send went on: they broke, but the
+  // peer is connected on the newer one, so the owner hears of no disconnect (a consumer must not
+  // drop its coordinator, and the JoinGroup waiting there, for an old socket's late notice).
+  FailConnection(peer, broken_through, "connection to " + std::string(peer) + " broke",
+                 /*timed_out=*/0, /*tell_owner=*/!Superseded(peer, broken_through));
+}
+
+bool NetworkClient::Superseded(std::string_view peer, ConnectionId connection) const {
+  auto latest = latest_connection_.find(peer);
+  return latest != latest_connection_.end() && latest->second > connection;
 }
 
 void NetworkClient::Disconnect(std::string_view peer) {
@@ -137,7 +155,7 @@ void NetworkClient::CloseConnection(std::string_view peer) {
 }
 
 void NetworkClient::FailConnection(std::string_view peer, ConnectionId through,
-                                   const std::string& why, int32_t timed_out) {
+                                   const std::string& why, int32_t timed_out, bool tell_owner) {
   // Collect first: callbacks may send new requests, which go on a newer connection.
   std::vector<std::pair<int32_t, InFlight>> failed;
   for (auto it = in_flight_.begin(); it != in_flight_.end();) {
@@ -151,7 +169,7 @@ void NetworkClient::FailConnection(std::string_view peer, ConnectionId through,
   // The owner hears of the break before any callback runs (Kafka's processDisconnection marks
   // the node disconnected first; the requests complete later in poll), so that a callback that
   // picks a node (a metadata refresh's leastLoadedNode) does not pick the one that just failed.
-  if (handlers_.on_disconnect) handlers_.on_disconnect(peer);
+  if (tell_owner && handlers_.on_disconnect) handlers_.on_disconnect(peer);
   for (auto& [correlation_id, request] : failed) {
     if (correlation_id == timed_out) {  // its timer has fired
       request.callback(

@@ -13,8 +13,13 @@
 //   A response that matches nothing in flight (late, after a timeout or a disconnect; or from
 //   another peer) is dropped and counted. With disconnect_on_timeout (Kafka's clients:
 //   NetworkClient.handleTimedOutRequests closes the connection), a timeout also fails every
-//   other request in flight to that peer with NETWORK_EXCEPTION, as Disconnect does; the Transport
-//   keeps its connection (late answers on it are dropped as above).
+//   other request in flight on the connection it went on (and older ones) with
+//   NETWORK_EXCEPTION, as Disconnect does; the Transport keeps its connection (late answers on it
+//   are dropped as above). When a later Send already went on a newer connection to that peer
+//   (the old one broke without a notice yet), the requests on the newer one stay and the owner
+//   hears of no disconnect: Kafka closes only the timed-out request's connection. A Transport
+//   notice about connections older than the last Send's likewise fails the requests on them and
+//   is not passed to the owner: the peer is connected on the newer one.
 // - At most max_in_flight_requests_per_connection requests await a response per peer. As in
 //   Kafka, Send to a peer that is not Ready() is a programmer error: callers check Ready() and
 //   wait (on_ready tells them when a slot frees up).
@@ -78,7 +83,8 @@ class NetworkClient final : public TransportHandler {
     // response must name. Required if peers send this node requests.
     std::function<void(std::string_view from, ConnectionId connection, Message request)> on_request;
     // Told when a disconnect notice (or Disconnect) for `peer` arrives, before the callbacks of
-    // the requests it fails run (Kafka marks the node disconnected first).
+    // the requests it fails run (Kafka marks the node disconnected first); not for a notice or
+    // timeout that concerns only connections older than the last Send's.
     std::function<void(std::string_view peer)> on_disconnect;
     // Told when a request to `peer` completed in any way and `peer` is Ready() again.
     std::function<void(std::string_view peer)> on_ready;
@@ -130,10 +136,13 @@ class NetworkClient final : public TransportHandler {
   };
 
   void OnTimeout(int32_t correlation_id);
-  // Fails the requests in flight to `peer` on connections up to `through`, then tells the owner.
-  // The request `timed_out` (a correlation id, or 0) fails with REQUEST_TIMED_OUT instead.
+  // Fails the requests in flight to `peer` on connections up to `through`, then tells the owner
+  // (unless `tell_owner` is false). The request `timed_out` (a correlation id, or 0) fails with
+  // REQUEST_TIMED_OUT instead.
   void FailConnection(std::string_view peer, ConnectionId through, const std::string& why,
-                      int32_t timed_out = 0);
+                      int32_t timed_out = 0, bool tell_owner = true);
+  // Whether a Send to `peer` went on a newer connection than `connection`.
+  bool Superseded(std::string_view peer, ConnectionId connection) const;
   // Removes the request from the in-flight set and returns it.
   InFlight Complete(std::map<int32_t, InFlight>::iterator it);
   void NotifyReady(const std::string& peer);
@@ -145,6 +154,7 @@ class NetworkClient final : public TransportHandler {
   int32_t next_correlation_id_ = 1;
   std::map<int32_t, InFlight> in_flight_;  // by correlation id = send order
   std::map<std::string, int32_t, std::less<>> in_flight_per_peer_;
+  std::map<std::string, ConnectionId, std::less<>> latest_connection_;  // the last Send's, by peer
   NetworkClientCounters counters_;
 };
 
