@@ -12,7 +12,8 @@
 // hashes.
 // `--replay TRACE` runs a `ksim serve` trace again and checks it is reproduced byte for byte.
 // `--matrix` runs the election-policy matrix instead (the base, or `--variant V`), prints it,
-// and compares it with `--golden FILE.json` or writes it with `--write-golden FILE.json`.
+// and compares it with `--golden FILE.json` or writes it with `--write-golden FILE.json`;
+// `--releases LIST` runs it at each of those Kafka releases (the golden's by default).
 //
 // Exit codes (tools/commands.h): 0 every expectation met (and the matrix equal to its golden,
 // the traces deterministic); 1 an expectation failed, a golden matrix differs or a variant is
@@ -37,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/config/kafka_version.h"
 #include "core/controller/controller.h"
 #include "sim/kernel/atomic_file.h"
 #include "sim/kernel/trace.h"
@@ -63,6 +65,7 @@ struct RunArgs {
   bool matrix = false;
   std::string golden_path;
   std::string write_golden_path;
+  std::string releases_text;
   std::string replay_path;
 };
 
@@ -174,15 +177,36 @@ int RunMatrix(const sim::Scenario& scenario, const std::string& name, std::optio
   Result<std::optional<sim::AtomicFile>> out = OpenOutput(args.write_golden_path, args.file);
   if (!out.ok()) return BadInput(out.status().message());
 
+  // The release axis: --releases, else the golden's.
+  std::vector<KafkaRelease> releases;
+  if (!args.releases_text.empty()) {
+    Result<std::vector<KafkaRelease>> parsed = sim::ParseReleaseList(args.releases_text);
+    if (!parsed.ok()) return BadInput("--releases: " + std::string(parsed.status().message()));
+    releases = std::move(parsed).value();
+  } else if (golden) {
+    for (const std::string& version : golden->kafka_versions) {
+      releases.push_back(ParseKafkaRelease(version).value());  // ParseMatrixJson checked them
+    }
+  }
+
   Progress progress;
+  const sim::MatrixProgress show = [&progress, &name](const std::string& cell, size_t index,
+                                                      size_t cells, TimeUs done_us,
+                                                      TimeUs total_us) {
+    progress.Show(name + " " + cell + " " + std::to_string(index + 1) + "/" + std::to_string(cells),
+                  done_us, total_us);
+  };
+  std::string text;
+  if (!releases.empty()) {  // each release parses the file again
+    std::ifstream in(args.file);
+    std::ostringstream read;
+    read << in.rdbuf();
+    if (!in) return BadInput("cannot read " + args.file);
+    text = read.str();
+  }
   Result<sim::Matrix> matrix =
-      sim::RunPolicyMatrix(scenario, seed,
-                           [&progress, &name](const std::string& cell, size_t index, size_t cells,
-                                              TimeUs done_us, TimeUs total_us) {
-                             progress.Show(name + " " + cell + " " + std::to_string(index + 1) +
-                                               "/" + std::to_string(cells),
-                                           done_us, total_us);
-                           });
+      releases.empty() ? sim::RunPolicyMatrix(scenario, seed, show)
+                       : sim::RunReleaseMatrix(text, args.file, name, releases, seed, show);
   progress.Clear();
   if (!matrix.ok()) return BadInput(args.file + ": " + matrix.status().message());
   std::cout << sim::FormatMatrix(*matrix);
@@ -402,14 +426,23 @@ Command AddRun(CLI::App& app) {
                                         "and the differences when it differs)");
   CLI::Option* write_golden = sub->add_option("--write-golden", args->write_golden_path,
                                               "With --matrix: write the matrix as golden JSON");
+  CLI::Option* releases = sub->add_option(
+      "--releases", args->releases_text,
+      "With --matrix: run it at each of these Kafka releases too (all, or e.g. 0.10.0,0.11.0,2.0; "
+      "with --golden, the golden's releases by default)");
   CLI::Option* replay = sub->add_option(
       "--replay", args->replay_path,
       "Run a `ksim serve` trace again (its scenario, seed and clients' inputs) and check that the "
       "new trace is the same, byte for byte (exit 1 if not)");
-  replay->excludes(seed)->excludes(variant)->excludes(all)->excludes(level)->excludes(determinism)->excludes(
-      matrix);
+  replay->excludes(seed)
+      ->excludes(variant)
+      ->excludes(all)
+      ->excludes(level)
+      ->excludes(determinism)
+      ->excludes(matrix);
   golden->needs(matrix);
   write_golden->needs(matrix);
+  releases->needs(matrix);
   golden->excludes(write_golden);
   matrix->excludes(all)->excludes(trace)->excludes(level)->excludes(report)->excludes(determinism);
   return [args] { return RunScenarioCommand(*args); };

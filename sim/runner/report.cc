@@ -4,13 +4,17 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "core/base/text_distance.h"
 #include "core/cluster/partition.h"
 #include "core/controller/controller.h"
 #include "sim/kernel/trace.h"
+#include "sim/scenario/loader.h"
+#include "sim/scenario/variants.h"
 
 namespace ksim::sim {
 namespace {
@@ -356,7 +360,10 @@ const std::vector<std::string>& MatrixTruncationPolicies() {
   return kPolicies;
 }
 
-std::string MatrixCellName(const MatrixCell& cell) { return cell.election + "/" + cell.truncation; }
+std::string MatrixCellName(const MatrixCell& cell) {
+  return (cell.kafka_version.empty() ? "" : cell.kafka_version + "/") + cell.election + "/" +
+         cell.truncation;
+}
 
 Result<Matrix> RunPolicyMatrix(const Scenario& scenario, std::optional<uint64_t> seed,
                                const MatrixProgress& progress) {
@@ -398,12 +405,91 @@ Result<Matrix> RunPolicyMatrix(const Scenario& scenario, std::optional<uint64_t>
   return matrix;
 }
 
+Result<Matrix> RunReleaseMatrix(std::string_view text, const std::string& file,
+                                const std::string& variant,
+                                const std::vector<KafkaRelease>& releases,
+                                std::optional<uint64_t> seed, const MatrixProgress& progress) {
+  Json document = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!document.is_object()) {
+    return Status(Errc::kInvalidArgument, file + ": not a scenario document (a JSON object)");
+  }
+  Matrix matrix;
+  for (KafkaRelease release : releases) {
+    const std::string name(KafkaReleaseName(release));
+    matrix.kafka_versions.push_back(name);
+    document["kafka_version"] = name;
+    Result<Scenario> parsed = ParseScenario(document.dump(), file);
+    if (!parsed.ok()) {
+      return Status(parsed.status().code(),
+                    "at kafka_version " + name + ": " + parsed.status().message());
+    }
+    Result<std::vector<SelectedRun>> runs = SelectRuns(*parsed, variant, file);
+    if (!runs.ok()) return runs.status();
+    const Scenario& run = *runs->front().scenario;
+    if (matrix.cells.empty()) {
+      matrix.scenario = run.name;
+      matrix.seed = seed.value_or(run.seed);
+    }
+    MatrixProgress named;
+    if (progress) {
+      named = [&progress, &name](const std::string& cell, size_t index, size_t cells,
+                                 TimeUs done_us, TimeUs total_us) {
+        progress(name + "/" + cell, index, cells, done_us, total_us);
+      };
+    }
+    Result<Matrix> one = RunPolicyMatrix(run, matrix.seed, named);
+    if (!one.ok()) {
+      return Status(one.status().code(),
+                    "at kafka_version " + name + ": " + one.status().message());
+    }
+    for (MatrixCell& cell : one->cells) {
+      cell.kafka_version = name;
+      matrix.cells.push_back(std::move(cell));
+    }
+  }
+  return matrix;
+}
+
+Result<std::vector<KafkaRelease>> ParseReleaseList(std::string_view text) {
+  if (text == "all") {
+    const std::span<const KafkaRelease> all = KafkaReleases();
+    return std::vector<KafkaRelease>(all.begin(), all.end());
+  }
+  std::vector<KafkaRelease> releases;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    const std::string_view item = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (item.empty()) {
+      return Status(Errc::kInvalidArgument,
+                    "an empty release in '" + std::string(text) +
+                        "': expected all, or releases separated by commas (" + KafkaReleaseList() +
+                        ")");
+    }
+    Result<KafkaRelease> release = ParseKafkaRelease(item);
+    if (!release.ok()) return release.status();
+    if (std::find(releases.begin(), releases.end(), *release) != releases.end()) {
+      return Status(Errc::kInvalidArgument, "release " + std::string(KafkaReleaseName(*release)) +
+                                                " appears twice in '" + std::string(text) + "'");
+    }
+    releases.push_back(*release);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return releases;
+}
+
 std::string FormatMatrix(const Matrix& matrix) {
+  const bool by_release = !matrix.kafka_versions.empty();
   std::vector<std::string> header = {"election", "truncation"};
+  if (by_release) header.insert(header.begin(), "kafka_version");
+  const size_t names = header.size();
   for (const std::string& metric : MatrixMetrics()) header.push_back(metric);
   std::vector<std::vector<std::string>> rows;
   for (const MatrixCell& cell : matrix.cells) {
     std::vector<std::string> row = {cell.election, cell.truncation};
+    if (by_release) row.insert(row.begin(), cell.kafka_version);
     for (const Metric& metric : cell.metrics) row.push_back(std::to_string(metric.value));
     rows.push_back(std::move(row));
   }
@@ -415,11 +501,11 @@ std::string FormatMatrix(const Matrix& matrix) {
     }
   }
   // Policy names left-aligned, numbers right-aligned; two spaces between columns.
-  auto line = [&widths](const std::vector<std::string>& cells) {
+  auto line = [&widths, names](const std::vector<std::string>& cells) {
     std::string text;
     for (size_t i = 0; i < cells.size() && i < widths.size(); ++i) {
       if (i > 0) text += "  ";
-      text += i < 2 ? PadRight(cells[i], widths[i]) : PadLeft(cells[i], widths[i]);
+      text += i < names ? PadRight(cells[i], widths[i]) : PadLeft(cells[i], widths[i]);
     }
     while (!text.empty() && text.back() == ' ') text.pop_back();
     return text + "\n";
@@ -434,9 +520,11 @@ Json MatrixJson(const Matrix& matrix) {
   Json json = Json::object();
   json["scenario"] = matrix.scenario;
   json["seed"] = matrix.seed;
+  if (!matrix.kafka_versions.empty()) json["kafka_versions"] = matrix.kafka_versions;
   Json cells = Json::array();
   for (const MatrixCell& cell : matrix.cells) {
     Json item = Json::object();
+    if (!cell.kafka_version.empty()) item["kafka_version"] = cell.kafka_version;
     item["election"] = cell.election;
     item["truncation"] = cell.truncation;
     item["metrics"] = MetricsJson(cell.metrics);
@@ -449,27 +537,62 @@ Json MatrixJson(const Matrix& matrix) {
 Result<Matrix> ParseMatrixJson(const Json& json) {
   if (!json.is_object())
     return Invalid("", "expected an object {\"scenario\", \"seed\", \"cells\"}");
-  KSIM_RETURN_IF_ERROR(CheckKeys(json, "", {"scenario", "seed", "cells"}));
+  KSIM_RETURN_IF_ERROR(CheckKeys(json, "", {"scenario", "seed", "kafka_versions", "cells"}));
   Matrix matrix;
   KSIM_ASSIGN_OR_RETURN(matrix.scenario, StringMember(json, "", "scenario"));
   KSIM_ASSIGN_OR_RETURN(const Json* seed, Member(json, "", "seed"));
   if (!seed->is_number_unsigned()) return Invalid("/seed", "expected an unsigned integer");
   matrix.seed = seed->get<uint64_t>();
+  if (auto versions = json.find("kafka_versions"); versions != json.end()) {
+    if (!versions->is_array() || versions->empty()) {
+      return Invalid("/kafka_versions", "expected a non-empty array of releases");
+    }
+    for (size_t i = 0; i < versions->size(); ++i) {
+      const std::string path = "/kafka_versions/" + std::to_string(i);
+      const Json& item = (*versions)[i];
+      if (!item.is_string()) return Invalid(path, "expected a release such as \"0.11.0\"");
+      Result<KafkaRelease> release = ParseKafkaRelease(item.get<std::string>());
+      if (!release.ok()) return Invalid(path, release.status().message());
+      const std::string name(KafkaReleaseName(*release));
+      if (std::find(matrix.kafka_versions.begin(), matrix.kafka_versions.end(), name) !=
+          matrix.kafka_versions.end()) {
+        return Invalid(path, "release " + name + " appears twice");
+      }
+      matrix.kafka_versions.push_back(name);
+    }
+  }
   KSIM_ASSIGN_OR_RETURN(const Json* cells, Member(json, "", "cells"));
   if (!cells->is_array()) return Invalid("/cells", "expected an array of cells");
   const std::vector<std::string_view> metric_names(MatrixMetrics().begin(), MatrixMetrics().end());
-  std::set<std::pair<std::string, std::string>> seen;
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
   for (size_t i = 0; i < cells->size(); ++i) {
     const Json& item = (*cells)[i];
     const std::string path = "/cells/" + std::to_string(i);
     if (!item.is_object()) {
       return Invalid(path, "expected an object {\"election\", \"truncation\", \"metrics\"}");
     }
-    KSIM_RETURN_IF_ERROR(CheckKeys(item, path, {"election", "truncation", "metrics"}));
+    KSIM_RETURN_IF_ERROR(
+        CheckKeys(item, path, {"kafka_version", "election", "truncation", "metrics"}));
     MatrixCell cell;
+    if (matrix.kafka_versions.empty()) {
+      if (item.contains("kafka_version")) {
+        return Invalid(path + "/kafka_version",
+                       "a cell names a release only when the matrix lists \"kafka_versions\"");
+      }
+    } else {
+      KSIM_ASSIGN_OR_RETURN(const std::string version, StringMember(item, path, "kafka_version"));
+      Result<KafkaRelease> release = ParseKafkaRelease(version);
+      if (!release.ok()) return Invalid(path + "/kafka_version", release.status().message());
+      cell.kafka_version = std::string(KafkaReleaseName(*release));
+      if (std::find(matrix.kafka_versions.begin(), matrix.kafka_versions.end(),
+                    cell.kafka_version) == matrix.kafka_versions.end()) {
+        return Invalid(path + "/kafka_version",
+                       "release " + cell.kafka_version + " is not in \"kafka_versions\"");
+      }
+    }
     KSIM_ASSIGN_OR_RETURN(cell.election, StringMember(item, path, "election"));
     KSIM_ASSIGN_OR_RETURN(cell.truncation, StringMember(item, path, "truncation"));
-    if (!seen.emplace(cell.election, cell.truncation).second) {
+    if (!seen.emplace(cell.kafka_version, cell.election, cell.truncation).second) {
       return Invalid(path, "cell " + MatrixCellName(cell) + " appears twice");
     }
     KSIM_ASSIGN_OR_RETURN(const Json* metrics, Member(item, path, "metrics"));
@@ -500,7 +623,10 @@ std::vector<std::string> DiffMatrix(const Matrix& golden, const Matrix& actual) 
   }
   auto find = [](const Matrix& matrix, const MatrixCell& like) -> const MatrixCell* {
     for (const MatrixCell& cell : matrix.cells) {
-      if (cell.election == like.election && cell.truncation == like.truncation) return &cell;
+      if (cell.kafka_version == like.kafka_version && cell.election == like.election &&
+          cell.truncation == like.truncation) {
+        return &cell;
+      }
     }
     return nullptr;
   };

@@ -24,8 +24,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/config/kafka_version.h"
 #include "sim/runner/runner.h"
 
 namespace ksim::sim {
@@ -52,11 +54,16 @@ struct MatrixCell {
   std::string election;
   std::string truncation;
   std::vector<Metric> metrics;  // MatrixMetrics(), in order
+  // The release the cell ran at ("0.11.0"); "" when the matrix has no release axis (every cell at
+  // the scenario's own release).
+  std::string kafka_version;
 };
 
 struct Matrix {
   std::string scenario;
   uint64_t seed = 0;
+  // The release axis (names as KafkaReleaseName gives them, in the order run); empty: none.
+  std::vector<std::string> kafka_versions;
   std::vector<MatrixCell> cells;
 };
 
@@ -66,7 +73,8 @@ const std::vector<std::string>& MatrixElectionPolicies();
 // ... times the truncation policies: high-watermark, leader-epoch.
 const std::vector<std::string>& MatrixTruncationPolicies();
 
-// "<election>/<truncation>": a cell's name in the printed matrix, diffs and progress lines.
+// "<election>/<truncation>", "<release>/<election>/<truncation>" on a release axis: a cell's name
+// in the printed matrix, diffs and progress lines.
 std::string MatrixCellName(const MatrixCell& cell);
 
 // Called before each cell runs (index from 0, of `cells`) and then as RunOptions::progress.
@@ -80,12 +88,30 @@ using MatrixProgress = std::function<void(const std::string& cell, size_t index,
 Result<Matrix> RunPolicyMatrix(const Scenario& scenario, std::optional<uint64_t> seed,
                                const MatrixProgress& progress = nullptr);
 
+// The matrix across releases: for each of `releases`, the scenario document `text` (read from
+// `file`) with its top-level "kafka_version" set to that release is parsed again, so that the
+// release's defaults and refusals apply as if the file said so (a variant that sets its own
+// kafka_version keeps it), and its run `variant` ("base" or a variant's name) goes through
+// RunPolicyMatrix. Cells carry their release, release-major. The seed is `seed` or that of the
+// first release's run. Errors name the release.
+Result<Matrix> RunReleaseMatrix(std::string_view text, const std::string& file,
+                                const std::string& variant,
+                                const std::vector<KafkaRelease>& releases,
+                                std::optional<uint64_t> seed,
+                                const MatrixProgress& progress = nullptr);
+// `--releases`: "all" (every modelled release) or releases separated by commas ("0.10.0,2.0"),
+// each once. kInvalidArgument naming the bad entry and the valid releases.
+Result<std::vector<KafkaRelease>> ParseReleaseList(std::string_view text);
+
 std::string FormatMatrix(const Matrix& matrix);
-// {"scenario", "seed", "cells": [{"election", "truncation", "metrics": {name: number}}]}.
+// {"scenario", "seed", ["kafka_versions": [release...],] "cells": [{["kafka_version",]
+// "election", "truncation", "metrics": {name: number}}]}: the release keys only on a release
+// axis.
 nlohmann::ordered_json MatrixJson(const Matrix& matrix);
 // kInvalidArgument "<JSON pointer>: <what was expected>" when `json` is not a matrix: every
 // MatrixMetrics() metric is required in each cell, unknown keys are refused (did you mean),
-// cells are unique by (election, truncation).
+// cells are unique by (kafka_version, election, truncation); with "kafka_versions" every cell
+// names one of them, without it none does.
 Result<Matrix> ParseMatrixJson(const nlohmann::ordered_json& json);
 // One line per difference, empty when equal: "scenario: a -> b", "seed: 1 -> 2",
 // "<cell>: <metric> <golden> -> <actual>", "<cell>: missing (in the golden matrix only)",

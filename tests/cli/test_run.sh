@@ -151,4 +151,24 @@ expect_grep '^  clean/leader-epoch: lost_acked [0-9]+ -> [0-9]+$' "$WORK/stdout"
 printf '{"scenario": "cli-run-fails", "seed": 1, "cells": [{"election": "clean"}]}' >"$WORK/bad.in.json"
 expect_exit 2 "$KSIM" run "$DATA/run_fails.json" --matrix --golden "$WORK/bad.in.json"
 expect_grep 'bad.in.json:/cells/0: missing key "truncation"' "$WORK/stderr"
+
+# ---- The matrix across releases: --releases, then the golden's releases by default.
+expect_exit 0 "$KSIM" run "$DATA/run_fails.json" --matrix --releases 0.10.0,2.0 \
+  --write-golden "$WORK/releases.json"
+expect_grep '^kafka_version +election +truncation +lost_acked' "$WORK/stdout"
+expect_grep '^2\.0 +wait-for-last-isr +leader-epoch( +[0-9]+){4}$' "$WORK/stdout"
+python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))
+assert g["kafka_versions"] == ["0.10.0", "2.0"], g
+assert len(g["cells"]) == 16 and g["cells"][8]["kafka_version"] == "2.0", g
+' "$WORK/releases.json"
+expect_exit 0 "$KSIM" run "$DATA/run_fails.json" --matrix --golden "$WORK/releases.json"
+expect_grep "^ok: the matrix equals $WORK/releases.json$" "$WORK/stdout"
+expect_exit 1 "$KSIM" run "$DATA/run_fails.json" --matrix --releases 0.10.0 \
+  --golden "$WORK/releases.json"
+expect_grep '^  2\.0/clean/high-watermark: missing' "$WORK/stdout"
+expect_exit 2 "$KSIM" run "$DATA/run_fails.json" --matrix --releases 0.9.0
+expect_grep '--releases: Kafka "0.9.0" is not a release ksim models' "$WORK/stderr"
+expect_exit 2 "$KSIM" run "$DATA/run_fails.json" --releases 2.0
 echo "ok"

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/kafka_version.h"
 #include "core/controller/controller.h"
 #include "sim/scenario/loader.h"
 
@@ -356,6 +357,131 @@ TEST(PolicyMatrixTest, ParseErrorsNameTheJsonPath) {
   EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "cells": [{"truncation": "x", )"
                        R"("metrics": {}}]})"),
             R"(/cells/0: missing key "election")");
+}
+
+// The release axis: a column first, the release in each cell's name, the JSON's
+// "kafka_versions" and each cell's "kafka_version", cells told apart by their release.
+TEST(PolicyMatrixTest, AReleaseAxisShowsInTheTableTheJsonAndTheDiff) {
+  Matrix matrix;
+  matrix.scenario = "kip-279";
+  matrix.seed = 2;
+  matrix.kafka_versions = {"0.11.0", "2.0"};
+  for (const std::string& release : matrix.kafka_versions) {
+    MatrixCell cell{"unclean", "leader-epoch", {}, release};
+    for (const std::string& metric : MatrixMetrics()) cell.metrics.push_back({metric, 1});
+    matrix.cells.push_back(cell);
+  }
+  const std::vector<std::string> lines = Lines(FormatMatrix(matrix));
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[1],
+            "kafka_version  election  truncation    lost_acked  duplicated  unavailable_ms  "
+            "elections");
+  EXPECT_EQ(
+      lines[2],
+      "0.11.0         unclean   leader-epoch           1           1               1          1");
+  EXPECT_EQ(MatrixCellName(matrix.cells[1]), "2.0/unclean/leader-epoch");
+
+  const Json json = MatrixJson(matrix);
+  EXPECT_EQ(json["kafka_versions"], Json::array({"0.11.0", "2.0"}));
+  EXPECT_EQ(json["cells"][1]["kafka_version"], "2.0");
+  Result<Matrix> parsed = ParseMatrixJson(Json::parse(json.dump()));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->kafka_versions, matrix.kafka_versions);
+  EXPECT_TRUE(DiffMatrix(matrix, *parsed).empty());
+
+  Matrix changed = matrix;
+  changed.cells[0].metrics[0].value = 5;  // only 0.11.0's cell
+  EXPECT_EQ(DiffMatrix(matrix, changed),
+            (std::vector<std::string>{"0.11.0/unclean/leader-epoch: lost_acked 1 -> 5"}));
+  Matrix without = matrix;  // the same cells without their release are other cells
+  without.kafka_versions.clear();
+  for (MatrixCell& cell : without.cells) cell.kafka_version.clear();
+  EXPECT_EQ(DiffMatrix(matrix, without).size(), 4u);  // 2 missing, 2 new (the same name twice)
+}
+
+TEST(PolicyMatrixTest, ReleaseAxisParseErrorsNameTheJsonPath) {
+  const std::string metrics =
+      R"("metrics": {"lost_acked": 0, "duplicated": 0, "unavailable_ms": 0, "elections": 1})";
+  const std::string cell_at = R"({"kafka_version": "2.0", "election": "clean", )"
+                              R"("truncation": "high-watermark", )" +
+                              metrics + "}";
+  const std::string cell_plain =
+      R"({"election": "clean", "truncation": "high-watermark", )" + metrics + "}";
+  EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "kafka_versions": ["2.0"], "cells": [)" +
+                       cell_at + "]}"),
+            "ok");
+  EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "kafka_versions": ["2.0.0"], "cells": [)" +
+                       cell_at + "]}"),
+            "ok");  // 2.0.0 stands for 2.0
+  EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "kafka_versions": [], "cells": []})"),
+            "/kafka_versions: expected a non-empty array of releases");
+  EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "kafka_versions": ["2.0", "2.0"], )"
+                       R"("cells": []})"),
+            "/kafka_versions/1: release 2.0 appears twice");
+  EXPECT_NE(ParseError(R"({"scenario": "s", "seed": 1, "kafka_versions": ["0.9.0"], )"
+                       R"("cells": []})")
+                .find("/kafka_versions/0: "),
+            std::string::npos);
+  EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "kafka_versions": ["2.0"], "cells": [)" +
+                       cell_plain + "]}"),
+            R"(/cells/0: missing key "kafka_version")");
+  EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "cells": [)" + cell_at + "]}"),
+            R"(/cells/0/kafka_version: a cell names a release only when the matrix lists )"
+            R"("kafka_versions")");
+  EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "kafka_versions": ["1.1"], "cells": [)" +
+                       cell_at + "]}"),
+            R"(/cells/0/kafka_version: release 2.0 is not in "kafka_versions")");
+}
+
+TEST(PolicyMatrixTest, ReleaseListIsAllOrReleasesSeparatedByCommas) {
+  Result<std::vector<KafkaRelease>> all = ParseReleaseList("all");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), KafkaReleases().size());
+  Result<std::vector<KafkaRelease>> some = ParseReleaseList("2.0,0.10.0.1");
+  ASSERT_TRUE(some.ok()) << some.status().ToString();
+  EXPECT_EQ(*some, (std::vector<KafkaRelease>{KafkaRelease::k2_0, KafkaRelease::k0_10_0}));
+  EXPECT_FALSE(ParseReleaseList("2.0,,1.1").ok());
+  EXPECT_FALSE(ParseReleaseList("").ok());
+  EXPECT_FALSE(ParseReleaseList("1.1,1.1.0").ok());  // the same release twice
+  EXPECT_FALSE(ParseReleaseList("0.9.0").ok());
+}
+
+// The matrix across releases parses the document again at each, release-major; a release that
+// refuses the document (a setting it does not have) is named in the error.
+TEST(PolicyMatrixTest, AcrossReleasesEachParsesTheDocumentAgain) {
+  const std::string text = R"({
+    "ksim": 1, "name": "release-smoke", "seed": 5, "duration_ms": 6000,
+    "topics": {"t": {"partitions": 1, "replication_factor": 2, "assignment": {"0": [1, 2]}}},
+    "clients": {"p1": {"type": "producer", "topic": "t", "messages": 20, "rate_per_s": 20,
+                       "start_ms": 1000, "config": {"acks": "1"}}},
+    "final": {"drain_ms": 3000}
+  })";
+  std::vector<std::string> progress_cells;
+  Result<Matrix> matrix = RunReleaseMatrix(
+      text, "smoke.json", "base", {KafkaRelease::k0_10_0, KafkaRelease::k2_0}, std::nullopt,
+      [&progress_cells](const std::string& cell, size_t, size_t, TimeUs, TimeUs) {
+        if (progress_cells.empty() || progress_cells.back() != cell) progress_cells.push_back(cell);
+      });
+  ASSERT_TRUE(matrix.ok()) << matrix.status().ToString();
+  EXPECT_EQ(matrix->seed, 5u);
+  EXPECT_EQ(matrix->kafka_versions, (std::vector<std::string>{"0.10.0", "2.0"}));
+  const size_t per_release = MatrixElectionPolicies().size() * MatrixTruncationPolicies().size();
+  ASSERT_EQ(matrix->cells.size(), 2 * per_release);
+  EXPECT_EQ(MatrixCellName(matrix->cells.front()), "0.10.0/clean/high-watermark");
+  EXPECT_EQ(MatrixCellName(matrix->cells.back()), "2.0/wait-for-last-isr/leader-epoch");
+  ASSERT_FALSE(progress_cells.empty());
+  EXPECT_EQ(progress_cells.front(), "0.10.0/clean/high-watermark");
+
+  // A document a release refuses: a broker setting 0.10.0 does not have.
+  const std::string later = R"({
+    "ksim": 1, "name": "later-setting", "duration_ms": 1000,
+    "cluster": {"brokers": 1, "config": {"group.initial.rebalance.delay.ms": 0}}
+  })";
+  Result<Matrix> refused = RunReleaseMatrix(
+      later, "later.json", "base", {KafkaRelease::k2_0, KafkaRelease::k0_10_0}, std::nullopt);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("at kafka_version 0.10.0: "), std::string::npos)
+      << refused.status().message();
 }
 
 // One real matrix: a leader crash under every policy pair.
