@@ -105,6 +105,12 @@ class Checker {
   // The first of LeaderPowerLossFork, StaleIsrPowerLoss and StaleHighWatermarkAfterPowerLoss
   // that explains `v`: a power loss before the commit that Kafka lets lose it later.
   std::string EarlierPowerLossReason(const ViolationRecord& v) const;
+  // A new leader whose log ends at or below the lost offset because it truncated that offset
+  // itself before the commit was seen (the last thing that happened to the offset there): by its
+  // own high watermark (KIP-101's loss, which the commit's other copies do not undo), or to a
+  // leader shorter after an earlier permitted loss of the partition (`earlier`). "" otherwise.
+  std::string TruncatedBeforeTheCommit(const std::vector<PermittedLoss>& earlier,
+                                       const ViolationRecord& v) const;
   // `broker`'s last power loss (a crash, not a halt) before `t_us`; nullptr when none.
   const FaultRecord* PowerLossBefore(BrokerId broker, TimeUs t_us) const;
   // The event between `from_us` and `to_us` that lets Kafka lose committed records of `tp`: a
@@ -1088,6 +1094,40 @@ std::string Checker::StaleHighWatermarkAfterPowerLoss(const ViolationRecord& v) 
   return "";
 }
 
+std::string Checker::TruncatedBeforeTheCommit(const std::vector<PermittedLoss>& earlier,
+                                              const ViolationRecord& v) const {
+  // Only a log that ends at or below the offset: nothing was written there again since.
+  if (v.message.find(" its log ends at ") == std::string::npos) return "";
+  auto truncations = truncations_.find(v.tp);
+  if (truncations == truncations_.end()) return "";
+  const TruncationRecord* last = nullptr;
+  for (const TruncationRecord* t : truncations->second) {
+    if (t->t_us > v.t_us) break;
+    if (t->broker == v.broker && t->Removed(v.offset)) last = t;
+  }
+  if (last == nullptr || last->t_us > v.committed_us) return "";
+  const std::string when = node::Broker(v.broker) + " truncated offset " +
+                           std::to_string(v.offset.value()) + " away at " +
+                           FormatSeconds(last->t_us) + " (to offset " +
+                           std::to_string(last->to.value()) + ", " + last->reason + ")";
+  if (last->reason == "high_watermark") {
+    return when +
+           ", before the record counted as committed on another replica's copy, and was elected "
+           "without it: Kafka before KIP-101 (0.11) truncates a follower to its own high "
+           "watermark, which can be below what the leader commits";
+  }
+  if (last->reason != "offset_out_of_range") return "";
+  for (const PermittedLoss& loss : earlier) {
+    if (loss.tp != v.tp || loss.offset > v.offset || loss.t_us > last->t_us) continue;
+    return when + ", following a leader whose log had become shorter (" + FormatSeconds(loss.t_us) +
+           ": " + loss.reason +
+           "); another replica kept its copy, which counted as committed again when it led, and "
+           "the truncated replica, still in the ISR, was elected without it: before KIP-101 (0.11) "
+           "a follower truncates by offsets only";
+  }
+  return "";
+}
+
 std::string Checker::EarlierPowerLossReason(const ViolationRecord& v) const {
   std::string reason = LeaderPowerLossFork(v);
   if (reason.empty()) reason = StaleIsrPowerLoss(v);
@@ -1101,6 +1141,7 @@ void Checker::SplitViolations(CheckResult& result) {
       std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
       if (reason.empty()) reason = ForkReason(result.permitted_losses, v);
       if (reason.empty()) reason = EarlierPowerLossReason(v);
+      if (reason.empty()) reason = TruncatedBeforeTheCommit(result.permitted_losses, v);
       if (!reason.empty()) {
         PermittedLoss loss;
         loss.t_us = v.t_us;

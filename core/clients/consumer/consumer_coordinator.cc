@@ -228,8 +228,11 @@ void ConsumerCoordinator::SendJoinGroup() {
   for (const auto& assignor : assignors_) {
     request.group_protocols.push_back(GroupProtocol{std::string(assignor->Name()), subscription});
   }
-  network_.Send(*coordinator_, std::move(request),
-                [this](Result<Message> response) { OnJoinGroup(std::move(response)); });
+  join_in_flight_ = true;
+  network_.Send(*coordinator_, std::move(request), [this](Result<Message> response) {
+    join_in_flight_ = false;
+    OnJoinGroup(std::move(response));
+  });
 }
 
 void ConsumerCoordinator::OnJoinGroup(Result<Message> response) {
@@ -367,7 +370,13 @@ void ConsumerCoordinator::RejoinAfter(Errc error) {
     generation_ = -1;
   }
   if (CoordinatorError(error)) CoordinatorDead();
-  if (state_ == State::kJoining || state_ == State::kSyncing) state_ = State::kUnjoined;
+  // A JoinGroup in flight stays the only one: its own answer decides what comes next (Kafka's
+  // AbstractCoordinator sends no JoinGroup while joinFuture is pending; a heartbeat's
+  // resetGeneration does not clear it). Abandoning it for a second JoinGroup without a member id
+  // would leave the first one's member in the group (a ghost the coordinator may make leader).
+  if ((state_ == State::kJoining && !join_in_flight_) || state_ == State::kSyncing) {
+    state_ = State::kUnjoined;
+  }
   if (!NeedsRejoin(error) && !CoordinatorError(error)) {
     join_not_before_us_ = clock_.Now() + config_.retry_backoff_ms * kUsPerMs;
   }

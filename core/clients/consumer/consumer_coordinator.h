@@ -133,6 +133,7 @@ class ConsumerCoordinator {
   std::vector<std::string> topics_;
   RebalanceListener listener_;
   State state_ = State::kUnjoined;
+  bool join_in_flight_ = false;  // a JoinGroup awaits its answer (at most one at a time)
   bool needs_rejoin_ = true;
   bool revoked_ = true;  // the last assignment was handed back (nothing to revoke yet)
   std::string member_id_;

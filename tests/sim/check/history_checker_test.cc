@@ -894,6 +894,37 @@ TEST_F(HistoryCheckerTest, CommitDatedAtACleanlyStoppedLeadersReturnLostIsAViola
   EXPECT_EQ(result.Value("invariant_violations"), 1);
 }
 
+// Issue 17 (explore unsafe seed 2855): the new leader truncated the offset away by its own high
+// watermark just before another replica's copy counted as committed: KIP-101's loss.
+TEST_F(HistoryCheckerTest, NewLeaderThatTruncatedToItsHwBeforeTheCommitIsAPermittedLoss) {
+  Elected(t0_, 1, 0, false, "new_partition");
+  At(1 * kSecond);
+  Truncated(2, t0_, 1, 0, "high_watermark");
+  At(3 * kSecond);
+  ReportCommittedLoss(2, 2 * kSecond);
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("invariant_violations"), 0);
+  ASSERT_EQ(result.permitted_losses.size(), 1u);
+  EXPECT_NE(result.permitted_losses[0].reason.find(
+                "broker-2 truncated offset 0 away at 1.000 s (to offset 0, high_watermark)"),
+            std::string::npos)
+      << result.permitted_losses[0].reason;
+}
+
+// The same with a truncation to a shorter leader (offset_out_of_range) and no earlier permitted
+// loss that made the leader shorter: a violation. Another replica's truncation does not count.
+TEST_F(HistoryCheckerTest, TruncationToAShorterLeaderWithoutAnEarlierLossIsAViolation) {
+  Elected(t0_, 1, 0, false, "new_partition");
+  At(1 * kSecond);
+  Truncated(2, t0_, 1, 0, "offset_out_of_range");
+  Truncated(3, t0_, 1, 0, "high_watermark");
+  At(3 * kSecond);
+  ReportCommittedLoss(2, 2 * kSecond);
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("permitted_losses"), 0);
+  EXPECT_EQ(result.Value("invariant_violations"), 1);
+}
+
 TEST_F(HistoryCheckerTest, AnomaliesComeInKindOrderThenRecordOrder) {
   Elected(t0_, 1, 0, false, "new_partition");
   At(1 * kSecond);
