@@ -158,6 +158,7 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   isr_ = state.isr;
   zk_version_ = state.zk_version;
   isr_change_in_flight_ = false;
+  isr_expanding_.reset();
 
   // Remote replicas: forget those no longer assigned; a new leader knows no remote LEO until
   // the first fetch.
@@ -246,6 +247,7 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   zk_version_ = state.zk_version;
   ForgetRemoteReplicas();
   isr_change_in_flight_ = false;
+  isr_expanding_.reset();
   // Partition.makeFollower: to 2.0.0 the same leader means nothing to redo, whatever the epoch;
   // 2.1.0 (KAFKA-7395, with KIP-320) redoes it unless the epoch is the same, which a LeaderAndIsr
   // only ever brings as stale (refused before this). A new leader is always a new start.
@@ -275,6 +277,7 @@ void Partition::Stop() {
   isr_.clear();
   ForgetRemoteReplicas();
   isr_change_in_flight_ = false;
+  isr_expanding_.reset();
   CheckInvariants();
 }
 
@@ -386,6 +389,7 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
     expanded = isr_;
     expanded->push_back(replica);
     isr_change_in_flight_ = true;
+    isr_expanding_ = replica;
   }
   // Its LEO moved: the HW may rise (it may already be in the ISR).
   MaybeIncrementLeaderHw();
@@ -420,6 +424,7 @@ void Partition::ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version) {
   // dropped the proposal); the controller's state wins.
   if (!isr_change_in_flight_ || role_ != ReplicaRole::kLeader) return;
   isr_change_in_flight_ = false;
+  isr_expanding_.reset();
   std::vector<BrokerId> added;
   std::vector<BrokerId> removed;
   for (BrokerId b : isr) {
@@ -447,7 +452,10 @@ void Partition::ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version) {
   CheckInvariants();
 }
 
-void Partition::AbandonIsrChange() { isr_change_in_flight_ = false; }
+void Partition::AbandonIsrChange() {
+  isr_change_in_flight_ = false;
+  isr_expanding_.reset();
+}
 
 EpochAndEndOffset Partition::EndOffsetForEpoch(LeaderEpoch epoch) const {
   return epochs_.EndOffsetFor(epoch, log_.log_end_offset());
@@ -650,13 +658,22 @@ bool Partition::MaybeIncrementLeaderHw() {
   if (role_ != ReplicaRole::kLeader) return false;
   // Kafka 0.10's maybeIncrementLeaderHW: min LEO over the ISR, the leader's own included; a
   // follower whose LEO is unknown (no fetch yet in this leadership) holds the HW where it is.
+  // A follower whose addition to the ISR is being written counts already: Kafka's maybeExpandIsr
+  // writes ZooKeeper while holding the partition's lock, so no append commits between the
+  // decision and the new ISR; here the write is asynchronous, and a record committed meanwhile
+  // without that follower would be missing on an ISR member (explore unsafe seed 7280).
   Offset min_leo = log_.log_end_offset();
-  for (BrokerId replica : isr_) {
-    if (replica == local_) continue;
+  auto counts = [&](BrokerId replica) {
+    if (replica == local_) return true;
     auto it = remotes_.find(replica);
     if (it == remotes_.end() || !it->second.log_end_offset.has_value()) return false;
     min_leo = std::min(min_leo, *it->second.log_end_offset);
+    return true;
+  };
+  for (BrokerId replica : isr_) {
+    if (!counts(replica)) return false;
   }
+  if (isr_expanding_ && !counts(*isr_expanding_)) return false;
   if (min_leo <= high_watermark_) return false;
   SetHighWatermark(min_leo);
   return true;

@@ -356,6 +356,9 @@ class Partition final : public LogObserver {
   Offset high_watermark_{0};
   std::map<BrokerId, RemoteReplicaState> remotes_;
   bool isr_change_in_flight_ = false;
+  // The follower whose addition to the ISR is being written (an expansion in flight): the HW
+  // counts it from the decision on (MaybeIncrementLeaderHw).
+  std::optional<BrokerId> isr_expanding_;
   LeaderEpoch last_appended_epoch_ = kUndefinedEpoch;  // of the last batch appended
   Status observer_error_;
   std::vector<Partition*>* change_list_ = nullptr;

@@ -492,6 +492,37 @@ TEST_F(PartitionTest, FollowerRejoinsIsrWhenItsLogEndOffsetReachesHighWatermark)
 
 // ---- High watermark ----------------------------------------------------------------------------
 
+// Found by `ksim explore` (unsafe seed 7280, scenarios/regressions/
+// isr-expansion-in-flight-holds-the-high-watermark.json): a record appended while a follower's
+// addition to the ISR is being written commits only once that follower has it, as Kafka's
+// synchronous maybeExpandIsr makes it; abandoned, the write stops holding the HW back.
+TEST_F(PartitionTest, AFollowerBeingAddedToTheIsrHoldsTheHighWatermark) {
+  Replica& r1 = AddReplica(kB1);
+  AddReplica(kB2);
+  Replica& r3 = AddReplica(kB3);
+  MakeLeader(r1, State(kB1, 0, {kB1}));
+  ASSERT_TRUE(r3.p().MakeFollower(State(kB1, 0, {kB1})));
+  Produce(r1, 1);
+  ASSERT_EQ(r1.p().high_watermark(), Offset(1));               // the ISR is the leader alone
+  auto expanded = r1.p().UpdateFollowerFetch(kB3, Offset(1));  // caught up: add it
+  ASSERT_TRUE(expanded.has_value());
+  Produce(r1, 1);  // while the ISR write is out
+  EXPECT_EQ(r1.p().high_watermark(), Offset(1)) << "broker 3 does not have offset 1 yet";
+  r1.p().UpdateFollowerFetch(kB3, Offset(2));
+  EXPECT_EQ(r1.p().high_watermark(), Offset(2));
+  r1.p().ApplyIsrChange(*expanded, 1);
+  EXPECT_EQ(r1.p().isr(), (std::vector<BrokerId>{kB1, kB3}));
+
+  // An expansion abandoned (the conditional write lost) no longer holds the HW.
+  MakeLeader(r1, State(kB1, 1, {kB1}, {kB1, kB2, kB3}, 2));
+  ASSERT_TRUE(r1.p().UpdateFollowerFetch(kB3, Offset(2)).has_value());
+  Produce(r1, 1);
+  EXPECT_EQ(r1.p().high_watermark(), Offset(2));
+  r1.p().AbandonIsrChange();
+  Produce(r1, 1);
+  EXPECT_EQ(r1.p().high_watermark(), Offset(4));
+}
+
 TEST_F(PartitionTest, LeaderHighWatermarkIsMinLogEndOffsetOverIsrAndNeverDecreases) {
   Replica& r1 = AddReplica(kB1);
   Replica& r2 = AddReplica(kB2);
