@@ -80,6 +80,28 @@ Result<TruncationPolicy> ParseTruncationPolicy(std::string_view name) {
                                             "\" (valid: high-watermark, leader-epoch)");
 }
 
+TruncationPolicy DefaultTruncationPolicy(KafkaRelease release) {
+  // 0.10.0.1's ReplicaManager.makeFollowers: logManager.truncateTo(partition -> HW); from
+  // 0.11.0.0 the fetcher asks OffsetsForLeaderEpoch first (AbstractFetcherThread.maybeTruncate).
+  return release >= KafkaRelease::k0_11_0 ? TruncationPolicy::kLeaderEpoch
+                                          : TruncationPolicy::kHighWatermark;
+}
+
+LeaderEpochRules LeaderEpochRulesAt(KafkaRelease release) {
+  // Before 0.11 leader-epoch truncation is ksim's choice of policy: the newest form, so those
+  // traces do not move with the release.
+  if (release < KafkaRelease::k0_11_0) return LeaderEpochRules{};
+  LeaderEpochRules rules;
+  // OffsetsForLeaderEpoch v1: 2.0.0's ReplicaFetcherThread (offsetForLeaderEpochRequestVersion 1
+  // at IBP 2.0-IV0) and AbstractFetcherThread.getOffsetTruncationState; 1.1.0's
+  // ReplicaFetcherThread.maybeTruncate takes the v0 offset once.
+  rules.answer_names_epoch = release >= KafkaRelease::k2_0;
+  // KAFKA-7415: 2.1.0's Partition.makeLeader calls epochCache.assign(leaderEpoch,
+  // leaderEpochStartOffset); 2.0.0's does not, and Log.append assigns the first batch's epoch.
+  rules.epoch_at_become_leader = release >= KafkaRelease::k2_1;
+  return rules;
+}
+
 Partition::Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderEpochCache epochs,
                      ProducerStateManager producers, const Clock& clock, PartitionConfig config,
                      Offset checkpointed_hw, EventSink events)
@@ -139,14 +161,18 @@ bool Partition::IsStale(LeaderEpoch epoch) const {
 Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   KSIM_CHECK(state.leader == local_);
   if (IsStale(state.leader_epoch)) return false;
-  // Kafka's makeLeader: leaderEpochCache.assign(leaderEpoch, LEO). A follower whose log holds a
-  // later epoch than ours asks for it and learns where ours ends. The write comes before any
-  // change: when it fails the replica stays what it was and the broker halts (a half-made leader
-  // would never track its followers, so its ISR and HW would never move; issue 17, R1).
+  // From 2.1 (KAFKA-7415) makeLeader: epochCache.assign(leaderEpoch, LEO). A follower whose log
+  // holds a later epoch than ours asks for it and learns where ours ends. Before 2.1 the epoch
+  // waits for the leader's first append in it: until then the leader answers for its previous
+  // epoch. The write comes before any change: when it fails the replica stays what it was and
+  // the broker halts (a half-made leader would never track its followers, so its ISR and HW
+  // would never move; issue 17, R1).
   const Offset leo = log_.log_end_offset();
   KSIM_RETURN_IF_ERROR(TakeObserverError());
-  if (Status written = epochs_.Assign(state.leader_epoch, leo); !written.ok()) {
-    return StorageFailure(written);
+  if (LeaderEpochRulesAt(config_.release).epoch_at_become_leader) {
+    if (Status written = epochs_.Assign(state.leader_epoch, leo); !written.ok()) {
+      return StorageFailure(written);
+    }
   }
   const bool is_new_leader = role_ != ReplicaRole::kLeader;
   MarkChanged();
@@ -458,6 +484,11 @@ void Partition::AbandonIsrChange() {
 }
 
 EpochAndEndOffset Partition::EndOffsetForEpoch(LeaderEpoch epoch) const {
+  // Partition.lastOffsetForLeaderEpoch: the leader's cache answers (0.11.0.0 to 1.1.0 an offset,
+  // LeaderEpochFileCache.endOffsetFor: Long; 2.0.0 the pair, endOffsetFor: (Int, Long)).
+  if (!LeaderEpochRulesAt(config_.release).answer_names_epoch) {
+    return epochs_.EndOffsetOnlyFor(epoch, log_.log_end_offset());
+  }
   return epochs_.EndOffsetFor(epoch, log_.log_end_offset());
 }
 
@@ -501,14 +532,22 @@ Result<LogAppendInfo> Partition::AppendAsFollower(ByteView records, Offset leade
 }
 
 TruncationDecision Partition::DecideTruncation(const EpochAndEndOffset& leader_answer) const {
-  // AbstractFetcherThread.getOffsetTruncationState (Kafka 2.0, KIP-279).
   const Offset leo = log_.log_end_offset();
   TruncationDecision decision;
   if (leader_answer.undefined()) {
-    // The leader knows nothing of our epoch: fall back to the initial fetch offset, the HW.
+    // The leader knows nothing of our epoch: fall back to the initial fetch offset, the HW
+    // (0.11.0.0's ReplicaFetcherThread.maybeTruncate: highWatermark(replica, epochOffset)).
     decision.truncate_to = high_watermark_;
     return decision;
   }
+  if (!LeaderEpochRulesAt(config_.release).answer_names_epoch) {
+    // KIP-101 as first shipped (0.11.0.0 to 1.1.0 ReplicaFetcherThread.maybeTruncate): one
+    // round, the leader's offset or our LEO, whichever is lower; the answer names no epoch.
+    KSIM_CHECK(leader_answer.epoch == kUndefinedEpoch);
+    decision.truncate_to = std::min(leader_answer.end_offset, leo);
+    return decision;
+  }
+  // AbstractFetcherThread.getOffsetTruncationState (Kafka 2.0, KIP-279).
   if (leader_answer.epoch == kUndefinedEpoch) {
     // A v0 answer (KIP-101 without the epoch): trust the offset.
     decision.truncate_to = std::min(leader_answer.end_offset, leo);

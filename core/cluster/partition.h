@@ -31,8 +31,9 @@
 //   the HW comes from the replication-offset-checkpoint (clamped to the LEO).
 // - Leader epochs: the leader stamps its epoch into every batch it appends; every append (leader or
 //   follower) records a new epoch's first offset in the LeaderEpochCache, truncation cuts it back,
-//   a rising log start trims it (the Partition is the Log's LogObserver). MakeLeader records the
-//   new epoch at the current LEO (Kafka's makeLeader: leaderEpochCache.assign(epoch, LEO)).
+//   a rising log start trims it (the Partition is the Log's LogObserver). From 2.1 MakeLeader
+//   records the new epoch at the current LEO (KAFKA-7415, makeLeader: epochCache.assign(epoch,
+//   LEO)); before, the leader's first append in the epoch records it.
 // - Producer state (KIP-98 idempotence, core/storage/producer_state.h), kept here as Kafka keeps it
 // in
 //   the Log: the leader validates a produce's batches before the append (a fenced epoch, a gap,
@@ -49,7 +50,8 @@
 // - Truncation when becoming follower, by policy: kHighWatermark truncates to the replica's own HW
 //   (Kafka 0.10; loses acknowledged records in KIP-101's scenarios); kLeaderEpoch asks the leader
 //   OffsetsForLeaderEpoch(latest local epoch) and truncates where that epoch ends on the leader
-//   (KIP-101), taking KIP-279's rounds when the leader answers an earlier epoch.
+//   (KIP-101), from 2.0 taking KIP-279's rounds when the leader answers an earlier epoch
+//   (LeaderEpochRules: the broker's release chooses the form).
 //
 // Ownership and threads: borrows the Log (owned by the broker's LogManager; it must outlive the
 // Partition or the Partition is destroyed first) and the Clock; owns its LeaderEpochCache. One
@@ -82,14 +84,30 @@ enum class ReplicaRole : uint8_t { kNone, kLeader, kFollower };
 std::string_view ReplicaRoleName(ReplicaRole role);
 
 // How a replica that becomes follower decides where to cut its log (a scenario's
-// policy.truncation).
+// policy.truncation; unset, the release's: DefaultTruncationPolicy).
 enum class TruncationPolicy : uint8_t {
   kHighWatermark,  // "high-watermark": Kafka 0.10, truncate to the own HW
-  kLeaderEpoch,    // "leader-epoch": KIP-101 OffsetsForLeaderEpoch, with KIP-279's rounds
+  kLeaderEpoch,    // "leader-epoch": KIP-101 OffsetsForLeaderEpoch, in its release's form
 };
 std::string_view TruncationPolicyName(TruncationPolicy policy);
 // kInvalidArgument naming the valid names otherwise.
 Result<TruncationPolicy> ParseTruncationPolicy(std::string_view name);
+// What a broker of `release` does: high-watermark before 0.11.0, leader-epoch from 0.11.0
+// (KIP-101; 0.11.0.0's ReplicaFetcherThread.maybeTruncate).
+TruncationPolicy DefaultTruncationPolicy(KafkaRelease release);
+
+// The form leader-epoch truncation takes at a broker's release (docs/versions.md, "Follower
+// truncation"). Before 0.11, where the policy is ksim's choice, it takes the newest form.
+struct LeaderEpochRules {
+  // OffsetsForLeaderEpoch v1 (KIP-279, 2.0): the leader answers the epoch its end offset
+  // belongs to, and a follower that never had that epoch asks again (further rounds). Without
+  // it (0.11.0 to 1.1, v0) the leader answers an offset alone and the follower truncates once.
+  bool answer_names_epoch = true;
+  // KAFKA-7415 (2.1): a new leader records its epoch at its log end when it becomes leader.
+  // Without it the epoch is recorded at the leader's first append in it (Log.append).
+  bool epoch_at_become_leader = true;
+};
+LeaderEpochRules LeaderEpochRulesAt(KafkaRelease release);
 
 struct PartitionConfig {
   int64_t replica_lag_time_max_ms = 10000;   // replica.lag.time.max.ms
@@ -191,7 +209,8 @@ class Partition final : public LogObserver {
   // the proposal is dropped.
   void AbandonIsrChange();
   bool isr_change_in_flight() const { return isr_change_in_flight_; }
-  // OffsetsForLeaderEpoch on the leader (KIP-279 answer), from the epoch cache and the LEO.
+  // OffsetsForLeaderEpoch on the leader, from the epoch cache and the LEO: KIP-279's answer
+  // (epoch, end offset) from 2.0, an end offset alone before (LeaderEpochRules).
   EpochAndEndOffset EndOffsetForEpoch(LeaderEpoch epoch) const;
 
   // ---- Reads ----
@@ -223,7 +242,8 @@ class Partition final : public LogObserver {
   }
   // Where to cut when becoming follower under kHighWatermark: the own HW.
   Offset HighWatermarkTruncationOffset() const { return high_watermark_; }
-  // KIP-279's step for the leader's answer to OffsetsForLeaderEpoch(latest local epoch).
+  // The follower's step for the leader's answer to OffsetsForLeaderEpoch(latest local epoch):
+  // KIP-279's from 2.0, KIP-101's single round before (LeaderEpochRules).
   TruncationDecision DecideTruncation(const EpochAndEndOffset& leader_answer) const;
   // Truncates the log (and the epoch cache) to `offset` when it is below the LEO; HW follows.
   // Emits truncate with the records removed and `reason`. NOT_LEADER_FOR_PARTITION when this

@@ -4,9 +4,9 @@
 // follows there and has at most one request to that leader in flight, chosen in this order:
 //
 // 1. OffsetsForLeaderEpoch for partitions still deciding where to truncate (the leader-epoch
-//    policy, KIP-101 with KIP-279's rounds: Partition::DecideTruncation, Kafka 1.x/2.0's
-//    ReplicaFetcherThread.maybeTruncate). Under the high-watermark policy the broker truncated
-//    before adding the partition and this step never happens.
+//    policy in its release's form: Partition::DecideTruncation, one round at 0.11.0 to 1.1 as
+//    ReplicaFetcherThread.maybeTruncate, KIP-279's rounds from 2.0). Under the high-watermark
+//    policy the broker truncated before adding the partition and this step never happens.
 // 2. ListOffsets for partitions whose fetch was OFFSET_OUT_OF_RANGE (Kafka's
 //    handleOffsetOutOfRange): first the leader's LEO (replica_id = this broker, so the leader
 //    answers its LEO); below ours: truncate to it (an unclean leader's log is shorter), unless

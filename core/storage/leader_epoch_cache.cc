@@ -78,6 +78,20 @@ EpochAndEndOffset LeaderEpochCache::EndOffsetFor(LeaderEpoch requested_epoch,
   return EpochAndEndOffset{previous.epoch, subsequent->start_offset};
 }
 
+EpochAndEndOffset LeaderEpochCache::EndOffsetOnlyFor(LeaderEpoch requested_epoch,
+                                                     Offset log_end_offset) const {
+  // LeaderEpochFileCache.endOffsetFor at 0.11.0.0 and 1.1.0: no special case for
+  // UNDEFINED_EPOCH, so a follower without epochs asking a leader without epochs gets its LEO.
+  if (requested_epoch == LatestEpoch()) return EpochAndEndOffset{kUndefinedEpoch, log_end_offset};
+  const auto subsequent =
+      std::find_if(entries_.begin(), entries_.end(),
+                   [&](const EpochEntry& entry) { return entry.epoch > requested_epoch; });
+  if (subsequent == entries_.end() || requested_epoch < entries_.front().epoch) {
+    return EpochAndEndOffset{};
+  }
+  return EpochAndEndOffset{kUndefinedEpoch, subsequent->start_offset};
+}
+
 Status LeaderEpochCache::TruncateFromEnd(Offset end_offset) {
   if (end_offset.value() < 0 || entries_.empty() || end_offset > entries_.back().start_offset) {
     return Status::Ok();

@@ -5,12 +5,16 @@
 // the leader for EndOffsetFor(its latest epoch) and truncates there instead of at its high
 // watermark, which is what saves the records KIP-101's scenarios lose.
 //
-// Semantics, as Kafka 0.11 to 2.0 (KIP-101, with KIP-279's (epoch, end offset) answer):
+// Semantics, as Kafka 0.11 to 2.0 (KIP-101, with 2.0's KIP-279 (epoch, end offset) answer):
 //  - Assign(epoch, offset) appends only when epoch > the latest epoch and offset >= the latest
 //    start offset; otherwise it is ignored (Kafka logs a warning: batches out of order).
 //  - EndOffsetFor(e, leo): for e == the latest epoch, (e, leo); for an earlier e, the largest
 //    epoch <= e paired with the start offset of the first epoch > e; UNDEFINED (-1, -1) when e is
 //    UNDEFINED_EPOCH, below the first epoch, above the latest, or the cache is empty.
+//  - EndOffsetOnlyFor(e, leo): KIP-101's first answer (0.11.0 to 1.1, OffsetsForLeaderEpoch v0),
+//    an offset without an epoch: leo for e == the latest epoch (UNDEFINED_EPOCH too when the
+//    cache is empty), else the start offset of the first epoch > e, UNDEFINED_EPOCH_OFFSET when
+//    there is none or e is below the first epoch.
 //  - TruncateFromEnd(o) drops entries starting at or after o (the log was truncated to o).
 //  - TruncateFromStart(o) drops entries wholly before o and moves the epoch that covers o to
 //    start at o (the log start moved to o by retention).
@@ -63,6 +67,8 @@ class LeaderEpochCache {
   // The latest epoch, kUndefinedEpoch when empty.
   LeaderEpoch LatestEpoch() const;
   EpochAndEndOffset EndOffsetFor(LeaderEpoch requested_epoch, Offset log_end_offset) const;
+  // The 0.11.0 to 1.1 answer (see the top): its epoch is always kUndefinedEpoch.
+  EpochAndEndOffset EndOffsetOnlyFor(LeaderEpoch requested_epoch, Offset log_end_offset) const;
   // Kafka's clearAndFlushLatest / truncateFromEnd. A negative offset does nothing.
   Status TruncateFromEnd(Offset end_offset);
   // Kafka's clearAndFlushEarliest / truncateFromStart. A negative offset does nothing.

@@ -223,7 +223,8 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
                             election == "wait-for-last-isr";
   const bool policy_decides = !election.empty();
   const bool clean = clean_policy && (policy_decides || unclean.empty());
-  const bool epochs = scenario.policy.truncation == "leader-epoch";
+  const std::string truncation = scenario.TruncationPolicyName();
+  const bool epochs = truncation == "leader-epoch";
 
   if (producers == 0 || scenario.topics.empty()) {
     promise.not_promised.push_back("acked_kept: no producer or no topic");
@@ -241,7 +242,7 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
                                          " (an out-of-sync replica may be elected)");
     }
     if (!epochs) {
-      why.push_back("truncation " + scenario.policy.truncation +
+      why.push_back("truncation " + truncation +
                     " (a follower cuts to its own high watermark: KIP-101's loss)");
     }
     promise.not_promised.push_back("acked_kept: " + Join(why));

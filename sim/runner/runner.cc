@@ -185,7 +185,7 @@ Status ScenarioRun::BuildWorld() {
   cluster.zookeeper.min_session_timeout_us = Ms(spec.zookeeper.min_session_timeout_ms);
   cluster.zookeeper.max_session_timeout_us = Ms(spec.zookeeper.max_session_timeout_ms);
   cluster.election_policy = scenario_.policy.election;
-  Result<TruncationPolicy> truncation = ParseTruncationPolicy(scenario_.policy.truncation);
+  Result<TruncationPolicy> truncation = ParseTruncationPolicy(scenario_.TruncationPolicyName());
   if (!truncation.ok()) {
     return Status(Errc::kInvalidConfig, "policy.truncation: " + truncation.status().message());
   }

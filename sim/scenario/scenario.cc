@@ -2,6 +2,8 @@
 
 #include <type_traits>
 
+#include "core/cluster/partition.h"
+
 namespace ksim::sim {
 
 const TopicEntry* Scenario::FindTopic(std::string_view topic) const {
@@ -16,6 +18,11 @@ const ClientSpec* Scenario::FindClient(std::string_view id) const {
     if (client.id == id) return &client;
   }
   return nullptr;
+}
+
+std::string Scenario::TruncationPolicyName() const {
+  if (!policy.truncation.empty()) return policy.truncation;
+  return std::string(ksim::TruncationPolicyName(DefaultTruncationPolicy(kafka_version)));
 }
 
 std::string_view ActionName(const ActionKind& what) {

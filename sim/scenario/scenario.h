@@ -77,7 +77,9 @@ struct PolicySpec {
   // An election policy name (core/cluster/election_policy.h); "" : Kafka's own, from each topic's
   // unclean.leader.election.enable.
   std::string election;
-  std::string truncation = "high-watermark";  // or "leader-epoch" (core/cluster/partition.h)
+  // A truncation policy name, "high-watermark" or "leader-epoch" (core/cluster/partition.h);
+  // "" : the brokers' release's (DefaultTruncationPolicy), see TruncationPolicyOf.
+  std::string truncation;
 };
 
 struct TopicEntry {
@@ -272,6 +274,9 @@ struct Scenario {
 
   const TopicEntry* FindTopic(std::string_view topic) const;
   const ClientSpec* FindClient(std::string_view id) const;
+  // The truncation policy the brokers follow: policy.truncation when given, else their
+  // release's (high-watermark before 0.11.0, leader-epoch from it). A policy name.
+  std::string TruncationPolicyName() const;
 };
 
 struct ScenarioVariant {

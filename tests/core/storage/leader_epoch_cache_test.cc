@@ -83,6 +83,29 @@ TEST_F(LeaderEpochCacheTest, ReturnsUndefinedIfUndefinedEpochRequested) {
   EXPECT_TRUE(EndOffsetFor(-1).undefined());
 }
 
+// KIP-101's first answer (0.11.0.0 and 1.1.0 LeaderEpochFileCache.endOffsetFor): an offset
+// alone, the start of the first later epoch, with no special case for UNDEFINED_EPOCH.
+TEST_F(LeaderEpochCacheTest, EndOffsetOnlyForAnswersAsKafka0110) {
+  auto only = [&](int32_t epoch) {
+    return cache_.EndOffsetOnlyFor(LeaderEpoch(epoch), Offset(leo_));
+  };
+  leo_ = 7;
+  EXPECT_EQ(only(-1), EO(-1, 7));  // neither side has an epoch: the LEO
+  EXPECT_TRUE(only(0).undefined());
+  AssignThree();  // 2@6, 3@8, 4@11
+  leo_ = 15;
+  EXPECT_EQ(only(4), EO(-1, 15));  // the latest epoch: the LEO
+  EXPECT_EQ(only(2), EO(-1, 8));
+  EXPECT_EQ(only(3), EO(-1, 11));
+  // An epoch between two known ones: where the next known one begins, no epoch named.
+  Assign(6, 13);
+  EXPECT_EQ(only(5), EO(-1, 13));
+  EXPECT_EQ(EndOffsetFor(5), EO(4, 13));  // 2.0's answer names epoch 4
+  EXPECT_TRUE(only(1).undefined());       // below the first epoch
+  EXPECT_TRUE(only(-1).undefined());
+  EXPECT_TRUE(only(7).undefined());  // above the latest
+}
+
 TEST_F(LeaderEpochCacheTest, DoesNotOverwriteStartOffsetOnceAssigned) {
   leo_ = 9;
   Assign(2, 9);

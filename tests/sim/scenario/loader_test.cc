@@ -232,8 +232,9 @@ TEST(ScenarioLoaderTest, DefaultsAreKafka010s) {
   EXPECT_FALSE(s.cluster.zookeeper.session_timeout_ms.has_value());
   EXPECT_EQ(s.cluster.network.latency_ms, (RangeMs{1, 5}));
   EXPECT_EQ(s.cluster.network.loss_ppm, 0u);
-  EXPECT_EQ(s.policy.election, "");  // Kafka's own: unclean.leader.election.enable (true)
-  EXPECT_EQ(s.policy.truncation, "high-watermark");
+  EXPECT_EQ(s.policy.election, "");    // Kafka's own: unclean.leader.election.enable (true)
+  EXPECT_EQ(s.policy.truncation, "");  // the release's: high-watermark at 0.10.0
+  EXPECT_EQ(s.TruncationPolicyName(), "high-watermark");
   // num.partitions = 1, default.replication.factor = 1.
   EXPECT_EQ(s.topics[0].partitions, 1);
   EXPECT_EQ(s.topics[0].replication_factor, 1);
@@ -635,6 +636,22 @@ TEST(ScenarioLoaderTest, KafkaVersionChoosesTheBrokersRelease) {
                 "s.json:/variants/old/cluster/config/group.initial.rebalance.delay.ms: unknown "
                 "broker configuration \"group.initial.rebalance.delay.ms\": Kafka 0.10.2 has no "
                 "such setting; it exists from Kafka 0.11.0 (set \"kafka_version\")"}));
+}
+
+// policy.truncation unset is the brokers' release's: high-watermark before 0.11.0, leader-epoch
+// from it (KIP-101); a variant's kafka_version moves it; a policy the scenario names wins.
+TEST(ScenarioLoaderTest, DefaultTruncationFollowsTheRelease) {
+  Result<Scenario> result = ParseScenario(With(R"("kafka_version": "0.10.2", "variants": {
+                "kip101": {"kafka_version": "0.11.0"},
+                "named": {"kafka_version": "2.0", "policy": {"truncation": "high-watermark"}},
+                "chosen-early": {"policy": {"truncation": "leader-epoch"}}})"),
+                                          "s.json");
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->policy.truncation, "");
+  EXPECT_EQ(result->TruncationPolicyName(), "high-watermark");
+  EXPECT_EQ(result->variants.at(0).scenario.TruncationPolicyName(), "leader-epoch");
+  EXPECT_EQ(result->variants.at(1).scenario.TruncationPolicyName(), "high-watermark");
+  EXPECT_EQ(result->variants.at(2).scenario.TruncationPolicyName(), "leader-epoch");
 }
 
 // A client runs the scenario's (or the variant's) release unless it names its own; its settings
