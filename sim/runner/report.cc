@@ -336,7 +336,7 @@ Json ReportJson(const std::vector<RunResult>& results) {
 
 const std::vector<std::string>& MatrixMetrics() {
   static const std::vector<std::string> kMetrics = {"lost_acked", "duplicated", "unavailable_ms",
-                                                    "elections"};
+                                                    "elections", "replica_divergence"};
   return kMetrics;
 }
 

@@ -11,7 +11,8 @@
 // `FAILED`, expected vs actual). Plain text, no colours, deterministic for a given RunResult.
 //
 // The matrix: one row per (election policy, truncation policy) pair, one column per matrix
-// metric (lost_acked, duplicated, unavailable_ms, elections), for one scenario; its golden form
+// metric (lost_acked, duplicated, unavailable_ms, elections, replica_divergence), for one
+// scenario; its golden form
 // is JSON ({"scenario", "seed", "cells": [{"election", "truncation", "metrics": {...}}]}) and
 // DiffMatrix prints the cells that differ ("clean/high-watermark: lost_acked 0 -> 3").
 //

@@ -133,8 +133,8 @@ assert r["ok"] is False and r["expectations"] == [{"metric": "sent", "expected":
 # ---- The policy matrix: write the golden, compare with it, see a difference.
 expect_exit 0 "$KSIM" run "$DATA/run_fails.json" --matrix --write-golden "$WORK/golden.json"
 expect_grep '^Policy matrix: cli-run-fails \(seed 1\)$' "$WORK/stdout"
-expect_grep '^election +truncation +lost_acked +duplicated +unavailable_ms +elections$' "$WORK/stdout"
-expect_grep '^wait-for-last-isr +leader-epoch( +[0-9]+){4}$' "$WORK/stdout"
+expect_grep '^election +truncation +lost_acked +duplicated +unavailable_ms +elections +replica_divergence$' "$WORK/stdout"
+expect_grep '^wait-for-last-isr +leader-epoch( +[0-9]+){5}$' "$WORK/stdout"
 ! grep -q '^longest-log' "$WORK/stdout" || fail "the matrix has a longest-log row"
 expect_exit 0 "$KSIM" run "$DATA/run_fails.json" --matrix --golden "$WORK/golden.json"
 expect_grep "^ok: the matrix equals $WORK/golden.json$" "$WORK/stdout"
@@ -156,7 +156,7 @@ expect_grep 'bad.in.json:/cells/0: missing key "truncation"' "$WORK/stderr"
 expect_exit 0 "$KSIM" run "$DATA/run_fails.json" --matrix --releases 0.10.0,2.0 \
   --write-golden "$WORK/releases.json"
 expect_grep '^kafka_version +election +truncation +lost_acked' "$WORK/stdout"
-expect_grep '^2\.0 +wait-for-last-isr +leader-epoch( +[0-9]+){4}$' "$WORK/stdout"
+expect_grep '^2\.0 +wait-for-last-isr +leader-epoch( +[0-9]+){5}$' "$WORK/stdout"
 python3 -c '
 import json, sys
 g = json.load(open(sys.argv[1]))

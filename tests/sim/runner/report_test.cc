@@ -250,8 +250,8 @@ TEST(PolicyMatrixTest, RowsAreThePoliciesTheControllerAccepts) {
   EXPECT_FALSE(Controller::ValidateOptions(longest).ok());
   EXPECT_EQ(MatrixTruncationPolicies(),
             (std::vector<std::string>{"high-watermark", "leader-epoch"}));
-  EXPECT_EQ(MatrixMetrics(),
-            (std::vector<std::string>{"lost_acked", "duplicated", "unavailable_ms", "elections"}));
+  EXPECT_EQ(MatrixMetrics(), (std::vector<std::string>{"lost_acked", "duplicated", "unavailable_ms",
+                                                       "elections", "replica_divergence"}));
 }
 
 Matrix SampleMatrix() {
@@ -276,11 +276,14 @@ TEST(PolicyMatrixTest, FormatIsATableOneRowPerCell) {
   ASSERT_EQ(lines.size(), 2 + matrix.cells.size());
   EXPECT_EQ(lines[0], "Policy matrix: kip-101 (seed 3)");
   EXPECT_EQ(lines[1],
-            "election           truncation      lost_acked  duplicated  unavailable_ms  elections");
+            "election           truncation      lost_acked  duplicated  unavailable_ms  elections  "
+            "replica_divergence");
   EXPECT_EQ(lines[2],
-            "clean              high-watermark           0           1           12345          3");
+            "clean              high-watermark           0           1           12345          3  "
+            "                 4");
   EXPECT_EQ(lines[9],
-            "wait-for-last-isr  leader-epoch            28          29              30         31");
+            "wait-for-last-isr  leader-epoch            35          36              37         38  "
+            "                39");
 }
 
 TEST(PolicyMatrixTest, JsonRoundTrip) {
@@ -288,7 +291,8 @@ TEST(PolicyMatrixTest, JsonRoundTrip) {
   const Json json = MatrixJson(matrix);
   EXPECT_EQ(json["cells"][0].dump(),
             R"({"election":"clean","truncation":"high-watermark","metrics":)"
-            R"({"lost_acked":0,"duplicated":1,"unavailable_ms":2,"elections":3}})");
+            R"({"lost_acked":0,"duplicated":1,"unavailable_ms":2,"elections":3,)"
+            R"("replica_divergence":4}})");
   Result<Matrix> parsed = ParseMatrixJson(Json::parse(json.dump(2)));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->scenario, "kip-101");
@@ -301,19 +305,19 @@ TEST(PolicyMatrixTest, DiffNamesCellMetricAndBothValues) {
   const Matrix golden = SampleMatrix();
   Matrix actual = golden;
   EXPECT_TRUE(DiffMatrix(golden, actual).empty());
-  actual.cells[1].metrics[0].value = 7;  // clean/leader-epoch lost_acked 4 -> 7
-  actual.cells[6].metrics[3].value = 0;  // wait-for-last-isr/high-watermark elections 27 -> 0
+  actual.cells[1].metrics[0].value = 7;  // clean/leader-epoch lost_acked 5 -> 7
+  actual.cells[6].metrics[3].value = 0;  // wait-for-last-isr/high-watermark elections 33 -> 0
   EXPECT_EQ(DiffMatrix(golden, actual),
-            (std::vector<std::string>{"clean/leader-epoch: lost_acked 4 -> 7",
-                                      "wait-for-last-isr/high-watermark: elections 27 -> 0"}));
+            (std::vector<std::string>{"clean/leader-epoch: lost_acked 5 -> 7",
+                                      "wait-for-last-isr/high-watermark: elections 33 -> 0"}));
   actual.seed = 4;
   actual.cells.erase(actual.cells.begin() + 2);  // unclean/high-watermark
   actual.cells.push_back(MatrixCell{"longest-log", "leader-epoch", golden.cells[0].metrics});
   EXPECT_EQ(DiffMatrix(golden, actual),
-            (std::vector<std::string>{"seed: 3 -> 4", "clean/leader-epoch: lost_acked 4 -> 7",
+            (std::vector<std::string>{"seed: 3 -> 4", "clean/leader-epoch: lost_acked 5 -> 7",
                                       "unclean/high-watermark: missing (in the golden matrix "
                                       "only)",
-                                      "wait-for-last-isr/high-watermark: elections 27 -> 0",
+                                      "wait-for-last-isr/high-watermark: elections 33 -> 0",
                                       "longest-log/leader-epoch: new (not in the golden matrix)"}));
 }
 
@@ -337,22 +341,25 @@ TEST(PolicyMatrixTest, ParseErrorsNameTheJsonPath) {
             "/cells: expected an array of cells");
   const std::string cell_ok =
       R"({"election": "clean", "truncation": "high-watermark", "metrics": )"
-      R"({"lost_acked": 0, "duplicated": 0, "unavailable_ms": 0, "elections": 1}})";
+      R"({"lost_acked": 0, "duplicated": 0, "unavailable_ms": 0, "elections": 1, )"
+      R"("replica_divergence": 0}})";
   EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "cells": [)" + cell_ok + "]}"), "ok");
   EXPECT_EQ(
       ParseError(R"({"scenario": "s", "seed": 1, "cells": [)" + cell_ok + ", " + cell_ok + "]}"),
       "/cells/1: cell clean/high-watermark appears twice");
   EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "cells": [{"election": "clean", )"
                        R"("truncation": "leader-epoch", "metrics": {"lost_acked": 0, )"
-                       R"("duplicated": "0", "unavailable_ms": 0, "elections": 1}}]})"),
+                       R"("duplicated": "0", "unavailable_ms": 0, "elections": 1, )"
+                       R"("replica_divergence": 0}}]})"),
             "/cells/0/metrics/duplicated: expected an integer");
   EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "cells": [{"election": "clean", )"
                        R"("truncation": "leader-epoch", "metrics": {"lost_acked": 0, )"
-                       R"("unavailable_ms": 0, "elections": 1}}]})"),
+                       R"("unavailable_ms": 0, "elections": 1, "replica_divergence": 0}}]})"),
             R"(/cells/0/metrics: missing metric "duplicated")");
   EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "cells": [{"election": "clean", )"
                        R"("truncation": "leader-epoch", "metrics": {"lost_acked": 0, )"
-                       R"("duplicatd": 0, "unavailable_ms": 0, "elections": 1}}]})"),
+                       R"("duplicatd": 0, "unavailable_ms": 0, "elections": 1, )"
+                       R"("replica_divergence": 0}}]})"),
             R"(/cells/0/metrics/duplicatd: unknown key "duplicatd": did you mean "duplicated"?)");
   EXPECT_EQ(ParseError(R"({"scenario": "s", "seed": 1, "cells": [{"truncation": "x", )"
                        R"("metrics": {}}]})"),
@@ -375,10 +382,11 @@ TEST(PolicyMatrixTest, AReleaseAxisShowsInTheTableTheJsonAndTheDiff) {
   ASSERT_EQ(lines.size(), 4u);
   EXPECT_EQ(lines[1],
             "kafka_version  election  truncation    lost_acked  duplicated  unavailable_ms  "
-            "elections");
+            "elections  replica_divergence");
   EXPECT_EQ(
       lines[2],
-      "0.11.0         unclean   leader-epoch           1           1               1          1");
+      "0.11.0         unclean   leader-epoch           1           1               1          "
+      "1                   1");
   EXPECT_EQ(MatrixCellName(matrix.cells[1]), "2.0/unclean/leader-epoch");
 
   const Json json = MatrixJson(matrix);
@@ -401,7 +409,8 @@ TEST(PolicyMatrixTest, AReleaseAxisShowsInTheTableTheJsonAndTheDiff) {
 
 TEST(PolicyMatrixTest, ReleaseAxisParseErrorsNameTheJsonPath) {
   const std::string metrics =
-      R"("metrics": {"lost_acked": 0, "duplicated": 0, "unavailable_ms": 0, "elections": 1})";
+      R"("metrics": {"lost_acked": 0, "duplicated": 0, "unavailable_ms": 0, "elections": 1, )"
+      R"("replica_divergence": 0})";
   const std::string cell_at = R"({"kafka_version": "2.0", "election": "clean", )"
                               R"("truncation": "high-watermark", )" +
                               metrics + "}";
