@@ -92,7 +92,7 @@
   X(kPartitionsAssigned, "partitions_assigned")             \
   X(kPartitionsRevoked, "partitions_revoked")               \
   X(kPoll, "poll")                                          \
-  X(kProduceAcksDeprecated, "produce_acks_deprecated")     \
+  X(kProduceAcksDeprecated, "produce_acks_deprecated")      \
   X(kProduceBatch, "produce_batch")                         \
   X(kProduceRetry, "produce_retry")                         \
   X(kProducerId, "producer_id")                             \

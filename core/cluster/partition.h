@@ -46,7 +46,8 @@
 //   NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas meanwhile.
 //   acks=N > 1 (the seed's 0.8 semantics, taken by a 0.8.2 broker only) completes when N ISR
 //   members, the leader included, have the batch; acks < -1 (0.8.2 only) waits as -1 without
-//   the refusal before the append. acks=1 completes at the append, acks=0 is never answered (the broker's concern).
+//   the refusal before the append. acks=1 completes at the append, acks=0 is never answered (the
+//   broker's concern).
 // - Truncation when becoming follower, by policy: kHighWatermark truncates to the replica's own HW
 //   (Kafka 0.10; loses acknowledged records in KIP-101's scenarios); kLeaderEpoch asks the leader
 //   OffsetsForLeaderEpoch(latest local epoch) and truncates where that epoch ends on the leader

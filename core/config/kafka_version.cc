@@ -13,9 +13,8 @@ namespace {
 
 using R = KafkaRelease;
 
-constexpr std::array<KafkaRelease, 9> kReleases = {R::k0_8_2, R::k0_10_0, R::k0_10_1,
-                                                   R::k0_10_2, R::k0_11_0, R::k1_0,
-                                                   R::k1_1,   R::k2_0,    R::k2_1};
+constexpr std::array<KafkaRelease, 9> kReleases = {
+    R::k0_8_2, R::k0_10_0, R::k0_10_1, R::k0_10_2, R::k0_11_0, R::k1_0, R::k1_1, R::k2_0, R::k2_1};
 constexpr std::array<std::string_view, 9> kReleaseNames = {
     "0.8.2", "0.10.0", "0.10.1", "0.10.2", "0.11.0", "1.0", "1.1", "2.0", "2.1"};
 

@@ -49,8 +49,8 @@ std::string_view KafkaReleaseName(KafkaRelease release);
 std::span<const KafkaRelease> KafkaReleases();
 // "0.8.2, 0.10.0, ..., 2.1": for error messages.
 std::string KafkaReleaseList();
-// A release as "0.8.2", "0.8.2.2", "0.10.0", "0.10.0.1", "1.1", "1.1.1", "2.0" or "2.0.0". kInvalidArgument saying
-// which releases ksim models for anything else (and why for 2.0.1).
+// A release as "0.8.2", "0.8.2.2", "0.10.0", "0.10.0.1", "1.1", "1.1.1", "2.0" or "2.0.0".
+// kInvalidArgument saying which releases ksim models for anything else (and why for 2.0.1).
 Result<KafkaRelease> ParseKafkaRelease(std::string_view text);
 
 // One of Kafka's ApiVersion values.
@@ -59,8 +59,8 @@ struct ApiVersion {
   // The first modelled release that knows it: 0.8.x at 0.8.2 (whose broker has no ApiVersion
   // setting, but writes as 0.8.2 does: magic 0), 0.9.0 at 0.10.0.
   KafkaRelease since;
-  int8_t magic;           // the message format it writes: 0, 1 or 2
-  int id;                 // Kafka's ordering: a higher id is a newer version
+  int8_t magic;  // the message format it writes: 0, 1 or 2
+  int id;        // Kafka's ordering: a higher id is a newer version
 };
 
 // Every ApiVersion of the modelled releases, by id.

@@ -29,8 +29,8 @@ bool AcksDeprecated(KafkaRelease release, int16_t acks) {
 
 std::string AcksDeprecatedWarning(std::string_view client, int16_t acks) {
   const std::string who(client);
-  return "Client " + who + " from " + who + " sent a produce request with request.required.acks of " +
-         std::to_string(acks) +
+  return "Client " + who + " from " + who +
+         " sent a produce request with request.required.acks of " + std::to_string(acks) +
          ", which is now deprecated and will be removed in next release. Valid values are -1, 0 "
          "or 1. Please consult Kafka documentation for supported and recommended configuration.";
 }

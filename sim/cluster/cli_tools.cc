@@ -455,11 +455,13 @@ Status CliTools::RunConsoleConsumer(size_t index, const CliAction& action) {
     Later([this, index] { Finish(index); });
     return Status::Ok();
   }
-  if (release < KafkaRelease::k0_10_0 && (!command.bootstrap_server.empty() || command.new_consumer)) {
+  if (release < KafkaRelease::k0_10_0 &&
+      (!command.bootstrap_server.empty() || command.new_consumer)) {
     // 0.8.2.2's ConsoleConsumer has neither option (only the old consumer): joptsimple's
     // UnrecognizedOptionException, as at 2.0 for --zookeeper.
-    Print(index, std::string(command.bootstrap_server.empty() ? "new-consumer" : "bootstrap-server") +
-                     " is not a recognized option");
+    Print(index,
+          std::string(command.bootstrap_server.empty() ? "new-consumer" : "bootstrap-server") +
+              " is not a recognized option");
     Later([this, index] { Finish(index); });
     return Status::Ok();
   }

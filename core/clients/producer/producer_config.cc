@@ -135,10 +135,11 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, Kafk
     if (!ProducerKnowsKey(name, release) && release < KafkaRelease::k0_10_0) {
       // Kafka 0.8.2's producer would warn too; ksim refuses a key that much later, whose
       // behaviour that producer cannot have (docs/versions.md, "Kafka 0.8.2").
-      return Status(Errc::kInvalidConfig,
-                    "the Kafka " + std::string(KafkaReleaseName(release)) +
-                        " producer has no setting " + name + "; it exists from Kafka " +
-                        std::string(KafkaReleaseName(*KeySince(name))) + " (set \"kafka_version\")");
+      return Status(Errc::kInvalidConfig, "the Kafka " + std::string(KafkaReleaseName(release)) +
+                                              " producer has no setting " + name +
+                                              "; it exists from Kafka " +
+                                              std::string(KafkaReleaseName(*KeySince(name))) +
+                                              " (set \"kafka_version\")");
     }
     if (!ProducerKnowsKey(name, release)) {
       // KafkaProducer's config.logUnused(): a warning, and the producer goes on without it.
