@@ -59,7 +59,7 @@ constexpr std::array<ApiVersionEntry, 19> kKafka0100 = {{
 // The latest version of each served key at each other release (-1: the release has no such key):
 // Produce, Fetch, ListOffsets, Metadata, OffsetCommit, OffsetFetch, FindCoordinator, JoinGroup,
 // Heartbeat, LeaveGroup, SyncGroup, ApiVersions, InitProducerId, in kServed's order. Sources:
-// 0.8.2.2's core/.../api/*Request.scala (`CurrentVersion`) and KafkaApis.handle (no JoinGroup or
+// 0.8.2.2's kafka.api.*Request objects (`CurrentVersion`) and KafkaApis.handle (no JoinGroup or
 // Heartbeat handler, no ApiVersions: a request for either closes the connection); Protocol.java's
 // *_REQUEST arrays at 0.10.1.0, 0.10.2.0 and 0.11.0.0; each request class's schemaVersions() at
 // 1.0.0, 1.1.0, 2.0.0 and 2.1.0. Every key starts at v0 at these releases.

@@ -219,7 +219,7 @@ void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p, co
 
 Status ClientCanTalkTo(KafkaRelease client, KafkaRelease brokers) {
   // A 0.8.2 broker has no ApiVersions (KIP-35, 0.10.0) and parses only v0 of Produce, Fetch,
-  // Metadata and ListOffsets (0.8.2.2:core/.../api/*Request.scala, `CurrentVersion`): every later
+  // Metadata and ListOffsets (0.8.2.2's kafka.api.*Request, `CurrentVersion`): every later
   // client sends newer versions and the broker closes its connection.
   if (brokers < KafkaRelease::k0_10_0 && client > brokers) {
     return Status(Errc::kInvalidArgument,
