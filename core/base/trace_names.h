@@ -92,6 +92,7 @@
   X(kPartitionsAssigned, "partitions_assigned")             \
   X(kPartitionsRevoked, "partitions_revoked")               \
   X(kPoll, "poll")                                          \
+  X(kProduceAcksDeprecated, "produce_acks_deprecated")      \
   X(kProduceBatch, "produce_batch")                         \
   X(kProduceRetry, "produce_retry")                         \
   X(kProducerId, "producer_id")                             \
@@ -126,6 +127,7 @@
 // X(constant, "name") for every field name of an event line (and of the verdict's nested
 // objects), sorted by name.
 #define KSIM_TRACE_FIELDS(X)                  \
+  X(kAcks, "acks")                            \
   X(kActual, "actual")                        \
   X(kAdded, "added")                          \
   X(kAnomalies, "anomalies")                  \

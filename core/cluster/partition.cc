@@ -359,16 +359,19 @@ Result<LogAppendInfo> Partition::AppendAsLeader(MutableByteView batches, int16_t
 }
 
 AcksProgress Partition::CheckEnoughReplicasReached(Offset required_offset, int16_t acks) const {
-  KSIM_CHECK(acks == -1 || acks > 1);
+  KSIM_CHECK(acks < 0 || acks > 1);
   if (role_ != ReplicaRole::kLeader) return {true, Errc::kNotLeaderForPartition};
-  if (acks == -1) {
-    // Partition.checkEnoughReplicasReachOffset.
+  if (acks < 0) {
+    // Partition.checkEnoughReplicasReachOffset (`requiredAcks < 0`: -1, and at 0.8.2 any
+    // negative value, which only acks=-1's refusal before the append does not cover).
     if (high_watermark_ < required_offset) return {};
     const int32_t isr_size = static_cast<int32_t>(isr_.size());
     if (isr_size >= config_.min_insync_replicas) return {true, Errc::kNone};
     return {true, Errc::kNotEnoughReplicasAfterAppend};
   }
-  // Kafka 0.8's acks=N: N ISR members, the leader included, hold the batch.
+  // Kafka 0.8's acks=N (0.8.2.2:Partition.checkEnoughReplicasReachOffset): N ISR members, the
+  // leader included, hold the batch. An ISR smaller than N waits until it grows back, else the
+  // request's timeout answers REQUEST_TIMED_OUT (DelayedProduce); no min.insync.replicas check.
   int32_t count = 0;
   for (BrokerId replica : isr_) {
     if (replica == local_) {

@@ -45,8 +45,10 @@
 // - acks: acks=-1 is refused before the append with NOT_ENOUGH_REPLICAS when the ISR is smaller
 //   than min.insync.replicas; it completes when HW passes the batch, with
 //   NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below min.insync.replicas meanwhile.
-//   acks=N > 1 (the seed's 0.8 semantics) completes when N ISR members, the leader included, have
-//   the batch. acks=1 completes at the append, acks=0 is never answered (the broker's concern).
+//   acks=N > 1 (the seed's 0.8 semantics, taken by a 0.8.2 broker only) completes when N ISR
+//   members, the leader included, have the batch; acks < -1 (0.8.2 only) waits as -1 without
+//   the refusal before the append. acks=1 completes at the append, acks=0 is never answered (the
+//   broker's concern).
 // - Truncation when becoming follower, by policy: kHighWatermark truncates to the replica's own HW
 //   (Kafka 0.10; loses acknowledged records in KIP-101's scenarios); kLeaderEpoch asks the leader
 //   OffsetsForLeaderEpoch(latest local epoch) and truncates where that epoch ends on the leader
@@ -191,7 +193,7 @@ class Partition final : public LogObserver {
   // returning the duplicate's LogAppendInfo).
   Result<LogAppendInfo> AppendAsLeader(MutableByteView batches, int16_t acks);
   // Whether a produce whose last offset is `required_offset - 1` is satisfied for `acks` (-1 or
-  // N > 1). REQUIRES: acks == -1 or acks > 1.
+  // N > 1; below -1 at 0.8.2). REQUIRES: acks < 0 or acks > 1.
   AcksProgress CheckEnoughReplicasReached(Offset required_offset, int16_t acks) const;
   // A follower fetched from `fetch_offset` (Kafka's updateReplicaLogReadResult): records its LEO
   // and caught-up time, raises HW when it can. Returns the expanded ISR when the follower should

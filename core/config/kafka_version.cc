@@ -13,15 +13,16 @@ namespace {
 
 using R = KafkaRelease;
 
-constexpr std::array<KafkaRelease, 8> kReleases = {R::k0_10_0, R::k0_10_1, R::k0_10_2, R::k0_11_0,
-                                                   R::k1_0,    R::k1_1,    R::k2_0,    R::k2_1};
-constexpr std::array<std::string_view, 8> kReleaseNames = {"0.10.0", "0.10.1", "0.10.2", "0.11.0",
-                                                           "1.0",    "1.1",    "2.0",    "2.1"};
+constexpr std::array<KafkaRelease, 9> kReleases = {
+    R::k0_8_2, R::k0_10_0, R::k0_10_1, R::k0_10_2, R::k0_11_0, R::k1_0, R::k1_1, R::k2_0, R::k2_1};
+constexpr std::array<std::string_view, 9> kReleaseNames = {
+    "0.8.2", "0.10.0", "0.10.1", "0.10.2", "0.11.0", "1.0", "1.1", "2.0", "2.1"};
 
 constexpr std::array<ApiVersion, 20> kApiVersions = {{
-    {"0.8.0", R::k0_10_0, 0, 0},
-    {"0.8.1", R::k0_10_0, 0, 1},
-    {"0.8.2", R::k0_10_0, 0, 2},
+    // 0.8.2 has no kafka.api.ApiVersion (0.9.0 brought it): its broker writes as "0.8.2" does.
+    {"0.8.0", R::k0_8_2, 0, 0},
+    {"0.8.1", R::k0_8_2, 0, 1},
+    {"0.8.2", R::k0_8_2, 0, 2},
     {"0.9.0", R::k0_10_0, 0, 3},
     {"0.10.0-IV0", R::k0_10_0, 1, 4},  // KIP-31/32: the message format with timestamps
     {"0.10.0-IV1", R::k0_10_0, 1, 5},

@@ -158,7 +158,7 @@ const std::vector<ConfigKeyDef>& BrokerKeys(KafkaRelease release) {
     for (KafkaRelease r : KafkaReleases()) {
       std::vector<ConfigKeyDef> keys = BrokerKeys0100();
       for (const BrokerKeyChange& change : BrokerKeyChanges()) {
-        if (change.since > r) continue;
+        if (change.since > r || change.absent_before) continue;
         auto it = std::find_if(keys.begin(), keys.end(),
                                [&](const ConfigKeyDef& k) { return k.name == change.key; });
         if (it == keys.end()) {
@@ -267,7 +267,7 @@ class ParsedBrokerSettings {
     for (const ConfigKeyDef& key : keys) values_[key.name] = DefaultConfigValue(key);
     for (const auto& [name, setting] : originals) {
       const ConfigKeyDef* key = FindKey(keys, name);
-      if (key == nullptr) {
+      if (key == nullptr || !BrokerHasKey(name, release)) {
         if (!IsSecurityKey(name)) {
           warnings_.push_back({setting.order, setting.origin + ": The configuration " + name +
                                                   " = " + setting.value +
@@ -563,6 +563,80 @@ Status RequireZookeeperConnect(const BrokerConfig& config) {
 
 std::span<const BrokerKeyChange> BrokerKeyChanges() {
   static const BrokerKeyChange kChanges[] = {
+      // Keys of 0.10.0's table that 0.8.2.2's KafkaConfig lacks (0.9.0.1:KafkaConfig.scala and
+      // 0.10.0.1:KafkaConfig.scala have them); type and default stay 0.10.0's.
+      {"advertised.listeners", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KIP-2, KAFKA-1809: several listeners", "0.9.0", true},
+      {"authorizer.class.name", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KIP-11, KAFKA-2210: authorization", "0.9.0", true},
+      {"broker.id.generation.enable", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KAFKA-1070: generated broker ids", "0.9.0", true},
+      {"broker.rack",
+       KafkaRelease::k0_10_0,
+       T::kString,
+       std::nullopt,
+       std::nullopt,
+       "KIP-36, KAFKA-1215: rack-aware assignment",
+       {},
+       true},
+      {"compression.type", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KAFKA-1499: broker-side compression", "0.9.0", true},
+      {"group.max.session.timeout.ms", KafkaRelease::k0_10_0, T::kString, std::nullopt,
+       std::nullopt, "KAFKA-2464: the group coordinator", "0.9.0", true},
+      {"group.min.session.timeout.ms", KafkaRelease::k0_10_0, T::kString, std::nullopt,
+       std::nullopt, "KAFKA-2464: the group coordinator", "0.9.0", true},
+      {"inter.broker.protocol.version", KafkaRelease::k0_10_0, T::kString, std::nullopt,
+       std::nullopt, "KAFKA-1809: kafka.api.ApiVersion", "0.9.0", true},
+      {"listeners", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KIP-2, KAFKA-1809", "0.9.0", true},
+      {"log.message.format.version",
+       KafkaRelease::k0_10_0,
+       T::kString,
+       std::nullopt,
+       std::nullopt,
+       "KIP-31, KIP-32: message format v1",
+       {},
+       true},
+      {"log.message.timestamp.difference.max.ms",
+       KafkaRelease::k0_10_0,
+       T::kString,
+       std::nullopt,
+       std::nullopt,
+       "KIP-32",
+       {},
+       true},
+      {"log.message.timestamp.type",
+       KafkaRelease::k0_10_0,
+       T::kString,
+       std::nullopt,
+       std::nullopt,
+       "KIP-32",
+       {},
+       true},
+      {"log.preallocate", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KAFKA-1646", "0.9.0", true},
+      {"metric.reporters", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "the broker's Kafka metrics", "0.9.0", true},
+      {"metrics.num.samples", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "the broker's Kafka metrics", "0.9.0", true},
+      {"metrics.sample.window.ms", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "the broker's Kafka metrics", "0.9.0", true},
+      {"quota.consumer.default", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KIP-13, KAFKA-2084: quotas", "0.9.0", true},
+      {"quota.producer.default", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KIP-13, KAFKA-2084", "0.9.0", true},
+      {"quota.window.num", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KIP-13, KAFKA-2084", "0.9.0", true},
+      {"quota.window.size.seconds", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KIP-13, KAFKA-2084", "0.9.0", true},
+      {"replica.fetch.backoff.ms", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KAFKA-1461: fetcher back-off", "0.9.0", true},
+      {"request.timeout.ms", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KIP-19: request timeouts", "0.9.0", true},
+      {"reserved.broker.max.id", KafkaRelease::k0_10_0, T::kString, std::nullopt, std::nullopt,
+       "KAFKA-1070", "0.9.0", true},
+      {"security.inter.broker.protocol", KafkaRelease::k0_10_0, T::kString, std::nullopt,
+       std::nullopt, "KIP-2", "0.9.0", true},
       {"unclean.leader.election.enable", KafkaRelease::k0_11_0, T::kBoolean, "false", std::nullopt,
        "KIP-106 (KAFKA-4623): unclean election off by default"},
       {"group.initial.rebalance.delay.ms", KafkaRelease::k0_11_0, T::kInt, "3000", 0,
@@ -571,16 +645,42 @@ std::span<const BrokerKeyChange> BrokerKeyChanges() {
   return kChanges;
 }
 
+std::string_view BrokerKeyChangeFrom(const BrokerKeyChange& change) {
+  return change.since_name.empty() ? KafkaReleaseName(change.since) : change.since_name;
+}
+
+static const BrokerKeyChange* AbsentKeyChange(std::string_view key) {
+  for (const BrokerKeyChange& change : BrokerKeyChanges()) {
+    if (change.absent_before && change.key == key) return &change;
+  }
+  return nullptr;
+}
+
+bool BrokerHasKey(std::string_view key, KafkaRelease release) {
+  if (FindKey(BrokerKeys(release), key) == nullptr) return false;
+  const BrokerKeyChange* absent = AbsentKeyChange(key);
+  return absent == nullptr || release >= absent->since;
+}
+
+std::optional<std::string_view> BrokerKeySince(std::string_view key) {
+  if (const BrokerKeyChange* absent = AbsentKeyChange(key)) return BrokerKeyChangeFrom(*absent);
+  const std::optional<KafkaRelease> first = FirstReleaseWithBrokerKey(key);
+  if (!first || *first == KafkaReleases().front()) return std::nullopt;
+  return KafkaReleaseName(*first);
+}
+
 std::optional<KafkaRelease> FirstReleaseWithBrokerKey(std::string_view key) {
   for (KafkaRelease release : KafkaReleases()) {
-    if (FindKey(BrokerKeys(release), key) != nullptr) return release;
+    if (BrokerHasKey(key, release)) return release;
   }
   return std::nullopt;
 }
 
 std::vector<std::string_view> BrokerConfigNames(KafkaRelease release) {
   std::vector<std::string_view> names;
-  for (const ConfigKeyDef& key : BrokerKeys(release)) names.push_back(key.name);
+  for (const ConfigKeyDef& key : BrokerKeys(release)) {
+    if (BrokerHasKey(key.name, release)) names.push_back(key.name);
+  }
   std::sort(names.begin(), names.end());
   return names;
 }

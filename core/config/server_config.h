@@ -157,8 +157,10 @@ Result<BrokerConfig> ApplyConfigOverrides(const BrokerConfig& base,
 // Kafka refuses to start without zookeeper.connect: kInvalidConfig with Kafka's words.
 Status RequireZookeeperConnect(const BrokerConfig& config);
 
-// A broker key that a release after 0.10.0 added or gave another default (docs/versions.md,
-// "Broker settings"): from `since` on, the key exists with `default_value`.
+// A broker key that a release after 0.8.2 added or gave another default (docs/versions.md,
+// "Broker settings"): from `since` on, the key exists with `default_value`. A key of 0.10.0's
+// table that 0.8.2 lacks (`absent_before`) is kept with its default inside ksim at 0.8.2, but a
+// scenario that sets it is told that 0.8.2 has no such setting.
 struct BrokerKeyChange {
   std::string_view key;
   KafkaRelease since;
@@ -166,10 +168,21 @@ struct BrokerKeyChange {
   std::optional<std::string_view> default_value;
   std::optional<int64_t> at_least;
   std::string_view source;  // the KIP or JIRA, and what changed
+  // The release that brought it when ksim does not model that one ("0.9.0": `since` is then the
+  // first modelled release after it).
+  std::string_view since_name = {};
+  bool absent_before = false;  // a key of 0.10.0's table that releases before `since` lack
 };
 std::span<const BrokerKeyChange> BrokerKeyChanges();
+// "0.9.0" or KafkaReleaseName(change.since).
+std::string_view BrokerKeyChangeFrom(const BrokerKeyChange& change);
 // The first modelled release whose broker knows `key`; nullopt when none does.
 std::optional<KafkaRelease> FirstReleaseWithBrokerKey(std::string_view key);
+// The release that brought `key`, for messages ("0.9.0" for a key that 0.8.2 lacks and 0.10.0
+// has); nullopt for a key of every modelled release or of none.
+std::optional<std::string_view> BrokerKeySince(std::string_view key);
+// Whether a broker of `release` has `key` (a scenario may set it).
+bool BrokerHasKey(std::string_view key, KafkaRelease release);
 
 // The broker-level names KafkaConfig of `release` knows (no security keys), sorted: for "did you
 // mean".

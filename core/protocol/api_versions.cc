@@ -56,16 +56,19 @@ constexpr std::array<ApiVersionEntry, 19> kKafka0100 = {{
     {18, 0, 0},  // ApiVersions
 }};
 
-// The latest version of each served key at each later release (-1: the release has no such key):
+// The latest version of each served key at each other release (-1: the release has no such key):
 // Produce, Fetch, ListOffsets, Metadata, OffsetCommit, OffsetFetch, FindCoordinator, JoinGroup,
 // Heartbeat, LeaveGroup, SyncGroup, ApiVersions, InitProducerId, in kServed's order. Sources:
-// Protocol.java's *_REQUEST arrays at 0.10.1.0, 0.10.2.0 and 0.11.0.0; each request class's
-// schemaVersions() at 1.0.0, 1.1.0, 2.0.0 and 2.1.0. Every key starts at v0 at these releases.
+// 0.8.2.2's kafka.api.*Request objects (`CurrentVersion`) and KafkaApis.handle (no JoinGroup or
+// Heartbeat handler, no ApiVersions: a request for either closes the connection); Protocol.java's
+// *_REQUEST arrays at 0.10.1.0, 0.10.2.0 and 0.11.0.0; each request class's schemaVersions() at
+// 1.0.0, 1.1.0, 2.0.0 and 2.1.0. Every key starts at v0 at these releases.
 struct ReleaseMax {
   KafkaRelease release;
   std::array<int16_t, 13> max;
 };
-constexpr std::array<ReleaseMax, 7> kLaterReleases = {{
+constexpr std::array<ReleaseMax, 8> kOtherReleases = {{
+    {KafkaRelease::k0_8_2, {0, 0, 0, 0, 1, 1, 0, -1, -1, -1, -1, -1, -1}},
     {KafkaRelease::k0_10_1, {2, 3, 1, 2, 2, 1, 0, 1, 0, 0, 0, 0, -1}},
     {KafkaRelease::k0_10_2, {2, 3, 1, 2, 2, 2, 0, 1, 0, 0, 0, 0, -1}},
     {KafkaRelease::k0_11_0, {3, 5, 2, 4, 3, 3, 1, 2, 1, 1, 1, 1, 0}},
@@ -75,18 +78,19 @@ constexpr std::array<ReleaseMax, 7> kLaterReleases = {{
     {KafkaRelease::k2_1, {7, 10, 4, 7, 6, 5, 2, 3, 2, 2, 2, 2, 1}},
 }};
 
-// Each later release's advertisement, built once: kServed cut to the release's ranges.
+// Each other release's advertisement, built once: kServed cut to the release's ranges (at 0.8.2
+// what the broker accepts; it has no ApiVersions to advertise them).
 struct Advertised {
   std::array<ApiVersionEntry, 13> entries{};
   size_t size = 0;
 };
 
-const std::array<Advertised, 7>& LaterAdvertised() {
-  static const std::array<Advertised, 7> tables = [] {
-    std::array<Advertised, 7> out{};
-    for (size_t r = 0; r < kLaterReleases.size(); ++r) {
+const std::array<Advertised, 8>& OtherAdvertised() {
+  static const std::array<Advertised, 8> tables = [] {
+    std::array<Advertised, 8> out{};
+    for (size_t r = 0; r < kOtherReleases.size(); ++r) {
       for (size_t k = 0; k < kServed.size(); ++k) {
-        const int16_t max = kLaterReleases[r].max[k];
+        const int16_t max = kOtherReleases[r].max[k];
         if (max < kServed[k].min_version) continue;
         ApiVersionEntry entry = kServed[k];
         if (max < entry.max_version) entry.max_version = max;
@@ -113,9 +117,9 @@ const ApiVersionEntry* FindServedApi(int16_t api_key) { return Find(kServed, api
 
 std::span<const ApiVersionEntry> AdvertisedApiVersions(KafkaRelease release) {
   if (release == KafkaRelease::k0_10_0) return kKafka0100;
-  for (size_t r = 0; r < kLaterReleases.size(); ++r) {
-    if (kLaterReleases[r].release == release) {
-      const Advertised& table = LaterAdvertised()[r];
+  for (size_t r = 0; r < kOtherReleases.size(); ++r) {
+    if (kOtherReleases[r].release == release) {
+      const Advertised& table = OtherAdvertised()[r];
       return std::span<const ApiVersionEntry>(table.entries.data(), table.size);
     }
   }

@@ -9,8 +9,10 @@
 //   exactly what a 0.10.0.1 broker answers (every ApiKeys entry, with Protocol.MIN_VERSIONS and
 //   CURR_VERSION), the keys ksim does not serve (DescribeGroups, the inter-broker ones) included;
 //   at a later release the keys ksim serves that the release has, each range the release's cut to
-//   ksim's. docs/protocol.md ("Served over the wire") and docs/versions.md have the tables and
-//   their sources.
+//   ksim's. At 0.8.2, which has no ApiVersions (0.10.0, KIP-35), the keys and versions its broker
+//   parses: Produce, Fetch, ListOffsets, Metadata v0, OffsetCommit and OffsetFetch v0-v1,
+//   GroupCoordinator (ConsumerMetadata) v0. docs/protocol.md ("Served over the wire") and
+//   docs/versions.md have the tables and their sources.
 // - AcceptedApi(key, release): the range a broker of `release` accepts from a client over the wire:
 //   the advertised range when ksim also serves the key, else null.
 // Constants only.

@@ -252,6 +252,13 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
     if (from != options.host) {
       close_connection = [this, peer = std::string(from)] { network.CloseConnection(peer); };
     }
+    if (AcksDeprecated(options.config.release, produce->acks)) {
+      // 0.8.2.2:KafkaApis.handleProducerOrOffsetCommitRequest, KIP-1: a WARN, then on as usual.
+      Emit(seams.events, ev::kProduceAcksDeprecated,
+           {{field::kClient, std::string(from)},
+            {field::kAcks, produce->acks},
+            {field::kMessage, AcksDeprecatedWarning(from, produce->acks)}});
+    }
     replicas.HandleProduce(
         std::move(*produce), [answer](ProduceResponse r) { answer(std::move(r)); },
         std::move(close_connection));

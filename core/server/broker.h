@@ -17,8 +17,9 @@
 //   delete_partitions deletes) the partition. UpdateMetadata refreshes the metadata cache.
 // - Produce: acks 0 (no response), 1 (after the leader's append), -1/all (parked until HW passes
 //   the batch or timeout_ms: REQUEST_TIMED_OUT; NOT_ENOUGH_REPLICAS(_AFTER_APPEND) by
-//   min.insync.replicas), N > 1 (0.8 semantics); NOT_LEADER_FOR_PARTITION on a non-leader,
-//   UNKNOWN_TOPIC_OR_PARTITION for an unknown partition.
+//   min.insync.replicas); at 0.8.2 also N > 1 (N ISR members have it) after KIP-1's WARN
+//   (event produce_acks_deprecated), later INVALID_REQUIRED_ACKS; NOT_LEADER_FOR_PARTITION on a
+//   non-leader, UNKNOWN_TOPIC_OR_PARTITION for an unknown partition.
 // - Fetch: followers (replica_id >= 0) read up to the LEO and move their LEO/HW on the leader;
 //   consumers (replica_id -1) read below HW. A fetch with nothing to return waits up to max_wait_ms
 //   for min_bytes (the fetch purgatory). Metadata, ListOffsets, OffsetsForLeaderEpoch.

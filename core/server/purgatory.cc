@@ -72,7 +72,7 @@ DelayedProduce::DelayedProduce(int16_t acks, std::vector<ProducePartitionStatus>
       statuses_(std::move(statuses)),
       lookup_(std::move(lookup)),
       respond_(std::move(respond)) {
-  KSIM_CHECK(acks_ == -1 || acks_ > 1);
+  KSIM_CHECK(acks_ < 0 || acks_ > 1);
   KSIM_CHECK(respond_ != nullptr);
 }
 

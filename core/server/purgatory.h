@@ -91,7 +91,7 @@ struct ProducePartitionStatus {
 class DelayedProduce final : public DelayedOperation {
  public:
   using Respond = std::function<void(ProduceResponse)>;
-  // REQUIRES: acks == -1 or acks > 1.
+  // REQUIRES: acks < 0 or acks > 1 (below -1 and above 1 only at 0.8.2).
   DelayedProduce(int16_t acks, std::vector<ProducePartitionStatus> statuses, PartitionLookup lookup,
                  Respond respond);
   bool TryComplete() override;

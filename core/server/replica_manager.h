@@ -64,6 +64,17 @@
 
 namespace ksim {
 
+// The acks a broker of `release` takes in a Produce (ReplicaManager.isValidRequiredAcks, KIP-1):
+// -1, 0 or 1 from 0.9.0 on (anything else is INVALID_REQUIRED_ACKS, nothing appended); any value
+// at 0.8.2, where acks=N > 1 waits for N ISR members and acks < -1 waits as -1 does
+// (0.8.2.2:Partition.checkEnoughReplicasReachOffset).
+bool ValidRequiredAcks(KafkaRelease release, int16_t acks);
+// A 0.8.2 broker logs KIP-1's WARN for acks > 1 or < -1 and goes on.
+bool AcksDeprecated(KafkaRelease release, int16_t acks);
+// That WARN, Kafka's words (0.8.2.2:KafkaApis.handleProducerOrOffsetCommitRequest); ksim knows
+// the client only by its node, which stands for both its client id and its address.
+std::string AcksDeprecatedWarning(std::string_view client, int16_t acks);
+
 struct ReplicaManagerSeams {
   Env& env;
   const Clock& clock;

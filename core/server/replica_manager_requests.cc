@@ -19,6 +19,22 @@ std::optional<Offset> FollowerLogEndOffset(const Partition& partition, BrokerId 
 
 }  // namespace
 
+bool ValidRequiredAcks(KafkaRelease release, int16_t acks) {
+  return release < KafkaRelease::k0_10_0 || (acks >= -1 && acks <= 1);
+}
+
+bool AcksDeprecated(KafkaRelease release, int16_t acks) {
+  return release < KafkaRelease::k0_10_0 && (acks > 1 || acks < -1);
+}
+
+std::string AcksDeprecatedWarning(std::string_view client, int16_t acks) {
+  const std::string who(client);
+  return "Client " + who + " from " + who +
+         " sent a produce request with request.required.acks of " + std::to_string(acks) +
+         ", which is now deprecated and will be removed in next release. Valid values are -1, 0 "
+         "or 1. Please consult Kafka documentation for supported and recommended configuration.";
+}
+
 void ReplicaManager::HandleProduce(ProduceRequest request,
                                    std::function<void(ProduceResponse)> done,
                                    std::function<void()> failed_without_answer) {
@@ -28,11 +44,8 @@ void ReplicaManager::HandleProduce(ProduceRequest request,
     response.correlation_id = correlation_id;
     done(std::move(response));
   };
-  // ReplicaManager.isValidRequiredAcks: -1, 0 or 1 at every modelled release (KIP-1, since
-  // 0.9.0); anything else is INVALID_REQUIRED_ACKS and nothing is appended. The 0.8.2 broker's
-  // acks=N > 1 (wait for N ISR members) stays in DelayedProduce for issue 19's 0.8 releases.
-  const bool valid_acks = acks >= -1 && acks <= 1;
-  const bool waits = acks == -1 || acks > 1;
+  const bool valid_acks = ValidRequiredAcks(config_.release, acks);
+  const bool waits = acks < 0 || acks > 1;
   std::vector<ProducePartitionStatus> statuses;
   std::vector<TopicPartition> pending;
   for (ProducePartitionData& data : request.topic_data) {

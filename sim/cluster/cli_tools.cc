@@ -455,6 +455,16 @@ Status CliTools::RunConsoleConsumer(size_t index, const CliAction& action) {
     Later([this, index] { Finish(index); });
     return Status::Ok();
   }
+  if (release < KafkaRelease::k0_10_0 &&
+      (!command.bootstrap_server.empty() || command.new_consumer)) {
+    // 0.8.2.2's ConsoleConsumer has neither option (only the old consumer): joptsimple's
+    // UnrecognizedOptionException, as at 2.0 for --zookeeper.
+    Print(index,
+          std::string(command.bootstrap_server.empty() ? "new-consumer" : "bootstrap-server") +
+              " is not a recognized option");
+    Later([this, index] { Finish(index); });
+    return Status::Ok();
+  }
   if (command.zookeeper.empty() && !command.new_consumer && release < KafkaRelease::k0_10_1) {
     // 0.10.0.1's ConsoleConsumer: checkRequiredArgs(parser, options, if (useNewConsumer)
     // bootstrapServerOpt else zkConnectOpt): without --new-consumer it wants --zookeeper.

@@ -29,6 +29,8 @@ Status CliCanTalkTo(const CliCommand& command, KafkaRelease tool, KafkaRelease b
     case CliCommand::Tool::kConsoleProducer:
       return ClientCanTalkTo(tool, brokers);
     case CliCommand::Tool::kConsoleConsumer:
+      // At 0.8.2 the tool refuses --bootstrap-server and --new-consumer itself when it runs.
+      if (tool < KafkaRelease::k0_10_0 && command.zookeeper.empty()) return Status::Ok();
       if (!command.zookeeper.empty() && tool < KafkaRelease::k2_0) {
         return OldConsumerCanTalkTo(tool, brokers);
       }
@@ -407,9 +409,9 @@ class ActionParser {
 std::string UnknownBrokerKeyMessage(std::string_view key, KafkaRelease release) {
   const std::string name(KafkaReleaseName(release));
   std::string message = "unknown broker configuration \"" + std::string(key) + "\"";
-  if (std::optional<KafkaRelease> since = FirstReleaseWithBrokerKey(key)) {
+  if (std::optional<std::string_view> since = BrokerKeySince(key)) {
     return message + ": Kafka " + name + " has no such setting; it exists from Kafka " +
-           std::string(KafkaReleaseName(*since)) + " (set \"kafka_version\")";
+           std::string(*since) + " (set \"kafka_version\")";
   }
   const std::vector<std::string_view> names = BrokerConfigNames(release);
   if (std::optional<std::string_view> closest = ClosestName(key, names)) {

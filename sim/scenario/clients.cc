@@ -173,6 +173,16 @@ void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p, co
     c.zookeeper_consumer = *v == "zookeeper";
   }
   if (c.zookeeper_consumer) return ParseOldConsumer(r, p, s, c);
+  if (c.kafka_version < KafkaRelease::k0_10_0) {
+    // 0.8.2.2 has only kafka.consumer (the old consumer); its brokers have no group coordinator
+    // (0.8.2.2:KafkaApis.handle has no JoinGroup handler); the new consumer is 0.9.0 (KAFKA-1326).
+    r.Error(ScenarioReader::Find(spec, "consumer") != nullptr ? p + "/consumer" : p,
+            "Kafka " + std::string(KafkaReleaseName(c.kafka_version)) +
+                " has no group-coordinated consumer (the new consumer and the group "
+                "coordinator exist from Kafka 0.9.0; ksim models them from 0.10.0): use "
+                "\"consumer\": \"zookeeper\", the old consumer, or a later kafka_version");
+    return;
+  }
   if (c.commit != CommitKind::kAuto && c.group.empty()) {
     r.Error(p + "/commit", "committing offsets needs a group: set \"group\" or use \"auto\"");
   }
@@ -208,6 +218,15 @@ void ParseConsumer(ScenarioReader& r, const Json& spec, const std::string& p, co
 }  // namespace
 
 Status ClientCanTalkTo(KafkaRelease client, KafkaRelease brokers) {
+  // A 0.8.2 broker has no ApiVersions (KIP-35, 0.10.0) and parses only v0 of Produce, Fetch,
+  // Metadata and ListOffsets (0.8.2.2's kafka.api.*Request, `CurrentVersion`): every later
+  // client sends newer versions and the broker closes its connection.
+  if (brokers < KafkaRelease::k0_10_0 && client > brokers) {
+    return Status(Errc::kInvalidArgument,
+                  "a Kafka " + std::string(KafkaReleaseName(client)) +
+                      " client cannot talk to Kafka 0.8.2 brokers (they parse only the first "
+                      "version of each request and have no ApiVersions, KIP-35): use 0.8.2");
+  }
   // A client talks to brokers of its own release or later (a broker serves every older version).
   // A newer client negotiates down with ApiVersions from 0.10.2 (KIP-97: brokers from 0.10.0);
   // a 0.10.1 client sends its own versions (JoinGroup v1, Metadata v2), which a 0.10.0 broker
@@ -223,6 +242,13 @@ Status ClientCanTalkTo(KafkaRelease client, KafkaRelease brokers) {
 }
 
 Status OldConsumerCanTalkTo(KafkaRelease client, KafkaRelease brokers) {
+  if (brokers < KafkaRelease::k0_10_0 && client > brokers) {
+    // FetchRequest.CurrentVersion is 0 at 0.8.2.2 and 2 at 0.10.0.1.
+    return Status(Errc::kInvalidArgument,
+                  "the old consumer of Kafka " + std::string(KafkaReleaseName(client)) +
+                      " cannot fetch from Kafka 0.8.2 brokers (it sends Fetch v2 or later, "
+                      "which they cannot parse, and never negotiates versions): use 0.8.2");
+  }
   // kafka.consumer.ConsumerFetcherThread asks with FetchRequest.CurrentVersion: 2 at 0.10.0.1, 3
   // from 0.10.1.0 to 1.1.0 (kafka/api/FetchRequest.scala); the Scala clients have no ApiVersions.
   // A 0.10.0 broker serves Fetch 0-2 and closes the connection of anything newer.

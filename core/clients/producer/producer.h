@@ -115,8 +115,9 @@ struct ProducerConfig {
   KafkaRelease release = kSeedKafkaRelease;
   std::string client_id;                       // client.id
   std::vector<std::string> bootstrap_servers;  // bootstrap.servers: node names (":port" dropped)
-  // acks: "all"/-1, 0, 1. The Producer also implements 0.8.1's acks=N > 1 (wait for N ISR
-  // members), which ParseProducerConfig refuses at every modelled release.
+  // acks: "all"/-1, 0, 1. The Producer also sends 0.8.1's acks=N > 1, which ParseProducerConfig
+  // refuses at every modelled release (0.8.2's producers refuse it too); a 0.8.2 broker waits for
+  // N ISR members (ReplicaManager::HandleProduce).
   int16_t acks = 1;
   int32_t retries = 0;             // retries (0.10: 0; with idempotence: INT32_MAX)
   int64_t retry_backoff_ms = 100;  // retry.backoff.ms

@@ -105,7 +105,7 @@ std::string Trimmed(std::string_view raw) {
 }
 
 // "all" and "-1" are -1; "0", "1" as such; N > 1 is the 0.8.1 producer's acks=N, which every
-// modelled release refuses (ParseProducerConfig) and issue 19's 0.8 releases will take.
+// modelled release's producer refuses (ParseProducerConfig), 0.8.2's included.
 std::optional<int16_t> ParseAcks(std::string_view raw) {
   const std::string text = Trimmed(raw);
   if (text == "all" || text == "-1") return int16_t{-1};
@@ -132,6 +132,15 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, Kafk
   for (const auto& [name, raw] : settings) {
     const ConfigKeyDef* key = FindKey(name);
     if (key == nullptr) return Status(Errc::kInvalidConfig, UnknownKeyMessage(name));
+    if (!ProducerKnowsKey(name, release) && release < KafkaRelease::k0_10_0) {
+      // Kafka 0.8.2's producer would warn too; ksim refuses a key that much later, whose
+      // behaviour that producer cannot have (docs/versions.md, "Kafka 0.8.2").
+      return Status(Errc::kInvalidConfig, "the Kafka " + std::string(KafkaReleaseName(release)) +
+                                              " producer has no setting " + name +
+                                              "; it exists from Kafka " +
+                                              std::string(KafkaReleaseName(*KeySince(name))) +
+                                              " (set \"kafka_version\")");
+    }
     if (!ProducerKnowsKey(name, release)) {
       // KafkaProducer's config.logUnused(): a warning, and the producer goes on without it.
       config.warnings.push_back("The configuration " + name + " = " + Trimmed(raw) +
@@ -140,8 +149,9 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, Kafk
     }
     given.insert(name);
     if (name == "acks") {
-      // ConfigDef.ValidString: every modelled release's producer takes only these four
-      // (0.8.1's acks=N > 1 is refused since 0.8.2, KAFKA-1555).
+      // ConfigDef.ValidString: every modelled release's producer takes only these four, 0.8.2's
+      // too (0.8.2.2:clients/.../producer/ProducerConfig.java `in("all", "-1", "0", "1")`; its
+      // old Scala producer refuses N > 1 as well, KAFKA-1555). Only the 0.8.2 broker takes N.
       std::optional<int16_t> acks = ParseAcks(raw);
       if (!acks || *acks > 1) {
         return Status(Errc::kInvalidConfig, "Invalid value " + Trimmed(raw) +

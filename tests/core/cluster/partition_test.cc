@@ -663,6 +663,24 @@ TEST_F(PartitionTest, AcksNCountsIsrMembersHoldingTheBatch) {
   EXPECT_FALSE(r1.p().CheckEnoughReplicasReached(required, 3).done);
 }
 
+// 0.8.2's acks < -1 (a broker of 0.9.0 or later refuses it before the Partition): waits as -1
+// for the HW (`requiredAcks < 0`), but is not refused before the append below
+// min.insync.replicas (`requiredAcks == -1` only).
+TEST_F(PartitionTest, AcksBelowMinusOneWaitsForTheHighWatermarkWithoutTheRefusal) {
+  PartitionConfig config;
+  config.min_insync_replicas = 2;
+  Replica& r1 = AddReplica(kB1, config);
+  MakeLeader(r1, State(kB1, 0, {kB1}, {kB1, kB2}));  // an ISR of one, below the minimum
+  Bytes batch = Batch(0, 1);
+  EXPECT_EQ(r1.p().AppendAsLeader(batch, -1).status().code(), Errc::kNotEnoughReplicas);
+  batch = Batch(0, 1);
+  Result<LogAppendInfo> info = r1.p().AppendAsLeader(batch, -2);
+  ASSERT_TRUE(info.ok());
+  const AcksProgress progress = r1.p().CheckEnoughReplicasReached(info->last_offset + 1, -2);
+  EXPECT_TRUE(progress.done);  // the lone ISR member moved the HW at once
+  EXPECT_EQ(progress.error, Errc::kNotEnoughReplicasAfterAppend);
+}
+
 // ---- Leader epochs (KIP-101 / KIP-279)
 // -----------------------------------------------------------
 

@@ -18,6 +18,9 @@ namespace {
 using R = KafkaRelease;
 
 TEST(KafkaVersionTest, ReleasesParseFromFeatureAndPatchNames) {
+  EXPECT_EQ(ParseKafkaRelease("0.8.2").value(), R::k0_8_2);
+  EXPECT_EQ(ParseKafkaRelease("0.8.2.1").value(), R::k0_8_2);
+  EXPECT_EQ(ParseKafkaRelease("0.8.2.2").value(), R::k0_8_2);
   EXPECT_EQ(ParseKafkaRelease("0.10.0").value(), R::k0_10_0);
   EXPECT_EQ(ParseKafkaRelease("0.10.0.1").value(), R::k0_10_0);  // the seed's
   EXPECT_EQ(ParseKafkaRelease("0.10.2.1").value(), R::k0_10_2);
@@ -32,12 +35,13 @@ TEST(KafkaVersionTest, ReleasesParseFromFeatureAndPatchNames) {
 }
 
 TEST(KafkaVersionTest, UnmodelledReleasesAreRefusedWithTheModelledOnes) {
-  for (std::string_view text : {"0.9.0", "0.10", "0.10.3", "3.0", "", "0.10.0.x", "0.10.0-IV1",
-                                "1.1.", "1"}) {
+  for (std::string_view text : {"0.9.0", "0.8.1", "0.8.1.1", "0.8", "0.8.3", "0.10", "0.10.3",
+                                "3.0", "", "0.10.0.x", "0.10.0-IV1", "1.1.", "1"}) {
     Result<KafkaRelease> parsed = ParseKafkaRelease(text);
     ASSERT_FALSE(parsed.ok()) << text;
-    EXPECT_NE(parsed.status().message().find("0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1"),
-              std::string::npos)
+    EXPECT_NE(
+        parsed.status().message().find("0.8.2, 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1"),
+        std::string::npos)
         << parsed.status().message();
   }
   Result<KafkaRelease> backport = ParseKafkaRelease("2.0.1");
@@ -77,6 +81,8 @@ TEST(KafkaVersionTest, ApiVersionApplyAsKafkaReadsIt) {
 }
 
 TEST(KafkaVersionTest, LatestApiVersionIsEachReleasesDefault) {
+  EXPECT_EQ(LatestApiVersion(R::k0_8_2).name, "0.8.2");  // no ApiVersion key: it writes magic 0
+  EXPECT_EQ(LatestApiVersion(R::k0_8_2).magic, 0);
   EXPECT_EQ(LatestApiVersion(R::k0_10_0).name, "0.10.0-IV1");
   EXPECT_EQ(LatestApiVersion(R::k0_10_1).name, "0.10.1-IV2");
   EXPECT_EQ(LatestApiVersion(R::k0_10_2).name, "0.10.2-IV0");
@@ -125,8 +131,39 @@ TEST(KafkaVersionTest, AKeyOfALaterReleaseIsUnknownBeforeIt) {
   EXPECT_TRUE(at_0110.warnings.empty());
   EXPECT_EQ(at_0110.group_initial_rebalance_delay_ms, 100);
   EXPECT_EQ(FirstReleaseWithBrokerKey("group.initial.rebalance.delay.ms"), R::k0_11_0);
-  EXPECT_EQ(FirstReleaseWithBrokerKey("num.partitions"), R::k0_10_0);
+  EXPECT_EQ(FirstReleaseWithBrokerKey("num.partitions"), R::k0_8_2);
+  EXPECT_EQ(FirstReleaseWithBrokerKey("listeners"), R::k0_10_0);
   EXPECT_EQ(FirstReleaseWithBrokerKey("no.such.key"), std::nullopt);
+}
+
+// 0.8.2.2's KafkaConfig lacks the keys 0.9.0 and 0.10.0 brought (KIP-2 listeners, KIP-13 quotas,
+// ApiVersion, KIP-32 timestamps, ...): set at 0.8.2, each is Kafka's unknown-key warning (a
+// scenario's exit 2), and the broker keeps writing message format v0.
+TEST(KafkaVersionTest, Kafka082LacksTheKeysOf09And010) {
+  ConfigOriginals originals;
+  originals["log.message.format.version"] = ConfigSetting{"0.8.2", "cluster.config", 1};
+  originals["group.min.session.timeout.ms"] = ConfigSetting{"100", "cluster.config", 2};
+  const BrokerConfig at_082 = MakeBrokerConfig(originals, R::k0_8_2).value();
+  ASSERT_EQ(at_082.warnings.size(), 2u);
+  EXPECT_EQ(at_082.warnings[0],
+            "cluster.config: The configuration log.message.format.version = 0.8.2 was supplied "
+            "but isn't a known config.");
+  EXPECT_EQ(at_082.group_min_session_timeout_ms, 6000);  // not used
+  EXPECT_EQ(at_082.log_message_format_version.magic, 0);
+  EXPECT_EQ(at_082.DefaultLogConfig().message_format_magic, 0);
+  EXPECT_FALSE(at_082.DefaultLogConfig().time_index);
+  const BrokerConfig at_0100 = MakeBrokerConfig(originals, R::k0_10_0).value();
+  EXPECT_TRUE(at_0100.warnings.empty());
+  EXPECT_EQ(at_0100.group_min_session_timeout_ms, 100);
+  EXPECT_EQ(BrokerKeySince("listeners"), "0.9.0");
+  EXPECT_EQ(BrokerKeySince("log.message.format.version"), "0.10.0");
+  EXPECT_EQ(BrokerKeySince("group.initial.rebalance.delay.ms"), "0.11.0");
+  EXPECT_EQ(BrokerKeySince("num.partitions"), std::nullopt);
+  const std::vector<std::string_view> names = BrokerConfigNames(R::k0_8_2);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "listeners"), 0);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "num.partitions"), 1);
+  EXPECT_TRUE(BrokerHasKey("listeners", R::k0_10_0));
+  EXPECT_FALSE(BrokerHasKey("listeners", R::k0_8_2));
 }
 
 TEST(KafkaVersionTest, ProtocolAndFormatVersionsAreCheckedAsKafkaDoes) {
@@ -139,15 +176,15 @@ TEST(KafkaVersionTest, ProtocolAndFormatVersionsAreCheckedAsKafkaDoes) {
     return MakeBrokerConfig(originals, release);
   };
   // An upgrade's first step: new binaries speaking the old protocol and format.
-  Result<BrokerConfig> upgrading = make({{"inter.broker.protocol.version", "0.10.0"},
-                                         {"log.message.format.version", "0.10.0"}},
-                                        R::k0_11_0);
+  Result<BrokerConfig> upgrading =
+      make({{"inter.broker.protocol.version", "0.10.0"}, {"log.message.format.version", "0.10.0"}},
+           R::k0_11_0);
   ASSERT_TRUE(upgrading.ok()) << upgrading.status().ToString();
   EXPECT_EQ(upgrading->log_message_format_version.magic, 1);
   // A format above the protocol.
-  Result<BrokerConfig> above = make({{"inter.broker.protocol.version", "0.10.0"},
-                                     {"log.message.format.version", "0.11.0"}},
-                                    R::k0_11_0);
+  Result<BrokerConfig> above =
+      make({{"inter.broker.protocol.version", "0.10.0"}, {"log.message.format.version", "0.11.0"}},
+           R::k0_11_0);
   ASSERT_FALSE(above.ok());
   EXPECT_EQ(above.status().message(),
             "server.properties:2: log.message.format.version 0.11.0 cannot be used when "
@@ -212,7 +249,7 @@ std::vector<std::vector<std::string>> TableRows(const std::string& doc, const st
 TEST(VersionsDocTest, BrokerSettingsTableIsBrokerKeyChanges) {
   std::vector<std::vector<std::string>> code;
   for (const BrokerKeyChange& change : BrokerKeyChanges()) {
-    code.push_back({std::string(change.key), std::string(KafkaReleaseName(change.since))});
+    code.push_back({std::string(change.key), std::string(BrokerKeyChangeFrom(change))});
   }
   EXPECT_EQ(TableRows(ReadDoc(), "Broker settings", 2), code);
 }

@@ -128,7 +128,7 @@ TEST_F(BrokerTest, AcksAllIsRefusedWhenTheIsrIsBelowMinInsyncReplicas) {
 
 // ReplicaManager.isValidRequiredAcks (KIP-1, since 0.9.0): only -1, 0 and 1. A client that lets
 // acks=2 through (librdkafka over `ksim serve`) gets INVALID_REQUIRED_ACKS and nothing is
-// appended, although two ISR members could have answered 0.8.2's acks=2.
+// appended, although two ISR members could have answered, as at 0.8.2 (BrokerTestAt082).
 TEST_F(BrokerTest, AcksOtherThanMinusOneZeroOrOneIsInvalidRequiredAcks) {
   CreateTopic("t", {k1, k2, k3});
   for (int16_t acks : {int16_t{2}, int16_t{3}, int16_t{-2}, int16_t{100}}) {
@@ -140,6 +140,80 @@ TEST_F(BrokerTest, AcksOtherThanMinusOneZeroOrOneIsInvalidRequiredAcks) {
   EXPECT_EQ(Produce("broker-1", kTp, 1, 1).error_code, Errc::kNone);
   EXPECT_EQ(Produce("broker-1", kTp, -1, 1).error_code, Errc::kNone);
   EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(2));
+}
+
+// Kafka 0.8.2's broker (0.8.2.2:KafkaApis.handleProducerOrOffsetCommitRequest,
+// Partition.checkEnoughReplicasReachOffset, DelayedProduce): acks=N > 1 is appended after KIP-1's
+// WARN and answered once N ISR members, the leader included, have the batch.
+class BrokerTestAt082 : public BrokerTest {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 3;
+    options.kafka_version = KafkaRelease::k0_8_2;
+    // A follower's fetch lost to a cut link times out in 2 s instead of 30 s (the test client's
+    // own request timeout), so a follower catches up after a heal within the client's patience.
+    options.config = {{"replica.socket.timeout.ms", "2000"}};
+    StartCluster(std::move(options));
+  }
+};
+
+TEST_F(BrokerTestAt082, AcksTwoIsAnsweredOnceTwoIsrMembersHaveTheBatch) {
+  CreateTopic("t", {k1, k2, k3});
+  std::optional<Offset> follower_leos_at_answer;
+  auto done = std::make_shared<std::optional<Result<ksim::Message>>>();
+  client_->Send("broker-1", MakeProduce(kTp, 2, 3), [&, done](Result<ksim::Message> response) {
+    follower_leos_at_answer =
+        std::max(PartitionOn(k2, kTp)->log_end_offset(), PartitionOn(k3, kTp)->log_end_offset());
+    done->emplace(std::move(response));
+  });
+  ASSERT_TRUE(cluster_->RunUntil([&] { return done->has_value(); }, 30 * kSecondUs));
+  ASSERT_TRUE((*done)->ok());
+  const auto& response = std::get<ProduceResponse>(***done).responses.at(0);
+  EXPECT_EQ(response.error_code, Errc::kNone);
+  EXPECT_EQ(response.base_offset, Offset(0));
+  ASSERT_TRUE(follower_leos_at_answer.has_value());
+  EXPECT_GE(*follower_leos_at_answer, Offset(3));  // a follower had it, not only the leader
+  // KIP-1's WARN, Kafka's words.
+  const std::vector<nlohmann::ordered_json> warned = Events("produce_acks_deprecated");
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_EQ(warned[0]["acks"], 2);
+  EXPECT_NE(warned[0]["message"].get<std::string>().find(
+                "sent a produce request with request.required.acks of 2, which is now deprecated"),
+            std::string::npos);
+}
+
+TEST_F(BrokerTestAt082, AcksAboveTheIsrSizeTimesOutAfterTheAppend) {
+  CreateTopic("t", {k1, k2});
+  // acks=3 on two replicas: the ISR can never hold three, so DelayedProduce expires.
+  ProducePartitionResponse three = Produce("broker-1", kTp, 3, 2, /*timeout_ms=*/2000);
+  EXPECT_EQ(three.error_code, Errc::kRequestTimedOut);
+  EXPECT_EQ(three.base_offset, Offset(0));
+  EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(2));  // appended all the same
+  EXPECT_EQ(Produce("broker-1", kTp, 2, 1).error_code, Errc::kNone);
+  // The old limits hold no more: acks=-2 waits as acks=-1 does.
+  EXPECT_EQ(Produce("broker-1", kTp, -2, 1).error_code, Errc::kNone);
+  EXPECT_EQ(PartitionOn(k1, kTp)->high_watermark(), Offset(4));
+  EXPECT_EQ(Events("produce_acks_deprecated").size(), 3u);
+}
+
+TEST_F(BrokerTestAt082, AcksTwoWaitsForAFollowerThatCatchesUpLate) {
+  CreateTopic("t", {k1, k2, k3});
+  ASSERT_TRUE(cluster_->Partition({{"broker-1"}, {"broker-2", "broker-3"}}).ok());
+  auto done = std::make_shared<std::optional<Result<ksim::Message>>>();
+  client_->Send("broker-1", MakeProduce(kTp, 2, 1, /*timeout_ms=*/120000),
+                [done](Result<ksim::Message> response) { done->emplace(std::move(response)); });
+  // Cut off from its followers for 3 s: the leader alone has it, one member of the two asked
+  // for. Healed, a follower's fetcher gets through again (after its lost request's timeout) and
+  // the answer follows its fetch.
+  EXPECT_FALSE(cluster_->RunUntil([&] { return done->has_value(); }, 3 * kSecondUs));
+  EXPECT_EQ(PartitionOn(k1, kTp)->high_watermark(), Offset(0));
+  cluster_->Heal();
+  ASSERT_TRUE(cluster_->RunUntil([&] { return done->has_value(); }, 100 * kSecondUs));
+  ASSERT_TRUE((*done)->ok());
+  EXPECT_EQ(std::get<ProduceResponse>(***done).responses.at(0).error_code, Errc::kNone);
+  EXPECT_TRUE(PartitionOn(k2, kTp)->log_end_offset() >= Offset(1) ||
+              PartitionOn(k3, kTp)->log_end_offset() >= Offset(1));
 }
 
 TEST_F(BrokerTest, FollowerAndStrangerRefuseProduce) {

@@ -389,6 +389,31 @@ TEST(CliToolsTest, BootstrapServerNeedsNewConsumerAt0100) {
   EXPECT_EQ(later.consumer(0).kind(), ConsumerKind::kGroupCoordinator);
 }
 
+// 0.8.2.2's ConsoleConsumer has only the old consumer: --bootstrap-server and --new-consumer are
+// joptsimple's unrecognized options and nothing runs; --zookeeper runs the old consumer.
+TEST(CliToolsTest, Kafka082ConsoleConsumerKnowsOnlyZookeeper) {
+  ClusterOptions options = ClientClusterOptions();
+  options.kafka_version = KafkaRelease::k0_8_2;
+  CliSim sim("cli-console-consumer-082", 1, options);
+  ASSERT_TRUE(sim.run().Start());
+  EXPECT_EQ(sim.Command(0,
+                        "kafka-console-consumer.sh --bootstrap-server hadoop01:9092 "
+                        "--new-consumer --topic frbook"),
+            Lines{"bootstrap-server is not a recognized option"});
+  EXPECT_TRUE(sim.tools().consumers().empty());
+  CliSim flag("cli-console-consumer-082-flag", 1, options);
+  ASSERT_TRUE(flag.run().Start());
+  EXPECT_EQ(flag.Command(0,
+                         "kafka-console-consumer.sh --zookeeper hadoop01:2181 --new-consumer "
+                         "--topic frbook"),
+            Lines{"new-consumer is not a recognized option"});
+  EXPECT_TRUE(flag.tools().consumers().empty());
+  CliSim old("cli-console-consumer-082-zk", 1, options);
+  ASSERT_TRUE(old.run().Start());
+  ASSERT_TRUE(old.Start(0, "kafka-console-consumer.sh --zookeeper hadoop01:2181 --topic frbook"));
+  EXPECT_EQ(old.consumer(0).kind(), ConsumerKind::kZookeeper);
+}
+
 TEST(CliToolsTest, FailedSendPrintsErrorLoggingCallbackLines) {
   // At 0.10.1, whose console producer waits for the leader (acks=1).
   ClusterOptions options = ClientClusterOptions();

@@ -632,7 +632,7 @@ TEST(ScenarioLoaderTest, KafkaVersionChoosesTheBrokersRelease) {
   EXPECT_EQ(errors,
             (std::vector<std::string>{
                 "s.json:/kafka_version: Kafka \"0.9.0\" is not a release ksim models; it models "
-                "0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1",
+                "0.8.2, 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1",
                 "s.json:/variants/old/cluster/config/group.initial.rebalance.delay.ms: unknown "
                 "broker configuration \"group.initial.rebalance.delay.ms\": Kafka 0.10.2 has no "
                 "such setting; it exists from Kafka 0.11.0 (set \"kafka_version\")"}));
@@ -680,13 +680,55 @@ TEST(ScenarioLoaderTest, AClientMaySetItsOwnKafkaVersion) {
              "config": {"enable.idempotence": true, "acks": "1"}}})")),
             (std::vector<std::string>{
                 "s.json:/clients/p1/kafka_version: Kafka \"0.9.0\" is not a release ksim "
-                "models; it models 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1",
+                "models; it models 0.8.2, 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1",
                 "s.json:/clients/c1/kafka_version: a Kafka 0.10.1 client cannot talk to Kafka "
                 "0.10.0 brokers (it does not negotiate versions; clients from 0.10.2 do, "
-                "KIP-97): use 0.10.0, or 0.10.2 or later (0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, "
-                "1.1, 2.0, 2.1)",
+                "KIP-97): use 0.10.0, or 0.10.2 or later (0.8.2, 0.10.0, 0.10.1, 0.10.2, 0.11.0, "
+                "1.0, 1.1, 2.0, 2.1)",
                 "s.json:/clients/p2/config: Must set acks to all in order to use the idempotent "
                 "producer. Otherwise we cannot guarantee idempotence."}));
+}
+
+// Kafka 0.8.2 (issue 19): only its own clients talk to its brokers, its consumer is the old one,
+// and what came later (the group coordinator's consumer, idempotence, message format v1's keys)
+// is refused at its JSON path naming the release that has it.
+TEST(ScenarioLoaderTest, Kafka082RefusesWhatCameLater) {
+  Result<Scenario> result = ParseScenario(With(R"("kafka_version": "0.8.2.2", "topics": {"t": {}},
+      "clients": {"p1": {"type": "producer", "topic": "t", "config": {"acks": "all"}},
+                  "c1": {"type": "consumer", "consumer": "zookeeper", "topics": ["t"],
+                         "group": "g"}})"),
+                                          "s.json");
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->kafka_version, KafkaRelease::k0_8_2);
+  EXPECT_EQ(result->clients.at(0).kafka_version, KafkaRelease::k0_8_2);
+
+  EXPECT_EQ(
+      Errors(With(R"("kafka_version": "0.8.2", "topics": {"t": {}},
+      "cluster": {"config": {"log.message.format.version": "0.8.2"}},
+      "clients": {"p1": {"type": "producer", "topic": "t", "config": {"acks": "2"}},
+                  "p2": {"type": "producer", "topic": "t",
+                         "config": {"enable.idempotence": true}},
+                  "p3": {"type": "producer", "topic": "t", "kafka_version": "0.10.0"},
+                  "c1": {"type": "consumer", "topics": ["t"], "group": "g"},
+                  "c2": {"type": "consumer", "consumer": "zookeeper", "topics": ["t"],
+                         "group": "g", "kafka_version": "0.10.0"}})")),
+      (std::vector<std::string>{
+          "s.json:/cluster/config/log.message.format.version: unknown broker configuration "
+          "\"log.message.format.version\": Kafka 0.8.2 has no such setting; it exists from Kafka "
+          "0.10.0 (set \"kafka_version\")",
+          "s.json:/clients/p1/config/acks: Invalid value 2 for configuration acks: String must "
+          "be one of: all, -1, 0, 1",
+          "s.json:/clients/p2/config/enable.idempotence: the Kafka 0.8.2 producer has no "
+          "setting enable.idempotence; it exists from Kafka 0.11.0 (set \"kafka_version\")",
+          "s.json:/clients/p3/kafka_version: a Kafka 0.10.0 client cannot talk to Kafka 0.8.2 "
+          "brokers (they parse only the first version of each request and have no ApiVersions, "
+          "KIP-35): use 0.8.2",
+          "s.json:/clients/c1: Kafka 0.8.2 has no group-coordinated consumer (the new consumer "
+          "and the group coordinator exist from Kafka 0.9.0; ksim models them from 0.10.0): use "
+          "\"consumer\": \"zookeeper\", the old consumer, or a later kafka_version",
+          "s.json:/clients/c2/kafka_version: a Kafka 0.10.0 client cannot talk to Kafka 0.8.2 "
+          "brokers (they parse only the first version of each request and have no ApiVersions, "
+          "KIP-35): use 0.8.2"}));
 }
 
 // A `cli` action may name its tool's release (issue 18): refused as a client of that release
@@ -725,9 +767,9 @@ TEST(ScenarioLoaderTest, ACliActionMaySetItsOwnKafkaVersion) {
           "0.10.0",
           "s.json:/actions/1/kafka_version: a Kafka 0.10.1 client cannot talk to Kafka 0.10.0 "
           "brokers (it does not negotiate versions; clients from 0.10.2 do, KIP-97): use 0.10.0, "
-          "or 0.10.2 or later (0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1)",
+          "or 0.10.2 or later (0.8.2, 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1)",
           "s.json:/actions/2/kafka_version: Kafka \"0.9\" is not a release ksim models; it "
-          "models 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1"}));
+          "models 0.8.2, 0.10.0, 0.10.1, 0.10.2, 0.11.0, 1.0, 1.1, 2.0, 2.1"}));
 }
 
 // "consumer": "zookeeper" runs the old consumer (issue 18): its own keys, always in a group,

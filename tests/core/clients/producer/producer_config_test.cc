@@ -50,8 +50,8 @@ TEST(ProducerConfigTest, AcksSpellings) {
 }
 
 TEST(ProducerConfigTest, AcksAboveOneIsRefusedAtEveryRelease) {
-  // ProducerConfig's ValidString.in("all", "-1", "0", "1") at 0.10.0.1 and after: the seed's
-  // acks=2 (0.8.1's N replicas) is Kafka's ConfigException.
+  // ProducerConfig's ValidString.in("all", "-1", "0", "1") at 0.8.2.2 and after: the seed's
+  // acks=2 (0.8.1's N replicas) is Kafka's ConfigException, 0.8.2's producer included.
   for (KafkaRelease release : KafkaReleases()) {
     EXPECT_EQ(Error({{"acks", "2"}}, release),
               "Invalid value 2 for configuration acks: String must be one of: all, -1, 0, 1")
@@ -59,6 +59,22 @@ TEST(ProducerConfigTest, AcksAboveOneIsRefusedAtEveryRelease) {
     EXPECT_EQ(Error({{"acks", " 3"}}, release),
               "Invalid value 3 for configuration acks: String must be one of: all, -1, 0, 1");
   }
+}
+
+// At 0.8.2 a key of a much later producer is refused (exit 2 in a scenario), not warned about:
+// its behaviour cannot exist there. The same keys are warnings at 0.10.0.
+TEST(ProducerConfigTest, LaterKeysAreRefusedAt082) {
+  EXPECT_EQ(Error({{"enable.idempotence", "true"}}, KafkaRelease::k0_8_2),
+            "the Kafka 0.8.2 producer has no setting enable.idempotence; it exists from Kafka "
+            "0.11.0 (set \"kafka_version\")");
+  EXPECT_EQ(Error({{"delivery.timeout.ms", "120000"}}, KafkaRelease::k0_8_2),
+            "the Kafka 0.8.2 producer has no setting delivery.timeout.ms; it exists from Kafka "
+            "2.1 (set \"kafka_version\")");
+  Result<ProducerConfig> at_0100 =
+      ParseProducerConfig({{"enable.idempotence", "true"}}, KafkaRelease::k0_10_0);
+  ASSERT_TRUE(at_0100.ok());
+  EXPECT_EQ(at_0100->warnings.size(), 1u);
+  EXPECT_EQ(Parse({{"acks", "all"}}, KafkaRelease::k0_8_2).acks, -1);
 }
 
 TEST(ProducerConfigTest, BadAcksNamesTheValidOnes) {
