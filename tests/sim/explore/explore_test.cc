@@ -256,6 +256,35 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
   EXPECT_TRUE(skipped.empty());
 }
 
+// At a release that fixed a defect (2.1: KAFKA-7164, KAFKA-7414, KIP-91) it is promised again:
+// not listed, and a drain naming it is ksim's failure; KAFKA-1120 (fixed in 2.2) stays.
+TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
+  Scenario base = Base(R"({"acks": "all"})", R"({})");
+  base.kafka_version = KafkaRelease::k2_1;
+  const Promise promise = DerivePromise(base, PropertyOptions{});
+  auto not_promised = [&](std::string_view defect) {
+    return std::any_of(
+        promise.not_promised.begin(), promise.not_promised.end(),
+        [&](const std::string& line) { return line.find(defect) != std::string::npos; });
+  };
+  EXPECT_TRUE(not_promised(kMissedRestartDefect));
+  for (std::string_view defect :
+       {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect}) {
+    EXPECT_FALSE(not_promised(defect)) << defect;
+    RunResult run;
+    run.drained = false;
+    run.undrained = "broker-1 is running but out of t-0's ISR: ... (" + std::string(defect) + ")";
+    for (std::string_view name : MetricNames()) {
+      run.check.metrics.push_back(Metric{std::string(name), 0});
+    }
+    std::vector<std::string> skipped;
+    const std::vector<PropertyFailure> failed = CheckProperties(promise, base, run, &skipped);
+    ASSERT_EQ(failed.size(), 1u) << defect;
+    EXPECT_EQ(failed[0].property, "liveness");
+    EXPECT_TRUE(skipped.empty()) << defect;
+  }
+}
+
 ResultLine Line(uint64_t seed, const std::string& verdict, const std::string& cause = "") {
   ResultLine line;
   line.meta = ResultMeta{"0.1", "abc", "base.json", "0123456789abcdef"};
