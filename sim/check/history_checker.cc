@@ -974,6 +974,13 @@ void Checker::ObserverMetrics() {
   }
 }
 
+// "broker-2 lost power at 1.000 s (torn and corrupted unsynced tail)": a power loss as causes
+// name it.
+std::string PowerLossText(const FaultRecord& crash) {
+  return crash.node + " lost power at " + FormatSeconds(crash.t_us) +
+         (crash.detail.empty() ? "" : " (" + crash.detail + ")");
+}
+
 std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, TimeUs from_us,
                                      TimeUs to_us) const {
   // A power loss: whatever the broker had not synced is gone, and Kafka acknowledges (and
@@ -991,8 +998,7 @@ std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, Ti
     }
   }
   if (crash != nullptr) {
-    return crash->node + " lost power at " + FormatSeconds(crash->t_us) +
-           (crash->detail.empty() ? "" : " (" + crash->detail + ")") +
+    return PowerLossText(*crash) +
            ": Kafka commits a record before any replica syncs it to disk "
            "(log.flush.interval.messages), so replicas that crash together lose it";
   }
@@ -1038,8 +1044,7 @@ std::string Checker::LeaderPowerLossFork(const ViolationRecord& v) const {
       if (f->ev != ev::kCrash || f->detail.starts_with("halted")) continue;
       const ElectionRecord* leading = ElectionBefore(v.tp, f->t_us);
       if (leading == nullptr || node::Broker(leading->leader) != node) continue;
-      return node + " lost power at " + FormatSeconds(f->t_us) +
-             (f->detail.empty() ? "" : " (" + f->detail + ")") + " while it led " + TpText(v.tp) +
+      return PowerLossText(*f) + " while it led " + TpText(v.tp) +
              ", before the record was committed, and wrote new records where a follower still "
              "held the old ones: the log forked there, and before KIP-101 (0.11) a follower "
              "truncates by offsets only (to its high watermark, or to a shorter leader's end), "
@@ -1067,8 +1072,7 @@ std::string Checker::StaleIsrPowerLoss(const ViolationRecord& v) const {
     if (e.tp != v.tp || e.t_us <= power_loss->t_us || e.t_us > v.t_us) continue;
     if (std::find(e.added.begin(), e.added.end(), v.broker.value()) != e.added.end()) return "";
   }
-  return power_loss->node + " lost power at " + FormatSeconds(power_loss->t_us) +
-         (power_loss->detail.empty() ? "" : " (" + power_loss->detail + ")") +
+  return PowerLossText(*power_loss) +
          " and was elected on the ISR it was in before, never added back since: the ISR lives "
          "in ZooKeeper and only a leader shrinks it, so a replica that lost its unsynced records "
          "in a power loss stays eligible and, elected, lacks what was committed (only KRaft's "
@@ -1083,8 +1087,7 @@ std::string Checker::StaleHighWatermarkAfterPowerLoss(const ViolationRecord& v) 
     if (r->t_us != v.committed_us || !r->leader) continue;
     const FaultRecord* power_loss = PowerLossBefore(r->broker, r->t_us);
     if (power_loss == nullptr) continue;
-    return power_loss->node + " lost power at " + FormatSeconds(power_loss->t_us) +
-           (power_loss->detail.empty() ? "" : " (" + power_loss->detail + ")") +
+    return PowerLossText(*power_loss) +
            " and its high-watermark checkpoint (replication-offset-checkpoint, written apart "
            "from the log) kept an offset above what its log kept; when it led " +
            TpText(v.tp) + " again at " + FormatSeconds(r->t_us) +
