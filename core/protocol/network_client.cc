@@ -51,8 +51,12 @@ int32_t NetworkClient::Send(std::string_view peer, Message request, ResponseCall
   const int16_t api_key = ApiKey(request);
   ++counters_.requests_sent;
   const ConnectionId connection = transport_.Send(peer, std::move(request));
-  auto [latest, unused_latest] = latest_connection_.try_emplace(std::string(peer), connection);
-  latest->second = std::max(latest->second, connection);
+  // Every request passes here: look the peer up without building a key, insert only the first.
+  if (auto latest = latest_connection_.find(peer); latest != latest_connection_.end()) {
+    latest->second = std::max(latest->second, connection);
+  } else {
+    latest_connection_.emplace(std::string(peer), connection);
+  }
   if (!expects_response) return correlation_id;
 
   const TimerId timer = timers_.Schedule(options_.request_timeout_us,
