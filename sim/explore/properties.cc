@@ -315,7 +315,11 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
          "after the final phase every partition has a leader, every acknowledged record is "
          "readable (unavailable_acked = 0) and the drain completes within drain_ms=" +
              std::to_string(scenario.final_phase.drain_ms) +
-             " of the producers' last scheduled record",
+             " of the producers' last scheduled record" +
+             (scenario.kafka_version >= KafkaRelease::k2_1
+                  ? std::string(" (or its delivery.timeout.ms when longer: from Kafka 2.1 the "
+                                "bound on a record's outcome, KIP-91)")
+                  : std::string()),
          "the final phase heals every fault and restarts every broker and client; every "
          "consumer starts at earliest"});
     for (const KafkaLivenessDefect& defect : kKafkaLivenessDefects) {

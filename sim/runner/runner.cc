@@ -376,16 +376,26 @@ void ScenarioRun::RunFinalPhase() {
   }
   if (final_phase.restart_all) RestartAll();
   // drain_ms counts from the moment the running producers have been handed their last record: a
-  // producer restarted only now still has the rest of its schedule to go, at its own rate.
+  // producer restarted only now still has the rest of its schedule to go, at its own rate. A
+  // producer of 2.1 on promises every record an outcome within its delivery.timeout.ms (KIP-91),
+  // which may be longer than drain_ms (a batch the leader answers OUT_OF_ORDER_SEQUENCE_NUMBER is
+  // retried until then): the drain waits for that promise too.
   const TimeUs drain_start_us = world_->Now();
   TimeUs last_record_due_us = drain_start_us;
+  TimeUs outcomes_due_us = 0;
   auto note_schedule = [&](const ProducerClient& producer) {
     if (!producer.running()) return;  // down: its schedule does not run
-    last_record_due_us = std::max(last_record_due_us, producer.LastRecordDueUs());
+    const TimeUs last_us = std::max(drain_start_us, producer.LastRecordDueUs());
+    last_record_due_us = std::max(last_record_due_us, last_us);
+    if (DeliveryTimeoutApplies(producer.config().release)) {
+      outcomes_due_us = std::max(
+          outcomes_due_us, last_us + Ms(producer.config().delivery_timeout_ms));
+    }
   };
   for (const auto& producer : producers_) note_schedule(*producer);
   for (const auto& producer : cli_->producers()) note_schedule(*producer);
-  const TimeUs drain_end_us = last_record_due_us + Ms(final_phase.drain_ms);
+  const TimeUs drain_end_us =
+      std::max(last_record_due_us + Ms(final_phase.drain_ms), outcomes_due_us);
   while (!Drained() && world_->Now() < drain_end_us) {
     RunTo(std::min(drain_end_us, world_->Now() + kDrainCheckUs));
     // A broker can still go down during the drain (a controlled shutdown that could not reach

@@ -316,6 +316,24 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
   EXPECT_NE(retrying.undrained.find(kOutOfOrderRetryDefect), std::string::npos);
 }
 
+// From Kafka 2.1 a producer promises every record an outcome within delivery.timeout.ms (KIP-91),
+// which bounds the retries of a batch older than the leader remembers: the drain waits for it, and
+// for a longer delivery timeout too, however short drain_ms (60 s here).
+TEST(ScenarioLibraryRegressionTest, TheDrainWaitsForTheDeliveryTimeoutFrom21) {
+  const std::string file = "regressions/out-of-order-retry-ends-at-the-delivery-timeout.json";
+  const RunResult defaults = RunBase(file);
+  EXPECT_TRUE(defaults.drained) << defaults.undrained;
+  EXPECT_TRUE(defaults.ok);
+  Result<Scenario> scenario = LoadScenario((ScenarioDir() / file).string());
+  ASSERT_TRUE(scenario.ok()) << scenario.status().ToString();
+  ASSERT_EQ(scenario->final_phase.drain_ms, 60000);
+  scenario->clients.at(0).config.emplace_back("delivery.timeout.ms", "200000");
+  Result<RunResult> longer = RunScenario(*scenario, RunOptions{});
+  ASSERT_TRUE(longer.ok()) << longer.status().ToString();
+  EXPECT_TRUE(longer->drained) << longer->undrained;
+  EXPECT_GT(longer->trace_lines, defaults.trace_lines);  // two more minutes of retries
+}
+
 TEST(ScenarioLibrarySeedTest, TenPartitionsOnThreeBrokersArePlacedFourThreeThree) {
   const RunResult result = RunBase("seed/partitions-4-3-3.json");
   std::map<std::string, int> replicas_per_broker;
