@@ -388,8 +388,8 @@ void ScenarioRun::RunFinalPhase() {
     const TimeUs last_us = std::max(drain_start_us, producer.LastRecordDueUs());
     last_record_due_us = std::max(last_record_due_us, last_us);
     if (DeliveryTimeoutApplies(producer.config().release)) {
-      outcomes_due_us = std::max(
-          outcomes_due_us, last_us + Ms(producer.config().delivery_timeout_ms));
+      outcomes_due_us =
+          std::max(outcomes_due_us, last_us + Ms(producer.config().delivery_timeout_ms));
     }
   };
   for (const auto& producer : producers_) note_schedule(*producer);
