@@ -1,6 +1,7 @@
 // The loader's `actions` section (sim/scenario/parse.h).
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -381,22 +382,7 @@ class ActionParser {
     if (has_broker) {
       config.broker = Broker(*ScenarioReader::Find(j, "broker"), p + "/broker");
     }
-    if (!c_.broker_config) return config;
-    for (const auto& [key, value] : config.config) {
-      const std::string key_path = JoinPointer(p + "/config", key);
-      Result<BrokerConfig> applied =
-          ApplyConfigOverrides(*c_.broker_config, {{key, value}}, key_path);
-      if (!applied.ok()) {
-        std::istringstream lines(applied.status().message());
-        std::string line;
-        while (std::getline(lines, line)) {
-          r_.Error(key_path,
-                   line.starts_with(key_path + ": ") ? line.substr(key_path.size() + 2) : line);
-        }
-      } else if (!applied->warnings.empty()) {
-        r_.Error(key_path, UnknownBrokerKeyMessage(key, c_.broker_config->release));
-      }
-    }
+    // Its settings are checked with the ones earlier actions left pending (CheckBrokerConfigs).
     return config;
   }
 
@@ -484,6 +470,76 @@ Topics CliCreatedTopics(const Json& actions) {
   return topics;
 }
 
+namespace {
+
+// Reports every line of a rejected config at `path`, without a repeated "<path>: ".
+void ConfigErrors(ScenarioReader& reader, const std::string& path, const Status& status) {
+  std::istringstream lines(status.message());
+  std::string line;
+  while (std::getline(lines, line)) {
+    reader.Error(path, line.starts_with(path + ": ") ? line.substr(path.size() + 2) : line);
+  }
+}
+
+// A broker's `config` action takes effect at its next start, over what earlier actions set
+// (Cluster::UpdateBrokerConfig): so a later action may depend on an earlier one, as the
+// upgrade notes' two rolling restarts do (inter.broker.protocol.version first, then
+// log.message.format.version, which may not be above it). Each action's settings are checked
+// with the ones pending on every broker it names, in the order the actions run.
+void CheckBrokerConfigs(ScenarioReader& reader, const std::vector<Action>& actions,
+                        const ActionContext& context) {
+  if (!context.broker_config) return;
+  const BrokerConfig& base = *context.broker_config;
+  std::map<int32_t, BrokerConfig> pending;
+  for (int32_t id = 1; id <= context.scenario.cluster.brokers; ++id) {
+    pending.emplace(id, base);
+    for (const auto& [broker, own] : context.scenario.cluster.broker_config) {
+      if (broker != id) continue;
+      Result<BrokerConfig> applied = ApplyConfigOverrides(base, own, "broker_config");
+      if (applied.ok()) pending.at(id) = std::move(*applied);
+    }
+  }
+  for (const Action& action : actions) {
+    const auto* config = std::get_if<ConfigAction>(&action.what);
+    if (config == nullptr || config->topic) continue;
+    const std::string path = "/actions/" + std::to_string(action.index) + "/config";
+    bool reported = false;
+    for (auto& [id, current] : pending) {
+      if (config->broker && *config->broker != id) continue;
+      Result<BrokerConfig> applied = ApplyConfigOverrides(current, config->config, path);
+      if (applied.ok()) {
+        // A key the release does not know is only a warning to Kafka; in a scenario, a mistake.
+        if (!reported && applied->warnings.size() > current.warnings.size()) {
+          for (const auto& [key, value] : config->config) {
+            Result<BrokerConfig> alone = ApplyConfigOverrides(current, {{key, value}}, path);
+            if (alone.ok() && alone->warnings.size() > current.warnings.size()) {
+              reader.Error(JoinPointer(path, key), UnknownBrokerKeyMessage(key, base.release));
+            }
+          }
+          reported = true;
+        }
+        current = std::move(*applied);
+        continue;
+      }
+      if (reported) continue;
+      reported = true;
+      // Name the key: the first one that fails alone over what is pending, else the whole set.
+      bool named = false;
+      for (const auto& [key, value] : config->config) {
+        const std::string key_path = JoinPointer(path, key);
+        Result<BrokerConfig> alone = ApplyConfigOverrides(current, {{key, value}}, key_path);
+        if (!alone.ok()) {
+          ConfigErrors(reader, key_path, alone.status());
+          named = true;
+        }
+      }
+      if (!named) ConfigErrors(reader, path, applied.status());
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<Action> ParseActions(ScenarioReader& reader, const Json& actions,
                                  const ActionContext& context) {
   std::vector<Action> out;
@@ -499,6 +555,7 @@ std::vector<Action> ParseActions(ScenarioReader& reader, const Json& actions,
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Action& a, const Action& b) { return a.at_ms < b.at_ms; });
+  CheckBrokerConfigs(reader, out, context);
   return out;
 }
 

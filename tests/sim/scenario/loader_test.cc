@@ -853,6 +853,34 @@ TEST(ScenarioLoaderTest, ConfigActionsAreCheckedByKafkasRules) {
       << errors[2];
 }
 
+// A broker's `config` action takes effect at its next start, over what earlier ones set: the
+// upgrade notes' log.message.format.version bump is valid after the inter.broker.protocol.version
+// bump (on the brokers it reached), and refused before it, naming the key and what is pending.
+TEST(ScenarioLoaderTest, BrokerConfigActionsAreCheckedOverTheEarlierOnes) {
+  const std::string base = std::string(kProducerClients) + R"(, "kafka_version": "0.11.0",
+      "cluster": {"brokers": 3, "config": {"inter.broker.protocol.version": "0.10.0",
+                                           "log.message.format.version": "0.10.0"}},)";
+  Result<Scenario> upgrade = ParseScenario(With(base + R"(
+      "actions": [
+        {"at_ms": 9, "do": "config", "config": {"log.message.format.version": "0.11.0"}},
+        {"at_ms": 1, "do": "config", "config": {"inter.broker.protocol.version": "0.11.0"}}
+      ])"),
+                                           "s.json");
+  EXPECT_TRUE(upgrade.ok()) << upgrade.status().message();
+  std::vector<std::string> errors = Errors(With(base + R"(
+      "actions": [
+        {"at_ms": 1, "do": "config", "broker": 1,
+         "config": {"inter.broker.protocol.version": "0.11.0"}},
+        {"at_ms": 2, "do": "config", "broker": 1,
+         "config": {"log.message.format.version": "0.11.0"}},
+        {"at_ms": 3, "do": "config", "config": {"log.message.format.version": "0.11.0"}}
+      ])"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0],
+            "s.json:/actions/2/config/log.message.format.version: log.message.format.version "
+            "0.11.0 cannot be used when inter.broker.protocol.version is set to 0.10.0");
+}
+
 TEST(ScenarioLoaderTest, AnExpectedCauseIsForMetricsThatCountRecords) {
   Result<Scenario> ok = ParseScenario(
       With(R"("expect": {"lost_acked": {"min": 1, "cause": "truncated on"}})"), "s.json");
