@@ -148,6 +148,7 @@
   X(kCommand, "command")                      \
   X(kCommittedUs, "committed_us")             \
   X(kComplete, "complete")                    \
+  X(kConfig, "config")                        \
   X(kConn, "conn")                            \
   X(kConsumer, "consumer")                    \
   X(kConsumerId, "consumer_id")               \

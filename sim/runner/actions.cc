@@ -347,7 +347,7 @@ void ScenarioRun::RunConfig(const Action& action, const ConfigAction& config) {
     settings[key] = value;
     listed += (listed.empty() ? " " : ", ") + key + "=" + value;
   }
-  TraceFields fields{{"config", settings}};
+  TraceFields fields{{field::kConfig, settings}};
   if (config.topic) {
     description += " topic " + *config.topic;
     fields[field::kTopic] = *config.topic;
