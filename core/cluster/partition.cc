@@ -102,6 +102,14 @@ LeaderEpochRules LeaderEpochRulesAt(KafkaRelease release) {
   return rules;
 }
 
+EpochRequest EpochRequestAt(KafkaRelease release, const ApiVersion& inter_broker_protocol) {
+  if (release < KafkaRelease::k0_11_0) return EpochRequest::kV1;
+  static const int kFirstSent = FindApiVersion("0.11.0-IV2", KafkaRelease::k0_11_0)->id;
+  static const int kFirstV1 = FindApiVersion("2.0-IV0", KafkaRelease::k2_0)->id;
+  if (inter_broker_protocol.id < kFirstSent) return EpochRequest::kNone;
+  return inter_broker_protocol.id < kFirstV1 ? EpochRequest::kV0 : EpochRequest::kV1;
+}
+
 Partition::Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderEpochCache epochs,
                      ProducerStateManager producers, const Clock& clock, PartitionConfig config,
                      Offset checkpointed_hw, EventSink events)

@@ -111,6 +111,15 @@ struct LeaderEpochRules {
 };
 LeaderEpochRules LeaderEpochRulesAt(KafkaRelease release);
 
+// Which OffsetsForLeaderEpoch request a follower sends, by its broker's release and
+// inter.broker.protocol.version (ReplicaFetcherThread.shouldSendLeaderEpochRequest and
+// offsetForLeaderEpochRequestVersion, 0.11.0.0 to 2.1.0): none below 0.11.0-IV2 (the fetcher
+// takes an unknown answer and truncates to its high watermark, as before KIP-101), v0 below
+// 2.0-IV0 (the answer names no epoch: one round), v1 from 2.0-IV0 (KIP-279's rounds). Before
+// 0.11, where leader-epoch truncation is ksim's policy and no release's, v1.
+enum class EpochRequest : uint8_t { kNone, kV0, kV1 };
+EpochRequest EpochRequestAt(KafkaRelease release, const ApiVersion& inter_broker_protocol);
+
 struct PartitionConfig {
   int64_t replica_lag_time_max_ms = 10000;   // replica.lag.time.max.ms
   int32_t min_insync_replicas = 1;           // min.insync.replicas (topic or broker)

@@ -247,9 +247,10 @@ void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent&
       continue;
     }
     // KIP-279: truncate where the leader says our epoch ends; another round when the leader's
-    // answer names an earlier epoch than the one we asked about.
+    // answer names an earlier epoch than the one we asked about. A v0 answer names none.
+    const LeaderEpoch answered = options_.epoch_request_v1 ? answer.leader_epoch : kUndefinedEpoch;
     const TruncationDecision decision =
-        partition->DecideTruncation(EpochAndEndOffset{answer.leader_epoch, answer.end_offset});
+        partition->DecideTruncation(EpochAndEndOffset{answered, answer.end_offset});
     if (Status status = partition->TruncateTo(decision.truncate_to, "leader_epoch"); !status.ok()) {
       EmitError(answer.tp, "truncate", status);
       failed = true;

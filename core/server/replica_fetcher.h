@@ -56,6 +56,9 @@ struct ReplicaFetcherOptions {
   int32_t fetch_min_bytes = 1;        // replica.fetch.min.bytes
   int32_t fetch_max_bytes = 1 << 20;  // replica.fetch.max.bytes (per partition)
   int32_t fetch_backoff_ms = 1000;    // replica.fetch.backoff.ms
+  // OffsetsForLeaderEpoch v1 (the broker's inter.broker.protocol.version, EpochRequestAt): the
+  // leader's answer names its epoch. At v0 it does not, and the follower truncates once.
+  bool epoch_request_v1 = true;
   // May this follower cut its log back to a leader whose log ends before its own? Kafka 0.10.0
   // to 2.0 ask the topic's unclean.leader.election.enable (ReplicaFetcherThread
   // .handleOffsetOutOfRange); 2.1 always truncates (KAFKA-7414). Empty: always.

@@ -41,7 +41,13 @@ auto ReplicaManager::Guarded(F f) {
 ReplicaManager::ReplicaManager(const BrokerConfig& config, TruncationPolicy truncation,
                                std::string election_policy, ReplicaManagerSeams seams)
     : config_(config),
-      truncation_(truncation),
+      // Below inter.broker.protocol.version 0.11.0-IV2 a 0.11+ follower sends no
+      // OffsetsForLeaderEpoch and truncates to its high watermark (EpochRequestAt).
+      truncation_(truncation == TruncationPolicy::kLeaderEpoch &&
+                          EpochRequestAt(config.release, config.inter_broker_protocol_version) ==
+                              EpochRequest::kNone
+                      ? TruncationPolicy::kHighWatermark
+                      : truncation),
       election_policy_(std::move(election_policy)),
       seams_(std::move(seams)),
       local_(config.broker_id),
@@ -56,6 +62,9 @@ ReplicaManager::ReplicaManager(const BrokerConfig& config, TruncationPolicy trun
               .fetch_min_bytes = config.replica_fetch_min_bytes,
               .fetch_max_bytes = config.replica_fetch_max_bytes,
               .fetch_backoff_ms = config.replica_fetch_backoff_ms,
+              .epoch_request_v1 =
+                  EpochRequestAt(config.release, config.inter_broker_protocol_version) ==
+                  EpochRequest::kV1,
               .may_truncate_below_leader =
                   [this](const TopicPartition& tp) { return MayTruncateBelowLeader(tp.topic); },
               .on_fatal_exit =

@@ -139,6 +139,26 @@ TEST(TruncationReleaseTest, LeaderEpochRulesFollowTheRelease) {
   EXPECT_TRUE(LeaderEpochRulesAt(KafkaRelease::k0_10_0).epoch_at_become_leader);
 }
 
+// ReplicaFetcherThread at 0.11.0.0 and 2.0.0: shouldSendLeaderEpochRequest from IBP 0.11.0-IV2,
+// offsetForLeaderEpochRequestVersion 1 from IBP 2.0-IV0.
+TEST(TruncationReleaseTest, TheInterBrokerProtocolChoosesTheEpochRequest) {
+  auto at = [](KafkaRelease release, std::string_view ibp) {
+    const ApiVersion* version = FindApiVersion(ibp, release);
+    EXPECT_NE(version, nullptr) << ibp;
+    return version == nullptr ? EpochRequest::kV1 : EpochRequestAt(release, *version);
+  };
+  EXPECT_EQ(at(KafkaRelease::k0_11_0, "0.10.2"), EpochRequest::kNone);
+  EXPECT_EQ(at(KafkaRelease::k0_11_0, "0.11.0-IV1"), EpochRequest::kNone);
+  EXPECT_EQ(at(KafkaRelease::k0_11_0, "0.11.0-IV2"), EpochRequest::kV0);
+  EXPECT_EQ(at(KafkaRelease::k1_1, "1.1"), EpochRequest::kV0);
+  EXPECT_EQ(at(KafkaRelease::k2_0, "1.1"), EpochRequest::kV0);
+  EXPECT_EQ(at(KafkaRelease::k2_0, "2.0-IV0"), EpochRequest::kV1);
+  EXPECT_EQ(at(KafkaRelease::k2_1, "0.10.0"), EpochRequest::kNone);
+  EXPECT_EQ(at(KafkaRelease::k2_1, "2.1"), EpochRequest::kV1);
+  // Before 0.11 leader-epoch truncation is ksim's policy: the newest form at any IBP.
+  EXPECT_EQ(at(KafkaRelease::k0_10_0, "0.10.0"), EpochRequest::kV1);
+}
+
 // 0.11.0.0's LeaderEpochFileCache.endOffsetFor answers where the first later epoch begins, and
 // ReplicaFetcherThread.maybeTruncate cuts once to min(answer, LEO): here nothing, so broker 2
 // keeps its epoch 1 and 3 records under broker 1's epoch 2 ones (the divergence KIP-279 fixed).

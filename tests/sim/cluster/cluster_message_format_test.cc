@@ -24,28 +24,8 @@ struct ReplicaFormat {
   int64_t records = 0;
 };
 
-// Produces 30 records with acks=all and reads back each replica's log.
-std::vector<ReplicaFormat> ProduceAndInspect(
-    KafkaRelease release, ConfigOverrides config = {},
-    TruncationPolicy truncation = TruncationPolicy::kHighWatermark) {
-  ClusterOptions options = ClientClusterOptions();
-  options.kafka_version = release;
-  options.truncation = truncation;
-  for (auto& setting : config) options.config.push_back(setting);
-  ClientSim run("message-format-" + std::string(KafkaReleaseName(release)), 5, options);
-  EXPECT_TRUE(run.Start());
-  EXPECT_TRUE(
-      run.CreateTopic("t", 1, 3, {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}}}));
-  ProducerClientOptions producer;
-  producer.id = "p1";
-  producer.topic = "t";
-  producer.messages = 30;
-  producer.start_ms = run.world().Now() / kUsPerMs;
-  producer.config = {{"acks", "all"}};
-  ProducerClient& p1 = run.AddProducer(producer);
-  EXPECT_TRUE(run.RunUntil([&] { return p1.done(); }, 60 * kSecondUs));
-  run.cluster().RunFor(2 * kSecondUs);
-
+// Reads back each replica's log of t-0.
+std::vector<ReplicaFormat> Inspect(ClientSim& run) {
   std::vector<ReplicaFormat> formats;
   for (BrokerId id : run.cluster().broker_ids()) {
     Partition* replica = run.cluster().broker(id)->GetPartition(kT0);
@@ -66,6 +46,35 @@ std::vector<ReplicaFormat> ProduceAndInspect(
     formats.push_back(format);
   }
   return formats;
+}
+
+// Has a new producer `id` send `messages` records with acks=all, then lets the followers catch up.
+void Produce(ClientSim& run, const std::string& id, int64_t messages) {
+  ProducerClientOptions producer;
+  producer.id = id;
+  producer.topic = "t";
+  producer.messages = messages;
+  producer.start_ms = run.world().Now() / kUsPerMs;
+  producer.config = {{"acks", "all"}};
+  ProducerClient& client = run.AddProducer(producer);
+  EXPECT_TRUE(run.RunUntil([&] { return client.done(); }, 60 * kSecondUs));
+  run.cluster().RunFor(2 * kSecondUs);
+}
+
+// Produces 30 records with acks=all and reads back each replica's log.
+std::vector<ReplicaFormat> ProduceAndInspect(
+    KafkaRelease release, ConfigOverrides config = {},
+    TruncationPolicy truncation = TruncationPolicy::kHighWatermark) {
+  ClusterOptions options = ClientClusterOptions();
+  options.kafka_version = release;
+  options.truncation = truncation;
+  for (auto& setting : config) options.config.push_back(setting);
+  ClientSim run("message-format-" + std::string(KafkaReleaseName(release)), 5, options);
+  EXPECT_TRUE(run.Start());
+  EXPECT_TRUE(
+      run.CreateTopic("t", 1, 3, {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}}}));
+  Produce(run, "p1", 30);
+  return Inspect(run);
 }
 
 TEST(ClusterMessageFormatTest, At0100EveryReplicaHoldsMessageSetsV1AndNoTimeIndex) {
@@ -114,6 +123,46 @@ TEST(ClusterMessageFormatTest, LeaderEpochTruncationBringsRecordBatchesV2Before0
       ProduceAndInspect(KafkaRelease::k0_10_0, {{"log.message.format.version", "0.10.0"}},
                         TruncationPolicy::kLeaderEpoch);
   for (const ReplicaFormat& format : given) EXPECT_EQ(format.magics, std::vector<int>(30, 1));
+}
+
+// The upgrade notes of 0.11.0: brokers of 0.11 with both versions at 0.10.0, then the new
+// versions on every broker, read at each one's restart (a rolling restart). Records written
+// before stay message sets v1; the leader writes record batches v2 after them, and the followers
+// copy both: one log, two formats, on every replica.
+TEST(ClusterMessageFormatTest, ARollingUpgradeLeavesBothFormatsInOneLog) {
+  ClusterOptions options = ClientClusterOptions();
+  options.kafka_version = KafkaRelease::k0_11_0;
+  options.truncation = TruncationPolicy::kLeaderEpoch;
+  options.config.emplace_back("inter.broker.protocol.version", "0.10.0");
+  options.config.emplace_back("log.message.format.version", "0.10.0");
+  ClientSim run("rolling-upgrade", 5, options);
+  ASSERT_TRUE(run.Start());
+  ASSERT_TRUE(
+      run.CreateTopic("t", 1, 3, {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}}}));
+  Produce(run, "p1", 30);
+  for (BrokerId id : run.cluster().broker_ids()) {
+    ASSERT_TRUE(run.cluster()
+                    .UpdateBrokerConfig(id, {{"inter.broker.protocol.version", "0.11.0"},
+                                             {"log.message.format.version", "0.11.0"}})
+                    .ok());
+  }
+  for (BrokerId id : run.cluster().broker_ids()) {
+    bool stopped = false;
+    ASSERT_TRUE(run.cluster().ShutdownBroker(id, [&] { stopped = true; }).ok());
+    ASSERT_TRUE(run.RunUntil([&] { return stopped; }, 60 * kSecondUs));
+    ASSERT_TRUE(run.cluster().RestartBroker(id).ok());
+    run.cluster().RunFor(5 * kSecondUs);
+  }
+  Produce(run, "p2", 30);
+  const std::vector<ReplicaFormat> formats = Inspect(run);
+  ASSERT_EQ(formats.size(), 3u);
+  for (const ReplicaFormat& format : formats) {
+    EXPECT_EQ(format.records, 60);
+    ASSERT_GT(format.magics.size(), 30u);
+    EXPECT_EQ(std::vector<int>(format.magics.begin(), format.magics.begin() + 30),
+              std::vector<int>(30, 1));
+    for (size_t i = 30; i < format.magics.size(); ++i) EXPECT_EQ(format.magics[i], 2) << i;
+  }
 }
 
 }  // namespace
