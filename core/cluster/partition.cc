@@ -144,7 +144,8 @@ void Partition::set_change_list(std::vector<Partition*>* changed) {
 
 Result<ProducerStateManager> Partition::LoadProducerState(Env& env, const Log& log,
                                                           int64_t now_ms) {
-  ProducerStateManager producers(env, log.dir());
+  ProducerStateManager producers(env, log.dir(), ProducerStateManager::kDefaultExpirationMs,
+                                 ProducerStateRulesAt(log.config().release));
   KSIM_RETURN_IF_ERROR(producers.RebuildFromLog(log, now_ms));
   return producers;
 }

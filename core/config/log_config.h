@@ -65,6 +65,10 @@ struct LogConfig {
   // KafkaApis.fetchOffsetsBefore).
   bool time_index = true;
 
+  // The broker's release (BrokerConfig::DefaultLogConfig), for what its logs remember of
+  // idempotent producers (ProducerStateRulesAt). Not a topic setting.
+  KafkaRelease release = kLatestKafkaRelease;
+
   bool DeleteEnabled() const { return cleanup_policy != CleanupPolicy::kCompact; }
 };
 

@@ -509,6 +509,7 @@ LogConfig BrokerConfig::DefaultLogConfig() const {
   // 0.10.0.1 and 0.11.0.0): magic 1 at 0.10.x, 2 from 0.11, unless the setting is given.
   log.message_format_magic = log_message_format_version.magic;
   log.time_index = release >= KafkaRelease::k0_10_1;  // KIP-33
+  log.release = release;
   return log;
 }
 

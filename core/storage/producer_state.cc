@@ -33,7 +33,8 @@ std::string Describe(const BatchHeader& b) {
 
 // ProducerAppendInfo.checkProducerEpoch and checkSequence (ValidationType.Full), against the
 // producer's entry as updated by the request's earlier batches.
-Status CheckEpochAndSequence(const ProducerStateEntry& entry, const BatchHeader& b) {
+Status CheckEpochAndSequence(const ProducerStateEntry& entry, const BatchHeader& b,
+                             const ProducerStateRules& rules) {
   if (b.producer_epoch < entry.epoch) {
     // Kafka's ProducerFencedException, answered as INVALID_PRODUCER_EPOCH.
     return Status(Errc::kInvalidProducerEpoch,
@@ -45,7 +46,8 @@ Status CheckEpochAndSequence(const ProducerStateEntry& entry, const BatchHeader&
       return Status(Errc::kOutOfOrderSequenceNumber,
                     Describe(b) + ": a new epoch must start at sequence 0");
     }
-    return Status(Errc::kUnknownProducerId,
+    return Status(rules.unknown_producer_id ? Errc::kUnknownProducerId
+                                            : Errc::kOutOfOrderSequenceNumber,
                   Describe(b) +
                       ": no record of the producer on this broker (its last batch may "
                       "have been removed by retention)");
@@ -103,16 +105,29 @@ void ProducerStateEntry::UpdateEpoch(ProducerEpoch new_epoch) {
   epoch = new_epoch;
 }
 
-void ProducerStateEntry::AddBatch(ProducerEpoch batch_epoch, const ProducerBatch& batch) {
+void ProducerStateEntry::AddBatch(ProducerEpoch batch_epoch, const ProducerBatch& batch,
+                                  size_t retain) {
+  KSIM_CHECK(retain >= 1 && retain <= kBatchesToRetain);
   UpdateEpoch(batch_epoch);
-  if (batches.size() == kBatchesToRetain) batches.pop_front();
+  while (batches.size() >= retain) batches.pop_front();
   batches.push_back(batch);
-  KSIM_CHECK(batches.size() <= kBatchesToRetain);
+}
+
+ProducerStateRules ProducerStateRulesAt(KafkaRelease release) {
+  // 0.11.0.0:core/…/log/ProducerStateManager.scala ProducerIdEntry (lastSeq, lastOffset: one
+  // batch; validateAppend's OutOfOrderSequenceException for an unknown producer);
+  // 1.0.0: ProducerStateEntry.NumBatchesToRetain = 5, UnknownProducerIdException.
+  if (release < KafkaRelease::k1_0) return ProducerStateRules{1, false};
+  return ProducerStateRules{};
 }
 
 ProducerStateManager::ProducerStateManager(Env& env, std::string dir,
-                                           int64_t producer_expiration_ms)
-    : env_(env), dir_(std::move(dir)), producer_expiration_ms_(producer_expiration_ms) {
+                                           int64_t producer_expiration_ms,
+                                           ProducerStateRules rules)
+    : env_(env),
+      dir_(std::move(dir)),
+      producer_expiration_ms_(producer_expiration_ms),
+      rules_(rules) {
   KSIM_CHECK(producer_expiration_ms_ > 0);
 }
 
@@ -137,8 +152,8 @@ Result<AppendCheck> ProducerStateManager::ValidateAppend(
       start.producer_id = b.producer_id;
       it = updated.emplace(b.producer_id, std::move(start)).first;
     }
-    KSIM_RETURN_IF_ERROR(CheckEpochAndSequence(it->second, b));
-    it->second.AddBatch(b.producer_epoch, BatchOf(b));
+    KSIM_RETURN_IF_ERROR(CheckEpochAndSequence(it->second, b, rules_));
+    it->second.AddBatch(b.producer_epoch, BatchOf(b), rules_.batches_to_retain);
   }
   return AppendCheck{};
 }
@@ -154,7 +169,7 @@ void ProducerStateManager::Update(const BatchHeader& appended) {
     entry.UpdateEpoch(appended.producer_epoch);
     return;
   }
-  entry.AddBatch(appended.producer_epoch, BatchOf(appended));
+  entry.AddBatch(appended.producer_epoch, BatchOf(appended), rules_.batches_to_retain);
 }
 
 const ProducerStateEntry* ProducerStateManager::LastEntry(ProducerId producer_id) const {

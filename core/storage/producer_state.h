@@ -43,6 +43,7 @@
 
 #include "core/base/status.h"
 #include "core/base/types.h"
+#include "core/config/kafka_version.h"
 #include "core/env/env.h"
 #include "core/record/record_batch.h"
 
@@ -84,10 +85,23 @@ struct ProducerStateEntry {
   // The cached batch with exactly this sequence range under `epoch`, if any.
   const ProducerBatch* FindBatch(ProducerEpoch epoch, Sequence first, Sequence last) const;
   // A new epoch clears the cached batches (Kafka's maybeUpdateEpoch); then adds `batch`,
-  // dropping the oldest beyond kBatchesToRetain.
-  void AddBatch(ProducerEpoch batch_epoch, const ProducerBatch& batch);
+  // dropping the oldest beyond `retain` (at most kBatchesToRetain).
+  void AddBatch(ProducerEpoch batch_epoch, const ProducerBatch& batch,
+                size_t retain = kBatchesToRetain);
   void UpdateEpoch(ProducerEpoch new_epoch);
 };
+
+// What a broker of a release remembers of an idempotent producer and how it answers one it does
+// not know (docs/versions.md, "Producer and console producer"). 0.11.0's ProducerIdEntry keeps
+// the last batch alone (a retry of any earlier one is OUT_OF_ORDER_SEQUENCE_NUMBER) and answers a
+// producer it has no record of, at a sequence above 0, OUT_OF_ORDER_SEQUENCE_NUMBER; 1.0.0's
+// ProducerStateEntry keeps the last 5 (NumBatchesToRetain, KAFKA-5494) and answers
+// UNKNOWN_PRODUCER_ID (KAFKA-5793).
+struct ProducerStateRules {
+  size_t batches_to_retain = ProducerStateEntry::kBatchesToRetain;
+  bool unknown_producer_id = true;
+};
+ProducerStateRules ProducerStateRulesAt(KafkaRelease release);
 
 // The leader's verdict on a produce request's batches.
 struct AppendCheck {
@@ -103,7 +117,8 @@ class ProducerStateManager {
 
   // `dir` is the partition's log directory (snapshots live beside the segments).
   ProducerStateManager(Env& env, std::string dir,
-                       int64_t producer_expiration_ms = kDefaultExpirationMs);
+                       int64_t producer_expiration_ms = kDefaultExpirationMs,
+                       ProducerStateRules rules = {});
 
   // Leader side, before appending `batches` (in log order; offsets need not be assigned yet).
   // Errors: INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, UNKNOWN_PRODUCER_ID. Batches
@@ -161,6 +176,7 @@ class ProducerStateManager {
   Env& env_;
   std::string dir_;
   int64_t producer_expiration_ms_;
+  ProducerStateRules rules_;
   std::map<ProducerId, ProducerStateEntry> producers_;
   Offset map_end_offset_{0};
   Offset last_snapshot_offset_{0};

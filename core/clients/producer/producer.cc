@@ -359,6 +359,7 @@ void Producer::Impl::ExpireWaiting(int64_t now_ms) {
 }
 
 void Producer::Impl::ExpireBatches(int64_t now_ms) {
+  bool reset_producer_id = false;
   for (std::unique_ptr<ProducerBatch>& batch : accumulator.Expire(now_ms)) {
     Emit(seams.events, ev::kBatchExpired,
          {{field::kTopic, batch->tp.topic},
@@ -368,12 +369,19 @@ void Producer::Impl::ExpireBatches(int64_t now_ms) {
     // been written; no new batch of its partition is drained until the ones after it say which
     // (markSequenceUnresolved). Before 2.1 only queued batches expire, and a queued batch with a
     // sequence is one "in retry"; from 2.1 in-flight ones expire too, which were sent as well.
+    // Kafka 0.11.0's Sender.sendProducerData resets the producer id instead, once the expired
+    // batches have failed (needsTransactionStateReset).
     if (config.enable_idempotence && batch->has_sequence() &&
         accumulator.HasCurrentProducerId(*batch)) {
-      accumulator.MarkSequenceUnresolved(batch->tp);
+      if (config.release < KafkaRelease::k1_0) {
+        reset_producer_id = true;
+      } else {
+        accumulator.MarkSequenceUnresolved(batch->tp);
+      }
     }
     CompleteBatch(std::move(batch), Errc::kRequestTimedOut, kUndefinedOffset);
   }
+  if (reset_producer_id) accumulator.ResetProducerId();
 }
 
 // ---- Metadata -----------------------------------------------------------------------------------
@@ -642,6 +650,9 @@ void Producer::Impl::OnBatchResult(BatchId id, Errc error, Offset base_offset,
 
 bool Producer::Impl::CanRetrySequenced(const ProducerBatch& batch, Errc error,
                                        Offset log_start_offset) {
+  // 0.11.0's Sender.canRetry retries retriable errors alone: OUT_OF_ORDER_SEQUENCE_NUMBER fails
+  // the batch and resets the producer id (failBatch); TransactionManager.canRetry is 1.0's.
+  if (config.release < KafkaRelease::k1_0) return false;
   if (!accumulator.HasCurrentProducerId(batch)) return false;
   if (error == Errc::kOutOfOrderSequenceNumber && !accumulator.HasUnresolvedSequence(batch.tp) &&
       (batch.sequence_reset || !accumulator.IsNextSequence(batch.tp, batch.base_sequence))) {

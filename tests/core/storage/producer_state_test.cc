@@ -132,6 +132,30 @@ TEST_F(ProducerStateTest, DuplicateOfAnyOfTheLastFiveBatchesReturnsItsOriginalOf
   EXPECT_EQ(Append(Batch(kPid, 0, 8, 112, 3)).status(), Errc::kOutOfOrderSequenceNumber);
 }
 
+// Kafka 0.11.0's ProducerIdEntry: the last batch alone is recognised, an earlier one's retry is
+// out of order, and a producer the broker has no record of is OUT_OF_ORDER_SEQUENCE_NUMBER (no
+// UNKNOWN_PRODUCER_ID before 1.0).
+TEST_F(ProducerStateTest, At0110OnlyTheLastBatchIsADuplicate) {
+  EXPECT_EQ(ProducerStateRulesAt(KafkaRelease::k0_11_0).batches_to_retain, 1u);
+  EXPECT_EQ(ProducerStateRulesAt(KafkaRelease::k1_0).batches_to_retain, 5u);
+  ProducerStateManager at0110(env_, dir_, kExpirationMs,
+                              ProducerStateRulesAt(KafkaRelease::k0_11_0));
+  for (int i = 0; i < 3; ++i) {
+    const Result<AppendCheck> check = Append(at0110, Batch(kPid, 0, 2 * i, 100 + 2 * i, 2));
+    ASSERT_TRUE(check.ok() && !check->duplicate) << i;
+  }
+  EXPECT_EQ(at0110.LastEntry(kPid)->batches.size(), 1u);
+  const Result<AppendCheck> last = Append(at0110, Batch(kPid, 0, 4, 500, 2));
+  ASSERT_TRUE(last.ok());
+  ASSERT_TRUE(last->duplicate.has_value());
+  EXPECT_EQ(last->duplicate->first_offset, Offset(104));
+  EXPECT_EQ(Append(at0110, Batch(kPid, 0, 2, 500, 2)).status(), Errc::kOutOfOrderSequenceNumber);
+  EXPECT_EQ(Append(at0110, Batch(ProducerId(kPid.value() + 1), 0, 3, 106)).status(),
+            Errc::kOutOfOrderSequenceNumber);
+  EXPECT_EQ(Append(*manager_, Batch(ProducerId(kPid.value() + 1), 0, 3, 0)).status(),
+            Errc::kUnknownProducerId);  // 1.0 on: the fixture's manager
+}
+
 TEST_F(ProducerStateTest, SameSequencesUnderAnotherEpochAreNotDuplicates) {
   ExpectAppended(Batch(kPid, 0, 0, 0, 3));
   // Epoch 1 restarting at 0 with the same range is new data (findDuplicateBatch checks epochs).

@@ -353,7 +353,9 @@ TEST(ScenarioLibraryTeachingTest, AnUpgradeTo011LosesRecordsOnlyBeforeTheProtoco
   EXPECT_GT(lost, 0);
   // p1 sends 1200 records: more were acknowledged, so p2 or p3 had records to lose.
   for (const Metric& metric : result.check.metrics) {
-    if (metric.name == "acked") EXPECT_GT(metric.value, 1200);
+    if (metric.name == "acked") {
+      EXPECT_GT(metric.value, 1200);
+    }
   }
 }
 
