@@ -261,5 +261,45 @@ TEST(DeliverySemanticsTest, SameSeedSameTrace) {
   EXPECT_EQ(run_once(33), first);
 }
 
+// An idempotent producer whose requests stop arriving (a one-way cut) until its batch in retry
+// expires (before 2.1 a queued batch expires request.timeout.ms after its last attempt). Kafka
+// 0.11.0's Sender resets the producer id at that expiry; 1.0 to 2.0 mark the partition unresolved
+// and keep the id until the batches after it say whether the sequence was taken. Returns the
+// producer id just after the expiry, with the requests still cut.
+ProducerId ProducerIdAfterAnExpiryInRetry(KafkaRelease release) {
+  ClusterOptions cluster = ClientClusterOptions();
+  cluster.kafka_version = release;
+  ClientSim run("idempotent-expiry-" + std::string(KafkaReleaseName(release)), 5, cluster);
+  EXPECT_TRUE(run.Start());
+  EXPECT_TRUE(run.CreateTopic("t", 1, 3, LedByBroker1()));
+  ProducerClientOptions options;
+  options.id = "p1";
+  options.topic = "t";
+  options.config = {{"acks", "all"},
+                    {"retries", "100"},
+                    {"request.timeout.ms", "2000"},
+                    {"enable.idempotence", "true"}};
+  options.kafka_version = release;
+  ProducerClient& p1 = run.AddProducer(options);
+  EXPECT_TRUE(p1.Produce("before").ok());
+  EXPECT_TRUE(run.RunUntil([&] { return p1.pending() == 0; }, 60 * kSecondUs));
+  const ProducerId first = p1.producer()->producer_id();
+  EXPECT_NE(first, kNoProducerId);
+  EXPECT_TRUE(
+      run.cluster().Partition({{"p1"}, {"broker-1", "broker-2", "broker-3"}}, true).ok());
+  EXPECT_TRUE(p1.Produce("cut").ok());
+  // Sent, timed out (2 s: the connection closes, the batch waits for its retry), expired.
+  EXPECT_TRUE(run.RunUntil([&] { return p1.pending() == 0; }, 30 * kSecondUs));
+  const ProducerId after = p1.producer()->producer_id();
+  EXPECT_TRUE(Events(run.sim().FinishAndParse(), "batch_expired", "p1").size() == 1u);
+  EXPECT_TRUE(after == first || after == kNoProducerId);
+  return after;
+}
+
+TEST(DeliverySemanticsTest, At0110AnExpiredBatchInRetryResetsTheProducerId) {
+  EXPECT_EQ(ProducerIdAfterAnExpiryInRetry(KafkaRelease::k0_11_0), kNoProducerId);
+  EXPECT_NE(ProducerIdAfterAnExpiryInRetry(KafkaRelease::k1_1), kNoProducerId);
+}
+
 }  // namespace
 }  // namespace ksim::sim::testing
