@@ -206,7 +206,14 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
     // leadership, or when this broker learned of the replica.
     KeepRemoteReplicasOfAssignment(now_ms);
     for (auto& [replica, remote] : remotes_) {
-      if (is_new_leader) remote.log_end_offset.reset();
+      if (config_.release < KafkaRelease::k0_10_0) {
+        // 0.8.2.2's makeLeader resets every remote LEO, which sets its update time: the lag
+        // clock of every follower starts now (Replica.logEndOffset_=).
+        remote.log_end_offset.reset();
+        remote.last_caught_up_time_ms = now_ms;
+      } else if (is_new_leader) {
+        remote.log_end_offset.reset();
+      }
     }
   }
 
@@ -409,7 +416,10 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
   // isReadFromLogEnd, the only rule before 0.10.2). From 0.10.2 (KAFKA-4485) also caught up as of
   // the previous fetch when it reached the LEO the leader had then (a follower keeping pace with
   // a steady stream never falls behind by this measure).
-  if (fetch_offset >= leader_leo) {
+  // 0.8.2 has no caught-up rule: every fetch updates the follower's LEO and with it the time
+  // getOutOfSyncReplicas measures ("stuck" followers), and replica.lag.max.messages catches
+  // slow ones (ProposeIsrShrink).
+  if (fetch_offset >= leader_leo || config_.release < KafkaRelease::k0_10_0) {
     remote.last_caught_up_time_ms = std::max(remote.last_caught_up_time_ms, now_ms);
   } else if (config_.release >= KafkaRelease::k0_10_2 &&
              fetch_offset >= remote.last_fetch_leader_log_end_offset) {
@@ -446,6 +456,13 @@ std::optional<std::vector<BrokerId>> Partition::ProposeIsrShrink() {
       auto it = remotes_.find(replica);
       const int64_t caught_up_ms = it == remotes_.end() ? 0 : it->second.last_caught_up_time_ms;
       if (now_ms - caught_up_ms > config_.replica_lag_time_max_ms) {
+        removed = true;
+        continue;
+      }
+      // 0.8.2.2's slow followers: a known LEO more than replica.lag.max.messages behind.
+      if (config_.release < KafkaRelease::k0_10_0 && it != remotes_.end() &&
+          it->second.log_end_offset &&
+          log_.log_end_offset() - *it->second.log_end_offset > config_.replica_lag_max_messages) {
         removed = true;
         continue;
       }

@@ -122,6 +122,7 @@ EpochRequest EpochRequestAt(KafkaRelease release, const ApiVersion& inter_broker
 
 struct PartitionConfig {
   int64_t replica_lag_time_max_ms = 10000;   // replica.lag.time.max.ms
+  int64_t replica_lag_max_messages = 4000;   // replica.lag.max.messages: 0.8.2 alone
   int32_t min_insync_replicas = 1;           // min.insync.replicas (topic or broker)
   KafkaRelease release = kSeedKafkaRelease;  // the broker's: which caught-up rule applies
 };

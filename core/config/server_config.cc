@@ -158,6 +158,12 @@ const std::vector<ConfigKeyDef>& BrokerKeys(KafkaRelease release) {
     for (KafkaRelease r : KafkaReleases()) {
       std::vector<ConfigKeyDef> keys = BrokerKeys0100();
       for (const BrokerKeyChange& change : BrokerKeyChanges()) {
+        if (change.removed) {
+          if (r < change.since) {
+            keys.push_back(Key(change.key, change.type, change.default_value, change.at_least));
+          }
+          continue;
+        }
         if (change.since > r || change.absent_before) continue;
         auto it = std::find_if(keys.begin(), keys.end(),
                                [&](const ConfigKeyDef& k) { return k.name == change.key; });
@@ -376,6 +382,9 @@ void FillTypedFields(const ParsedBrokerSettings& s, BrokerConfig& c) {
   c.default_replication_factor = i32("default.replication.factor");
   c.controller_socket_timeout_ms = i32("controller.socket.timeout.ms");
   c.replica_lag_time_max_ms = s.Integer("replica.lag.time.max.ms");
+  if (BrokerHasKey("replica.lag.max.messages", c.release)) {
+    c.replica_lag_max_messages = s.Integer("replica.lag.max.messages");
+  }
   c.replica_socket_timeout_ms = i32("replica.socket.timeout.ms");
   c.replica_fetch_max_bytes = i32("replica.fetch.max.bytes");
   c.replica_fetch_wait_max_ms = i32("replica.fetch.wait.max.ms");
@@ -638,6 +647,9 @@ std::span<const BrokerKeyChange> BrokerKeyChanges() {
        "KAFKA-1070", "0.9.0", true},
       {"security.inter.broker.protocol", KafkaRelease::k0_10_0, T::kString, std::nullopt,
        std::nullopt, "KIP-2", "0.9.0", true},
+      // 0.8.2.2:KafkaConfig.scala (replicaLagMaxMessages = 4000), gone from 0.9.0.1:.
+      {"replica.lag.max.messages", KafkaRelease::k0_10_0, T::kLong, "4000", std::nullopt,
+       "KIP-16: the ISR by time alone", "0.9.0", false, true},
       {"unclean.leader.election.enable", KafkaRelease::k0_11_0, T::kBoolean, "false", std::nullopt,
        "KIP-106 (KAFKA-4623): unclean election off by default"},
       {"group.initial.rebalance.delay.ms", KafkaRelease::k0_11_0, T::kInt, "3000", 0,
@@ -661,6 +673,13 @@ bool BrokerHasKey(std::string_view key, KafkaRelease release) {
   if (FindKey(BrokerKeys(release), key) == nullptr) return false;
   const BrokerKeyChange* absent = AbsentKeyChange(key);
   return absent == nullptr || release >= absent->since;
+}
+
+const BrokerKeyChange* BrokerKeyRemoval(std::string_view key) {
+  for (const BrokerKeyChange& change : BrokerKeyChanges()) {
+    if (change.removed && change.key == key) return &change;
+  }
+  return nullptr;
 }
 
 std::optional<std::string_view> BrokerKeySince(std::string_view key) {

@@ -92,6 +92,9 @@ struct BrokerConfig {
   int32_t default_replication_factor = 1;
   int32_t controller_socket_timeout_ms = 30000;
   int64_t replica_lag_time_max_ms = 10000;
+  // replica.lag.max.messages, 0.8.2 alone (KIP-16 removed it in 0.9.0): a follower this many
+  // messages behind the leader's log end leaves the ISR (Partition.getOutOfSyncReplicas).
+  int64_t replica_lag_max_messages = 4000;
   int32_t replica_socket_timeout_ms = 30000;
   int32_t replica_fetch_max_bytes = 1024 * 1024;
   int32_t replica_fetch_wait_max_ms = 500;
@@ -172,6 +175,8 @@ struct BrokerKeyChange {
   // first modelled release after it).
   std::string_view since_name = {};
   bool absent_before = false;  // a key of 0.10.0's table that releases before `since` lack
+  // A key of the releases before `since` alone (0.8.2's), which `since_name` removed.
+  bool removed = false;
 };
 std::span<const BrokerKeyChange> BrokerKeyChanges();
 // "0.9.0" or KafkaReleaseName(change.since).
@@ -183,6 +188,8 @@ std::optional<KafkaRelease> FirstReleaseWithBrokerKey(std::string_view key);
 std::optional<std::string_view> BrokerKeySince(std::string_view key);
 // Whether a broker of `release` has `key` (a scenario may set it).
 bool BrokerHasKey(std::string_view key, KafkaRelease release);
+// The change that removed `key` (0.8.2's replica.lag.max.messages, KIP-16 in 0.9.0), or null.
+const BrokerKeyChange* BrokerKeyRemoval(std::string_view key);
 
 // The broker-level names KafkaConfig of `release` knows (no security keys), sorted: for "did you
 // mean".

@@ -232,6 +232,7 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
     hw = checkpointed->second;
   }
   PartitionConfig partition_config{.replica_lag_time_max_ms = config_.replica_lag_time_max_ms,
+                                   .replica_lag_max_messages = config_.replica_lag_max_messages,
                                    .min_insync_replicas = topic.min_insync_replicas,
                                    .release = config_.release};
   auto partition =

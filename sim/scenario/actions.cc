@@ -395,6 +395,12 @@ class ActionParser {
 std::string UnknownBrokerKeyMessage(std::string_view key, KafkaRelease release) {
   const std::string name(KafkaReleaseName(release));
   std::string message = "unknown broker configuration \"" + std::string(key) + "\"";
+  if (const BrokerKeyChange* removal = BrokerKeyRemoval(key)) {
+    return message + ": Kafka " + name + " has no such setting; Kafka " +
+           std::string(KafkaReleaseName(KafkaReleases().front())) + " had it, until Kafka " +
+           std::string(BrokerKeyChangeFrom(*removal)) + " removed it (" +
+           std::string(removal->source) + "; set \"kafka_version\")";
+  }
   if (std::optional<std::string_view> since = BrokerKeySince(key)) {
     return message + ": Kafka " + name + " has no such setting; it exists from Kafka " +
            std::string(*since) + " (set \"kafka_version\")";

@@ -377,6 +377,52 @@ TEST_F(PartitionTest, FollowerKeepingUpWithSteadyStreamLeavesIsrBefore0_10_2) {
   EXPECT_EQ(*expanded, (std::vector<BrokerId>{kB1, kB2}));
 }
 
+// Kafka 0.8.2.2's Partition.getOutOfSyncReplicas: "stuck" is no fetch (of any offset) for the lag
+// time, so the follower keeping pace with a steady stream, one record behind at every fetch,
+// stays; "slow" is a known log end more than replica.lag.max.messages behind the leader's.
+TEST_F(PartitionTest, At082EveryFetchCountsAndASlowFollowerLeavesByMessages) {
+  PartitionConfig config = AtRelease(KafkaRelease::k0_8_2);
+  config.replica_lag_max_messages = 20;
+  Replica& r1 = AddReplica(kB1, config);
+  MakeLeader(r1, State(kB1, 0, {kB1, kB2, kB3}, {kB1, kB2, kB3}));
+  Offset follower_leo(0);
+  for (int round = 0; round < 40; ++round) {
+    Produce(r1, 1);
+    r1.p().UpdateFollowerFetch(kB2, follower_leo);
+    r1.p().UpdateFollowerFetch(kB3, follower_leo);
+    follower_leo = r1.p().log_end_offset();
+    clock_.AdvanceMs(kLagMs / 4);
+    ASSERT_FALSE(r1.p().ProposeIsrShrink().has_value()) << "round " << round;
+  }
+  // A burst: broker 3 still fetches (it is not stuck) but is now 21 messages behind.
+  Produce(r1, 21);
+  r1.p().UpdateFollowerFetch(kB2, r1.p().log_end_offset());
+  r1.p().UpdateFollowerFetch(kB3, follower_leo);
+  auto shrunk = r1.p().ProposeIsrShrink();
+  ASSERT_TRUE(shrunk.has_value());
+  EXPECT_EQ(*shrunk, (std::vector<BrokerId>{kB1, kB2}));
+  r1.p().ApplyIsrChange(*shrunk, 1);
+  // Broker 2 stops fetching: stuck once the lag time has passed since its last fetch.
+  clock_.AdvanceMs(kLagMs);
+  EXPECT_FALSE(r1.p().ProposeIsrShrink().has_value());
+  clock_.AdvanceMs(1);
+  shrunk = r1.p().ProposeIsrShrink();
+  ASSERT_TRUE(shrunk.has_value());
+  EXPECT_EQ(*shrunk, (std::vector<BrokerId>{kB1}));
+}
+
+// 0.8.2.2's makeLeader resets every follower's log end offset, which restarts its lag clock: a
+// broker that followed for longer than the lag time keeps its ISR at its first check as leader.
+TEST_F(PartitionTest, At082ANewLeaderStartsEveryFollowersClock) {
+  Replica& r2 = AddReplica(kB2, AtRelease(KafkaRelease::k0_8_2));
+  ASSERT_TRUE(r2.p().MakeFollower(State(kB1, 0, {kB1, kB2, kB3})));
+  clock_.AdvanceMs(kLagMs + 1);
+  MakeLeader(r2, State(kB2, 1, {kB2, kB3}));
+  EXPECT_FALSE(r2.p().ProposeIsrShrink().has_value());
+  clock_.AdvanceMs(kLagMs + 1);
+  EXPECT_TRUE(r2.p().ProposeIsrShrink().has_value());
+}
+
 // A broker that followed for longer than the lag time becomes leader. From 0.10.2 MakeLeader
 // counts the ISR members caught up now; before, their caught-up times are those of the replicas
 // this broker created when it first followed, so its first ISR check drops a follower that has

@@ -139,6 +139,27 @@ TEST(KafkaVersionTest, AKeyOfALaterReleaseIsUnknownBeforeIt) {
 // 0.8.2.2's KafkaConfig lacks the keys 0.9.0 and 0.10.0 brought (KIP-2 listeners, KIP-13 quotas,
 // ApiVersion, KIP-32 timestamps, ...): set at 0.8.2, each is Kafka's unknown-key warning (a
 // scenario's exit 2), and the broker keeps writing message format v0.
+// KIP-16 removed 0.8.2's replica.lag.max.messages in 0.9.0: a 0.8.2 broker reads it (4000 by
+// default); a later one does not know it (Kafka's warning; a scenario's exit 2 names the removal).
+TEST(KafkaVersionTest, Kafka082sReplicaLagMaxMessagesIsRemovedIn090) {
+  EXPECT_EQ(MakeBrokerConfig({}, R::k0_8_2).value().replica_lag_max_messages, 4000);
+  ConfigOriginals originals;
+  originals["replica.lag.max.messages"] = ConfigSetting{"100", "cluster.config", 1};
+  const BrokerConfig at_082 = MakeBrokerConfig(originals, R::k0_8_2).value();
+  EXPECT_TRUE(at_082.warnings.empty());
+  EXPECT_EQ(at_082.replica_lag_max_messages, 100);
+  EXPECT_TRUE(BrokerHasKey("replica.lag.max.messages", R::k0_8_2));
+  for (R release : {R::k0_10_0, R::k0_11_0, R::k2_1}) {
+    EXPECT_FALSE(BrokerHasKey("replica.lag.max.messages", release));
+    EXPECT_EQ(MakeBrokerConfig(originals, release).value().warnings.size(), 1u);
+  }
+  const BrokerKeyChange* removal = BrokerKeyRemoval("replica.lag.max.messages");
+  ASSERT_NE(removal, nullptr);
+  EXPECT_EQ(BrokerKeyChangeFrom(*removal), "0.9.0");
+  EXPECT_EQ(BrokerKeyRemoval("replica.lag.time.max.ms"), nullptr);
+  EXPECT_EQ(BrokerKeySince("replica.lag.max.messages"), std::nullopt);
+}
+
 TEST(KafkaVersionTest, Kafka082LacksTheKeysOf09And010) {
   ConfigOriginals originals;
   originals["log.message.format.version"] = ConfigSetting{"0.8.2", "cluster.config", 1};

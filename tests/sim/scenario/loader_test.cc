@@ -881,6 +881,25 @@ TEST(ScenarioLoaderTest, BrokerConfigActionsAreCheckedOverTheEarlierOnes) {
             "0.11.0 cannot be used when inter.broker.protocol.version is set to 0.10.0");
 }
 
+// A broker setting a later release removed: exit 2 naming the release that had it and the one
+// that removed it (0.8.2's replica.lag.max.messages, KIP-16 in 0.9.0); at 0.8.2 it is taken.
+TEST(ScenarioLoaderTest, ABrokerSettingALaterReleaseRemovedNamesTheRemoval) {
+  const std::string setting = std::string(kProducerClients) +
+                              R"(, "cluster": {"brokers": 3,
+                                  "config": {"replica.lag.max.messages": 100}})";
+  EXPECT_EQ(Errors(With(setting)),
+            (std::vector<std::string>{
+                "s.json:/cluster/config/replica.lag.max.messages: unknown broker configuration "
+                "\"replica.lag.max.messages\": Kafka 0.10.0 has no such setting; Kafka 0.8.2 had "
+                "it, until Kafka 0.9.0 removed it (KIP-16: the ISR by time alone; set "
+                "\"kafka_version\")"}));
+  Result<Scenario> at_082 = ParseScenario(
+      With(R"("kafka_version": "0.8.2", "topics": {"t": {"partitions": 1, "replication_factor": 3}},
+              "cluster": {"brokers": 3, "config": {"replica.lag.max.messages": 100}})"),
+      "s.json");
+  EXPECT_TRUE(at_082.ok()) << at_082.status().message();
+}
+
 TEST(ScenarioLoaderTest, AnExpectedCauseIsForMetricsThatCountRecords) {
   Result<Scenario> ok = ParseScenario(
       With(R"("expect": {"lost_acked": {"min": 1, "cause": "truncated on"}})"), "s.json");
