@@ -46,11 +46,11 @@ Status CheckEpochAndSequence(const ProducerStateEntry& entry, const BatchHeader&
       return Status(Errc::kOutOfOrderSequenceNumber,
                     Describe(b) + ": a new epoch must start at sequence 0");
     }
-    return Status(rules.unknown_producer_id ? Errc::kUnknownProducerId
-                                            : Errc::kOutOfOrderSequenceNumber,
-                  Describe(b) +
-                      ": no record of the producer on this broker (its last batch may "
-                      "have been removed by retention)");
+    return Status(
+        rules.unknown_producer_id ? Errc::kUnknownProducerId : Errc::kOutOfOrderSequenceNumber,
+        Describe(b) +
+            ": no record of the producer on this broker (its last batch may "
+            "have been removed by retention)");
   }
   const Sequence last = entry.last_sequence();
   if (last == kNoSequence && b.base_sequence != Sequence(0)) {
@@ -122,8 +122,7 @@ ProducerStateRules ProducerStateRulesAt(KafkaRelease release) {
 }
 
 ProducerStateManager::ProducerStateManager(Env& env, std::string dir,
-                                           int64_t producer_expiration_ms,
-                                           ProducerStateRules rules)
+                                           int64_t producer_expiration_ms, ProducerStateRules rules)
     : env_(env),
       dir_(std::move(dir)),
       producer_expiration_ms_(producer_expiration_ms),

@@ -26,23 +26,35 @@ zk::ReplicaAssignment LedByBroker1() {
   return {{PartitionId(0), {BrokerId(1), BrokerId(2), BrokerId(3)}}};
 }
 
-// Sends "before" normally, then "x" while broker-1's answers to p1 are cut, heals after the
-// request reached the leader, and runs until p1 has every outcome. Returns the run's log counts.
-std::map<std::string, int> LoseOneProduceResponse(ClientSim& run, bool idempotence) {
+// Starts `run` with topic t led by broker 1 and producer p1 of `release` with `config` (acks=all
+// added), and has "before" acknowledged.
+ProducerClient& StartWithOneAckedRecord(ClientSim& run, ConfigOverrides config,
+                                        KafkaRelease release) {
   EXPECT_TRUE(run.Start());
   EXPECT_TRUE(run.CreateTopic("t", 1, 3, LedByBroker1()));
   ProducerClientOptions options;
   options.id = "p1";
   options.topic = "t";
-  options.config = {{"acks", "all"},
-                    {"retries", "5"},
-                    {"request.timeout.ms", "3000"},
-                    {"enable.idempotence", idempotence ? "true" : "false"}};
-  options.kafka_version = KafkaRelease::k2_0;  // a producer that has enable.idempotence
+  options.config = {{"acks", "all"}};
+  options.config.insert(options.config.end(), config.begin(), config.end());
+  options.kafka_version = release;
   ProducerClient& p1 = run.AddProducer(options);
   EXPECT_TRUE(p1.Produce("before").ok());
   EXPECT_TRUE(run.RunUntil([&] { return p1.pending() == 0; }, 60 * kSecondUs));
   EXPECT_EQ(run.AckedIds("p1").size(), 1u);
+  return p1;
+}
+
+// Sends "before" normally, then "x" while broker-1's answers to p1 are cut, heals after the
+// request reached the leader, and runs until p1 has every outcome. Returns the run's log counts.
+std::map<std::string, int> LoseOneProduceResponse(ClientSim& run, bool idempotence) {
+  // A 2.0 producer: one that has enable.idempotence.
+  ProducerClient& p1 =
+      StartWithOneAckedRecord(run,
+                              {{"retries", "5"},
+                               {"request.timeout.ms", "3000"},
+                               {"enable.idempotence", idempotence ? "true" : "false"}},
+                              KafkaRelease::k2_0);
 
   EXPECT_TRUE(run.cluster().Partition({{"broker-1"}, {"p1"}}, /*one_way=*/true).ok());
   EXPECT_TRUE(p1.Produce("x").ok());
@@ -270,28 +282,17 @@ ProducerId ProducerIdAfterAnExpiryInRetry(KafkaRelease release) {
   ClusterOptions cluster = ClientClusterOptions();
   cluster.kafka_version = release;
   ClientSim run("idempotent-expiry-" + std::string(KafkaReleaseName(release)), 5, cluster);
-  EXPECT_TRUE(run.Start());
-  EXPECT_TRUE(run.CreateTopic("t", 1, 3, LedByBroker1()));
-  ProducerClientOptions options;
-  options.id = "p1";
-  options.topic = "t";
-  options.config = {{"acks", "all"},
-                    {"retries", "100"},
-                    {"request.timeout.ms", "2000"},
-                    {"enable.idempotence", "true"}};
-  options.kafka_version = release;
-  ProducerClient& p1 = run.AddProducer(options);
-  EXPECT_TRUE(p1.Produce("before").ok());
-  EXPECT_TRUE(run.RunUntil([&] { return p1.pending() == 0; }, 60 * kSecondUs));
+  ProducerClient& p1 = StartWithOneAckedRecord(
+      run, {{"retries", "100"}, {"request.timeout.ms", "2000"}, {"enable.idempotence", "true"}},
+      release);
   const ProducerId first = p1.producer()->producer_id();
   EXPECT_NE(first, kNoProducerId);
-  EXPECT_TRUE(
-      run.cluster().Partition({{"p1"}, {"broker-1", "broker-2", "broker-3"}}, true).ok());
+  EXPECT_TRUE(run.cluster().Partition({{"p1"}, {"broker-1", "broker-2", "broker-3"}}, true).ok());
   EXPECT_TRUE(p1.Produce("cut").ok());
   // Sent, timed out (2 s: the connection closes, the batch waits for its retry), expired.
   EXPECT_TRUE(run.RunUntil([&] { return p1.pending() == 0; }, 30 * kSecondUs));
   const ProducerId after = p1.producer()->producer_id();
-  EXPECT_TRUE(Events(run.sim().FinishAndParse(), "batch_expired", "p1").size() == 1u);
+  EXPECT_EQ(Events(run.sim().FinishAndParse(), "batch_expired", "p1").size(), 1u);
   EXPECT_TRUE(after == first || after == kNoProducerId);
   return after;
 }
