@@ -22,14 +22,22 @@ produce_through_crash() {
   cp "$WORK/report.json" "$WORK/$name.report.json"
 }
 
+# what_happened NAME: kcat's last words and the report's verdict, for a failure message.
+what_happened() {
+  echo "kcat said: $(grep -v '^$' "$WORK/$1.out" | tail -n 15)"
+  echo "report: $(head -c 3000 "$WORK/$1.report.json")"
+}
+
 produce_through_crash idempotent -X enable.idempotence=true
-[ "$(metric lost_acked)" = 0 ] || fail "idempotent: lost_acked $(metric lost_acked)"
-[ "$(metric log_duplicates)" = 0 ] || fail "idempotent: log_duplicates $(metric log_duplicates)"
-[ "$(metric acked)" -ge 800 ] || fail "idempotent: only $(metric acked) of 900 acked"
+[ "$(metric lost_acked)" = 0 ] || fail "idempotent: lost_acked $(metric lost_acked); $(what_happened idempotent)"
+[ "$(metric log_duplicates)" = 0 ] ||
+  fail "idempotent: log_duplicates $(metric log_duplicates); $(what_happened idempotent)"
+[ "$(metric acked)" -ge 800 ] ||
+  fail "idempotent: only $(metric acked) of 900 acked; $(what_happened idempotent)"
 
 # Whatever kcat sent between 1 s and 7 s was acked by broker-1 alone: with kcat's batches a
 # second or so apart under load, some always are.
 produce_through_crash acks1 -X acks=1
 [ "$(metric lost_acked)" -ge 1 ] || fail "acks=1: no acked record lost: $(cat "$WORK/report.json")"
-[ "$(metric acked)" -ge 800 ] || fail "acks=1: only $(metric acked) of 900 acked"
+[ "$(metric acked)" -ge 800 ] || fail "acks=1: only $(metric acked) of 900 acked; $(what_happened acks1)"
 echo "ok"
