@@ -21,12 +21,13 @@ NetworkClient::NetworkClient(Transport& transport, Timers& timers, Handlers hand
                              NetworkClientOptions options)
     : transport_(transport), timers_(timers), handlers_(std::move(handlers)), options_(options) {
   KSIM_CHECK(options_.max_in_flight_requests_per_connection >= 1);
-  KSIM_CHECK(options_.request_timeout_us > 0);
+  KSIM_CHECK(options_.request_timeout_us >= 0);
   transport_.SetHandler(this);
 }
 
 NetworkClient::~NetworkClient() {
-  for (const auto& [correlation_id, request] : in_flight_) timers_.Cancel(request.timer);
+  for (const auto& [correlation_id, request] : in_flight_)
+    if (request.timer != TimerId{0}) timers_.Cancel(request.timer);
   transport_.SetHandler(nullptr);
 }
 
@@ -59,8 +60,11 @@ int32_t NetworkClient::Send(std::string_view peer, Message request, ResponseCall
   }
   if (!expects_response) return correlation_id;
 
-  const TimerId timer = timers_.Schedule(options_.request_timeout_us,
-                                         [this, correlation_id] { OnTimeout(correlation_id); });
+  const TimerId timer = options_.request_timeout_us == kNoRequestTimeout
+                            ? TimerId{0}
+                            : timers_.Schedule(options_.request_timeout_us, [this, correlation_id] {
+                                OnTimeout(correlation_id);
+                              });
   auto [it, inserted] = in_flight_.emplace(
       correlation_id, InFlight{std::string(peer), connection, timer, api_key, std::move(callback)});
   KSIM_CHECK(inserted);
@@ -108,7 +112,7 @@ void NetworkClient::OnMessage(std::string_view from, ConnectionId connection, Me
   KSIM_CHECK_MSG(it->second.api_key == ApiKey(message), "response of another kind of request");
   ++counters_.responses_received;
   InFlight request = Complete(it);
-  timers_.Cancel(request.timer);
+  if (request.timer != TimerId{0}) timers_.Cancel(request.timer);
   request.callback(std::move(message));
   NotifyReady(request.peer);
 }
@@ -180,7 +184,7 @@ void NetworkClient::FailConnection(std::string_view peer, ConnectionId through,
           Status(Errc::kRequestTimedOut, TimedOutMessage(request.peer, correlation_id)));
       continue;
     }
-    timers_.Cancel(request.timer);
+    if (request.timer != TimerId{0}) timers_.Cancel(request.timer);
     ++counters_.disconnect_failures;
     request.callback(Status(Errc::kNetworkException, why));
   }

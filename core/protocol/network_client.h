@@ -8,7 +8,7 @@
 // - Send assigns the next correlation id (1, 2, ...), sends the request and remembers it with its
 //   callback until exactly one of these happens, which the callback then hears:
 //     the response from that peer with that correlation id   -> the response;
-//     request_timeout_us passes (request.timeout.ms)          -> REQUEST_TIMED_OUT;
+//     request_timeout_us passes (request.timeout.ms; unless 0)  -> REQUEST_TIMED_OUT;
 //     the connection it went on is reported broken            -> NETWORK_EXCEPTION.
 //   A response that matches nothing in flight (late, after a timeout or a disconnect; or from
 //   another peer) is dropped and counted. With disconnect_on_timeout (Kafka's clients:
@@ -52,11 +52,15 @@
 
 namespace ksim {
 
+// NetworkClientOptions::request_timeout_us for a client that never times a request out (Kafka
+// 0.8.2's NetworkClient): a request ends with its answer or its connection's break.
+inline constexpr TimeUs kNoRequestTimeout = 0;
+
 struct NetworkClientOptions {
   // Kafka: max.in.flight.requests.per.connection (5).
   int32_t max_in_flight_requests_per_connection = 5;
   // Kafka: request.timeout.ms (30000 in 0.10's producer, 40000 in its consumer: the owner sets
-  // what its role uses).
+  // what its role uses); kNoRequestTimeout: none.
   TimeUs request_timeout_us = 30'000'000;
   // A request timing out closes the connection to its peer (see the header comment).
   bool disconnect_on_timeout = false;
@@ -90,7 +94,7 @@ class NetworkClient final : public TransportHandler {
     std::function<void(std::string_view peer)> on_ready;
   };
 
-  // REQUIRES: max_in_flight_requests_per_connection >= 1, request_timeout_us > 0.
+  // REQUIRES: max_in_flight_requests_per_connection >= 1, request_timeout_us >= 0.
   NetworkClient(Transport& transport, Timers& timers, Handlers handlers,
                 NetworkClientOptions options = {});
   ~NetworkClient() override;

@@ -22,18 +22,28 @@ constexpr std::string_view kTopicCommandError = "Error while executing topic com
 // 0.10.0.1:ConsoleProducer.scala `defaultsTo(0)`), --message-send-max-retries 3,
 // --retry-backoff-ms 100, --timeout 1000 (linger.ms), --request-timeout-ms 1500,
 // --max-block-ms 60000, --metadata-expiry-ms 300000, --max-memory-bytes 32 MiB,
-// --max-partition-memory-bytes 16 KiB, --socket-buffer-size 100 KiB.
+// --max-partition-memory-bytes 16 KiB, --socket-buffer-size 100 KiB. At 0.8.2 (its
+// --new-producer's props, 0.8.2.2:ConsoleProducer.scala) the same options set the names of that
+// producer: --request-timeout-ms is timeout.ms, --metadata-fetch-timeout-ms (60000)
+// metadata.fetch.timeout.ms, and --queue-enqueue-timeout-ms (not -1) sets
+// block.on.buffer.full=false.
 ConfigOverrides ConsoleProducerConfig(KafkaRelease release) {
-  return {{"acks", release >= KafkaRelease::k0_10_1 ? "1" : "0"},
-          {"retries", "3"},
-          {"retry.backoff.ms", "100"},
-          {"linger.ms", "1000"},
-          {"request.timeout.ms", "1500"},
-          {"max.block.ms", "60000"},
-          {"metadata.max.age.ms", "300000"},
-          {"buffer.memory", "33554432"},
-          {"batch.size", "16384"},
-          {"send.buffer.bytes", "102400"}};
+  ConfigOverrides config = {{"acks", release >= KafkaRelease::k0_10_1 ? "1" : "0"},
+                            {"retries", "3"},
+                            {"retry.backoff.ms", "100"},
+                            {"linger.ms", "1000"},
+                            {"metadata.max.age.ms", "300000"},
+                            {"buffer.memory", "33554432"},
+                            {"batch.size", "16384"},
+                            {"send.buffer.bytes", "102400"}};
+  if (release < KafkaRelease::k0_10_0) {
+    config.insert(config.end(), {{"timeout.ms", "1500"},
+                                 {"metadata.fetch.timeout.ms", "60000"},
+                                 {"block.on.buffer.full", "false"}});
+  } else {
+    config.insert(config.end(), {{"request.timeout.ms", "1500"}, {"max.block.ms", "60000"}});
+  }
+  return config;
 }
 
 // ErrorLoggingCallback's two lines through the tools' log4j layout (without the wall-clock

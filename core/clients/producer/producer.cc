@@ -141,8 +141,9 @@ Producer::Impl::Impl(ProducerConfig config_in, ProducerSeams seams_in)
           .batch_size = config.batch_size,
           .linger_ms = config.linger_ms,
           .retry_backoff_ms = config.retry_backoff_ms,
-          .expiry = DeliveryTimeoutApplies(config.release) ? ExpiryForm::kDeliveryTimeout
-                                                           : ExpiryForm::kRequestTimeout,
+          .expiry = !RequestTimeoutsApply(config.release)    ? ExpiryForm::kNone
+                    : DeliveryTimeoutApplies(config.release) ? ExpiryForm::kDeliveryTimeout
+                                                             : ExpiryForm::kRequestTimeout,
           .request_timeout_ms = config.request_timeout_ms,
           .delivery_timeout_ms = config.delivery_timeout_ms,
           .max_request_size = config.max_request_size,
@@ -160,8 +161,10 @@ Producer::Impl::Impl(ProducerConfig config_in, ProducerSeams seams_in)
   handlers.on_ready = [this](std::string_view) { Wakeup(); };
   NetworkClientOptions options;
   options.max_in_flight_requests_per_connection = config.max_in_flight_requests_per_connection;
-  options.request_timeout_us = static_cast<TimeUs>(config.request_timeout_ms) * kUsPerMs;
-  // NetworkClient.handleTimedOutRequests (every release): a timeout closes the connection.
+  options.request_timeout_us = RequestTimeoutsApply(config.release)
+                                   ? static_cast<TimeUs>(config.request_timeout_ms) * kUsPerMs
+                                   : kNoRequestTimeout;
+  // NetworkClient.handleTimedOutRequests (0.9.0 on): a timeout closes the connection.
   options.disconnect_on_timeout = true;
   network =
       std::make_unique<NetworkClient>(seams.transport, seams.timers, std::move(handlers), options);
@@ -255,7 +258,10 @@ void Producer::Impl::RunOnce() {
 
   if (wake_timer != 0) seams.timers.Cancel(wake_timer);
   wake_timer = 0;
-  if (delay_ms != INT64_MAX) {
+  // Beyond this nothing is due: a wait without end (block.on.buffer.full=true) or one too long for
+  // the clock's microseconds (max.block.ms near Long.MAX_VALUE).
+  constexpr int64_t kNeverMs = INT64_MAX / kUsPerMs / 4;
+  if (delay_ms < kNeverMs) {
     std::weak_ptr<int> alive = life;
     wake_timer = seams.timers.Schedule(std::max<int64_t>(1, delay_ms) * kUsPerMs, [this, alive] {
       if (alive.expired()) return;
@@ -709,8 +715,11 @@ void Producer::Send(ProducerRecord record, SendCallback callback) {
   } else {
     // Kafka's waitOnMetadata: the record waits for its topic's partitions, max.block.ms at most.
     p.metadata_needed = true;
-    p.waiting.push_back(
-        Impl::WaitingRecord{id, std::move(record), p.NowMs() + p.config.max_block_ms});
+    // block.on.buffer.full=true (0.9.0 to 0.10.2) blocks for ever: Long.MAX_VALUE.
+    const int64_t now_ms = p.NowMs();
+    const int64_t deadline_ms =
+        p.config.max_block_ms > INT64_MAX - now_ms ? INT64_MAX : now_ms + p.config.max_block_ms;
+    p.waiting.push_back(Impl::WaitingRecord{id, std::move(record), deadline_ms});
   }
   p.Wakeup();
 }

@@ -122,6 +122,7 @@ struct ProducerConfig {
   int32_t retries = 0;             // retries (0.10: 0; with idempotence: INT32_MAX)
   int64_t retry_backoff_ms = 100;  // retry.backoff.ms
   // request.timeout.ms: also the Produce timeout_ms and, before 2.1, the expiry of queued batches.
+  // At 0.8.2 it holds timeout.ms, only the Produce timeout_ms (RequestTimeoutsApply).
   int32_t request_timeout_ms = 30000;
   // delivery.timeout.ms (KIP-91, from 2.1): unused before 2.1 (DeliveryTimeoutApplies).
   int64_t delivery_timeout_ms = 120000;
@@ -131,7 +132,8 @@ struct ProducerConfig {
   bool enable_idempotence = false;       // enable.idempotence
   std::string partitioner = "default";   // partitioner.class: "default" (murmur2/round robin)
   int64_t metadata_max_age_ms = 300000;  // metadata.max.age.ms
-  int64_t max_block_ms = 60000;          // max.block.ms: how long Send waits for metadata
+  // max.block.ms (metadata.fetch.timeout.ms at 0.8.2): how long Send waits for metadata.
+  int64_t max_block_ms = 60000;
   int32_t max_request_size = 1048576;    // max.request.size
   // The brokers' release, as their ApiVersions answers tell it (not a setting; the producer's own
   // unless the caller says). An idempotent producer against brokers before 0.11 finds no
@@ -163,6 +165,12 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings,
 // same from 0.10.0 to 2.0: docs/versions.md) and a batch in flight waits for its answer or its
 // request's timeout; retries are counted, never timed.
 inline bool DeliveryTimeoutApplies(KafkaRelease release) { return release >= KafkaRelease::k2_1; }
+
+// Whether a producer of `release` times anything out on its side (KIP-19, 0.9.0): a request in
+// flight after request.timeout.ms, a queued batch by its ExpiryForm. Kafka 0.8.2's producer does
+// neither (0.8.2.2:NetworkClient has no request timeout, its RecordAccumulator no expiry): a
+// request waits for its answer or its connection's break, a batch for a leader, however long.
+inline bool RequestTimeoutsApply(KafkaRelease release) { return release >= KafkaRelease::k0_10_0; }
 
 // Whether a broker can answer `error` to a Produce of `acks` after its leader appended the batch,
 // so that the producer cannot know whether the record is in the log (SendOutcome::maybe_written).

@@ -57,6 +57,10 @@ const std::vector<ConfigKeyDef>& ProducerKeys() {
       Key("reconnect.backoff.ms", T::kLong, "50", 0),
       Key("metrics.sample.window.ms", T::kLong, "30000", 0),
       Key("metrics.num.samples", T::kInt, "2", 1),
+      // 0.8.2's names, deprecated by 0.9.0 (KafkaProducer maps them, below), removed in 0.11.0.
+      Key("timeout.ms", T::kInt, "30000", 0),
+      Key("metadata.fetch.timeout.ms", T::kLong, "60000", 0),
+      Key("block.on.buffer.full", T::kBoolean, "false"),
   };
   return kKeys;
 }
@@ -78,23 +82,41 @@ std::string UnknownKeyMessage(const std::string& name) {
   return message;
 }
 
-// The keys a producer of a later release has (ProducerConfig.CONFIG at that release's tag). An
-// older producer does not know them: AbstractConfig.logUnused warns and the value is not used.
-// Every other key of ProducerKeys() is in Kafka 0.10.0's ProducerConfig.
-struct LaterKey {
+// The keys that not every modelled release's producer has (ProducerConfig.CONFIG at each
+// release's tag). A producer without a key does not use it: AbstractConfig.logUnused warns. Every
+// other key of ProducerKeys() is in every modelled release's ProducerConfig.
+struct KeyLife {
   std::string_view name;
-  KafkaRelease since;
+  KafkaRelease since = KafkaRelease::k0_8_2;  // the first modelled release that has it
+  std::string_view since_name = {};           // the release that added it, when not modelled
+  std::optional<KafkaRelease> removed_in = std::nullopt;
 };
-constexpr LaterKey kLaterKeys[] = {
+constexpr KeyLife kKeyLives[] = {
+    // KIP-19 (0.9.0.0:ProducerConfig): the client's own request timeout and max.block.ms
+    // replaced timeout.ms and metadata.fetch.timeout.ms; partitioner.class and
+    // connections.max.idle.ms came with 0.9.0 too (none is in 0.8.2.2:ProducerConfig).
+    {"request.timeout.ms", KafkaRelease::k0_10_0, "0.9.0"},
+    {"max.block.ms", KafkaRelease::k0_10_0, "0.9.0"},
+    {"partitioner.class", KafkaRelease::k0_10_0, "0.9.0"},
+    {"connections.max.idle.ms", KafkaRelease::k0_10_0, "0.9.0"},
     {"enable.idempotence", KafkaRelease::k0_11_0},  // KIP-98, KAFKA-4817
     {"delivery.timeout.ms", KafkaRelease::k2_1},    // KIP-91 (2.1.0:ProducerConfig)
+    // 0.11.0.0's upgrade notes: "Producer configs block.on.buffer.full, metadata.fetch.timeout.ms
+    // and timeout.ms have been removed. They were initially deprecated in Kafka 0.9.0.0."
+    {"timeout.ms", KafkaRelease::k0_8_2, {}, KafkaRelease::k0_11_0},
+    {"metadata.fetch.timeout.ms", KafkaRelease::k0_8_2, {}, KafkaRelease::k0_11_0},
+    {"block.on.buffer.full", KafkaRelease::k0_8_2, {}, KafkaRelease::k0_11_0},
 };
 
-std::optional<KafkaRelease> KeySince(std::string_view name) {
-  for (const LaterKey& key : kLaterKeys) {
-    if (key.name == name) return key.since;
+const KeyLife* FindLife(std::string_view name) {
+  for (const KeyLife& life : kKeyLives) {
+    if (life.name == name) return &life;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::string SinceName(const KeyLife& life) {
+  return std::string(life.since_name.empty() ? KafkaReleaseName(life.since) : life.since_name);
 }
 
 std::string Trimmed(std::string_view raw) {
@@ -120,8 +142,9 @@ std::optional<int16_t> ParseAcks(std::string_view raw) {
 
 bool ProducerKnowsKey(std::string_view name, KafkaRelease release) {
   if (FindKey(name) == nullptr) return false;
-  const std::optional<KafkaRelease> since = KeySince(name);
-  return !since || release >= *since;
+  const KeyLife* life = FindLife(name);
+  return life == nullptr ||
+         (release >= life->since && (!life->removed_in || release < *life->removed_in));
 }
 
 Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, KafkaRelease release) {
@@ -129,17 +152,20 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, Kafk
   config.release = release;
   config.brokers_release = release;
   std::set<std::string> given;
+  // The names 0.9.0 deprecated (KIP-19), when given.
+  std::optional<int32_t> timeout_ms;
+  std::optional<int64_t> metadata_fetch_timeout_ms;
+  std::optional<bool> block_on_buffer_full;
   for (const auto& [name, raw] : settings) {
     const ConfigKeyDef* key = FindKey(name);
     if (key == nullptr) return Status(Errc::kInvalidConfig, UnknownKeyMessage(name));
     if (!ProducerKnowsKey(name, release) && release < KafkaRelease::k0_10_0) {
       // Kafka 0.8.2's producer would warn too; ksim refuses a key that much later, whose
       // behaviour that producer cannot have (docs/versions.md, "Kafka 0.8.2").
-      return Status(Errc::kInvalidConfig, "the Kafka " + std::string(KafkaReleaseName(release)) +
-                                              " producer has no setting " + name +
-                                              "; it exists from Kafka " +
-                                              std::string(KafkaReleaseName(*KeySince(name))) +
-                                              " (set \"kafka_version\")");
+      return Status(Errc::kInvalidConfig,
+                    "the Kafka " + std::string(KafkaReleaseName(release)) +
+                        " producer has no setting " + name + "; it exists from Kafka " +
+                        SinceName(*FindLife(name)) + " (set \"kafka_version\")");
     }
     if (!ProducerKnowsKey(name, release)) {
       // KafkaProducer's config.logUnused(): a warning, and the producer goes on without it.
@@ -199,6 +225,37 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, Kafk
     if (name == "metadata.max.age.ms") config.metadata_max_age_ms = n;
     if (name == "max.block.ms") config.max_block_ms = n;
     if (name == "max.request.size") config.max_request_size = static_cast<int32_t>(n);
+    if (name == "timeout.ms") timeout_ms = static_cast<int32_t>(n);
+    if (name == "metadata.fetch.timeout.ms") metadata_fetch_timeout_ms = n;
+    if (name == "block.on.buffer.full") block_on_buffer_full = value.boolean;
+  }
+
+  if (release < KafkaRelease::k0_10_0) {
+    // Kafka 0.8.2 (0.8.2.2:KafkaProducer): timeout.ms is the Produce request's timeout (the
+    // broker's wait for acks) and nothing times a request out on the client
+    // (RequestTimeoutsApply); metadata.fetch.timeout.ms bounds send()'s wait for metadata.
+    config.request_timeout_ms = timeout_ms.value_or(30000);
+    config.max_block_ms = metadata_fetch_timeout_ms.value_or(60000);
+  } else {
+    // 0.9.0 to 0.10.2 (0.10.0.1:KafkaProducer's constructor): the deprecated names, when given,
+    // win over their successors, with a warning; block.on.buffer.full=true blocks forever.
+    auto deprecated = [&config](std::string_view old_name, std::string_view successor) {
+      config.warnings.push_back(std::string(old_name) +
+                                " config is deprecated and will be removed soon. Please use " +
+                                std::string(successor));
+    };
+    if (block_on_buffer_full) {
+      deprecated("block.on.buffer.full", "max.block.ms");
+      if (*block_on_buffer_full) config.max_block_ms = std::numeric_limits<int64_t>::max();
+    }
+    if (metadata_fetch_timeout_ms && !block_on_buffer_full.value_or(false)) {
+      deprecated("metadata.fetch.timeout.ms", "max.block.ms");
+      config.max_block_ms = *metadata_fetch_timeout_ms;
+    }
+    if (timeout_ms) {
+      deprecated("timeout.ms", "request.timeout.ms");
+      config.request_timeout_ms = *timeout_ms;
+    }
   }
 
   // KafkaProducer.configureDeliveryTimeout (2.1, KIP-91): a given delivery timeout must cover a

@@ -239,6 +239,7 @@ int64_t RecordAccumulator::RequestTimeoutExpiryMs(const ProducerBatch& batch,
 
 std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::Expire(int64_t now_ms) {
   std::vector<BatchId> expired;
+  if (config_.expiry == ExpiryForm::kNone) return {};
   if (config_.expiry == ExpiryForm::kRequestTimeout) {
     for (const auto& [tp, queued] : queued_) {
       const PartitionState& state = *queued;
@@ -279,6 +280,7 @@ std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::AbortQueued() {
 
 int64_t RecordAccumulator::NextExpiryDelayMs(int64_t now_ms) const {
   int64_t delay = INT64_MAX;
+  if (config_.expiry == ExpiryForm::kNone) return delay;
   if (config_.expiry == ExpiryForm::kRequestTimeout) {
     // Only a queue's head can be next: the walk stops at it. Appends, answers and re-enqueues
     // wake the producer, which asks again.

@@ -94,6 +94,8 @@ enum class ExpiryForm : uint8_t {
   kRequestTimeout,
   // Kafka 2.1 (KIP-91): delivery.timeout.ms since creation, queued or in flight.
   kDeliveryTimeout,
+  // Kafka 0.8.2: nothing expires (0.8.2.2:RecordAccumulator; KIP-19 added expiry in 0.9.0).
+  kNone,
 };
 
 struct AccumulatorConfig {

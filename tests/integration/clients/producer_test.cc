@@ -597,5 +597,46 @@ TEST(ProducerTest, Release010ExpiresQueuedBatchesAfterRequestTimeout) {
   EXPECT_GE(sim.world().Now() - sent_us, 3 * kSecondUs);
 }
 
+// Kafka 0.8.2's producer times nothing out on its side (no request.timeout.ms before KIP-19):
+// its timeout.ms is only the broker's wait for acks. A batch for a partition without a leader
+// waits for one however long (0.10.0 fails it after request.timeout.ms, above), and a request
+// whose answer was cut waits until its connection is known to be broken (the network's
+// disconnect notice, 30 s), not a request timeout; then it is retried.
+TEST(ProducerTest, Release082NeverTimesOutARequestOrExpiresABatch) {
+  ClusterOptions options;
+  options.brokers = 3;
+  options.kafka_version = KafkaRelease::k0_8_2;
+  ClusterSim sim("producer-0.8.2-no-timeouts", 17, options);
+  ASSERT_TRUE(sim.Start());
+  Cluster& cluster = sim.cluster();
+  ASSERT_NO_FATAL_FAILURE(CreateLiveAndDeadTopics(cluster));
+  ProducerNode p(sim.world(), "p1",
+                 {{"acks", "1"},
+                  {"retries", "2"},
+                  {"timeout.ms", "1000"},
+                  {"metadata.fetch.timeout.ms", "5000"}},
+                 nullptr, KafkaRelease::k0_8_2);
+  ASSERT_NO_FATAL_FAILURE(KillTheDeadTopic(cluster));
+  p.Send("warmup");
+  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(1); }, 30 * kSecondUs));
+  ASSERT_TRUE(cluster.Partition({{"broker-1"}, {"p1"}}, /*one_way=*/true).ok());
+  const TimeUs sent_us = sim.world().Now();
+  p.Send("sent");
+  p.Send("never-sent", std::nullopt, "dead");
+  // 0.10.0 fails both within 3 s (above); 0.8.2 is still waiting for both at 20 s.
+  EXPECT_FALSE(cluster.RunUntil([&] { return p.Done(2); }, 20 * kSecondUs));
+  cluster.Heal();
+  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(2); }, 60 * kSecondUs));
+  const SendOutcome& sent = p.Outcome("sent");
+  EXPECT_EQ(sent.error, Errc::kNone) << "retried once the break was noticed, after the heal";
+  EXPECT_EQ(sent.attempts, 2);
+  EXPECT_GE(sim.world().Now() - sent_us, 30 * kSecondUs) << "the break's notice, no timeout";
+  // Written twice: the first attempt's answer was lost, not its append.
+  EXPECT_EQ(CountValues(LogRecords(cluster, BrokerId(1), kT0))["sent"], 2);
+  // The dead topic's batch is never failed: it waits for a leader for ever.
+  EXPECT_FALSE(cluster.RunUntil([&] { return p.Done(3); }, 600 * kSecondUs));
+  EXPECT_EQ(p.outcomes().count("never-sent"), 0u);
+}
+
 }  // namespace
 }  // namespace ksim::sim::testing

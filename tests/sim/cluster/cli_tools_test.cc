@@ -414,6 +414,26 @@ TEST(CliToolsTest, Kafka082ConsoleConsumerKnowsOnlyZookeeper) {
   EXPECT_EQ(old.consumer(0).kind(), ConsumerKind::kZookeeper);
 }
 
+// 0.8.2's console producer (its --new-producer props) sets that producer's names: timeout.ms
+// from --request-timeout-ms, metadata.fetch.timeout.ms, block.on.buffer.full=false; the
+// producer starts and writes, and times nothing out on its side.
+TEST(CliToolsTest, Kafka082ConsoleProducerSetsItsReleasesTimeouts) {
+  ClusterOptions options = ClientClusterOptions();
+  options.kafka_version = KafkaRelease::k0_8_2;
+  CliSim sim("cli-console-producer-082", 1, options);
+  ASSERT_TRUE(sim.run().Start());
+  sim.Command(0, kTopics + "--create --replication-factor 1 --partitions 1 --topic frbook");
+  ASSERT_TRUE(sim.RunUntilLed("frbook", 1));
+  EXPECT_EQ(sim.Command(1, kProducer + "--topic frbook", {"one"}), Lines{});
+  ASSERT_EQ(sim.tools().producers().size(), 1u);
+  const ProducerConfig& config = sim.tools().producers()[0]->config();
+  EXPECT_EQ(config.request_timeout_ms, 1500) << "timeout.ms, the broker's wait for acks";
+  EXPECT_EQ(config.max_block_ms, 60000) << "metadata.fetch.timeout.ms";
+  EXPECT_EQ(config.acks, 0);
+  EXPECT_TRUE(config.warnings.empty());
+  EXPECT_FALSE(RequestTimeoutsApply(config.release));
+}
+
 TEST(CliToolsTest, FailedSendPrintsErrorLoggingCallbackLines) {
   // At 0.10.1, whose console producer waits for the leader (acks=1).
   ClusterOptions options = ClientClusterOptions();

@@ -77,6 +77,74 @@ TEST(ProducerConfigTest, LaterKeysAreRefusedAt082) {
   EXPECT_EQ(Parse({{"acks", "all"}}, KafkaRelease::k0_8_2).acks, -1);
 }
 
+// 0.8.2.2:ProducerConfig has timeout.ms and metadata.fetch.timeout.ms, not KIP-19's
+// request.timeout.ms and max.block.ms (0.9.0), nor partitioner.class or connections.max.idle.ms.
+TEST(ProducerConfigTest, Kafka082sTimeoutsAreTimeoutMsAndMetadataFetchTimeoutMs) {
+  const KafkaRelease k082 = KafkaRelease::k0_8_2;
+  for (const char* later :
+       {"request.timeout.ms", "max.block.ms", "partitioner.class", "connections.max.idle.ms"}) {
+    EXPECT_EQ(Error({{later, "1000"}}, k082), "the Kafka 0.8.2 producer has no setting " +
+                                                  std::string(later) +
+                                                  "; it exists from Kafka 0.9.0 (set "
+                                                  "\"kafka_version\")");
+  }
+  const ProducerConfig defaults = Parse({}, k082);
+  EXPECT_EQ(defaults.request_timeout_ms, 30000);
+  EXPECT_EQ(defaults.max_block_ms, 60000);
+  const ProducerConfig given =
+      Parse({{"timeout.ms", "1500"}, {"metadata.fetch.timeout.ms", "700"}}, k082);
+  EXPECT_EQ(given.request_timeout_ms, 1500) << "the Produce request's timeout";
+  EXPECT_EQ(given.max_block_ms, 700);
+  EXPECT_TRUE(given.warnings.empty());
+  EXPECT_FALSE(RequestTimeoutsApply(k082));
+  EXPECT_TRUE(RequestTimeoutsApply(KafkaRelease::k0_10_0));
+}
+
+// 0.9.0 to 0.10.2 (0.10.0.1:KafkaProducer): the deprecated names win over their successors,
+// with KafkaProducer's warning; block.on.buffer.full=true blocks for ever and then
+// metadata.fetch.timeout.ms is not read.
+TEST(ProducerConfigTest, DeprecatedTimeoutNamesWinUntil0110) {
+  for (KafkaRelease release : {KafkaRelease::k0_10_0, KafkaRelease::k0_10_2}) {
+    const ProducerConfig config = Parse({{"timeout.ms", "1500"},
+                                         {"request.timeout.ms", "9000"},
+                                         {"metadata.fetch.timeout.ms", "700"},
+                                         {"max.block.ms", "9000"}},
+                                        release);
+    EXPECT_EQ(config.request_timeout_ms, 1500);
+    EXPECT_EQ(config.max_block_ms, 700);
+    EXPECT_EQ(config.warnings,
+              (std::vector<std::string>{
+                  "metadata.fetch.timeout.ms config is deprecated and will be removed soon. "
+                  "Please use max.block.ms",
+                  "timeout.ms config is deprecated and will be removed soon. Please use "
+                  "request.timeout.ms"}));
+  }
+  const ProducerConfig blocking =
+      Parse({{"block.on.buffer.full", "true"}, {"metadata.fetch.timeout.ms", "700"}});
+  EXPECT_EQ(blocking.max_block_ms, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(blocking.warnings, std::vector<std::string>{"block.on.buffer.full config is "
+                                                        "deprecated and will be removed soon. "
+                                                        "Please use max.block.ms"});
+  EXPECT_EQ(
+      Parse({{"block.on.buffer.full", "false"}, {"metadata.fetch.timeout.ms", "700"}}).max_block_ms,
+      700);
+}
+
+// 0.11.0 removed them (its upgrade notes): KafkaProducer's logUnused warning, value unused.
+TEST(ProducerConfigTest, DeprecatedTimeoutNamesAreUnknownFrom0110) {
+  for (KafkaRelease release : {KafkaRelease::k0_11_0, KafkaRelease::k2_1}) {
+    const ProducerConfig config =
+        Parse({{"timeout.ms", "1500"}, {"block.on.buffer.full", "true"}}, release);
+    EXPECT_EQ(config.request_timeout_ms, 30000);
+    EXPECT_EQ(config.max_block_ms, 60000);
+    EXPECT_EQ(config.warnings,
+              (std::vector<std::string>{
+                  "The configuration timeout.ms = 1500 was supplied but isn't a known config.",
+                  "The configuration block.on.buffer.full = true was supplied but isn't a known "
+                  "config."}));
+  }
+}
+
 TEST(ProducerConfigTest, BadAcksNamesTheValidOnes) {
   const std::string message = Error({{"acks", "most"}});
   EXPECT_NE(message.find("Invalid value most for configuration acks"), std::string::npos)
