@@ -26,8 +26,9 @@ NetworkClient::NetworkClient(Transport& transport, Timers& timers, Handlers hand
 }
 
 NetworkClient::~NetworkClient() {
-  for (const auto& [correlation_id, request] : in_flight_)
-    if (request.timer != TimerId{0}) timers_.Cancel(request.timer);
+  for (const auto& [correlation_id, request] : in_flight_) {
+    if (request.timer != 0) timers_.Cancel(request.timer);
+  }
   transport_.SetHandler(nullptr);
 }
 
@@ -61,7 +62,7 @@ int32_t NetworkClient::Send(std::string_view peer, Message request, ResponseCall
   if (!expects_response) return correlation_id;
 
   const TimerId timer = options_.request_timeout_us == kNoRequestTimeout
-                            ? TimerId{0}
+                            ? 0
                             : timers_.Schedule(options_.request_timeout_us, [this, correlation_id] {
                                 OnTimeout(correlation_id);
                               });
@@ -112,7 +113,7 @@ void NetworkClient::OnMessage(std::string_view from, ConnectionId connection, Me
   KSIM_CHECK_MSG(it->second.api_key == ApiKey(message), "response of another kind of request");
   ++counters_.responses_received;
   InFlight request = Complete(it);
-  if (request.timer != TimerId{0}) timers_.Cancel(request.timer);
+  if (request.timer != 0) timers_.Cancel(request.timer);
   request.callback(std::move(message));
   NotifyReady(request.peer);
 }
@@ -184,7 +185,7 @@ void NetworkClient::FailConnection(std::string_view peer, ConnectionId through,
           Status(Errc::kRequestTimedOut, TimedOutMessage(request.peer, correlation_id)));
       continue;
     }
-    if (request.timer != TimerId{0}) timers_.Cancel(request.timer);
+    if (request.timer != 0) timers_.Cancel(request.timer);
     ++counters_.disconnect_failures;
     request.callback(Status(Errc::kNetworkException, why));
   }

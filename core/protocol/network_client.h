@@ -134,7 +134,7 @@ class NetworkClient final : public TransportHandler {
   struct InFlight {
     std::string peer;
     ConnectionId connection;
-    TimerId timer;
+    TimerId timer;  // 0 when nothing times the request out (kNoRequestTimeout)
     int16_t api_key;
     ResponseCallback callback;
   };

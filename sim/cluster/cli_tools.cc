@@ -7,6 +7,7 @@
 #include "core/admin/topic_admin.h"
 #include "core/base/check.h"
 #include "core/base/trace_names.h"
+#include "core/clients/producer/producer.h"
 #include "core/cluster/topic.h"
 #include "core/zk/paths.h"
 
@@ -36,7 +37,7 @@ ConfigOverrides ConsoleProducerConfig(KafkaRelease release) {
                             {"buffer.memory", "33554432"},
                             {"batch.size", "16384"},
                             {"send.buffer.bytes", "102400"}};
-  if (release < KafkaRelease::k0_10_0) {
+  if (!RequestTimeoutsApply(release)) {
     config.insert(config.end(), {{"timeout.ms", "1500"},
                                  {"metadata.fetch.timeout.ms", "60000"},
                                  {"block.on.buffer.full", "false"}});

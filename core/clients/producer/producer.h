@@ -134,7 +134,7 @@ struct ProducerConfig {
   int64_t metadata_max_age_ms = 300000;  // metadata.max.age.ms
   // max.block.ms (metadata.fetch.timeout.ms at 0.8.2): how long Send waits for metadata.
   int64_t max_block_ms = 60000;
-  int32_t max_request_size = 1048576;    // max.request.size
+  int32_t max_request_size = 1048576;  // max.request.size
   // The brokers' release, as their ApiVersions answers tell it (not a setting; the producer's own
   // unless the caller says). An idempotent producer against brokers before 0.11 finds no
   // InitProducerId there: UnsupportedVersionException, fatal (0.11.0.0 to 2.1.0:

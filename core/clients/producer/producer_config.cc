@@ -138,14 +138,14 @@ std::optional<int16_t> ParseAcks(std::string_view raw) {
   return static_cast<int16_t>(std::stoi(text));
 }
 
-}  // namespace
-
 bool ProducerKnowsKey(std::string_view name, KafkaRelease release) {
   if (FindKey(name) == nullptr) return false;
   const KeyLife* life = FindLife(name);
   return life == nullptr ||
          (release >= life->since && (!life->removed_in || release < *life->removed_in));
 }
+
+}  // namespace
 
 Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, KafkaRelease release) {
   ProducerConfig config;
@@ -230,7 +230,7 @@ Result<ProducerConfig> ParseProducerConfig(const ConfigOverrides& settings, Kafk
     if (name == "block.on.buffer.full") block_on_buffer_full = value.boolean;
   }
 
-  if (release < KafkaRelease::k0_10_0) {
+  if (!RequestTimeoutsApply(release)) {
     // Kafka 0.8.2 (0.8.2.2:KafkaProducer): timeout.ms is the Produce request's timeout (the
     // broker's wait for acks) and nothing times a request out on the client
     // (RequestTimeoutsApply); metadata.fetch.timeout.ms bounds send()'s wait for metadata.

@@ -528,6 +528,21 @@ void KillTheDeadTopic(Cluster& cluster) {
       30 * kSecondUs));
 }
 
+// Leaves "dead" without a leader, warms `p` (named p1) up on "t" (and on "dead" when
+// `warm_dead`: metadata for both topics), cuts broker 1's answers to it, and sends "sent" (written,
+// never answered) and "never-sent" (to "dead": never sent). Virtual time has not moved since the
+// cut when it returns.
+void SendAcrossACutAnswer(Cluster& cluster, ProducerNode& p, bool warm_dead = false) {
+  ASSERT_NO_FATAL_FAILURE(KillTheDeadTopic(cluster));
+  p.Send("warmup");
+  if (warm_dead) p.Send("warmup-dead", std::nullopt, "dead");
+  const size_t warm = warm_dead ? 2 : 1;
+  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(warm); }, 30 * kSecondUs));
+  ASSERT_TRUE(cluster.Partition({{"broker-1"}, {"p1"}}, /*one_way=*/true).ok());
+  p.Send("sent");
+  p.Send("never-sent", std::nullopt, "dead");
+}
+
 TEST(ProducerTest, DeliveryTimeoutIsUnknownWhenSentAndFailWhenNot) {
   ClusterOptions options;
   options.brokers = 3;
@@ -542,13 +557,8 @@ TEST(ProducerTest, DeliveryTimeoutIsUnknownWhenSentAndFailWhenNot) {
                   {"delivery.timeout.ms", "4000"},
                   {"max.block.ms", "5000"}},
                  nullptr, KafkaRelease::k2_1);
-  ASSERT_NO_FATAL_FAILURE(KillTheDeadTopic(cluster));
-  p.Send("warmup");
-  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(1); }, 30 * kSecondUs));
   // Answers from broker 1 are cut: the record reaches the log, the producer never hears.
-  ASSERT_TRUE(cluster.Partition({{"broker-1"}, {"p1"}}, /*one_way=*/true).ok());
-  p.Send("sent");
-  p.Send("never-sent", std::nullopt, "dead");
+  ASSERT_NO_FATAL_FAILURE(SendAcrossACutAnswer(cluster, p));
   ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(3); }, 60 * kSecondUs));
   const SendOutcome& sent = p.Outcome("sent");
   EXPECT_EQ(sent.error, Errc::kRequestTimedOut);
@@ -576,14 +586,8 @@ TEST(ProducerTest, Release010ExpiresQueuedBatchesAfterRequestTimeout) {
       sim.world(), "p1",
       {{"acks", "1"}, {"retries", "2"}, {"request.timeout.ms", "1000"}, {"max.block.ms", "5000"}},
       nullptr, KafkaRelease::k0_10_0);
-  ASSERT_NO_FATAL_FAILURE(KillTheDeadTopic(cluster));
-  p.Send("warmup");
-  p.Send("warmup-dead", std::nullopt, "dead");  // metadata for both topics
-  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(2); }, 30 * kSecondUs));
-  ASSERT_TRUE(cluster.Partition({{"broker-1"}, {"p1"}}, /*one_way=*/true).ok());
+  ASSERT_NO_FATAL_FAILURE(SendAcrossACutAnswer(cluster, p, /*warm_dead=*/true));
   const TimeUs sent_us = sim.world().Now();
-  p.Send("sent");
-  p.Send("never-sent", std::nullopt, "dead");
   ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(4); }, 60 * kSecondUs));
   const SendOutcome& never = p.Outcome("never-sent");
   EXPECT_EQ(never.error, Errc::kRequestTimedOut);
@@ -616,13 +620,8 @@ TEST(ProducerTest, Release082NeverTimesOutARequestOrExpiresABatch) {
                   {"timeout.ms", "1000"},
                   {"metadata.fetch.timeout.ms", "5000"}},
                  nullptr, KafkaRelease::k0_8_2);
-  ASSERT_NO_FATAL_FAILURE(KillTheDeadTopic(cluster));
-  p.Send("warmup");
-  ASSERT_TRUE(cluster.RunUntil([&] { return p.Done(1); }, 30 * kSecondUs));
-  ASSERT_TRUE(cluster.Partition({{"broker-1"}, {"p1"}}, /*one_way=*/true).ok());
+  ASSERT_NO_FATAL_FAILURE(SendAcrossACutAnswer(cluster, p));
   const TimeUs sent_us = sim.world().Now();
-  p.Send("sent");
-  p.Send("never-sent", std::nullopt, "dead");
   // 0.10.0 fails both within 3 s (above); 0.8.2 is still waiting for both at 20 s.
   EXPECT_FALSE(cluster.RunUntil([&] { return p.Done(2); }, 20 * kSecondUs));
   cluster.Heal();
