@@ -80,6 +80,7 @@
   X(kMsgDeliver, "msg_deliver")                             \
   X(kMsgDisconnect, "msg_disconnect")                       \
   X(kMsgDrop, "msg_drop")                                   \
+  X(kMsgHold, "msg_hold")                                   \
   X(kMsgSend, "msg_send")                                   \
   X(kOffsetCommit, "offset_commit")                         \
   X(kOffsetFetched, "offset_fetched")                       \

@@ -129,6 +129,9 @@ void NetworkClient::OnTimeout(int32_t correlation_id) {
     const std::string peer = it->second.peer;
     const ConnectionId connection = it->second.connection;
     const bool superseded = Superseded(peer, connection);
+    // Kafka's handleTimedOutRequests closes the socket (selector.close): what the peer still
+    // sends on it, held behind a cut, is never read.
+    if (!superseded) transport_.Close(peer);
     FailConnection(peer, superseded ? connection : std::numeric_limits<ConnectionId>::max(),
                    "connection to " + peer + " closed after a request timed out", correlation_id,
                    /*tell_owner=*/!superseded);

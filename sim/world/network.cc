@@ -47,6 +47,8 @@ std::string_view NetEventTypeName(NetEvent::Type type) {
       return "drop";
     case NetEvent::Type::kDisconnect:
       return "disconnect";
+    case NetEvent::Type::kHold:
+      return "hold";
   }
   return "unknown";
 }
@@ -67,7 +69,11 @@ Network::~Network() {
   // Pending events point at this object: take them back so the loop can outlive us.
   for (Connection& connection : connections_) {
     for (int side = 0; side < 2; ++side) {
-      for (const InFlight& item : connection.channel[side].in_flight) loop_.Cancel(item.timer);
+      const Channel& channel = connection.channel[side];
+      for (const InFlight& item : channel.in_flight) {
+        if (item.timer != 0) loop_.Cancel(item.timer);
+      }
+      if (channel.give_up_timer != 0) loop_.Cancel(channel.give_up_timer);
       if (connection.notice_timer[side] != 0) loop_.Cancel(connection.notice_timer[side]);
     }
   }
@@ -166,20 +172,27 @@ SendResult Network::Send(NodeId from, NodeId to, Message message) {
 
   DropReason reason = DropReason::kNone;
   const std::optional<LinkSpec> link = topology_.Link(from, to);
+  Channel& channel = connection.channel[side];
   if (!topology_.IsUp(to)) {
     reason = DropReason::kNodeDown;
   } else if (!link) {
     reason = DropReason::kNoLink;
-  } else if (topology_.IsCut(from, to)) {
-    reason = DropReason::kLinkCut;
+  } else if (topology_.IsCut(from, to) || channel.holding) {
+    // Lost to the cut, or queued behind a message that was: held until the heal or the
+    // sender's give-up, the connection kept (a silence, not a reset).
+    Report(event);
+    if (!channel.holding) Hold(from, to, channel);
+    InFlight item{id, now, 0, std::move(message)};
+    HoldMessage(from, to, channel, item);
+    channel.in_flight.push_back(std::move(item));
+    return SendResult{id, epoch, false};
   } else if (!nodes_[to.value()].handler) {
     reason = DropReason::kRefused;  // the host is up, nothing listens: RST
   }
-  Channel& channel = connection.channel[side];
   TimeUs arrival_us = 0;
   int32_t retransmits = 0;
   if (reason == DropReason::kNone &&
-      !DrawArrival(from, to, *link, message.size_bytes, channel, arrival_us, retransmits)) {
+      !DrawArrival(from, to, *link, message.size_bytes, channel, now, arrival_us, retransmits)) {
     reason = DropReason::kRetransmitTimeout;
   }
   counters_.retransmits += static_cast<uint64_t>(retransmits);
@@ -207,8 +220,7 @@ SendResult Network::Send(NodeId from, NodeId to, Message message) {
 }
 
 bool Network::DrawArrival(NodeId from, NodeId to, const LinkSpec& link, int64_t size_bytes,
-                          Channel& channel, TimeUs& arrival_us, int32_t& retransmits) {
-  const TimeUs now = loop_.Now();
+                          Channel& channel, TimeUs now, TimeUs& arrival_us, int32_t& retransmits) {
   const TimeUs latency_us = link.latency_us_min == link.latency_us_max
                                 ? link.latency_us_min
                                 : rng_.UniformInt(link.latency_us_min, link.latency_us_max);
@@ -281,11 +293,14 @@ void Network::Break(NodeId a, NodeId b, DropReason reason, TimeUs notice_after_u
     while (!channel.in_flight.empty()) {
       InFlight item = std::move(channel.in_flight.front());
       channel.in_flight.pop_front();
-      loop_.Cancel(item.timer);
+      if (item.timer != 0) loop_.Cancel(item.timer);
       ReportDrop(ends[side], ends[1 - side], item.id, item.message, epoch, reason);
     }
     channel.last_delivery_us = 0;
     channel.link_free_us = 0;
+    channel.holding = false;
+    if (channel.give_up_timer != 0) loop_.Cancel(channel.give_up_timer);
+    channel.give_up_timer = 0;
   }
   connection.last_broken_epoch = epoch;
   connection.epoch = epoch + 1;
@@ -353,15 +368,16 @@ void Network::OnTopologyChange(const TopologyChange& change) {
   switch (change.kind) {
     case TopologyChangeKind::kPartition:
     case TopologyChangeKind::kIsolate:
-      // A cut breaks the connections with messages on their way across it; idle connections
-      // break when next used (as TCP notices only when it sends).
+      // The messages on their way across a cut are lost and will be retransmitted: held until
+      // the heal. Idle connections notice nothing (TCP learns only when it sends).
       for (const DirectedLink& link : change.cut) {
-        const Connection& connection = ConnectionFor(link.from, link.to);
-        const int side = link.from < link.to ? 0 : 1;
-        if (!connection.channel[side].in_flight.empty()) {
-          Break(link.from, link.to, DropReason::kLinkCut, options_.disconnect_timeout_us);
-        }
+        Channel& channel = ConnectionFor(link.from, link.to).channel[link.from < link.to ? 0 : 1];
+        if (!channel.in_flight.empty() && !channel.holding) Hold(link.from, link.to, channel);
       }
+      break;
+    case TopologyChangeKind::kHeal:
+    case TopologyChangeKind::kLinkSet:
+      for (const DirectedLink& link : change.restored) Release(link.from, link.to);
       break;
     case TopologyChangeKind::kNodeDown:
       for (NodeId node : change.nodes) OnNodeDown(node);
@@ -370,11 +386,92 @@ void Network::OnTopologyChange(const TopologyChange& change) {
       for (NodeId node : change.nodes) OnNodeUp(node);
       break;
     case TopologyChangeKind::kNodeAdded:
-    case TopologyChangeKind::kLinkSet:
-    case TopologyChangeKind::kHeal:
     case TopologyChangeKind::kSlow:
       break;
   }
+}
+
+void Network::Hold(NodeId from, NodeId to, Channel& channel) {
+  KSIM_CHECK(!channel.holding);
+  const TimeUs now = loop_.Now();
+  channel.holding = true;
+  channel.held_since_us = now;
+  // The sender retransmits at now + rto, then 2 rto later, ... (RFC 6298 backoff, capped), and
+  // gives up one RTO after its max_retransmits-th retransmission, or when its client's timeout
+  // (disconnect_timeout_us) comes first.
+  TimeUs total_us = 0;
+  TimeUs rto_us = options_.retransmit_timeout_us;
+  for (int32_t k = 0; k <= options_.max_retransmits && total_us < options_.disconnect_timeout_us;
+       ++k) {
+    total_us += rto_us;
+    rto_us = std::min(rto_us * 2, options_.retransmit_timeout_us_max);
+  }
+  channel.give_up_us = now + std::min(total_us, options_.disconnect_timeout_us);
+  channel.give_up_timer = loop_.ScheduleAt(
+      channel.give_up_us, [this, from, to] { GiveUp(from, to); }, "net.give_up");
+  // What was on its way is lost with the cut: its deliveries are taken back.
+  for (InFlight& item : channel.in_flight) {
+    if (item.timer == 0) continue;
+    loop_.Cancel(item.timer);
+    item.timer = 0;
+    HoldMessage(from, to, channel, item);
+  }
+  channel.last_delivery_us = 0;
+  channel.link_free_us = 0;
+}
+
+void Network::HoldMessage(NodeId from, NodeId to, Channel& channel, const InFlight& item) {
+  KSIM_CHECK(channel.holding);
+  counters_.held += 1;
+  Report(NetEvent{NetEvent::Type::kHold, loop_.Now(), item.id, from, to, topology_.Name(from),
+                  topology_.Name(to), item.message.kind, item.message.size_bytes,
+                  ConnectionFor(from, to).epoch, -1, 0, DropReason::kLinkCut});
+}
+
+void Network::Release(NodeId from, NodeId to) {
+  Channel& channel = ConnectionFor(from, to).channel[from < to ? 0 : 1];
+  if (!channel.holding || !topology_.CanSend(from, to)) return;
+  // The next retransmission gets through; the first transmission was lost at held_since_us.
+  const TimeUs now = loop_.Now();
+  TimeUs at_us = channel.held_since_us;
+  TimeUs rto_us = options_.retransmit_timeout_us;
+  int32_t retransmits = 0;
+  while (at_us < now) {
+    at_us += rto_us;
+    rto_us = std::min(rto_us * 2, options_.retransmit_timeout_us_max);
+    ++retransmits;
+  }
+  if (at_us >= channel.give_up_us || retransmits > options_.max_retransmits) {
+    return;  // the sender gives up first (GiveUp)
+  }
+  loop_.Cancel(channel.give_up_timer);
+  channel.give_up_timer = 0;
+  channel.holding = false;
+  counters_.retransmits += static_cast<uint64_t>(retransmits);
+  const LinkSpec link = *topology_.Link(from, to);
+  for (InFlight& item : channel.in_flight) {
+    TimeUs arrival_us = 0;
+    int32_t losses = 0;
+    if (!DrawArrival(from, to, link, item.message.size_bytes, channel, at_us, arrival_us, losses)) {
+      Break(from, to, DropReason::kRetransmitTimeout, options_.disconnect_timeout_us);
+      return;
+    }
+    counters_.retransmits += static_cast<uint64_t>(losses);
+    const TimeUs deliver_us = std::max(arrival_us, channel.last_delivery_us);
+    channel.last_delivery_us = deliver_us;
+    const MessageId id = item.id;
+    item.timer = loop_.ScheduleAt(
+        deliver_us, [this, from, to, id] { Deliver(from, to, id); }, "net.deliver");
+  }
+}
+
+void Network::GiveUp(NodeId from, NodeId to) {
+  Channel& channel = ConnectionFor(from, to).channel[from < to ? 0 : 1];
+  KSIM_CHECK(channel.holding);
+  channel.give_up_timer = 0;
+  // The sender's TCP times out (ETIMEDOUT) and its client learns at once; the peer as well (it
+  // is the moment a reset model would have told it, disconnect_timeout_us after the loss).
+  Break(from, to, DropReason::kRetransmitTimeout, 0);
 }
 
 void Network::OnNodeDown(NodeId node) {

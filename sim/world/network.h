@@ -10,12 +10,18 @@
 //   serialization, queued behind earlier messages on that direction of the link.
 // - Delivery is FIFO per direction of a connection: a message is delivered at max(its own
 //   arrival, the previous delivery in that direction).
-// - A connection breaks when a message is sent across a cut or missing link or to a down node,
-//   when a link is cut or a node goes down while messages are in flight on it (a crash breaks
-//   every connection the node had), or when retransmissions would outlast the disconnect
-//   timeout. Breaking drops everything in flight both ways; each live endpoint that used the
-//   connection is told (Disconnect) disconnect_timeout_us later, as a Kafka client learns it
-//   from request.timeout.ms. The next send opens a new connection at once.
+// - A cut is a silence, not a reset: a message sent across a cut link, or in flight on it when it
+//   is cut, is held, as TCP keeps retransmitting a segment nobody acknowledges (RTO backoff from
+//   the cut or the send), and everything behind it in that direction waits. When the link heals
+//   the held messages go at the next retransmission. If that would come disconnect_timeout_us
+//   or more after the hold began (or after more than max_retransmits), the sender has given up
+//   first: the connection breaks then (kRetransmitTimeout) and both ends are told at once.
+// - A connection breaks when a message is sent over a missing link or to a down node, when a
+//   node goes down while messages are in flight on it (a crash breaks every connection the node
+//   had), when a held message's retransmissions run out, or when random losses would outlast the
+//   disconnect timeout. Breaking drops everything in flight both ways; each live endpoint that
+//   used the connection is told (Disconnect) disconnect_timeout_us later, as a Kafka client
+//   learns it from request.timeout.ms. The next send opens a new connection at once.
 // - A host and its process are distinct. A down node (Topology: power loss) is silent: only the
 //   timeout tells its peers, unless it comes back first, when the peers' next retransmission
 //   meets its RST (restart_notice_us after it is up). A node that is up with no process
@@ -107,7 +113,8 @@ struct SendResult {
 
 // What the observer sees. Strings are valid only during the call.
 struct NetEvent {
-  enum class Type : uint8_t { kSend, kDeliver, kDrop, kDisconnect };
+  // kHold: a transmission of the message was lost to a cut; it waits for the heal (held).
+  enum class Type : uint8_t { kSend, kDeliver, kDrop, kDisconnect, kHold };
   Type type;
   TimeUs time_us;
   MessageId message_id;  // 0 for kDisconnect
@@ -118,7 +125,7 @@ struct NetEvent {
   std::string_view kind;  // empty for kDisconnect
   int64_t size_bytes;
   uint64_t connection_epoch;
-  TimeUs deliver_at_us;  // kSend that was not dropped: when it will be delivered; else -1
+  TimeUs deliver_at_us;  // kSend neither dropped nor held: when it will be delivered; else -1
   int32_t retransmits;   // kSend: losses drawn for this message
   DropReason reason;     // kDrop only
 };
@@ -132,6 +139,7 @@ struct NetworkCounters {
   uint64_t bytes_delivered = 0;
   uint64_t bytes_dropped = 0;
   uint64_t retransmits = 0;
+  uint64_t held = 0;  // messages held at a cut (each counted once per hold)
   uint64_t connections_broken = 0;
   uint64_t disconnects_notified = 0;
 };
@@ -212,14 +220,20 @@ class Network {
   struct InFlight {
     MessageId id;
     TimeUs sent_us;
-    TimerId timer;
+    TimerId timer;  // its delivery; 0 while held
     Message message;
   };
-  // One direction of a connection.
+  // One direction of a connection. While it holds (a cut), every message in it is held: none
+  // has a delivery scheduled, and new ones queue behind (TCP's stream waits for the lost
+  // segment).
   struct Channel {
     TimeUs last_delivery_us = 0;  // FIFO floor for the next message
     TimeUs link_free_us = 0;      // when the link has serialized the messages before
     std::deque<InFlight> in_flight;
+    bool holding = false;
+    TimeUs held_since_us = 0;   // the first lost transmission: the RTO backoff counts from it
+    TimeUs give_up_us = 0;      // when the sender stops retransmitting
+    TimerId give_up_timer = 0;  // breaks the connection at give_up_us; 0 when not holding
   };
   // The connection between nodes lo < hi. Index 0 of the arrays is lo's side: channel[0] carries
   // lo -> hi, used[0] says lo sent or received on this epoch.
@@ -244,8 +258,17 @@ class Network {
   void OnTopologyChange(const TopologyChange& change);
   // Computes when a message sent now from -> to arrives (before the FIFO floor); returns false
   // if its losses break the connection. Draws from rng_.
+  // `now`: when the message is put on the link (a held message: at its retransmission).
   bool DrawArrival(NodeId from, NodeId to, const LinkSpec& link, int64_t size_bytes,
-                   Channel& channel, TimeUs& arrival_us, int32_t& retransmits);
+                   Channel& channel, TimeUs now, TimeUs& arrival_us, int32_t& retransmits);
+  // Held messages (a cut, docs/network.md "Cuts are silences"): Hold starts holding the channel
+  // from -> to (its scheduled deliveries taken back); Release sends what it holds at the first
+  // retransmission after now, once the link carries messages again; GiveUp breaks the connection
+  // when the retransmissions run out.
+  void Hold(NodeId from, NodeId to, Channel& channel);
+  void HoldMessage(NodeId from, NodeId to, Channel& channel, const InFlight& item);
+  void Release(NodeId from, NodeId to);
+  void GiveUp(NodeId from, NodeId to);
   void Deliver(NodeId from, NodeId to, MessageId id);
   // Whether a process runs on the node: its host is up and it has not exited.
   bool Alive(NodeId node) const;

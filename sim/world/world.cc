@@ -184,7 +184,8 @@ void World::OnNetEvent(const NetEvent& event) {
   switch (event.type) {
     case NetEvent::Type::kSend:
     case NetEvent::Type::kDeliver:
-    case NetEvent::Type::kDrop: {
+    case NetEvent::Type::kDrop:
+    case NetEvent::Type::kHold: {
       fields[field::kId] = event.message_id;
       fields[field::kFrom] = event.from_name;
       fields[field::kTo] = event.to_name;
@@ -194,7 +195,7 @@ void World::OnNetEvent(const NetEvent& event) {
       if (event.type == NetEvent::Type::kSend) {
         fields[field::kDeliverAtUs] = event.deliver_at_us;
         fields[field::kRetransmits] = event.retransmits;
-      } else if (event.type == NetEvent::Type::kDrop) {
+      } else if (event.type != NetEvent::Type::kDeliver) {  // kDrop, kHold
         fields[field::kReason] = DropReasonName(event.reason);
       }
       const std::string_view node =
@@ -202,6 +203,7 @@ void World::OnNetEvent(const NetEvent& event) {
       trace_.Message(event.time_us, node,
                      event.type == NetEvent::Type::kSend      ? ev::kMsgSend
                      : event.type == NetEvent::Type::kDeliver ? ev::kMsgDeliver
+                     : event.type == NetEvent::Type::kHold    ? ev::kMsgHold
                                                               : ev::kMsgDrop,
                      fields);
       return;

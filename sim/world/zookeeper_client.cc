@@ -209,6 +209,14 @@ void ZooKeeperClient::ConnectionLost() {
   if (was_connected) NotifySession(SessionEvent::kDisconnected);
 }
 
+void ZooKeeperClient::AbandonConnection() {
+  // ClientCnxn's cleanup() closes the socket before the next attempt opens a new one: what the
+  // old one still holds behind a cut (pings, a connect) is never sent, and the server reads the
+  // FIN when it can.
+  if (network_.ConnectionEpoch(node_, server_) == connection_epoch_) network_.Close(node_, server_);
+  ConnectionLost();
+}
+
 void ZooKeeperClient::Expire() {
   state_ = SessionState::kExpired;
   EndSession();
@@ -341,7 +349,7 @@ void ZooKeeperClient::OnPoll() {
     if (!connection_open_) return;
     const TimeUs deadline = attempt_started_us_ + SessionTimeoutUs();  // the connect timeout
     if (now >= deadline) {
-      ConnectionLost();
+      AbandonConnection();
     } else {
       ArmPoll(deadline);
     }
@@ -350,7 +358,7 @@ void ZooKeeperClient::OnPoll() {
   if (state_ != SessionState::kConnected && state_ != SessionState::kClosing) return;
   const TimeUs read_deadline = last_recv_us_ + read_timeout_us();
   if (now >= read_deadline) {
-    ConnectionLost();  // ClientCnxn: "Client session timed out, have not heard from server"
+    AbandonConnection();  // ClientCnxn: "Client session timed out, have not heard from server"
     return;
   }
   if (state_ == SessionState::kClosing) {

@@ -144,6 +144,9 @@ class ZooKeeperClient final : public Coordination {
   // The connection is gone (ClientCnxn's cleanup): fails what was outstanding, tells the
   // listener, schedules the next attempt.
   void ConnectionLost();
+  // Our own timeout gave up on the connection: close it (a new attempt opens a new one), then
+  // ConnectionLost.
+  void AbandonConnection();
   void Expire();
   void EnterClosed();
   // What a closed or expired session leaves behind: no timers, no connection, no watches; the

@@ -46,7 +46,7 @@ ProducerClient& StartWithOneAckedRecord(ClientSim& run, ConfigOverrides config,
 }
 
 // Sends "before" normally, then "x" while broker-1's answers to p1 are cut, heals after the
-// request reached the leader, and runs until p1 has every outcome. Returns the run's log counts.
+// request timed out, and runs until p1 has every outcome. Returns the run's log counts.
 std::map<std::string, int> LoseOneProduceResponse(ClientSim& run, bool idempotence) {
   // A 2.0 producer: one that has enable.idempotence.
   ProducerClient& p1 =
@@ -58,8 +58,10 @@ std::map<std::string, int> LoseOneProduceResponse(ClientSim& run, bool idempoten
 
   EXPECT_TRUE(run.cluster().Partition({{"broker-1"}, {"p1"}}, /*one_way=*/true).ok());
   EXPECT_TRUE(p1.Produce("x").ok());
-  // The request reaches broker-1, which appends and replicates; its answer is dropped.
-  run.cluster().RunFor(kSecondUs);
+  // The request reaches broker-1, which appends and replicates; its answer is held at the cut
+  // past the request timeout (3 s), so p1 closes the connection (the answer dies with it) and
+  // sends "x" again.
+  run.cluster().RunFor(4 * kSecondUs);
   run.cluster().Heal();
   EXPECT_TRUE(run.RunUntil([&] { return p1.pending() == 0; }, 120 * kSecondUs));
   return run.LogCounts("t", 1);

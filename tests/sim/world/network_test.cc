@@ -205,36 +205,47 @@ TEST_F(NetworkTest, FifoPerConnectionHoldsUnderRandomLatencyForManySeeds) {
   }
 }
 
-TEST_F(NetworkTest, MessageAcrossACutIsDroppedAndTheSenderToldAfterTheTimeoutThenHealDelivers) {
+// TestOptions' retransmissions of a message held from time s: s + 2000, + 6000, + 14000,
+// + 30000, + 46000 (the RTO doubles to its 16000 cap); the next would be s + 62000, after the
+// sender's give-up at s + kTimeoutUs.
+TEST_F(NetworkTest, MessageAcrossACutIsHeldAndDeliveredAtTheFirstRetransmissionAfterTheHeal) {
   Build(Fixed(1000));
   ASSERT_TRUE(topology_->Partition({{"broker-1"}, {"broker-2", "broker-3"}}, false).ok());
   At(100, [&] {
     const SendResult r = Send("broker-1", "broker-2", "Fetch");
-    EXPECT_TRUE(r.dropped);
+    EXPECT_FALSE(r.dropped);  // a silence, not a reset: the connection stays
     EXPECT_EQ(r.connection_epoch, 1u);
   });
   At(200, [&] { Send("broker-1", "zk", "Heartbeat"); });  // zk is on no side
   At(10'000, [&] { topology_->Heal(); });
-  At(10'100, [&] { Send("broker-1", "broker-2", "Fetch"); });
+  // Sent after the heal, before the held message's retransmission: TCP's stream keeps it behind.
+  At(10'100, [&] { Send("broker-1", "broker-2", "Fetch2"); });
   Run();
-  const auto drops = EventsOf(NetEvent::Type::kDrop);
-  ASSERT_EQ(drops.size(), 1u);
-  EXPECT_EQ(drops[0].reason, DropReason::kLinkCut);
-  EXPECT_EQ(drops[0].time_us, 100);
-  ASSERT_EQ(notices_.size(), 1u);  // the receiver never saw the connection: only the sender
-  EXPECT_EQ(notices_[0].node, "broker-1");
-  EXPECT_EQ(notices_[0].peer, "broker-2");
-  EXPECT_EQ(notices_[0].time_us, 100 + kTimeoutUs);
-  EXPECT_EQ(notices_[0].broken_epoch, 1u);
-  ASSERT_EQ(received_.size(), 2u);
+  EXPECT_TRUE(EventsOf(NetEvent::Type::kDrop).empty());
+  EXPECT_TRUE(notices_.empty());
+  const auto holds = EventsOf(NetEvent::Type::kHold);
+  ASSERT_EQ(holds.size(), 1u);
+  EXPECT_EQ(holds[0].kind, "Fetch");
+  EXPECT_EQ(holds[0].time_us, 100);
+  EXPECT_EQ(holds[0].reason, DropReason::kLinkCut);
+  EXPECT_EQ(EventsOf(NetEvent::Type::kSend)[0].deliver_at_us, -1);
+  ASSERT_EQ(received_.size(), 3u);
   EXPECT_EQ(received_[0].to, "zk");
-  EXPECT_EQ(received_[1].to, "broker-2");
-  EXPECT_EQ(received_[1].time_us, 11'100);
-  EXPECT_EQ(received_[1].epoch, 2u);  // a new connection
+  EXPECT_EQ(received_[0].time_us, 1200);
+  // Retransmitted at 100 + 14000 (the first after the heal at 10000), then one latency.
+  EXPECT_EQ(received_[1].kind, "Fetch");
+  EXPECT_EQ(received_[1].time_us, 15'100);
+  EXPECT_EQ(received_[1].epoch, 1u);
+  EXPECT_EQ(received_[2].kind, "Fetch2");
+  EXPECT_EQ(received_[2].time_us, 15'100);
+  EXPECT_EQ(received_[2].epoch, 1u);
+  EXPECT_EQ(network_->counters().retransmits, 3u);
+  EXPECT_EQ(network_->counters().held, 1u);
+  EXPECT_EQ(Epoch("broker-1", "broker-2"), 1u);
   ExpectBalanced();
 }
 
-TEST_F(NetworkTest, MessagesInFlightAtACutAreDroppedBothWays) {
+TEST_F(NetworkTest, MessagesInFlightAtACutAreHeldBothWaysAndKeepTheirConnection) {
   Build(Fixed(1000));
   At(0, [&] {
     Send("broker-1", "broker-2", "Fetch");
@@ -242,43 +253,70 @@ TEST_F(NetworkTest, MessagesInFlightAtACutAreDroppedBothWays) {
     Send("broker-1", "broker-3", "Fetch");  // not across the cut
   });
   At(500, [&] { ASSERT_TRUE(topology_->Partition({{"broker-1"}, {"broker-2"}}, false).ok()); });
+  At(3000, [&] { topology_->Heal(); });
   Run();
-  ASSERT_EQ(received_.size(), 1u);
+  ASSERT_EQ(received_.size(), 3u);
   EXPECT_EQ(received_[0].to, "broker-3");
-  const auto drops = EventsOf(NetEvent::Type::kDrop);
-  ASSERT_EQ(drops.size(), 2u);
-  for (const Event& d : drops) {
-    EXPECT_EQ(d.time_us, 500);
-    EXPECT_EQ(d.reason, DropReason::kLinkCut);
+  EXPECT_EQ(received_[0].time_us, 1000);
+  // Lost at the cut (500), retransmitted at 2500 (before the heal: lost again) and 6500.
+  for (int i = 1; i < 3; ++i) {
+    EXPECT_EQ(received_[i].time_us, 7500);
+    EXPECT_EQ(received_[i].epoch, 1u);
   }
-  // Both ends had sent on the connection: both are told.
-  ASSERT_EQ(notices_.size(), 2u);
-  EXPECT_EQ(notices_[0].node, "broker-1");
-  EXPECT_EQ(notices_[1].node, "broker-2");
-  EXPECT_EQ(notices_[0].time_us, 500 + kTimeoutUs);
-  EXPECT_EQ(Epoch("broker-1", "broker-2"), 2u);
-  EXPECT_EQ(Epoch("broker-1", "broker-3"), 1u);
+  EXPECT_EQ(EventsOf(NetEvent::Type::kHold).size(), 2u);
+  EXPECT_TRUE(EventsOf(NetEvent::Type::kDrop).empty());
+  EXPECT_TRUE(notices_.empty());
+  EXPECT_EQ(Epoch("broker-1", "broker-2"), 1u);
   ExpectBalanced();
 }
 
-TEST_F(NetworkTest, OneWayCutDropsOnlyMessagesLeavingTheFirstSide) {
+TEST_F(NetworkTest, ACutOutlastingTheTimeoutBreaksTheConnectionAndTellsBothEndsAtOnce) {
+  Build(Fixed(1000));
+  ASSERT_TRUE(topology_->Partition({{"broker-1"}, {"broker-2"}}, false).ok());
+  At(0, [&] {
+    Send("broker-1", "broker-2", "Fetch");
+    Send("broker-2", "broker-1", "Metadata");
+  });
+  At(10, [&] { Send("broker-1", "broker-2", "Fetch2"); });
+  // The heal comes after the last retransmission before the give-up (46000): too late.
+  At(47'000, [&] { topology_->Heal(); });
+  At(kTimeoutUs + 100, [&] { Send("broker-1", "broker-2", "after"); });
+  Run();
+  const auto drops = EventsOf(NetEvent::Type::kDrop);
+  ASSERT_EQ(drops.size(), 3u);
+  for (const Event& d : drops) {
+    EXPECT_EQ(d.time_us, kTimeoutUs);
+    EXPECT_EQ(d.reason, DropReason::kRetransmitTimeout);
+    EXPECT_EQ(d.epoch, 1u);
+  }
+  ASSERT_EQ(notices_.size(), 2u);
+  for (const Notice& n : notices_) {
+    EXPECT_EQ(n.time_us, kTimeoutUs);
+    EXPECT_EQ(n.broken_epoch, 1u);
+  }
+  ASSERT_EQ(received_.size(), 1u);
+  EXPECT_EQ(received_[0].kind, "after");
+  EXPECT_EQ(received_[0].time_us, kTimeoutUs + 1100);
+  EXPECT_EQ(received_[0].epoch, 2u);
+  ExpectBalanced();
+}
+
+TEST_F(NetworkTest, OneWayCutHoldsOnlyMessagesLeavingTheFirstSide) {
   Build(Fixed(1000));
   At(0, [&] { Send("broker-2", "broker-1", "InFlightBeforeCut"); });
   At(100, [&] { ASSERT_TRUE(topology_->Partition({{"broker-1"}, {"broker-2"}}, true).ok()); });
   At(200, [&] { Send("broker-2", "broker-1", "B->A"); });
   At(5000, [&] { Send("broker-1", "broker-2", "A->B"); });
   At(6000, [&] { Send("broker-2", "broker-1", "B->A again"); });
+  At(8000, [&] { topology_->Heal(); });
   Run();
   std::vector<std::string> kinds;
   for (const Received& r : received_) kinds.push_back(r.kind);
-  EXPECT_EQ(kinds, (std::vector<std::string>{"InFlightBeforeCut", "B->A", "B->A again"}));
-  const auto drops = EventsOf(NetEvent::Type::kDrop);
-  ASSERT_EQ(drops.size(), 1u);
-  EXPECT_EQ(drops[0].kind, "A->B");
-  // The dropped send broke the connection; both ends had used it and are told.
-  ASSERT_EQ(notices_.size(), 2u);
-  EXPECT_EQ(notices_[0].time_us, 5000 + kTimeoutUs);
-  EXPECT_EQ(received_[2].epoch, 2u);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"InFlightBeforeCut", "B->A", "B->A again", "A->B"}));
+  EXPECT_EQ(received_[3].time_us, 5000 + 6000 + 1000);  // retransmitted at 7000, then 11000
+  for (const Received& r : received_) EXPECT_EQ(r.epoch, 1u);
+  EXPECT_TRUE(EventsOf(NetEvent::Type::kDrop).empty());
+  EXPECT_TRUE(notices_.empty());
   ExpectBalanced();
 }
 
@@ -287,18 +325,40 @@ TEST_F(NetworkTest, IsolatedNodeNeitherSendsNorReceivesUntilHeal) {
   ASSERT_TRUE(topology_->Isolate("broker-3").ok());
   for (const std::string& other : kCluster) {
     if (other == "broker-3") continue;
-    EXPECT_TRUE(Send("broker-3", other, "out").dropped);
-    EXPECT_TRUE(Send(other, "broker-3", "in").dropped);
+    EXPECT_FALSE(Send("broker-3", other, "out").dropped);
+    EXPECT_FALSE(Send(other, "broker-3", "in").dropped);
   }
   EXPECT_FALSE(Send("broker-1", "broker-2", "unrelated").dropped);
-  Run();
-  EXPECT_EQ(network_->counters().dropped, 10u);
-  EXPECT_EQ(received_.size(), 1u);
-  EXPECT_EQ(notices_.size(), 10u);  // each sender, about its own connection
+  loop_.RunUntil(20'000);
+  ASSERT_EQ(received_.size(), 1u);
+  EXPECT_EQ(received_[0].kind, "unrelated");
+  EXPECT_EQ(network_->counters().held, 10u);
   topology_->Heal();
-  EXPECT_FALSE(Send("broker-3", "zk", "out").dropped);
   Run();
-  EXPECT_EQ(received_.back().kind, "out");
+  ASSERT_EQ(received_.size(), 11u);
+  for (size_t i = 1; i < received_.size(); ++i) {
+    EXPECT_EQ(received_[i].time_us, 30'000 + 1000);  // the retransmission at 30000
+  }
+  EXPECT_EQ(network_->counters().dropped, 0u);
+  EXPECT_TRUE(notices_.empty());
+  ExpectBalanced();
+}
+
+TEST_F(NetworkTest, AHeldMessageDiesWithTheNodeItWasGoingTo) {
+  Build(Fixed(1000));
+  ASSERT_TRUE(topology_->Partition({{"p1"}, {"broker-1"}}, false).ok());
+  At(0, [&] { Send("p1", "broker-1", "Produce"); });
+  At(1000, [&] { ASSERT_TRUE(topology_->SetNodeUp("broker-1", false).ok()); });
+  At(2000, [&] { topology_->Heal(); });
+  Run();
+  const auto drops = EventsOf(NetEvent::Type::kDrop);
+  ASSERT_EQ(drops.size(), 1u);
+  EXPECT_EQ(drops[0].time_us, 1000);
+  EXPECT_EQ(drops[0].reason, DropReason::kNodeDown);
+  EXPECT_TRUE(received_.empty());
+  ASSERT_EQ(notices_.size(), 1u);  // p1, a timeout after the crash
+  EXPECT_EQ(notices_[0].node, "p1");
+  EXPECT_EQ(notices_[0].time_us, 1000 + kTimeoutUs);
   ExpectBalanced();
 }
 
@@ -344,7 +404,7 @@ TEST_F(NetworkTest, CrashDropsInFlightBothWaysAndTellsOnlyTheLivePeer) {
 
 TEST_F(NetworkTest, OneNoticeCoversEveryBreakUntilItIsGiven) {
   Build(Fixed(1000));
-  ASSERT_TRUE(topology_->Partition({{"p1"}, {"broker-1"}}, false).ok());
+  ASSERT_TRUE(topology_->SetNodeUp("broker-1", false).ok());  // each send breaks (node_down)
   At(0, [&] { Send("p1", "broker-1", "1"); });
   At(10, [&] { Send("p1", "broker-1", "2"); });
   At(20 + kTimeoutUs, [&] { Send("p1", "broker-1", "3"); });

@@ -115,6 +115,8 @@ class SimTransportTest : public ::testing::Test {
         Topology::FullMesh({"broker-1", "broker-2", "p1"}, LinkSpec{1000, latency_us_max, 0, 0});
     NetworkOptions network_options;
     network_options.disconnect_timeout_us = kDisconnectTimeoutUs;
+    network_options.retransmit_timeout_us = 2'000;       // within the timeouts above, as 200 ms is
+    network_options.retransmit_timeout_us_max = 16'000;  // within Kafka's 30 s
     network_ = std::make_unique<Network>(loop_, *topology_, RandomStream(seed), network_options);
     network_->SetObserver([this](const NetEvent& e) {
       if (e.type == NetEvent::Type::kSend) sent_.emplace_back(std::string(e.kind), e.size_bytes);
@@ -470,8 +472,9 @@ TEST_F(SimTransportTest, AcksZeroProduceIsFireAndForget) {
             Offset(6));
 }
 
-// Across a partition the network breaks the connection at once and tells the client
-// disconnect_timeout later; request.timeout.ms decides which the caller hears first.
+// Across a partition the request is held (a cut is a silence) until the network gives up on it
+// disconnect_timeout after the send and tells the client; request.timeout.ms decides which the
+// caller hears first.
 TEST_F(SimTransportTest, RequestAcrossAPartitionTimesOutFirstWithAShortRequestTimeout) {
   Build(Options(5, kDisconnectTimeoutUs / 2));
   ASSERT_TRUE(topology_->Partition({{"broker-1"}, {"p1"}}, false).ok());
@@ -501,6 +504,42 @@ TEST_F(SimTransportTest, RequestAcrossAPartitionFailsWithNetworkExceptionWithALo
   Run();
   ASSERT_EQ(outcomes_.size(), 2u);
   EXPECT_EQ(outcomes_[1].error, Errc::kNone);
+}
+
+// A cut shorter than the request timeout costs a delay, not an error: the request and its answer
+// wait for the heal and arrive at the next retransmission (1000 + 2000 + 4000 = 7000).
+TEST_F(SimTransportTest, ARequestAcrossAShortCutIsAnsweredAfterTheHeal) {
+  Build(Options(5, kDisconnectTimeoutUs / 2));
+  ASSERT_TRUE(topology_->Partition({{"broker-1"}, {"p1"}}, false).ok());
+  At(1000, [&] { SendMetadata("t"); });
+  At(5000, [&] { topology_->Heal(); });
+  Run();
+  ASSERT_EQ(outcomes_.size(), 1u);
+  EXPECT_EQ(outcomes_[0].error, Errc::kNone);
+  EXPECT_GT(outcomes_[0].time_us, 7000);
+  EXPECT_LT(outcomes_[0].time_us, kDisconnectTimeoutUs / 2);
+  EXPECT_EQ(server_->received_correlation_ids.size(), 1u);
+  EXPECT_TRUE(disconnects_.empty());
+  EXPECT_EQ(client_->counters().timeouts, 0u);
+}
+
+// With disconnect_on_timeout the client closes the connection (Kafka's selector.close): an
+// answer held behind a one-way cut is dropped with it and never read after the heal.
+TEST_F(SimTransportTest, ATimedOutRequestsHeldAnswerIsNeverReadAfterTheClose) {
+  NetworkClientOptions options = Options(5, 20'000);
+  options.disconnect_on_timeout = true;
+  Build(options);
+  ASSERT_TRUE(topology_->Partition({{"broker-1"}, {"p1"}}, true).ok());  // answers cannot cross
+  At(1000, [&] { SendMetadata("first"); });
+  At(25'000, [&] { topology_->Heal(); });
+  At(26'000, [&] { SendMetadata("second"); });
+  Run();
+  ASSERT_EQ(outcomes_.size(), 2u);
+  EXPECT_EQ(outcomes_[0].error, Errc::kRequestTimedOut);
+  EXPECT_EQ(outcomes_[1].error, Errc::kNone);
+  EXPECT_EQ(server_->received_correlation_ids.size(), 2u);
+  EXPECT_EQ(client_->counters().responses_dropped, 0u) << "the held answer died with the close";
+  EXPECT_EQ(network_->counters().held, 1u);
 }
 
 TEST_F(SimTransportTest, ResponseFromAnotherPeerDoesNotCompleteARequest) {

@@ -133,10 +133,36 @@ TEST(ZooKeeperSessionTest, ReadTimeoutFailsOutstandingRequestsWithConnectionLoss
   // No answer for 2/3 of the session timeout (4 s) since the last thing heard.
   EXPECT_LE(world.loop().Now(), sent_us + 4 * kSecondUs);
   EXPECT_GE(world.loop().Now(), sent_us + 2 * kSecondUs);
-  // Issued while reconnecting: it waits, and fails at the next refused attempt.
+  // Issued while reconnecting: it waits, and fails when that attempt gives up (connect timeout).
   std::optional<Status> late;
   node.client->Delete("/c", kAnyVersion, [&](Status s) { late.emplace(s); });
   EXPECT_EQ(world.Wait(late), Errc::kConnectionLoss);
+}
+
+// A cut is a silence (docs/network.md): what the client sent during it is held, and TCP's backoff
+// would release it seconds after the heal. Its read timeout gives up on that connection and closes
+// it, as ClientCnxn's cleanup() closes the socket, so its next attempt does not queue behind the
+// held pings.
+TEST(ZooKeeperSessionTest, AReadTimeoutClosesTheConnectionSoTheNextAttemptIsNotHeldBehindIt) {
+  ZooKeeperWorld world;
+  world.StartClient("broker-1");
+  ASSERT_TRUE(world.Connected("broker-1"));
+  auto& node = world.node("broker-1");
+  const NodeId client = world.topology().Id("broker-1");
+  const NodeId server = world.topology().Id("zk");
+  const uint64_t epoch = world.network().ConnectionEpoch(client, server);
+  ASSERT_TRUE(world.topology().Isolate("broker-1").ok());
+  ASSERT_TRUE(world.RunUntil([&] { return node.session_events.size() == 2; }));  // Disconnected
+  EXPECT_EQ(world.network().ConnectionEpoch(client, server), epoch + 1);
+  EXPECT_GE(world.network().counters().held, 1u);  // pings held at the cut, never sent now
+  world.RunFor(kSecondUs / 2);
+  world.topology().Heal();
+  const TimeUs healed_us = world.loop().Now();
+  ASSERT_TRUE(world.RunUntil(
+      [&] { return world.client("broker-1").state() != SessionState::kConnecting; }));
+  // The attempt in flight at the heal went on the new connection: at most a few short
+  // retransmission timeouts (200, 400, 800 ms from its send), then the answer.
+  EXPECT_LE(world.loop().Now(), healed_us + 2 * kSecondUs);
 }
 
 TEST(ZooKeeperSessionTest, ForcedExpiryDeletesEphemeralsAndTheClientLearnsExpired) {
