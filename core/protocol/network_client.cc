@@ -182,6 +182,7 @@ void NetworkClient::FailConnection(std::string_view peer, ConnectionId through,
   // the node disconnected first; the requests complete later in poll), so that a callback that
   // picks a node (a metadata refresh's leastLoadedNode) does not pick the one that just failed.
   if (tell_owner && handlers_.on_disconnect) handlers_.on_disconnect(peer);
+  if (options_.release < KafkaRelease::k2_0) std::reverse(failed.begin(), failed.end());
   for (auto& [correlation_id, request] : failed) {
     if (correlation_id == timed_out) {  // its timer has fired
       request.callback(

@@ -47,6 +47,7 @@
 
 #include "core/base/clock.h"
 #include "core/base/status.h"
+#include "core/config/kafka_version.h"
 #include "core/protocol/messages.h"
 #include "core/protocol/transport.h"
 
@@ -64,6 +65,13 @@ struct NetworkClientOptions {
   TimeUs request_timeout_us = 30'000'000;
   // A request timing out closes the connection to its peer (see the header comment).
   bool disconnect_on_timeout = false;
+  // The owner's release: in which order a broken connection's requests complete. Kafka's
+  // InFlightRequests keeps a node's requests newest first (addFirst) and clearAll handed them over
+  // in that order until 2.0, which completes them oldest first (descendingIterator, "Complete
+  // inflight requests in order on disconnect", apache/kafka#4642). A producer without idempotence
+  // puts each failed batch back at the head of its queue (addFirst), so its retries keep the send
+  // order before 2.0 and run in reverse from it.
+  KafkaRelease release = kLatestKafkaRelease;
 };
 
 struct NetworkClientCounters {

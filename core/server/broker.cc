@@ -167,6 +167,7 @@ Broker::Impl::Impl(Broker& broker_in, BrokerSeams seams_in)
                   .max_in_flight_requests_per_connection = 5,
                   .request_timeout_us =
                       static_cast<TimeUs>(options.config.replica_socket_timeout_ms) * kUsPerMs,
+                  .release = options.config.release,
               }),
       channel(id(), network, seams.timers,
               [this](Message request, std::function<void(Message)> respond) {

@@ -24,6 +24,7 @@ ConsumerNetwork::ConsumerNetwork(const ConsumerConfig& config, Transport& transp
   // Kafka's consumer allows 100 requests in flight per connection; it never has more than a few
   // (one fetch per leader, group requests), so NetworkClient's bound of 5 is never reached.
   options.request_timeout_us = static_cast<TimeUs>(config_.request_timeout_ms) * kUsPerMs;
+  options.release = config_.release;
   network_ = std::make_unique<NetworkClient>(transport, timers, std::move(handlers), options);
 }
 

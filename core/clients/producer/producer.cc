@@ -166,6 +166,7 @@ Producer::Impl::Impl(ProducerConfig config_in, ProducerSeams seams_in)
                                    : kNoRequestTimeout;
   // NetworkClient.handleTimedOutRequests (0.9.0 on): a timeout closes the connection.
   options.disconnect_on_timeout = true;
+  options.release = config.release;
   network =
       std::make_unique<NetworkClient>(seams.transport, seams.timers, std::move(handlers), options);
   last_metadata_ms = NowMs();
