@@ -194,6 +194,7 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   zk_version_ = state.zk_version;
   isr_change_in_flight_ = false;
   isr_expanding_.reset();
+  leader_epoch_start_offset_ = leo;
 
   // Remote replicas: forget those no longer assigned; a new leader knows no remote LEO until
   // the first fetch.
@@ -290,6 +291,7 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   ForgetRemoteReplicas();
   isr_change_in_flight_ = false;
   isr_expanding_.reset();
+  leader_epoch_start_offset_.reset();
   // Partition.makeFollower: to 2.0.0 the same leader means nothing to redo, whatever the epoch;
   // 2.1.0 (KAFKA-7395, with KIP-320) redoes it unless the epoch is the same, which a LeaderAndIsr
   // only ever brings as stale (refused before this). A new leader is always a new start.
@@ -320,6 +322,7 @@ void Partition::Stop() {
   ForgetRemoteReplicas();
   isr_change_in_flight_ = false;
   isr_expanding_.reset();
+  leader_epoch_start_offset_.reset();
   CheckInvariants();
 }
 
@@ -431,9 +434,16 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
   remote.last_fetch_time_ms = now_ms;
 
   // Partition.maybeExpandIsr: an assigned follower outside the ISR whose LEO reached the HW.
+  // From 2.1 (KAFKA-7128, 2.1.0's leaderEpochStartOffsetOpt.exists(fetchOffset >= _)) it must
+  // also fetch within the leader's current epoch: a leader back from a power loss has a high
+  // watermark below what was committed, and a follower missing committed records would
+  // otherwise join the ISR and could be elected without them.
+  const bool within_epoch =
+      config_.release < KafkaRelease::k2_1 ||
+      (leader_epoch_start_offset_ && fetch_offset >= *leader_epoch_start_offset_);
   std::optional<std::vector<BrokerId>> expanded;
   if (!isr_change_in_flight_ && !Contains(isr_, replica) && Contains(assigned_replicas_, replica) &&
-      fetch_offset >= high_watermark_) {
+      fetch_offset >= high_watermark_ && within_epoch) {
     expanded = isr_;
     expanded->push_back(replica);
     isr_change_in_flight_ = true;

@@ -23,9 +23,10 @@
 //     MakeLeader resets nothing, and a new leader may shrink its ISR at its first check.
 // - ISR shrink (Kafka's maybeShrinkIsr): followers in the ISR not caught up for longer than
 //   replica.lag.time.max.ms leave it. ISR expand (maybeExpandIsr): an assigned follower outside
-//   the ISR whose LEO reached the leader's HW joins it. Both are proposals (ProposeIsrShrink,
-//   the result of UpdateFollowerFetch); the ISR changes only when the broker reports the
-//   ZooKeeper write succeeded (ApplyIsrChange). One proposal at a time.
+//   the ISR whose LEO reached the leader's HW joins it; from 2.1 (KAFKA-7128) only once it
+//   fetches at or past the LEO the leader had when it became leader (its epoch's start). Both are
+//   proposals (ProposeIsrShrink, the result of UpdateFollowerFetch); the ISR changes only when the
+//   broker reports the ZooKeeper write succeeded (ApplyIsrChange). One proposal at a time.
 // - HW on the leader = min LEO over the ISR (the leader's own LEO included); it never decreases.
 //   On a follower, HW = min(own LEO, the leader's HW in the last fetch response). After a restart
 //   the HW comes from the replication-offset-checkpoint (clamped to the LEO).
@@ -391,6 +392,9 @@ class Partition final : public LogObserver {
   // The follower whose addition to the ISR is being written (an expansion in flight): the HW
   // counts it from the decision on (MaybeIncrementLeaderHw).
   std::optional<BrokerId> isr_expanding_;
+  // The LEO when this replica last became leader (Kafka's leaderEpochStartOffsetOpt); none while
+  // it follows. From 2.1 a follower joins the ISR only once it fetches from there (KAFKA-7128).
+  std::optional<Offset> leader_epoch_start_offset_;
   LeaderEpoch last_appended_epoch_ = kUndefinedEpoch;  // of the last batch appended
   Status observer_error_;
   std::vector<Partition*>* change_list_ = nullptr;

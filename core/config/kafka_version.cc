@@ -99,10 +99,11 @@ Result<KafkaRelease> ParseKafkaRelease(std::string_view text) {
   const int parts = text.starts_with("0.") ? 3 : 2;
   const std::string_view release = Leading(text, parts);
   if (release == "2.0" && text != "2.0" && text != "2.0.0") {
-    return Status(Errc::kInvalidArgument,
-                  "Kafka " + std::string(text) +
-                      " is not a release ksim models: 2.0.1 took KAFKA-7414 and KAFKA-7415 from "
-                      "2.1, so ksim models 2.0.0 as \"2.0\" and those fixes as \"2.1\"");
+    return Status(
+        Errc::kInvalidArgument,
+        "Kafka " + std::string(text) +
+            " is not a release ksim models: 2.0.1 took KAFKA-7128, KAFKA-7414 and KAFKA-7415 from "
+            "2.1, so ksim models 2.0.0 as \"2.0\" and those fixes as \"2.1\"");
   }
   for (KafkaRelease candidate : kReleases) {
     if (KafkaReleaseName(candidate) == release && OnlyPatchAfter(text, release)) return candidate;

@@ -536,6 +536,43 @@ TEST_F(PartitionTest, FollowerRejoinsIsrWhenItsLogEndOffsetReachesHighWatermark)
   EXPECT_EQ(r1.p().remote_replicas().count(BrokerId(9)), 0u);
 }
 
+// KAFKA-7128 (2.1.0's maybeExpandIsr: leaderEpochStartOffsetOpt.exists(fetchOffset >= _)): a
+// leader back from a power loss has a high watermark below what it committed; a follower whose
+// log ends at that high watermark but before the leader's log end at its election joins the ISR
+// at 2.0.0 (and could then be elected without the committed records), not at 2.1. Found by
+// `ksim explore` (safe seed 3431, scenarios/regressions/
+// isr-join-needs-the-leaders-epoch-start-from-2.1.json).
+class IsrJoinTest : public PartitionTest, public ::testing::WithParamInterface<KafkaRelease> {};
+
+TEST_P(IsrJoinTest, AFollowerJoinsTheIsrOnlyFromTheLeadersEpochStartFrom21) {
+  const KafkaRelease release = GetParam();
+  Replica& r1 = AddReplica(kB1, AtRelease(release));
+  AddReplica(kB3, AtRelease(release));
+  MakeLeader(r1, State(kB1, 1, {kB1}));
+  Produce(r1, 2);
+  ASSERT_EQ(r1.p().high_watermark(), Offset(2));
+  // The broker restarts: its high-watermark checkpoint predates the commit, and its ISR names a
+  // broker that is down (it never fetches), so the high watermark stays where it was loaded.
+  OpenPartition(r1, Offset(0), AtRelease(release));
+  MakeLeader(r1, State(kB1, 1, {kB1, kB2}));
+  ASSERT_EQ(r1.p().high_watermark(), Offset(0));
+  auto expanded = r1.p().UpdateFollowerFetch(kB3, Offset(1));  // its log ends at 1
+  if (release < KafkaRelease::k2_1) {
+    EXPECT_TRUE(expanded.has_value()) << "2.0.0: its LEO reached the leader's HW";
+    return;
+  }
+  EXPECT_FALSE(expanded.has_value()) << "below the leader's epoch start (2)";
+  expanded = r1.p().UpdateFollowerFetch(kB3, Offset(2));
+  ASSERT_TRUE(expanded.has_value());
+  EXPECT_EQ(*expanded, (std::vector<BrokerId>{kB1, kB2, kB3}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, IsrJoinTest,
+                         ::testing::Values(KafkaRelease::k2_0, KafkaRelease::k2_1),
+                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
+                           return info.param == KafkaRelease::k2_0 ? "Kafka20" : "Kafka21";
+                         });
+
 // ---- High watermark ----------------------------------------------------------------------------
 
 // Found by `ksim explore` (unsafe seed 7280, scenarios/regressions/
