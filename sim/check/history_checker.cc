@@ -90,6 +90,11 @@ class Checker {
   // offset: the log forked there and `v.broker` kept a record from before the fork. "" when no
   // such loss came before the record was committed.
   std::string ForkReason(const std::vector<PermittedLoss>& earlier, const ViolationRecord& v) const;
+  // A committed record replaced by a new leader that kept, at its offset, a record another
+  // replica had cut away by its own high watermark before the commit (KIP-101's divergence: the
+  // log forked there, the records committed on the cut side took the offsets, and the leader,
+  // which never truncated the offset since, did not see the fork). "" otherwise.
+  std::string HighWatermarkFork(const ViolationRecord& v) const;
   // A committed record replaced after the partition's leader lost power before it was committed:
   // the leader, back at the same or a later epoch with a shorter log, forked it from a
   // follower's, which 0.10's offset-only truncation does not see. "" when no such power loss.
@@ -1034,6 +1039,33 @@ std::string Checker::ForkReason(const std::vector<PermittedLoss>& earlier,
   return "";
 }
 
+std::string Checker::HighWatermarkFork(const ViolationRecord& v) const {
+  // Only a record put in place of another: the new leader holds something else at the offset.
+  if (v.message.find(" is now ") == std::string::npos) return "";
+  auto truncations = truncations_.find(v.tp);
+  if (truncations == truncations_.end()) return "";
+  const TruncationRecord* fork = nullptr;
+  for (const TruncationRecord* t : truncations->second) {
+    if (t->t_us > v.committed_us) break;
+    if (t->broker != v.broker && t->reason == "high_watermark" && t->Removed(v.offset)) fork = t;
+  }
+  if (fork == nullptr) return "";
+  for (const TruncationRecord* t : truncations->second) {
+    if (t->t_us < fork->t_us) continue;
+    if (t->t_us > v.t_us) break;
+    // The new leader cut the offset itself since: what it holds there came later.
+    if (t->broker == v.broker && t->Removed(v.offset)) return "";
+  }
+  return node::Broker(fork->broker) + " cut offset " + std::to_string(v.offset.value()) +
+         " away at " + FormatSeconds(fork->t_us) + " (to offset " +
+         std::to_string(fork->to.value()) + ", high_watermark) while " + node::Broker(v.broker) +
+         " kept its record there: " + TpText(v.tp) +
+         "'s log forked, the record committed since took the offset on the other side, and "
+         "before KIP-101 (0.11) nothing makes the replica that kept the old one truncate it "
+         "(a follower cuts only to its own high watermark, and a leader's answer carries no "
+         "epoch), so it was elected with it";
+}
+
 std::string Checker::LeaderPowerLossFork(const ViolationRecord& v) const {
   // Only a record put in place of another: the new leader holds something else at the offset.
   if (v.message.find(" is now ") == std::string::npos) return "";
@@ -1143,6 +1175,7 @@ void Checker::SplitViolations(CheckResult& result) {
     if (v.rule == "committed_records_stable" && v.committed_us >= 0) {
       std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
       if (reason.empty()) reason = ForkReason(result.permitted_losses, v);
+      if (reason.empty()) reason = HighWatermarkFork(v);
       if (reason.empty()) reason = EarlierPowerLossReason(v);
       if (reason.empty()) reason = TruncatedBeforeTheCommit(result.permitted_losses, v);
       if (!reason.empty()) {

@@ -122,12 +122,14 @@ class HistoryCheckerTest : public ::testing::Test {
 
   // A committed_records_stable report now: `broker`, the new leader of t-0, lacks offset 0,
   // committed at `committed_us`.
-  void ReportCommittedLoss(int32_t broker, TimeUs committed_us) {
+  void ReportCommittedLoss(
+      int32_t broker, TimeUs committed_us,
+      const std::string& message = "new leader lost committed records: its log ends at 0") {
     Event("checker", "invariant_violation",
           TraceFields{{"rule", "committed_records_stable"},
                       {"topic", "t"},
                       {"partition", 0},
-                      {"message", "new leader lost committed records: its log ends at 0"},
+                      {"message", message},
                       {"broker", broker},
                       {"offset", 0},
                       {"committed_us", committed_us}});
@@ -910,6 +912,55 @@ TEST_F(HistoryCheckerTest, NewLeaderThatTruncatedToItsHwBeforeTheCommitIsAPermit
             std::string::npos)
       << result.permitted_losses[0].reason;
 }
+
+// Explore unsafe seed 2738
+// (scenarios/regressions/high-watermark-fork-keeps-a-diverged-record.json): another replica cut the
+// offset away by its high watermark before the commit while the new leader kept its own record
+// there and never truncated it: KIP-101's divergence, permitted. Without the fork (the leader cut
+// the offset itself, another offset was cut, or the cut was by leader epoch) it is still a
+// violation.
+struct ForkCase {
+  const char* name;
+  int32_t truncating_broker;
+  int64_t cut_to;  // the truncation removes offsets [cut_to, 5)
+  const char* reason;
+  bool permitted;
+};
+
+class HighWatermarkForkTest : public HistoryCheckerTest,
+                              public ::testing::WithParamInterface<ForkCase> {};
+
+TEST_P(HighWatermarkForkTest, ALeaderThatKeptARecordAnotherReplicaCutByItsHwIsAPermittedLoss) {
+  const ForkCase& c = GetParam();
+  Elected(t0_, 3, 0, false, "new_partition");
+  At(1 * kSecond);
+  Truncated(c.truncating_broker, t0_, 5, c.cut_to, c.reason);
+  At(3 * kSecond);
+  ReportCommittedLoss(1, 2 * kSecond,
+                      "new leader broker 1 (incarnation 1, epoch 5) lost committed records: "
+                      "committed batch [0..0] crc 45c62179 is now [0..0] crc 9b3a5e6b");
+  const CheckResult result = Check();
+  if (!c.permitted) {
+    EXPECT_EQ(result.Value("invariant_violations"), 1);
+    EXPECT_EQ(result.Value("permitted_losses"), 0);
+    return;
+  }
+  EXPECT_EQ(result.Value("invariant_violations"), 0);
+  ASSERT_EQ(result.permitted_losses.size(), 1u);
+  EXPECT_NE(result.permitted_losses[0].reason.find(
+                "broker-3 cut offset 0 away at 1.000 s (to offset 0, high_watermark) while "
+                "broker-1 kept its record there"),
+            std::string::npos)
+      << result.permitted_losses[0].reason;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, HighWatermarkForkTest,
+    ::testing::Values(ForkCase{"Fork", 3, 0, "high_watermark", true},
+                      ForkCase{"TheLeaderCutItItself", 1, 0, "high_watermark", false},
+                      ForkCase{"AnotherOffsetCut", 3, 1, "high_watermark", false},
+                      ForkCase{"ByLeaderEpoch", 3, 0, "leader_epoch", false}),
+    [](const ::testing::TestParamInfo<ForkCase>& info) { return std::string(info.param.name); });
 
 // The same with a truncation to a shorter leader (offset_out_of_range) and no earlier permitted
 // loss that made the leader shorter: a violation. Another replica's truncation does not count.
