@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -116,6 +117,11 @@ class Checker {
   // leader shorter after an earlier permitted loss of the partition (`earlier`). "" otherwise.
   std::string TruncatedBeforeTheCommit(const std::vector<PermittedLoss>& earlier,
                                        const ViolationRecord& v) const;
+  // The last truncation of `v.tp` at or before `until_us` that removed `v.offset` and that
+  // `which` accepts; nullptr when none.
+  const TruncationRecord* LastTruncationRemoving(
+      const ViolationRecord& v, TimeUs until_us,
+      const std::function<bool(const TruncationRecord&)>& which) const;
   // `broker`'s last power loss (a crash, not a halt) before `t_us`; nullptr when none.
   const FaultRecord* PowerLossBefore(BrokerId broker, TimeUs t_us) const;
   // The event between `from_us` and `to_us` that lets Kafka lose committed records of `tp`: a
@@ -1042,20 +1048,15 @@ std::string Checker::ForkReason(const std::vector<PermittedLoss>& earlier,
 std::string Checker::HighWatermarkFork(const ViolationRecord& v) const {
   // Only a record put in place of another: the new leader holds something else at the offset.
   if (v.message.find(" is now ") == std::string::npos) return "";
-  auto truncations = truncations_.find(v.tp);
-  if (truncations == truncations_.end()) return "";
-  const TruncationRecord* fork = nullptr;
-  for (const TruncationRecord* t : truncations->second) {
-    if (t->t_us > v.committed_us) break;
-    if (t->broker != v.broker && t->reason == "high_watermark" && t->Removed(v.offset)) fork = t;
-  }
+  const TruncationRecord* fork =
+      LastTruncationRemoving(v, v.committed_us, [&v](const TruncationRecord& t) {
+        return t.broker != v.broker && t.reason == "high_watermark";
+      });
   if (fork == nullptr) return "";
-  for (const TruncationRecord* t : truncations->second) {
-    if (t->t_us < fork->t_us) continue;
-    if (t->t_us > v.t_us) break;
-    // The new leader cut the offset itself since: what it holds there came later.
-    if (t->broker == v.broker && t->Removed(v.offset)) return "";
-  }
+  // The new leader cut the offset itself since: what it holds there came later.
+  const TruncationRecord* own = LastTruncationRemoving(
+      v, v.t_us, [&v](const TruncationRecord& t) { return t.broker == v.broker; });
+  if (own != nullptr && own->t_us >= fork->t_us) return "";
   return node::Broker(fork->broker) + " cut offset " + std::to_string(v.offset.value()) +
          " away at " + FormatSeconds(fork->t_us) + " (to offset " +
          std::to_string(fork->to.value()) + ", high_watermark) while " + node::Broker(v.broker) +
@@ -1133,13 +1134,8 @@ std::string Checker::TruncatedBeforeTheCommit(const std::vector<PermittedLoss>& 
                                               const ViolationRecord& v) const {
   // Only a log that ends at or below the offset: nothing was written there again since.
   if (v.message.find(" its log ends at ") == std::string::npos) return "";
-  auto truncations = truncations_.find(v.tp);
-  if (truncations == truncations_.end()) return "";
-  const TruncationRecord* last = nullptr;
-  for (const TruncationRecord* t : truncations->second) {
-    if (t->t_us > v.t_us) break;
-    if (t->broker == v.broker && t->Removed(v.offset)) last = t;
-  }
+  const TruncationRecord* last = LastTruncationRemoving(
+      v, v.t_us, [&v](const TruncationRecord& t) { return t.broker == v.broker; });
   if (last == nullptr || last->t_us > v.committed_us) return "";
   const std::string when = node::Broker(v.broker) + " truncated offset " +
                            std::to_string(v.offset.value()) + " away at " +
@@ -1161,6 +1157,19 @@ std::string Checker::TruncatedBeforeTheCommit(const std::vector<PermittedLoss>& 
            "a follower truncates by offsets only";
   }
   return "";
+}
+
+const TruncationRecord* Checker::LastTruncationRemoving(
+    const ViolationRecord& v, TimeUs until_us,
+    const std::function<bool(const TruncationRecord&)>& which) const {
+  auto truncations = truncations_.find(v.tp);
+  if (truncations == truncations_.end()) return nullptr;
+  const TruncationRecord* last = nullptr;
+  for (const TruncationRecord* t : truncations->second) {
+    if (t->t_us > until_us) break;
+    if (t->Removed(v.offset) && which(*t)) last = t;
+  }
+  return last;
 }
 
 std::string Checker::EarlierPowerLossReason(const ViolationRecord& v) const {

@@ -236,7 +236,7 @@ bool Network::DrawArrival(NodeId from, NodeId to, const LinkSpec& link, int64_t 
         retransmit_delay_us >= options_.disconnect_timeout_us) {
       return false;
     }
-    rto_us = std::min(rto_us * 2, options_.retransmit_timeout_us_max);
+    rto_us = NextRto(rto_us);
   }
   // Serialization: the message holds this direction of the link for size / bandwidth, after
   // the messages already being put on it.
@@ -404,7 +404,7 @@ void Network::Hold(NodeId from, NodeId to, Channel& channel) {
   for (int32_t k = 0; k <= options_.max_retransmits && total_us < options_.disconnect_timeout_us;
        ++k) {
     total_us += rto_us;
-    rto_us = std::min(rto_us * 2, options_.retransmit_timeout_us_max);
+    rto_us = NextRto(rto_us);
   }
   channel.give_up_us = now + std::min(total_us, options_.disconnect_timeout_us);
   channel.give_up_timer = loop_.ScheduleAt(
@@ -438,12 +438,11 @@ void Network::Release(NodeId from, NodeId to) {
   int32_t retransmits = 0;
   while (at_us < now) {
     at_us += rto_us;
-    rto_us = std::min(rto_us * 2, options_.retransmit_timeout_us_max);
+    rto_us = NextRto(rto_us);
     ++retransmits;
   }
-  if (at_us >= channel.give_up_us || retransmits > options_.max_retransmits) {
-    return;  // the sender gives up first (GiveUp)
-  }
+  // give_up_us already counts max_retransmits: a retransmission before it is within them.
+  if (at_us >= channel.give_up_us) return;  // the sender gives up first (GiveUp)
   loop_.Cancel(channel.give_up_timer);
   channel.give_up_timer = 0;
   channel.holding = false;

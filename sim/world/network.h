@@ -39,6 +39,7 @@
 // Single-threaded. Handlers may send from inside a delivery.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -269,6 +270,10 @@ class Network {
   void HoldMessage(NodeId from, NodeId to, Channel& channel, const InFlight& item);
   void Release(NodeId from, NodeId to);
   void GiveUp(NodeId from, NodeId to);
+  // The RTO after `rto_us`: doubled, capped at retransmit_timeout_us_max (RFC 6298 backoff).
+  TimeUs NextRto(TimeUs rto_us) const {
+    return std::min(rto_us * 2, options_.retransmit_timeout_us_max);
+  }
   void Deliver(NodeId from, NodeId to, MessageId id);
   // Whether a process runs on the node: its host is up and it has not exited.
   bool Alive(NodeId node) const;
