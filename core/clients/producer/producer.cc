@@ -48,7 +48,7 @@ bool MayFollowAnAppend(Errc error, int16_t acks) {
 struct Producer::Impl {
   struct TopicInfo {
     int32_t partitions = 0;
-    std::map<PartitionId, BrokerId> leaders;  // partitions with a leader
+    std::vector<std::optional<BrokerId>> leaders;  // by partition id: those with a leader
     std::vector<PartitionId> available;       // in partition order
   };
   struct WaitingRecord {  // its topic has no metadata yet (Kafka: blocked in waitOnMetadata)
@@ -111,6 +111,9 @@ struct Producer::Impl {
 
   // Metadata (Kafka's Metadata): what the last answer said.
   std::map<std::string, TopicInfo> topics;
+  // LeaderOf's last topic (the Ready and Drain walks ask for many partitions of one topic);
+  // cleared whenever `topics` changes.
+  mutable const std::pair<const std::string, TopicInfo>* last_topic = nullptr;
   std::set<std::string> topics_in_use;
   std::map<BrokerId, std::string> brokers;  // node id -> host (node name)
   bool metadata_in_flight = false;
@@ -394,11 +397,15 @@ void Producer::Impl::ExpireBatches(int64_t now_ms) {
 // ---- Metadata -----------------------------------------------------------------------------------
 
 std::optional<BrokerId> Producer::Impl::LeaderOf(const TopicPartition& tp) const {
-  auto topic = topics.find(tp.topic);
-  if (topic == topics.end()) return std::nullopt;
-  auto leader = topic->second.leaders.find(tp.partition);
-  if (leader == topic->second.leaders.end()) return std::nullopt;
-  return leader->second;
+  if (last_topic == nullptr || last_topic->first != tp.topic) {
+    auto topic = topics.find(tp.topic);
+    if (topic == topics.end()) return std::nullopt;
+    last_topic = &*topic;
+  }
+  const std::vector<std::optional<BrokerId>>& leaders = last_topic->second.leaders;
+  const int32_t partition = tp.partition.value();
+  if (partition < 0 || static_cast<size_t>(partition) >= leaders.size()) return std::nullopt;
+  return leaders[static_cast<size_t>(partition)];
 }
 
 // Kafka's leastLoadedNode, simplified: the brokers of the last answer (else the bootstrap
@@ -454,6 +461,7 @@ void Producer::Impl::MaybeSendMetadata(int64_t now_ms) {
 
 void Producer::Impl::OnMetadata(const MetadataResponse& response) {
   last_metadata_ms = NowMs();
+  last_topic = nullptr;
   reconnecting.clear();  // reconnects to whichever broker leads now
   brokers.clear();
   for (const BrokerEndpoint& broker : response.brokers) brokers[broker.node_id] = broker.host;
@@ -474,7 +482,9 @@ void Producer::Impl::OnMetadata(const MetadataResponse& response) {
     for (const PartitionMetadata& partition : partitions) {
       const bool has_leader = partition.leader != kNoBroker && brokers.count(partition.leader);
       if (has_leader) {
-        info.leaders[partition.partition] = partition.leader;
+        const auto index = static_cast<size_t>(partition.partition.value());
+        if (index >= info.leaders.size()) info.leaders.resize(index + 1);
+        info.leaders[index] = partition.leader;
         info.available.push_back(partition.partition);
       } else {
         last_metadata_error = Errc::kLeaderNotAvailable;
