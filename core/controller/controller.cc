@@ -631,7 +631,7 @@ void Controller::SendFailoverRequests() {
   // ReplicaStateMachine.startup: every live replica hears its partitions' state; then
   // UpdateMetadata to every live broker.
   for (const auto& [tp, p] : partitions_) AddLeaderAndIsrToLiveReplicas(tp, false);
-  batch_.update_metadata = true;
+  UpdateMetadataForAll();
   SendBatch();
 }
 
@@ -678,11 +678,17 @@ void Controller::SendLeaderAndIsr(BrokerId broker,
   channel_.Send(broker, std::move(request), {});
 }
 
-void Controller::SendUpdateMetadataToAll() {
+void Controller::UpdateMetadataForAll() {
+  batch_.update_metadata = true;
+  batch_.update_metadata_all = true;
+}
+
+void Controller::SendUpdateMetadata(bool all, const std::set<TopicPartition>& named) {
   UpdateMetadataRequest request;
   request.controller_id = id_;
   request.controller_epoch = epoch_;
   for (const auto& [tp, p] : partitions_) {
+    if (!all && !named.contains(tp) && !BeingDeleted(tp.topic)) continue;
     UpdateMetadataPartitionState state;
     state.tp = tp;
     state.controller_epoch = p.state.controller_epoch;
@@ -708,7 +714,9 @@ void Controller::SendBatch() {
   for (const auto& [broker, partitions] : batch.leader_and_isr) {
     if (live_brokers_.contains(broker)) SendLeaderAndIsr(broker, partitions);
   }
-  if (batch.update_metadata) SendUpdateMetadataToAll();
+  if (batch.update_metadata) {
+    SendUpdateMetadata(batch.update_metadata_all, batch.update_metadata_partitions);
+  }
   for (const auto& [broker, partitions] : batch.stop_replica) {
     if (!live_brokers_.contains(broker) || partitions.empty()) continue;
     StopReplicaRequest request;

@@ -189,7 +189,15 @@ class Controller {
   struct Batch {
     std::map<BrokerId, std::map<TopicPartition, bool>> leader_and_isr;  // tp -> is_new
     std::map<BrokerId, std::set<TopicPartition>> stop_replica;          // delete_partitions=false
+    // UpdateMetadata to every live broker (ControllerBrokerRequestBatch
+    // .addUpdateMetadataRequestForBrokers): naming every partition (`update_metadata_all`, Kafka's
+    // sendUpdateMetadataRequest without partitions: failover, broker startup, a broker failure
+    // that left no partition leaderless) or the partitions named here (a LeaderAndIsr adds its
+    // own, an ISR change notification the ones it names); the partitions of topics being deleted
+    // are always named, with leader -2.
     bool update_metadata = false;
+    bool update_metadata_all = false;
+    std::set<TopicPartition> update_metadata_partitions;
   };
   // Why a partition's state is being written (the leader_elected event's "reason").
   enum class Reason : uint8_t {
@@ -300,7 +308,9 @@ class Controller {
   std::vector<BrokerEndpoint> LiveBrokerEndpoints() const;
   void SendBatch();
   void SendLeaderAndIsr(BrokerId broker, const std::map<TopicPartition, bool>& partitions);
-  void SendUpdateMetadataToAll();
+  // Asks the batch for an UpdateMetadata naming every partition.
+  void UpdateMetadataForAll();
+  void SendUpdateMetadata(bool all, const std::set<TopicPartition>& named);
 
   // ---- partition_state_machine.cc: the partition and replica state machines.
   std::set<BrokerId> ElectableBrokers() const;  // live and not shutting down

@@ -110,9 +110,18 @@ void Controller::OnBrokersChanged(const std::set<BrokerId>& dead, const std::set
   // dead brokers from ISRs. Then TopicDeletionManager: replicas that were down get their
   // StopReplica now.
   const Reason reason = dead.empty() ? Reason::kBrokerStartup : Reason::kBrokerFailure;
+  // UpdateMetadata: onBrokerStartup names every partition; onBrokerFailure only when no partition
+  // lost its leader ("during leader re-election, brokers update their metadata": the partitions
+  // elected or taken offline are named by their LeaderAndIsr).
+  bool leaderless = false;
+  for (const auto& [tp, p] : partitions_) {
+    leaderless = leaderless || (dead.contains(p.state.leader) && !BeingDeleted(tp.topic));
+  }
+  const bool name_all = !started.empty() || !leaderless;
   InOrder({
               [this, reason, dead](StepDone next) { ReconcileAll(reason, std::move(next), dead); },
-              [this, started](StepDone next) {
+              [this, started, name_all](StepDone next) {
+                if (name_all) UpdateMetadataForAll();
                 for (auto& [topic, deletion] : deletions_) {
                   for (BrokerId broker : started) {
                     if (deletion.awaiting.contains(broker) && !deletion.sent.contains(broker)) {
@@ -120,7 +129,6 @@ void Controller::OnBrokersChanged(const std::set<BrokerId>& dead, const std::set
                     }
                   }
                 }
-                batch_.update_metadata = true;
                 SendBatch();
                 next(Status::Ok());
               },
@@ -174,8 +182,7 @@ void Controller::HandleTopicChange(StepDone done) {
                 ReconcilePartitions(change->fresh, Reason::kNewPartition, std::move(next));
               },
               [this, change](StepDone next) {
-                if (!change->fresh.empty()) batch_.update_metadata = true;
-                SendBatch();
+                SendBatch();  // UpdateMetadata names the new partitions (onNewPartitionCreation)
                 next(Status::Ok());
               },
           },
@@ -189,7 +196,6 @@ void Controller::ForgetTopic(const std::string& topic) {
   std::erase_if(partitions_, [&](const auto& entry) { return entry.first.topic == topic; });
   std::erase_if(uninitialized_, [&](const TopicPartition& tp) { return tp.topic == topic; });
   std::erase_if(last_isr_member_, [&](const auto& entry) { return entry.first.topic == topic; });
-  batch_.update_metadata = true;
 }
 
 void Controller::HandlePartitionModification(const std::string& topic, StepDone done) {
@@ -241,10 +247,7 @@ void Controller::HandlePartitionModification(const std::string& topic, StepDone 
                 ReconcilePartitions(change->added, Reason::kNewPartition, std::move(next));
               },
               [this, change](StepDone next) {
-                if (change->read) {
-                  batch_.update_metadata = true;
-                  SendBatch();
-                }
+                if (change->read) SendBatch();
                 next(Status::Ok());
               },
           },

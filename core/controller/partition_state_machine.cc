@@ -267,7 +267,6 @@ void Controller::InitializePartition(const TopicPartition& tp, StepDone done) {
                         p.zk_version = 0;
                         EmitElected(tp, p, result, "initial", Reason::kNewPartition);
                         AddLeaderAndIsr(tp, result.recipients, /*is_new=*/true);
-                        batch_.update_metadata = true;
                         done(Status::Ok());
                       } else if (created.status() == Errc::kNodeExists) {
                         OnPartitionExists(tp, initial.state, done);
@@ -303,7 +302,6 @@ void Controller::OnPartitionExists(const TopicPartition& tp, const zk::Partition
                                         std::to_string(found.controller_epoch.value())));
     }
     AddLeaderAndIsrToLiveReplicas(tp, /*is_new=*/true);
-    batch_.update_metadata = true;
     done(Status::Ok());
   });
 }
@@ -397,7 +395,6 @@ void Controller::ReconcilePartition(const TopicPartition& tp, Reason reason,
                            case Kind::kNone:
                              break;
                          }
-                         batch_.update_metadata = true;
                          done(Status::Ok());
                        });
 }
@@ -427,6 +424,11 @@ void Controller::ReconcileAll(Reason reason, StepDone done, const std::set<Broke
 
 void Controller::AddLeaderAndIsr(const TopicPartition& tp, const std::vector<BrokerId>& recipients,
                                  bool is_new) {
+  // addLeaderAndIsrRequestForBrokers: UpdateMetadata to every live broker names the partition.
+  if (!recipients.empty()) {
+    batch_.update_metadata = true;
+    batch_.update_metadata_partitions.insert(tp);
+  }
   for (BrokerId broker : recipients) {
     if (!live_brokers_.contains(broker)) continue;
     bool& entry = batch_.leader_and_isr[broker][tp];
@@ -483,7 +485,10 @@ void Controller::HandleIsrChangeNotifications(StepDone done) {
           },
           [this, notifications](StepDone next) {
             if (!notifications->paths.empty()) {
-              batch_.update_metadata = true;
+              // processUpdateNotifications: UpdateMetadata names the partitions notified.
+              batch_.update_metadata = batch_.update_metadata || !notifications->changed.empty();
+              batch_.update_metadata_partitions.insert(notifications->changed.begin(),
+                                                       notifications->changed.end());
               SendBatch();
               // Not waited for: a notification that stays is read again next time (its changes
               // were applied; reading them twice is harmless).
@@ -638,7 +643,6 @@ void Controller::MoveLeadership(const TopicPartition& tp, StepDone done) {
       ++elections_;
       EmitElected(tp, it->second, *result, "controlled-shutdown", Reason::kControlledShutdown);
       AddLeaderAndIsr(tp, result->recipients, false);
-      batch_.update_metadata = true;
     }
     done(Status::Ok());
   });
@@ -668,7 +672,6 @@ void Controller::RemoveFromIsr(const TopicPartition& tp, BrokerId broker, StepDo
         if (replica != broker) others.push_back(replica);
       }
       AddLeaderAndIsr(tp, others, false);
-      batch_.update_metadata = true;
     }
     done(Status::Ok());
   });

@@ -204,7 +204,6 @@ void Controller::ElectPreferredReplica(const TopicPartition& tp, Reason reason, 
                            ++elections_;
                            EmitElected(tp, it->second, *result, "preferred-replica", reason);
                            AddLeaderAndIsr(tp, result->recipients, false);
-                           batch_.update_metadata = true;
                          }
                          done(Status::Ok());
                        });

@@ -456,6 +456,64 @@ TEST(ControllerTest, IsrChangeNotificationSendsUpdateMetadata) {
   EXPECT_EQ(cluster.controller(1).partitions().at(Tp("t", 0)).zk_version, 1);
 }
 
+// The partitions each UpdateMetadata that `node` received from index `from` on names, in order.
+std::vector<std::set<TopicPartition>> UpdateMetadataPartitions(const ControllerNode& node,
+                                                               size_t from) {
+  std::vector<std::set<TopicPartition>> named;
+  for (size_t i = from; i < node.requests.size(); ++i) {
+    const auto* request = std::get_if<UpdateMetadataRequest>(&node.requests[i].request);
+    if (request == nullptr) continue;
+    std::set<TopicPartition>& partitions = named.emplace_back();
+    for (const auto& state : request->partition_states) partitions.insert(state.tp);
+  }
+  return named;
+}
+
+// Kafka's ControllerBrokerRequestBatch: a LeaderAndIsr names its partitions in the UpdateMetadata
+// that goes with it (addLeaderAndIsrRequestForBrokers), so an election announces only the
+// partitions elected; a broker's startup announces every partition (onBrokerStartup), as does a
+// failure of a broker that led nothing (onBrokerFailure). 0.10.0.1 to 2.x.
+TEST(ControllerTest, UpdateMetadataNamesWhatTheStepChangedOrEverythingAtAStartup) {
+  ControllerCluster cluster;
+  ASSERT_EQ(StartWithControllerOne(cluster), 1);
+  cluster.CreateTopic("t", {{PartitionId(0), Ids({2, 3})},
+                            {PartitionId(1), Ids({3, 1})},
+                            {PartitionId(2), Ids({1, 3})}});
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return Synced(cluster, 1, "t", 0) && Synced(cluster, 1, "t", 1) && Synced(cluster, 1, "t", 2);
+  }));
+  cluster.RunFor(kSecondUs);  // the creation's requests arrive
+  const std::set<TopicPartition> all = {Tp("t", 0), Tp("t", 1), Tp("t", 2)};
+
+  // Broker 2 leads t-0 and hosts nothing else: the election names t-0 alone.
+  size_t before = cluster.node(3).requests.size();
+  cluster.Crash(2);
+  ASSERT_TRUE(cluster.RunUntil([&] {
+    return GotUpdateMetadata(cluster.node(3), Tp("t", 0), Ids({3}), BrokerId(3)) &&
+           !UpdateMetadataPartitions(cluster.node(3), before).empty();
+  }));
+  cluster.RunFor(kSecondUs);
+  EXPECT_EQ(UpdateMetadataPartitions(cluster.node(3), before),
+            (std::vector<std::set<TopicPartition>>{{Tp("t", 0)}}));
+
+  // Its return names every partition.
+  before = cluster.node(3).requests.size();
+  cluster.Start(2);
+  ASSERT_TRUE(
+      cluster.RunUntil([&] { return !UpdateMetadataPartitions(cluster.node(3), before).empty(); }));
+  cluster.RunFor(kSecondUs);
+  EXPECT_EQ(UpdateMetadataPartitions(cluster.node(3), before).front(), all);
+
+  // It leads nothing now; its failure elects nothing and names every partition.
+  before = cluster.node(3).requests.size();
+  cluster.Crash(2);
+  ASSERT_TRUE(
+      cluster.RunUntil([&] { return !UpdateMetadataPartitions(cluster.node(3), before).empty(); }));
+  cluster.RunFor(kSecondUs);
+  EXPECT_EQ(UpdateMetadataPartitions(cluster.node(3), before).front(), all);
+  EXPECT_EQ(cluster.controller(1).elections(), 1);
+}
+
 TEST(ControllerTest, ControlledShutdownMovesLeadershipAndAnswersWhatRemains) {
   ControllerCluster cluster;
   ASSERT_EQ(StartWithControllerOne(cluster), 1);
