@@ -38,7 +38,8 @@ RecordAccumulator::AppendResult RecordAccumulator::Append(const TopicPartition& 
                                                           RecordInput record, uint64_t record_id,
                                                           int64_t now_ms) {
   KSIM_CHECK_MSG(!closed_, "append after close");
-  PartitionState& state = partitions_[tp];
+  auto [entry, added] = partitions_.try_emplace(tp);
+  PartitionState& state = entry->second;
   if (state.queue.empty()) queued_.emplace(tp, &state);
   const int64_t record_size = EstimateRecordSize(record);
   AppendResult result;
@@ -54,6 +55,7 @@ RecordAccumulator::AppendResult RecordAccumulator::Append(const TopicPartition& 
       last.size_bytes += record_size;
       result.batch = last.id;
       result.batch_full = state.queue.size() > 1 || last.size_bytes >= config_.batch_size;
+      RefreshHeadExpiry(entry->first, state);  // the head may be the batch appended to
       return result;
     }
   }
@@ -71,6 +73,7 @@ RecordAccumulator::AppendResult RecordAccumulator::Append(const TopicPartition& 
   result.batch_full = state.queue.size() >= 1 || batch->size_bytes >= config_.batch_size;
   state.queue.push_back(batch->id);
   batches_.emplace(batch->id, std::move(batch));
+  RefreshHeadExpiry(entry->first, state);  // a new head, or the head has a batch behind it now
   return result;
 }
 
@@ -165,6 +168,7 @@ std::vector<ProducerBatch*> RecordAccumulator::Drain(const LeaderFn& leader_of, 
     ++first.attempts;
     first.last_attempt_ms = now_ms;
     state.in_flight.insert(first.id);
+    RefreshHeadExpiry(partitions_.find(tp)->first, state);
     size += first.size_bytes;
     drained.push_back(&first);
   }
@@ -191,10 +195,24 @@ void RecordAccumulator::Reenqueue(BatchId id, int64_t now_ms) {
   }
   if (state.queue.empty()) queued_.emplace(batch.tp, &state);
   state.queue.insert(it, id);
+  RefreshHeadExpiry(partitions_.find(batch.tp)->first, state);
+}
+
+void RecordAccumulator::RefreshHeadExpiry(const TopicPartition& tp, PartitionState& state) {
+  if (config_.expiry != ExpiryForm::kRequestTimeout) return;
+  std::optional<int64_t> expiry_ms;
+  if (!state.queue.empty() && !ExpiryMuted(state)) {
+    expiry_ms = RequestTimeoutExpiryMs(*batches_.at(state.queue.front()), state, 0);
+  }
+  if (expiry_ms == state.head_expiry_ms) return;
+  if (state.head_expiry_ms) expiry_heads_.erase({*state.head_expiry_ms, &tp});
+  if (expiry_ms) expiry_heads_.insert({*expiry_ms, &tp});
+  state.head_expiry_ms = expiry_ms;
 }
 
 void RecordAccumulator::Forget(ProducerBatch& batch) {
-  PartitionState& state = partitions_.at(batch.tp);
+  auto entry = partitions_.find(batch.tp);
+  PartitionState& state = entry->second;
   if (batch.in_flight) {
     state.in_flight.erase(batch.id);
     batch.in_flight = false;
@@ -202,6 +220,7 @@ void RecordAccumulator::Forget(ProducerBatch& batch) {
     std::erase(state.queue, batch.id);
     if (state.queue.empty()) queued_.erase(batch.tp);
   }
+  RefreshHeadExpiry(entry->first, state);
 }
 
 void RecordAccumulator::Unsequence(const ProducerBatch& batch) {
@@ -241,9 +260,15 @@ std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::Expire(int64_t no
   std::vector<BatchId> expired;
   if (config_.expiry == ExpiryForm::kNone) return {};
   if (config_.expiry == ExpiryForm::kRequestTimeout) {
-    for (const auto& [tp, queued] : queued_) {
-      const PartitionState& state = *queued;
-      if (ExpiryMuted(state)) continue;
+    // The partitions whose head is due, in partition order; none other has a batch due.
+    std::vector<const TopicPartition*> due;
+    for (auto it = expiry_heads_.begin(); it != expiry_heads_.end() && it->first <= now_ms; ++it) {
+      due.push_back(it->second);
+    }
+    std::sort(due.begin(), due.end(),
+              [](const TopicPartition* a, const TopicPartition* b) { return *a < *b; });
+    for (const TopicPartition* tp : due) {
+      const PartitionState& state = partitions_.at(*tp);
       for (size_t i = 0; i < state.queue.size(); ++i) {
         const ProducerBatch& batch = *batches_.at(state.queue[i]);
         if (now_ms < RequestTimeoutExpiryMs(batch, state, i)) break;  // the first that stays
@@ -254,8 +279,10 @@ std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::Expire(int64_t no
     for (BatchId id : expired) out.push_back(Complete(id));  // partitions in order, heads first
     return out;
   }
+  // batches_ is in creation order (ids and creation times rise together): the first that stays
+  // ends the walk.
   for (const auto& [id, batch] : batches_) {
-    if (now_ms - batch->created_ms < config_.delivery_timeout_ms) continue;
+    if (now_ms - batch->created_ms < config_.delivery_timeout_ms) break;
     // An attempt still in flight may yet be appended: its fate is unknown.
     if (batch->in_flight) batch->maybe_written = true;
     expired.push_back(id);
@@ -284,20 +311,13 @@ int64_t RecordAccumulator::NextExpiryDelayMs(int64_t now_ms) const {
   if (config_.expiry == ExpiryForm::kRequestTimeout) {
     // Only a queue's head can be next: the walk stops at it. Appends, answers and re-enqueues
     // wake the producer, which asks again.
-    for (const auto& [tp, queued] : queued_) {
-      const PartitionState& state = *queued;
-      if (ExpiryMuted(state)) continue;
-      const ProducerBatch& head = *batches_.at(state.queue.front());
-      delay =
-          std::min(delay, std::max<int64_t>(0, RequestTimeoutExpiryMs(head, state, 0) - now_ms));
-    }
-    return delay;
+    if (expiry_heads_.empty()) return delay;
+    return std::max<int64_t>(0, expiry_heads_.begin()->first - now_ms);
   }
-  for (const auto& [id, batch] : batches_) {
-    delay = std::min(
-        delay, std::max<int64_t>(0, batch->created_ms + config_.delivery_timeout_ms - now_ms));
-  }
-  return delay;
+  // The oldest batch expires first (batches_ is in creation order).
+  if (batches_.empty()) return delay;
+  return std::max<int64_t>(
+      0, batches_.begin()->second->created_ms + config_.delivery_timeout_ms - now_ms);
 }
 
 void RecordAccumulator::SetProducerIdAndEpoch(ProducerId id, ProducerEpoch epoch) {

@@ -226,6 +226,17 @@ class RecordAccumulator {
     Sequence last_acked_sequence{-1};
     Offset last_acked_offset = kUndefinedOffset;
     bool unresolved = false;
+    // kRequestTimeout: the time its head expires, as indexed in expiry_heads_ (nullopt: not
+    // indexed: no queue, or muted).
+    std::optional<int64_t> head_expiry_ms;
+  };
+  // Orders expiry_heads_: by time, then by partition.
+  struct ByExpiry {
+    bool operator()(const std::pair<int64_t, const TopicPartition*>& a,
+                    const std::pair<int64_t, const TopicPartition*>& b) const {
+      if (a.first != b.first) return a.first < b.first;
+      return *a.second < *b.second;
+    }
   };
 
   bool Sendable(const ProducerBatch& batch, const PartitionState& state, int64_t now_ms,
@@ -237,6 +248,9 @@ class RecordAccumulator {
   int64_t RequestTimeoutExpiryMs(const ProducerBatch& batch, const PartitionState& state,
                                  size_t index) const;
   void Forget(ProducerBatch& batch);
+  // Re-indexes the partition's head in expiry_heads_ after its queue, its head or its in-flight
+  // set changed.
+  void RefreshHeadExpiry(const TopicPartition& tp, PartitionState& state);
   // Removes `batch` from its partition's sequenced batches.
   void Unsequence(const ProducerBatch& batch);
 
@@ -247,6 +261,10 @@ class RecordAccumulator {
   // sendable or expiring batches visit only these: a producer of many partitions has a few
   // queued at a time). Every queue change keeps it (Append, Drain, Reenqueue, Forget).
   std::map<TopicPartition, PartitionState*> queued_;
+  // kRequestTimeout: each unmuted queued partition's head by the time it expires (a batch behind
+  // the head expires no sooner), so that Expire and NextExpiryDelayMs cost the partitions due,
+  // not all queued ones. Kept with queued_ (RefreshHeadExpiry); keys point into partitions_.
+  std::set<std::pair<int64_t, const TopicPartition*>, ByExpiry> expiry_heads_;
   // False when no partition is unresolved (true may be stale): lets the producer's every
   // iteration skip ShouldResetProducerIdAfterResolvingSequences' walk over the partitions.
   bool maybe_unresolved_ = false;

@@ -7,8 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -311,6 +315,90 @@ TEST(RecordAccumulatorTest, RequestTimeoutExpirySkipsAPartitionMutedForOrdering)
   EXPECT_TRUE(acc.Expire(5000).empty()) << "muted while the first batch is in flight";
   acc.Complete(first->id);
   EXPECT_EQ(acc.Expire(5000).size(), 1u);
+}
+
+// The first time the batch at `index` of `tp`'s queue expires under request.timeout.ms, from its
+// fields alone (RecordAccumulator's ExpiryForm::kRequestTimeout rule), or nullopt when the queue is
+// muted or has no such batch.
+std::optional<int64_t> ExpiryByRule(RecordAccumulator& acc, const TopicPartition& tp,
+                                    size_t index) {
+  const AccumulatorConfig& config = acc.config();
+  const std::deque<BatchId>& queue = acc.Queue(tp);
+  if (index >= queue.size()) return std::nullopt;
+  if (config.max_in_flight_requests_per_connection == 1 && acc.InFlightCount(tp) > 0) {
+    return std::nullopt;
+  }
+  const ProducerBatch& batch = *acc.Find(queue[index]);
+  const int64_t limit_ms = config.request_timeout_ms + 1;
+  if (batch.retry) return batch.last_attempt_ms + config.retry_backoff_ms + limit_ms;
+  int64_t at_ms = batch.created_ms + config.linger_ms + limit_ms;
+  if (index + 1 < queue.size() || batch.size_bytes >= config.batch_size) {
+    at_ms = std::min(at_ms, batch.last_append_ms + limit_ms);
+  }
+  return at_ms;
+}
+
+// Expire and NextExpiryDelayMs look only at the partitions whose head is due (an index kept at
+// every change); they answer what a walk over every queue answers, through random appends,
+// drains, retries, completions and expiries, muted (max.in.flight 1) or not.
+TEST(RecordAccumulatorTest, RequestTimeoutExpiryIndexAnswersAsAWalkOverEveryQueue) {
+  for (const int32_t max_in_flight : {1, 5}) {
+    for (const int64_t linger_ms : {0, 50}) {
+      AccumulatorConfig config = RequestTimeoutExpiry(linger_ms);
+      config.max_in_flight_requests_per_connection = max_in_flight;
+      RecordAccumulator acc(config);
+      std::vector<TopicPartition> tps;
+      for (int p = 0; p < 6; ++p) tps.push_back(TopicPartition{"t", PartitionId(p)});
+      std::mt19937_64 random(static_cast<uint64_t>(max_in_flight * 100 + linger_ms));
+      std::vector<BatchId> live;  // batches not completed, queued or in flight
+      int64_t now_ms = 0;
+      uint64_t next_record = 1;
+      int expired_total = 0;
+      for (int step = 0; step < 4000; ++step) {
+        const uint64_t op = random() % 10;
+        if (op < 4) {
+          const RecordAccumulator::AppendResult result = acc.Append(
+              tps[random() % tps.size()], Value(50 + random() % 400), next_record++, now_ms);
+          if (result.new_batch) live.push_back(result.batch);
+        } else if (op < 6) {
+          acc.Drain(Leaders, random() % 2 ? kNode1 : kNode2, now_ms);
+        } else if (op == 6 && !live.empty()) {
+          const BatchId id = live[random() % live.size()];
+          if (acc.Find(id)->in_flight) acc.Reenqueue(id, now_ms);
+        } else if (op == 7 && !live.empty()) {
+          const size_t at = random() % live.size();
+          acc.Complete(live[at]);
+          live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
+        } else {
+          now_ms += static_cast<int64_t>(random() % 400);
+        }
+        // The walk: each unmuted queue from its head while its batches are due.
+        std::vector<BatchId> due;
+        int64_t next_ms = INT64_MAX;
+        for (const TopicPartition& tp : tps) {
+          if (std::optional<int64_t> head = ExpiryByRule(acc, tp, 0)) {
+            next_ms = std::min(next_ms, *head);
+          }
+          for (size_t i = 0;; ++i) {
+            std::optional<int64_t> at_ms = ExpiryByRule(acc, tp, i);
+            if (!at_ms || now_ms < *at_ms) break;
+            due.push_back(acc.Queue(tp)[i]);
+          }
+        }
+        ASSERT_EQ(acc.NextExpiryDelayMs(now_ms),
+                  next_ms == INT64_MAX ? INT64_MAX : std::max<int64_t>(0, next_ms - now_ms))
+            << "step " << step;
+        std::vector<BatchId> expired;
+        for (const std::unique_ptr<ProducerBatch>& batch : acc.Expire(now_ms)) {
+          expired.push_back(batch->id);
+          std::erase(live, batch->id);
+        }
+        ASSERT_EQ(expired, due) << "step " << step;
+        expired_total += static_cast<int>(expired.size());
+      }
+      EXPECT_GT(expired_total, 10) << "the schedule expires batches";
+    }
+  }
 }
 
 TEST(RecordAccumulatorTest, MaxInFlightOneMutesThePartition) {
