@@ -1,6 +1,8 @@
 #include "core/server/purgatory.h"
 
+#include <iterator>
 #include <utility>
+#include <vector>
 
 namespace ksim {
 
@@ -14,17 +16,34 @@ bool Purgatory::TryCompleteElseWatch(std::unique_ptr<DelayedOperation> operation
   const uint64_t id = next_id_++;
   Entry& entry = operations_[id];
   entry.operation = std::move(operation);
-  entry.keys = keys;
-  for (const TopicPartition& key : keys) watchers_[key].insert(id);
+  for (const TopicPartition& key : keys) {
+    std::vector<uint64_t>& ids = watchers_[key];
+    if (!ids.empty() && ids.back() == id) continue;  // a key named twice
+    ids.push_back(id);
+    ++entry.watched;
+  }
+  watched_ += entry.watched;
   entry.timer = timers_.Schedule(timeout_us, [this, id]() { Expire(id); });
   return false;
+}
+
+void Purgatory::DropCompleted(std::vector<uint64_t>& ids) {
+  const size_t before = ids.size();
+  std::erase_if(ids, [this](uint64_t id) { return !operations_.contains(id); });
+  stale_ -= before - ids.size();
+  watched_ -= before - ids.size();
 }
 
 int Purgatory::CheckAndComplete(const TopicPartition& key) {
   auto watching = watchers_.find(key);
   if (watching == watchers_.end()) return 0;
-  // A copy: completing removes ids from the set.
-  const std::vector<uint64_t> ids(watching->second.begin(), watching->second.end());
+  DropCompleted(watching->second);
+  if (watching->second.empty()) {
+    watchers_.erase(watching);
+    return 0;
+  }
+  // A copy: completing an operation may park another on this key.
+  const std::vector<uint64_t> ids = watching->second;
   int completed = 0;
   for (uint64_t id : ids) {
     auto it = operations_.find(id);
@@ -41,18 +60,22 @@ void Purgatory::Clear() {
   timers_.CancelAll();
   operations_.clear();
   watchers_.clear();
+  watched_ = 0;
+  stale_ = 0;
 }
 
 void Purgatory::Remove(uint64_t id) {
   auto it = operations_.find(id);
   KSIM_CHECK(it != operations_.end());
-  for (const TopicPartition& key : it->second.keys) {
-    auto watching = watchers_.find(key);
-    if (watching == watchers_.end()) continue;
-    watching->second.erase(id);
-    if (watching->second.empty()) watchers_.erase(watching);
-  }
+  stale_ += it->second.watched;
   operations_.erase(it);
+  // Kafka's purge: once the ids left behind outnumber the live ones, every list drops them.
+  if (stale_ > 1024 && stale_ > watched_ - stale_) {
+    for (auto watching = watchers_.begin(); watching != watchers_.end();) {
+      DropCompleted(watching->second);
+      watching = watching->second.empty() ? watchers_.erase(watching) : std::next(watching);
+    }
+  }
 }
 
 void Purgatory::Expire(uint64_t id) {

@@ -15,6 +15,11 @@
 //   max_wait_ms with whatever is there. Completing does not update a follower's state again
 //   (Kafka updates it only when the fetch arrives).
 //
+// Watching costs per key what Kafka's Watchers do: a completed operation leaves the lists of the
+// keys it watched lazily (the next check of a key drops it, and a sweep of every list runs once
+// the ids left behind outnumber those watched: Kafka's purgatory.purge.interval.requests), so
+// that a fetch parked on many partitions costs nothing per partition when it completes.
+//
 // Determinism: operations are kept by insertion number and checked in that order. Ownership: the
 // purgatory owns its operations and their timeout timers (on the borrowed Timers); destroying it
 // drops them unanswered (a crash; Kafka's shutdown does the same). One thread.
@@ -62,21 +67,30 @@ class Purgatory {
 
   size_t size() const { return operations_.size(); }
   const std::string& name() const { return name_; }
+  // Entries of the watch lists, those of completed operations not yet dropped included.
+  size_t watch_entries() const { return watched_; }
 
  private:
   struct Entry {
     std::unique_ptr<DelayedOperation> operation;
     TimerId timer = 0;
-    std::vector<TopicPartition> keys;
+    size_t watched = 0;  // entries of watchers_ naming it
   };
   void Remove(uint64_t id);
   void Expire(uint64_t id);
+  // Drops the ids of operations no longer parked from `ids`.
+  void DropCompleted(std::vector<uint64_t>& ids);
 
   TimerGroup timers_;
   std::string name_;
   uint64_t next_id_ = 1;
   std::map<uint64_t, Entry> operations_;
-  std::unordered_map<TopicPartition, std::set<uint64_t>> watchers_;  // looked up, never walked
+  // Per key, the ids watching it in insertion order; ids of completed operations stay until the
+  // key is checked or the sweep (stale_ counts them). Looked up, walked only by the sweep, whose
+  // result does not depend on the order.
+  std::unordered_map<TopicPartition, std::vector<uint64_t>> watchers_;
+  size_t watched_ = 0;  // entries in watchers_
+  size_t stale_ = 0;    // of them, naming completed operations
 };
 
 using PartitionLookup = std::function<Partition*(const TopicPartition&)>;

@@ -2,6 +2,7 @@
 // produce and fetch, and the replication-offset-checkpoint file on the virtual disk.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -127,6 +128,74 @@ TEST(PurgatoryTest, WatchedKeyCompletesAndOthersExpire) {
   EXPECT_EQ(b.expirations, 1);
   EXPECT_EQ(b.completions, 0);
   EXPECT_EQ(purgatory.size(), 0u);
+}
+
+// Records the order of the checks it gets.
+class OrderedOperation final : public DelayedOperation {
+ public:
+  OrderedOperation(int name, bool& ready, std::vector<int>& tries)
+      : name_(name), ready_(ready), tries_(tries) {}
+  bool TryComplete() override {
+    tries_.push_back(name_);
+    return ready_;
+  }
+  void OnExpiration() override {}
+
+ private:
+  int name_;
+  bool& ready_;
+  std::vector<int>& tries_;
+};
+
+TEST(PurgatoryTest, ChecksOldestFirstAndEachOperationOncePerKey) {
+  sim::EventLoop loop;
+  Purgatory purgatory(loop, "test");
+  bool ready = false;
+  std::vector<int> tries;
+  for (int name : {1, 2, 3}) {
+    const std::vector<TopicPartition> keys =
+        name == 2 ? std::vector<TopicPartition>{kT0, kT0} : std::vector<TopicPartition>{kT1, kT0};
+    EXPECT_FALSE(purgatory.TryCompleteElseWatch(
+        std::make_unique<OrderedOperation>(name, ready, tries), 1000, keys));
+  }
+  tries.clear();
+  EXPECT_EQ(purgatory.CheckAndComplete(kT0), 0);
+  EXPECT_EQ(tries, (std::vector<int>{1, 2, 3})) << "operation 2 names t-0 twice";
+  // Ready: each completes at its check, oldest first, and is never checked again.
+  ready = true;
+  tries.clear();
+  EXPECT_EQ(purgatory.CheckAndComplete(kT0), 3);
+  EXPECT_EQ(tries, (std::vector<int>{1, 2, 3}));
+  tries.clear();
+  EXPECT_EQ(purgatory.CheckAndComplete(kT1), 0);
+  EXPECT_EQ(purgatory.CheckAndComplete(kT0), 0);
+  EXPECT_TRUE(tries.empty());
+  EXPECT_EQ(purgatory.size(), 0u);
+}
+
+// A fetch parks on every partition it names and completes by one of them: the watch lists of the
+// others keep its id only until the sweep (Kafka's purge), so they do not grow with the fetches.
+TEST(PurgatoryTest, CompletedOperationsLeaveTheListsOfKeysNeverChecked) {
+  sim::EventLoop loop;
+  Purgatory purgatory(loop, "test");
+  std::vector<TopicPartition> keys = {kT0};
+  for (int p = 0; p < 100; ++p) keys.push_back(TopicPartition{"idle", PartitionId(p)});
+  bool ready = false;
+  std::vector<int> tries;
+  size_t most = 0;
+  for (int round = 0; round < 5000; ++round) {
+    ready = false;
+    ASSERT_FALSE(purgatory.TryCompleteElseWatch(
+        std::make_unique<OrderedOperation>(round, ready, tries), 1000, keys));
+    most = std::max(most, purgatory.watch_entries());
+    ready = true;
+    tries.clear();
+    ASSERT_EQ(purgatory.CheckAndComplete(kT0), 1);
+    ASSERT_EQ(tries, std::vector<int>{round}) << "only the live operation is checked";
+  }
+  EXPECT_EQ(purgatory.size(), 0u);
+  EXPECT_LT(most, 3000u) << "5,000 fetches x 101 keys would leave 505,000 entries";
+  EXPECT_GT(most, 101u);
 }
 
 TEST(PurgatoryTest, ClearDropsEverythingUnanswered) {
