@@ -553,12 +553,22 @@ Status Cluster::CreateTopicAndWait(TopicSpec spec, TimeUs max_us) {
   const bool answered = RunUntil([&] { return outcome.has_value(); }, max_us);
   if (!answered) return Status(Errc::kRequestTimedOut, "creating topic " + topic + " timed out");
   if (!outcome->ok()) return *outcome;
+  // Checked after every event: the partitions found led are passed over until the last one is,
+  // then all are checked once more (one may have lost its leader meanwhile), so that waiting
+  // costs the partitions, not the partitions times the events.
+  int32_t first_unled = 0;
   const bool led = RunUntil(
       [&] {
-        for (int32_t p = 0; p < partitions; ++p) {
-          if (LeaderOf(TopicPartition{topic, PartitionId(p)}) == kNoBroker) return false;
-        }
-        return true;
+        auto unled_from = [&](int32_t from) {
+          for (int32_t p = from; p < partitions; ++p) {
+            if (LeaderOf(TopicPartition{topic, PartitionId(p)}) == kNoBroker) return p;
+          }
+          return partitions;
+        };
+        first_unled = unled_from(first_unled);
+        if (first_unled < partitions) return false;
+        first_unled = unled_from(0);
+        return first_unled == partitions;
       },
       max_us);
   if (!led) return Status(Errc::kRequestTimedOut, "topic " + topic + " has no leader yet");
