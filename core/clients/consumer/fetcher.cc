@@ -1,5 +1,7 @@
 #include "core/clients/consumer/fetcher.h"
 
+#include <algorithm>
+#include <tuple>
 #include <utility>
 #include <variant>
 
@@ -47,6 +49,7 @@ void Fetcher::Assign(const std::vector<TopicPartition>& partitions) {
     topics.push_back(tp.topic);
   }
   partitions_ = std::move(next);
+  ++assign_version_;
   network_.AddTopics(topics);
 }
 
@@ -188,40 +191,56 @@ void Fetcher::OnListOffsets(const std::string& leader, const std::vector<TopicPa
 
 // ---- Fetch (Kafka's Fetcher.sendFetches / parseCompletedFetch) ---------------------------
 
-void Fetcher::SendFetches() {
-  std::map<std::string, FetchRequest> requests;
-  std::map<std::string, std::map<TopicPartition, Offset>> asked;
-  bool missing_leader = false;
-  const TimeUs now = clock_.Now();
+void Fetcher::GroupByHost() {
+  const std::pair<uint64_t, uint64_t> versions{assign_version_, network_.version()};
+  if (grouped_at_ == versions) return;
+  grouped_at_ = versions;
+  by_host_.clear();
+  unled_.clear();
   for (auto& [tp, state] : partitions_) {
-    if (state.state != State::kFetching || !state.buffered.empty()) continue;
     std::optional<std::string> leader = network_.LeaderHost(tp);
-    if (!leader) {
-      missing_leader = true;
-      continue;
-    }
-    if (fetching_.count(*leader) > 0) continue;
-    auto backoff = backoff_until_us_.find(*leader);
+    (leader ? by_host_[*leader] : unled_).emplace_back(&tp, &state);
+  }
+}
+
+void Fetcher::SendFetches() {
+  // Kafka's createFetchRequests: every fetchable partition (a position, nothing buffered) whose
+  // leader is known, has no Fetch in flight and is not backing off, one request per leader.
+  auto fetchable = [](const PartitionState& state) {
+    return state.state == State::kFetching && state.buffered.empty();
+  };
+  GroupByHost();
+  const bool missing_leader = std::any_of(unled_.begin(), unled_.end(),
+                                          [&](const Member& m) { return fetchable(*m.second); });
+  std::vector<std::tuple<std::string, FetchRequest, Asked>> requests;
+  const TimeUs now = clock_.Now();
+  for (const auto& [host, members] : by_host_) {
+    if (fetching_.count(host) > 0) continue;
+    auto backoff = backoff_until_us_.find(host);
     if (backoff != backoff_until_us_.end() && backoff->second > now) continue;
-    FetchRequest& request = requests[*leader];
+    FetchRequest request;
     request.max_wait_ms = config_.fetch_max_wait_ms;
     request.min_bytes = config_.fetch_min_bytes;
-    request.partitions.push_back(
-        FetchPartition{tp, state.position, kUndefinedOffset, config_.max_partition_fetch_bytes});
-    asked[*leader][tp] = state.position;
+    Asked asked;
+    for (const auto& [tp, state] : members) {
+      if (!fetchable(*state)) continue;
+      request.partitions.push_back(FetchPartition{*tp, state->position, kUndefinedOffset,
+                                                  config_.max_partition_fetch_bytes});
+      asked.emplace_back(*tp, state->position);
+    }
+    if (!asked.empty()) requests.emplace_back(host, std::move(request), std::move(asked));
   }
   if (missing_leader) network_.RequestUpdate();
-  for (auto& [leader, request] : requests) {
+  for (auto& [leader, request, asked] : requests) {
     fetching_.insert(leader);
     network_.Send(leader, std::move(request),
-                  [this, leader = leader, asked = asked[leader]](Result<Message> response) {
+                  [this, leader = leader, asked = std::move(asked)](Result<Message> response) {
                     OnFetch(leader, asked, std::move(response));
                   });
   }
 }
 
-void Fetcher::OnFetch(const std::string& leader, const std::map<TopicPartition, Offset>& asked,
-                      Result<Message> response) {
+void Fetcher::OnFetch(const std::string& leader, const Asked& asked, Result<Message> response) {
   if (shut_down_) return;
   fetching_.erase(leader);
   const FetchResponse* answer = response.ok() ? std::get_if<FetchResponse>(&*response) : nullptr;
@@ -239,8 +258,10 @@ void Fetcher::OnFetch(const std::string& leader, const std::map<TopicPartition, 
   }
   bool refresh = false;
   for (const FetchPartitionResponse& data : answer->responses) {
-    auto it = asked.find(data.tp);
-    if (it == asked.end()) continue;
+    auto it = std::lower_bound(
+        asked.begin(), asked.end(), data.tp,
+        [](const auto& entry, const TopicPartition& tp) { return entry.first < tp; });
+    if (it == asked.end() || it->first != data.tp) continue;
     if (data.error_code == Errc::kNotLeaderForPartition ||
         data.error_code == Errc::kUnknownTopicOrPartition ||
         (data.error_code != Errc::kNone && data.error_code != Errc::kOffsetOutOfRange)) {

@@ -89,12 +89,15 @@ class Fetcher {
   void SendFetches();
   void OnListOffsets(const std::string& leader, const std::vector<TopicPartition>& asked,
                      Result<Message> response);
-  void OnFetch(const std::string& leader, const std::map<TopicPartition, Offset>& asked,
-               Result<Message> response);
+  // The partitions a Fetch named and their fetch offsets, in partition order.
+  using Asked = std::vector<std::pair<TopicPartition, Offset>>;
+  void OnFetch(const std::string& leader, const Asked& asked, Result<Message> response);
   void HandlePartitionData(const FetchPartitionResponse& data, Offset fetch_offset);
   void BackOff(const std::string& leader);
   void Progress();
   PartitionState* Find(const TopicPartition& tp);
+  // Brings by_host_ and unled_ up to date with the assignment and the last metadata answer.
+  void GroupByHost();
 
   const ConsumerConfig& config_;
   ConsumerNetwork& network_;
@@ -105,6 +108,15 @@ class Fetcher {
   bool shut_down_ = false;
 
   std::map<TopicPartition, PartitionState> partitions_;
+  // partitions_ by the host leading them, each in partition order, and those without a known
+  // leader host: SendFetches visits the partitions of the hosts a Fetch may go to, not all
+  // (a consumer of many partitions has a Fetch in flight to most hosts at any time). Rebuilt
+  // when the assignment (assign_version_) or the metadata (ConsumerNetwork::version) changed.
+  using Member = std::pair<const TopicPartition*, PartitionState*>;
+  std::map<std::string, std::vector<Member>> by_host_;
+  std::vector<Member> unled_;
+  uint64_t assign_version_ = 0;
+  std::optional<std::pair<uint64_t, uint64_t>> grouped_at_;  // (assign, metadata) versions
   std::set<std::string> fetching_;  // leaders with a Fetch in flight
   std::map<std::string, TimeUs> backoff_until_us_;
   size_t next_drain_ = 0;  // rotates the first partition Drain serves
