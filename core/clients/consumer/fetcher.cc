@@ -50,6 +50,12 @@ void Fetcher::Assign(const std::vector<TopicPartition>& partitions) {
   }
   partitions_ = std::move(next);
   ++assign_version_;
+  in_state_.fill(0);
+  buffered_partitions_ = 0;
+  for (const auto& [tp, state] : partitions_) {
+    ++in_state_[static_cast<size_t>(state.state)];
+    if (!state.buffered.empty()) ++buffered_partitions_;
+  }
   network_.AddTopics(topics);
 }
 
@@ -67,8 +73,20 @@ std::map<TopicPartition, Offset> Fetcher::positions() const {
   return out;
 }
 
+void Fetcher::SetState(PartitionState& state, State next) {
+  --in_state_[static_cast<size_t>(state.state)];
+  ++in_state_[static_cast<size_t>(next)];
+  state.state = next;
+}
+
+void Fetcher::ClearBuffered(PartitionState& state) {
+  if (!state.buffered.empty()) --buffered_partitions_;
+  state.buffered.clear();
+}
+
 std::vector<TopicPartition> Fetcher::NeedingPosition() const {
   std::vector<TopicPartition> out;
+  if (in_state_[static_cast<size_t>(State::kNeedsPosition)] == 0) return out;
   for (const auto& [tp, state] : partitions_) {
     if (state.state == State::kNeedsPosition) out.push_back(tp);
   }
@@ -78,26 +96,26 @@ std::vector<TopicPartition> Fetcher::NeedingPosition() const {
 void Fetcher::MarkAwaitingCommitted(const TopicPartition& tp) {
   PartitionState* state = Find(tp);
   KSIM_CHECK(state != nullptr && state->state == State::kNeedsPosition);
-  state->state = State::kAwaitingCommitted;
+  SetState(*state, State::kAwaitingCommitted);
 }
 
 void Fetcher::OnCommitted(const TopicPartition& tp, Offset committed) {
   PartitionState* state = Find(tp);
   if (state == nullptr || state->state != State::kAwaitingCommitted) return;
   if (committed >= Offset(0)) {
-    state->state = State::kFetching;
+    SetState(*state, State::kFetching);
     state->position = committed;
-    state->buffered.clear();
+    ClearBuffered(*state);
     return;
   }
-  state->state = State::kNeedsPosition;
+  SetState(*state, State::kNeedsPosition);
   Reset(tp);
 }
 
 void Fetcher::OnCommittedFailed(const TopicPartition& tp) {
   PartitionState* state = Find(tp);
   if (state != nullptr && state->state == State::kAwaitingCommitted) {
-    state->state = State::kNeedsPosition;
+    SetState(*state, State::kNeedsPosition);
   }
 }
 
@@ -105,11 +123,11 @@ void Fetcher::Reset(const TopicPartition& tp) {
   PartitionState* state = Find(tp);
   KSIM_CHECK(state != nullptr);
   state->reset_from = state->state == State::kFetching ? state->position : kUndefinedOffset;
-  state->buffered.clear();
+  ClearBuffered(*state);
   state->position = kUndefinedOffset;
   if (config_.auto_offset_reset == "none") {
     // Kafka's NoOffsetForPartitionException / OffsetOutOfRangeException: the caller sees it.
-    state->state = State::kFailed;
+    SetState(*state, State::kFailed);
     failure_ = true;
     Emit(events_, ev::kFetchError,
          EventFields{{field::kTopic, tp.topic},
@@ -117,7 +135,7 @@ void Fetcher::Reset(const TopicPartition& tp) {
                      {field::kError, std::string(ErrcName(Errc::kOffsetOutOfRange))}});
     return;
   }
-  state->state = State::kResetting;
+  SetState(*state, State::kResetting);
 }
 
 void Fetcher::SendRequests() {
@@ -129,6 +147,7 @@ void Fetcher::SendRequests() {
 // ---- Offset reset (Kafka's Fetcher.resetOffsets) -----------------------------------------
 
 void Fetcher::SendListOffsets() {
+  if (in_state_[static_cast<size_t>(State::kResetting)] == 0) return;
   std::map<std::string, std::vector<TopicPartition>> by_leader;
   bool missing_leader = false;
   for (auto& [tp, state] : partitions_) {
@@ -172,7 +191,7 @@ void Fetcher::OnListOffsets(const std::string& leader, const std::vector<TopicPa
         retry = true;
         continue;
       }
-      state->state = State::kFetching;
+      SetState(*state, State::kFetching);
       state->position = partition.offset;
       Emit(events_, ev::kOffsetReset,
            EventFields{{field::kTopic, partition.tp.topic},
@@ -292,6 +311,7 @@ void Fetcher::HandlePartitionData(const FetchPartitionResponse& data, Offset fet
     Reset(data.tp);
     return;
   }
+  const bool was_empty = state->buffered.empty();
   BatchIterator batches(data.records);
   while (std::optional<BatchIterator::Item> batch = batches.Next()) {
     if (batch->header.control()) continue;
@@ -309,6 +329,7 @@ void Fetcher::HandlePartitionData(const FetchPartitionResponse& data, Offset fet
       state->buffered.push_back(std::move(out));
     }
   }
+  if (was_empty && !state->buffered.empty()) ++buffered_partitions_;
 }
 
 void Fetcher::BackOff(const std::string& leader) {
@@ -323,12 +344,7 @@ void Fetcher::Progress() {
 
 // ---- Handing records out ---------------------------------------------------------------
 
-bool Fetcher::HasRecords() const {
-  for (const auto& [tp, state] : partitions_) {
-    if (!state.buffered.empty()) return true;
-  }
-  return false;
-}
+bool Fetcher::HasRecords() const { return buffered_partitions_ > 0; }
 
 std::vector<ConsumerRecord> Fetcher::Drain(int32_t max_records) {
   KSIM_CHECK(max_records >= 1);
@@ -346,6 +362,7 @@ std::vector<ConsumerRecord> Fetcher::Drain(int32_t max_records) {
       state.position = record.offset + 1;
       out.push_back(std::move(record));
       state.buffered.pop_front();
+      if (state.buffered.empty()) --buffered_partitions_;
     }
   }
   return out;

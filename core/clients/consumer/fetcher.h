@@ -20,6 +20,7 @@
 // let the owner move on. One thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -98,6 +99,10 @@ class Fetcher {
   PartitionState* Find(const TopicPartition& tp);
   // Brings by_host_ and unled_ up to date with the assignment and the last metadata answer.
   void GroupByHost();
+  // Every change of a partition's state or of whether it has records buffered goes through
+  // these (or Assign), which keep in_state_ and buffered_partitions_.
+  void SetState(PartitionState& state, State next);
+  void ClearBuffered(PartitionState& state);
 
   const ConsumerConfig& config_;
   ConsumerNetwork& network_;
@@ -116,6 +121,11 @@ class Fetcher {
   std::map<std::string, std::vector<Member>> by_host_;
   std::vector<Member> unled_;
   uint64_t assign_version_ = 0;
+  // How many partitions are in each State, and how many have records buffered: the walks that
+  // look for a state (NeedingPosition, SendListOffsets) or for records (HasRecords, Drain) are
+  // skipped when there is none, as at most steps of a consumer of many partitions.
+  std::array<size_t, 5> in_state_{};
+  size_t buffered_partitions_ = 0;
   std::optional<std::pair<uint64_t, uint64_t>> grouped_at_;  // (assign, metadata) versions
   std::set<std::string> fetching_;  // leaders with a Fetch in flight
   std::map<std::string, TimeUs> backoff_until_us_;
