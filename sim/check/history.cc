@@ -83,8 +83,10 @@ uint64_t History::SendInvoke(std::string_view client, uint64_t incarnation, std:
 
 HistoryOp& History::Complete(uint64_t invoke, OpType type, const TopicPartition& tp) {
   KSIM_CHECK_MSG(open_.erase(invoke) == 1, "not an open send invoke");
-  // Copy the invoke's fields first: Append may move the vector.
-  const HistoryOp invoked = ops_[invoke];
+  // Room for the completion first, so that Append does not move the invoke (growing as
+  // emplace_back would).
+  if (ops_.size() == ops_.capacity()) ops_.reserve(2 * ops_.capacity() + 16);
+  const HistoryOp& invoked = ops_[invoke];
   HistoryOp& op = Append(invoked.process, invoked.incarnation, type, OpFunction::kSend);
   op.invoke_index = invoke;
   op.record_id = invoked.record_id;
@@ -119,20 +121,27 @@ void History::SendInfo(uint64_t invoke, const TopicPartition& tp, Errc error, bo
 }
 
 void History::TraceSendCompletion(const HistoryOp& op) {
-  TraceFields fields{{field::kRecordId, op.record_id}, {field::kTopic, op.topic}};
-  fields[field::kPartition] =
-      op.partition.value() >= 0 ? TraceFields(op.partition.value()) : TraceFields(nullptr);
-  if (op.type == OpType::kOk) fields[field::kOffset] = op.offset.value();
-  fields[field::kKey] = Key(op.key);
-  fields[field::kValue] = op.value;
+  // Appended in order to the object's members (its keys are distinct), not looked up by key.
+  TraceFields fields = TraceFields::object();
+  TraceFields::object_t& members = fields.get_ref<TraceFields::object_t&>();
+  members.reserve(9);
+  members.emplace_back(field::kRecordId, op.record_id);
+  members.emplace_back(field::kTopic, op.topic);
+  members.emplace_back(field::kPartition, op.partition.value() >= 0
+                                              ? TraceFields(op.partition.value())
+                                              : TraceFields(nullptr));
+  if (op.type == OpType::kOk) members.emplace_back(field::kOffset, op.offset.value());
+  members.emplace_back(field::kKey, Key(op.key));
+  members.emplace_back(field::kValue, op.value);
   if (op.type == OpType::kOk) {
     world_.Trace(op.process, ev::kAck, fields);
     return;
   }
-  fields[field::kError] =
-      op.crashed ? TraceFields(nullptr) : TraceFields(std::string(ErrcName(op.error)));
-  fields[field::kOutcome] = op.type == OpType::kFail ? "fail" : "unknown";
-  if (op.crashed) fields[field::kCrashed] = true;
+  members.emplace_back(field::kError, op.crashed
+                                          ? TraceFields(nullptr)
+                                          : TraceFields(std::string(ErrcName(op.error))));
+  members.emplace_back(field::kOutcome, op.type == OpType::kFail ? "fail" : "unknown");
+  if (op.crashed) members.emplace_back(field::kCrashed, true);
   world_.Trace(op.process, ev::kError, fields);
 }
 
