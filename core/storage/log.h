@@ -272,9 +272,12 @@ class Log {
   std::string dir_;
   LogConfig config_;
   std::map<Offset, std::unique_ptr<LogSegment>> segments_;
+  // What a fetch of the log's end reads (log_start_offset, log_end_offset, online): together.
   Offset log_start_offset_{0};
-  Offset recovery_point_{0};
   Offset next_offset_{0};
+  Status storage_error_;
+  bool closed_ = false;
+  Offset recovery_point_{0};
   int64_t last_flush_ms_ = 0;
   std::vector<PendingDelete> pending_deletes_;
   LogRecoveryReport recovery_report_;
@@ -282,8 +285,6 @@ class Log {
   // damage found (ok when none).
   std::map<Offset, Status> recovered_on_load_;
   LogObserver* observer_ = nullptr;
-  Status storage_error_;
-  bool closed_ = false;
 };
 
 }  // namespace ksim
