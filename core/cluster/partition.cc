@@ -408,7 +408,8 @@ AcksProgress Partition::CheckEnoughReplicasReached(Offset required_offset, int16
 }
 
 std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId replica,
-                                                                    Offset fetch_offset) {
+                                                                    Offset fetch_offset,
+                                                                    bool* leo_moved) {
   if (role_ != ReplicaRole::kLeader) return std::nullopt;
   auto it = remotes_.find(replica);
   if (it == remotes_.end()) return std::nullopt;
@@ -429,6 +430,7 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
     remote.last_caught_up_time_ms =
         std::max(remote.last_caught_up_time_ms, remote.last_fetch_time_ms);
   }
+  if (leo_moved != nullptr) *leo_moved = remote.log_end_offset != fetch_offset;
   remote.log_end_offset = fetch_offset;
   remote.last_fetch_leader_log_end_offset = leader_leo;
   remote.last_fetch_time_ms = now_ms;

@@ -209,8 +209,10 @@ class Partition final : public LogObserver {
   // A follower fetched from `fetch_offset` (Kafka's updateReplicaLogReadResult): records its LEO
   // and caught-up time, raises HW when it can. Returns the expanded ISR when the follower should
   // join it (to be written to ZooKeeper, then ApplyIsrChange), else nullopt. Ignored (nullopt)
-  // when not leader or `replica` is not assigned.
-  std::optional<std::vector<BrokerId>> UpdateFollowerFetch(BrokerId replica, Offset fetch_offset);
+  // when not leader or `replica` is not assigned. `leo_moved` (may be null) tells whether the
+  // follower's LEO as the leader knows it changed.
+  std::optional<std::vector<BrokerId>> UpdateFollowerFetch(BrokerId replica, Offset fetch_offset,
+                                                           bool* leo_moved = nullptr);
   // The ISR without the followers that have not caught up for replica.lag.time.max.ms, when that
   // removes anyone; nullopt otherwise or when not leader or a proposal is outstanding.
   std::optional<std::vector<BrokerId>> ProposeIsrShrink();

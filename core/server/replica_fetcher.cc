@@ -65,6 +65,7 @@ void ReplicaFetcherManager::AddPartition(const TopicPartition& tp, BrokerId lead
     state.epoch_to_ask = partition->latest_epoch();
   }
   fetcher.partitions[tp] = state;
+  ++fetcher.in_phase[static_cast<size_t>(state.phase)];
   Pump(leader);
 }
 
@@ -72,7 +73,11 @@ void ReplicaFetcherManager::RemovePartitions(const std::vector<TopicPartition>& 
   ++membership_version_;
   for (const TopicPartition& tp : partitions) {
     for (auto it = fetchers_.begin(); it != fetchers_.end();) {
-      it->second.partitions.erase(tp);
+      auto found = it->second.partitions.find(tp);
+      if (found != it->second.partitions.end()) {
+        --it->second.in_phase[static_cast<size_t>(found->second.phase)];
+        it->second.partitions.erase(found);
+      }
       // An idle fetcher without partitions goes (Kafka's shutdownIdleFetcherThreads); one with a
       // request in flight stays until the answer, which then finds nothing to apply.
       if (it->second.partitions.empty() && !it->second.in_flight) {
@@ -87,7 +92,10 @@ void ReplicaFetcherManager::RemovePartitions(const std::vector<TopicPartition>& 
 
 void ReplicaFetcherManager::RemoveAll() {
   ++membership_version_;
-  for (auto& [leader, fetcher] : fetchers_) fetcher.partitions.clear();
+  for (auto& [leader, fetcher] : fetchers_) {
+    fetcher.partitions.clear();
+    fetcher.in_phase.fill(0);
+  }
   for (auto it = fetchers_.begin(); it != fetchers_.end();) {
     timers_.Cancel(it->second.backoff);
     it->second.backoff = 0;
@@ -131,19 +139,12 @@ void ReplicaFetcherManager::Pump(BrokerId leader) {
   }
   if (fetcher.stopped || fetcher.in_flight || fetcher.backoff != 0) return;
   if (!network_.Ready(fetcher.host)) return;  // OnReady resumes
-  bool truncating = false;
-  bool leader_end = false;
-  bool leader_start = false;
-  for (const auto& [tp, state] : fetcher.partitions) {
-    truncating |= state.phase == FetchPhase::kTruncating;
-    leader_end |= state.phase == FetchPhase::kLeaderEndOffset;
-    leader_start |= state.phase == FetchPhase::kLeaderStartOffset;
-  }
-  if (truncating) {
+  auto any_in = [&](FetchPhase phase) { return fetcher.in_phase[static_cast<size_t>(phase)] > 0; };
+  if (any_in(FetchPhase::kTruncating)) {
     SendOffsetsForLeaderEpoch(fetcher);
-  } else if (leader_end) {
+  } else if (any_in(FetchPhase::kLeaderEndOffset)) {
     SendListOffsets(fetcher, FetchPhase::kLeaderEndOffset);
-  } else if (leader_start) {
+  } else if (any_in(FetchPhase::kLeaderStartOffset)) {
     SendListOffsets(fetcher, FetchPhase::kLeaderStartOffset);
   } else {
     SendFetch(fetcher);
@@ -213,6 +214,13 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
           Result<Message> response) { OnFetch(leader, version, sent, std::move(response)); });
 }
 
+void ReplicaFetcherManager::SetPhase(BrokerId leader, PartitionState& state, FetchPhase phase) {
+  Fetcher& fetcher = fetchers_.at(leader);
+  --fetcher.in_phase[static_cast<size_t>(state.phase)];
+  ++fetcher.in_phase[static_cast<size_t>(phase)];
+  state.phase = phase;
+}
+
 ReplicaFetcherManager::PartitionState* ReplicaFetcherManager::Current(BrokerId leader,
                                                                       const TopicPartition& tp,
                                                                       uint64_t incarnation) {
@@ -257,7 +265,7 @@ void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent&
       continue;
     }
     if (decision.complete) {
-      state->phase = FetchPhase::kFetching;
+      SetPhase(leader, *state, FetchPhase::kFetching);
     } else {
       state->epoch_to_ask = decision.next_epoch;
     }
@@ -309,15 +317,15 @@ void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, con
           return;
         }
         status = partition->TruncateTo(answer.offset, "offset_out_of_range");
-        state->phase = FetchPhase::kFetching;
+        SetPhase(leader, *state, FetchPhase::kFetching);
       } else {
-        state->phase = FetchPhase::kLeaderStartOffset;
+        SetPhase(leader, *state, FetchPhase::kLeaderStartOffset);
       }
     } else {
       if (answer.offset > partition->log_end_offset()) {
         status = partition->TruncateFullyAndStartAt(answer.offset);
       }
-      state->phase = FetchPhase::kFetching;
+      SetPhase(leader, *state, FetchPhase::kFetching);
     }
     if (!status.ok()) {
       EmitError(answer.tp, "truncate", status);
@@ -354,7 +362,7 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version,
       continue;  // removed, re-added or moved meanwhile: the answer is stale
     }
     if (answer.error_code == Errc::kOffsetOutOfRange) {
-      state->phase = FetchPhase::kLeaderEndOffset;
+      SetPhase(leader, *state, FetchPhase::kLeaderEndOffset);
       continue;
     }
     if (answer.error_code != Errc::kNone) {

@@ -35,6 +35,7 @@
 // broker destroys the NetworkClient after it, so none arrive). One thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -123,6 +124,9 @@ class ReplicaFetcherManager {
     BrokerId leader{0};
     std::string host;
     std::map<TopicPartition, PartitionState> partitions;
+    // How many of `partitions` are in each FetchPhase (Pump picks the request without a walk);
+    // every phase change goes through SetPhase.
+    std::array<size_t, 4> in_phase{};
     bool in_flight = false;
     TimerId backoff = 0;             // pending backoff timer (0: none)
     std::optional<Stopped> stopped;  // the append that ended it (see the top)
@@ -142,6 +146,8 @@ class ReplicaFetcherManager {
   };
 
   void Pump(BrokerId leader);
+  // Moves `state`, one of the partitions of `leader`'s fetcher, to `phase`.
+  void SetPhase(BrokerId leader, PartitionState& state, FetchPhase phase);
   void Stop(Fetcher& fetcher, const TopicPartition& tp, const Status& status);
   void SendOffsetsForLeaderEpoch(Fetcher& fetcher);
   void SendListOffsets(Fetcher& fetcher, FetchPhase phase);

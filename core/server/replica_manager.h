@@ -175,11 +175,15 @@ class ReplicaManager {
   // Rebuilds partition_list_ from partitions_ (after an insertion or removal).
   void ListPartitions();
 
-  // Fetch: reads every partition (no follower update).
-  std::vector<FetchPartitionResponse> ReadFromLocalLog(const FetchRequest& request);
+  // Fetch: reads every partition (no follower update); `partitions` (may be null) gets the
+  // Partition each was read from (null: unknown), by request index.
+  std::vector<FetchPartitionResponse> ReadFromLocalLog(
+      const FetchRequest& request, std::vector<Partition*>* partitions = nullptr);
   // One partition of a fetch; one with nothing to give (Partition::ReadsNothingAt) is answered
-  // without a read.
+  // without a read. The second form is given GetPartition(asked.tp).
   FetchPartitionResponse ReadPartition(const FetchPartition& asked, bool from_follower);
+  FetchPartitionResponse ReadPartition(const FetchPartition& asked, Partition* partition,
+                                       bool from_follower);
   // A parked fetch's check: ReadFromLocalLog's answer when FetchCanCompleteNow would accept it,
   // else nullopt, having read only the partitions with something to give (in request order, as
   // ReadFromLocalLog reads them: the same reads, the same disk accesses).

@@ -9,16 +9,6 @@
 
 namespace ksim {
 
-namespace {
-
-// The leader's view of `replica`'s LEO (nullopt before its first fetch, or when not tracked).
-std::optional<Offset> FollowerLogEndOffset(const Partition& partition, BrokerId replica) {
-  auto it = partition.remote_replicas().find(replica);
-  return it == partition.remote_replicas().end() ? std::nullopt : it->second.log_end_offset;
-}
-
-}  // namespace
-
 bool ValidRequiredAcks(KafkaRelease release, int16_t acks) {
   return release < KafkaRelease::k0_10_0 || (acks >= -1 && acks <= 1);
 }
@@ -107,30 +97,29 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
     response.correlation_id = correlation_id;
     done(std::move(response));
   };
-  std::vector<FetchPartitionResponse> read = ReadFromLocalLog(request);
+  std::vector<Partition*> partitions;  // by request index, as the read found them
+  std::vector<FetchPartitionResponse> read = ReadFromLocalLog(request, &partitions);
   if (request.replica_id.value() >= 0) {
     // updateFollowerLogReadResults: the fetch offset is the follower's LEO; HW may rise and the
     // follower may rejoin the ISR.
     for (size_t i = 0; i < request.partitions.size(); ++i) {
       const FetchPartition& asked = request.partitions[i];
       if (read[i].error_code != Errc::kNone) continue;
-      Partition* partition = GetPartition(asked.tp);
+      // Nothing between the read and here adds or removes a partition; a WriteIsr below
+      // changes only its own partition's ISR proposal.
+      Partition* partition = partitions[i];
       if (partition == nullptr) continue;
       const Offset hw_before = partition->high_watermark();
-      const std::optional<Offset> follower_leo_before =
-          FollowerLogEndOffset(*partition, request.replica_id);
+      bool leo_moved = false;
       std::optional<std::vector<BrokerId>> expanded =
-          partition->UpdateFollowerFetch(request.replica_id, asked.fetch_offset);
+          partition->UpdateFollowerFetch(request.replica_id, asked.fetch_offset, &leo_moved);
       if (expanded.has_value() && isr_proposals_.count(asked.tp) == 0) {
         WriteIsr(*partition, std::move(*expanded));
       }
       // Waiting requests can only move when the HW or this follower's LEO did (Kafka's
       // updateFollowerLogReadResults and maybeIncrementLeaderHW): a fetch with nothing new
       // re-checks nothing.
-      if (partition->high_watermark() != hw_before ||
-          FollowerLogEndOffset(*partition, request.replica_id) != follower_leo_before) {
-        PartitionChanged(asked.tp);
-      }
+      if (partition->high_watermark() != hw_before || leo_moved) PartitionChanged(asked.tp);
     }
   }
   if (FetchCanCompleteNow(request, read)) {
@@ -151,21 +140,29 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
       timeout_us, keys);
 }
 
-std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(const FetchRequest& request) {
+std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(
+    const FetchRequest& request, std::vector<Partition*>* partitions) {
   const bool from_follower = request.replica_id.value() >= 0;
   std::vector<FetchPartitionResponse> responses;
   responses.reserve(request.partitions.size());
+  if (partitions != nullptr) partitions->reserve(request.partitions.size());
   for (const FetchPartition& asked : request.partitions) {
-    responses.push_back(ReadPartition(asked, from_follower));
+    Partition* partition = GetPartition(asked.tp);
+    if (partitions != nullptr) partitions->push_back(partition);
+    responses.push_back(ReadPartition(asked, partition, from_follower));
   }
   return responses;
 }
 
 FetchPartitionResponse ReplicaManager::ReadPartition(const FetchPartition& asked,
                                                      bool from_follower) {
+  return ReadPartition(asked, GetPartition(asked.tp), from_follower);
+}
+
+FetchPartitionResponse ReplicaManager::ReadPartition(const FetchPartition& asked,
+                                                     Partition* partition, bool from_follower) {
   FetchPartitionResponse response;
   response.tp = asked.tp;
-  Partition* partition = GetPartition(asked.tp);
   if (partition == nullptr) {
     response.error_code = Errc::kUnknownTopicOrPartition;
     return response;
@@ -195,12 +192,12 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
   bool error = false;
   for (size_t i = 0; i < request.partitions.size(); ++i) {
     const FetchPartition& asked = request.partitions[i];
-    const Partition* partition = GetPartition(asked.tp);
+    Partition* partition = GetPartition(asked.tp);
     if (partition != nullptr &&
         partition->ReadsNothingAt(asked.fetch_offset, asked.partition_max_bytes)) {
       continue;
     }
-    FetchPartitionResponse response = ReadPartition(asked, from_follower);
+    FetchPartitionResponse response = ReadPartition(asked, partition, from_follower);
     error |= response.error_code != Errc::kNone;
     bytes += static_cast<int64_t>(response.records.size());
     read.emplace_back(i, std::move(response));
