@@ -245,30 +245,31 @@ void Fetcher::SendFetches() {
       if (!fetchable(*state)) continue;
       request.partitions.push_back(FetchPartition{*tp, state->position, kUndefinedOffset,
                                                   config_.max_partition_fetch_bytes});
-      asked.emplace_back(*tp, state->position);
+      asked.push_back(AskedPartition{*tp, state->position, state});
     }
     if (!asked.empty()) requests.emplace_back(host, std::move(request), std::move(asked));
   }
   if (missing_leader) network_.RequestUpdate();
   for (auto& [leader, request, asked] : requests) {
     fetching_.insert(leader);
-    network_.Send(leader, std::move(request),
-                  [this, leader = leader, asked = std::move(asked)](Result<Message> response) {
-                    OnFetch(leader, asked, std::move(response));
-                  });
+    network_.Send(
+        leader, std::move(request),
+        [this, leader = leader, version = assign_version_, asked = std::move(asked)](
+            Result<Message> response) { OnFetch(leader, version, asked, std::move(response)); });
   }
 }
 
-void Fetcher::OnFetch(const std::string& leader, const Asked& asked, Result<Message> response) {
+void Fetcher::OnFetch(const std::string& leader, uint64_t assign_version, const Asked& asked,
+                      Result<Message> response) {
   if (shut_down_) return;
   fetching_.erase(leader);
   const FetchResponse* answer = response.ok() ? std::get_if<FetchResponse>(&*response) : nullptr;
   if (answer == nullptr) {
     const Errc error = response.ok() ? Errc::kUnknownServerError : response.status().code();
-    for (const auto& [tp, offset] : asked) {
+    for (const AskedPartition& entry : asked) {
       Emit(events_, ev::kFetchError,
-           EventFields{{field::kTopic, tp.topic},
-                       {field::kPartition, tp.partition.value()},
+           EventFields{{field::kTopic, entry.tp.topic},
+                       {field::kPartition, entry.tp.partition.value()},
                        {field::kError, std::string(ErrcName(error))}});
     }
     network_.RequestUpdate();
@@ -276,11 +277,17 @@ void Fetcher::OnFetch(const std::string& leader, const Asked& asked, Result<Mess
     return Progress();
   }
   bool refresh = false;
-  for (const FetchPartitionResponse& data : answer->responses) {
-    auto it = std::lower_bound(
-        asked.begin(), asked.end(), data.tp,
-        [](const auto& entry, const TopicPartition& tp) { return entry.first < tp; });
-    if (it == asked.end() || it->first != data.tp) continue;
+  const std::vector<FetchPartitionResponse>& answers = answer->responses;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    const FetchPartitionResponse& data = answers[i];
+    // The leader answers in request order; an answer elsewhere is searched for.
+    auto it = i < asked.size() && asked[i].tp == data.tp
+                  ? asked.begin() + static_cast<std::ptrdiff_t>(i)
+                  : std::lower_bound(asked.begin(), asked.end(), data.tp,
+                                     [](const AskedPartition& entry, const TopicPartition& tp) {
+                                       return entry.tp < tp;
+                                     });
+    if (it == asked.end() || it->tp != data.tp) continue;
     if (data.error_code == Errc::kNotLeaderForPartition ||
         data.error_code == Errc::kUnknownTopicOrPartition ||
         (data.error_code != Errc::kNone && data.error_code != Errc::kOffsetOutOfRange)) {
@@ -291,7 +298,8 @@ void Fetcher::OnFetch(const std::string& leader, const Asked& asked, Result<Mess
       refresh = true;
       continue;
     }
-    HandlePartitionData(data, it->second);
+    HandlePartitionData(data, it->fetch_offset,
+                        assign_version == assign_version_ ? it->state : Find(data.tp));
   }
   if (refresh) {
     network_.RequestUpdate();
@@ -300,8 +308,8 @@ void Fetcher::OnFetch(const std::string& leader, const Asked& asked, Result<Mess
   Progress();
 }
 
-void Fetcher::HandlePartitionData(const FetchPartitionResponse& data, Offset fetch_offset) {
-  PartitionState* state = Find(data.tp);
+void Fetcher::HandlePartitionData(const FetchPartitionResponse& data, Offset fetch_offset,
+                                  PartitionState* state) {
   // Revoked, reset or moved since the request left: the answer is stale.
   if (state == nullptr || state->state != State::kFetching || state->position != fetch_offset ||
       !state->buffered.empty()) {

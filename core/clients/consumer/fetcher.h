@@ -90,10 +90,19 @@ class Fetcher {
   void SendFetches();
   void OnListOffsets(const std::string& leader, const std::vector<TopicPartition>& asked,
                      Result<Message> response);
-  // The partitions a Fetch named and their fetch offsets, in partition order.
-  using Asked = std::vector<std::pair<TopicPartition, Offset>>;
-  void OnFetch(const std::string& leader, const Asked& asked, Result<Message> response);
-  void HandlePartitionData(const FetchPartitionResponse& data, Offset fetch_offset);
+  // The partitions a Fetch named, in partition order: each with its fetch offset and its state
+  // (valid while assign_version_ has not moved).
+  struct AskedPartition {
+    TopicPartition tp;
+    Offset fetch_offset;
+    PartitionState* state = nullptr;
+  };
+  using Asked = std::vector<AskedPartition>;
+  void OnFetch(const std::string& leader, uint64_t assign_version, const Asked& asked,
+               Result<Message> response);
+  // `state` is the partition's (null: no longer assigned).
+  void HandlePartitionData(const FetchPartitionResponse& data, Offset fetch_offset,
+                           PartitionState* state);
   void BackOff(const std::string& leader);
   void Progress();
   PartitionState* Find(const TopicPartition& tp);
