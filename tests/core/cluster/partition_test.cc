@@ -333,6 +333,29 @@ TEST_F(PartitionTest, FollowerThatNeverFetchesLeavesIsr) {
   EXPECT_EQ(*shrunk, (std::vector<BrokerId>{kB1, kB3}));
 }
 
+// UpdateFollowerFetch tells whether the follower's LEO, as the leader knows it, moved (the leader
+// re-checks its parked requests only then or when the HW moved).
+TEST_F(PartitionTest, FollowerFetchTellsWhetherTheFollowersLogEndMoved) {
+  Replica& r1 = AddReplica(kB1);
+  MakeLeader(r1, State(kB1, 0, {kB1, kB2}, {kB1, kB2}));
+  Produce(r1, 2);
+  bool moved = false;
+  r1.p().UpdateFollowerFetch(kB2, Offset(0), &moved);
+  EXPECT_TRUE(moved) << "the first fetch: the leader knew no LEO";
+  r1.p().UpdateFollowerFetch(kB2, Offset(0), &moved);
+  EXPECT_FALSE(moved);
+  r1.p().UpdateFollowerFetch(kB2, Offset(2), &moved);
+  EXPECT_TRUE(moved);
+  EXPECT_EQ(r1.p().high_watermark(), Offset(2));
+  moved = true;
+  r1.p().UpdateFollowerFetch(kB3, Offset(2), &moved);
+  EXPECT_TRUE(moved) << "not assigned: untouched";
+  r1.p().MakeFollower(State(kB2, 1, {kB1, kB2}, {kB1, kB2}));
+  moved = true;
+  r1.p().UpdateFollowerFetch(kB2, Offset(2), &moved);
+  EXPECT_TRUE(moved) << "not leader: untouched";
+}
+
 // KAFKA-4485's rule (Replica.updateLogReadResult, 0.10.2+): a follower fetching the LEO the leader
 // had at its previous fetch is caught up as of that fetch, so one that keeps pace with a steady
 // stream stays, although it never fetches at the leader's current LEO.
