@@ -62,11 +62,29 @@ struct FileBytes {
 struct VirtualDisk::Node {
   explicit Node(bool directory) : is_dir(directory) {}
 
+  // Files: the bytes from `from` on may differ from the durable ones (a write, a truncation, a
+  // mapped window handed out for writing).
+  void Dirty(uint64_t from) { dirty_from = std::min(dirty_from, from); }
+  // durable = data, copying only what may differ: a sync costs what was written since the last
+  // one, not the file's length (a log flushed after every message).
+  void MakeDurable() {
+    const uint64_t keep = std::min({dirty_from, static_cast<uint64_t>(durable.held.size()),
+                                    static_cast<uint64_t>(data.held.size())});
+    durable.held.resize(keep);
+    durable.held.insert(durable.held.end(), data.held.begin() + static_cast<ptrdiff_t>(keep),
+                        data.held.end());
+    durable.size = data.size;
+    dirty_from = kClean;
+  }
+
+  static constexpr uint64_t kClean = UINT64_MAX;
+
   bool is_dir;
   // Files.
   FileBytes data;               // written bytes: the page cache
   FileBytes durable;            // as of the last Sync / Flush
   uint64_t unsynced_bytes = 0;  // written through Append/WriteAt since then (for counters)
+  uint64_t dirty_from = kClean;  // data and durable hold the same bytes below this
   // Directories: name -> node, live and as of the last SyncDir. std::map keeps names sorted.
   std::map<std::string, std::shared_ptr<Node>> entries;
   std::map<std::string, std::shared_ptr<Node>> durable_entries;
@@ -134,7 +152,7 @@ class VirtualFile final : public File {
     if (stale()) return StaleHandle(path_);
     disk_->Charge(VirtualDisk::Cost::kSync);
     KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kSyncError, "fsync", path_));
-    node_->durable = node_->data;
+    node_->MakeDurable();
     disk_->counters_.bytes_synced += node_->unsynced_bytes;
     disk_->counters_.syncs += 1;
     node_->unsynced_bytes = 0;
@@ -148,6 +166,7 @@ class VirtualFile final : public File {
     if (size > node_->data.size) {
       KSIM_RETURN_IF_ERROR(disk_->CheckSpace(size - node_->data.size, path_));
     }
+    node_->Dirty(std::min(size, node_->data.size));
     node_->data.Resize(size);
     return Status::Ok();
   }
@@ -205,6 +224,7 @@ class VirtualFile final : public File {
     if (end > node_->data.size) {
       KSIM_RETURN_IF_ERROR(disk_->CheckSpace(end - node_->data.size, path_));
     }
+    node_->Dirty(position);
     node_->data.Write(position, data);
     KSIM_CHECK(node_->data.size >= end);
     disk_->counters_.bytes_written += data.size();
@@ -236,6 +256,7 @@ class VirtualMappedFile final : public MappedFile {
   // The window, cut short if another handle truncated the file under it (where POSIX would
   // raise SIGBUS on access). data() holds the whole window; Window() only up to its end.
   MutableByteView data() override {
+    node_->Dirty(0);
     node_->data.Hold(length());
     return MutableByteView(node_->data.held.data(), length());
   }
@@ -246,6 +267,7 @@ class VirtualMappedFile final : public MappedFile {
   uint64_t length() const override { return std::min<uint64_t>(length_, node_->data.size); }
   MutableByteView Window(uint64_t offset, size_t count) override {
     KSIM_CHECK(offset + count <= length());
+    node_->Dirty(offset);
     node_->data.Hold(offset + count);
     return MutableByteView(node_->data.held.data() + offset, count);
   }
@@ -266,6 +288,7 @@ class VirtualMappedFile final : public MappedFile {
     if (length > node_->data.size) {
       KSIM_RETURN_IF_ERROR(disk_->CheckSpace(length - node_->data.size, path_));
     }
+    node_->Dirty(std::min(length, node_->data.size));
     node_->data.Resize(length);
     length_ = length;
     return Status::Ok();
@@ -277,7 +300,7 @@ class VirtualMappedFile final : public MappedFile {
     KSIM_RETURN_IF_ERROR(disk_->CheckFault(DiskFault::kSyncError, "msync", path_));
     // msync writes the mapped range back; the model keeps one image per file, so the whole
     // page cache (the mapping and anything written past it) becomes durable.
-    node_->durable = node_->data;
+    node_->MakeDurable();
     node_->unsynced_bytes = 0;
     disk_->counters_.bytes_synced += length_;
     disk_->counters_.syncs += 1;
@@ -458,6 +481,7 @@ Result<std::unique_ptr<File>> VirtualDisk::OpenFile(const std::string& path, Ope
     lookup.parent->entries[lookup.name] = node;
   } else if (mode == OpenMode::kTruncate) {
     KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "open", path));
+    node->Dirty(0);
     node->data.Clear();
   }
   return std::unique_ptr<File>(std::make_unique<VirtualFile>(this, std::move(node), path));
@@ -481,6 +505,7 @@ Result<std::unique_ptr<MappedFile>> VirtualDisk::MapFile(const std::string& path
     node = std::make_shared<Node>(false);
     lookup.parent->entries[lookup.name] = node;
   }
+  node->Dirty(std::min(map_length, old_size));
   node->data.Resize(map_length);
   return std::unique_ptr<MappedFile>(
       std::make_unique<VirtualMappedFile>(this, std::move(node), path, map_length));
@@ -613,6 +638,7 @@ Status VirtualDisk::CorruptRange(const std::string& path, uint64_t offset, uint6
   const uint64_t end = std::min<uint64_t>(offset + length, node.data.size);
   for (uint64_t i = offset; i < end; ++i) {
     const auto flip = static_cast<uint8_t>(stream_.UniformInt(1, 255));
+    node.Dirty(i);
     node.data.Xor(i, flip);
     if (i < node.durable.size) node.durable.Xor(i, flip);
   }
@@ -640,7 +666,7 @@ void VirtualDisk::SyncAll() {
       if (child->is_dir) {
         pending.push_back(child.get());
       } else {
-        child->durable = child->data;
+        child->MakeDurable();
         counters_.bytes_synced += child->unsynced_bytes;
         child->unsynced_bytes = 0;
       }
@@ -689,7 +715,8 @@ void VirtualDisk::Restart(const CrashOptions& options) {
       }
     }
     KSIM_CHECK(file->data.size >= durable_size);
-    file->durable = file->data;  // what survived is on the platter now
+    file->Dirty(0);
+    file->MakeDurable();  // what survived is on the platter now
     return file;
   };
   auto new_root = std::make_shared<Node>(true);

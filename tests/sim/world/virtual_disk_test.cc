@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -110,6 +111,56 @@ TEST_F(VirtualDiskTest, DurableContentsIsWhatACrashKeeps) {
   auto durable = disk_.DurableContents("/d/f");
   ASSERT_TRUE(durable.ok());
   EXPECT_EQ(AsString(*durable), "kept");
+}
+
+// A sync copies only what may have changed since the previous one (Node::MakeDurable): through
+// random appends, overwrites, truncations, extensions, stores through a mapping and syncs or
+// msyncs, the durable bytes are always the file as it was at its last sync.
+TEST_F(VirtualDiskTest, DurableBytesAreTheFileAtItsLastSyncThroughRandomChanges) {
+  WriteDurably("/d/f", "");
+  auto file = disk_.OpenFile("/d/f", OpenMode::kOpenExisting);
+  ASSERT_TRUE(file.ok());
+  std::mt19937_64 random(11);
+  std::string at_last_sync;
+  for (int step = 0; step < 3000; ++step) {
+    const uint64_t size = (*file)->Size();
+    switch (random() % 7) {
+      case 0:
+      case 1:
+        ASSERT_TRUE((*file)->Append(AsBytes(std::string(1 + random() % 40, 'a' + step % 26))).ok());
+        break;
+      case 2:
+        if (size > 0) {
+          ASSERT_TRUE((*file)->WriteAt(random() % size, AsBytes(std::string(3, 'X'))).ok());
+        }
+        break;
+      case 3:
+        ASSERT_TRUE((*file)->Truncate(size == 0 ? 0 : random() % (size + 64)).ok());
+        break;
+      case 4:
+        if (size > 0) {
+          auto mapped = disk_.MapFile("/d/f", -1);
+          ASSERT_TRUE(mapped.ok());
+          const uint64_t at = random() % size;
+          MutableByteView window = (*mapped)->Window(at, 1);
+          window[0] = static_cast<uint8_t>('0' + step % 10);
+          if (random() % 2 == 0) {
+            ASSERT_TRUE((*mapped)->Flush().ok());
+            at_last_sync = Read("/d/f");
+          }
+        }
+        break;
+      default:
+        ASSERT_TRUE((*file)->Sync().ok());
+        at_last_sync = Read("/d/f");
+        break;
+    }
+    auto durable = disk_.DurableContents("/d/f");
+    ASSERT_TRUE(durable.ok());
+    ASSERT_EQ(AsString(*durable), at_last_sync) << "step " << step;
+  }
+  disk_.Crash();
+  EXPECT_EQ(Read("/d/f"), at_last_sync);
 }
 
 // --- Crash: the namespace ---
