@@ -179,38 +179,46 @@ void World::Trace(std::string_view node, std::string_view ev, const TraceFields&
 void World::AddTraceTap(TraceTap tap) { taps_.push_back(std::move(tap)); }
 
 void World::OnNetEvent(const NetEvent& event) {
-  // Fields mirror NetEvent (docs/trace-format.md, network message events).
+  // Fields mirror NetEvent (docs/trace-format.md, network message events), appended in order.
   TraceFields fields = TraceFields::object();
+  auto add = [&fields](std::string_view key, TraceFields value) {
+    fields.get_ref<TraceFields::object_t&>().emplace_back(key, std::move(value));
+  };
   switch (event.type) {
     case NetEvent::Type::kSend:
     case NetEvent::Type::kDeliver:
     case NetEvent::Type::kDrop:
     case NetEvent::Type::kHold: {
-      fields[field::kId] = event.message_id;
-      fields[field::kFrom] = event.from_name;
-      fields[field::kTo] = event.to_name;
-      fields[field::kKind] = event.kind;
-      fields[field::kSizeBytes] = event.size_bytes;
-      fields[field::kConn] = event.connection_epoch;
-      if (event.type == NetEvent::Type::kSend) {
-        fields[field::kDeliverAtUs] = event.deliver_at_us;
-        fields[field::kRetransmits] = event.retransmits;
-      } else if (event.type != NetEvent::Type::kDeliver) {  // kDrop, kHold
-        fields[field::kReason] = DropReasonName(event.reason);
-      }
       const std::string_view node =
           event.type == NetEvent::Type::kDeliver ? event.to_name : event.from_name;
-      trace_.Message(event.time_us, node,
-                     event.type == NetEvent::Type::kSend      ? ev::kMsgSend
-                     : event.type == NetEvent::Type::kDeliver ? ev::kMsgDeliver
-                     : event.type == NetEvent::Type::kHold    ? ev::kMsgHold
-                                                              : ev::kMsgDrop,
-                     fields);
+      const std::string_view ev = event.type == NetEvent::Type::kSend      ? ev::kMsgSend
+                                  : event.type == NetEvent::Type::kDeliver ? ev::kMsgDeliver
+                                  : event.type == NetEvent::Type::kHold    ? ev::kMsgHold
+                                                                           : ev::kMsgDrop;
+      // At the state level the line is not written: its fields are not built.
+      if (!trace_.wants_messages()) return trace_.Message(event.time_us, node, ev, TraceFields());
+      fields.get_ref<TraceFields::object_t&>().reserve(8);
+      add(field::kId, event.message_id);
+      add(field::kFrom, event.from_name);
+      add(field::kTo, event.to_name);
+      add(field::kKind, event.kind);
+      add(field::kSizeBytes, event.size_bytes);
+      add(field::kConn, event.connection_epoch);
+      if (event.type == NetEvent::Type::kSend) {
+        add(field::kDeliverAtUs, event.deliver_at_us);
+        add(field::kRetransmits, event.retransmits);
+      } else if (event.type != NetEvent::Type::kDeliver) {  // kDrop, kHold
+        add(field::kReason, DropReasonName(event.reason));
+      }
+      trace_.Message(event.time_us, node, ev, fields);
       return;
     }
     case NetEvent::Type::kDisconnect:
-      fields[field::kPeer] = event.from_name;
-      fields[field::kConn] = event.connection_epoch;
+      if (!trace_.wants_messages()) {
+        return trace_.Message(event.time_us, event.to_name, ev::kMsgDisconnect, TraceFields());
+      }
+      add(field::kPeer, event.from_name);
+      add(field::kConn, event.connection_epoch);
       trace_.Message(event.time_us, event.to_name, ev::kMsgDisconnect, fields);
       return;
   }
