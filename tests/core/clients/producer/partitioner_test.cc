@@ -142,6 +142,17 @@ TEST(PartitionerTest, RoundRobinWithUnavailablePartitions) {
   EXPECT_EQ(counts[2], 50);
 }
 
+// A broker whose metadata cache missed some UpdateMetadata lists fewer partitions than the topic
+// has: Kafka's DefaultPartitioner still returns an available partition's own id, which may be
+// the count or above (regression producer-picks-a-partition-a-partial-metadata-lists).
+TEST(PartitionerTest, AvailablePartitionIdMayExceedAPartialCount) {
+  Partitioner partitioner;
+  const std::vector<PartitionId> available{PartitionId(1)};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(partitioner.Partition("t", std::nullopt, 1, available), PartitionId(1));
+  }
+}
+
 TEST(PartitionerTest, NoAvailablePartitionFallsBackToAllPartitions) {
   Partitioner partitioner;
   std::vector<int32_t> got;
