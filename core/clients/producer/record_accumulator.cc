@@ -162,13 +162,13 @@ std::vector<ProducerBatch*> RecordAccumulator::Drain(const LeaderFn& leader_of, 
       state.sequenced[first.base_sequence] = first.id;
     }
     state.queue.pop_front();
-    if (state.queue.empty()) queued_.erase(queued);
     first.in_flight = true;
     first.retry = false;
     ++first.attempts;
     first.last_attempt_ms = now_ms;
     state.in_flight.insert(first.id);
     RefreshHeadExpiry(partitions_.find(tp)->first, state);
+    if (state.queue.empty()) queued_.erase(queued);  // `tp` (its key) is gone with it
     size += first.size_bytes;
     drained.push_back(&first);
   }
