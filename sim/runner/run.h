@@ -68,6 +68,15 @@ class ScenarioRun {
   // ": the active controller missed its restart ..." when `broker`'s registration in ZooKeeper is
   // newer than the one the active controller read (KAFKA-1120); "" otherwise.
   std::string MissedRestart(BrokerId broker);
+  // Records, at every progress step and drain check, the running brokers whose restart the
+  // active controller has missed (MissedRestart), with when that was first seen.
+  void NoteMissedRestarts();
+  // ": no member of `group` is assigned it ..." when no running member of the group has `tp`
+  // assigned and the controller missed a broker's restart during the run: such a broker hears
+  // only the UpdateMetadata of later steps, its metadata answers list some partitions only, and
+  // a group leader that learned the topic from it assigns those alone until its next metadata
+  // refresh (metadata.max.age.ms), naming kMissedRestartDefect; "" otherwise.
+  std::string UnassignedAfterAMissedRestart(const std::string& group, const TopicPartition& tp);
   // ": its replica fetcher for broker-L stopped ..." when `replica`'s fetcher from `leader` ended
   // (ReplicaFetcherManager::StoppedFetcher), naming kSameLeaderDefect when that is why; else "".
   std::string FetcherStopped(BrokerId replica, BrokerId leader);
@@ -130,6 +139,7 @@ class ScenarioRun {
   std::string undrained_;              // Undrained() when the final phase ended
   TimeUs final_start_us_ = INT64_MAX;  // when the final phase began
   std::map<std::pair<std::string, TopicPartition>, Offset> delivered_next_;
+  std::map<BrokerId, TimeUs> missed_restarts_;  // NoteMissedRestarts: broker -> first seen
 };
 
 }  // namespace ksim::sim

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/text.h"
 #include "core/base/trace_names.h"
 #include "core/clients/producer/producer.h"
 #include "core/cluster/partition.h"
@@ -328,6 +329,7 @@ void ScenarioRun::RunTo(TimeUs target_us) {
   while (world_->Now() < target_us) {
     const TimeUs until_us = std::min(target_us, next_progress_us_ + step_us);
     cluster_->RunFor(until_us - world_->Now());
+    NoteMissedRestarts();
     if (world_->Now() >= next_progress_us_ + step_us) {
       next_progress_us_ += step_us;
       ReportProgress();
@@ -490,6 +492,37 @@ std::string ScenarioRun::MissedRestart(BrokerId broker) {
          "(" + std::string(kMissedRestartDefect) + ")";
 }
 
+void ScenarioRun::NoteMissedRestarts() {
+  for (BrokerId id : cluster_->broker_ids()) {
+    if (cluster_->broker(id) == nullptr) continue;
+    // Missed: the controller knows an older registration than ZooKeeper holds, or the broker
+    // restarted while its previous process's registration (and session) lived on, so that
+    // nothing changed under /brokers/ids for the controller to see.
+    const std::optional<ZnodeData> registration = cluster_->zookeeper().Read(zk::BrokerIdPath(id));
+    const ZkSessionId session = cluster_->BrokerZkSession(id);
+    const bool earlier_session =
+        registration && session != kNoSession && registration->stat.ephemeral_owner != session;
+    if (earlier_session || !MissedRestart(id).empty()) missed_restarts_.emplace(id, world_->Now());
+  }
+}
+
+std::string ScenarioRun::UnassignedAfterAMissedRestart(const std::string& group,
+                                                       const TopicPartition& tp) {
+  if (missed_restarts_.empty()) return "";
+  for (const auto& client : consumers_) {
+    const std::string& member_group = client->group().empty() ? client->id() : client->group();
+    if (member_group != group || client->kind() != ConsumerKind::kGroupCoordinator) continue;
+    const std::vector<TopicPartition> assigned = client->assignment();
+    if (std::find(assigned.begin(), assigned.end(), tp) != assigned.end()) return "";
+  }
+  const auto& [broker, seen_us] = *missed_restarts_.begin();
+  return ": no member of " + group + " is assigned it: the active controller missed " +
+         node::Broker(broker) + "'s restart (seen at " + FormatSeconds(seen_us) +
+         "), which then heard only later steps' UpdateMetadata, so its metadata answers list " +
+         "some partitions only, and the group's assignment came from such an answer (" +
+         std::string(kMissedRestartDefect) + ")";
+}
+
 std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
   Broker* follower = cluster_->broker(replica);
   if (follower == nullptr) return "";
@@ -567,7 +600,8 @@ std::string ScenarioRun::Undrained() {
         if (found == delivered_next_.end() || found->second < led->high_watermark()) {
           return group + " has delivered " + ToString(tp) + " up to offset " +
                  std::to_string(found == delivered_next_.end() ? -1 : found->second.value() - 1) +
-                 " of " + std::to_string(led->high_watermark().value() - 1);
+                 " of " + std::to_string(led->high_watermark().value() - 1) +
+                 UnassignedAfterAMissedRestart(group, tp);
         }
       }
     }

@@ -318,6 +318,14 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
   EXPECT_NE(retrying.undrained.find("last answered OUT_OF_ORDER_SEQUENCE_NUMBER, though sequence"),
             std::string::npos);
   EXPECT_NE(retrying.undrained.find(kOutOfOrderRetryDefect), std::string::npos);
+  const RunResult partial =
+      RunBase("regressions/group-assigned-from-a-partial-metadata-answer.json");
+  EXPECT_FALSE(partial.drained);
+  EXPECT_NE(partial.undrained.find("g1 has delivered t-1 up to offset -1 of 0: no member of g1 is "
+                                   "assigned it: the active controller missed broker-1's restart"),
+            std::string::npos)
+      << partial.undrained;
+  EXPECT_NE(partial.undrained.find(kMissedRestartDefect), std::string::npos);
 }
 
 // From Kafka 2.1 a producer promises every record an outcome within delivery.timeout.ms (KIP-91),
