@@ -137,9 +137,8 @@ void History::TraceSendCompletion(const HistoryOp& op) {
     world_.Trace(op.process, ev::kAck, fields);
     return;
   }
-  members.emplace_back(field::kError, op.crashed
-                                          ? TraceFields(nullptr)
-                                          : TraceFields(std::string(ErrcName(op.error))));
+  members.emplace_back(field::kError, op.crashed ? TraceFields(nullptr)
+                                                 : TraceFields(std::string(ErrcName(op.error))));
   members.emplace_back(field::kOutcome, op.type == OpType::kFail ? "fail" : "unknown");
   if (op.crashed) members.emplace_back(field::kCrashed, true);
   world_.Trace(op.process, ev::kError, fields);

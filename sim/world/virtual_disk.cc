@@ -31,9 +31,8 @@ struct FileBytes {
   // Copies [position, position + out.size()) out. REQUIRES: within size.
   void Read(uint64_t position, MutableByteView out) const {
     KSIM_CHECK(position + out.size() <= size);
-    const uint64_t from_held = position >= held.size()
-                                   ? 0
-                                   : std::min<uint64_t>(out.size(), held.size() - position);
+    const uint64_t from_held =
+        position >= held.size() ? 0 : std::min<uint64_t>(out.size(), held.size() - position);
     if (from_held > 0) {
       std::copy_n(held.begin() + static_cast<ptrdiff_t>(position), from_held, out.begin());
     }
@@ -81,9 +80,9 @@ struct VirtualDisk::Node {
 
   bool is_dir;
   // Files.
-  FileBytes data;               // written bytes: the page cache
-  FileBytes durable;            // as of the last Sync / Flush
-  uint64_t unsynced_bytes = 0;  // written through Append/WriteAt since then (for counters)
+  FileBytes data;                // written bytes: the page cache
+  FileBytes durable;             // as of the last Sync / Flush
+  uint64_t unsynced_bytes = 0;   // written through Append/WriteAt since then (for counters)
   uint64_t dirty_from = kClean;  // data and durable hold the same bytes below this
   // Directories: name -> node, live and as of the last SyncDir. std::map keeps names sorted.
   std::map<std::string, std::shared_ptr<Node>> entries;
@@ -715,8 +714,8 @@ void VirtualDisk::Restart(const CrashOptions& options) {
       }
     }
     KSIM_CHECK(file->data.size >= durable_size);
-    file->Dirty(0);
-    file->MakeDurable();  // what survived is on the platter now
+    // What survived is on the platter now (a fresh node: nothing dirty).
+    file->durable = file->data;
     return file;
   };
   auto new_root = std::make_shared<Node>(true);

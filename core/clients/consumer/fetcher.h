@@ -136,7 +136,7 @@ class Fetcher {
   std::array<size_t, 5> in_state_{};
   size_t buffered_partitions_ = 0;
   std::optional<std::pair<uint64_t, uint64_t>> grouped_at_;  // (assign, metadata) versions
-  std::set<std::string> fetching_;  // leaders with a Fetch in flight
+  std::set<std::string> fetching_;                           // leaders with a Fetch in flight
   std::map<std::string, TimeUs> backoff_until_us_;
   size_t next_drain_ = 0;  // rotates the first partition Drain serves
   bool failure_ = false;

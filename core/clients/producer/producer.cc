@@ -49,7 +49,7 @@ struct Producer::Impl {
   struct TopicInfo {
     int32_t partitions = 0;
     std::vector<std::optional<BrokerId>> leaders;  // by partition id: those with a leader
-    std::vector<PartitionId> available;       // in partition order
+    std::vector<PartitionId> available;            // in partition order
   };
   struct WaitingRecord {  // its topic has no metadata yet (Kafka: blocked in waitOnMetadata)
     uint64_t id = 0;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -484,33 +485,24 @@ TEST(ControllerTest, UpdateMetadataNamesWhatTheStepChangedOrEverythingAtAStartup
   }));
   cluster.RunFor(kSecondUs);  // the creation's requests arrive
   const std::set<TopicPartition> all = {Tp("t", 0), Tp("t", 1), Tp("t", 2)};
+  // What broker 3's UpdateMetadata requests named after `step`, until a second after the first.
+  auto named_after = [&](const std::function<void()>& step) {
+    const size_t before = cluster.node(3).requests.size();
+    step();
+    EXPECT_TRUE(cluster.RunUntil(
+        [&] { return !UpdateMetadataPartitions(cluster.node(3), before).empty(); }));
+    cluster.RunFor(kSecondUs);
+    return UpdateMetadataPartitions(cluster.node(3), before);
+  };
 
   // Broker 2 leads t-0 and hosts nothing else: the election names t-0 alone.
-  size_t before = cluster.node(3).requests.size();
-  cluster.Crash(2);
-  ASSERT_TRUE(cluster.RunUntil([&] {
-    return GotUpdateMetadata(cluster.node(3), Tp("t", 0), Ids({3}), BrokerId(3)) &&
-           !UpdateMetadataPartitions(cluster.node(3), before).empty();
-  }));
-  cluster.RunFor(kSecondUs);
-  EXPECT_EQ(UpdateMetadataPartitions(cluster.node(3), before),
+  EXPECT_EQ(named_after([&] { cluster.Crash(2); }),
             (std::vector<std::set<TopicPartition>>{{Tp("t", 0)}}));
-
+  EXPECT_TRUE(GotUpdateMetadata(cluster.node(3), Tp("t", 0), Ids({3}), BrokerId(3)));
   // Its return names every partition.
-  before = cluster.node(3).requests.size();
-  cluster.Start(2);
-  ASSERT_TRUE(
-      cluster.RunUntil([&] { return !UpdateMetadataPartitions(cluster.node(3), before).empty(); }));
-  cluster.RunFor(kSecondUs);
-  EXPECT_EQ(UpdateMetadataPartitions(cluster.node(3), before).front(), all);
-
+  EXPECT_EQ(named_after([&] { cluster.Start(2); }).front(), all);
   // It leads nothing now; its failure elects nothing and names every partition.
-  before = cluster.node(3).requests.size();
-  cluster.Crash(2);
-  ASSERT_TRUE(
-      cluster.RunUntil([&] { return !UpdateMetadataPartitions(cluster.node(3), before).empty(); }));
-  cluster.RunFor(kSecondUs);
-  EXPECT_EQ(UpdateMetadataPartitions(cluster.node(3), before).front(), all);
+  EXPECT_EQ(named_after([&] { cluster.Crash(2); }).front(), all);
   EXPECT_EQ(cluster.controller(1).elections(), 1);
 }
 
