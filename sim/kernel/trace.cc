@@ -10,20 +10,112 @@ namespace ksim::sim {
 namespace {
 
 // Serialization shared by every line: compact, UTF-8 kept as is, invalid UTF-8 replaced by
-// U+FFFD rather than throwing (record keys and values may be arbitrary bytes).
-//
-// The common cases are written directly, byte for byte what dump() writes, without the
-// temporaries dump() allocates (its result, a 512-byte indent string, a JSON copy of a string):
-// integers, booleans, and strings of printable ASCII that need no escape (names, keys, most
-// values). Everything else goes through dump().
-bool PlainAscii(std::string_view text) {
-  for (const char c : text) {
-    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+// U+FFFD rather than throwing (record keys and values may be arbitrary bytes): byte for byte what
+// nlohmann's dump(-1, ' ', false, error_handler_t::replace) writes, without its temporaries (its
+// result, a 512-byte indent string, a JSON copy of each string, an snprintf per escaped control
+// character). Integers, booleans, null, strings, and arrays and objects of these are written
+// here; anything else (floating point, binary) goes through dump(). TraceWriterTest's
+// StringsAreWrittenAsDumpWritesThem compares the two on random bytes.
+
+// How many bytes the well-formed UTF-8 sequence at text[at] takes (Unicode 15, table 3-7), or,
+// when it is not well formed, 0 and in `bad_at` the offset where it stops: the lead byte itself
+// (at) when it cannot start a sequence, the first byte that cannot continue it, or text.size()
+// when the text ends inside it. REQUIRES: text[at] >= 0x80.
+size_t Utf8SequenceLength(std::string_view text, size_t at, size_t* bad_at) {
+  const auto lead = static_cast<unsigned char>(text[at]);
+  size_t continuations = 0;
+  unsigned char second_min = 0x80;
+  unsigned char second_max = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    continuations = 1;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    continuations = 2;
+    if (lead == 0xE0) second_min = 0xA0;  // no overlong form
+    if (lead == 0xED) second_max = 0x9F;  // no surrogate
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    continuations = 3;
+    if (lead == 0xF0) second_min = 0x90;  // no overlong form
+    if (lead == 0xF4) second_max = 0x8F;  // nothing above U+10FFFF
+  } else {
+    *bad_at = at;  // a continuation byte, an overlong lead (C0, C1) or F5..FF
+    return 0;
   }
-  return true;
+  for (size_t i = 1; i <= continuations; ++i) {
+    if (at + i >= text.size()) {
+      *bad_at = text.size();
+      return 0;
+    }
+    const auto next = static_cast<unsigned char>(text[at + i]);
+    const unsigned char min = i == 1 ? second_min : 0x80;
+    const unsigned char max = i == 1 ? second_max : 0xBF;
+    if (next < min || next > max) {
+      *bad_at = at + i;
+      return 0;
+    }
+  }
+  return continuations + 1;
 }
 
-void AppendString(std::string& out, std::string_view text);
+void AppendString(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  out += '"';
+  size_t plain_from = 0;  // the start of the bytes not yet copied that need no escape
+  size_t i = 0;
+  auto copy_plain = [&](size_t end) { out.append(text.substr(plain_from, end - plain_from)); };
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
+    copy_plain(i);
+    if (c < 0x80) {
+      out += '\\';
+      switch (c) {
+        case '"':
+        case '\\':
+          out += static_cast<char>(c);
+          break;
+        case '\b':
+          out += 'b';
+          break;
+        case '\t':
+          out += 't';
+          break;
+        case '\n':
+          out += 'n';
+          break;
+        case '\f':
+          out += 'f';
+          break;
+        case '\r':
+          out += 'r';
+          break;
+        default:
+          out += "u00";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xF];
+      }
+      plain_from = ++i;
+      continue;
+    }
+    size_t bad_at = 0;
+    const size_t length = Utf8SequenceLength(text, i, &bad_at);
+    if (length > 0) {
+      out.append(text.substr(i, length));  // kept as is
+      i += length;
+    } else {
+      // One U+FFFD for the bytes read so far; a byte that could not continue a sequence is read
+      // again as the start of the next (a lead byte that starts nothing is dropped).
+      out += kReplacement;
+      i = bad_at == i ? i + 1 : bad_at;
+    }
+    plain_from = i;
+  }
+  copy_plain(text.size());
+  out += '"';
+}
 
 template <class Json>
 void AppendDump(std::string& out, const Json& value) {
@@ -39,17 +131,35 @@ void AppendDump(std::string& out, const Json& value) {
   if (value.is_string()) {
     return AppendString(out, value.template get_ref<const typename Json::string_t&>());
   }
-  out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-void AppendString(std::string& out, std::string_view text) {
-  if (PlainAscii(text)) {
-    out += '"';
-    out += text;
-    out += '"';
+  if (value.is_null()) {
+    out += "null";
     return;
   }
-  out += nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  if (value.is_array()) {
+    out += '[';
+    bool first = true;
+    for (const Json& element : value) {
+      if (!first) out += ',';
+      first = false;
+      AppendDump(out, element);
+    }
+    out += ']';
+    return;
+  }
+  if (value.is_object()) {
+    out += '{';
+    bool first = true;
+    for (const auto& [key, element] : value.items()) {
+      if (!first) out += ',';
+      first = false;
+      AppendString(out, key);
+      out += ':';
+      AppendDump(out, element);
+    }
+    out += '}';
+    return;
+  }
+  out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 bool IsReservedKey(std::string_view key) {
