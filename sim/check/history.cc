@@ -73,11 +73,14 @@ uint64_t History::SendInvoke(std::string_view client, uint64_t incarnation, std:
   op.value = std::move(value);
   id_for_value_.emplace(op.value, op.record_id);  // keeps the first id sent with the value
   open_.insert(op.index);
-  world_.Trace(op.process, ev::kSend,
-               TraceFields{{field::kRecordId, op.record_id},
-                           {field::kTopic, op.topic},
-                           {field::kKey, Key(op.key)},
-                           {field::kValue, op.value}});
+  TraceFields fields = TraceFields::object();
+  TraceFields::object_t& members = fields.get_ref<TraceFields::object_t&>();
+  members.reserve(4);
+  members.emplace_back(field::kRecordId, op.record_id);
+  members.emplace_back(field::kTopic, op.topic);
+  members.emplace_back(field::kKey, Key(op.key));
+  members.emplace_back(field::kValue, op.value);
+  world_.Trace(op.process, ev::kSend, fields);
   return op.index;
 }
 
