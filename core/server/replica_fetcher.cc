@@ -193,8 +193,10 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   request.min_bytes = options_.fetch_min_bytes;
   std::vector<SentFetch> sent;
   sent.reserve(fetcher.partitions.size());
+  request.partitions.reserve(fetcher.partitions.size());
   for (auto& [tp, state] : fetcher.partitions) {
-    Partition* partition = lookup_(tp);
+    if (state.partition == nullptr) state.partition = lookup_(tp);
+    Partition* partition = state.partition;
     if (partition == nullptr) continue;
     FetchPartition entry;
     entry.tp = tp;

@@ -119,6 +119,9 @@ class ReplicaFetcherManager {
     FetchPhase phase = FetchPhase::kFetching;
     LeaderEpoch epoch_to_ask = kUndefinedEpoch;  // kTruncating: the next OffsetsForLeaderEpoch
     uint64_t incarnation = 0;
+    // The local replica, once looked up: the broker destroys a Partition only after removing it
+    // from its fetcher.
+    Partition* partition = nullptr;
   };
   struct Fetcher {
     BrokerId leader{0};

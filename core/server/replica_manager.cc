@@ -115,6 +115,7 @@ Status ReplicaManager::Shutdown() {
     if (status.ok() && !closed.ok()) status = std::move(closed);
   }
   partition_index_.Clear();
+  ++partitions_generation_;
   partitions_.clear();
   ListPartitions();
   return status;
@@ -244,6 +245,7 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
   const bool added = partitions_.emplace(tp, std::move(partition)).second;
   KSIM_CHECK(added);  // looked up first
   partition_index_.Insert(tp, raw);
+  ++partitions_generation_;
   ListPartitions();
   return raw;
 }
@@ -386,6 +388,7 @@ void ReplicaManager::StopPartition(const TopicPartition& tp, bool delete_log) {
     return;
   }
   partition_index_.Erase(tp);
+  ++partitions_generation_;
   partitions_.erase(tp);  // before its log goes
   ListPartitions();
   checkpointed_hw_.erase(tp);

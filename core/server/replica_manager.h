@@ -179,16 +179,21 @@ class ReplicaManager {
   // Partition each was read from (null: unknown), by request index.
   std::vector<FetchPartitionResponse> ReadFromLocalLog(
       const FetchRequest& request, std::vector<Partition*>* partitions = nullptr);
-  // One partition of a fetch; one with nothing to give (Partition::ReadsNothingAt) is answered
-  // without a read. The second form is given GetPartition(asked.tp).
-  FetchPartitionResponse ReadPartition(const FetchPartition& asked, bool from_follower);
+  // One partition of a fetch, given GetPartition(asked.tp); one with nothing to give
+  // (Partition::ReadsNothingAt) is answered without a read.
   FetchPartitionResponse ReadPartition(const FetchPartition& asked, Partition* partition,
                                        bool from_follower);
   // A parked fetch's check: ReadFromLocalLog's answer when FetchCanCompleteNow would accept it,
   // else nullopt, having read only the partitions with something to give (in request order, as
   // ReadFromLocalLog reads them: the same reads, the same disk accesses).
+  // `resolved` keeps the Partition of each of the request's partitions across the checks of one
+  // parked fetch (looked up again only after a partition was added or removed).
+  struct ResolvedPartitions {
+    uint64_t generation = 0;  // partitions_generation_ when resolved (0: never)
+    std::vector<Partition*> partitions;  // by request index; null: unknown here
+  };
   std::optional<std::vector<FetchPartitionResponse>> ReadFromLocalLogIfReady(
-      const FetchRequest& request);
+      const FetchRequest& request, ResolvedPartitions& resolved);
   // Re-checks parked requests on `tp` (after anything that may move its HW or LEO).
   void PartitionChanged(const TopicPartition& tp);
 
@@ -233,6 +238,9 @@ class ReplicaManager {
   std::vector<Partition*> changed_partitions_;
   std::map<TopicPartition, std::unique_ptr<Partition>> partitions_;
   TopicPartitionIndex<Partition> partition_index_;
+  // Moves whenever a partition is added to or removed from partition_index_ (a Partition* kept
+  // from an earlier lookup is valid while it stays).
+  uint64_t partitions_generation_ = 1;
   std::vector<const Partition*> partition_list_;
   uint64_t partitions_version_ = 0;
   std::map<TopicPartition, uint64_t> isr_proposals_;  // partition -> proposal number in flight

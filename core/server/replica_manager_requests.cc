@@ -99,6 +99,7 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
   };
   std::vector<Partition*> partitions;  // by request index, as the read found them
   std::vector<FetchPartitionResponse> read = ReadFromLocalLog(request, &partitions);
+  const uint64_t read_generation = partitions_generation_;
   if (request.replica_id.value() >= 0) {
     // updateFollowerLogReadResults: the fetch offset is the follower's LEO; HW may rise and the
     // follower may rejoin the ISR.
@@ -129,13 +130,18 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
     return;
   }
   std::vector<TopicPartition> keys;
+  keys.reserve(request.partitions.size());
   for (const FetchPartition& asked : request.partitions) keys.push_back(asked.tp);
   const TimeUs timeout_us = static_cast<TimeUs>(request.max_wait_ms) * kUsPerMs;
+  // What the read above resolved, valid while no partition is added or removed.
+  ResolvedPartitions resolved{read_generation, std::move(partitions)};
   fetch_purgatory_.TryCompleteElseWatch(
       std::make_unique<DelayedFetch>(
           std::move(request),
           [this](const FetchRequest& parked) { return ReadFromLocalLog(parked); },
-          [this](const FetchRequest& parked) { return ReadFromLocalLogIfReady(parked); },
+          [this, resolved = std::move(resolved)](const FetchRequest& parked) mutable {
+            return ReadFromLocalLogIfReady(parked, resolved);
+          },
           std::move(respond)),
       timeout_us, keys);
 }
@@ -152,11 +158,6 @@ std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(
     responses.push_back(ReadPartition(asked, partition, from_follower));
   }
   return responses;
-}
-
-FetchPartitionResponse ReplicaManager::ReadPartition(const FetchPartition& asked,
-                                                     bool from_follower) {
-  return ReadPartition(asked, GetPartition(asked.tp), from_follower);
 }
 
 FetchPartitionResponse ReplicaManager::ReadPartition(const FetchPartition& asked,
@@ -183,16 +184,25 @@ FetchPartitionResponse ReplicaManager::ReadPartition(const FetchPartition& asked
 }
 
 std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocalLogIfReady(
-    const FetchRequest& request) {
+    const FetchRequest& request, ResolvedPartitions& resolved) {
   if (request.max_wait_ms <= 0 || request.partitions.empty()) return ReadFromLocalLog(request);
   const bool from_follower = request.replica_id.value() >= 0;
+  if (resolved.generation != partitions_generation_ ||
+      resolved.partitions.size() != request.partitions.size()) {
+    resolved.partitions.clear();
+    resolved.partitions.reserve(request.partitions.size());
+    for (const FetchPartition& asked : request.partitions) {
+      resolved.partitions.push_back(GetPartition(asked.tp));
+    }
+    resolved.generation = partitions_generation_;
+  }
   // The partitions with something to give (or an error), read now by their index in the request.
   std::vector<std::pair<size_t, FetchPartitionResponse>> read;
   int64_t bytes = 0;
   bool error = false;
   for (size_t i = 0; i < request.partitions.size(); ++i) {
     const FetchPartition& asked = request.partitions[i];
-    Partition* partition = GetPartition(asked.tp);
+    Partition* partition = resolved.partitions[i];
     if (partition != nullptr &&
         partition->ReadsNothingAt(asked.fetch_offset, asked.partition_max_bytes)) {
       continue;
@@ -212,7 +222,8 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
       responses.push_back(std::move(next->second));
       ++next;
     } else {
-      responses.push_back(ReadPartition(request.partitions[i], from_follower));
+      responses.push_back(
+          ReadPartition(request.partitions[i], resolved.partitions[i], from_follower));
     }
   }
   return responses;
