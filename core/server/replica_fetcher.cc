@@ -198,12 +198,11 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
     if (state.partition == nullptr) state.partition = lookup_(tp);
     Partition* partition = state.partition;
     if (partition == nullptr) continue;
-    FetchPartition entry;
+    FetchPartition& entry = request.partitions.emplace_back();  // built in place
     entry.tp = tp;
     entry.fetch_offset = partition->log_end_offset();
     entry.log_start_offset = partition->log_start_offset();
     entry.partition_max_bytes = options_.fetch_max_bytes;
-    request.partitions.push_back(entry);
     sent.push_back(SentFetch{tp, state.incarnation, entry.fetch_offset, &state, partition});
   }
   if (request.partitions.empty()) return;

@@ -179,10 +179,11 @@ class ReplicaManager {
   // Partition each was read from (null: unknown), by request index.
   std::vector<FetchPartitionResponse> ReadFromLocalLog(
       const FetchRequest& request, std::vector<Partition*>* partitions = nullptr);
-  // One partition of a fetch, given GetPartition(asked.tp); one with nothing to give
-  // (Partition::ReadsNothingAt) is answered without a read.
-  FetchPartitionResponse ReadPartition(const FetchPartition& asked, Partition* partition,
-                                       bool from_follower);
+  // One partition of a fetch, given GetPartition(asked.tp), into `response` (default-constructed:
+  // built in place in the answer's vector); one with nothing to give (Partition::ReadsNothingAt)
+  // is answered without a read.
+  void ReadPartition(const FetchPartition& asked, Partition* partition, bool from_follower,
+                     FetchPartitionResponse& response);
   // A parked fetch's check: ReadFromLocalLog's answer when FetchCanCompleteNow would accept it,
   // else nullopt, having read only the partitions with something to give (in request order, as
   // ReadFromLocalLog reads them: the same reads, the same disk accesses).

@@ -155,32 +155,30 @@ std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(
   for (const FetchPartition& asked : request.partitions) {
     Partition* partition = GetPartition(asked.tp);
     if (partitions != nullptr) partitions->push_back(partition);
-    responses.push_back(ReadPartition(asked, partition, from_follower));
+    ReadPartition(asked, partition, from_follower, responses.emplace_back());
   }
   return responses;
 }
 
-FetchPartitionResponse ReplicaManager::ReadPartition(const FetchPartition& asked,
-                                                     Partition* partition, bool from_follower) {
-  FetchPartitionResponse response;
+void ReplicaManager::ReadPartition(const FetchPartition& asked, Partition* partition,
+                                   bool from_follower, FetchPartitionResponse& response) {
   response.tp = asked.tp;
   if (partition == nullptr) {
     response.error_code = Errc::kUnknownTopicOrPartition;
-    return response;
+    return;
   }
   if (!partition->ReadsNothingAt(asked.fetch_offset, asked.partition_max_bytes)) {
     Result<FetchDataInfo> data =
         partition->Read(asked.fetch_offset, asked.partition_max_bytes, from_follower);
     if (!data.ok()) {
       response.error_code = data.status().code();
-      return response;
+      return;
     }
     response.records = std::move(data->records);
   }
   response.high_watermark = partition->high_watermark();
   response.last_stable_offset = partition->high_watermark();  // no transactions
   response.log_start_offset = partition->log_start_offset();
-  return response;
 }
 
 std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocalLogIfReady(
@@ -207,10 +205,11 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
         partition->ReadsNothingAt(asked.fetch_offset, asked.partition_max_bytes)) {
       continue;
     }
-    FetchPartitionResponse response = ReadPartition(asked, partition, from_follower);
+    auto& [index, response] = read.emplace_back();
+    index = i;
+    ReadPartition(asked, partition, from_follower, response);
     error |= response.error_code != Errc::kNone;
     bytes += static_cast<int64_t>(response.records.size());
-    read.emplace_back(i, std::move(response));
   }
   if (!error && bytes < request.min_bytes) return std::nullopt;
   // The skipped partitions still have nothing to give: a read touches only its own log.
@@ -222,8 +221,8 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
       responses.push_back(std::move(next->second));
       ++next;
     } else {
-      responses.push_back(
-          ReadPartition(request.partitions[i], resolved.partitions[i], from_follower));
+      ReadPartition(request.partitions[i], resolved.partitions[i], from_follower,
+                    responses.emplace_back());
     }
   }
   return responses;
