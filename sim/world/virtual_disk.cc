@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -76,6 +77,30 @@ struct VirtualDisk::Node {
     dirty_from = kClean;
   }
 
+  // Directories: every change of an entry goes through these, which remember its name; SyncDir
+  // then copies only the entries named since the last one (durable_entries = entries, at the
+  // cost of what changed: a data directory holding thousands of partition directories is
+  // synced each time one is created).
+  void SetEntry(const std::string& name, std::shared_ptr<Node> node) {
+    entries[name] = std::move(node);
+    changed_names.insert(name);
+  }
+  void EraseEntry(const std::string& name) {
+    entries.erase(name);
+    changed_names.insert(name);
+  }
+  void MakeEntriesDurable() {
+    for (const std::string& name : changed_names) {
+      auto live = entries.find(name);
+      if (live == entries.end()) {
+        durable_entries.erase(name);
+      } else {
+        durable_entries[name] = live->second;
+      }
+    }
+    changed_names.clear();
+  }
+
   static constexpr uint64_t kClean = UINT64_MAX;
 
   bool is_dir;
@@ -87,6 +112,8 @@ struct VirtualDisk::Node {
   // Directories: name -> node, live and as of the last SyncDir. std::map keeps names sorted.
   std::map<std::string, std::shared_ptr<Node>> entries;
   std::map<std::string, std::shared_ptr<Node>> durable_entries;
+  // The names whose entry may differ between the two (outside it, both are absent or the same).
+  std::set<std::string> changed_names;
 };
 
 // Where a path leads: the directory holding the last component, its name there, and the node
@@ -477,7 +504,7 @@ Result<std::unique_ptr<File>> VirtualDisk::OpenFile(const std::string& path, Ope
     KSIM_CHECK(lookup.parent != nullptr);
     KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "open", path));
     node = std::make_shared<Node>(false);
-    lookup.parent->entries[lookup.name] = node;
+    lookup.parent->SetEntry(lookup.name, node);
   } else if (mode == OpenMode::kTruncate) {
     KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "open", path));
     node->Dirty(0);
@@ -502,7 +529,7 @@ Result<std::unique_ptr<MappedFile>> VirtualDisk::MapFile(const std::string& path
   if (creating) {
     KSIM_CHECK(lookup.parent != nullptr);
     node = std::make_shared<Node>(false);
-    lookup.parent->entries[lookup.name] = node;
+    lookup.parent->SetEntry(lookup.name, node);
   }
   node->Dirty(std::min(map_length, old_size));
   node->data.Resize(map_length);
@@ -561,8 +588,8 @@ Status VirtualDisk::RenameFile(const std::string& from, const std::string& to) {
     return IsADirectory("rename", both);
   }
   KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "rename", both));
-  target.parent->entries[target.name] = source.node;
-  source.parent->entries.erase(source.name);
+  target.parent->SetEntry(target.name, source.node);
+  source.parent->EraseEntry(source.name);
   return Status::Ok();
 }
 
@@ -572,7 +599,7 @@ Status VirtualDisk::RemoveFile(const std::string& path) {
   if (lookup.node == nullptr) return NotFound("unlink", path);
   if (lookup.node->is_dir) return IsADirectory("unlink", path);
   KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "unlink", path));
-  lookup.parent->entries.erase(lookup.name);
+  lookup.parent->EraseEntry(lookup.name);
   return Status::Ok();
 }
 
@@ -599,7 +626,7 @@ Status VirtualDisk::CreateDir(const std::string& dir) {
       return Status(Errc::kAlreadyExists, "mkdir " + prefix + ": File exists");
     }
     KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "mkdir", prefix));
-    lookup.parent->entries[lookup.name] = std::make_shared<Node>(true);
+    lookup.parent->SetEntry(lookup.name, std::make_shared<Node>(true));
   }
   return Status::Ok();
 }
@@ -614,7 +641,7 @@ Status VirtualDisk::RemoveDir(const std::string& dir) {
     return Status(Errc::kInvalidArgument, "rmdir " + dir + ": Directory not empty");
   }
   KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "rmdir", dir));
-  lookup.parent->entries.erase(lookup.name);
+  lookup.parent->EraseEntry(lookup.name);
   return Status::Ok();
 }
 
@@ -624,7 +651,7 @@ Status VirtualDisk::SyncDir(const std::string& dir) {
   if (lookup.node == nullptr) return NotFound("open", dir);
   if (!lookup.node->is_dir) return NotADirectory("open", dir);
   KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kSyncError, "fsync", dir));
-  lookup.node->durable_entries = lookup.node->entries;
+  lookup.node->MakeEntriesDurable();
   counters_.dir_syncs += 1;
   return Status::Ok();
 }
@@ -659,7 +686,7 @@ void VirtualDisk::SyncAll() {
   while (!pending.empty()) {
     Node* dir = pending.back();
     pending.pop_back();
-    dir->durable_entries = dir->entries;
+    dir->MakeEntriesDurable();
     for (const auto& [name, child] : dir->entries) {
       if (!seen.insert(child.get()).second) continue;
       if (child->is_dir) {

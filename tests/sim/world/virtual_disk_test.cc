@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -164,6 +166,60 @@ TEST_F(VirtualDiskTest, DurableBytesAreTheFileAtItsLastSyncThroughRandomChanges)
 }
 
 // --- Crash: the namespace ---
+
+// A directory's durable entries are its live entries as of its last SyncDir, whatever happened
+// since: creations, removals, renames within it and across directories, subdirectories, a crash
+// (after which both are what survived). Random operations against that model, which SyncDir's
+// copy of only the names changed since the previous one must follow.
+TEST_F(VirtualDiskTest, DurableEntriesAreTheDirectoryAtItsLastSyncDirThroughRandomChanges) {
+  ASSERT_TRUE(disk_.CreateDir("/e").ok());
+  ASSERT_TRUE(disk_.SyncDir("/").ok());
+  const std::vector<std::string> dirs = {"/d", "/e"};
+  std::map<std::string, std::set<std::string>> at_last_sync = {{"/d", {}}, {"/e", {}}};
+  auto listing = [&](const std::string& dir) {
+    auto names = disk_.ListDir(dir);
+    KSIM_CHECK(names.ok());
+    return std::set<std::string>(names->begin(), names->end());
+  };
+  std::mt19937_64 random(12);
+  for (int step = 0; step < 4000; ++step) {
+    const std::string& dir = dirs[random() % dirs.size()];
+    const std::string name = "n" + std::to_string(random() % 12);
+    const std::string path = dir + "/" + name;
+    switch (random() % 8) {
+      case 0:
+      case 1:
+        (void)disk_.OpenFile(path, OpenMode::kCreateIfMissing);
+        break;
+      case 2:
+        (void)disk_.RemoveFile(path);
+        break;
+      case 3: {
+        const std::string to = dirs[random() % dirs.size()] + "/n" + std::to_string(random() % 12);
+        (void)disk_.RenameFile(path, to);
+        break;
+      }
+      case 4:
+        if (disk_.CreateDir(path).ok() && random() % 2 == 0) (void)disk_.RemoveDir(path);
+        break;
+      case 5:
+        if (random() % 16 == 0) {
+          disk_.Crash();
+          // What survived is both live and durable now.
+          for (const std::string& d : dirs) {
+            ASSERT_EQ(listing(d), at_last_sync[d]) << "step " << step << " " << d;
+          }
+        }
+        break;
+      default:
+        ASSERT_TRUE(disk_.SyncDir(dir).ok());
+        at_last_sync[dir] = listing(dir);
+        break;
+    }
+  }
+  disk_.Crash();
+  for (const std::string& d : dirs) EXPECT_EQ(listing(d), at_last_sync[d]) << d;
+}
 
 TEST_F(VirtualDiskTest, NewFileWhoseDirectoryWasNotSyncedDisappears) {
   auto file = disk_.OpenFile("/d/new.log", OpenMode::kCreateNew);
