@@ -124,7 +124,7 @@ Status LogManager::LoadDir(size_t dir_index, LogDirStartupReport& dir_report,
     report.segments_recovered += recovery.segments_recovered;
     report.bytes_truncated += recovery.bytes_truncated;
     report.logs[*tp] = recovery;
-    logs_.emplace(*tp, Entry{std::move(log), dir_index});
+    if (logs_.emplace(*tp, Entry{std::move(log), dir_index}).second) CountLog(dir_index, +1);
   }
   if (dir_report.clean_shutdown) {
     // The marker vouches for one startup only; the removal must be durable, or a crash would
@@ -299,6 +299,7 @@ Status LogManager::Shutdown() {
     if (!dir_status.ok() && first.ok()) first = dir_status;
   }
   logs_.clear();
+  logs_in_dir_.clear();
   return first;
 }
 
@@ -307,10 +308,16 @@ Log* LogManager::GetLog(const TopicPartition& tp) {
   return it == logs_.end() ? nullptr : it->second.log.get();
 }
 
+void LogManager::CountLog(size_t dir_index, int64_t delta) {
+  if (logs_in_dir_.size() < config_.log_dirs.size()) logs_in_dir_.resize(config_.log_dirs.size());
+  logs_in_dir_[dir_index] += delta;
+}
+
 size_t LogManager::NextLogDir() const {
-  std::vector<int64_t> counts(config_.log_dirs.size(), 0);
-  for (const auto& [tp, entry] : logs_) ++counts[entry.dir_index];
-  return static_cast<size_t>(std::min_element(counts.begin(), counts.end()) - counts.begin());
+  if (logs_in_dir_.empty()) return 0;  // no log yet: every directory holds none
+  // The first of the directories holding the fewest logs (kept counts, not a walk over them).
+  return static_cast<size_t>(std::min_element(logs_in_dir_.begin(), logs_in_dir_.end()) -
+                             logs_in_dir_.begin());
 }
 
 Result<Log*> LogManager::GetOrCreateLog(const TopicPartition& tp,
@@ -326,6 +333,7 @@ Result<Log*> LogManager::GetOrCreateLog(const TopicPartition& tp,
   KSIM_ASSIGN_OR_RETURN(std::unique_ptr<Log> log, Log::Open(env_, clock_, path, log_config));
   Log* raw = log.get();
   logs_.emplace(tp, Entry{std::move(log), dir_index});
+  CountLog(dir_index, +1);
   return raw;
 }
 
@@ -356,6 +364,7 @@ Result<bool> LogManager::DeleteLog(const TopicPartition& tp) {
   const std::string& dir = config_.log_dirs[dir_index];
   std::unique_ptr<Log> log = std::move(it->second.log);
   logs_.erase(it);
+  CountLog(dir_index, -1);
   // The records are going away: a failed close does not stop the deletion.
   const Status closed = log->Close();
   const std::string from = log->dir();

@@ -153,6 +153,10 @@ TEST_F(LogManagerTest, NewLogsGoToTheLeastLoadedDir) {
   // Counts (2,0,1) -> 1 -> (2,1,1) -> 1 -> (2,2,1) -> 2 -> (2,2,2) -> 0, 1, 2.
   EXPECT_EQ(chosen,
             (std::vector<std::string>{"/logs1", "/logs1", "/logs2", "/logs0", "/logs1", "/logs2"}));
+  // (3,3,3): a deleted log frees its dir's place, which the next new log takes.
+  ASSERT_TRUE(manager->DeleteLog(TP("u", 14)).ok());  // in /logs1
+  ASSERT_TRUE(manager->GetOrCreateLog(TP("u", 20)).ok());
+  EXPECT_EQ(manager->LogDirOf(TP("u", 20)).substr(tmp_.path().size()), "/logs1");
 }
 
 TEST_F(LogManagerTest, RecoveryPointCheckpointWrittenPeriodicallyAndReadBack) {
