@@ -115,9 +115,8 @@ Status ReplicaManager::Shutdown() {
     if (status.ok() && !closed.ok()) status = std::move(closed);
   }
   partition_index_.Clear();
-  ++partitions_generation_;
   partitions_.clear();
-  ListPartitions();
+  PartitionsAddedOrRemoved();
   return status;
 }
 
@@ -245,8 +244,7 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
   const bool added = partitions_.emplace(tp, std::move(partition)).second;
   KSIM_CHECK(added);  // looked up first
   partition_index_.Insert(tp, raw);
-  ++partitions_generation_;
-  ListPartitions();
+  PartitionsAddedOrRemoved();
   return raw;
 }
 
@@ -388,9 +386,8 @@ void ReplicaManager::StopPartition(const TopicPartition& tp, bool delete_log) {
     return;
   }
   partition_index_.Erase(tp);
-  ++partitions_generation_;
   partitions_.erase(tp);  // before its log goes
-  ListPartitions();
+  PartitionsAddedOrRemoved();
   checkpointed_hw_.erase(tp);
   topic_configs_.erase(tp.topic);
   PartitionChanged(tp);
@@ -555,7 +552,15 @@ Partition* ReplicaManager::GetPartition(const TopicPartition& tp) {
   return partition_index_.Find(tp);
 }
 
-const std::vector<const Partition*>& ReplicaManager::Partitions() const { return partition_list_; }
+const std::vector<const Partition*>& ReplicaManager::Partitions() const {
+  if (partition_list_stale_) {
+    partition_list_.clear();
+    partition_list_.reserve(partitions_.size());
+    for (const auto& [tp, partition] : partitions_) partition_list_.push_back(partition.get());
+    partition_list_stale_ = false;
+  }
+  return partition_list_;
+}
 
 void ReplicaManager::TakeChangedPartitions(std::vector<const Partition*>& out) {
   out.assign(changed_partitions_.begin(), changed_partitions_.end());
@@ -563,11 +568,9 @@ void ReplicaManager::TakeChangedPartitions(std::vector<const Partition*>& out) {
   changed_partitions_.clear();
 }
 
-void ReplicaManager::ListPartitions() {
+void ReplicaManager::PartitionsAddedOrRemoved() {
   ++partitions_version_;
-  partition_list_.clear();
-  partition_list_.reserve(partitions_.size());
-  for (const auto& [tp, partition] : partitions_) partition_list_.push_back(partition.get());
+  partition_list_stale_ = true;
 }
 
 std::vector<TopicPartition> ReplicaManager::LedPartitions() const {

@@ -172,8 +172,9 @@ class ReplicaManager {
                      const LeaderAndIsrRequest& request, std::map<TopicPartition, Errc>& errors);
   std::optional<std::string> LeaderHost(BrokerId leader, const LeaderAndIsrRequest* request) const;
   void StopPartition(const TopicPartition& tp, bool delete_log);
-  // Rebuilds partition_list_ from partitions_ (after an insertion or removal).
-  void ListPartitions();
+  // After an insertion into or removal from partitions_: moves partitions_version_; Partitions()
+  // lists them again when next asked (once for a LeaderAndIsr that adds thousands).
+  void PartitionsAddedOrRemoved();
 
   // Fetch: reads every partition (no follower update); `partitions` (may be null) gets the
   // Partition each was read from (null: unknown), by request index.
@@ -190,7 +191,8 @@ class ReplicaManager {
   // `resolved` keeps the Partition of each of the request's partitions across the checks of one
   // parked fetch (looked up again only after a partition was added or removed).
   struct ResolvedPartitions {
-    uint64_t generation = 0;  // partitions_generation_ when resolved (0: never)
+    static constexpr uint64_t kNever = UINT64_MAX;
+    uint64_t version = kNever;  // partitions_version_ when resolved
     std::vector<Partition*> partitions;  // by request index; null: unknown here
   };
   std::optional<std::vector<FetchPartitionResponse>> ReadFromLocalLogIfReady(
@@ -233,16 +235,16 @@ class ReplicaManager {
   // `partitions_` in order (for walks over them); `partition_index_` the same pointers by topic
   // for GetPartition on the fetch path (a tree lookup compares topic strings at every level);
   // `partition_list_` them in order again, for Partitions() after every simulated event (a tree
-  // walk misses the cache at every node). Both follow every insertion and removal.
+  // walk misses the cache at every node), rebuilt lazily after an insertion or removal.
   // Declared before partitions_ (destroyed after them: a marked Partition leaves it when
   // destroyed).
   std::vector<Partition*> changed_partitions_;
   std::map<TopicPartition, std::unique_ptr<Partition>> partitions_;
   TopicPartitionIndex<Partition> partition_index_;
-  // Moves whenever a partition is added to or removed from partition_index_ (a Partition* kept
-  // from an earlier lookup is valid while it stays).
-  uint64_t partitions_generation_ = 1;
-  std::vector<const Partition*> partition_list_;
+  mutable std::vector<const Partition*> partition_list_;
+  mutable bool partition_list_stale_ = false;
+  // Moves whenever a partition is added or removed (a Partition* kept from an earlier lookup is
+  // valid while it stays).
   uint64_t partitions_version_ = 0;
   std::map<TopicPartition, uint64_t> isr_proposals_;  // partition -> proposal number in flight
   uint64_t next_isr_proposal_ = 1;

@@ -99,7 +99,7 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
   };
   std::vector<Partition*> partitions;  // by request index, as the read found them
   std::vector<FetchPartitionResponse> read = ReadFromLocalLog(request, &partitions);
-  const uint64_t read_generation = partitions_generation_;
+  const uint64_t read_version = partitions_version_;
   if (request.replica_id.value() >= 0) {
     // updateFollowerLogReadResults: the fetch offset is the follower's LEO; HW may rise and the
     // follower may rejoin the ISR.
@@ -134,7 +134,7 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
   for (const FetchPartition& asked : request.partitions) keys.push_back(asked.tp);
   const TimeUs timeout_us = static_cast<TimeUs>(request.max_wait_ms) * kUsPerMs;
   // What the read above resolved, valid while no partition is added or removed.
-  ResolvedPartitions resolved{read_generation, std::move(partitions)};
+  ResolvedPartitions resolved{read_version, std::move(partitions)};
   fetch_purgatory_.TryCompleteElseWatch(
       std::make_unique<DelayedFetch>(
           std::move(request),
@@ -185,14 +185,14 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
     const FetchRequest& request, ResolvedPartitions& resolved) {
   if (request.max_wait_ms <= 0 || request.partitions.empty()) return ReadFromLocalLog(request);
   const bool from_follower = request.replica_id.value() >= 0;
-  if (resolved.generation != partitions_generation_ ||
+  if (resolved.version != partitions_version_ ||
       resolved.partitions.size() != request.partitions.size()) {
     resolved.partitions.clear();
     resolved.partitions.reserve(request.partitions.size());
     for (const FetchPartition& asked : request.partitions) {
       resolved.partitions.push_back(GetPartition(asked.tp));
     }
-    resolved.generation = partitions_generation_;
+    resolved.version = partitions_version_;
   }
   // The partitions with something to give (or an error), read now by their index in the request.
   std::vector<std::pair<size_t, FetchPartitionResponse>> read;
