@@ -767,9 +767,10 @@ void Partition::SetHighWatermark(Offset hw) {
   if (role_ == ReplicaRole::kLeader) KSIM_CHECK(hw > high_watermark_);
   MarkChanged();
   high_watermark_ = hw;
-  EventFields fields = Fields();
-  fields[field::kHw] = hw.value();
-  Emit(events_, ev::kHw, std::move(fields));
+  Emit(events_, ev::kHw,
+       {{field::kTopic, tp_.topic},
+        {field::kPartition, tp_.partition.value()},
+        {field::kHw, hw.value()}});
 }
 
 void Partition::EmitAppend(const LogAppendInfo& info, ByteView batches, std::string_view role) {

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "core/base/check.h"
+#include "core/base/events.h"
 #include "core/base/trace_names.h"
 
 namespace ksim::sim {
@@ -168,15 +169,16 @@ void History::Deliver(std::string_view client, uint64_t incarnation, std::string
   op.key = key;
   op.value = value;
   if (std::optional<std::string> id = RecordIdForValue(value)) op.record_id = std::move(*id);
-  world_.Trace(op.process, ev::kDeliver,
-               TraceFields{{field::kGroup, op.group},
-                           {field::kRecordId, op.record_id.empty() ? TraceFields(nullptr)
-                                                                   : TraceFields(op.record_id)},
-                           {field::kTopic, op.topic},
-                           {field::kPartition, op.partition.value()},
-                           {field::kOffset, op.offset.value()},
-                           {field::kKey, Key(op.key)},
-                           {field::kValue, op.value}});
+  world_.Trace(
+      op.process, ev::kDeliver,
+      MakeEventFields({{field::kGroup, op.group},
+                       {field::kRecordId,
+                        op.record_id.empty() ? TraceFields(nullptr) : TraceFields(op.record_id)},
+                       {field::kTopic, op.topic},
+                       {field::kPartition, op.partition.value()},
+                       {field::kOffset, op.offset.value()},
+                       {field::kKey, Key(op.key)},
+                       {field::kValue, op.value}}));
 }
 
 void History::Commit(std::string_view client, uint64_t incarnation, std::string_view group,
@@ -189,13 +191,13 @@ void History::Commit(std::string_view client, uint64_t incarnation, std::string_
   op.offset = offset;
   op.error = error;
   world_.Trace(op.process, ev::kCommit,
-               TraceFields{{field::kGroup, op.group},
-                           {field::kTopic, op.topic},
-                           {field::kPartition, op.partition.value()},
-                           {field::kOffset, op.offset.value()},
-                           {field::kError, error == Errc::kNone
-                                               ? TraceFields(nullptr)
-                                               : TraceFields(std::string(ErrcName(error)))}});
+               MakeEventFields({{field::kGroup, op.group},
+                                {field::kTopic, op.topic},
+                                {field::kPartition, op.partition.value()},
+                                {field::kOffset, op.offset.value()},
+                                {field::kError, error == Errc::kNone
+                                                    ? TraceFields(nullptr)
+                                                    : TraceFields(std::string(ErrcName(error)))}}));
 }
 
 std::vector<const HistoryOp*> History::Select(OpFunction f, OpType type) const {

@@ -554,12 +554,12 @@ void ConsumerCoordinator::SendCommit(PendingCommit commit) {
     for (const auto& [tp, offset] : offsets) {
       auto error = errors.find(tp);
       Emit(events_, ev::kOffsetCommit,
-           EventFields{{field::kGroup, config_.group_id},
-                       {field::kTopic, tp.topic},
-                       {field::kPartition, tp.partition.value()},
-                       {field::kOffset, offset.value()},
-                       {field::kError, std::string(ErrcName(
-                                           error == errors.end() ? Errc::kNone : error->second))}});
+           {{field::kGroup, config_.group_id},
+            {field::kTopic, tp.topic},
+            {field::kPartition, tp.partition.value()},
+            {field::kOffset, offset.value()},
+            {field::kError,
+             std::string(ErrcName(error == errors.end() ? Errc::kNone : error->second))}});
     }
   };
   auto finish = [this, emit](PendingCommit& commit, Errc error,
