@@ -59,18 +59,23 @@ Result<bool> FileBatchReader::Damage(const std::string& what) {
 
 Status FileBatchReader::Ensure(uint64_t position, uint64_t length) {
   KSIM_CHECK(position + length <= end_);
-  if (position >= buffer_start_ && position + length <= buffer_start_ + buffer_.size()) {
+  if (position >= buffer_start_ && position + length <= buffer_start_ + buffered_) {
     return Status::Ok();
   }
   // Read ahead by a chunk, except when batches are big: then a header costs a header.
   size_t chunk = whole_batches_ ? kBatchScanChunkBytes : kHeaderScanChunkBytes;
   if (!whole_batches_ && last_size_ > chunk) chunk = kBatchHeaderSize;
   const uint64_t want = std::min<uint64_t>(std::max<uint64_t>(length, chunk), end_ - position);
-  buffer_.resize(want);
-  KSIM_ASSIGN_OR_RETURN(size_t got, file_.ReadAt(position, MutableByteView(buffer_)));
+  if (want > buffer_capacity_) {
+    buffer_ = std::make_unique_for_overwrite<uint8_t[]>(want);
+    buffer_capacity_ = want;
+  }
+  buffered_ = 0;  // the read below replaces what was held
+  KSIM_ASSIGN_OR_RETURN(size_t got,
+                        file_.ReadAt(position, MutableByteView(buffer_.get(), want)));
   bytes_read_ += got;
   buffer_start_ = position;
-  buffer_.resize(got);
+  buffered_ = got;
   if (got < length) {
     return Status(Errc::kIoError, "short read of " + file_.path() + " at " +
                                       std::to_string(position) + ": " + std::to_string(got) +

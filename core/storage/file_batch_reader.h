@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/base/bytes.h"
@@ -51,8 +52,8 @@ class FileBatchReader {
   }
   Result<bool> Damage(const std::string& what);
   const uint8_t* At(uint64_t position) const {
-    KSIM_CHECK(position >= buffer_start_ && position - buffer_start_ < buffer_.size());
-    return buffer_.data() + (position - buffer_start_);
+    KSIM_CHECK(position >= buffer_start_ && position - buffer_start_ < buffered_);
+    return buffer_.get() + (position - buffer_start_);
   }
   // Makes [position, position + length) available in the buffer.
   Status Ensure(uint64_t position, uint64_t length);
@@ -61,7 +62,11 @@ class FileBatchReader {
   uint64_t position_;
   uint64_t end_;
   bool whole_batches_;
-  Bytes buffer_;
+  // The bytes read ahead: [buffer_start_, buffer_start_ + buffered_) of the file, in a buffer
+  // of buffer_capacity_ bytes that is never zero-filled (every byte used was read first).
+  std::unique_ptr<uint8_t[]> buffer_;
+  size_t buffer_capacity_ = 0;
+  size_t buffered_ = 0;
   uint64_t buffer_start_ = 0;
   uint64_t bytes_read_ = 0;
   BatchHeader header_;

@@ -1,5 +1,6 @@
 #include "sim/kernel/trace.h"
 
+#include <array>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -56,6 +57,13 @@ size_t Utf8SequenceLength(std::string_view text, size_t at, size_t* bad_at) {
   return continuations + 1;
 }
 
+// The bytes a JSON string holds as they are: printable ASCII but the quote and the backslash.
+constexpr std::array<bool, 256> kPlainByte = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x80; ++c) plain[c] = c != '"' && c != '\\';
+  return plain;
+}();
+
 void AppendString(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
@@ -65,7 +73,7 @@ void AppendString(std::string& out, std::string_view text) {
   auto copy_plain = [&](size_t end) { out.append(text.substr(plain_from, end - plain_from)); };
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+    if (kPlainByte[c]) {
       ++i;
       continue;
     }
