@@ -192,7 +192,7 @@ class ReplicaManager {
   // parked fetch (looked up again only after a partition was added or removed).
   struct ResolvedPartitions {
     static constexpr uint64_t kNever = UINT64_MAX;
-    uint64_t version = kNever;  // partitions_version_ when resolved
+    uint64_t version = kNever;           // partitions_version_ when resolved
     std::vector<Partition*> partitions;  // by request index; null: unknown here
   };
   std::optional<std::vector<FetchPartitionResponse>> ReadFromLocalLogIfReady(

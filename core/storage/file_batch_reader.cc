@@ -71,8 +71,7 @@ Status FileBatchReader::Ensure(uint64_t position, uint64_t length) {
     buffer_capacity_ = want;
   }
   buffered_ = 0;  // the read below replaces what was held
-  KSIM_ASSIGN_OR_RETURN(size_t got,
-                        file_.ReadAt(position, MutableByteView(buffer_.get(), want)));
+  KSIM_ASSIGN_OR_RETURN(size_t got, file_.ReadAt(position, MutableByteView(buffer_.get(), want)));
   bytes_read_ += got;
   buffer_start_ = position;
   buffered_ = got;

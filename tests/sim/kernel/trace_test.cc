@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <random>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -167,7 +167,6 @@ TEST(TraceWriterTest, StringsAreEscapedAndInvalidUtf8IsReplaced) {
   EXPECT_EQ(trace->events[0].fields["value"], std::string("line\nbreak\t\x01", 12));
 }
 
-
 // The writer escapes strings itself; nlohmann's dump(-1, ' ', false, replace) is the reference
 // (traces written before kept their hashes). Random byte strings, weighted towards the bytes
 // that matter: control characters, quotes, UTF-8 lead and continuation bytes, invalid bytes,
@@ -176,9 +175,9 @@ TEST(TraceWriterTest, StringsAreEscapedAndInvalidUtf8IsReplaced) {
 TEST(TraceWriterTest, StringsAreWrittenAsDumpWritesThem) {
   std::mt19937_64 random(20261203);
   const std::vector<unsigned char> interesting = {
-      0x00, 0x01, 0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1F, 0x20, '"',  '\\', 'a',  0x7F,
-      0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
-      0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
+      0x00, 0x01, 0x08, 0x09, 0x0A, 0x0C, 0x0D, 0x1F, 0x20, '"',  '\\', 'a',
+      0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0,
+      0xE1, 0xEC, 0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF};
   TraceWriter writer = TraceWriter::ToMemory(Header());
   std::vector<std::string> expected;
   for (int i = 0; i < 20000; ++i) {
