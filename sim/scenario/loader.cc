@@ -615,7 +615,7 @@ std::string LineColumn(std::string_view text, size_t byte) {
 Result<Scenario> ParseScenario(std::string_view text, std::string_view file_name) {
   Json doc;
   try {
-    doc = Json::parse(text.begin(), text.end());
+    doc = ParseOrderedJson(text);
   } catch (const Json::parse_error& e) {
     // "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error ...":
     // keep what follows the position, which is ours.

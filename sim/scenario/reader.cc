@@ -2,11 +2,100 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "core/base/text_distance.h"
 #include "sim/scenario/keys.h"
 
 namespace ksim::sim {
+
+namespace {
+
+// The SAX side of ParseOrderedJson: nlohmann's json_sax_dom_parser with a key index per open
+// object.
+class OrderedDomBuilder {
+ public:
+  using number_integer_t = Json::number_integer_t;
+  using number_unsigned_t = Json::number_unsigned_t;
+  using number_float_t = Json::number_float_t;
+  using string_t = Json::string_t;
+  using binary_t = Json::binary_t;
+
+  explicit OrderedDomBuilder(Json& root) : root_(root) {}
+
+  bool null() { return Put(nullptr) != nullptr; }
+  bool boolean(bool value) { return Put(value) != nullptr; }
+  bool number_integer(number_integer_t value) { return Put(value) != nullptr; }
+  bool number_unsigned(number_unsigned_t value) { return Put(value) != nullptr; }
+  bool number_float(number_float_t value, const string_t& /*text*/) {
+    return Put(value) != nullptr;
+  }
+  bool string(string_t& value) { return Put(std::move(value)) != nullptr; }
+  bool binary(binary_t& value) { return Put(Json::binary(std::move(value))) != nullptr; }
+  bool start_object(std::size_t /*elements*/) {
+    open_.push_back(Open{Put(Json::object()), {}});
+    return true;
+  }
+  bool key(string_t& name) {
+    Open& object = open_.back();
+    Json::object_t& members = object.node->get_ref<Json::object_t&>();
+    auto [slot, added] = object.index.try_emplace(name, members.size());
+    if (added) members.emplace_back(name, nullptr);
+    // A repeated key's value is replaced in place (ordered_map hides the vector's operator[]).
+    pending_ = &(members.begin() + static_cast<std::ptrdiff_t>(slot->second))->second;
+    return true;
+  }
+  bool end_object() {
+    open_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t /*elements*/) {
+    open_.push_back(Open{Put(Json::array()), {}});
+    return true;
+  }
+  bool end_array() {
+    open_.pop_back();
+    return true;
+  }
+  template <class Exception>
+  bool parse_error(std::size_t /*byte*/, const std::string& /*token*/, const Exception& error) {
+    throw error;  // as Json::parse with exceptions allowed
+  }
+
+ private:
+  struct Open {
+    Json* node;  // stays valid while open: nothing is added to its parent meanwhile
+    std::unordered_map<std::string, size_t> index;  // objects: key -> member position
+  };
+
+  Json* Put(Json value) {
+    if (open_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    Json& parent = *open_.back().node;
+    if (parent.is_array()) {
+      Json::array_t& elements = parent.get_ref<Json::array_t&>();
+      elements.push_back(std::move(value));
+      return &elements.back();
+    }
+    *pending_ = std::move(value);
+    return pending_;
+  }
+
+  Json& root_;
+  std::vector<Open> open_;
+  Json* pending_ = nullptr;  // the member the next value of the innermost object goes to
+};
+
+}  // namespace
+
+Json ParseOrderedJson(std::string_view text) {
+  Json document;
+  OrderedDomBuilder builder(document);
+  Json::sax_parse(text.begin(), text.end(), &builder);
+  return document;
+}
 
 std::string JoinPointer(std::string_view path, std::string_view key) {
   std::string out(path);
