@@ -775,8 +775,9 @@ void Partition::SetHighWatermark(Offset hw) {
 
 void Partition::EmitAppend(const LogAppendInfo& info, ByteView batches, std::string_view role) {
   if (info.num_batches == 0 || !events_) return;
-  // Appended in order to the object's members (its keys are distinct), not looked up by key:
-  // one of these per append on every replica.
+  // Built member by member rather than as Emit's braced list: that list's elements are const, so
+  // the record values would be copied in, where here they are moved (one event per append on
+  // every replica).
   EventFields fields = EventFields::object();
   EventFields::object_t& members = fields.get_ref<EventFields::object_t&>();
   members.reserve(8);

@@ -185,8 +185,7 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
     const FetchRequest& request, ResolvedPartitions& resolved) {
   if (request.max_wait_ms <= 0 || request.partitions.empty()) return ReadFromLocalLog(request);
   const bool from_follower = request.replica_id.value() >= 0;
-  if (resolved.version != partitions_version_ ||
-      resolved.partitions.size() != request.partitions.size()) {
+  if (resolved.version != partitions_version_) {
     resolved.partitions.clear();
     resolved.partitions.reserve(request.partitions.size());
     for (const FetchPartition& asked : request.partitions) {

@@ -35,6 +35,7 @@ std::optional<TimeUs> DelayUs(int64_t ms) {
 LogManager::LogManager(Env& env, const Clock& clock, Timers& timers, LogManagerConfig config)
     : env_(env), clock_(clock), timers_(timers), config_(std::move(config)) {
   KSIM_CHECK_MSG(!config_.log_dirs.empty(), "log.dirs is empty");
+  logs_in_dir_.assign(config_.log_dirs.size(), 0);
   std::vector<std::string> sorted = config_.log_dirs;
   std::sort(sorted.begin(), sorted.end());
   KSIM_CHECK_MSG(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(),
@@ -124,7 +125,7 @@ Status LogManager::LoadDir(size_t dir_index, LogDirStartupReport& dir_report,
     report.segments_recovered += recovery.segments_recovered;
     report.bytes_truncated += recovery.bytes_truncated;
     report.logs[*tp] = recovery;
-    if (logs_.emplace(*tp, Entry{std::move(log), dir_index}).second) CountLog(dir_index, +1);
+    if (logs_.emplace(*tp, Entry{std::move(log), dir_index}).second) ++logs_in_dir_[dir_index];
   }
   if (dir_report.clean_shutdown) {
     // The marker vouches for one startup only; the removal must be durable, or a crash would
@@ -299,7 +300,7 @@ Status LogManager::Shutdown() {
     if (!dir_status.ok() && first.ok()) first = dir_status;
   }
   logs_.clear();
-  logs_in_dir_.clear();
+  std::fill(logs_in_dir_.begin(), logs_in_dir_.end(), 0);
   return first;
 }
 
@@ -308,13 +309,7 @@ Log* LogManager::GetLog(const TopicPartition& tp) {
   return it == logs_.end() ? nullptr : it->second.log.get();
 }
 
-void LogManager::CountLog(size_t dir_index, int64_t delta) {
-  if (logs_in_dir_.size() < config_.log_dirs.size()) logs_in_dir_.resize(config_.log_dirs.size());
-  logs_in_dir_[dir_index] += delta;
-}
-
 size_t LogManager::NextLogDir() const {
-  if (logs_in_dir_.empty()) return 0;  // no log yet: every directory holds none
   // The first of the directories holding the fewest logs (kept counts, not a walk over them).
   return static_cast<size_t>(std::min_element(logs_in_dir_.begin(), logs_in_dir_.end()) -
                              logs_in_dir_.begin());
@@ -333,7 +328,7 @@ Result<Log*> LogManager::GetOrCreateLog(const TopicPartition& tp,
   KSIM_ASSIGN_OR_RETURN(std::unique_ptr<Log> log, Log::Open(env_, clock_, path, log_config));
   Log* raw = log.get();
   logs_.emplace(tp, Entry{std::move(log), dir_index});
-  CountLog(dir_index, +1);
+  ++logs_in_dir_[dir_index];
   return raw;
 }
 
@@ -364,7 +359,7 @@ Result<bool> LogManager::DeleteLog(const TopicPartition& tp) {
   const std::string& dir = config_.log_dirs[dir_index];
   std::unique_ptr<Log> log = std::move(it->second.log);
   logs_.erase(it);
-  CountLog(dir_index, -1);
+  --logs_in_dir_[dir_index];
   // The records are going away: a failed close does not stop the deletion.
   const Status closed = log->Close();
   const std::string from = log->dir();

@@ -181,8 +181,6 @@ class LogManager {
   // Where a new log goes: the directory holding the fewest (Kafka's nextLogDir), the first of
   // those tied.
   size_t NextLogDir() const;
-  // Keeps logs_in_dir_ following logs_.
-  void CountLog(size_t dir_index, int64_t delta);
   void ScheduleTask(size_t index, int64_t delay_ms);
   void RunTask(size_t index);
   void RemoveDeletedDir(const std::string& path);
@@ -194,7 +192,7 @@ class LogManager {
   LogManagerConfig config_;
   State state_ = State::kCreated;
   std::map<TopicPartition, Entry> logs_;
-  std::vector<int64_t> logs_in_dir_;  // by dir_index: how many of logs_ are there (may be empty)
+  std::vector<int64_t> logs_in_dir_;  // by dir_index: how many of logs_ are there
   std::vector<Task> tasks_;
   std::map<std::string, TimerId> pending_deletions_;  // renamed dir -> its removal timer
   uint64_t next_delete_id_ = 0;

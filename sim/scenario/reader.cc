@@ -23,15 +23,13 @@ class OrderedDomBuilder {
 
   explicit OrderedDomBuilder(Json& root) : root_(root) {}
 
-  bool null() { return Put(nullptr) != nullptr; }
-  bool boolean(bool value) { return Put(value) != nullptr; }
-  bool number_integer(number_integer_t value) { return Put(value) != nullptr; }
-  bool number_unsigned(number_unsigned_t value) { return Put(value) != nullptr; }
-  bool number_float(number_float_t value, const string_t& /*text*/) {
-    return Put(value) != nullptr;
-  }
-  bool string(string_t& value) { return Put(std::move(value)) != nullptr; }
-  bool binary(binary_t& value) { return Put(Json::binary(std::move(value))) != nullptr; }
+  bool null() { return Value(nullptr); }
+  bool boolean(bool value) { return Value(value); }
+  bool number_integer(number_integer_t value) { return Value(value); }
+  bool number_unsigned(number_unsigned_t value) { return Value(value); }
+  bool number_float(number_float_t value, const string_t& /*text*/) { return Value(value); }
+  bool string(string_t& value) { return Value(std::move(value)); }
+  bool binary(binary_t& value) { return Value(Json::binary(std::move(value))); }
   bool start_object(std::size_t /*elements*/) {
     open_.push_back(Open{Put(Json::object()), {}});
     return true;
@@ -68,6 +66,13 @@ class OrderedDomBuilder {
     std::unordered_map<std::string, size_t> index;  // objects: key -> member position
   };
 
+  // A scalar: put in place; parsing goes on.
+  bool Value(Json value) {
+    Put(std::move(value));
+    return true;
+  }
+  // Puts `value` where the document expects the next value: the root, the innermost open
+  // array's end, or the member the last key named. Returns where it went.
   Json* Put(Json value) {
     if (open_.empty()) {
       root_ = std::move(value);
