@@ -27,6 +27,8 @@ bool IsRetriable(Errc code) {
     case Errc::kNotEnoughReplicas:
     case Errc::kNotEnoughReplicasAfterAppend:
     case Errc::kKafkaStorageError:
+    case Errc::kFetchSessionIdNotFound:
+    case Errc::kInvalidFetchSessionEpoch:
       return true;
     default:
       return false;
@@ -121,6 +123,10 @@ std::string_view ErrcName(Errc code) {
       return "KAFKA_STORAGE_ERROR";
     case Errc::kUnknownProducerId:
       return "UNKNOWN_PRODUCER_ID";
+    case Errc::kFetchSessionIdNotFound:
+      return "FETCH_SESSION_ID_NOT_FOUND";
+    case Errc::kInvalidFetchSessionEpoch:
+      return "INVALID_FETCH_SESSION_EPOCH";
     case Errc::kFencedLeaderEpoch:
       return "FENCED_LEADER_EPOCH";
     case Errc::kUnknownLeaderEpoch:

@@ -61,6 +61,8 @@ enum class Errc : int16_t {
   kInvalidProducerEpoch = 47,
   kKafkaStorageError = 56,
   kUnknownProducerId = 59,
+  kFetchSessionIdNotFound = 70,    // KIP-227 (1.1)
+  kInvalidFetchSessionEpoch = 71,  // KIP-227 (1.1)
   kFencedLeaderEpoch = 74,
   kUnknownLeaderEpoch = 75,
   // Local errors with no Kafka code.

@@ -17,6 +17,13 @@ template <class T>
 struct IsStrong : std::false_type {};
 template <class Tag, class Rep>
 struct IsStrong<StrongInt<Tag, Rep>> : std::true_type {};
+// An optional group of fields a version added (FetchSessionRequest): absent, it is not on the
+// wire at all, so it counts no bytes and is not shown.
+template <class T>
+struct IsVersionedGroup : std::false_type {};
+template <class T>
+requires(T::kAbsentBeforeItsVersion) struct IsVersionedGroup<std::optional<T>> : std::true_type {
+};
 
 // Adds up the wire size of each field (the rules are in protocol.h, ApproximateWireSize).
 struct SizeVisitor {
@@ -24,7 +31,11 @@ struct SizeVisitor {
 
   template <class T>
   void operator()(std::string_view /*name*/, const T& value) {
-    total += SizeOf(value);
+    if constexpr (IsVersionedGroup<T>::value) {
+      if (value.has_value()) total += SizeOf(*value);
+    } else {
+      total += SizeOf(value);
+    }
   }
 
   template <class T>
@@ -64,6 +75,9 @@ struct JsonVisitor {
 
   template <class T>
   void operator()(std::string_view name, const T& value) {
+    if constexpr (IsVersionedGroup<T>::value) {
+      if (!value.has_value()) return;
+    }
     out[std::string(name)] = ToJson(value);
   }
 

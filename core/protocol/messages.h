@@ -129,6 +129,19 @@ struct FetchPartition {
   int32_t partition_max_bytes = 1048576;  // max.partition.fetch.bytes / replica.fetch.max.bytes
   KSIM_FIELDS(tp, fetch_offset, log_start_offset, partition_max_bytes)
 };
+// KIP-227's fetch session metadata (Fetch v7, Kafka 1.1). A request without it (std::nullopt:
+// an older version) neither counts its bytes nor shows it; the broker answers it without one.
+inline constexpr int32_t kInvalidSessionId = 0;  // FetchMetadata.INVALID_SESSION_ID: no session
+inline constexpr int32_t kInitialEpoch = 0;      // a full fetch that may create a session
+inline constexpr int32_t kFinalEpoch = -1;       // a full fetch that creates none
+struct FetchSessionRequest {
+  using Self = FetchSessionRequest;
+  static constexpr bool kAbsentBeforeItsVersion = true;
+  int32_t session_id = kInvalidSessionId;
+  int32_t epoch = kFinalEpoch;            // 0 or -1: a full fetch; 1 and on: an incremental one
+  std::vector<TopicPartition> forgotten;  // partitions leaving the session
+  KSIM_FIELDS(session_id, epoch, forgotten)
+};
 struct FetchRequest {
   KSIM_MESSAGE(FetchRequest, "Fetch", 1, true)
   BrokerId replica_id = kConsumerReplicaId;  // -1 for a consumer, else the follower's broker id
@@ -136,8 +149,10 @@ struct FetchRequest {
   int32_t min_bytes = 1;
   int32_t max_bytes = 52428800;
   int8_t isolation_level = 0;  // 0 READ_UNCOMMITTED
+  std::optional<FetchSessionRequest> session;
+  // Full fetch: every partition; incremental: those added to or changed in the session.
   std::vector<FetchPartition> partitions;
-  KSIM_FIELDS(replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, partitions)
+  KSIM_FIELDS(replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session, partitions)
 };
 struct FetchPartitionResponse {
   using Self = FetchPartitionResponse;
@@ -149,11 +164,22 @@ struct FetchPartitionResponse {
   Bytes records;
   KSIM_FIELDS(tp, error_code, high_watermark, last_stable_offset, log_start_offset, records)
 };
+// The answer's session fields (v7): present when the request had them.
+struct FetchSessionResponse {
+  using Self = FetchSessionResponse;
+  static constexpr bool kAbsentBeforeItsVersion = true;
+  Errc error_code = Errc::kNone;  // FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH
+  int32_t session_id = kInvalidSessionId;
+  KSIM_FIELDS(error_code, session_id)
+};
 struct FetchResponse {
   KSIM_MESSAGE(FetchResponse, "FetchResponse", 1, false)
   int32_t throttle_time_ms = 0;
+  std::optional<FetchSessionResponse> session;
+  // An incremental fetch's answer names only the partitions with news (records, a new HW or log
+  // start, an error); the others are implied unchanged.
   std::vector<FetchPartitionResponse> responses;
-  KSIM_FIELDS(throttle_time_ms, responses)
+  KSIM_FIELDS(throttle_time_ms, session, responses)
 };
 
 // ---- ListOffsets (api key 2, v1+) -------------------------------------------------------------

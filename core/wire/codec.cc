@@ -42,6 +42,22 @@ void Body(Io& io, ProduceResponse& m, int16_t v) {
   if (v >= 1) io.Int32(m.throttle_time_ms);
 }
 
+// The fields a Fetch of version v carries for KIP-227, read into `field` (emplaced when the
+// version has them) or written from it (`none`, the defaults, when the message has none; the
+// writer never changes the message).
+template <class Io, class T>
+T& SessionFields(std::optional<T>& field, bool in_version, T& none) {
+  if constexpr (Io::kReading) {
+    if (!in_version) {
+      field.reset();
+      return none;
+    }
+    return field.emplace();
+  } else {
+    return field ? *field : none;
+  }
+}
+
 // ---- Fetch (1) ----------------------------------------------------------------------------------
 
 template <class Io>
@@ -51,12 +67,13 @@ void Body(Io& io, FetchRequest& m, int16_t v) {
   io.Int32(m.min_bytes);
   if (v >= 3) io.Int32(m.max_bytes);
   if (v >= 4) io.Int8(m.isolation_level);
+  // KIP-227's session fields (v7): read into m.session, which stays absent below v7; a request
+  // written without them says "no session" (0, FINAL_EPOCH).
+  FetchSessionRequest none;
+  FetchSessionRequest& session = SessionFields<Io>(m.session, v >= 7, none);
   if (v >= 7) {
-    // KIP-227 fetch sessions: ksim keeps none; every fetch is a full one.
-    int32_t session_id = 0;
-    int32_t session_epoch = -1;
-    io.Int32(session_id);
-    io.Int32(session_epoch);
+    io.Int32(session.session_id);
+    io.Int32(session.epoch);
   }
   io.TopicArray(m.partitions, [&](FetchPartition& p) {
     io.Int(p.tp.partition);
@@ -64,26 +81,19 @@ void Body(Io& io, FetchRequest& m, int16_t v) {
     if (v >= 5) io.Int(p.log_start_offset);
     io.Int32(p.partition_max_bytes);
   });
-  if (v >= 7) {
-    io.SkipArray([&] {  // forgotten_topics_data: [topic [partition]]
-      std::string topic;
-      io.String(topic);
-      io.SkipArray([&] {
-        int32_t partition = 0;
-        io.Int32(partition);
-      });
-    });
+  if (v >= 7) {  // forgotten_topics_data: [topic [partition]]
+    io.TopicArray(session.forgotten, [&](TopicPartition& tp) { io.Int(tp.partition); });
   }
 }
 
 template <class Io>
 void Body(Io& io, FetchResponse& m, int16_t v) {
   if (v >= 1) io.Int32(m.throttle_time_ms);
-  if (v >= 7) {
-    Errc error = Errc::kNone;
-    int32_t session_id = 0;  // no session (KIP-227)
-    io.Error(error);
-    io.Int32(session_id);
+  if (v >= 7) {  // KIP-227: an answer without session fields says "no session" (0)
+    FetchSessionResponse none;
+    FetchSessionResponse& session = SessionFields<Io>(m.session, true, none);
+    io.Error(session.error_code);
+    io.Int32(session.session_id);
   }
   io.TopicArray(m.responses, [&](FetchPartitionResponse& r) {
     io.Int(r.tp.partition);

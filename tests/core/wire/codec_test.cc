@@ -277,16 +277,29 @@ TEST(WireCodecTest, ProduceResponseVersionsAddFields) {
   EXPECT_EQ(EncodeResponse(3, response).size(), EncodeResponse(5, response).size() - 8);
 }
 
-TEST(WireCodecTest, FetchRequestV7SessionFieldsAreReadAndIgnored) {
+TEST(WireCodecTest, FetchRequestV7SessionFieldsAreRead) {
   // replica_id max_wait min_bytes max_bytes isolation session_id session_epoch
   // [topic [partition fetch_offset log_start_offset partition_max_bytes]] [forgotten topics]
   const Bytes frame = Spec(
       "00 00 00 5c | 00 01 00 07 00 00 00 0b 00 07 'rdkafka' |"
-      "ff ff ff ff 00 00 01 f4 00 00 00 01 03 20 00 00 01 | 00 00 00 00 ff ff ff ff |"
+      "ff ff ff ff 00 00 01 f4 00 00 00 01 03 20 00 00 01 | 00 00 12 34 00 00 00 05 |"
       "00 00 00 01 00 01 't' 00 00 00 01 |"
       "00 00 00 00 00 00 00 00 00 00 00 2a ff ff ff ff ff ff ff ff 00 10 00 00 |"
       "00 00 00 01 00 01 'u' 00 00 00 01 00 00 00 03");
   const FetchRequest request = DecodeAs<FetchRequest>(frame);
+  ASSERT_TRUE(request.session.has_value());
+  EXPECT_EQ(request.session->session_id, 0x1234);
+  EXPECT_EQ(request.session->epoch, 5);
+  EXPECT_EQ(request.session->forgotten,
+            (std::vector<TopicPartition>{TopicPartition{"u", PartitionId(3)}}));
+  // Below v7 there are none; a request without them is written as "no session" (0, -1).
+  FetchRequest plain = request;
+  plain.session.reset();
+  const Bytes v7 = EncodeRequest(RequestHeader{1, 7, 11, "rdkafka"}, plain);
+  EXPECT_EQ(DecodeAs<FetchRequest>(v7).session,
+            (FetchSessionRequest{.session_id = 0, .epoch = -1, .forgotten = {}}));
+  EXPECT_FALSE(DecodeAs<FetchRequest>(EncodeRequest(RequestHeader{1, 6, 11, "rdkafka"}, request))
+                   .session.has_value());
   EXPECT_EQ(request.replica_id, BrokerId(-1));
   EXPECT_EQ(request.max_wait_ms, 500);
   EXPECT_EQ(request.min_bytes, 1);
@@ -323,7 +336,15 @@ TEST(WireCodecTest, FetchResponseV4AndV7) {
                      "00 00 00 00 00 00 00 00 | 00 00 00 00 | 00 00 00 03 'rec'"));
   Result<Message> decoded = DecodeResponse(1, 7, Contents(v7));
   ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  // Decoded at v7, the session fields are there ("no session").
+  response.session = FetchSessionResponse{};
   EXPECT_EQ(std::get<FetchResponse>(*decoded), response);
+  // A session's error and id.
+  response.session =
+      FetchSessionResponse{.error_code = Errc::kInvalidFetchSessionEpoch, .session_id = 0x1234};
+  response.responses.clear();
+  EXPECT_EQ(EncodeResponse(7, response),
+            Spec("00 00 00 12 | 00 00 00 03 | 00 00 00 00 00 47 00 00 12 34 | 00 00 00 00"));
 }
 
 TEST(WireCodecTest, GroupRequestsV0) {
@@ -378,9 +399,13 @@ std::pair<Message, Message> Samples(int16_t api_key) {
               ProduceResponse{.responses = {{tp, Errc::kNone, Offset(5), 7, Offset(1)}},
                               .throttle_time_ms = 3}};
     case 1:
-      return {FetchRequest{.isolation_level = 1, .partitions = {{tp, Offset(4), Offset(1), 9}}},
+      return {FetchRequest{
+                  .isolation_level = 1,
+                  .session = FetchSessionRequest{.session_id = 5, .epoch = 2, .forgotten = {tp}},
+                  .partitions = {{tp, Offset(4), Offset(1), 9}}},
               FetchResponse{
                   .throttle_time_ms = 2,
+                  .session = FetchSessionResponse{.error_code = Errc::kNone, .session_id = 5},
                   .responses = {{tp, Errc::kNone, Offset(9), Offset(9), Offset(1), Bytes{3}}}}};
     case 2:
       return {ListOffsetsRequest{.isolation_level = 1, .partitions = {{tp, -2}}},
