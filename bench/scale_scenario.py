@@ -4,8 +4,9 @@
 The scenario of docs/BENCHMARKS.md, "Scale": B brokers (3 by default), topic `t` with N
 partitions, replication factor 3 and `min.insync.replicas=2`, the replicas of partition p on
 brokers p, p+1, p+2 (mod B, counted from 1: every broker leads N/B partitions, as Kafka's even
-spread); an idempotent acks=all producer `p1` (Kafka 1.0's: the scenario's kafka_version is 1.0,
-since a 0.10 producer has no idempotence) writing R keyless records (round-robin over the
+spread); an idempotent acks=all producer `p1` (Kafka 1.0's by default: `--kafka-version`, 1.0 unless
+given, since a 0.10 producer has no idempotence; from 1.1 the followers fetch in KIP-227
+sessions) writing R keyless records (round-robin over the
 partitions) at `--rate` records a second from 0 s; a consumer group `g1` reading them from the
 earliest offset; the leader of partition 0 (broker 1) crashed at 5 s and restarted at 10 s;
 25 s of simulated time, then the runner's final phase (heal, restart, drain).
@@ -21,7 +22,7 @@ import sys
 
 
 def scenario(partitions, brokers=3, records=10_000, rate_per_s=1_000, duration_ms=25_000,
-             seed=1):
+             seed=1, kafka_version="1.0"):
     """The scenario as a dict (docs/scenarios.md)."""
     if brokers < 3:
         raise ValueError("replication factor 3 needs at least 3 brokers")
@@ -36,7 +37,7 @@ def scenario(partitions, brokers=3, records=10_000, rate_per_s=1_000, duration_m
                         "leader of t-0 crashed at 5 s and restarted at 10 s."),
         "seed": seed,
         "duration_ms": duration_ms,
-        "kafka_version": "1.0",
+        "kafka_version": kafka_version,
         "cluster": {"brokers": brokers},
         "topics": {
             "t": {
@@ -79,10 +80,12 @@ def main():
     parser.add_argument("--rate", type=int, default=1_000, help="records per second")
     parser.add_argument("--duration-ms", type=int, default=25_000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kafka-version", default="1.0",
+                        help="the scenario's kafka_version (1.0 unless given)")
     parser.add_argument("-o", "--output", help="file to write (default: standard output)")
     args = parser.parse_args()
     text = json.dumps(scenario(args.partitions, args.brokers, args.records, args.rate,
-                               args.duration_ms, args.seed), indent=1) + "\n"
+                               args.duration_ms, args.seed, args.kafka_version), indent=1) + "\n"
     if args.output:
         with open(args.output, "w") as out:
             out.write(text)

@@ -405,6 +405,9 @@ void FillTypedFields(const ParsedBrokerSettings& s, BrokerConfig& c) {
   if (const auto delay = s.Find("group.initial.rebalance.delay.ms")) {
     c.group_initial_rebalance_delay_ms = static_cast<int32_t>(delay->integer);
   }
+  if (const auto slots = s.Find("max.incremental.fetch.session.cache.slots")) {
+    c.max_incremental_fetch_session_cache_slots = static_cast<int32_t>(slots->integer);
+  }
   c.offsets_topic_num_partitions = i32("offsets.topic.num.partitions");
   c.offsets_topic_replication_factor =
       static_cast<int16_t>(s.Integer("offsets.topic.replication.factor"));
@@ -654,6 +657,8 @@ std::span<const BrokerKeyChange> BrokerKeyChanges() {
        "KIP-106 (KAFKA-4623): unclean election off by default"},
       {"group.initial.rebalance.delay.ms", KafkaRelease::k0_11_0, T::kInt, "3000", 0,
        "KIP-134: the first rebalance of an empty group waits for more members"},
+      {"max.incremental.fetch.session.cache.slots", KafkaRelease::k1_1, T::kInt, "1000", 0,
+       "KIP-227: incremental fetch sessions"},
   };
   return kChanges;
 }

@@ -114,6 +114,8 @@ struct BrokerConfig {
   int32_t group_min_session_timeout_ms = 6000;
   int32_t group_max_session_timeout_ms = 300000;
   int32_t group_initial_rebalance_delay_ms = 0;  // KIP-134: 3000 from 0.11; before, no delay
+  // KIP-227 (1.1): how many fetch sessions the broker keeps (before 1.1: none is ever asked for).
+  int32_t max_incremental_fetch_session_cache_slots = 1000;
   int32_t offsets_topic_num_partitions = 50;
   int16_t offsets_topic_replication_factor = 3;
   int32_t offsets_topic_segment_bytes = 100 * 1024 * 1024;

@@ -17,6 +17,7 @@
 #include "core/coordinator/producer_id_manager.h"
 #include "core/protocol/api_versions.h"
 #include "core/protocol/network_client.h"
+#include "core/server/fetch_session.h"
 #include "core/server/replica_manager.h"
 #include "core/zk/paths.h"
 #include "core/zk/retrying_coordination.h"
@@ -120,6 +121,11 @@ struct Broker::Impl {
   ControllerChannelManager channel;
   Controller controller;
   ReplicaManager replicas;
+  // KIP-227 fetch sessions (KafkaApis' FetchManager), in memory: a restart forgets them.
+  FetchManager fetch_sessions{
+      FetchSessionConfig{.max_entries = options.config.max_incremental_fetch_session_cache_slots,
+                         .id_seed = static_cast<uint64_t>(options.config.broker_id) << 48 ^
+                                    static_cast<uint64_t>(seams.clock.Now())}};
   GroupCoordinator groups;
   GroupLocator group_locator;
   ExtraRequestHandler extra_handler;
@@ -264,7 +270,14 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
         std::move(*produce), [answer](ProduceResponse r) { answer(std::move(r)); },
         std::move(close_connection));
   } else if (auto* fetch = std::get_if<FetchRequest>(&request)) {
-    replicas.HandleFetch(std::move(*fetch), [answer](FetchResponse r) { answer(std::move(r)); });
+    // KafkaApis.handleFetchRequest: the session decides what is read (an incremental fetch reads
+    // its whole session) and what of the answer is sent.
+    FetchContext context = fetch_sessions.NewContext(*fetch);
+    replicas.HandleFetch(std::move(*fetch),
+                         [this, answer, context = std::move(context)](FetchResponse r) mutable {
+                           fetch_sessions.Answer(context, r, seams.clock.NowMs());
+                           answer(std::move(r));
+                         });
   } else if (auto* list = std::get_if<ListOffsetsRequest>(&request)) {
     answer(replicas.HandleListOffsets(*list));
   } else if (auto* metadata_request = std::get_if<MetadataRequest>(&request)) {

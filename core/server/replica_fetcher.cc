@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/base/trace_names.h"
+#include "core/config/kafka_version.h"
 
 namespace ksim {
 namespace {
@@ -19,6 +20,11 @@ bool StopsTheFetcher(const Status& status) {
 }
 
 }  // namespace
+
+bool FetchSessionsAt(const ApiVersion& inter_broker_protocol) {
+  static const int kFirst = FindApiVersion("1.1-IV0", KafkaRelease::k1_1)->id;
+  return inter_broker_protocol.id >= kFirst;
+}
 
 std::string_view FetchPhaseName(FetchPhase phase) {
   switch (phase) {
@@ -191,28 +197,60 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   request.replica_id = options_.local;
   request.max_wait_ms = options_.fetch_wait_max_ms;
   request.min_bytes = options_.fetch_min_bytes;
-  std::vector<SentFetch> sent;
-  sent.reserve(fetcher.partitions.size());
-  request.partitions.reserve(fetcher.partitions.size());
+  // FetchSessionHandler.Builder.build: a full fetch names every partition; an incremental one the
+  // partitions new to the session, then those changed, and forgets those gone. Both walk the
+  // partitions and the last fetch's in partition order.
+  const bool full = !options_.fetch_sessions || fetcher.next_epoch == kInitialEpoch;
+  std::vector<TopicPartition> forgotten;
+  std::vector<FetchPartition> changed;
+  auto& sent = fetcher.sent;
+  auto last = sent.begin();
+  auto forget = [&] {
+    if (!full) forgotten.push_back(last->first);
+    last = sent.erase(last);
+  };
+  request.partitions.reserve(full ? fetcher.partitions.size() : 0);
   for (auto& [tp, state] : fetcher.partitions) {
     if (state.partition == nullptr) state.partition = lookup_(tp);
     Partition* partition = state.partition;
     if (partition == nullptr) continue;
-    FetchPartition& entry = request.partitions.emplace_back();  // built in place
+    while (last != sent.end() && last->first < tp) forget();
+    const SentPartition next{.fetch_offset = partition->log_end_offset(),
+                             .log_start_offset = partition->log_start_offset(),
+                             .max_bytes = options_.fetch_max_bytes,
+                             .incarnation = state.incarnation,
+                             .state = &state,
+                             .partition = partition};
+    std::vector<FetchPartition>* into = &request.partitions;
+    if (last != sent.end() && last->first == tp) {
+      if (!full) into = last->second.SameFetch(next) ? nullptr : &changed;
+      last->second = next;
+      ++last;
+    } else {
+      sent.emplace_hint(last, tp, next);
+    }
+    if (into == nullptr) continue;
+    FetchPartition& entry = into->emplace_back();  // built in place
     entry.tp = tp;
-    entry.fetch_offset = partition->log_end_offset();
-    entry.log_start_offset = partition->log_start_offset();
-    entry.partition_max_bytes = options_.fetch_max_bytes;
-    sent.push_back(SentFetch{tp, state.incarnation, entry.fetch_offset, &state, partition});
+    entry.fetch_offset = next.fetch_offset;
+    entry.log_start_offset = next.log_start_offset;
+    entry.partition_max_bytes = next.max_bytes;
   }
-  if (request.partitions.empty()) return;
+  while (last != sent.end()) forget();
+  if (sent.empty() && forgotten.empty()) return;
+  for (FetchPartition& entry : changed) request.partitions.push_back(std::move(entry));
+  if (options_.fetch_sessions) {
+    request.session = FetchSessionRequest{.session_id = fetcher.session_id,
+                                          .epoch = fetcher.next_epoch,
+                                          .forgotten = std::move(forgotten)};
+  }
   fetcher.in_flight = true;
   ++fetch_requests_sent_;
   const BrokerId leader = fetcher.leader;
-  network_.Send(
-      fetcher.host, std::move(request),
-      [this, leader, version = membership_version_, sent = std::move(sent)](
-          Result<Message> response) { OnFetch(leader, version, sent, std::move(response)); });
+  network_.Send(fetcher.host, std::move(request),
+                [this, leader, version = membership_version_](Result<Message> response) {
+                  OnFetch(leader, version, std::move(response));
+                });
 }
 
 void ReplicaFetcherManager::SetPhase(BrokerId leader, PartitionState& state, FetchPhase phase) {
@@ -336,30 +374,36 @@ void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, con
   Done(leader, failed);
 }
 
-void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version,
-                                    const std::vector<SentFetch>& sent, Result<Message> response) {
+void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Message> response) {
+  auto found = fetchers_.find(leader);
+  if (found == fetchers_.end()) return;
+  Fetcher& fetcher = found->second;
   if (!response.ok() || !std::holds_alternative<FetchResponse>(*response)) {
+    // FetchSessionHandler.handleError: the next fetch closes the session and opens another.
+    fetcher.next_epoch = kInitialEpoch;
     return Done(leader, /*failed=*/true);
   }
+  const FetchResponse& fetched = std::get<FetchResponse>(*response);
+  if (options_.fetch_sessions && !OnSessionAnswer(fetcher, fetched)) {
+    return Done(leader, /*failed=*/false);
+  }
   bool failed = false;
-  const std::vector<FetchPartitionResponse>& answers = std::get<FetchResponse>(*response).responses;
-  for (size_t i = 0; i < answers.size(); ++i) {
-    const FetchPartitionResponse& answer = answers[i];
-    // The leader answers in request order; an answer elsewhere is searched for.
-    const SentFetch* request = i < sent.size() && sent[i].tp == answer.tp ? &sent[i] : nullptr;
-    if (request == nullptr) {
-      auto found = std::find_if(sent.begin(), sent.end(),
-                                [&](const SentFetch& entry) { return entry.tp == answer.tp; });
-      if (found == sent.end()) continue;
-      request = &*found;
-    }
+  // Answers come in the order of `sent` (a full fetch's); any other is looked up.
+  auto hint = fetcher.sent.begin();
+  for (const FetchPartitionResponse& answer : fetched.responses) {
+    auto request = hint != fetcher.sent.end() && hint->first == answer.tp
+                       ? hint
+                       : fetcher.sent.find(answer.tp);
+    if (request == fetcher.sent.end()) continue;
+    hint = std::next(request);
+    const SentPartition& asked = request->second;
     // Checked for each answer: applying one may remove partitions.
     const bool same_members = version == membership_version_;
     PartitionState* state =
-        same_members ? request->state : Current(leader, answer.tp, request->incarnation);
-    Partition* partition = same_members ? request->partition : lookup_(answer.tp);
+        same_members ? asked.state : Current(leader, answer.tp, asked.incarnation);
+    Partition* partition = same_members ? asked.partition : lookup_(answer.tp);
     if (state == nullptr || partition == nullptr || state->phase != FetchPhase::kFetching ||
-        partition->log_end_offset() != request->fetch_offset) {
+        partition->log_end_offset() != asked.fetch_offset) {
       continue;  // removed, re-added or moved meanwhile: the answer is stale
     }
     if (answer.error_code == Errc::kOffsetOutOfRange) {
@@ -389,6 +433,42 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version,
     }
   }
   Done(leader, failed);
+}
+
+bool ReplicaFetcherManager::OnSessionAnswer(Fetcher& fetcher, const FetchResponse& response) {
+  const FetchSessionResponse metadata = response.session.value_or(FetchSessionResponse{});
+  const bool full = fetcher.next_epoch == kInitialEpoch;
+  auto restart = [&](bool close_existing) {
+    if (!close_existing) fetcher.session_id = kInvalidSessionId;  // FetchMetadata.INITIAL
+    fetcher.next_epoch = kInitialEpoch;                           // else nextCloseExisting
+    return false;
+  };
+  if (metadata.error_code != Errc::kNone) {
+    Emit(events_, ev::kReplicaFetchSessionReset,
+         {{field::kLeader, fetcher.leader.value()},
+          {field::kSession, metadata.session_id},
+          {field::kError, ErrcName(metadata.error_code)}});
+    return restart(/*close_existing=*/metadata.error_code != Errc::kFetchSessionIdNotFound);
+  }
+  // verifyFullFetchResponsePartitions / verifyIncrementalFetchResponsePartitions.
+  const bool known = std::all_of(
+      response.responses.begin(), response.responses.end(),
+      [&](const FetchPartitionResponse& answer) { return fetcher.sent.count(answer.tp) > 0; });
+  if (!known || (full && response.responses.size() != fetcher.sent.size())) {
+    Emit(events_, ev::kReplicaFetchSessionReset,
+         {{field::kLeader, fetcher.leader.value()},
+          {field::kSession, metadata.session_id},
+          {field::kError, full ? "FULL_ANSWER_NOT_THE_SESSION" : "ANSWER_OUTSIDE_THE_SESSION"}});
+    return restart(/*close_existing=*/!full);
+  }
+  if (metadata.session_id == kInvalidSessionId) {
+    // No session was made (a full fetch), or the leader closed it: the next fetch is full.
+    restart(/*close_existing=*/false);
+    return true;
+  }
+  fetcher.session_id = metadata.session_id;
+  fetcher.next_epoch = full ? NextFetchEpoch(kInitialEpoch) : NextFetchEpoch(fetcher.next_epoch);
+  return true;
 }
 
 void ReplicaFetcherManager::Stop(Fetcher& fetcher, const TopicPartition& tp, const Status& status) {

@@ -17,6 +17,16 @@
 //    min_bytes = replica.fetch.min.bytes, partition_max_bytes = replica.fetch.max.bytes, from each
 //    partition's LEO. The answer is appended with Partition::AppendAsFollower (the leader's HW and
 //    log start come with it) and the next request goes at once: the leader's long poll paces it.
+//    From inter.broker.protocol.version 1.1-IV0 (Fetch v7) the fetch belongs to a KIP-227 session
+//    with the leader (Kafka's FetchSessionHandler): the first fetch is full (epoch 0) and opens
+//    it; the next ones are incremental, naming only the partitions added or whose fetch offset,
+//    log start or max bytes changed (added first, then changed, each in partition order) and
+//    the partitions removed (forgotten); the answer names only the partitions with news, the
+//    others being unchanged. A session error (FETCH_SESSION_ID_NOT_FOUND: a new session; any
+//    other: close this one and open another), a full answer that does not name exactly the
+//    session's partitions, or an incremental one naming another partition applies nothing and
+//    the next fetch is full at once; a failed request makes the next fetch full (closing the
+//    session). Below 1.1 every fetch is full and carries no session fields.
 //
 // A failed request (timeout, broken connection) or a partition error (NOT_LEADER_FOR_PARTITION,
 // a corrupt batch, a storage error, ...) backs that leader's fetcher off for
@@ -47,6 +57,7 @@
 #include "core/base/timer_group.h"
 #include "core/cluster/partition.h"
 #include "core/protocol/network_client.h"
+#include "core/server/fetch_session.h"
 #include "core/server/purgatory.h"
 
 namespace ksim {
@@ -60,6 +71,8 @@ struct ReplicaFetcherOptions {
   // OffsetsForLeaderEpoch v1 (the broker's inter.broker.protocol.version, EpochRequestAt): the
   // leader's answer names its epoch. At v0 it does not, and the follower truncates once.
   bool epoch_request_v1 = true;
+  // Fetch v7's KIP-227 sessions (inter.broker.protocol.version 1.1-IV0 and on).
+  bool fetch_sessions = false;
   // May this follower cut its log back to a leader whose log ends before its own? Kafka 0.10.0
   // to 2.0 ask the topic's unclean.leader.election.enable (ReplicaFetcherThread
   // .handleOffsetOutOfRange); 2.1 always truncates (KAFKA-7414). Empty: always.
@@ -68,6 +81,10 @@ struct ReplicaFetcherOptions {
   // not allowed"). May be empty (nothing happens; the partition is no longer fetched).
   std::function<void(const Status&)> on_fatal_exit;
 };
+
+// Whether a follower's fetches belong to KIP-227 sessions: Fetch v7, inter.broker.protocol.version
+// 1.1-IV0 and on (1.1.0:ReplicaFetcherThread.fetchMetadataSupported).
+bool FetchSessionsAt(const ApiVersion& inter_broker_protocol);
 
 // The start of the message a follower exits with when it may not truncate below its leader.
 inline constexpr std::string_view kTruncationNotAllowed =
@@ -123,10 +140,31 @@ class ReplicaFetcherManager {
     // from its fetcher.
     Partition* partition = nullptr;
   };
+  // A partition as the last fetch sent it (Kafka's FetchSessionHandler.sessionPartitions), with
+  // its incarnation, state and Partition then: those two valid while membership_version_ has not
+  // moved (a Partition is destroyed only after the fetcher let go of it), so that the answer finds
+  // them without looking them up again.
+  struct SentPartition {
+    Offset fetch_offset{0};
+    Offset log_start_offset{-1};
+    int32_t max_bytes = 0;
+    uint64_t incarnation = 0;
+    PartitionState* state = nullptr;
+    Partition* partition = nullptr;
+    bool SameFetch(const SentPartition& other) const {
+      return fetch_offset == other.fetch_offset && log_start_offset == other.log_start_offset &&
+             max_bytes == other.max_bytes;
+    }
+  };
   struct Fetcher {
     BrokerId leader{0};
     std::string host;
     std::map<TopicPartition, PartitionState> partitions;
+    // The last fetch's partitions (every one it read: with a session, also those it left
+    // implied) and the next fetch's session metadata (FetchSessionHandler.nextMetadata).
+    std::map<TopicPartition, SentPartition> sent;
+    int32_t session_id = kInvalidSessionId;
+    int32_t next_epoch = kInitialEpoch;
     // How many of `partitions` are in each FetchPhase (Pump picks the request without a walk);
     // every phase change goes through SetPhase.
     std::array<size_t, 4> in_phase{};
@@ -136,17 +174,6 @@ class ReplicaFetcherManager {
   };
   // The partitions (and their incarnations) a request was sent for.
   using Sent = std::map<TopicPartition, uint64_t>;
-  // A partition of a fetch sent: its incarnation and the fetch offset, in request order, and
-  // where its state and Partition were then: valid while membership_version_ has not moved
-  // (no partition added or removed; a Partition is destroyed only after the fetcher let go of
-  // it), so that the answer finds them without looking them up again.
-  struct SentFetch {
-    TopicPartition tp;
-    uint64_t incarnation = 0;
-    Offset fetch_offset{0};
-    PartitionState* state = nullptr;
-    Partition* partition = nullptr;
-  };
 
   void Pump(BrokerId leader);
   // Moves `state`, one of the partitions of `leader`'s fetcher, to `phase`.
@@ -157,8 +184,10 @@ class ReplicaFetcherManager {
   void SendFetch(Fetcher& fetcher);
   void OnOffsetsForLeaderEpoch(BrokerId leader, const Sent& sent, Result<Message> response);
   void OnListOffsets(BrokerId leader, FetchPhase phase, const Sent& sent, Result<Message> response);
-  void OnFetch(BrokerId leader, uint64_t version, const std::vector<SentFetch>& sent,
-               Result<Message> response);
+  void OnFetch(BrokerId leader, uint64_t version, Result<Message> response);
+  // FetchSessionHandler.handleResponse: moves the session on; false when the answer is not to be
+  // applied (a session error, or partitions that do not match the session).
+  bool OnSessionAnswer(Fetcher& fetcher, const FetchResponse& response);
   // Finds the fetcher and partition a response is for, when still current.
   PartitionState* Current(BrokerId leader, const TopicPartition& tp, uint64_t incarnation);
   // Ends the in-flight request; backs off when `failed`, else sends the next.

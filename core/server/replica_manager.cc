@@ -65,6 +65,7 @@ ReplicaManager::ReplicaManager(const BrokerConfig& config, TruncationPolicy trun
               .epoch_request_v1 =
                   EpochRequestAt(config.release, config.inter_broker_protocol_version) ==
                   EpochRequest::kV1,
+              .fetch_sessions = FetchSessionsAt(config.inter_broker_protocol_version),
               .may_truncate_below_leader =
                   [this](const TopicPartition& tp) { return MayTruncateBelowLeader(tp.topic); },
               .on_fatal_exit =

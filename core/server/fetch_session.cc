@@ -1,0 +1,248 @@
+#include "core/server/fetch_session.h"
+
+#include <limits>
+
+#include "core/base/check.h"
+#include "core/base/random.h"
+
+namespace ksim {
+
+int32_t NextFetchEpoch(int32_t epoch) {
+  if (epoch < 0) return kFinalEpoch;
+  if (epoch == std::numeric_limits<int32_t>::max()) return 1;
+  return epoch + 1;
+}
+
+FetchSessionCache::FetchSessionCache(FetchSessionConfig config)
+    : config_(config), id_state_(config.id_seed) {
+  KSIM_CHECK(config_.max_entries >= 0);
+}
+
+std::shared_ptr<FetchSession> FetchSessionCache::Get(int32_t id) const {
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
+FetchContext FetchManager::NewContext(FetchRequest& request) {
+  FetchContext context;
+  if (!request.session) return context;
+  const FetchSessionRequest& metadata = *request.session;
+  context.request_epoch = metadata.epoch;
+  context.from_follower = request.replica_id.value() >= 0;
+  if (metadata.epoch == kInitialEpoch || metadata.epoch == kFinalEpoch) {
+    if (metadata.session_id != kInvalidSessionId) cache_.Remove(metadata.session_id);
+    if (metadata.epoch == kFinalEpoch) {
+      context.kind = FetchContext::Kind::kSessionless;
+    } else {
+      context.kind = FetchContext::Kind::kFull;
+      context.requested = request.partitions;
+    }
+    return context;
+  }
+  std::shared_ptr<FetchSession> session = cache_.Get(metadata.session_id);
+  if (session == nullptr) {
+    context.kind = FetchContext::Kind::kError;
+    context.error = Errc::kFetchSessionIdNotFound;
+    request.partitions.clear();
+    return context;
+  }
+  if (session->epoch != metadata.epoch) {
+    context.kind = FetchContext::Kind::kError;
+    context.error = Errc::kInvalidFetchSessionEpoch;
+    request.partitions.clear();
+    return context;
+  }
+  // FetchSession.update: new partitions join at the end, known ones take the new parameters.
+  for (const FetchPartition& asked : request.partitions) {
+    auto cached = session->index.find(asked.tp);
+    if (cached == session->index.end()) {
+      CachedPartition added;
+      added.tp = asked.tp;
+      added.max_bytes = asked.partition_max_bytes;
+      added.fetch_offset = asked.fetch_offset;
+      added.fetcher_log_start_offset = asked.log_start_offset;
+      session->partitions.push_back(std::move(added));
+      session->index.emplace(asked.tp, std::prev(session->partitions.end()));
+    } else {
+      cached->second->max_bytes = asked.partition_max_bytes;
+      cached->second->fetch_offset = asked.fetch_offset;
+      cached->second->fetcher_log_start_offset = asked.log_start_offset;
+    }
+  }
+  for (const TopicPartition& tp : metadata.forgotten) {
+    auto cached = session->index.find(tp);
+    if (cached == session->index.end()) continue;
+    session->partitions.erase(cached->second);
+    session->index.erase(cached);
+  }
+  if (session->partitions.empty()) {
+    cache_.Remove(session->id);
+    context.kind = FetchContext::Kind::kSessionless;
+    return context;
+  }
+  if (static_cast<int64_t>(session->partitions.size()) != session->cached_size) {
+    cache_.Touch(*session, session->last_used_ms);
+  }
+  session->epoch = NextFetchEpoch(session->epoch);
+  // The fetch reads every partition of the session, from what the session holds.
+  request.partitions.clear();
+  request.partitions.reserve(session->partitions.size());
+  context.order.reserve(session->partitions.size());
+  for (auto it = session->partitions.begin(); it != session->partitions.end(); ++it) {
+    FetchPartition& entry = request.partitions.emplace_back();
+    entry.tp = it->tp;
+    entry.fetch_offset = it->fetch_offset;
+    entry.log_start_offset = it->fetcher_log_start_offset;
+    entry.partition_max_bytes = it->max_bytes;
+    context.order.push_back(it);
+  }
+  context.kind = FetchContext::Kind::kIncremental;
+  context.session = std::move(session);
+  return context;
+}
+
+void FetchManager::Answer(FetchContext& context, FetchResponse& response, int64_t now_ms) {
+  using Kind = FetchContext::Kind;
+  switch (context.kind) {
+    case Kind::kNoMetadata:
+      return;
+    case Kind::kSessionless:
+      response.session = FetchSessionResponse{};
+      return;
+    case Kind::kError:
+      response.responses.clear();
+      response.session = FetchSessionResponse{.error_code = context.error};
+      return;
+    case Kind::kFull: {
+      // FullFetchContext: the session holds every answered partition with what was asked and
+      // answered (the answer names the request's partitions in its order).
+      KSIM_CHECK(context.requested.size() == response.responses.size());
+      FetchSession::Partitions partitions;
+      for (size_t i = 0; i < response.responses.size(); ++i) {
+        const FetchPartition& asked = context.requested[i];
+        const FetchPartitionResponse& answer = response.responses[i];
+        partitions.push_back(CachedPartition{.tp = answer.tp,
+                                             .max_bytes = asked.partition_max_bytes,
+                                             .fetch_offset = asked.fetch_offset,
+                                             .fetcher_log_start_offset = asked.log_start_offset,
+                                             .high_watermark = answer.high_watermark,
+                                             .local_log_start_offset = answer.log_start_offset});
+      }
+      response.session =
+          FetchSessionResponse{.session_id = cache_.MaybeCreateSession(
+                                   now_ms, context.from_follower, std::move(partitions))};
+      return;
+    }
+    case Kind::kIncremental:
+      break;
+  }
+  FetchSession& session = *context.session;
+  if (session.epoch != NextFetchEpoch(context.request_epoch)) {
+    // Another request of this session came between (a duplicate): Kafka answers nothing of it.
+    response.responses.clear();
+    response.session = FetchSessionResponse{.error_code = Errc::kInvalidFetchSessionEpoch,
+                                            .session_id = session.id};
+    return;
+  }
+  KSIM_CHECK(response.responses.size() == context.order.size());
+  size_t kept = 0;
+  for (size_t i = 0; i < response.responses.size(); ++i) {
+    FetchPartitionResponse& answer = response.responses[i];
+    CachedPartition& cached = *context.order[i];
+    // CachedPartition.updateResponseData.
+    bool must_respond = !answer.records.empty();
+    if (cached.high_watermark != answer.high_watermark) {
+      must_respond = true;
+      cached.high_watermark = answer.high_watermark;
+    }
+    if (cached.local_log_start_offset != answer.log_start_offset) {
+      must_respond = true;
+      cached.local_log_start_offset = answer.log_start_offset;
+    }
+    if (answer.error_code != Errc::kNone) {
+      // Sent again once the error is gone.
+      cached.high_watermark = Offset(-1);
+      must_respond = true;
+    }
+    if (!must_respond) continue;
+    session.partitions.splice(session.partitions.end(), session.partitions, context.order[i]);
+    if (kept != i) response.responses[kept] = std::move(answer);
+    ++kept;
+  }
+  response.responses.resize(kept);
+  response.session = FetchSessionResponse{.session_id = session.id};
+}
+
+int32_t FetchSessionCache::MaybeCreateSession(int64_t now_ms, bool privileged,
+                                              FetchSession::Partitions partitions) {
+  if (static_cast<int64_t>(sessions_.size()) >= config_.max_entries &&
+      !TryEvict(privileged, EvictableKey{privileged, static_cast<int64_t>(partitions.size()), 0},
+                now_ms)) {
+    return kInvalidSessionId;
+  }
+  auto session = std::make_shared<FetchSession>();
+  session->partitions = std::move(partitions);
+  for (auto it = session->partitions.begin(); it != session->partitions.end();) {
+    if (!session->index.emplace(it->tp, it).second) {
+      it = session->partitions.erase(it);  // named twice: Kafka's map keeps one
+    } else {
+      ++it;
+    }
+  }
+  do {
+    session->id =
+        1 + static_cast<int32_t>(SplitMix64(id_state_) % (std::numeric_limits<int32_t>::max() - 1));
+  } while (sessions_.count(session->id) > 0);
+  session->privileged = privileged;
+  session->creation_ms = now_ms;
+  session->last_used_ms = now_ms;
+  session->epoch = NextFetchEpoch(kInitialEpoch);
+  FetchSession& added = *sessions_.emplace(session->id, session).first->second;
+  Touch(added, now_ms);
+  return added.id;
+}
+
+bool FetchSessionCache::TryEvict(bool privileged, const EvictableKey& key, int64_t now_ms) {
+  if (last_used_.empty()) return false;
+  const auto [oldest_ms, oldest_id] = *last_used_.begin();
+  if (now_ms - oldest_ms > config_.eviction_ms) {
+    Remove(oldest_id);  // stale
+    ++evictions_;
+    return true;
+  }
+  const std::set<EvictableKey>& candidates =
+      privileged ? evictable_by_privileged_ : evictable_by_all_;
+  if (candidates.empty() || key < *candidates.begin()) return false;
+  Remove(std::get<2>(*candidates.begin()));
+  ++evictions_;
+  return true;
+}
+
+void FetchSessionCache::Remove(int32_t id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  const FetchSession& session = *it->second;
+  last_used_.erase({session.last_used_ms, session.id});
+  evictable_by_all_.erase(KeyOf(session));
+  evictable_by_privileged_.erase(KeyOf(session));
+  total_partitions_ -= session.cached_size;
+  sessions_.erase(it);
+}
+
+void FetchSessionCache::Touch(FetchSession& session, int64_t now_ms) {
+  last_used_.erase({session.last_used_ms, session.id});
+  session.last_used_ms = now_ms;
+  last_used_.insert({session.last_used_ms, session.id});
+  if (session.cached_size != -1) {
+    evictable_by_privileged_.erase(KeyOf(session));
+    evictable_by_all_.erase(KeyOf(session));
+    total_partitions_ -= session.cached_size;
+  }
+  session.cached_size = static_cast<int64_t>(session.partitions.size());
+  const bool old = now_ms - session.creation_ms > config_.eviction_ms;
+  if (!session.privileged || old) evictable_by_privileged_.insert(KeyOf(session));
+  if (old) evictable_by_all_.insert(KeyOf(session));
+  total_partitions_ += session.cached_size;
+}
+
+}  // namespace ksim

@@ -1,0 +1,164 @@
+// FetchManager: a broker's KIP-227 incremental fetch sessions (Kafka 1.1's
+// kafka.server.FetchSession.scala: FetchManager.newContext, the four FetchContexts and
+// FetchSessionCache). A fetch that carries session metadata (Fetch v7; ksim's followers at
+// inter.broker.protocol.version 1.1-IV0 and on, and any wire client that asks) is one of:
+//
+// - sessionless: epoch -1 (FINAL_EPOCH) closes the session it names and asks for none; answered
+//   in full with session id 0. A v7 client that never wants a session sends 0 / -1.
+// - full: epoch 0 (INITIAL_EPOCH) closes the session it names and opens a new one holding every
+//   partition of the request, when the cache has room (max.incremental.fetch.session.cache.slots,
+//   Kafka's eviction rules below); answered in full with the new id, or 0 when none was made.
+// - incremental: epoch >= 1 of a session in the cache. The request names only the partitions it
+//   adds or whose fetch offset, log start or max bytes changed, and those it forgets; the broker
+//   reads every partition of the session (from the offsets the session holds) exactly as a full
+//   fetch does, updates the followers' state for every one of them, and answers only those with
+//   news: records, a high watermark or log start offset other than the one last sent, or an error
+//   (Kafka's CachedPartition.updateResponseData). Answered partitions move to the session's end.
+//   An unknown id: FETCH_SESSION_ID_NOT_FOUND; another epoch than the session's:
+//   INVALID_FETCH_SESSION_EPOCH (both with no partitions and session id 0). A session left with no
+//   partition closes; the fetch is answered as a sessionless one.
+//
+// Eviction (FetchSessionCache.maybeCreateSession/tryEvict): a new session takes a free slot; with
+// none, the least recently used session goes if unused for longer than 120 s
+// (KafkaServer.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS); otherwise the smallest evictable one
+// goes when the new one is at least as large: a follower's (privileged) session may evict any
+// other session, or a follower's older than 120 s; a client's only sessions older than 120 s.
+// As in Kafka 1.1 to 2.1, an incremental fetch touches the session's last-used time only when
+// its size changed.
+//
+// Session ids are pseudo-random in [1, 2^31 - 1) as Kafka's (ThreadLocalRandom), from a SplitMix64
+// sequence seeded by the config's id_seed (the broker's id and the time its process started, so
+// that a restarted broker does not hand out its previous incarnation's ids again: a follower
+// closing its old session by id would close another's new one), not drawn from the run's seeded
+// stream: opening sessions shifts none of the broker's other random choices. Sessions live in
+// memory only: a restarted broker knows none. Ownership: a context shares its session with the
+// cache, so an answer still completes (as Kafka's does) when the session was closed meanwhile.
+// One thread.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/base/topic_partition.h"
+#include "core/base/types.h"
+#include "core/protocol/messages.h"
+
+namespace ksim {
+
+struct FetchSessionConfig {
+  int32_t max_entries = 1000;     // max.incremental.fetch.session.cache.slots
+  int64_t eviction_ms = 120'000;  // KafkaServer.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS
+  uint64_t id_seed = 0;           // the session ids' sequence (see above)
+};
+
+// One partition of a session (Kafka's CachedPartition): what the fetcher last asked for and what
+// the broker last answered (-1: never, or an error since).
+struct CachedPartition {
+  TopicPartition tp;
+  int32_t max_bytes = 0;
+  Offset fetch_offset{-1};
+  Offset fetcher_log_start_offset{-1};
+  Offset high_watermark{-1};
+  Offset local_log_start_offset{-1};
+};
+
+struct FetchSession {
+  using Partitions = std::list<CachedPartition>;
+  int32_t id = kInvalidSessionId;
+  bool privileged = false;  // a follower's
+  int64_t creation_ms = 0;
+  int64_t last_used_ms = 0;
+  int32_t epoch = kInitialEpoch;  // the epoch its next request must carry
+  int64_t cached_size = -1;       // the size the cache accounts it at (-1: not yet)
+  Partitions partitions;          // in Kafka's order: answered partitions move to the end
+  std::map<TopicPartition, Partitions::iterator> index;
+};
+
+// What NewContext decided for one request; FetchManager::Answer completes the answer with it.
+struct FetchContext {
+  enum class Kind : uint8_t {
+    kNoMetadata,   // a request without session fields (below v7): nothing to add
+    kSessionless,  // answered in full, session id 0
+    kFull,         // answered in full; makes a session if it can
+    kIncremental,  // answers only the partitions with news
+    kError,        // answered with `error` and no partition
+  };
+  Kind kind = Kind::kNoMetadata;
+  Errc error = Errc::kNone;
+  int32_t request_epoch = 0;
+  bool from_follower = false;
+  std::shared_ptr<FetchSession> session;  // kIncremental (kError: the session that refused)
+  // kIncremental: the session's partitions in the order of the rewritten request.
+  std::vector<FetchSession::Partitions::iterator> order;
+  // kFull: the request's partitions, of which the new session is made.
+  std::vector<FetchPartition> requested;
+};
+
+// The epoch after `epoch` (FetchMetadata.nextEpoch): 1 after 0 and after INT32_MAX; -1 stays.
+int32_t NextFetchEpoch(int32_t epoch);
+
+// Kafka's FetchSessionCache: the sessions by id, and the orders eviction picks from.
+class FetchSessionCache {
+ public:
+  explicit FetchSessionCache(FetchSessionConfig config);
+  FetchSessionCache(const FetchSessionCache&) = delete;
+  FetchSessionCache& operator=(const FetchSessionCache&) = delete;
+
+  // A new session of `partitions` (in their order; a partition named twice is kept once) when a
+  // slot is free or TryEvict frees one, else nothing: its id, or kInvalidSessionId.
+  int32_t MaybeCreateSession(int64_t now_ms, bool privileged, FetchSession::Partitions partitions);
+  std::shared_ptr<FetchSession> Get(int32_t id) const;
+  void Remove(int32_t id);
+  // Marks `session` used at `now_ms` and accounts its size again (Kafka's touch).
+  void Touch(FetchSession& session, int64_t now_ms);
+
+  size_t size() const { return sessions_.size(); }
+  int64_t total_partitions() const { return total_partitions_; }
+  int64_t evictions() const { return evictions_; }
+
+ private:
+  using LastUsedKey = std::pair<int64_t, int32_t>;          // (last used, id)
+  using EvictableKey = std::tuple<bool, int64_t, int32_t>;  // (privileged, size, id)
+  static EvictableKey KeyOf(const FetchSession& session) {
+    return {session.privileged, session.cached_size, session.id};
+  }
+  bool TryEvict(bool privileged, const EvictableKey& key, int64_t now_ms);
+
+  FetchSessionConfig config_;
+  uint64_t id_state_;
+  std::map<int32_t, std::shared_ptr<FetchSession>> sessions_;
+  std::set<LastUsedKey> last_used_;
+  std::set<EvictableKey> evictable_by_all_;
+  std::set<EvictableKey> evictable_by_privileged_;
+  int64_t total_partitions_ = 0;
+  int64_t evictions_ = 0;
+};
+
+// Kafka's FetchManager: the contexts of the fetches, over one cache.
+class FetchManager {
+ public:
+  explicit FetchManager(FetchSessionConfig config) : cache_(config) {}
+
+  // Kafka's newContext. For an incremental fetch `request.partitions` becomes every partition of
+  // the session, in its order, each with the offsets and max bytes the session holds; for an
+  // error, none.
+  FetchContext NewContext(FetchRequest& request);
+  // Kafka's updateAndGenerateResponseData: `response` holds the answer to the rewritten request,
+  // one entry per partition in its order; this sets its session fields and, for an incremental
+  // fetch, keeps only the partitions with news.
+  void Answer(FetchContext& context, FetchResponse& response, int64_t now_ms);
+
+  FetchSessionCache& cache() { return cache_; }
+
+ private:
+  FetchSessionCache cache_;
+};
+
+}  // namespace ksim

@@ -1,0 +1,219 @@
+// KIP-227 fetch sessions on the simulated cluster (docs/broker.md, "The replica fetcher";
+// core/server/fetch_session.h): a client's session through the broker's request path, the
+// followers' sessions from inter.broker.protocol.version 1.1-IV0 (and none before), and a
+// follower whose session the leader evicted starting over.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/server/replica_manager.h"
+#include "tests/support/core/release_param.h"
+#include "tests/support/sim/broker_test_util.h"
+
+namespace ksim::sim::testing {
+namespace {
+
+const BrokerId k1{1}, k2{2}, k3{3};
+
+TopicPartition Tp(int partition) { return TopicPartition{"t", PartitionId(partition)}; }
+
+class FetchSessionClusterTest : public BrokerClusterTest {
+ protected:
+  void Start(KafkaRelease release, int brokers, ConfigOverrides config = {}) {
+    ClusterOptions options;
+    options.brokers = brokers;
+    options.kafka_version = release;
+    options.config = std::move(config);
+    StartCluster(std::move(options));
+  }
+
+  // Topic "t" of `partitions` partitions, each on `replicas` (the first leads).
+  void CreateTopic(int partitions, const std::vector<BrokerId>& replicas) {
+    TopicSpec spec;
+    spec.name = "t";
+    spec.partitions = partitions;
+    spec.replication_factor = static_cast<int32_t>(replicas.size());
+    for (int p = 0; p < partitions; ++p) spec.assignment[PartitionId(p)] = replicas;
+    ASSERT_TRUE(cluster_->CreateTopicAndWait(std::move(spec)).ok());
+    ASSERT_TRUE(cluster_->RunUntil(
+        [&] {
+          for (int p = 0; p < partitions; ++p) {
+            for (BrokerId id : replicas) {
+              Partition* partition = PartitionOn(id, Tp(p));
+              if (partition == nullptr || partition->leader() != replicas[0]) return false;
+            }
+            if (PartitionOn(replicas[0], Tp(p))->isr().size() != replicas.size()) return false;
+          }
+          return true;
+        },
+        60 * kSecondUs));
+  }
+
+  FetchResponse SessionFetch(int32_t session_id, int32_t epoch,
+                             std::vector<FetchPartition> partitions) {
+    FetchRequest request;
+    request.replica_id = kConsumerReplicaId;
+    request.max_wait_ms = 0;
+    request.session = FetchSessionRequest{.session_id = session_id, .epoch = epoch};
+    request.partitions = std::move(partitions);
+    return CallFor<FetchResponse>("broker-1", std::move(request));
+  }
+
+  static std::vector<TopicPartition> Tps(const FetchResponse& response) {
+    std::vector<TopicPartition> tps;
+    for (const FetchPartitionResponse& r : response.responses) tps.push_back(r.tp);
+    return tps;
+  }
+};
+
+// The broker's request path (KafkaApis.handleFetchRequest with a FetchManager): a client opens a
+// session on three partitions; an incremental fetch answers only the partition that has new
+// records, and nothing once they are read.
+TEST_F(FetchSessionClusterTest, AClientsIncrementalFetchAnswersOnlyWhatChanged) {
+  Start(KafkaRelease::k1_1, 1);
+  CreateTopic(3, {k1});
+  auto at = [](int partition, int64_t offset) {
+    return FetchPartition{Tp(partition), Offset(offset), kUndefinedOffset, 1 << 20};
+  };
+  FetchResponse full =
+      SessionFetch(kInvalidSessionId, kInitialEpoch, {at(0, 0), at(1, 0), at(2, 0)});
+  ASSERT_TRUE(full.session.has_value());
+  EXPECT_EQ(full.session->error_code, Errc::kNone);
+  const int32_t id = full.session->session_id;
+  ASSERT_NE(id, kInvalidSessionId);
+  EXPECT_EQ(Tps(full).size(), 3u);
+
+  FetchResponse idle = SessionFetch(id, 1, {});
+  EXPECT_EQ(idle.session->session_id, id);
+  EXPECT_TRUE(idle.responses.empty());
+
+  ASSERT_EQ(Produce("broker-1", Tp(1), 1, 4).error_code, Errc::kNone);
+  FetchResponse news = SessionFetch(id, 2, {});
+  ASSERT_EQ(Tps(news), std::vector<TopicPartition>{Tp(1)});
+  EXPECT_EQ(RecordsIn(news.responses[0].records).size(), 4u);
+  EXPECT_EQ(news.responses[0].high_watermark, Offset(4));
+
+  // The client moved on to offset 4: named again, the partition has nothing new.
+  EXPECT_TRUE(SessionFetch(id, 3, {at(1, 4)}).responses.empty());
+  // A replayed epoch is refused; a restarted broker knows no session.
+  EXPECT_EQ(SessionFetch(id, 3, {}).session->error_code, Errc::kInvalidFetchSessionEpoch);
+  ASSERT_TRUE(cluster_->CrashBroker(k1).ok());
+  ASSERT_TRUE(cluster_->RestartBroker(k1).ok());
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        Partition* partition = PartitionOn(k1, Tp(1));
+        return partition != nullptr && partition->is_leader();
+      },
+      60 * kSecondUs));
+  EXPECT_EQ(SessionFetch(id, 4, {}).session->error_code, Errc::kFetchSessionIdNotFound);
+}
+
+// A follower of 30 partitions that are idle: from 1.1 its fetches name none of them (and the
+// leader answers none), before 1.1 each fetch names all 30 and is answered for all 30.
+class FollowerSessionTest : public FetchSessionClusterTest,
+                            public ::testing::WithParamInterface<KafkaRelease> {};
+
+TEST_P(FollowerSessionTest, AnIdleFollowersFetchesNamePartitionsOnlyBefore11) {
+  constexpr int kPartitions = 30;
+  Start(GetParam(), 2);
+  CreateTopic(kPartitions, {k1, k2});
+  for (int p = 0; p < kPartitions; ++p) {
+    ASSERT_EQ(Produce("broker-1", Tp(p), -1, 2).error_code, Errc::kNone);
+  }
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        for (int p = 0; p < kPartitions; ++p) {
+          if (PartitionOn(k2, Tp(p))->high_watermark() != Offset(2)) return false;
+        }
+        return true;
+      },
+      30 * kSecondUs));
+  cluster_->RunFor(2 * kSecondUs);
+
+  ReplicaFetcherManager& fetchers = cluster_->broker(k2)->replica_manager().fetchers();
+  const uint64_t fetches_before = fetchers.fetch_requests_sent();
+  const uint64_t bytes_before = world_.network().counters().bytes_sent;
+  cluster_->RunFor(10 * kSecondUs);
+  const uint64_t fetches = fetchers.fetch_requests_sent() - fetches_before;
+  const uint64_t bytes = world_.network().counters().bytes_sent - bytes_before;
+  // The long poll paces them: about two a second.
+  ASSERT_GE(fetches, 10u);
+
+  // What one round costs when every partition is named, request and answer.
+  FetchRequest full_request;
+  FetchResponse full_response;
+  for (int p = 0; p < kPartitions; ++p) {
+    full_request.partitions.push_back(FetchPartition{Tp(p), Offset(2), Offset(0), 1 << 20});
+    FetchPartitionResponse answer;
+    answer.tp = Tp(p);
+    full_response.responses.push_back(answer);
+  }
+  const uint64_t full_round =
+      static_cast<uint64_t>(ApproximateWireSize(full_request) + ApproximateWireSize(full_response));
+  // Every byte sent in the interval (ZooKeeper's pings included), per fetch round.
+  const uint64_t per_round = bytes / fetches;
+  if (GetParam() >= KafkaRelease::k1_1) {
+    EXPECT_LT(per_round, full_round / 4) << bytes << " bytes in " << fetches << " fetches";
+  } else {
+    EXPECT_GE(per_round, full_round) << bytes << " bytes in " << fetches << " fetches";
+  }
+  // Either way the follower keeps up: new records arrive and the HW follows.
+  ASSERT_EQ(Produce("broker-1", Tp(7), -1, 3).error_code, Errc::kNone);
+  EXPECT_TRUE(cluster_->RunUntil(
+      [&] { return PartitionOn(k2, Tp(7))->high_watermark() == Offset(5); }, 10 * kSecondUs));
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, FollowerSessionTest,
+                         ::testing::Values(KafkaRelease::k1_0, KafkaRelease::k1_1,
+                                           KafkaRelease::k2_1),
+                         ksim::testing::ReleaseParamName);
+
+// One session slot on the leader and two followers: the first follower's session fills it; the
+// second's full fetches make none. An incremental fetch never refreshes a session's last use
+// (Kafka 1.1 to 2.x), so after 120 s the first session counts as stale and the second follower's
+// next full fetch evicts it: the first follower's next fetch is answered FETCH_SESSION_ID_NOT_FOUND
+// and it starts over with a full fetch. Replication goes on throughout.
+TEST_F(FetchSessionClusterTest, AFollowerWhoseSessionWasEvictedStartsOver) {
+  Start(KafkaRelease::k1_1, 3, {{"max.incremental.fetch.session.cache.slots", "1"}});
+  CreateTopic(4, {k1, k2, k3});
+  cluster_->RunFor(130 * kSecondUs);
+  const std::vector<nlohmann::ordered_json> resets = Events("replica_fetch_session_reset");
+  ASSERT_FALSE(resets.empty());
+  EXPECT_EQ(resets[0]["error"], "FETCH_SESSION_ID_NOT_FOUND");
+  EXPECT_EQ(resets[0]["leader"], 1);
+  ASSERT_EQ(Produce("broker-1", Tp(2), -1, 3).error_code, Errc::kNone);
+  EXPECT_TRUE(cluster_->RunUntil(
+      [&] {
+        return PartitionOn(k2, Tp(2))->high_watermark() == Offset(3) &&
+               PartitionOn(k3, Tp(2))->high_watermark() == Offset(3);
+      },
+      10 * kSecondUs));
+  EXPECT_EQ(PartitionOn(k1, Tp(2))->isr().size(), 3u);
+}
+
+// A restarted leader knows no session; both followers start over with full fetches, each
+// closing its old session by id. The new process must not hand out its previous incarnation's ids
+// again: a follower closing its old id would close the other's new session, which then fails
+// with FETCH_SESSION_ID_NOT_FOUND (found with the first seeding of the ids, by the broker id
+// alone).
+TEST_F(FetchSessionClusterTest, ARestartedLeadersNewSessionsAreNotClosedByOldIds) {
+  Start(KafkaRelease::k1_1, 3);
+  CreateTopic(4, {k1, k2, k3});
+  cluster_->RunFor(5 * kSecondUs);
+  ASSERT_TRUE(Events("replica_fetch_session_reset").empty());
+  ASSERT_TRUE(cluster_->CrashBroker(k1).ok());
+  cluster_->RunFor(kSecondUs);
+  ASSERT_TRUE(cluster_->RestartBroker(k1).ok());
+  // Leadership comes back to broker 1 (the preferred replica) and both follow it again.
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        Partition* leader = PartitionOn(k1, Tp(0));
+        return leader != nullptr && leader->is_leader() && leader->isr().size() == 3;
+      },
+      600 * kSecondUs));
+  cluster_->RunFor(20 * kSecondUs);
+  EXPECT_TRUE(Events("replica_fetch_session_reset").empty());
+}
+
+}  // namespace
+}  // namespace ksim::sim::testing
