@@ -124,7 +124,7 @@ struct Broker::Impl {
   // KIP-227 fetch sessions (KafkaApis' FetchManager), in memory: a restart forgets them.
   FetchManager fetch_sessions{
       FetchSessionConfig{.max_entries = options.config.max_incremental_fetch_session_cache_slots,
-                         .id_seed = static_cast<uint64_t>(options.config.broker_id) << 48 ^
+                         .id_seed = (static_cast<uint64_t>(options.config.broker_id) << 48) ^
                                     static_cast<uint64_t>(seams.clock.Now())}};
   GroupCoordinator groups;
   GroupLocator group_locator;

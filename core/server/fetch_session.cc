@@ -56,18 +56,10 @@ FetchContext FetchManager::NewContext(FetchRequest& request) {
   for (const FetchPartition& asked : request.partitions) {
     auto cached = session->index.find(asked.tp);
     if (cached == session->index.end()) {
-      CachedPartition added;
-      added.tp = asked.tp;
-      added.max_bytes = asked.partition_max_bytes;
-      added.fetch_offset = asked.fetch_offset;
-      added.fetcher_log_start_offset = asked.log_start_offset;
-      session->partitions.push_back(std::move(added));
-      session->index.emplace(asked.tp, std::prev(session->partitions.end()));
-    } else {
-      cached->second->max_bytes = asked.partition_max_bytes;
-      cached->second->fetch_offset = asked.fetch_offset;
-      cached->second->fetcher_log_start_offset = asked.log_start_offset;
+      session->partitions.push_back(CachedPartition{.tp = asked.tp});
+      cached = session->index.emplace(asked.tp, std::prev(session->partitions.end())).first;
     }
+    cached->second->SetRequest(asked);
   }
   for (const TopicPartition& tp : metadata.forgotten) {
     auto cached = session->index.find(tp);
@@ -89,11 +81,7 @@ FetchContext FetchManager::NewContext(FetchRequest& request) {
   request.partitions.reserve(session->partitions.size());
   context.order.reserve(session->partitions.size());
   for (auto it = session->partitions.begin(); it != session->partitions.end(); ++it) {
-    FetchPartition& entry = request.partitions.emplace_back();
-    entry.tp = it->tp;
-    entry.fetch_offset = it->fetch_offset;
-    entry.log_start_offset = it->fetcher_log_start_offset;
-    entry.partition_max_bytes = it->max_bytes;
+    request.partitions.push_back(it->Request());
     context.order.push_back(it);
   }
   context.kind = FetchContext::Kind::kIncremental;
@@ -119,14 +107,12 @@ void FetchManager::Answer(FetchContext& context, FetchResponse& response, int64_
       KSIM_CHECK(context.requested.size() == response.responses.size());
       FetchSession::Partitions partitions;
       for (size_t i = 0; i < response.responses.size(); ++i) {
-        const FetchPartition& asked = context.requested[i];
         const FetchPartitionResponse& answer = response.responses[i];
-        partitions.push_back(CachedPartition{.tp = answer.tp,
-                                             .max_bytes = asked.partition_max_bytes,
-                                             .fetch_offset = asked.fetch_offset,
-                                             .fetcher_log_start_offset = asked.log_start_offset,
-                                             .high_watermark = answer.high_watermark,
-                                             .local_log_start_offset = answer.log_start_offset});
+        CachedPartition& cached = partitions.emplace_back(
+            CachedPartition{.tp = answer.tp,
+                            .high_watermark = answer.high_watermark,
+                            .local_log_start_offset = answer.log_start_offset});
+        cached.SetRequest(context.requested[i]);
       }
       response.session =
           FetchSessionResponse{.session_id = cache_.MaybeCreateSession(

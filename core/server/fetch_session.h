@@ -67,6 +67,20 @@ struct CachedPartition {
   Offset fetcher_log_start_offset{-1};
   Offset high_watermark{-1};
   Offset local_log_start_offset{-1};
+
+  // Takes what `asked` asks for (Kafka's updateRequestParams).
+  void SetRequest(const FetchPartition& asked) {
+    max_bytes = asked.partition_max_bytes;
+    fetch_offset = asked.fetch_offset;
+    fetcher_log_start_offset = asked.log_start_offset;
+  }
+  // What the session asks for this partition (Kafka's reqData).
+  FetchPartition Request() const {
+    return FetchPartition{.tp = tp,
+                          .fetch_offset = fetch_offset,
+                          .log_start_offset = fetcher_log_start_offset,
+                          .partition_max_bytes = max_bytes};
+  }
 };
 
 struct FetchSession {
@@ -94,7 +108,7 @@ struct FetchContext {
   Errc error = Errc::kNone;
   int32_t request_epoch = 0;
   bool from_follower = false;
-  std::shared_ptr<FetchSession> session;  // kIncremental (kError: the session that refused)
+  std::shared_ptr<FetchSession> session;  // kIncremental
   // kIncremental: the session's partitions in the order of the rewritten request.
   std::vector<FetchSession::Partitions::iterator> order;
   // kFull: the request's partitions, of which the new session is made.

@@ -438,17 +438,19 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
 bool ReplicaFetcherManager::OnSessionAnswer(Fetcher& fetcher, const FetchResponse& response) {
   const FetchSessionResponse metadata = response.session.value_or(FetchSessionResponse{});
   const bool full = fetcher.next_epoch == kInitialEpoch;
+  // The next fetch is full: with no session (FetchMetadata.INITIAL), or closing this one
+  // (nextCloseExisting).
   auto restart = [&](bool close_existing) {
-    if (!close_existing) fetcher.session_id = kInvalidSessionId;  // FetchMetadata.INITIAL
-    fetcher.next_epoch = kInitialEpoch;                           // else nextCloseExisting
-    return false;
+    if (!close_existing) fetcher.session_id = kInvalidSessionId;
+    fetcher.next_epoch = kInitialEpoch;
   };
   if (metadata.error_code != Errc::kNone) {
     Emit(events_, ev::kReplicaFetchSessionReset,
          {{field::kLeader, fetcher.leader.value()},
           {field::kSession, metadata.session_id},
           {field::kError, ErrcName(metadata.error_code)}});
-    return restart(/*close_existing=*/metadata.error_code != Errc::kFetchSessionIdNotFound);
+    restart(/*close_existing=*/metadata.error_code != Errc::kFetchSessionIdNotFound);
+    return false;
   }
   // verifyFullFetchResponsePartitions / verifyIncrementalFetchResponsePartitions.
   const bool known = std::all_of(
@@ -459,15 +461,16 @@ bool ReplicaFetcherManager::OnSessionAnswer(Fetcher& fetcher, const FetchRespons
          {{field::kLeader, fetcher.leader.value()},
           {field::kSession, metadata.session_id},
           {field::kError, full ? "FULL_ANSWER_NOT_THE_SESSION" : "ANSWER_OUTSIDE_THE_SESSION"}});
-    return restart(/*close_existing=*/!full);
+    restart(/*close_existing=*/!full);
+    return false;
   }
   if (metadata.session_id == kInvalidSessionId) {
-    // No session was made (a full fetch), or the leader closed it: the next fetch is full.
+    // No session was made (a full fetch), or the leader closed it.
     restart(/*close_existing=*/false);
-    return true;
+  } else {
+    fetcher.session_id = metadata.session_id;
+    fetcher.next_epoch = NextFetchEpoch(fetcher.next_epoch);  // 1 after a full fetch's 0
   }
-  fetcher.session_id = metadata.session_id;
-  fetcher.next_epoch = full ? NextFetchEpoch(kInitialEpoch) : NextFetchEpoch(fetcher.next_epoch);
   return true;
 }
 
