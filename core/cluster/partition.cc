@@ -430,6 +430,7 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
     remote.last_caught_up_time_ms =
         std::max(remote.last_caught_up_time_ms, remote.last_fetch_time_ms);
   }
+  if (remote.log_end_offset != fetch_offset) ++version_;
   if (leo_moved != nullptr) *leo_moved = remote.log_end_offset != fetch_offset;
   remote.log_end_offset = fetch_offset;
   remote.last_fetch_leader_log_end_offset = leader_leo;
@@ -450,11 +451,21 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
     expanded->push_back(replica);
     isr_change_in_flight_ = true;
     isr_expanding_ = replica;
+    ++version_;
   }
   // Its LEO moved: the HW may rise (it may already be in the ISR).
   MaybeIncrementLeaderHw();
   CheckInvariants();
   return expanded;
+}
+
+RemoteReplicaState* Partition::QuietFollower(BrokerId replica) {
+  if (role_ != ReplicaRole::kLeader) return nullptr;
+  auto it = remotes_.find(replica);
+  if (it == remotes_.end()) return nullptr;
+  KSIM_CHECK(it->second.log_end_offset == log_.log_end_offset());
+  KSIM_CHECK(it->second.last_fetch_leader_log_end_offset == log_.log_end_offset());
+  return &it->second;
 }
 
 std::optional<std::vector<BrokerId>> Partition::ProposeIsrShrink() {
@@ -483,6 +494,7 @@ std::optional<std::vector<BrokerId>> Partition::ProposeIsrShrink() {
   }
   if (!removed) return std::nullopt;
   isr_change_in_flight_ = true;
+  ++version_;
   return shrunk;
 }
 
@@ -522,6 +534,7 @@ void Partition::ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version) {
 void Partition::AbandonIsrChange() {
   isr_change_in_flight_ = false;
   isr_expanding_.reset();
+  ++version_;
 }
 
 EpochAndEndOffset Partition::EndOffsetForEpoch(LeaderEpoch epoch) const {
@@ -707,6 +720,7 @@ void Partition::OnRoll(Offset base_offset) {
 }
 
 void Partition::OnOffline(const Status& error) {
+  ++version_;
   if (storage_failure_handler_) storage_failure_handler_(error);
 }
 

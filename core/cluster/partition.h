@@ -142,6 +142,13 @@ struct RemoteReplicaState {
 };
 
 // The outcome of a produce with acks=-1 or N > 1, asked again whenever HW or a LEO moves.
+// What UpdateFollowerFetch does to a follower whose fetch at the leader's LEO changes nothing
+// else: caught up as of now.
+inline void RefreshCaughtUp(RemoteReplicaState& remote, int64_t now_ms) {
+  remote.last_caught_up_time_ms = std::max(remote.last_caught_up_time_ms, now_ms);
+  remote.last_fetch_time_ms = now_ms;
+}
+
 struct AcksProgress {
   bool done = false;
   Errc error = Errc::kNone;  // when done: NONE, NOT_ENOUGH_REPLICAS_AFTER_APPEND, or
@@ -329,6 +336,16 @@ class Partition final : public LogObserver {
   bool change_marked() const { return change_marked_; }
   void ClearChangeMark() { change_marked_ = false; }
 
+  // Moves with every change a fetch could see: the log's ends, the HW, the role and epoch, the
+  // ISR and a change of it in flight, a follower's LEO, the log going offline. Equal versions:
+  // a read or a follower's fetch at the same offsets finds what it found before.
+  uint64_t version() const { return version_; }
+  // The state of follower `replica` while this replica leads (null otherwise), for a fetch that
+  // would change nothing but its fetch times: the fetch offset is this replica's LEO and was the
+  // follower's last one, at this version (an incremental fetch session's quiet partition). Valid
+  // while version() stays the same.
+  RemoteReplicaState* QuietFollower(BrokerId replica);
+
  private:
   // From 0.10.2: remotes_ becomes the assigned replicas (the local one aside), ISR members caught
   // up now, the others never; a new leader knows no remote LEO.
@@ -367,6 +384,7 @@ class Partition final : public LogObserver {
   Status TakeObserverError();
   // Appends this partition to the change list (once until ClearChangeMark).
   void MarkChanged() {
+    ++version_;
     if (change_list_ == nullptr || change_marked_) return;
     change_marked_ = true;
     change_list_->push_back(this);
@@ -403,6 +421,7 @@ class Partition final : public LogObserver {
   Status observer_error_;
   std::vector<Partition*>* change_list_ = nullptr;
   bool change_marked_ = false;
+  uint64_t version_ = 0;
 };
 
 }  // namespace ksim

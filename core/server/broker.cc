@@ -271,10 +271,10 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
         std::move(close_connection));
   } else if (auto* fetch = std::get_if<FetchRequest>(&request)) {
     // KafkaApis.handleFetchRequest: the session decides what is read (an incremental fetch reads
-    // its whole session) and what of the answer is sent.
+    // its session) and what of the answer is sent.
     FetchContext context = fetch_sessions.NewContext(*fetch);
-    replicas.HandleFetch(std::move(*fetch),
-                         [this, answer, context = std::move(context)](FetchResponse r) mutable {
+    replicas.HandleFetch(std::move(*fetch), std::move(context),
+                         [this, answer](FetchResponse r, FetchContext& context) {
                            fetch_sessions.Answer(context, r, seams.clock.NowMs());
                            answer(std::move(r));
                          });

@@ -76,14 +76,8 @@ FetchContext FetchManager::NewContext(FetchRequest& request) {
     cache_.Touch(*session, session->last_used_ms);
   }
   session->epoch = NextFetchEpoch(session->epoch);
-  // The fetch reads every partition of the session, from what the session holds.
+  // The fetch reads the session's partitions, from what the session holds.
   request.partitions.clear();
-  request.partitions.reserve(session->partitions.size());
-  context.order.reserve(session->partitions.size());
-  for (auto it = session->partitions.begin(); it != session->partitions.end(); ++it) {
-    request.partitions.push_back(it->Request());
-    context.order.push_back(it);
-  }
   context.kind = FetchContext::Kind::kIncremental;
   context.session = std::move(session);
   return context;

@@ -10,10 +10,12 @@
 //   Kafka's eviction rules below); answered in full with the new id, or 0 when none was made.
 // - incremental: epoch >= 1 of a session in the cache. The request names only the partitions it
 //   adds or whose fetch offset, log start or max bytes changed, and those it forgets; the broker
-//   reads every partition of the session (from the offsets the session holds) exactly as a full
-//   fetch does, updates the followers' state for every one of them, and answers only those with
-//   news: records, a high watermark or log start offset other than the one last sent, or an error
-//   (Kafka's CachedPartition.updateResponseData). Answered partitions move to the session's end.
+//   reads the partitions of the session (from the offsets the session holds) as a full fetch
+//   does, updates the followers' state, and answers only those with news: records, a high
+//   watermark or log start offset other than the one last sent, or an error (Kafka's
+//   CachedPartition.updateResponseData). Answered partitions move to the session's end. Kafka
+//   reads every partition of the session; ksim skips a quiet one (CachedPartition::quiet), which
+//   would be read to the same nothing, so a fetch costs the partitions with something new.
 //   An unknown id: FETCH_SESSION_ID_NOT_FOUND; another epoch than the session's:
 //   INVALID_FETCH_SESSION_EPOCH (both with no partitions and session id 0). A session left with no
 //   partition closes; the fetch is answered as a sessionless one.
@@ -40,6 +42,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <utility>
@@ -51,6 +54,9 @@
 #include "core/protocol/messages.h"
 
 namespace ksim {
+
+class Partition;
+struct RemoteReplicaState;
 
 struct FetchSessionConfig {
   int32_t max_entries = 1000;     // max.incremental.fetch.session.cache.slots
@@ -68,11 +74,27 @@ struct CachedPartition {
   Offset high_watermark{-1};
   Offset local_log_start_offset{-1};
 
-  // Takes what `asked` asks for (Kafka's updateRequestParams).
+  // Set by the broker's read (ReplicaManager) when it found nothing to answer and changed
+  // nothing: no records, no error, the HW and log start last sent, and for a follower a fetch at
+  // the leader's LEO that moved neither the follower's LEO, the HW nor the ISR. While `partition`
+  // is the same (the broker's partitions_version) at the same Partition::version and the fetcher
+  // does not name it again, a read would find the same nothing: the fetch skips it (refreshing
+  // only a follower's fetch times).
+  struct Quiet {
+    Partition* partition = nullptr;
+    uint64_t partitions_version = 0;
+    uint64_t version = 0;
+    RemoteReplicaState* follower =
+        nullptr;  // the fetching follower's state (Partition::QuietFollower)
+  };
+  std::optional<Quiet> quiet;
+
+  // Takes what `asked` asks for (Kafka's updateRequestParams); the partition is read again.
   void SetRequest(const FetchPartition& asked) {
     max_bytes = asked.partition_max_bytes;
     fetch_offset = asked.fetch_offset;
     fetcher_log_start_offset = asked.log_start_offset;
+    quiet.reset();
   }
   // What the session asks for this partition (Kafka's reqData).
   FetchPartition Request() const {
@@ -109,7 +131,8 @@ struct FetchContext {
   int32_t request_epoch = 0;
   bool from_follower = false;
   std::shared_ptr<FetchSession> session;  // kIncremental
-  // kIncremental: the session's partitions in the order of the rewritten request.
+  // kIncremental: the session's partitions the answer's entries are of, one by one (the broker's
+  // read sets them: the session's partitions that were not quiet, in its order).
   std::vector<FetchSession::Partitions::iterator> order;
   // kFull: the request's partitions, of which the new session is made.
   std::vector<FetchPartition> requested;
@@ -160,13 +183,13 @@ class FetchManager {
  public:
   explicit FetchManager(FetchSessionConfig config) : cache_(config) {}
 
-  // Kafka's newContext. For an incremental fetch `request.partitions` becomes every partition of
-  // the session, in its order, each with the offsets and max bytes the session holds; for an
-  // error, none.
+  // Kafka's newContext. For an incremental fetch (and an error) `request.partitions` becomes
+  // empty: the fetch reads the session's partitions, with the offsets and max bytes it holds
+  // (ReplicaManager::HandleFetch with the context).
   FetchContext NewContext(FetchRequest& request);
-  // Kafka's updateAndGenerateResponseData: `response` holds the answer to the rewritten request,
-  // one entry per partition in its order; this sets its session fields and, for an incremental
-  // fetch, keeps only the partitions with news.
+  // Kafka's updateAndGenerateResponseData: `response` holds the answer to the request (for an
+  // incremental fetch, one entry per partition of `context.order`); this sets its session fields
+  // and, for an incremental fetch, keeps only the partitions with news.
   void Answer(FetchContext& context, FetchResponse& response, int64_t now_ms);
 
   FetchSessionCache& cache() { return cache_; }

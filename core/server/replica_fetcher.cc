@@ -204,6 +204,27 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   std::vector<TopicPartition> forgotten;
   std::vector<FetchPartition> changed;
   auto& sent = fetcher.sent;
+  if (!full && fetcher.sent_version == membership_version_ && !sent.empty() &&
+      sent.size() == fetcher.partitions.size()) {
+    // No partition added or removed since the last fetch, which sent every one: the same walk
+    // over `sent` alone (its Partitions still valid), naming those whose offsets moved.
+    for (auto& [tp, last] : sent) {
+      const Offset fetch_offset = last.partition->log_end_offset();
+      const Offset log_start_offset = last.partition->log_start_offset();
+      if (fetch_offset == last.fetch_offset && log_start_offset == last.log_start_offset &&
+          last.max_bytes == options_.fetch_max_bytes) {
+        continue;
+      }
+      last.fetch_offset = fetch_offset;
+      last.log_start_offset = log_start_offset;
+      last.max_bytes = options_.fetch_max_bytes;
+      request.partitions.push_back(FetchPartition{.tp = tp,
+                                                  .fetch_offset = fetch_offset,
+                                                  .log_start_offset = log_start_offset,
+                                                  .partition_max_bytes = last.max_bytes});
+    }
+    return SendFetchRequest(fetcher, std::move(request), {});
+  }
   auto last = sent.begin();
   auto forget = [&] {
     if (!full) forgotten.push_back(last->first);
@@ -237,8 +258,14 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
     entry.partition_max_bytes = next.max_bytes;
   }
   while (last != sent.end()) forget();
+  fetcher.sent_version = membership_version_;
   if (sent.empty() && forgotten.empty()) return;
   for (FetchPartition& entry : changed) request.partitions.push_back(std::move(entry));
+  SendFetchRequest(fetcher, std::move(request), std::move(forgotten));
+}
+
+void ReplicaFetcherManager::SendFetchRequest(Fetcher& fetcher, FetchRequest request,
+                                             std::vector<TopicPartition> forgotten) {
   if (options_.fetch_sessions) {
     request.session = FetchSessionRequest{.session_id = fetcher.session_id,
                                           .epoch = fetcher.next_epoch,

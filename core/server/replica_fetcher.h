@@ -163,6 +163,7 @@ class ReplicaFetcherManager {
     // The last fetch's partitions (every one it read: with a session, also those it left
     // implied) and the next fetch's session metadata (FetchSessionHandler.nextMetadata).
     std::map<TopicPartition, SentPartition> sent;
+    uint64_t sent_version = UINT64_MAX;  // membership_version_ when `sent` was last made
     int32_t session_id = kInvalidSessionId;
     int32_t next_epoch = kInitialEpoch;
     // How many of `partitions` are in each FetchPhase (Pump picks the request without a walk);
@@ -182,6 +183,9 @@ class ReplicaFetcherManager {
   void SendOffsetsForLeaderEpoch(Fetcher& fetcher);
   void SendListOffsets(Fetcher& fetcher, FetchPhase phase);
   void SendFetch(Fetcher& fetcher);
+  // Sends `request` (its partitions made) with the session's metadata and `forgotten`.
+  void SendFetchRequest(Fetcher& fetcher, FetchRequest request,
+                        std::vector<TopicPartition> forgotten);
   void OnOffsetsForLeaderEpoch(BrokerId leader, const Sent& sent, Result<Message> response);
   void OnListOffsets(BrokerId leader, FetchPhase phase, const Sent& sent, Result<Message> response);
   void OnFetch(BrokerId leader, uint64_t version, Result<Message> response);

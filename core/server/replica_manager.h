@@ -57,6 +57,7 @@
 #include "core/env/env.h"
 #include "core/protocol/messages.h"
 #include "core/protocol/network_client.h"
+#include "core/server/fetch_session.h"
 #include "core/server/purgatory.h"
 #include "core/server/replica_fetcher.h"
 #include "core/storage/log_manager.h"
@@ -125,6 +126,13 @@ class ReplicaManager {
   void HandleProduce(ProduceRequest request, std::function<void(ProduceResponse)> done,
                      std::function<void()> failed_without_answer = nullptr);
   void HandleFetch(FetchRequest request, std::function<void(FetchResponse)> done);
+  // KafkaApis.handleFetchRequest with a session context (FetchManager::NewContext). An
+  // incremental fetch reads its session's partitions that are not quiet (CachedPartition::quiet;
+  // a follower's quiet ones count as fetched now) and sets `context.order` to those the answer
+  // names; it parks watching every partition of the session. Any other is HandleFetch above.
+  // `done` gets the answer and the context (for FetchManager::Answer).
+  using SessionDone = std::function<void(FetchResponse, FetchContext&)>;
+  void HandleFetch(FetchRequest request, FetchContext context, SessionDone done);
   ListOffsetsResponse HandleListOffsets(const ListOffsetsRequest& request);
   OffsetsForLeaderEpochResponse HandleOffsetsForLeaderEpoch(
       const OffsetsForLeaderEpochRequest& request);
@@ -136,6 +144,9 @@ class ReplicaManager {
   const std::vector<const Partition*>& Partitions() const;
   // Moves whenever Partitions() changes.
   uint64_t partitions_version() const { return partitions_version_; }
+  // Partitions the fetch path has read or answered (ReadPartition calls): a quiet partition of an
+  // incremental fetch session costs none.
+  uint64_t fetch_partition_reads() const { return fetch_partition_reads_; }
   // The partitions whose observable state may have moved since the last call
   // (Partition::set_change_list), in the order they first moved, into `out` (replaced); their
   // marks are cleared. A partition added since the last call is among them.
@@ -197,6 +208,18 @@ class ReplicaManager {
   };
   std::optional<std::vector<FetchPartitionResponse>> ReadFromLocalLogIfReady(
       const FetchRequest& request, ResolvedPartitions& resolved);
+  // A follower's fetch of `partition` at `asked` (updateFollowerLogReadResults, with the ISR
+  // write and the re-checks it calls for); true when it moved the follower's LEO, the HW or the
+  // ISR.
+  bool UpdateFollower(BrokerId replica, const FetchPartition& asked, Partition& partition);
+  // Whether `cached` is still quiet: the same Partition at the version it was found quiet at.
+  bool StillQuiet(const CachedPartition& cached) const;
+  // A parked incremental fetch's check (`always`: its expiration): the answer over the session's
+  // partitions that are not quiet, as ReadFromLocalLogIfReady gives it, setting `context.order`;
+  // nullopt when it cannot complete yet.
+  std::optional<std::vector<FetchPartitionResponse>> ReadSessionIfReady(const FetchRequest& parked,
+                                                                        FetchContext& context,
+                                                                        bool always);
   // Re-checks parked requests on `tp` (after anything that may move its HW or LEO).
   void PartitionChanged(const TopicPartition& tp);
 
@@ -246,6 +269,7 @@ class ReplicaManager {
   // Moves whenever a partition is added or removed (a Partition* kept from an earlier lookup is
   // valid while it stays).
   uint64_t partitions_version_ = 0;
+  uint64_t fetch_partition_reads_ = 0;
   std::map<TopicPartition, uint64_t> isr_proposals_;  // partition -> proposal number in flight
   uint64_t next_isr_proposal_ = 1;
   int64_t isr_writes_ = 0;

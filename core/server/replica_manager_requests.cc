@@ -101,26 +101,9 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
   std::vector<FetchPartitionResponse> read = ReadFromLocalLog(request, &partitions);
   const uint64_t read_version = partitions_version_;
   if (request.replica_id.value() >= 0) {
-    // updateFollowerLogReadResults: the fetch offset is the follower's LEO; HW may rise and the
-    // follower may rejoin the ISR.
     for (size_t i = 0; i < request.partitions.size(); ++i) {
-      const FetchPartition& asked = request.partitions[i];
-      if (read[i].error_code != Errc::kNone) continue;
-      // Nothing between the read and here adds or removes a partition; a WriteIsr below
-      // changes only its own partition's ISR proposal.
-      Partition* partition = partitions[i];
-      if (partition == nullptr) continue;
-      const Offset hw_before = partition->high_watermark();
-      bool leo_moved = false;
-      std::optional<std::vector<BrokerId>> expanded =
-          partition->UpdateFollowerFetch(request.replica_id, asked.fetch_offset, &leo_moved);
-      if (expanded.has_value() && isr_proposals_.count(asked.tp) == 0) {
-        WriteIsr(*partition, std::move(*expanded));
-      }
-      // Waiting requests can only move when the HW or this follower's LEO did (Kafka's
-      // updateFollowerLogReadResults and maybeIncrementLeaderHW): a fetch with nothing new
-      // re-checks nothing.
-      if (partition->high_watermark() != hw_before || leo_moved) PartitionChanged(asked.tp);
+      if (read[i].error_code != Errc::kNone || partitions[i] == nullptr) continue;
+      UpdateFollower(request.replica_id, request.partitions[i], *partitions[i]);
     }
   }
   if (FetchCanCompleteNow(request, read)) {
@@ -146,6 +129,149 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
       timeout_us, keys);
 }
 
+bool ReplicaManager::UpdateFollower(BrokerId replica, const FetchPartition& asked,
+                                    Partition& partition) {
+  // updateFollowerLogReadResults: the fetch offset is the follower's LEO; HW may rise and the
+  // follower may rejoin the ISR. Nothing between the read and here adds or removes a partition;
+  // a WriteIsr below changes only its own partition's ISR proposal.
+  const Offset hw_before = partition.high_watermark();
+  bool leo_moved = false;
+  std::optional<std::vector<BrokerId>> expanded =
+      partition.UpdateFollowerFetch(replica, asked.fetch_offset, &leo_moved);
+  const bool expanding = expanded.has_value();
+  if (expanding && isr_proposals_.count(asked.tp) == 0) {
+    WriteIsr(partition, std::move(*expanded));
+  }
+  // Waiting requests can only move when the HW or this follower's LEO did (Kafka's
+  // updateFollowerLogReadResults and maybeIncrementLeaderHW): a fetch with nothing new re-checks
+  // nothing.
+  const bool moved = partition.high_watermark() != hw_before || leo_moved;
+  if (moved) PartitionChanged(asked.tp);
+  return moved || expanding;
+}
+
+void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, SessionDone done) {
+  if (context.kind != FetchContext::Kind::kIncremental) {
+    HandleFetch(std::move(request),
+                [context = std::move(context), done = std::move(done)](
+                    FetchResponse response) mutable { done(std::move(response), context); });
+    return;
+  }
+  auto shared = std::make_shared<FetchContext>(std::move(context));
+  auto respond = [correlation_id = request.correlation_id, shared,
+                  done = std::move(done)](FetchResponse response) {
+    response.correlation_id = correlation_id;
+    done(std::move(response), *shared);
+  };
+  FetchSession& session = *shared->session;
+  const bool from_follower = request.replica_id.value() >= 0;
+  // What is read: the session's partitions that are not quiet, in its order. A quiet one would be
+  // read to nothing and answered nothing; a follower is caught up in it as of now.
+  request.partitions.clear();
+  shared->order.clear();
+  const int64_t now_ms = seams_.clock.NowMs();
+  for (auto it = session.partitions.begin(); it != session.partitions.end(); ++it) {
+    if (StillQuiet(*it)) {
+      if (it->quiet->follower != nullptr) RefreshCaughtUp(*it->quiet->follower, now_ms);
+      continue;
+    }
+    it->quiet.reset();
+    request.partitions.push_back(it->Request());
+    shared->order.push_back(it);
+  }
+  std::vector<Partition*> partitions;
+  std::vector<FetchPartitionResponse> read = ReadFromLocalLog(request, &partitions);
+  for (size_t i = 0; i < read.size(); ++i) {
+    Partition* partition = partitions[i];
+    const FetchPartitionResponse& answer = read[i];
+    if (answer.error_code != Errc::kNone || partition == nullptr) continue;
+    const bool moved =
+        from_follower && UpdateFollower(request.replica_id, request.partitions[i], *partition);
+    CachedPartition& cached = *shared->order[i];
+    // Quiet from here: nothing read (no disk touched), nothing to answer, nothing moved.
+    if (!moved && answer.records.empty() && answer.high_watermark == cached.high_watermark &&
+        answer.log_start_offset == cached.local_log_start_offset &&
+        partition->ReadsNothingAt(cached.fetch_offset, cached.max_bytes)) {
+      cached.quiet = CachedPartition::Quiet{
+          .partition = partition,
+          .partitions_version = partitions_version_,
+          .version = partition->version(),
+          .follower = from_follower ? partition->QuietFollower(request.replica_id) : nullptr};
+    }
+  }
+  // FetchCanCompleteNow of the whole session: its quiet partitions add no bytes and no error.
+  bool now = request.max_wait_ms <= 0;
+  int64_t bytes = 0;
+  for (const FetchPartitionResponse& answer : read) {
+    now |= answer.error_code != Errc::kNone;
+    bytes += static_cast<int64_t>(answer.records.size());
+  }
+  if (now || bytes >= request.min_bytes) {
+    FetchResponse response;
+    response.responses = std::move(read);
+    respond(std::move(response));
+    return;
+  }
+  std::vector<TopicPartition> keys;
+  keys.reserve(session.partitions.size());
+  for (const CachedPartition& cached : session.partitions) keys.push_back(cached.tp);
+  const TimeUs timeout_us = static_cast<TimeUs>(request.max_wait_ms) * kUsPerMs;
+  fetch_purgatory_.TryCompleteElseWatch(
+      std::make_unique<DelayedFetch>(
+          std::move(request),
+          [this, shared](const FetchRequest& parked) {
+            return *ReadSessionIfReady(parked, *shared, /*always=*/true);
+          },
+          [this, shared](const FetchRequest& parked) {
+            return ReadSessionIfReady(parked, *shared, /*always=*/false);
+          },
+          std::move(respond)),
+      timeout_us, keys);
+}
+
+bool ReplicaManager::StillQuiet(const CachedPartition& cached) const {
+  return cached.quiet.has_value() && cached.quiet->partitions_version == partitions_version_ &&
+         cached.quiet->partition->version() == cached.quiet->version;
+}
+
+std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadSessionIfReady(
+    const FetchRequest& parked, FetchContext& context, bool always) {
+  // As ReadFromLocalLogIfReady over the session's partitions that are not quiet: those with
+  // something to give are read first, in the session's order.
+  const bool from_follower = parked.replica_id.value() >= 0;
+  std::vector<FetchSession::Partitions::iterator> order;
+  std::vector<Partition*> partitions;
+  std::vector<std::optional<FetchPartitionResponse>> read;
+  int64_t bytes = 0;
+  bool error = false;
+  FetchSession& session = *context.session;
+  for (auto it = session.partitions.begin(); it != session.partitions.end(); ++it) {
+    if (StillQuiet(*it)) continue;
+    Partition* partition = GetPartition(it->tp);
+    order.push_back(it);
+    partitions.push_back(partition);
+    std::optional<FetchPartitionResponse>& response = read.emplace_back();
+    if (partition != nullptr && partition->ReadsNothingAt(it->fetch_offset, it->max_bytes)) {
+      continue;
+    }
+    ReadPartition(it->Request(), partition, from_follower, response.emplace());
+    error |= response->error_code != Errc::kNone;
+    bytes += static_cast<int64_t>(response->records.size());
+  }
+  if (!always && !error && bytes < parked.min_bytes) return std::nullopt;
+  std::vector<FetchPartitionResponse> responses;
+  responses.reserve(read.size());
+  for (size_t i = 0; i < read.size(); ++i) {
+    if (read[i].has_value()) {
+      responses.push_back(std::move(*read[i]));
+    } else {
+      ReadPartition(order[i]->Request(), partitions[i], from_follower, responses.emplace_back());
+    }
+  }
+  context.order = std::move(order);
+  return responses;
+}
+
 std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(
     const FetchRequest& request, std::vector<Partition*>* partitions) {
   const bool from_follower = request.replica_id.value() >= 0;
@@ -162,6 +288,7 @@ std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(
 
 void ReplicaManager::ReadPartition(const FetchPartition& asked, Partition* partition,
                                    bool from_follower, FetchPartitionResponse& response) {
+  ++fetch_partition_reads_;
   response.tp = asked.tp;
   if (partition == nullptr) {
     response.error_code = Errc::kUnknownTopicOrPartition;

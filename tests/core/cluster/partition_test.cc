@@ -356,6 +356,55 @@ TEST_F(PartitionTest, FollowerFetchTellsWhetherTheFollowersLogEndMoved) {
   EXPECT_TRUE(moved) << "not leader: untouched";
 }
 
+// Partition::version moves with every change a fetch could see and with nothing else: an
+// incremental fetch session skips a partition whose version stayed (ReplicaManager::HandleFetch),
+// and QuietFollower gives the follower's state to mark caught up without a fetch's work.
+TEST_F(PartitionTest, VersionMovesWithWhatAFetchCouldSeeOnly) {
+  Replica& r1 = AddReplica(kB1);
+  MakeLeader(r1, State(kB1, 0, {kB1, kB2, kB3}, {kB1, kB2, kB3}));
+  uint64_t version = r1.p().version();
+  auto moved = [&] {
+    const bool changed = r1.p().version() != version;
+    version = r1.p().version();
+    return changed;
+  };
+  Produce(r1, 2);
+  EXPECT_TRUE(moved()) << "an append";
+  r1.p().UpdateFollowerFetch(kB2, Offset(2));
+  EXPECT_TRUE(moved()) << "the follower's LEO";
+  r1.p().UpdateFollowerFetch(kB2, Offset(2));
+  EXPECT_FALSE(moved()) << "the same fetch again";
+  RemoteReplicaState* quiet = r1.p().QuietFollower(kB2);
+  ASSERT_NE(quiet, nullptr);
+  EXPECT_EQ(r1.p().QuietFollower(kB1), nullptr) << "the leader itself";
+  clock_.AdvanceMs(kLagMs - 1);
+  RefreshCaughtUp(*quiet, clock_.NowMs());
+  EXPECT_FALSE(moved());
+  r1.p().UpdateFollowerFetch(kB3, Offset(2));
+  EXPECT_TRUE(moved()) << "the other follower's LEO and the HW";
+  EXPECT_EQ(r1.p().high_watermark(), Offset(2));
+  // Both followers caught up as of now (kB2 by the refresh alone): nobody leaves at the lag time.
+  clock_.AdvanceMs(2);
+  EXPECT_FALSE(r1.p().ProposeIsrShrink().has_value());
+  // kB3 falls silent: its proposal out is a change in flight, its abandonment another.
+  clock_.AdvanceMs(kLagMs);
+  RefreshCaughtUp(*quiet, clock_.NowMs());
+  auto shrunk = r1.p().ProposeIsrShrink();
+  ASSERT_TRUE(shrunk.has_value());
+  EXPECT_EQ(*shrunk, (std::vector<BrokerId>{kB1, kB2}));
+  EXPECT_TRUE(moved()) << "an ISR change in flight";
+  r1.p().ApplyIsrChange(*shrunk, 1);
+  EXPECT_TRUE(moved()) << "the ISR";
+  // kB3 is back at the HW: its expansion goes out, and is abandoned (a failed write).
+  ASSERT_TRUE(r1.p().UpdateFollowerFetch(kB3, Offset(2)).has_value());
+  EXPECT_TRUE(moved()) << "an ISR change in flight";
+  r1.p().AbandonIsrChange();
+  EXPECT_TRUE(moved()) << "no change in flight";
+  r1.p().MakeFollower(State(kB2, 1, {kB1, kB2, kB3}, {kB1, kB2}));
+  EXPECT_TRUE(moved()) << "the role";
+  EXPECT_EQ(r1.p().QuietFollower(kB2), nullptr) << "not leading";
+}
+
 // KAFKA-4485's rule (Replica.updateLogReadResult, 0.10.2+): a follower fetching the LEO the leader
 // had at its previous fetch is caught up as of that fetch, so one that keeps pace with a steady
 // stream stays, although it never fetches at the leader's current LEO.

@@ -159,6 +159,15 @@ class FetchManagerTest : public ::testing::Test {
   FetchResponse Fetch(FetchRequest request, Read read, int64_t now_ms = 0,
                       FetchContext* context_out = nullptr) {
     FetchContext context = manager_.NewContext(request);
+    if (context.kind == FetchContext::Kind::kIncremental) {
+      // What the broker's read does with no partition quiet (ReplicaManager::HandleFetch, and
+      // Kafka's IncrementalFetchContext): every partition of the session, in its order.
+      for (auto it = context.session->partitions.begin(); it != context.session->partitions.end();
+           ++it) {
+        request.partitions.push_back(it->Request());
+        context.order.push_back(it);
+      }
+    }
     last_read_ = Tps(request.partitions);
     FetchResponse response;
     for (const FetchPartition& asked : request.partitions)
@@ -302,6 +311,25 @@ TEST_F(FetchManagerTest, AnsweredPartitionsMoveToTheSessionsEnd) {
   EXPECT_EQ(last_read_, (std::vector{foo0_, foo1_, bar0_}));
   Fetch(Request(id, 2, {}), [](const FetchPartition& asked) { return Answered(asked.tp, 5); });
   EXPECT_EQ(last_read_, (std::vector{foo1_, bar0_, foo0_}));
+}
+
+// A partition the broker found quiet stays so until the fetcher names it again (a new fetch offset,
+// log start or max bytes: the broker must read it), whatever the epoch.
+TEST_F(FetchManagerTest, NamingAPartitionAgainEndsItsQuiet) {
+  const int32_t id =
+      Fetch(Request(kInvalidSessionId, kInitialEpoch, {Asked(foo0_, 0), Asked(foo1_, 0)}),
+            [](const FetchPartition& asked) { return Answered(asked.tp, 0); })
+          .session->session_id;
+  std::shared_ptr<FetchSession> session = manager_.cache().Get(id);
+  ASSERT_NE(session, nullptr);
+  for (CachedPartition& cached : session->partitions) cached.quiet = CachedPartition::Quiet{};
+  Fetch(Request(id, 1, {}), [](const FetchPartition& asked) { return Answered(asked.tp, 0); });
+  Fetch(Request(id, 2, {Asked(foo1_, 0)}),
+        [](const FetchPartition& asked) { return Answered(asked.tp, 0); });
+  for (const CachedPartition& cached : session->partitions) {
+    EXPECT_EQ(cached.quiet.has_value(), cached.tp == foo0_)
+        << cached.tp.topic << cached.tp.partition;
+  }
 }
 
 // Kafka's testZeroSizeFetchSession: a session whose last partition is forgotten closes.

@@ -163,10 +163,82 @@ TEST_P(FollowerSessionTest, AnIdleFollowersFetchesNamePartitionsOnlyBefore11) {
       [&] { return PartitionOn(k2, Tp(7))->high_watermark() == Offset(5); }, 10 * kSecondUs));
 }
 
+// The leader's side of the same idle rounds: before 1.1 every fetch reads all 30 partitions; from
+// 1.1 a partition found with nothing to answer and nothing moved is quiet, and the session's later
+// fetches skip it (CachedPartition::quiet) until it changes. The idle follower stays in the ISR
+// all along (a quiet partition's fetch still counts as caught up), and a record in a quiet
+// partition reaches it (the parked fetch still watches the whole session).
+TEST_P(FollowerSessionTest, TheLeaderReadsAnIdleSessionsPartitionsOnlyBefore11) {
+  constexpr int kPartitions = 30;
+  Start(GetParam(), 2);
+  CreateTopic(kPartitions, {k1, k2});
+  for (int p = 0; p < kPartitions; ++p) {
+    ASSERT_EQ(Produce("broker-1", Tp(p), -1, 2).error_code, Errc::kNone);
+  }
+  cluster_->RunFor(3 * kSecondUs);
+  ReplicaManager& leader = cluster_->broker(k1)->replica_manager();
+  ReplicaFetcherManager& fetchers = cluster_->broker(k2)->replica_manager().fetchers();
+  const uint64_t fetches_before = fetchers.fetch_requests_sent();
+  const uint64_t reads_before = leader.fetch_partition_reads();
+  // Longer than replica.lag.time.max.ms (10 s).
+  cluster_->RunFor(25 * kSecondUs);
+  const uint64_t fetches = fetchers.fetch_requests_sent() - fetches_before;
+  const uint64_t reads = leader.fetch_partition_reads() - reads_before;
+  ASSERT_GE(fetches, 20u);
+  if (GetParam() >= KafkaRelease::k1_1) {
+    EXPECT_EQ(reads, 0u) << fetches << " fetches";
+  } else {
+    EXPECT_GE(reads, fetches * kPartitions);
+  }
+  for (int p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(PartitionOn(k1, Tp(p))->isr().size(), 2u) << p;
+  }
+  EXPECT_TRUE(Events("isr_shrink").empty());
+  ASSERT_EQ(Produce("broker-1", Tp(11), -1, 3).error_code, Errc::kNone);
+  EXPECT_TRUE(cluster_->RunUntil(
+      [&] { return PartitionOn(k2, Tp(11))->high_watermark() == Offset(5); }, kSecondUs));
+}
+
 INSTANTIATE_TEST_SUITE_P(Releases, FollowerSessionTest,
                          ::testing::Values(KafkaRelease::k1_0, KafkaRelease::k1_1,
                                            KafkaRelease::k2_1),
                          ksim::testing::ReleaseParamName);
+
+// A follower whose partitions are all quiet in its session, and whose fetches then stop arriving
+// (15 s late for 20 s): the leader's fetch times for it stop too, and every partition's ISR
+// shrinks after replica.lag.time.max.ms, as at 1.0; once the fetches arrive again it rejoins.
+// (ZooKeeper sessions last 30 s here: the leader, not the controller, drops it.)
+TEST_F(FetchSessionClusterTest, AQuietFollowerThatStopsFetchingLeavesTheIsr) {
+  constexpr int kPartitions = 8;
+  Start(KafkaRelease::k2_1, 2, {{"zookeeper.session.timeout.ms", "30000"}});
+  CreateTopic(kPartitions, {k1, k2});
+  for (int p = 0; p < kPartitions; ++p) {
+    ASSERT_EQ(Produce("broker-1", Tp(p), -1, 1).error_code, Errc::kNone);
+  }
+  cluster_->RunFor(5 * kSecondUs);
+  ReplicaManager& leader = cluster_->broker(k1)->replica_manager();
+  const uint64_t reads_before = leader.fetch_partition_reads();
+  cluster_->RunFor(2 * kSecondUs);
+  ASSERT_EQ(leader.fetch_partition_reads(), reads_before);  // all quiet
+  ASSERT_TRUE(cluster_->SlowBroker(k2, 15 * kSecondUs, 20 * kSecondUs).ok());
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] {
+        for (int p = 0; p < kPartitions; ++p) {
+          if (PartitionOn(k1, Tp(p))->isr().size() != 1) return false;
+        }
+        return true;
+      },
+      20 * kSecondUs));
+  EXPECT_EQ(Events("isr_shrink").size(), static_cast<size_t>(kPartitions));
+  EXPECT_TRUE(cluster_->RunUntil(
+      [&] {
+        for (int p = 0; p < kPartitions; ++p) {
+          if (PartitionOn(k1, Tp(p))->isr().size() != 2) return false;
+        }
+        return true;
+      },
+      90 * kSecondUs));
+}
 
 // One session slot on the leader and two followers: the first follower's session fills it; the
 // second's full fetches make none. An incremental fetch never refreshes a session's last use
