@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -110,8 +112,9 @@ struct VirtualDisk::Node {
   uint64_t unsynced_bytes = 0;   // written through Append/WriteAt since then (for counters)
   uint64_t dirty_from = kClean;  // data and durable hold the same bytes below this
   // Directories: name -> node, live and as of the last SyncDir. std::map keeps names sorted.
-  std::map<std::string, std::shared_ptr<Node>> entries;
-  std::map<std::string, std::shared_ptr<Node>> durable_entries;
+  // (std::less<>: Resolve looks names up as views into the path.)
+  std::map<std::string, std::shared_ptr<Node>, std::less<>> entries;
+  std::map<std::string, std::shared_ptr<Node>, std::less<>> durable_entries;
   // The names whose entry may differ between the two (outside it, both are absent or the same).
   std::set<std::string> changed_names;
 };
@@ -460,34 +463,54 @@ uint64_t VirtualDisk::used_bytes() const {
 }
 
 Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const {
-  std::vector<std::string> components;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t end = path.find('/', start);
-    if (end == std::string::npos) end = path.size();
-    std::string component = path.substr(start, end - start);
-    if (component == "..") {
-      return Status(Errc::kInvalidArgument, path + ": '..' is not supported");
+  // The components: views into `path`, empty ones and "." skipped ('..' is refused before any is
+  // looked up).
+  auto for_each_component = [&path](auto&& visit) {
+    size_t start = 0;
+    while (start <= path.size()) {
+      size_t end = path.find('/', start);
+      if (end == std::string::npos) end = path.size();
+      const std::string_view component(path.data() + start, end - start);
+      start = end + 1;
+      if (component.empty() || component == ".") continue;
+      if (!visit(component)) return false;
     }
-    if (!component.empty() && component != ".") components.push_back(std::move(component));
-    start = end + 1;
+    return true;
+  };
+  if (!for_each_component([](std::string_view component) { return component != ".."; })) {
+    return Status(Errc::kInvalidArgument, path + ": '..' is not supported");
   }
+  // Walks the directories on the way without copying a node pointer: `dir` points into its
+  // parent's entries (or is the root), `last` is the component not yet walked into.
+  const std::shared_ptr<Node>* dir = &root_;
+  std::string_view last;
+  Status failed;
+  for_each_component([&](std::string_view component) {
+    if (!last.empty()) {
+      auto it = (*dir)->entries.find(last);
+      if (it == (*dir)->entries.end()) {
+        failed = NotFound("lookup", path);
+        return false;
+      }
+      if (!it->second->is_dir) {
+        failed = NotADirectory("lookup", path);
+        return false;
+      }
+      dir = &it->second;
+    }
+    last = component;
+    return true;
+  });
+  KSIM_RETURN_IF_ERROR(failed);
   Lookup lookup;
-  if (components.empty()) {
+  if (last.empty()) {
     lookup.node = root_;
     return lookup;
   }
-  std::shared_ptr<Node> dir = root_;
-  for (size_t i = 0; i + 1 < components.size(); ++i) {
-    auto it = dir->entries.find(components[i]);
-    if (it == dir->entries.end()) return NotFound("lookup", path);
-    if (!it->second->is_dir) return NotADirectory("lookup", path);
-    dir = it->second;
-  }
-  lookup.parent = dir;
-  lookup.name = components.back();
-  auto it = dir->entries.find(lookup.name);
-  if (it != dir->entries.end()) lookup.node = it->second;
+  lookup.parent = *dir;
+  lookup.name = std::string(last);
+  auto it = (*dir)->entries.find(last);
+  if (it != (*dir)->entries.end()) lookup.node = it->second;
   return lookup;
 }
 
