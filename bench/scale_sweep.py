@@ -19,6 +19,7 @@ Sets of cases (--set, repeatable):
   floor       0 records, 1 partition, 3 brokers: the fixed cost (start, cluster, idle time)
 
   bench/scale_sweep.py --ksim after=build/tools/ksim --set table --out /tmp/table.json
+  bench/scale_sweep.py --ksim build/tools/ksim --set table --kafka-version 2.0
   bench/scale_sweep.py --ksim build/tools/ksim --set floor --set partitions --set records \\
       --out docs/img/scale-sweep.json
   scripts/plot_scale.py docs/img/scale-sweep.json docs/img/scale-sweep.png
@@ -73,9 +74,9 @@ def run_measured(argv, log_path):
     return process.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def run_case(ksim, case, work):
+def run_case(ksim, case, work, kafka_version):
     spec = scale_scenario.scenario(case["partitions"], case["brokers"], case["records"],
-                                   case["rate"])
+                                   case["rate"], kafka_version=kafka_version)
     path = os.path.join(work, "scenario.json")
     with open(path, "w") as out:
         json.dump(spec, out)
@@ -138,6 +139,9 @@ def main():
                         help="leave out cases of more partitions (a shorter sweep)")
     parser.add_argument("--max-records", type=int, default=None,
                         help="leave out cases of more records (a shorter sweep)")
+    parser.add_argument("--kafka-version", default="1.0",
+                        help="the scenarios' kafka_version (default 1.0; from 1.1 the followers "
+                        "fetch in KIP-227 sessions)")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args()
 
@@ -163,8 +167,9 @@ def main():
             for name, path in binaries:
                 if name in skip and case["partitions"] >= skip[name]:
                     continue
-                result = run_case(path, case, work)
+                result = run_case(path, case, work, args.kafka_version)
                 result["binary"] = name
+                result["kafka_version"] = args.kafka_version
                 results.append(result)
                 print(table([result]).splitlines()[-1], file=sys.stderr, flush=True)
     print(table(results))
@@ -173,6 +178,7 @@ def main():
     if args.out:
         with open(args.out, "w") as out:
             json.dump({"machine": os.uname().nodename, "load_avg": os.getloadavg()[0],
+                       "kafka_version": args.kafka_version,
                        "baseline_log_append_us_per_record": baseline_us,
                        "results": results}, out, indent=1)
             out.write("\n")

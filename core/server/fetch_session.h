@@ -88,6 +88,10 @@ struct CachedPartition {
         nullptr;  // the fetching follower's state (Partition::QuietFollower)
   };
   std::optional<Quiet> quiet;
+  // The broker's fetch purgatory's watch list of this partition (Purgatory::WatchListOf) and the
+  // purgatory generation it is of: a parked fetch of the session watches these.
+  std::vector<uint64_t>* watch_list = nullptr;
+  uint64_t watch_generation = 0;
 
   // Takes what `asked` asks for (Kafka's updateRequestParams); the partition is read again.
   void SetRequest(const FetchPartition& asked) {

@@ -1,6 +1,7 @@
 #include "core/server/purgatory.h"
 
 #include <iterator>
+#include <ranges>
 #include <utility>
 #include <vector>
 
@@ -10,21 +11,20 @@ namespace ksim {
 
 bool Purgatory::TryCompleteElseWatch(std::unique_ptr<DelayedOperation> operation, TimeUs timeout_us,
                                      const std::vector<TopicPartition>& keys) {
-  KSIM_CHECK(operation != nullptr);
-  KSIM_CHECK(timeout_us >= 0);
-  if (operation->TryComplete()) return true;
-  const uint64_t id = next_id_++;
-  Entry& entry = operations_[id];
-  entry.operation = std::move(operation);
-  for (const TopicPartition& key : keys) {
-    std::vector<uint64_t>& ids = watchers_[key];
-    if (!ids.empty() && ids.back() == id) continue;  // a key named twice
-    ids.push_back(id);
-    ++entry.watched;
-  }
-  watched_ += entry.watched;
+  return TryCompleteElseWatchLists(
+      std::move(operation), timeout_us,
+      std::views::transform(keys, [this](const TopicPartition& key) { return WatchListOf(key); }));
+}
+
+void Purgatory::Watch(uint64_t id, Entry& entry, WatchList& ids) {
+  if (!ids.empty() && ids.back() == id) return;  // a key named twice
+  ids.push_back(id);
+  ++entry.watched;
+  ++watched_;
+}
+
+void Purgatory::StartTimer(uint64_t id, Entry& entry, TimeUs timeout_us) {
   entry.timer = timers_.Schedule(timeout_us, [this, id]() { Expire(id); });
-  return false;
 }
 
 void Purgatory::DropCompleted(std::vector<uint64_t>& ids) {
@@ -38,10 +38,7 @@ int Purgatory::CheckAndComplete(const TopicPartition& key) {
   auto watching = watchers_.find(key);
   if (watching == watchers_.end()) return 0;
   DropCompleted(watching->second);
-  if (watching->second.empty()) {
-    watchers_.erase(watching);
-    return 0;
-  }
+  if (watching->second.empty()) return 0;
   // A copy: completing an operation may park another on this key.
   const std::vector<uint64_t> ids = watching->second;
   int completed = 0;
@@ -62,6 +59,7 @@ void Purgatory::Clear() {
   watchers_.clear();
   watched_ = 0;
   stale_ = 0;
+  ++generation_;
 }
 
 void Purgatory::Remove(uint64_t id) {
@@ -71,10 +69,7 @@ void Purgatory::Remove(uint64_t id) {
   operations_.erase(it);
   // Kafka's purge: once the ids left behind outnumber the live ones, every list drops them.
   if (stale_ > 1024 && stale_ > watched_ - stale_) {
-    for (auto watching = watchers_.begin(); watching != watchers_.end();) {
-      DropCompleted(watching->second);
-      watching = watching->second.empty() ? watchers_.erase(watching) : std::next(watching);
-    }
+    for (auto& [key, ids] : watchers_) DropCompleted(ids);
   }
 }
 

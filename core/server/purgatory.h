@@ -59,6 +59,26 @@ class Purgatory {
   // under `keys` until CheckAndComplete completes it or `timeout_us` passes.
   bool TryCompleteElseWatch(std::unique_ptr<DelayedOperation> operation, TimeUs timeout_us,
                             const std::vector<TopicPartition>& keys);
+  // A key's watch list (the ids watching it), at the same address until Clear(), which moves
+  // generation(): a caller that parks on the same keys again and again (a fetch session's
+  // partitions) keeps these rather than looking each key up at every park.
+  using WatchList = std::vector<uint64_t>;
+  WatchList* WatchListOf(const TopicPartition& key) { return &watchers_[key]; }
+  uint64_t generation() const { return generation_; }
+  // TryCompleteElseWatch over the watch lists `lists` (a range of WatchList*, of this generation).
+  template <class Lists>
+  bool TryCompleteElseWatchLists(std::unique_ptr<DelayedOperation> operation, TimeUs timeout_us,
+                                 const Lists& lists) {
+    KSIM_CHECK(operation != nullptr);
+    KSIM_CHECK(timeout_us >= 0);
+    if (operation->TryComplete()) return true;
+    const uint64_t id = next_id_++;
+    Entry& entry = operations_[id];
+    entry.operation = std::move(operation);
+    for (WatchList* list : lists) Watch(id, entry, *list);
+    StartTimer(id, entry, timeout_us);
+    return false;
+  }
   // Asks every operation watching `key` again; returns how many completed.
   int CheckAndComplete(const TopicPartition& key);
   // Drops every operation unanswered (shutdown).
@@ -75,6 +95,8 @@ class Purgatory {
     TimerId timer = 0;
     size_t watched = 0;  // entries of watchers_ naming it
   };
+  void Watch(uint64_t id, Entry& entry, WatchList& list);
+  void StartTimer(uint64_t id, Entry& entry, TimeUs timeout_us);
   void Remove(uint64_t id);
   void Expire(uint64_t id);
   // Drops the ids of operations no longer parked from `ids`.
@@ -85,11 +107,13 @@ class Purgatory {
   uint64_t next_id_ = 1;
   std::map<uint64_t, Entry> operations_;
   // Per key, the ids watching it in insertion order; ids of completed operations stay until the
-  // key is checked or the sweep (stale_ counts them). Looked up, walked only by the sweep, whose
-  // result does not depend on the order.
+  // key is checked or the sweep (stale_ counts them). A list stays when empty (the same
+  // partitions are watched again and again; WatchListOf's addresses hold until Clear). Looked
+  // up, walked only by the sweep, whose result does not depend on the order.
   std::unordered_map<TopicPartition, std::vector<uint64_t>> watchers_;
   size_t watched_ = 0;  // entries in watchers_
   size_t stale_ = 0;    // of them, naming completed operations
+  uint64_t generation_ = 0;
 };
 
 using PartitionLookup = std::function<Partition*(const TopicPartition&)>;

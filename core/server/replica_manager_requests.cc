@@ -3,6 +3,7 @@
 // (ReplicaManager.lastOffsetForLeaderEpoch). Kafka 1.x/2.0 code paths, 0.10 semantics.
 #include <algorithm>
 #include <optional>
+#include <ranges>
 #include <utility>
 
 #include "core/server/replica_manager.h"
@@ -212,11 +213,18 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
     respond(std::move(response));
     return;
   }
-  std::vector<TopicPartition> keys;
-  keys.reserve(session.partitions.size());
-  for (const CachedPartition& cached : session.partitions) keys.push_back(cached.tp);
+  // Parked on every partition of the session, through the watch lists the session keeps.
+  const uint64_t generation = fetch_purgatory_.generation();
+  for (CachedPartition& cached : session.partitions) {
+    if (cached.watch_list == nullptr || cached.watch_generation != generation) {
+      cached.watch_list = fetch_purgatory_.WatchListOf(cached.tp);
+      cached.watch_generation = generation;
+    }
+  }
+  auto lists = std::views::transform(
+      session.partitions, [](const CachedPartition& cached) { return cached.watch_list; });
   const TimeUs timeout_us = static_cast<TimeUs>(request.max_wait_ms) * kUsPerMs;
-  fetch_purgatory_.TryCompleteElseWatch(
+  fetch_purgatory_.TryCompleteElseWatchLists(
       std::make_unique<DelayedFetch>(
           std::move(request),
           [this, shared](const FetchRequest& parked) {
@@ -226,7 +234,7 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
             return ReadSessionIfReady(parked, *shared, /*always=*/false);
           },
           std::move(respond)),
-      timeout_us, keys);
+      timeout_us, lists);
 }
 
 bool ReplicaManager::StillQuiet(const CachedPartition& cached) const {

@@ -1,7 +1,9 @@
 #include "sim/kernel/trace.h"
 
 #include <array>
+#include <charconv>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <utility>
 
@@ -125,11 +127,22 @@ void AppendString(std::string& out, std::string_view text) {
   out += '"';
 }
 
+// std::to_string's digits, without its string.
+template <class Integer>
+void AppendInteger(std::string& out, Integer value) {
+  char digits[24];
+  const std::to_chars_result end = std::to_chars(std::begin(digits), std::end(digits), value);
+  out.append(digits, end.ptr);
+}
+
 template <class Json>
 void AppendDump(std::string& out, const Json& value) {
+  if (value.is_number_unsigned()) {
+    AppendInteger(out, value.template get_ref<const typename Json::number_unsigned_t&>());
+    return;
+  }
   if (value.is_number_integer()) {
-    out += value.is_number_unsigned() ? std::to_string(value.template get<uint64_t>())
-                                      : std::to_string(value.template get<int64_t>());
+    AppendInteger(out, value.template get_ref<const typename Json::number_integer_t&>());
     return;
   }
   if (value.is_boolean()) {
@@ -310,7 +323,7 @@ void TraceWriter::WriteLine(TimeUs t_us, std::string_view node, std::string_view
   KSIM_CHECK_MSG(fields.is_null() || fields.is_object(), "trace fields must be a JSON object");
   line_.clear();  // reused: no allocation per line once it has grown
   line_ += "{\"t_us\":";
-  line_ += std::to_string(t_us);
+  AppendInteger(line_, t_us);
   line_ += ",\"node\":";
   AppendString(line_, node);
   line_ += ",\"ev\":";

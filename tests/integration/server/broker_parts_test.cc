@@ -198,6 +198,42 @@ TEST(PurgatoryTest, CompletedOperationsLeaveTheListsOfKeysNeverChecked) {
   EXPECT_GT(most, 101u);
 }
 
+// A fetch session parks on the same partitions round after round through watch lists it keeps
+// (Purgatory::WatchListOf): they stay where they are while other keys come and go, an operation
+// parked on them is checked by its keys, and Clear moves the generation that says they are gone.
+TEST(PurgatoryTest, KeptWatchListsStayValidUntilClear) {
+  sim::EventLoop loop;
+  Purgatory purgatory(loop, "test");
+  Purgatory::WatchList* t0 = purgatory.WatchListOf(kT0);
+  Purgatory::WatchList* t1 = purgatory.WatchListOf(kT1);
+  const uint64_t generation = purgatory.generation();
+  bool ready = false;
+  std::vector<int> tries;
+  for (int round = 0; round < 50; ++round) {
+    // Other keys added (the map grows and rehashes) and operations completed between rounds.
+    std::vector<TopicPartition> others;
+    for (int p = 0; p < 100; ++p)
+      others.push_back(TopicPartition{"other", PartitionId(round * 100 + p)});
+    ready = false;
+    ASSERT_FALSE(purgatory.TryCompleteElseWatch(
+        std::make_unique<OrderedOperation>(-1, ready, tries), 1000, others));
+    const std::vector<Purgatory::WatchList*> lists = {t0, t1, t0};
+    ASSERT_FALSE(purgatory.TryCompleteElseWatchLists(
+        std::make_unique<OrderedOperation>(round, ready, tries), 1000, lists));
+    ASSERT_EQ(purgatory.WatchListOf(kT0), t0);
+    ASSERT_EQ(purgatory.WatchListOf(kT1), t1);
+    ready = true;
+    tries.clear();
+    ASSERT_EQ(purgatory.CheckAndComplete(round % 2 == 0 ? kT0 : kT1), 1);
+    ASSERT_EQ(tries, std::vector<int>{round});
+    ASSERT_EQ(purgatory.CheckAndComplete(TopicPartition{"other", PartitionId(round * 100)}), 1);
+  }
+  EXPECT_EQ(purgatory.size(), 0u);
+  EXPECT_EQ(purgatory.generation(), generation);
+  purgatory.Clear();
+  EXPECT_NE(purgatory.generation(), generation);
+}
+
 TEST(PurgatoryTest, ClearDropsEverythingUnanswered) {
   sim::EventLoop loop;
   Purgatory purgatory(loop, "test");
