@@ -1,7 +1,6 @@
 #include "core/server/purgatory.h"
 
 #include <iterator>
-#include <ranges>
 #include <utility>
 #include <vector>
 
@@ -11,9 +10,9 @@ namespace ksim {
 
 bool Purgatory::TryCompleteElseWatch(std::unique_ptr<DelayedOperation> operation, TimeUs timeout_us,
                                      const std::vector<TopicPartition>& keys) {
-  return TryCompleteElseWatchLists(
-      std::move(operation), timeout_us,
-      std::views::transform(keys, [this](const TopicPartition& key) { return WatchListOf(key); }));
+  return TryCompleteElseWatchLists(std::move(operation), timeout_us, [&](const auto& watch) {
+    for (const TopicPartition& key : keys) watch(WatchListOf(key));
+  });
 }
 
 void Purgatory::Watch(uint64_t id, Entry& entry, WatchList& ids) {

@@ -65,17 +65,19 @@ class Purgatory {
   using WatchList = std::vector<uint64_t>;
   WatchList* WatchListOf(const TopicPartition& key) { return &watchers_[key]; }
   uint64_t generation() const { return generation_; }
-  // TryCompleteElseWatch over the watch lists `lists` (a range of WatchList*, of this generation).
-  template <class Lists>
+  // TryCompleteElseWatch over watch lists of this generation: `for_each_list(watch)` calls
+  // watch(WatchList*) for each (a visitor rather than a range: clang before 16 cannot compile
+  // libstdc++ 12's views, and the fuzz targets build with clang).
+  template <class ForEachList>
   bool TryCompleteElseWatchLists(std::unique_ptr<DelayedOperation> operation, TimeUs timeout_us,
-                                 const Lists& lists) {
+                                 const ForEachList& for_each_list) {
     KSIM_CHECK(operation != nullptr);
     KSIM_CHECK(timeout_us >= 0);
     if (operation->TryComplete()) return true;
     const uint64_t id = next_id_++;
     Entry& entry = operations_[id];
     entry.operation = std::move(operation);
-    for (WatchList* list : lists) Watch(id, entry, *list);
+    for_each_list([&](WatchList* list) { Watch(id, entry, *list); });
     StartTimer(id, entry, timeout_us);
     return false;
   }

@@ -3,7 +3,6 @@
 // (ReplicaManager.lastOffsetForLeaderEpoch). Kafka 1.x/2.0 code paths, 0.10 semantics.
 #include <algorithm>
 #include <optional>
-#include <ranges>
 #include <utility>
 
 #include "core/server/replica_manager.h"
@@ -221,8 +220,9 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
       cached.watch_generation = generation;
     }
   }
-  auto lists = std::views::transform(
-      session.partitions, [](const CachedPartition& cached) { return cached.watch_list; });
+  auto lists = [&session](const auto& watch) {
+    for (const CachedPartition& cached : session.partitions) watch(cached.watch_list);
+  };
   const TimeUs timeout_us = static_cast<TimeUs>(request.max_wait_ms) * kUsPerMs;
   fetch_purgatory_.TryCompleteElseWatchLists(
       std::make_unique<DelayedFetch>(

@@ -217,9 +217,10 @@ TEST(PurgatoryTest, KeptWatchListsStayValidUntilClear) {
     ready = false;
     ASSERT_FALSE(purgatory.TryCompleteElseWatch(
         std::make_unique<OrderedOperation>(-1, ready, tries), 1000, others));
-    const std::vector<Purgatory::WatchList*> lists = {t0, t1, t0};
     ASSERT_FALSE(purgatory.TryCompleteElseWatchLists(
-        std::make_unique<OrderedOperation>(round, ready, tries), 1000, lists));
+        std::make_unique<OrderedOperation>(round, ready, tries), 1000, [&](const auto& watch) {
+          for (Purgatory::WatchList* list : {t0, t1, t0}) watch(list);
+        }));
     ASSERT_EQ(purgatory.WatchListOf(kT0), t0);
     ASSERT_EQ(purgatory.WatchListOf(kT1), t1);
     ready = true;
