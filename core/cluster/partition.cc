@@ -131,6 +131,9 @@ Partition::Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderE
 }
 
 Partition::~Partition() {
+  // Before anything goes: a holder told of the end may look at nothing here, but must stop
+  // holding it.
+  if (!quiet_holds_.empty()) EndQuietHolds();
   log_.set_observer(nullptr);
   if (change_marked_ && change_list_ != nullptr) std::erase(*change_list_, this);
 }
@@ -414,6 +417,7 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
   auto it = remotes_.find(replica);
   if (it == remotes_.end()) return std::nullopt;
   RemoteReplicaState& remote = it->second;
+  CatchUpQuietFollowers(replica);  // an older session of it may still hold this quiet
   const int64_t now_ms = clock_.NowMs();
   const Offset leader_leo = log_.log_end_offset();
   // Replica.updateLogReadResult: caught up now when the fetch reached the leader's LEO (0.10.0.1:
@@ -430,7 +434,7 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
     remote.last_caught_up_time_ms =
         std::max(remote.last_caught_up_time_ms, remote.last_fetch_time_ms);
   }
-  if (remote.log_end_offset != fetch_offset) ++version_;
+  if (remote.log_end_offset != fetch_offset) BumpVersion();
   if (leo_moved != nullptr) *leo_moved = remote.log_end_offset != fetch_offset;
   remote.log_end_offset = fetch_offset;
   remote.last_fetch_leader_log_end_offset = leader_leo;
@@ -451,7 +455,7 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
     expanded->push_back(replica);
     isr_change_in_flight_ = true;
     isr_expanding_ = replica;
-    ++version_;
+    BumpVersion();
   }
   // Its LEO moved: the HW may rise (it may already be in the ISR).
   MaybeIncrementLeaderHw();
@@ -459,17 +463,55 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
   return expanded;
 }
 
-RemoteReplicaState* Partition::QuietFollower(BrokerId replica) {
-  if (role_ != ReplicaRole::kLeader) return nullptr;
-  auto it = remotes_.find(replica);
-  if (it == remotes_.end()) return nullptr;
-  KSIM_CHECK(it->second.log_end_offset == log_.log_end_offset());
-  KSIM_CHECK(it->second.last_fetch_leader_log_end_offset == log_.log_end_offset());
-  return &it->second;
+void Partition::HoldQuiet(QuietHolder* holder, void* cookie, BrokerId follower,
+                          const int64_t* fetched_ms) {
+  KSIM_CHECK(role_ == ReplicaRole::kLeader);
+  if (follower != kNoBroker) {
+    auto it = remotes_.find(follower);
+    if (it == remotes_.end()) {
+      follower = kNoBroker;  // not a replica of it: its fetches count for nothing
+    } else {
+      KSIM_CHECK(it->second.log_end_offset == log_.log_end_offset());
+      KSIM_CHECK(it->second.last_fetch_leader_log_end_offset == log_.log_end_offset());
+    }
+  }
+  quiet_holds_.push_back(QuietHold{
+      .holder = holder, .cookie = cookie, .follower = follower, .fetched_ms = fetched_ms});
+}
+
+void Partition::ReleaseQuiet(QuietHolder* holder, void* cookie) {
+  for (auto it = quiet_holds_.begin(); it != quiet_holds_.end(); ++it) {
+    if (it->holder != holder || it->cookie != cookie) continue;
+    if (it->follower != kNoBroker) CatchUpQuietFollowers(it->follower);
+    quiet_holds_.erase(it);
+    return;
+  }
+  KSIM_CHECK_MSG(false, "no such quiet hold");
+}
+
+void Partition::CatchUpQuietFollowers(BrokerId follower) {
+  for (const QuietHold& hold : quiet_holds_) {
+    if (hold.follower == kNoBroker || (follower != kNoBroker && hold.follower != follower))
+      continue;
+    auto it = remotes_.find(hold.follower);
+    if (it == remotes_.end()) continue;
+    // Each of the session's fetches since the hold began was at the leader's LEO.
+    RemoteReplicaState& remote = it->second;
+    remote.last_caught_up_time_ms = std::max(remote.last_caught_up_time_ms, *hold.fetched_ms);
+    remote.last_fetch_time_ms = std::max(remote.last_fetch_time_ms, *hold.fetched_ms);
+  }
+}
+
+void Partition::EndQuietHolds() {
+  CatchUpQuietFollowers(kNoBroker);
+  std::vector<QuietHold> ended = std::move(quiet_holds_);
+  quiet_holds_.clear();
+  for (const QuietHold& hold : ended) hold.holder->QuietEnded(hold.cookie);
 }
 
 std::optional<std::vector<BrokerId>> Partition::ProposeIsrShrink() {
   if (role_ != ReplicaRole::kLeader || isr_change_in_flight_) return std::nullopt;
+  CatchUpQuietFollowers(kNoBroker);
   // Partition.getOutOfSyncReplicas: ISR followers not caught up for more than the lag time.
   const int64_t now_ms = clock_.NowMs();
   std::vector<BrokerId> shrunk;
@@ -494,7 +536,7 @@ std::optional<std::vector<BrokerId>> Partition::ProposeIsrShrink() {
   }
   if (!removed) return std::nullopt;
   isr_change_in_flight_ = true;
-  ++version_;
+  BumpVersion();
   return shrunk;
 }
 
@@ -534,7 +576,7 @@ void Partition::ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version) {
 void Partition::AbandonIsrChange() {
   isr_change_in_flight_ = false;
   isr_expanding_.reset();
-  ++version_;
+  BumpVersion();
 }
 
 EpochAndEndOffset Partition::EndOffsetForEpoch(LeaderEpoch epoch) const {
@@ -720,7 +762,7 @@ void Partition::OnRoll(Offset base_offset) {
 }
 
 void Partition::OnOffline(const Status& error) {
-  ++version_;
+  BumpVersion();
   if (storage_failure_handler_) storage_failure_handler_(error);
 }
 

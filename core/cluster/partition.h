@@ -142,12 +142,15 @@ struct RemoteReplicaState {
 };
 
 // The outcome of a produce with acks=-1 or N > 1, asked again whenever HW or a LEO moves.
-// What UpdateFollowerFetch does to a follower whose fetch at the leader's LEO changes nothing
-// else: caught up as of now.
-inline void RefreshCaughtUp(RemoteReplicaState& remote, int64_t now_ms) {
-  remote.last_caught_up_time_ms = std::max(remote.last_caught_up_time_ms, now_ms);
-  remote.last_fetch_time_ms = now_ms;
-}
+// Holds partitions quiet (Partition::HoldQuiet): a fetch session that skips a partition until it
+// changes (core/server/fetch_session.h). Told once, when the hold ends.
+class QuietHolder {
+ public:
+  virtual void QuietEnded(void* cookie) = 0;
+
+ protected:
+  ~QuietHolder() = default;
+};
 
 struct AcksProgress {
   bool done = false;
@@ -340,11 +343,15 @@ class Partition final : public LogObserver {
   // ISR and a change of it in flight, a follower's LEO, the log going offline. Equal versions:
   // a read or a follower's fetch at the same offsets finds what it found before.
   uint64_t version() const { return version_; }
-  // The state of follower `replica` while this replica leads (null otherwise), for a fetch that
-  // would change nothing but its fetch times: the fetch offset is this replica's LEO and was the
-  // follower's last one, at this version (an incremental fetch session's quiet partition). Valid
-  // while version() stays the same.
-  RemoteReplicaState* QuietFollower(BrokerId replica);
+  // `holder` holds this partition quiet (docs/broker.md, "Fetch sessions") until version() next
+  // moves or the partition is destroyed, and is then told once (QuietEnded(cookie)); ReleaseQuiet
+  // ends a hold without telling. Meanwhile `follower` (kNoBroker: none, a client's session) counts
+  // as caught up at every time `*fetched_ms` takes (its session's fetches), as UpdateFollowerFetch
+  // counts a fetch at the leader's LEO. REQUIRES: this replica leads, and the follower's last
+  // fetch was at its LEO.
+  void HoldQuiet(QuietHolder* holder, void* cookie, BrokerId follower, const int64_t* fetched_ms);
+  void ReleaseQuiet(QuietHolder* holder, void* cookie);
+  size_t quiet_holds() const { return quiet_holds_.size(); }
 
  private:
   // From 0.10.2: remotes_ becomes the assigned replicas (the local one aside), ISR members caught
@@ -384,7 +391,7 @@ class Partition final : public LogObserver {
   Status TakeObserverError();
   // Appends this partition to the change list (once until ClearChangeMark).
   void MarkChanged() {
-    ++version_;
+    BumpVersion();
     if (change_list_ == nullptr || change_marked_) return;
     change_marked_ = true;
     change_list_->push_back(this);
@@ -421,7 +428,23 @@ class Partition final : public LogObserver {
   Status observer_error_;
   std::vector<Partition*>* change_list_ = nullptr;
   bool change_marked_ = false;
+  // Moves version(); ends the quiet holds (their followers caught up as of their last fetches).
+  void BumpVersion() {
+    ++version_;
+    if (!quiet_holds_.empty()) EndQuietHolds();
+  }
+  void EndQuietHolds();
+  // Writes what the holds of `follower` (every follower: kNoBroker) have counted so far.
+  void CatchUpQuietFollowers(BrokerId follower);
+
+  struct QuietHold {
+    QuietHolder* holder;
+    void* cookie;
+    BrokerId follower;
+    const int64_t* fetched_ms;
+  };
   uint64_t version_ = 0;
+  std::vector<QuietHold> quiet_holds_;
 };
 
 }  // namespace ksim

@@ -1,11 +1,97 @@
 #include "core/server/fetch_session.h"
 
+#include <algorithm>
+#include <iterator>
 #include <limits>
 
 #include "core/base/check.h"
 #include "core/base/random.h"
 
 namespace ksim {
+
+// ---- FetchSession -------------------------------------------------------------------------------
+
+FetchSession::~FetchSession() {
+  for (CachedPartition& cached : partitions) {
+    if (cached.quiet_in != nullptr) cached.quiet_in->ReleaseQuiet(this, &index.at(cached.tp));
+  }
+}
+
+void FetchSession::SetPartitions(Partitions added) {
+  KSIM_CHECK(partitions.empty());
+  partitions = std::move(added);
+  for (auto it = partitions.begin(); it != partitions.end();) {
+    if (!index.emplace(it->tp, it).second) {
+      it = partitions.erase(it);  // named twice: Kafka's map keeps one
+      continue;
+    }
+    it->position = next_position++;
+    MarkToRead(it);
+    ++it;
+  }
+}
+
+FetchSession::Partitions::iterator FetchSession::Add(CachedPartition partition) {
+  partitions.push_back(std::move(partition));
+  auto it = std::prev(partitions.end());
+  KSIM_CHECK(index.emplace(it->tp, it).second);
+  it->position = next_position++;
+  MarkToRead(it);
+  return it;
+}
+
+void FetchSession::MarkToRead(Partitions::iterator it) {
+  if (it->to_read) return;
+  it->to_read = true;
+  to_read.push_back(it);
+}
+
+void FetchSession::Unquiet(Partitions::iterator it) {
+  if (it->quiet_in != nullptr) {
+    it->quiet_in->ReleaseQuiet(this, &index.at(it->tp));
+    it->quiet_in = nullptr;
+  }
+  MarkToRead(it);
+}
+
+void FetchSession::Hold(Partitions::iterator it, Partition& partition, BrokerId follower) {
+  KSIM_CHECK(it->quiet_in == nullptr);
+  partition.HoldQuiet(this, &index.at(it->tp), follower, &fetched_ms);
+  it->quiet_in = &partition;
+  if (it->to_read) {
+    it->to_read = false;
+    std::erase(to_read, it);
+  }
+}
+
+void FetchSession::Forget(Partitions::iterator it) {
+  Unquiet(it);
+  it->to_read = false;
+  std::erase(to_read, it);
+  index.erase(it->tp);
+  partitions.erase(it);
+}
+
+void FetchSession::MoveToEnd(Partitions::iterator it) {
+  partitions.splice(partitions.end(), partitions, it);
+  it->position = next_position++;
+}
+
+std::vector<FetchSession::Partitions::iterator> FetchSession::ToReadInOrder() const {
+  std::vector<Partitions::iterator> ordered = to_read;
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a->position < b->position; });
+  return ordered;
+}
+
+void FetchSession::QuietEnded(void* cookie) {
+  const Partitions::iterator it = *static_cast<Partitions::iterator*>(cookie);
+  it->quiet_in = nullptr;
+  MarkToRead(it);
+  if (on_quiet_ended) on_quiet_ended(*it);
+}
+
+// ---- FetchManager -------------------------------------------------------------------------------
 
 int32_t NextFetchEpoch(int32_t epoch) {
   if (epoch < 0) return kFinalEpoch;
@@ -52,20 +138,22 @@ FetchContext FetchManager::NewContext(FetchRequest& request) {
     request.partitions.clear();
     return context;
   }
-  // FetchSession.update: new partitions join at the end, known ones take the new parameters.
+  // FetchSession.update: new partitions join at the end, known ones take the new parameters
+  // (and are read again).
   for (const FetchPartition& asked : request.partitions) {
     auto cached = session->index.find(asked.tp);
+    FetchSession::Partitions::iterator it;
     if (cached == session->index.end()) {
-      session->partitions.push_back(CachedPartition{.tp = asked.tp});
-      cached = session->index.emplace(asked.tp, std::prev(session->partitions.end())).first;
+      it = session->Add(CachedPartition{.tp = asked.tp});
+    } else {
+      it = cached->second;
+      session->Unquiet(it);
     }
-    cached->second->SetRequest(asked);
+    it->SetRequest(asked);
   }
   for (const TopicPartition& tp : metadata.forgotten) {
     auto cached = session->index.find(tp);
-    if (cached == session->index.end()) continue;
-    session->partitions.erase(cached->second);
-    session->index.erase(cached);
+    if (cached != session->index.end()) session->Forget(cached->second);
   }
   if (session->partitions.empty()) {
     cache_.Remove(session->id);
@@ -145,7 +233,7 @@ void FetchManager::Answer(FetchContext& context, FetchResponse& response, int64_
       must_respond = true;
     }
     if (!must_respond) continue;
-    session.partitions.splice(session.partitions.end(), session.partitions, context.order[i]);
+    session.MoveToEnd(context.order[i]);
     if (kept != i) response.responses[kept] = std::move(answer);
     ++kept;
   }
@@ -161,14 +249,7 @@ int32_t FetchSessionCache::MaybeCreateSession(int64_t now_ms, bool privileged,
     return kInvalidSessionId;
   }
   auto session = std::make_shared<FetchSession>();
-  session->partitions = std::move(partitions);
-  for (auto it = session->partitions.begin(); it != session->partitions.end();) {
-    if (!session->index.emplace(it->tp, it).second) {
-      it = session->partitions.erase(it);  // named twice: Kafka's map keeps one
-    } else {
-      ++it;
-    }
-  }
+  session->SetPartitions(std::move(partitions));
   do {
     session->id =
         1 + static_cast<int32_t>(SplitMix64(id_state_) % (std::numeric_limits<int32_t>::max() - 1));

@@ -14,7 +14,7 @@
 //   does, updates the followers' state, and answers only those with news: records, a high
 //   watermark or log start offset other than the one last sent, or an error (Kafka's
 //   CachedPartition.updateResponseData). Answered partitions move to the session's end. Kafka
-//   reads every partition of the session; ksim skips a quiet one (CachedPartition::quiet), which
+//   reads every partition of the session; ksim skips a quiet one (FetchSession below), which
 //   would be read to the same nothing, so a fetch costs the partitions with something new.
 //   An unknown id: FETCH_SESSION_ID_NOT_FOUND; another epoch than the session's:
 //   INVALID_FETCH_SESSION_EPOCH (both with no partitions and session id 0). A session left with no
@@ -39,6 +39,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -51,12 +52,10 @@
 #include "core/base/status.h"
 #include "core/base/topic_partition.h"
 #include "core/base/types.h"
+#include "core/cluster/partition.h"
 #include "core/protocol/messages.h"
 
 namespace ksim {
-
-class Partition;
-struct RemoteReplicaState;
 
 struct FetchSessionConfig {
   int32_t max_entries = 1000;     // max.incremental.fetch.session.cache.slots
@@ -74,31 +73,20 @@ struct CachedPartition {
   Offset high_watermark{-1};
   Offset local_log_start_offset{-1};
 
-  // Set by the broker's read (ReplicaManager) when it found nothing to answer and changed
-  // nothing: no records, no error, the HW and log start last sent, and for a follower a fetch at
-  // the leader's LEO that moved neither the follower's LEO, the HW nor the ISR. While `partition`
-  // is the same (the broker's partitions_version) at the same Partition::version and the fetcher
-  // does not name it again, a read would find the same nothing: the fetch skips it (refreshing
-  // only a follower's fetch times).
-  struct Quiet {
-    Partition* partition = nullptr;
-    uint64_t partitions_version = 0;
-    uint64_t version = 0;
-    RemoteReplicaState* follower =
-        nullptr;  // the fetching follower's state (Partition::QuietFollower)
-  };
-  std::optional<Quiet> quiet;
+  // ksim's quiet partitions (docs/broker.md, "Fetch sessions"; FetchSession below).
+  uint64_t position = 0;          // its place in the session's order: later ones have larger
+  Partition* quiet_in = nullptr;  // held quiet in this Partition (null: read at the next fetch)
+  bool to_read = false;           // in its session's to_read
   // The broker's fetch purgatory's watch list of this partition (Purgatory::WatchListOf) and the
   // purgatory generation it is of: a parked fetch of the session watches these.
   std::vector<uint64_t>* watch_list = nullptr;
   uint64_t watch_generation = 0;
 
-  // Takes what `asked` asks for (Kafka's updateRequestParams); the partition is read again.
+  // Takes what `asked` asks for (Kafka's updateRequestParams).
   void SetRequest(const FetchPartition& asked) {
     max_bytes = asked.partition_max_bytes;
     fetch_offset = asked.fetch_offset;
     fetcher_log_start_offset = asked.log_start_offset;
-    quiet.reset();
   }
   // What the session asks for this partition (Kafka's reqData).
   FetchPartition Request() const {
@@ -109,8 +97,39 @@ struct CachedPartition {
   }
 };
 
-struct FetchSession {
+// A session. Kafka's broker reads every partition of a session at every incremental fetch; ksim's
+// holds a partition *quiet* once a read of it found nothing to answer and moved nothing (no
+// records, no error, the HW and log start last sent, a fetch at the leader's log end that moved
+// neither the follower's LEO, the HW nor the ISR): the Partition tells the session when its
+// version next moves (Partition::HoldQuiet), and until then the session's fetches skip it (a
+// follower counts as caught up in it at each fetch: `fetched_ms`). `to_read` holds the others,
+// which the next fetch reads: new or named partitions, and quiet ones that changed. A fetch parked
+// on the session is told of each quiet partition that changes (`on_quiet_ended`), so that it
+// watches it from then on. Not copyable: partitions hold pointers to it.
+struct FetchSession final : public QuietHolder {
   using Partitions = std::list<CachedPartition>;
+  FetchSession() = default;
+  FetchSession(const FetchSession&) = delete;
+  FetchSession& operator=(const FetchSession&) = delete;
+  ~FetchSession();
+
+  // Makes `partitions` (in their order; a partition named twice is kept once) the session's, each
+  // to be read.
+  void SetPartitions(Partitions partitions);
+  // A partition joining at the end, to be read.
+  Partitions::iterator Add(CachedPartition partition);
+  // Ends the hold on it, if any: read at the next fetch.
+  void Unquiet(Partitions::iterator it);
+  // Holds it quiet in `partition` (whose read found it quiet) for `follower` (kNoBroker: a
+  // client's session).
+  void Hold(Partitions::iterator it, Partition& partition, BrokerId follower);
+  void Forget(Partitions::iterator it);
+  // Moves it to the end of the order (an answered partition).
+  void MoveToEnd(Partitions::iterator it);
+  // `to_read` in the session's order.
+  std::vector<Partitions::iterator> ToReadInOrder() const;
+  void QuietEnded(void* cookie) override;
+
   int32_t id = kInvalidSessionId;
   bool privileged = false;  // a follower's
   int64_t creation_ms = 0;
@@ -119,6 +138,14 @@ struct FetchSession {
   int64_t cached_size = -1;       // the size the cache accounts it at (-1: not yet)
   Partitions partitions;          // in Kafka's order: answered partitions move to the end
   std::map<TopicPartition, Partitions::iterator> index;
+  std::vector<Partitions::iterator> to_read;  // in no order
+  int64_t fetched_ms = 0;                     // its latest fetch's time
+  uint64_t next_position = 0;
+  std::function<void(CachedPartition&)> on_quiet_ended;  // set while a fetch is parked on it
+  uint64_t parked = 0;  // which parked fetch set on_quiet_ended (0: none)
+
+ private:
+  void MarkToRead(Partitions::iterator it);
 };
 
 // What NewContext decided for one request; FetchManager::Answer completes the answer with it.

@@ -1,5 +1,6 @@
 #include "core/server/purgatory.h"
 
+#include <algorithm>
 #include <iterator>
 #include <utility>
 #include <vector>
@@ -19,6 +20,16 @@ void Purgatory::Watch(uint64_t id, Entry& entry, WatchList& ids) {
   if (!ids.empty() && ids.back() == id) return;  // a key named twice
   ids.push_back(id);
   ++entry.watched;
+  ++watched_;
+}
+
+void Purgatory::WatchLate(uint64_t id, WatchList& list) {
+  auto parked = operations_.find(id);
+  if (parked == operations_.end()) return;
+  auto at = std::lower_bound(list.begin(), list.end(), id);
+  if (at != list.end() && *at == id) return;
+  list.insert(at, id);
+  ++parked->second.watched;
   ++watched_;
 }
 

@@ -79,8 +79,15 @@ class Purgatory {
     entry.operation = std::move(operation);
     for_each_list([&](WatchList* list) { Watch(id, entry, *list); });
     StartTimer(id, entry, timeout_us);
+    last_parked_ = id;
     return false;
   }
+  // The id of the operation the last TryCompleteElseWatch* parked.
+  uint64_t last_parked() const { return last_parked_; }
+  // Operation `id`, parked, watches `list` too from now on (a fetch session's partition that
+  // stopped being quiet): in its place by id, so that a key's operations are still checked
+  // oldest first. Nothing when `id` is no longer parked.
+  void WatchLate(uint64_t id, WatchList& list);
   // Asks every operation watching `key` again; returns how many completed.
   int CheckAndComplete(const TopicPartition& key);
   // Drops every operation unanswered (shutdown).
@@ -116,6 +123,7 @@ class Purgatory {
   size_t watched_ = 0;  // entries in watchers_
   size_t stale_ = 0;    // of them, naming completed operations
   uint64_t generation_ = 0;
+  uint64_t last_parked_ = 0;
 };
 
 using PartitionLookup = std::function<Partition*(const TopicPartition&)>;

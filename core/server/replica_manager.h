@@ -212,8 +212,6 @@ class ReplicaManager {
   // write and the re-checks it calls for); true when it moved the follower's LEO, the HW or the
   // ISR.
   bool UpdateFollower(BrokerId replica, const FetchPartition& asked, Partition& partition);
-  // Whether `cached` is still quiet: the same Partition at the version it was found quiet at.
-  bool StillQuiet(const CachedPartition& cached) const;
   // A parked incremental fetch's check (`always`: its expiration): the answer over the session's
   // partitions that are not quiet, as ReadFromLocalLogIfReady gives it, setting `context.order`;
   // nullopt when it cannot complete yet.

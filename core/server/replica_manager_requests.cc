@@ -165,20 +165,13 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
   };
   FetchSession& session = *shared->session;
   const bool from_follower = request.replica_id.value() >= 0;
-  // What is read: the session's partitions that are not quiet, in its order. A quiet one would be
-  // read to nothing and answered nothing; a follower is caught up in it as of now.
+  // What is read: the session's partitions not held quiet, in its order. A quiet one would be
+  // read to nothing and answered nothing; a follower counts as caught up in it as of now.
+  session.fetched_ms = seams_.clock.NowMs();
+  shared->order = session.ToReadInOrder();
   request.partitions.clear();
-  shared->order.clear();
-  const int64_t now_ms = seams_.clock.NowMs();
-  for (auto it = session.partitions.begin(); it != session.partitions.end(); ++it) {
-    if (StillQuiet(*it)) {
-      if (it->quiet->follower != nullptr) RefreshCaughtUp(*it->quiet->follower, now_ms);
-      continue;
-    }
-    it->quiet.reset();
-    request.partitions.push_back(it->Request());
-    shared->order.push_back(it);
-  }
+  request.partitions.reserve(shared->order.size());
+  for (const auto& it : shared->order) request.partitions.push_back(it->Request());
   std::vector<Partition*> partitions;
   std::vector<FetchPartitionResponse> read = ReadFromLocalLog(request, &partitions);
   for (size_t i = 0; i < read.size(); ++i) {
@@ -187,16 +180,12 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
     if (answer.error_code != Errc::kNone || partition == nullptr) continue;
     const bool moved =
         from_follower && UpdateFollower(request.replica_id, request.partitions[i], *partition);
-    CachedPartition& cached = *shared->order[i];
+    const auto& it = shared->order[i];
     // Quiet from here: nothing read (no disk touched), nothing to answer, nothing moved.
-    if (!moved && answer.records.empty() && answer.high_watermark == cached.high_watermark &&
-        answer.log_start_offset == cached.local_log_start_offset &&
-        partition->ReadsNothingAt(cached.fetch_offset, cached.max_bytes)) {
-      cached.quiet = CachedPartition::Quiet{
-          .partition = partition,
-          .partitions_version = partitions_version_,
-          .version = partition->version(),
-          .follower = from_follower ? partition->QuietFollower(request.replica_id) : nullptr};
+    if (!moved && answer.records.empty() && answer.high_watermark == it->high_watermark &&
+        answer.log_start_offset == it->local_log_start_offset &&
+        partition->ReadsNothingAt(it->fetch_offset, it->max_bytes)) {
+      session.Hold(it, *partition, from_follower ? request.replica_id : kNoBroker);
     }
   }
   // FetchCanCompleteNow of the whole session: its quiet partitions add no bytes and no error.
@@ -212,59 +201,73 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
     respond(std::move(response));
     return;
   }
-  // Parked on every partition of the session, through the watch lists the session keeps.
+  // Parked on the partitions it reads; a quiet one that changes adds itself (on_quiet_ended).
+  // Each through the watch list the session keeps.
   const uint64_t generation = fetch_purgatory_.generation();
-  for (CachedPartition& cached : session.partitions) {
+  auto watch_list = [this, generation](CachedPartition& cached) {
     if (cached.watch_list == nullptr || cached.watch_generation != generation) {
       cached.watch_list = fetch_purgatory_.WatchListOf(cached.tp);
       cached.watch_generation = generation;
     }
-  }
-  auto lists = [&session](const auto& watch) {
-    for (const CachedPartition& cached : session.partitions) watch(cached.watch_list);
+    return cached.watch_list;
   };
+  const std::vector<FetchSession::Partitions::iterator> watched = session.ToReadInOrder();
+  // Ends the session's tie to this fetch when it is answered or dropped (a crash).
+  struct Unpark {
+    std::shared_ptr<FetchSession> session;
+    uint64_t id = 0;
+    ~Unpark() {
+      if (id != 0 && session->parked == id) {
+        session->parked = 0;
+        session->on_quiet_ended = nullptr;
+      }
+    }
+  };
+  auto unpark = std::make_shared<Unpark>();
+  unpark->session = shared->session;
   const TimeUs timeout_us = static_cast<TimeUs>(request.max_wait_ms) * kUsPerMs;
-  fetch_purgatory_.TryCompleteElseWatchLists(
+  const bool completed = fetch_purgatory_.TryCompleteElseWatchLists(
       std::make_unique<DelayedFetch>(
           std::move(request),
-          [this, shared](const FetchRequest& parked) {
+          [this, shared, unpark](const FetchRequest& parked) {
             return *ReadSessionIfReady(parked, *shared, /*always=*/true);
           },
           [this, shared](const FetchRequest& parked) {
             return ReadSessionIfReady(parked, *shared, /*always=*/false);
           },
           std::move(respond)),
-      timeout_us, lists);
-}
-
-bool ReplicaManager::StillQuiet(const CachedPartition& cached) const {
-  return cached.quiet.has_value() && cached.quiet->partitions_version == partitions_version_ &&
-         cached.quiet->partition->version() == cached.quiet->version;
+      timeout_us, [&](const auto& watch) {
+        for (const auto& it : watched) watch(watch_list(*it));
+      });
+  if (completed) return;
+  const uint64_t id = fetch_purgatory_.last_parked();
+  unpark->id = id;
+  session.parked = id;
+  session.on_quiet_ended = [this, id, watch_list](CachedPartition& cached) {
+    fetch_purgatory_.WatchLate(id, *watch_list(cached));
+  };
 }
 
 std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadSessionIfReady(
     const FetchRequest& parked, FetchContext& context, bool always) {
-  // As ReadFromLocalLogIfReady over the session's partitions that are not quiet: those with
+  // As ReadFromLocalLogIfReady over the session's partitions not held quiet: those with
   // something to give are read first, in the session's order.
   const bool from_follower = parked.replica_id.value() >= 0;
-  std::vector<FetchSession::Partitions::iterator> order;
+  std::vector<FetchSession::Partitions::iterator> order = context.session->ToReadInOrder();
   std::vector<Partition*> partitions;
-  std::vector<std::optional<FetchPartitionResponse>> read;
+  partitions.reserve(order.size());
+  std::vector<std::optional<FetchPartitionResponse>> read(order.size());
   int64_t bytes = 0;
   bool error = false;
-  FetchSession& session = *context.session;
-  for (auto it = session.partitions.begin(); it != session.partitions.end(); ++it) {
-    if (StillQuiet(*it)) continue;
-    Partition* partition = GetPartition(it->tp);
-    order.push_back(it);
-    partitions.push_back(partition);
-    std::optional<FetchPartitionResponse>& response = read.emplace_back();
+  for (size_t i = 0; i < order.size(); ++i) {
+    const auto& it = order[i];
+    Partition* partition = partitions.emplace_back(GetPartition(it->tp));
     if (partition != nullptr && partition->ReadsNothingAt(it->fetch_offset, it->max_bytes)) {
       continue;
     }
-    ReadPartition(it->Request(), partition, from_follower, response.emplace());
-    error |= response->error_code != Errc::kNone;
-    bytes += static_cast<int64_t>(response->records.size());
+    ReadPartition(it->Request(), partition, from_follower, read[i].emplace());
+    error |= read[i]->error_code != Errc::kNone;
+    bytes += static_cast<int64_t>(read[i]->records.size());
   }
   if (!always && !error && bytes < parked.min_bytes) return std::nullopt;
   std::vector<FetchPartitionResponse> responses;

@@ -356,10 +356,16 @@ TEST_F(PartitionTest, FollowerFetchTellsWhetherTheFollowersLogEndMoved) {
   EXPECT_TRUE(moved) << "not leader: untouched";
 }
 
-// Partition::version moves with every change a fetch could see and with nothing else: an
-// incremental fetch session skips a partition whose version stayed (ReplicaManager::HandleFetch),
-// and QuietFollower gives the follower's state to mark caught up without a fetch's work.
-TEST_F(PartitionTest, VersionMovesWithWhatAFetchCouldSeeOnly) {
+// Partition::version moves with every change a fetch could see and with nothing else, and each
+// move ends the quiet holds (HoldQuiet: a fetch session skipping the partition), telling each
+// holder once. While held, the follower counts as caught up at its session's fetch times.
+class RecordingHolder final : public QuietHolder {
+ public:
+  void QuietEnded(void* cookie) override { ended.push_back(cookie); }
+  std::vector<void*> ended;
+};
+
+TEST_F(PartitionTest, VersionMovesWithWhatAFetchCouldSeeAndEndsQuietHolds) {
   Replica& r1 = AddReplica(kB1);
   MakeLeader(r1, State(kB1, 0, {kB1, kB2, kB3}, {kB1, kB2, kB3}));
   uint64_t version = r1.p().version();
@@ -368,31 +374,39 @@ TEST_F(PartitionTest, VersionMovesWithWhatAFetchCouldSeeOnly) {
     version = r1.p().version();
     return changed;
   };
+  RecordingHolder holder;
+  int cookie = 0;
+  int64_t fetched_ms = clock_.NowMs();
   Produce(r1, 2);
   EXPECT_TRUE(moved()) << "an append";
   r1.p().UpdateFollowerFetch(kB2, Offset(2));
   EXPECT_TRUE(moved()) << "the follower's LEO";
   r1.p().UpdateFollowerFetch(kB2, Offset(2));
   EXPECT_FALSE(moved()) << "the same fetch again";
-  RemoteReplicaState* quiet = r1.p().QuietFollower(kB2);
-  ASSERT_NE(quiet, nullptr);
-  EXPECT_EQ(r1.p().QuietFollower(kB1), nullptr) << "the leader itself";
+  r1.p().HoldQuiet(&holder, &cookie, kB2, &fetched_ms);
+  EXPECT_EQ(r1.p().quiet_holds(), 1u);
+  // The session fetches on without reading it: kB2 is caught up at each of its fetch times.
   clock_.AdvanceMs(kLagMs - 1);
-  RefreshCaughtUp(*quiet, clock_.NowMs());
+  fetched_ms = clock_.NowMs();
   EXPECT_FALSE(moved());
+  EXPECT_TRUE(holder.ended.empty());
   r1.p().UpdateFollowerFetch(kB3, Offset(2));
   EXPECT_TRUE(moved()) << "the other follower's LEO and the HW";
   EXPECT_EQ(r1.p().high_watermark(), Offset(2));
-  // Both followers caught up as of now (kB2 by the refresh alone): nobody leaves at the lag time.
+  EXPECT_EQ(holder.ended, std::vector<void*>{&cookie}) << "told once, when it moved";
+  EXPECT_EQ(r1.p().quiet_holds(), 0u);
+  // Both followers caught up as of kLagMs - 1 (kB2 by its session's fetches alone).
   clock_.AdvanceMs(2);
   EXPECT_FALSE(r1.p().ProposeIsrShrink().has_value());
-  // kB3 falls silent: its proposal out is a change in flight, its abandonment another.
+  // Held again; kB2's session keeps fetching, kB3 falls silent and leaves alone.
+  r1.p().HoldQuiet(&holder, &cookie, kB2, &fetched_ms);
   clock_.AdvanceMs(kLagMs);
-  RefreshCaughtUp(*quiet, clock_.NowMs());
+  fetched_ms = clock_.NowMs();
   auto shrunk = r1.p().ProposeIsrShrink();
   ASSERT_TRUE(shrunk.has_value());
   EXPECT_EQ(*shrunk, (std::vector<BrokerId>{kB1, kB2}));
   EXPECT_TRUE(moved()) << "an ISR change in flight";
+  EXPECT_EQ(holder.ended.size(), 2u);
   r1.p().ApplyIsrChange(*shrunk, 1);
   EXPECT_TRUE(moved()) << "the ISR";
   // kB3 is back at the HW: its expansion goes out, and is abandoned (a failed write).
@@ -400,9 +414,16 @@ TEST_F(PartitionTest, VersionMovesWithWhatAFetchCouldSeeOnly) {
   EXPECT_TRUE(moved()) << "an ISR change in flight";
   r1.p().AbandonIsrChange();
   EXPECT_TRUE(moved()) << "no change in flight";
+  // A hold released early tells nobody; a session that stops fetching stops counting.
+  r1.p().HoldQuiet(&holder, &cookie, kB2, &fetched_ms);
+  r1.p().ReleaseQuiet(&holder, &cookie);
+  EXPECT_EQ(r1.p().quiet_holds(), 0u);
+  r1.p().HoldQuiet(&holder, &cookie, kB2, &fetched_ms);
+  clock_.AdvanceMs(kLagMs + 1);
+  EXPECT_EQ(r1.p().ProposeIsrShrink(), (std::vector<BrokerId>{kB1}));
+  EXPECT_EQ(holder.ended.size(), 3u);
   r1.p().MakeFollower(State(kB2, 1, {kB1, kB2, kB3}, {kB1, kB2}));
   EXPECT_TRUE(moved()) << "the role";
-  EXPECT_EQ(r1.p().QuietFollower(kB2), nullptr) << "not leading";
 }
 
 // KAFKA-4485's rule (Replica.updateLogReadResult, 0.10.2+): a follower fetching the LEO the leader

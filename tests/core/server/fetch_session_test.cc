@@ -313,23 +313,33 @@ TEST_F(FetchManagerTest, AnsweredPartitionsMoveToTheSessionsEnd) {
   EXPECT_EQ(last_read_, (std::vector{foo1_, bar0_, foo0_}));
 }
 
-// A partition the broker found quiet stays so until the fetcher names it again (a new fetch offset,
-// log start or max bytes: the broker must read it), whatever the epoch.
-TEST_F(FetchManagerTest, NamingAPartitionAgainEndsItsQuiet) {
-  const int32_t id =
-      Fetch(Request(kInvalidSessionId, kInitialEpoch, {Asked(foo0_, 0), Asked(foo1_, 0)}),
-            [](const FetchPartition& asked) { return Answered(asked.tp, 0); })
-          .session->session_id;
+// What the next fetch of a session reads (FetchSession::to_read; the broker takes out the
+// partitions it holds quiet, tests/integration/server/broker_fetch_session_test.cc): every
+// partition of a new session, a partition added or named again, not one forgotten; in the
+// session's order, answered partitions last.
+TEST_F(FetchManagerTest, ASessionReadsItsPartitionsInItsOrder) {
+  const int32_t id = Fetch(Request(kInvalidSessionId, kInitialEpoch,
+                                   {Asked(foo0_, 0), Asked(foo1_, 0), Asked(bar0_, 0)}),
+                           [](const FetchPartition& asked) { return Answered(asked.tp, 0); })
+                         .session->session_id;
   std::shared_ptr<FetchSession> session = manager_.cache().Get(id);
   ASSERT_NE(session, nullptr);
-  for (CachedPartition& cached : session->partitions) cached.quiet = CachedPartition::Quiet{};
-  Fetch(Request(id, 1, {}), [](const FetchPartition& asked) { return Answered(asked.tp, 0); });
-  Fetch(Request(id, 2, {Asked(foo1_, 0)}),
+  auto to_read = [&] {
+    std::vector<TopicPartition> tps;
+    for (const auto& it : session->ToReadInOrder()) tps.push_back(it->tp);
+    return tps;
+  };
+  EXPECT_EQ(to_read(), (std::vector{foo0_, foo1_, bar0_}));
+  // foo-0 answered with records: it moves to the end of the order.
+  Fetch(Request(id, 1, {}), [&](const FetchPartition& asked) {
+    return Answered(asked.tp, 0, 0, asked.tp == foo0_ ? 10 : 0);
+  });
+  EXPECT_EQ(to_read(), (std::vector{foo1_, bar0_, foo0_}));
+  const TopicPartition baz0 = Tp("baz", 0);
+  Fetch(Request(id, 2, {Asked(baz0, 0)}, {foo1_}),
         [](const FetchPartition& asked) { return Answered(asked.tp, 0); });
-  for (const CachedPartition& cached : session->partitions) {
-    EXPECT_EQ(cached.quiet.has_value(), cached.tp == foo0_)
-        << cached.tp.topic << cached.tp.partition;
-  }
+  EXPECT_EQ(to_read(), (std::vector{bar0_, foo0_, baz0}));
+  EXPECT_EQ(session->index.count(foo1_), 0u);
 }
 
 // Kafka's testZeroSizeFetchSession: a session whose last partition is forgotten closes.

@@ -194,7 +194,11 @@ TEST_P(FollowerSessionTest, TheLeaderReadsAnIdleSessionsPartitionsOnlyBefore11) 
     EXPECT_EQ(PartitionOn(k1, Tp(p))->isr().size(), 2u) << p;
   }
   EXPECT_TRUE(Events("isr_shrink").empty());
+  // The produce waits for the follower (acks=all): the parked fetch wakes at the append, well
+  // before its 500 ms are up.
+  const TimeUs before_produce = world_.Now();
   ASSERT_EQ(Produce("broker-1", Tp(11), -1, 3).error_code, Errc::kNone);
+  EXPECT_LT(world_.Now() - before_produce, 200 * kUsPerMs);
   EXPECT_TRUE(cluster_->RunUntil(
       [&] { return PartitionOn(k2, Tp(11))->high_watermark() == Offset(5); }, kSecondUs));
 }
