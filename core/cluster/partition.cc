@@ -465,8 +465,8 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
 
 void Partition::HoldQuiet(QuietHolder* holder, void* cookie, BrokerId follower,
                           const int64_t* fetched_ms) {
-  KSIM_CHECK(role_ == ReplicaRole::kLeader);
   if (follower != kNoBroker) {
+    KSIM_CHECK(role_ == ReplicaRole::kLeader);
     auto it = remotes_.find(follower);
     if (it == remotes_.end()) {
       follower = kNoBroker;  // not a replica of it: its fetches count for nothing

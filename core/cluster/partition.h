@@ -347,8 +347,8 @@ class Partition final : public LogObserver {
   // moves or the partition is destroyed, and is then told once (QuietEnded(cookie)); ReleaseQuiet
   // ends a hold without telling. Meanwhile `follower` (kNoBroker: none, a client's session) counts
   // as caught up at every time `*fetched_ms` takes (its session's fetches), as UpdateFollowerFetch
-  // counts a fetch at the leader's LEO. REQUIRES: this replica leads, and the follower's last
-  // fetch was at its LEO.
+  // counts a fetch at the leader's LEO (REQUIRES then: this replica leads, and the follower's
+  // last fetch was at its LEO). A follower's fetcher holds its partitions too (kNoBroker).
   void HoldQuiet(QuietHolder* holder, void* cookie, BrokerId follower, const int64_t* fetched_ms);
   void ReleaseQuiet(QuietHolder* holder, void* cookie);
   size_t quiet_holds() const { return quiet_holds_.size(); }

@@ -52,7 +52,41 @@ ReplicaFetcherManager::ReplicaFetcherManager(ReplicaFetcherOptions options, Netw
   KSIM_CHECK(options_.fetch_backoff_ms >= 0);
 }
 
-ReplicaFetcherManager::~ReplicaFetcherManager() = default;
+ReplicaFetcherManager::~ReplicaFetcherManager() {
+  for (auto& [leader, fetcher] : fetchers_) ReleaseHolds(fetcher);
+}
+
+void ReplicaFetcherManager::HoldSent(Fetcher& fetcher) {
+  for (auto& entry : fetcher.sent) {
+    SentPartition& sent = entry.second;
+    if (sent.held) continue;
+    sent.partition->HoldQuiet(this, &entry, kNoBroker, nullptr);
+    sent.held = true;
+    sent.fetcher = &fetcher;
+  }
+  fetcher.moved.clear();
+}
+
+void ReplicaFetcherManager::ReleaseHolds(Fetcher& fetcher) {
+  for (auto& entry : fetcher.sent) {
+    if (!entry.second.held) continue;
+    entry.second.partition->ReleaseQuiet(this, &entry);
+    entry.second.held = false;
+  }
+  fetcher.moved.clear();
+}
+
+std::map<BrokerId, ReplicaFetcherManager::Fetcher>::iterator ReplicaFetcherManager::EraseFetcher(
+    std::map<BrokerId, Fetcher>::iterator it) {
+  ReleaseHolds(it->second);
+  return fetchers_.erase(it);
+}
+
+void ReplicaFetcherManager::QuietEnded(void* cookie) {
+  auto* entry = static_cast<std::pair<const TopicPartition, SentPartition>*>(cookie);
+  entry->second.held = false;
+  entry->second.fetcher->moved.push_back(entry);
+}
 
 void ReplicaFetcherManager::AddPartition(const TopicPartition& tp, BrokerId leader,
                                          const std::string& leader_host, bool truncate_by_epoch) {
@@ -88,7 +122,7 @@ void ReplicaFetcherManager::RemovePartitions(const std::vector<TopicPartition>& 
       // request in flight stays until the answer, which then finds nothing to apply.
       if (it->second.partitions.empty() && !it->second.in_flight) {
         timers_.Cancel(it->second.backoff);
-        it = fetchers_.erase(it);
+        it = EraseFetcher(it);
       } else {
         ++it;
       }
@@ -105,7 +139,7 @@ void ReplicaFetcherManager::RemoveAll() {
   for (auto it = fetchers_.begin(); it != fetchers_.end();) {
     timers_.Cancel(it->second.backoff);
     it->second.backoff = 0;
-    it = it->second.in_flight ? std::next(it) : fetchers_.erase(it);
+    it = it->second.in_flight ? std::next(it) : EraseFetcher(it);
   }
 }
 
@@ -139,7 +173,7 @@ void ReplicaFetcherManager::Pump(BrokerId leader) {
   if (fetcher.partitions.empty()) {
     if (!fetcher.in_flight) {
       timers_.Cancel(fetcher.backoff);
-      fetchers_.erase(it);
+      EraseFetcher(it);
     }
     return;
   }
@@ -206,25 +240,36 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   auto& sent = fetcher.sent;
   if (!full && fetcher.sent_version == membership_version_ && !sent.empty() &&
       sent.size() == fetcher.partitions.size()) {
-    // No partition added or removed since the last fetch, which sent every one: the same walk
-    // over `sent` alone (its Partitions still valid), naming those whose offsets moved.
-    for (auto& [tp, last] : sent) {
+    // No partition added or removed since the last fetch, which sent every one: only those whose
+    // Partition changed since (`moved`; the others are still held quiet) may have moved offsets,
+    // named in partition order as the walk below names them.
+    std::sort(fetcher.moved.begin(), fetcher.moved.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
+    for (auto* entry : fetcher.moved) {
+      const TopicPartition& tp = entry->first;
+      SentPartition& last = entry->second;
       const Offset fetch_offset = last.partition->log_end_offset();
       const Offset log_start_offset = last.partition->log_start_offset();
-      if (fetch_offset == last.fetch_offset && log_start_offset == last.log_start_offset &&
-          last.max_bytes == options_.fetch_max_bytes) {
-        continue;
+      if (fetch_offset != last.fetch_offset || log_start_offset != last.log_start_offset ||
+          last.max_bytes != options_.fetch_max_bytes) {
+        last.fetch_offset = fetch_offset;
+        last.log_start_offset = log_start_offset;
+        last.max_bytes = options_.fetch_max_bytes;
+        request.partitions.push_back(FetchPartition{.tp = tp,
+                                                    .fetch_offset = fetch_offset,
+                                                    .log_start_offset = log_start_offset,
+                                                    .partition_max_bytes = last.max_bytes});
       }
-      last.fetch_offset = fetch_offset;
-      last.log_start_offset = log_start_offset;
-      last.max_bytes = options_.fetch_max_bytes;
-      request.partitions.push_back(FetchPartition{.tp = tp,
-                                                  .fetch_offset = fetch_offset,
-                                                  .log_start_offset = log_start_offset,
-                                                  .partition_max_bytes = last.max_bytes});
     }
+    for (auto* entry : fetcher.moved) {
+      entry->second.partition->HoldQuiet(this, entry, kNoBroker, nullptr);
+      entry->second.held = true;
+    }
+    fetcher.moved.clear();
     return SendFetchRequest(fetcher, std::move(request), {});
   }
+  // Walked in full (a full fetch, or partitions added or removed): every hold starts again.
+  if (options_.fetch_sessions) ReleaseHolds(fetcher);
   auto last = sent.begin();
   auto forget = [&] {
     if (!full) forgotten.push_back(last->first);
@@ -259,6 +304,7 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   }
   while (last != sent.end()) forget();
   fetcher.sent_version = membership_version_;
+  if (options_.fetch_sessions) HoldSent(fetcher);
   if (sent.empty() && forgotten.empty()) return;
   for (FetchPartition& entry : changed) request.partitions.push_back(std::move(entry));
   SendFetchRequest(fetcher, std::move(request), std::move(forgotten));
@@ -512,7 +558,7 @@ void ReplicaFetcherManager::Stop(Fetcher& fetcher, const TopicPartition& tp, con
         {field::kPartition, tp.partition.value()},
         {field::kError, ErrcName(status.code())},
         {field::kMessage, status.message()}});
-  if (fetcher.partitions.empty()) fetchers_.erase(fetcher.leader);
+  if (fetcher.partitions.empty()) EraseFetcher(fetchers_.find(fetcher.leader));
 }
 
 std::optional<ReplicaFetcherManager::Stopped> ReplicaFetcherManager::StoppedFetcher(

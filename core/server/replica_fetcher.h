@@ -99,7 +99,7 @@ enum class FetchPhase : uint8_t {
 };
 std::string_view FetchPhaseName(FetchPhase phase);
 
-class ReplicaFetcherManager {
+class ReplicaFetcherManager final : public QuietHolder {
  public:
   ReplicaFetcherManager(ReplicaFetcherOptions options, NetworkClient& network, Timers& timers,
                         PartitionLookup lookup, EventSink events);
@@ -144,6 +144,7 @@ class ReplicaFetcherManager {
   // its incarnation, state and Partition then: those two valid while membership_version_ has not
   // moved (a Partition is destroyed only after the fetcher let go of it), so that the answer finds
   // them without looking them up again.
+  struct Fetcher;
   struct SentPartition {
     Offset fetch_offset{0};
     Offset log_start_offset{-1};
@@ -151,6 +152,10 @@ class ReplicaFetcherManager {
     uint64_t incarnation = 0;
     PartitionState* state = nullptr;
     Partition* partition = nullptr;
+    // With fetch sessions: held quiet in `partition` (Partition::HoldQuiet) since it was last
+    // sent, until its version moves; then it is in its fetcher's `moved`.
+    bool held = false;
+    Fetcher* fetcher = nullptr;
     bool SameFetch(const SentPartition& other) const {
       return fetch_offset == other.fetch_offset && log_start_offset == other.log_start_offset &&
              max_bytes == other.max_bytes;
@@ -164,6 +169,9 @@ class ReplicaFetcherManager {
     // implied) and the next fetch's session metadata (FetchSessionHandler.nextMetadata).
     std::map<TopicPartition, SentPartition> sent;
     uint64_t sent_version = UINT64_MAX;  // membership_version_ when `sent` was last made
+    // The entries of `sent` whose Partition's version moved since they were sent (no longer
+    // held): the only ones an incremental fetch may have to name again.
+    std::vector<std::pair<const TopicPartition, SentPartition>*> moved;
     int32_t session_id = kInvalidSessionId;
     int32_t next_epoch = kInitialEpoch;
     // How many of `partitions` are in each FetchPhase (Pump picks the request without a walk);
@@ -183,6 +191,12 @@ class ReplicaFetcherManager {
   void SendOffsetsForLeaderEpoch(Fetcher& fetcher);
   void SendListOffsets(Fetcher& fetcher, FetchPhase phase);
   void SendFetch(Fetcher& fetcher);
+  // Holds every entry of `fetcher.sent` quiet (each sent as it is now); ReleaseHolds undoes it.
+  void HoldSent(Fetcher& fetcher);
+  void ReleaseHolds(Fetcher& fetcher);
+  // Erases a fetcher, its holds released first.
+  std::map<BrokerId, Fetcher>::iterator EraseFetcher(std::map<BrokerId, Fetcher>::iterator it);
+  void QuietEnded(void* cookie) override;
   // Sends `request` (its partitions made) with the session's metadata and `forgotten`.
   void SendFetchRequest(Fetcher& fetcher, FetchRequest request,
                         std::vector<TopicPartition> forgotten);

@@ -422,6 +422,8 @@ TEST_F(PartitionTest, VersionMovesWithWhatAFetchCouldSeeAndEndsQuietHolds) {
   clock_.AdvanceMs(kLagMs + 1);
   EXPECT_EQ(r1.p().ProposeIsrShrink(), (std::vector<BrokerId>{kB1}));
   EXPECT_EQ(holder.ended.size(), 3u);
+  ASSERT_TRUE(r1.p().log().MaybeIncrementLogStartOffset(Offset(1)).ok());
+  EXPECT_TRUE(moved()) << "the log start";
   r1.p().MakeFollower(State(kB2, 1, {kB1, kB2, kB3}, {kB1, kB2}));
   EXPECT_TRUE(moved()) << "the role";
 }
