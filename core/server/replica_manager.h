@@ -127,10 +127,10 @@ class ReplicaManager {
                      std::function<void()> failed_without_answer = nullptr);
   void HandleFetch(FetchRequest request, std::function<void(FetchResponse)> done);
   // KafkaApis.handleFetchRequest with a session context (FetchManager::NewContext). An
-  // incremental fetch reads its session's partitions that are not quiet (CachedPartition::quiet;
-  // a follower's quiet ones count as fetched now) and sets `context.order` to those the answer
-  // names; it parks watching every partition of the session. Any other is HandleFetch above.
-  // `done` gets the answer and the context (for FetchManager::Answer).
+  // incremental fetch reads its session's partitions not held quiet (FetchSession::to_read), holds
+  // those it finds quiet, and sets `context.order` to those the answer names; parked, it watches
+  // the partitions it reads and, through the session, each held one that changes. Any other is
+  // HandleFetch above. `done` gets the answer and the context (for FetchManager::Answer).
   using SessionDone = std::function<void(FetchResponse, FetchContext&)>;
   void HandleFetch(FetchRequest request, FetchContext context, SessionDone done);
   ListOffsetsResponse HandleListOffsets(const ListOffsetsRequest& request);
