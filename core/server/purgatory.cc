@@ -151,7 +151,12 @@ void DelayedProduce::Answer() {
 
 bool FetchCanCompleteNow(const FetchRequest& request,
                          const std::vector<FetchPartitionResponse>& read) {
-  if (request.max_wait_ms <= 0 || request.partitions.empty()) return true;
+  return request.partitions.empty() || FetchReadSuffices(request, read);
+}
+
+bool FetchReadSuffices(const FetchRequest& request,
+                       const std::vector<FetchPartitionResponse>& read) {
+  if (request.max_wait_ms <= 0) return true;
   int64_t bytes = 0;
   for (const FetchPartitionResponse& partition : read) {
     if (partition.error_code != Errc::kNone) return true;

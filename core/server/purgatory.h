@@ -67,10 +67,11 @@ class Purgatory {
   uint64_t generation() const { return generation_; }
   // TryCompleteElseWatch over watch lists of this generation: `for_each_list(watch)` calls
   // watch(WatchList*) for each (a visitor rather than a range: clang before 16 cannot compile
-  // libstdc++ 12's views, and the fuzz targets build with clang).
+  // libstdc++ 12's views, and the fuzz targets build with clang). When it parks the operation,
+  // its id goes to `*parked_id` (if given).
   template <class ForEachList>
   bool TryCompleteElseWatchLists(std::unique_ptr<DelayedOperation> operation, TimeUs timeout_us,
-                                 const ForEachList& for_each_list) {
+                                 const ForEachList& for_each_list, uint64_t* parked_id = nullptr) {
     KSIM_CHECK(operation != nullptr);
     KSIM_CHECK(timeout_us >= 0);
     if (operation->TryComplete()) return true;
@@ -79,11 +80,9 @@ class Purgatory {
     entry.operation = std::move(operation);
     for_each_list([&](WatchList* list) { Watch(id, entry, *list); });
     StartTimer(id, entry, timeout_us);
-    last_parked_ = id;
+    if (parked_id != nullptr) *parked_id = id;
     return false;
   }
-  // The id of the operation the last TryCompleteElseWatch* parked.
-  uint64_t last_parked() const { return last_parked_; }
   // Operation `id`, parked, watches `list` too from now on (a fetch session's partition that
   // stopped being quiet): in its place by id, so that a key's operations are still checked
   // oldest first. Nothing when `id` is no longer parked.
@@ -123,7 +122,6 @@ class Purgatory {
   size_t watched_ = 0;  // entries in watchers_
   size_t stale_ = 0;    // of them, naming completed operations
   uint64_t generation_ = 0;
-  uint64_t last_parked_ = 0;
 };
 
 using PartitionLookup = std::function<Partition*(const TopicPartition&)>;
@@ -181,5 +179,10 @@ class DelayedFetch final : public DelayedOperation {
 // max_wait_ms <= 0, nothing was asked, min_bytes are there, or a partition has an error.
 bool FetchCanCompleteNow(const FetchRequest& request,
                          const std::vector<FetchPartitionResponse>& read);
+// The same but for the empty request: whether `read` answers `request` now (no wait asked, an
+// error, or min_bytes there). An incremental fetch session's read may name no partition and
+// still be a wait (docs/broker.md, "Fetch sessions").
+bool FetchReadSuffices(const FetchRequest& request,
+                       const std::vector<FetchPartitionResponse>& read);
 
 }  // namespace ksim

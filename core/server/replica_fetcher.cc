@@ -56,13 +56,15 @@ ReplicaFetcherManager::~ReplicaFetcherManager() {
   for (auto& [leader, fetcher] : fetchers_) ReleaseHolds(fetcher);
 }
 
+void ReplicaFetcherManager::Hold(Fetcher& fetcher, SentEntry& entry) {
+  entry.second.partition->HoldQuiet(this, &entry, kNoBroker, nullptr);
+  entry.second.held = true;
+  entry.second.fetcher = &fetcher;
+}
+
 void ReplicaFetcherManager::HoldSent(Fetcher& fetcher) {
-  for (auto& entry : fetcher.sent) {
-    SentPartition& sent = entry.second;
-    if (sent.held) continue;
-    sent.partition->HoldQuiet(this, &entry, kNoBroker, nullptr);
-    sent.held = true;
-    sent.fetcher = &fetcher;
+  for (SentEntry& entry : fetcher.sent) {
+    if (!entry.second.held) Hold(fetcher, entry);
   }
   fetcher.moved.clear();
 }
@@ -83,7 +85,7 @@ std::map<BrokerId, ReplicaFetcherManager::Fetcher>::iterator ReplicaFetcherManag
 }
 
 void ReplicaFetcherManager::QuietEnded(void* cookie) {
-  auto* entry = static_cast<std::pair<const TopicPartition, SentPartition>*>(cookie);
+  auto* entry = static_cast<SentEntry*>(cookie);
   entry->second.held = false;
   entry->second.fetcher->moved.push_back(entry);
 }
@@ -245,8 +247,7 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
     // named in partition order as the walk below names them.
     std::sort(fetcher.moved.begin(), fetcher.moved.end(),
               [](const auto* a, const auto* b) { return a->first < b->first; });
-    for (auto* entry : fetcher.moved) {
-      const TopicPartition& tp = entry->first;
+    for (SentEntry* entry : fetcher.moved) {
       SentPartition& last = entry->second;
       const Offset fetch_offset = last.partition->log_end_offset();
       const Offset log_start_offset = last.partition->log_start_offset();
@@ -255,15 +256,12 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
         last.fetch_offset = fetch_offset;
         last.log_start_offset = log_start_offset;
         last.max_bytes = options_.fetch_max_bytes;
-        request.partitions.push_back(FetchPartition{.tp = tp,
+        request.partitions.push_back(FetchPartition{.tp = entry->first,
                                                     .fetch_offset = fetch_offset,
                                                     .log_start_offset = log_start_offset,
                                                     .partition_max_bytes = last.max_bytes});
       }
-    }
-    for (auto* entry : fetcher.moved) {
-      entry->second.partition->HoldQuiet(this, entry, kNoBroker, nullptr);
-      entry->second.held = true;
+      Hold(fetcher, *entry);  // sent as it is now
     }
     fetcher.moved.clear();
     return SendFetchRequest(fetcher, std::move(request), {});

@@ -171,7 +171,7 @@ class ReplicaFetcherManager final : public QuietHolder {
     uint64_t sent_version = UINT64_MAX;  // membership_version_ when `sent` was last made
     // The entries of `sent` whose Partition's version moved since they were sent (no longer
     // held): the only ones an incremental fetch may have to name again.
-    std::vector<std::pair<const TopicPartition, SentPartition>*> moved;
+    std::vector<std::pair<const TopicPartition, SentPartition>*> moved;  // SentEntry*
     int32_t session_id = kInvalidSessionId;
     int32_t next_epoch = kInitialEpoch;
     // How many of `partitions` are in each FetchPhase (Pump picks the request without a walk);
@@ -191,7 +191,10 @@ class ReplicaFetcherManager final : public QuietHolder {
   void SendOffsetsForLeaderEpoch(Fetcher& fetcher);
   void SendListOffsets(Fetcher& fetcher, FetchPhase phase);
   void SendFetch(Fetcher& fetcher);
-  // Holds every entry of `fetcher.sent` quiet (each sent as it is now); ReleaseHolds undoes it.
+  using SentEntry = std::pair<const TopicPartition, SentPartition>;  // an entry of Fetcher::sent
+  // Holds `entry` quiet (sent as it is now); HoldSent every entry of `fetcher.sent` not held;
+  // ReleaseHolds undoes them.
+  void Hold(Fetcher& fetcher, SentEntry& entry);
   void HoldSent(Fetcher& fetcher);
   void ReleaseHolds(Fetcher& fetcher);
   // Erases a fetcher, its holds released first.

@@ -188,14 +188,9 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
       session.Hold(it, *partition, from_follower ? request.replica_id : kNoBroker);
     }
   }
-  // FetchCanCompleteNow of the whole session: its quiet partitions add no bytes and no error.
-  bool now = request.max_wait_ms <= 0;
-  int64_t bytes = 0;
-  for (const FetchPartitionResponse& answer : read) {
-    now |= answer.error_code != Errc::kNone;
-    bytes += static_cast<int64_t>(answer.records.size());
-  }
-  if (now || bytes >= request.min_bytes) {
+  // FetchCanCompleteNow of the whole session (never empty): its quiet partitions add no bytes
+  // and no error.
+  if (FetchReadSuffices(request, read)) {
     FetchResponse response;
     response.responses = std::move(read);
     respond(std::move(response));
@@ -211,7 +206,6 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
     }
     return cached.watch_list;
   };
-  const std::vector<FetchSession::Partitions::iterator> watched = session.ToReadInOrder();
   // Ends the session's tie to this fetch when it is answered or dropped (a crash).
   struct Unpark {
     std::shared_ptr<FetchSession> session;
@@ -226,6 +220,9 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
   auto unpark = std::make_shared<Unpark>();
   unpark->session = shared->session;
   const TimeUs timeout_us = static_cast<TimeUs>(request.max_wait_ms) * kUsPerMs;
+  // The parked request keeps only its header: each check reads what the session says.
+  request.partitions.clear();
+  uint64_t id = 0;
   const bool completed = fetch_purgatory_.TryCompleteElseWatchLists(
       std::make_unique<DelayedFetch>(
           std::move(request),
@@ -236,11 +233,12 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
             return ReadSessionIfReady(parked, *shared, /*always=*/false);
           },
           std::move(respond)),
-      timeout_us, [&](const auto& watch) {
-        for (const auto& it : watched) watch(watch_list(*it));
-      });
+      timeout_us,
+      [&](const auto& watch) {
+        for (const auto& it : session.to_read) watch(watch_list(*it));
+      },
+      &id);
   if (completed) return;
-  const uint64_t id = fetch_purgatory_.last_parked();
   unpark->id = id;
   session.parked = id;
   session.on_quiet_ended = [this, id, watch_list](CachedPartition& cached) {
@@ -250,37 +248,23 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
 
 std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadSessionIfReady(
     const FetchRequest& parked, FetchContext& context, bool always) {
-  // As ReadFromLocalLogIfReady over the session's partitions not held quiet: those with
-  // something to give are read first, in the session's order.
-  const bool from_follower = parked.replica_id.value() >= 0;
+  // The session's partitions not held quiet, read as a parked fetch of them is read.
   std::vector<FetchSession::Partitions::iterator> order = context.session->ToReadInOrder();
-  std::vector<Partition*> partitions;
-  partitions.reserve(order.size());
-  std::vector<std::optional<FetchPartitionResponse>> read(order.size());
-  int64_t bytes = 0;
-  bool error = false;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const auto& it = order[i];
-    Partition* partition = partitions.emplace_back(GetPartition(it->tp));
-    if (partition != nullptr && partition->ReadsNothingAt(it->fetch_offset, it->max_bytes)) {
-      continue;
-    }
-    ReadPartition(it->Request(), partition, from_follower, read[i].emplace());
-    error |= read[i]->error_code != Errc::kNone;
-    bytes += static_cast<int64_t>(read[i]->records.size());
+  FetchRequest asked = parked;
+  asked.partitions.clear();
+  asked.partitions.reserve(order.size());
+  for (const auto& it : order) asked.partitions.push_back(it->Request());
+  std::optional<std::vector<FetchPartitionResponse>> read;
+  if (always) {
+    read = ReadFromLocalLog(asked);
+  } else if (!asked.partitions.empty()) {
+    ResolvedPartitions resolved;
+    read = ReadFromLocalLogIfReady(asked, resolved);
   }
-  if (!always && !error && bytes < parked.min_bytes) return std::nullopt;
-  std::vector<FetchPartitionResponse> responses;
-  responses.reserve(read.size());
-  for (size_t i = 0; i < read.size(); ++i) {
-    if (read[i].has_value()) {
-      responses.push_back(std::move(*read[i]));
-    } else {
-      ReadPartition(order[i]->Request(), partitions[i], from_follower, responses.emplace_back());
-    }
-  }
+  // (Nothing to read: it waits on, parked only with min_bytes >= 1.)
+  if (!read.has_value()) return std::nullopt;
   context.order = std::move(order);
-  return responses;
+  return read;
 }
 
 std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(

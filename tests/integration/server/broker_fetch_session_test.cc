@@ -224,24 +224,18 @@ TEST_F(FetchSessionClusterTest, AQuietFollowerThatStopsFetchingLeavesTheIsr) {
   const uint64_t reads_before = leader.fetch_partition_reads();
   cluster_->RunFor(2 * kSecondUs);
   ASSERT_EQ(leader.fetch_partition_reads(), reads_before);  // all quiet
+  auto every_isr_has = [&](size_t members) {
+    return [&, members] {
+      for (int p = 0; p < kPartitions; ++p) {
+        if (PartitionOn(k1, Tp(p))->isr().size() != members) return false;
+      }
+      return true;
+    };
+  };
   ASSERT_TRUE(cluster_->SlowBroker(k2, 15 * kSecondUs, 20 * kSecondUs).ok());
-  ASSERT_TRUE(cluster_->RunUntil(
-      [&] {
-        for (int p = 0; p < kPartitions; ++p) {
-          if (PartitionOn(k1, Tp(p))->isr().size() != 1) return false;
-        }
-        return true;
-      },
-      20 * kSecondUs));
+  ASSERT_TRUE(cluster_->RunUntil(every_isr_has(1), 20 * kSecondUs));
   EXPECT_EQ(Events("isr_shrink").size(), static_cast<size_t>(kPartitions));
-  EXPECT_TRUE(cluster_->RunUntil(
-      [&] {
-        for (int p = 0; p < kPartitions; ++p) {
-          if (PartitionOn(k1, Tp(p))->isr().size() != 2) return false;
-        }
-        return true;
-      },
-      90 * kSecondUs));
+  EXPECT_TRUE(cluster_->RunUntil(every_isr_has(2), 90 * kSecondUs));
 }
 
 // One session slot on the leader and two followers: the first follower's session fills it; the
