@@ -55,6 +55,7 @@
   X(kExtListen, "ext_listen")                                 \
   X(kExtRequest, "ext_request")                               \
   X(kFetchError, "fetch_error")                               \
+  X(kFetchSessionReset, "fetch_session_reset")                \
   X(kFinalPhase, "final_phase")                               \
   X(kGroupJoinFailed, "group_join_failed")                    \
   X(kGroupJoined, "group_joined")                             \

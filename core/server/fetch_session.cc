@@ -93,12 +93,6 @@ void FetchSession::QuietEnded(void* cookie) {
 
 // ---- FetchManager -------------------------------------------------------------------------------
 
-int32_t NextFetchEpoch(int32_t epoch) {
-  if (epoch < 0) return kFinalEpoch;
-  if (epoch == std::numeric_limits<int32_t>::max()) return 1;
-  return epoch + 1;
-}
-
 FetchSessionCache::FetchSessionCache(FetchSessionConfig config)
     : config_(config), id_state_(config.id_seed) {
   KSIM_CHECK(config_.max_entries >= 0);

@@ -1,7 +1,8 @@
 // FetchManager: a broker's KIP-227 incremental fetch sessions (Kafka 1.1's
 // kafka.server.FetchSession.scala: FetchManager.newContext, the four FetchContexts and
 // FetchSessionCache). A fetch that carries session metadata (Fetch v7; ksim's followers at
-// inter.broker.protocol.version 1.1-IV0 and on, and any wire client that asks) is one of:
+// inter.broker.protocol.version 1.1-IV0 and on, ksim's consumers from 1.1, and any wire client
+// that asks) is one of:
 //
 // - sessionless: epoch -1 (FINAL_EPOCH) closes the session it names and asks for none; answered
 //   in full with session id 0. A v7 client that never wants a session sends 0 / -1.
@@ -53,6 +54,7 @@
 #include "core/base/topic_partition.h"
 #include "core/base/types.h"
 #include "core/cluster/partition.h"
+#include "core/protocol/fetch_session_handler.h"
 #include "core/protocol/messages.h"
 
 namespace ksim {
@@ -168,9 +170,6 @@ struct FetchContext {
   // kFull: the request's partitions, of which the new session is made.
   std::vector<FetchPartition> requested;
 };
-
-// The epoch after `epoch` (FetchMetadata.nextEpoch): 1 after 0 and after INT32_MAX; -1 stays.
-int32_t NextFetchEpoch(int32_t epoch);
 
 // Kafka's FetchSessionCache: the sessions by id, and the orders eviction picks from.
 class FetchSessionCache {

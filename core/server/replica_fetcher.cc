@@ -236,7 +236,7 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   // FetchSessionHandler.Builder.build: a full fetch names every partition; an incremental one the
   // partitions new to the session, then those changed, and forgets those gone. Both walk the
   // partitions and the last fetch's in partition order.
-  const bool full = !options_.fetch_sessions || fetcher.next_epoch == kInitialEpoch;
+  const bool full = !options_.fetch_sessions || fetcher.session.full();
   std::vector<TopicPartition> forgotten;
   std::vector<FetchPartition> changed;
   auto& sent = fetcher.sent;
@@ -311,9 +311,7 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
 void ReplicaFetcherManager::SendFetchRequest(Fetcher& fetcher, FetchRequest request,
                                              std::vector<TopicPartition> forgotten) {
   if (options_.fetch_sessions) {
-    request.session = FetchSessionRequest{.session_id = fetcher.session_id,
-                                          .epoch = fetcher.next_epoch,
-                                          .forgotten = std::move(forgotten)};
+    request.session = fetcher.session.Metadata(std::move(forgotten));
   }
   fetcher.in_flight = true;
   ++fetch_requests_sent_;
@@ -450,8 +448,7 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
   if (found == fetchers_.end()) return;
   Fetcher& fetcher = found->second;
   if (!response.ok() || !std::holds_alternative<FetchResponse>(*response)) {
-    // FetchSessionHandler.handleError: the next fetch closes the session and opens another.
-    fetcher.next_epoch = kInitialEpoch;
+    fetcher.session.HandleError();
     return Done(leader, /*failed=*/true);
   }
   const FetchResponse& fetched = std::get<FetchResponse>(*response);
@@ -507,42 +504,16 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
 }
 
 bool ReplicaFetcherManager::OnSessionAnswer(Fetcher& fetcher, const FetchResponse& response) {
-  const FetchSessionResponse metadata = response.session.value_or(FetchSessionResponse{});
-  const bool full = fetcher.next_epoch == kInitialEpoch;
-  // The next fetch is full: with no session (FetchMetadata.INITIAL), or closing this one
-  // (nextCloseExisting).
-  auto restart = [&](bool close_existing) {
-    if (!close_existing) fetcher.session_id = kInvalidSessionId;
-    fetcher.next_epoch = kInitialEpoch;
-  };
-  if (metadata.error_code != Errc::kNone) {
+  const FetchSessionHandler::Verdict verdict = fetcher.session.HandleResponse(
+      response, fetcher.sent.size(),
+      [&](const TopicPartition& tp) { return fetcher.sent.count(tp) > 0; });
+  if (!verdict.reset.empty()) {
     Emit(events_, ev::kReplicaFetchSessionReset,
          {{field::kLeader, fetcher.leader.value()},
-          {field::kSession, metadata.session_id},
-          {field::kError, ErrcName(metadata.error_code)}});
-    restart(/*close_existing=*/metadata.error_code != Errc::kFetchSessionIdNotFound);
-    return false;
+          {field::kSession, response.session ? response.session->session_id : kInvalidSessionId},
+          {field::kError, verdict.reset}});
   }
-  // verifyFullFetchResponsePartitions / verifyIncrementalFetchResponsePartitions.
-  const bool known = std::all_of(
-      response.responses.begin(), response.responses.end(),
-      [&](const FetchPartitionResponse& answer) { return fetcher.sent.count(answer.tp) > 0; });
-  if (!known || (full && response.responses.size() != fetcher.sent.size())) {
-    Emit(events_, ev::kReplicaFetchSessionReset,
-         {{field::kLeader, fetcher.leader.value()},
-          {field::kSession, metadata.session_id},
-          {field::kError, full ? "FULL_ANSWER_NOT_THE_SESSION" : "ANSWER_OUTSIDE_THE_SESSION"}});
-    restart(/*close_existing=*/!full);
-    return false;
-  }
-  if (metadata.session_id == kInvalidSessionId) {
-    // No session was made (a full fetch), or the leader closed it.
-    restart(/*close_existing=*/false);
-  } else {
-    fetcher.session_id = metadata.session_id;
-    fetcher.next_epoch = NextFetchEpoch(fetcher.next_epoch);  // 1 after a full fetch's 0
-  }
-  return true;
+  return verdict.apply;
 }
 
 void ReplicaFetcherManager::Stop(Fetcher& fetcher, const TopicPartition& tp, const Status& status) {

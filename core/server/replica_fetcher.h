@@ -56,6 +56,7 @@
 #include "core/base/events.h"
 #include "core/base/timer_group.h"
 #include "core/cluster/partition.h"
+#include "core/protocol/fetch_session_handler.h"
 #include "core/protocol/network_client.h"
 #include "core/server/fetch_session.h"
 #include "core/server/purgatory.h"
@@ -172,8 +173,7 @@ class ReplicaFetcherManager final : public QuietHolder {
     // The entries of `sent` whose Partition's version moved since they were sent (no longer
     // held): the only ones an incremental fetch may have to name again.
     std::vector<std::pair<const TopicPartition, SentPartition>*> moved;  // SentEntry*
-    int32_t session_id = kInvalidSessionId;
-    int32_t next_epoch = kInitialEpoch;
+    FetchSessionHandler session;  // its metadata; the session's partitions are `sent`
     // How many of `partitions` are in each FetchPhase (Pump picks the request without a walk);
     // every phase change goes through SetPhase.
     std::array<size_t, 4> in_phase{};

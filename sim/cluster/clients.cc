@@ -308,6 +308,7 @@ Result<std::unique_ptr<ConsumerClient>> ConsumerClient::Create(World& world, His
     settings.emplace_back("enable.auto.commit", auto_commit ? "true" : "false");
     config = ParseConsumerConfig(settings, options.kafka_version);
     if (!config.ok()) return Status(config.status().code(), id + ": " + config.status().message());
+    config->brokers_release = options.brokers_kafka_version.value_or(options.kafka_version);
   }
   if (world.FindNode(id) != nullptr)
     return Status(Errc::kInvalidArgument, "node name taken: " + id);

@@ -166,6 +166,9 @@ struct ConsumerClientOptions {
   // later release is KafkaConsumer's warning, traced as `config_warning` each time a consumer is
   // created.
   KafkaRelease kafka_version = kSeedKafkaRelease;
+  // The brokers' release, as their ApiVersions answers tell it; unset: the consumer's own. Fetch
+  // sessions need 1.1 on both sides.
+  std::optional<KafkaRelease> brokers_kafka_version;
   // Runs after each record's `deliver` op is written (see above); null: none.
   std::function<void(const ConsumerRecord& record)> on_deliver;
   // The old consumer: `config` holds its keys (ParseZookeeperConsumerConfig: auto.offset.reset

@@ -300,6 +300,7 @@ Status ScenarioRun::CreateClients() {
       consumer.config = client.config;
       consumer.bootstrap = bootstrap;
       consumer.kafka_version = client.kafka_version;
+      consumer.brokers_kafka_version = scenario_.kafka_version;
       if (client.zookeeper_consumer) consumer.kind = ConsumerKind::kZookeeper;
       Result<std::unique_ptr<ConsumerClient>> created =
           ConsumerClient::Create(*world_, *history_, std::move(consumer));

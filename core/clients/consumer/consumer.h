@@ -91,6 +91,10 @@ struct ConsumerConfig {
   // before 0.10.2 (KIP-102) the auto commit before a rebalance and at Close is retried without
   // bound while its errors are retriable.
   KafkaRelease release = KafkaRelease::k0_10_1;
+  // The brokers' release, as their ApiVersions answers tell it (not a setting; the consumer's own
+  // unless the caller says). From 1.1 on both sides the fetches belong to KIP-227 sessions (Fetch
+  // v7; Kafka 1.1's Fetcher with its FetchSessionHandlers).
+  KafkaRelease brokers_release = KafkaRelease::k0_10_1;
   std::string client_id;                       // client.id
   std::vector<std::string> bootstrap_servers;  // bootstrap.servers: node names
   std::string group_id;                        // group.id ("" : no group, no commits)

@@ -79,6 +79,7 @@ std::optional<KafkaRelease> KeySince(std::string_view name) {
 // (KIP-41, 0.10.0); 0.10.1.0's has 10000, 305000 and 500 (the struct's defaults).
 void ReleaseDefaults(KafkaRelease release, ConsumerConfig& config) {
   config.release = release;
+  config.brokers_release = release;
   if (release >= KafkaRelease::k0_10_1) return;
   config.session_timeout_ms = 30000;
   config.request_timeout_ms = 40000;

@@ -29,7 +29,9 @@ Fetcher::Fetcher(const ConsumerConfig& config, ConsumerNetwork& network, Timers&
       timers_(timers),
       clock_(clock),
       events_(std::move(events)),
-      on_progress_(std::move(on_progress)) {}
+      on_progress_(std::move(on_progress)),
+      sessions_(config.release >= KafkaRelease::k1_1 &&
+                config.brokers_release >= KafkaRelease::k1_1) {}
 
 Fetcher::PartitionState* Fetcher::Find(const TopicPartition& tp) {
   auto it = partitions_.find(tp);
@@ -245,13 +247,27 @@ void Fetcher::SendFetches() {
       if (!fetchable(*state)) continue;
       request.partitions.push_back(FetchPartition{*tp, state->position, kUndefinedOffset,
                                                   config_.max_partition_fetch_bytes});
-      asked.push_back(AskedPartition{*tp, state->position, state});
+      if (!sessions_) asked.push_back(AskedPartition{*tp, state->position, state});
     }
-    if (!asked.empty()) requests.emplace_back(host, std::move(request), std::move(asked));
+    if (request.partitions.empty()) continue;
+    if (sessions_) {
+      // The session decides what is named: the answer is matched against the session.
+      FetchSessionHandler& session = sessions_by_host_[host];
+      FetchSessionHandler::Request built = session.Build(std::move(request.partitions));
+      request.partitions = std::move(built.partitions);
+      request.session = session.Metadata(std::move(built.forgotten));
+    }
+    requests.emplace_back(host, std::move(request), std::move(asked));
   }
   if (missing_leader) network_.RequestUpdate();
   for (auto& [leader, request, asked] : requests) {
     fetching_.insert(leader);
+    if (sessions_) {
+      network_.Send(leader, std::move(request), [this, leader = leader](Result<Message> response) {
+        OnSessionFetch(leader, std::move(response));
+      });
+      continue;
+    }
     network_.Send(
         leader, std::move(request),
         [this, leader = leader, version = assign_version_, asked = std::move(asked)](
@@ -265,16 +281,10 @@ void Fetcher::OnFetch(const std::string& leader, uint64_t assign_version, const 
   fetching_.erase(leader);
   const FetchResponse* answer = response.ok() ? std::get_if<FetchResponse>(&*response) : nullptr;
   if (answer == nullptr) {
-    const Errc error = response.ok() ? Errc::kUnknownServerError : response.status().code();
-    for (const AskedPartition& entry : asked) {
-      Emit(events_, ev::kFetchError,
-           EventFields{{field::kTopic, entry.tp.topic},
-                       {field::kPartition, entry.tp.partition.value()},
-                       {field::kError, std::string(ErrcName(error))}});
-    }
-    network_.RequestUpdate();
-    BackOff(leader);
-    return Progress();
+    std::vector<TopicPartition> tps;
+    for (const AskedPartition& entry : asked) tps.push_back(entry.tp);
+    return FetchFailed(leader, response.ok() ? Errc::kUnknownServerError : response.status().code(),
+                       tps);
   }
   bool refresh = false;
   const std::vector<FetchPartitionResponse>& answers = answer->responses;
@@ -288,24 +298,78 @@ void Fetcher::OnFetch(const std::string& leader, uint64_t assign_version, const 
                                        return entry.tp < tp;
                                      });
     if (it == asked.end() || it->tp != data.tp) continue;
-    if (data.error_code == Errc::kNotLeaderForPartition ||
-        data.error_code == Errc::kUnknownTopicOrPartition ||
-        (data.error_code != Errc::kNone && data.error_code != Errc::kOffsetOutOfRange)) {
-      Emit(events_, ev::kFetchError,
-           EventFields{{field::kTopic, data.tp.topic},
-                       {field::kPartition, data.tp.partition.value()},
-                       {field::kError, std::string(ErrcName(data.error_code))}});
-      refresh = true;
-      continue;
-    }
-    HandlePartitionData(data, it->fetch_offset,
-                        assign_version == assign_version_ ? it->state : Find(data.tp));
+    refresh |= OnPartitionAnswer(data, it->fetch_offset,
+                                 assign_version == assign_version_ ? it->state : Find(data.tp));
   }
   if (refresh) {
     network_.RequestUpdate();
     BackOff(leader);
   }
   Progress();
+}
+
+void Fetcher::OnSessionFetch(const std::string& leader, Result<Message> response) {
+  if (shut_down_) return;
+  fetching_.erase(leader);
+  FetchSessionHandler& session = sessions_by_host_.at(leader);
+  const FetchResponse* answer = response.ok() ? std::get_if<FetchResponse>(&*response) : nullptr;
+  if (answer == nullptr) {
+    // The fetch was for every partition of the session.
+    std::vector<TopicPartition> tps;
+    for (const auto& [tp, sent] : session.partitions()) tps.push_back(tp);
+    session.HandleError();
+    return FetchFailed(leader, response.ok() ? Errc::kUnknownServerError : response.status().code(),
+                       tps);
+  }
+  const FetchSessionHandler::Verdict verdict = session.HandleResponse(*answer);
+  if (!verdict.reset.empty()) {
+    // Kafka's consumer logs it at INFO ("Node 1 was unable to process the fetch request with
+    // (sessionId=..., epoch=...): FETCH_SESSION_ID_NOT_FOUND.") and fetches in full next.
+    Emit(events_, ev::kFetchSessionReset,
+         EventFields{
+             {field::kHost, leader},
+             {field::kSession, answer->session ? answer->session->session_id : kInvalidSessionId},
+             {field::kError, std::string(verdict.reset)}});
+  }
+  if (!verdict.apply) return Progress();
+  bool refresh = false;
+  for (const FetchPartitionResponse& data : answer->responses) {
+    // In the session (HandleResponse checked): fetched from where the session last sent it.
+    refresh |= OnPartitionAnswer(data, session.Find(data.tp)->fetch_offset, Find(data.tp));
+  }
+  if (refresh) {
+    network_.RequestUpdate();
+    BackOff(leader);
+  }
+  Progress();
+}
+
+void Fetcher::FetchFailed(const std::string& leader, Errc error,
+                          const std::vector<TopicPartition>& tps) {
+  for (const TopicPartition& tp : tps) {
+    Emit(events_, ev::kFetchError,
+         EventFields{{field::kTopic, tp.topic},
+                     {field::kPartition, tp.partition.value()},
+                     {field::kError, std::string(ErrcName(error))}});
+  }
+  network_.RequestUpdate();
+  BackOff(leader);
+  Progress();
+}
+
+bool Fetcher::OnPartitionAnswer(const FetchPartitionResponse& data, Offset fetch_offset,
+                                PartitionState* state) {
+  if (data.error_code == Errc::kNotLeaderForPartition ||
+      data.error_code == Errc::kUnknownTopicOrPartition ||
+      (data.error_code != Errc::kNone && data.error_code != Errc::kOffsetOutOfRange)) {
+    Emit(events_, ev::kFetchError,
+         EventFields{{field::kTopic, data.tp.topic},
+                     {field::kPartition, data.tp.partition.value()},
+                     {field::kError, std::string(ErrcName(data.error_code))}});
+    return true;
+  }
+  HandlePartitionData(data, fetch_offset, state);
+  return false;
 }
 
 void Fetcher::HandlePartitionData(const FetchPartitionResponse& data, Offset fetch_offset,

@@ -9,6 +9,13 @@
 //   nothing buffered, unless one to that leader is in flight or backing off after an error. The
 //   broker returns only records below its HW; records below the position (the rest of a batch
 //   that starts earlier) and at or above the answer's HW are skipped.
+// - From 1.1 (the consumer's and the brokers' release: Fetch v7) each leader's fetches belong to a
+//   KIP-227 session (Kafka 1.1's Fetcher.prepareFetchRequests with a FetchSessionHandler per
+//   node): the first is full and opens it; the next ones name only the partitions added to it or
+//   whose position moved, and forget the partitions not fetchable now (records still buffered,
+//   revoked, resetting, led elsewhere), as Kafka's consumer does; the answer names only the
+//   partitions with news. A session error (event `fetch_session_reset`) or a failed request
+//   makes the next fetch full.
 // - An answer for a partition that was revoked, reset or moved meanwhile is dropped.
 //   OFFSET_OUT_OF_RANGE resets the position (offset_reset event, with where it was);
 //   NOT_LEADER_FOR_PARTITION / UNKNOWN_TOPIC_OR_PARTITION / a lost request ask for metadata and
@@ -34,6 +41,7 @@
 #include "core/base/timer_group.h"
 #include "core/clients/consumer/consumer.h"
 #include "core/clients/consumer/consumer_network.h"
+#include "core/protocol/fetch_session_handler.h"
 #include "core/protocol/messages.h"
 
 namespace ksim {
@@ -100,6 +108,14 @@ class Fetcher {
   using Asked = std::vector<AskedPartition>;
   void OnFetch(const std::string& leader, uint64_t assign_version, const Asked& asked,
                Result<Message> response);
+  // A session fetch's answer: the partitions it answers are the session's.
+  void OnSessionFetch(const std::string& leader, Result<Message> response);
+  // Reports a failed fetch for `tps` and backs off from `leader`.
+  void FetchFailed(const std::string& leader, Errc error, const std::vector<TopicPartition>& tps);
+  // Applies one partition's answer (fetched from `fetch_offset`); true when the leader is to be
+  // asked for metadata again (a partition error).
+  bool OnPartitionAnswer(const FetchPartitionResponse& data, Offset fetch_offset,
+                         PartitionState* state);
   // `state` is the partition's (null: no longer assigned).
   void HandlePartitionData(const FetchPartitionResponse& data, Offset fetch_offset,
                            PartitionState* state);
@@ -120,6 +136,9 @@ class Fetcher {
   EventSink events_;
   std::function<void()> on_progress_;
   bool shut_down_ = false;
+  // KIP-227 fetch sessions (see the top), by leader host, once one was fetched from.
+  bool sessions_ = false;
+  std::map<std::string, FetchSessionHandler> sessions_by_host_;
 
   std::map<TopicPartition, PartitionState> partitions_;
   // partitions_ by the host leading them, each in partition order, and those without a known

@@ -20,7 +20,9 @@
 #include <vector>
 
 #include "core/base/trace_names.h"
+#include "core/server/replica_manager.h"
 #include "sim/world/sim_transport.h"
+#include "tests/support/core/release_param.h"
 #include "tests/support/sim/cluster_test_util.h"
 
 namespace ksim::sim::testing {
@@ -141,7 +143,7 @@ class ConsumerSimTest : public ::testing::Test {
     options.config = std::move(config);
     sim_ = std::make_unique<ClusterSim>("consumer", seed, options);
     ASSERT_TRUE(sim_->Start());
-    TopicSpec topic{"t", partitions, 3, {}, std::move(topic_config)};
+    TopicSpec topic{"t", partitions, replication_factor_, {}, std::move(topic_config)};
     ASSERT_TRUE(cluster().CreateTopicAndWait(topic).ok());
     for (int32_t p = 0; p < partitions; ++p) {
       ASSERT_TRUE(sim_->WaitForLeader(TopicPartition{"t", PartitionId(p)}));
@@ -163,6 +165,7 @@ class ConsumerSimTest : public ::testing::Test {
 
   std::unique_ptr<ClusterSim> sim_;
   KafkaRelease release_ = kSeedKafkaRelease;  // the brokers' and the consumers'
+  int32_t replication_factor_ = 3;            // topic "t"'s
   ksim::testing::ClusterClient* producer_ = nullptr;
   std::vector<std::unique_ptr<TestConsumer>> consumers_;
 };
@@ -701,6 +704,128 @@ TEST_F(CloseCommitTest, CloseCommitGivesUpAfter30SecondsFrom0102) {
   EXPECT_LT(*outcome.closed_after_us, 32 * kSecondUs);
   for (const EventFields& commit : outcome.commits) EXPECT_NE(commit["error"], "NONE");
 }
+
+// ---- Fetch sessions (KIP-227) -----------------------------------------------------------
+
+// A consumer of 12 partitions spread over 3 brokers, one replica each (no follower reads them):
+// from 1.1 its fetches belong to a session with each leader, and once it has read everything the
+// leaders read none of its partitions while it waits (each is quiet in its session), where before
+// 1.1 every fetch reads all of them. Records in a quiet partition still reach it at once (the
+// parked fetch wakes), and a leader that restarts, knowing no session, makes it start over
+// (FETCH_SESSION_ID_NOT_FOUND) and go on reading.
+class ConsumerSessionTest : public ConsumerSimTest,
+                            public ::testing::WithParamInterface<KafkaRelease> {};
+
+TEST_P(ConsumerSessionTest, AnIdleConsumersFetchesReadNothingFrom11) {
+  constexpr int32_t kPartitions = 12;
+  const bool sessions = GetParam() >= KafkaRelease::k1_1;
+  replication_factor_ = 1;
+  StartCluster(15, kPartitions, {}, {}, GetParam());
+  std::vector<TopicPartition> all;
+  for (int32_t p = 0; p < kPartitions; ++p) {
+    all.push_back(TopicPartition{"t", PartitionId(p)});
+    Produce(all.back(), 2);
+  }
+  TestConsumer& c = AddConsumer("c1", {{"auto.offset.reset", "earliest"}});
+  c.consumer().Assign(all);
+  c.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 2 * kPartitions; })) << c.Dump();
+  cluster().RunFor(2 * kSecondUs);
+
+  auto reads = [&] {
+    uint64_t total = 0;
+    for (BrokerId id : cluster().broker_ids()) {
+      total += cluster().broker(id)->replica_manager().fetch_partition_reads();
+    }
+    return total;
+  };
+  const uint64_t reads_before = reads();
+  cluster().RunFor(10 * kSecondUs);  // fetch.max.wait.ms 500: about 20 fetches to each broker
+  const uint64_t idle_reads = reads() - reads_before;
+  if (sessions) {
+    EXPECT_EQ(idle_reads, 0u);
+  } else {
+    EXPECT_GE(idle_reads, 10u * kPartitions);
+  }
+
+  // New records in quiet partitions arrive long before a fetch's 500 ms wait is up.
+  const TopicPartition t3 = all[3];
+  const TopicPartition t8 = all[8];
+  Produce(t3, 1);
+  Produce(t8, 1);
+  const TimeUs produced = sim_->world().Now();
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 2 * kPartitions + 2; }));
+  EXPECT_LT(sim_->world().Now() - produced, 300 * kUsPerMs);
+  EXPECT_EQ(c.consumer().positions().at(t3), Offset(3));
+  EXPECT_EQ(c.consumer().positions().at(t8), Offset(3));
+
+  // The leader of t3 stops cleanly and starts again: the fetch in flight fails, and the next one
+  // opens a session with the new process.
+  const BrokerId leader = cluster().LeaderOf(t3);
+  bool down = false;
+  ASSERT_TRUE(cluster().ShutdownBroker(leader, [&] { down = true; }).ok());
+  ASSERT_TRUE(RunUntil([&] { return down; }));
+  ASSERT_TRUE(cluster().RestartBroker(leader).ok());
+  ASSERT_TRUE(sim_->WaitForLeader(t3));
+  Produce(t3, 2);
+  ASSERT_TRUE(RunUntil([&] { return c.consumer().positions().at(t3) == Offset(5); })) << c.Dump();
+  EXPECT_EQ(c.records().size(), 2u * kPartitions + 4);
+  EXPECT_TRUE(c.Events("fetch_session_reset").empty());
+  EXPECT_TRUE(sim_->NoViolations());
+}
+
+// Brokers with one session slot (max.incremental.fetch.session.cache.slots=1) and two consumers:
+// the first to fetch gets each broker's slot, the other is answered without a session (id 0) and
+// fetches in full. As in Kafka 1.1 to 2.1 an incremental fetch does not renew a session whose size
+// stays the same, so 120 s after it was made the other's full fetch evicts it: its next
+// incremental fetch is answered FETCH_SESSION_ID_NOT_FOUND and it starts over in full. Both read
+// everything all along.
+TEST_P(ConsumerSessionTest, AnEvictedSessionStartsOverInFull) {
+  constexpr int32_t kPartitions = 6;
+  const bool sessions = GetParam() >= KafkaRelease::k1_1;
+  replication_factor_ = 1;
+  StartCluster(16, kPartitions, {{"max.incremental.fetch.session.cache.slots", "1"}}, {},
+               GetParam());
+  std::vector<TopicPartition> all;
+  for (int32_t p = 0; p < kPartitions; ++p) all.push_back(TopicPartition{"t", PartitionId(p)});
+  TestConsumer& a = AddConsumer("c1", {{"auto.offset.reset", "earliest"}});
+  TestConsumer& b = AddConsumer("c2", {{"auto.offset.reset", "earliest"}});
+  a.consumer().Assign(all);
+  b.consumer().Assign(all);
+  a.StartPolling();
+  b.StartPolling();
+  size_t produced = 0;
+  for (int round = 0; round < 14; ++round) {  // a record in each partition every 10 s
+    for (const TopicPartition& tp : all) Produce(tp, 1);
+    produced += all.size();
+    ASSERT_TRUE(RunUntil([&] {
+      return a.records().size() == produced && b.records().size() == produced;
+    })) << a.Dump()
+        << "\n"
+        << b.Dump();
+    cluster().RunFor(10 * kSecondUs);
+  }
+  std::vector<EventFields> resets = a.Events("fetch_session_reset");
+  for (const EventFields& reset : b.Events("fetch_session_reset")) resets.push_back(reset);
+  if (!sessions) {
+    EXPECT_TRUE(resets.empty());
+    return;
+  }
+  ASSERT_FALSE(resets.empty()) << a.Dump() << "\n" << b.Dump();
+  for (const EventFields& reset : resets) {
+    EXPECT_EQ(reset["error"], "FETCH_SESSION_ID_NOT_FOUND") << reset.dump();
+  }
+  for (TestConsumer* c : {&a, &b}) {
+    for (const TopicPartition& tp : all) {
+      EXPECT_EQ(c->consumer().positions().at(tp), Offset(14)) << c->name() << " " << ToString(tp);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, ConsumerSessionTest,
+                         ::testing::Values(KafkaRelease::k1_0, KafkaRelease::k1_1,
+                                           KafkaRelease::k2_1),
+                         ksim::testing::ReleaseParamName);
 
 // The same seed gives the same run: every consumer event and delivery, in the same order.
 TEST(ConsumerDeterminismTest, SameSeedSameEvents) {

@@ -1,0 +1,111 @@
+#include "core/protocol/fetch_session_handler.h"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+namespace ksim {
+
+int32_t NextFetchEpoch(int32_t epoch) {
+  if (epoch < 0) return kFinalEpoch;
+  if (epoch == std::numeric_limits<int32_t>::max()) return 1;
+  return epoch + 1;
+}
+
+FetchSessionRequest FetchSessionHandler::Metadata(std::vector<TopicPartition> forgotten) const {
+  return FetchSessionRequest{
+      .session_id = session_id_, .epoch = next_epoch_, .forgotten = std::move(forgotten)};
+}
+
+namespace {
+
+bool SameFetch(const FetchPartition& a, const FetchPartition& b) {
+  return a.fetch_offset == b.fetch_offset && a.log_start_offset == b.log_start_offset &&
+         a.partition_max_bytes == b.partition_max_bytes;
+}
+
+}  // namespace
+
+FetchSessionHandler::Request FetchSessionHandler::Build(std::vector<FetchPartition> next) {
+  Request out;
+  if (full()) {
+    partitions_.clear();
+    for (const FetchPartition& partition : next)
+      partitions_.emplace_hint(partitions_.end(), partition.tp, partition);
+    out.partitions = std::move(next);
+    return out;
+  }
+  // One walk of the session and `next`, both in partition order.
+  std::vector<FetchPartition> altered;
+  auto last = partitions_.begin();
+  for (FetchPartition& partition : next) {
+    while (last != partitions_.end() && last->first < partition.tp) {
+      out.forgotten.push_back(last->first);
+      last = partitions_.erase(last);
+    }
+    if (last != partitions_.end() && last->first == partition.tp) {
+      if (!SameFetch(last->second, partition)) {
+        last->second = partition;
+        altered.push_back(std::move(partition));
+      }
+      ++last;
+    } else {
+      partitions_.emplace_hint(last, partition.tp, partition);
+      out.partitions.push_back(std::move(partition));
+    }
+  }
+  while (last != partitions_.end()) {
+    out.forgotten.push_back(last->first);
+    last = partitions_.erase(last);
+  }
+  for (FetchPartition& partition : altered) out.partitions.push_back(std::move(partition));
+  return out;
+}
+
+const FetchPartition* FetchSessionHandler::Find(const TopicPartition& tp) const {
+  auto it = partitions_.find(tp);
+  return it == partitions_.end() ? nullptr : &it->second;
+}
+
+FetchSessionHandler::Verdict FetchSessionHandler::HandleResponse(const FetchResponse& response) {
+  return HandleResponse(response, partitions_.size(),
+                        [this](const TopicPartition& tp) { return partitions_.count(tp) > 0; });
+}
+
+FetchSessionHandler::Verdict FetchSessionHandler::HandleResponse(
+    const FetchResponse& response, size_t session_size,
+    const std::function<bool(const TopicPartition&)>& in_session) {
+  const FetchSessionResponse metadata = response.session.value_or(FetchSessionResponse{});
+  const bool was_full = full();
+  if (metadata.error_code != Errc::kNone) {
+    Restart(/*close_existing=*/metadata.error_code != Errc::kFetchSessionIdNotFound);
+    return Verdict{.apply = false, .reset = ErrcName(metadata.error_code)};
+  }
+  // verifyFullFetchResponsePartitions / verifyIncrementalFetchResponsePartitions.
+  const bool known =
+      std::all_of(response.responses.begin(), response.responses.end(),
+                  [&](const FetchPartitionResponse& answer) { return in_session(answer.tp); });
+  if (!known || (was_full && response.responses.size() != session_size)) {
+    Restart(/*close_existing=*/!was_full);
+    return Verdict{
+        .apply = false,
+        .reset = was_full ? "FULL_ANSWER_NOT_THE_SESSION" : "ANSWER_OUTSIDE_THE_SESSION"};
+  }
+  if (metadata.session_id == kInvalidSessionId) {
+    // No session was made (a full fetch), or the broker closed it.
+    Restart(/*close_existing=*/false);
+  } else {
+    session_id_ = metadata.session_id;
+    next_epoch_ = NextFetchEpoch(next_epoch_);  // 1 after a full fetch's 0
+  }
+  return Verdict{};
+}
+
+void FetchSessionHandler::HandleError() { Restart(/*close_existing=*/true); }
+
+void FetchSessionHandler::Restart(bool close_existing) {
+  if (!close_existing) session_id_ = kInvalidSessionId;
+  next_epoch_ = kInitialEpoch;
+}
+
+}  // namespace ksim

@@ -1,0 +1,185 @@
+// FetchSessionHandler (core/protocol/fetch_session_handler.h): the client side of a KIP-227 fetch
+// session. The behaviours Kafka 1.1's FetchSessionHandlerTest checks (testSessionless,
+// testIncrementals, testIncrementalPartitionRemoval), in ksim's partition order, and the answers
+// that do not match the session.
+#include "core/protocol/fetch_session_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace ksim {
+namespace {
+
+FetchPartition At(const std::string& topic, int partition, int64_t offset, int64_t log_start,
+                  int32_t max_bytes) {
+  return FetchPartition{.tp = TopicPartition{topic, PartitionId(partition)},
+                        .fetch_offset = Offset(offset),
+                        .log_start_offset = Offset(log_start),
+                        .partition_max_bytes = max_bytes};
+}
+
+TopicPartition Tp(const std::string& topic, int partition) {
+  return TopicPartition{topic, PartitionId(partition)};
+}
+
+// An answer naming `tps` with the session fields `id` / `error`.
+FetchResponse Answer(std::vector<TopicPartition> tps, int32_t id, Errc error = Errc::kNone) {
+  FetchResponse response;
+  for (TopicPartition& tp : tps) response.responses.push_back(FetchPartitionResponse{.tp = tp});
+  response.session = FetchSessionResponse{.error_code = error, .session_id = id};
+  return response;
+}
+
+std::vector<TopicPartition> Tps(const std::vector<FetchPartition>& partitions) {
+  std::vector<TopicPartition> out(partitions.size());
+  std::transform(partitions.begin(), partitions.end(), out.begin(),
+                 [](const FetchPartition& p) { return p.tp; });
+  return out;
+}
+
+std::vector<TopicPartition> SessionTps(const FetchSessionHandler& handler) {
+  std::vector<TopicPartition> out;
+  for (const auto& [tp, partition] : handler.partitions()) out.push_back(tp);
+  return out;
+}
+
+TEST(FetchSessionHandlerTest, ASessionlessAnswerKeepsEveryFetchFull) {
+  FetchSessionHandler handler;
+  FetchSessionHandler::Request first =
+      handler.Build({At("foo", 0, 0, 100, 200), At("foo", 1, 10, 110, 210)});
+  EXPECT_EQ(Tps(first.partitions), (std::vector{Tp("foo", 0), Tp("foo", 1)}));
+  EXPECT_TRUE(handler.full());
+  EXPECT_EQ(handler.Metadata({}).session_id, kInvalidSessionId);
+  EXPECT_EQ(handler.Metadata({}).epoch, kInitialEpoch);
+
+  EXPECT_TRUE(
+      handler.HandleResponse(Answer({Tp("foo", 0), Tp("foo", 1)}, kInvalidSessionId)).apply);
+  // No session was made: the next fetch is full again and names only what is wanted now.
+  FetchSessionHandler::Request second = handler.Build({At("foo", 0, 0, 100, 200)});
+  EXPECT_EQ(handler.Metadata({}).session_id, kInvalidSessionId);
+  EXPECT_EQ(handler.Metadata({}).epoch, kInitialEpoch);
+  EXPECT_EQ(Tps(second.partitions), std::vector{Tp("foo", 0)});
+  EXPECT_TRUE(second.forgotten.empty());
+  EXPECT_EQ(SessionTps(handler), std::vector{Tp("foo", 0)});
+}
+
+TEST(FetchSessionHandlerTest, AnIncrementalFetchNamesWhatWasAddedThenWhatChanged) {
+  FetchSessionHandler handler;
+  handler.Build({At("foo", 0, 0, 100, 200), At("foo", 1, 10, 110, 210)});
+  ASSERT_TRUE(handler.HandleResponse(Answer({Tp("foo", 0), Tp("foo", 1)}, 123)).apply);
+  EXPECT_FALSE(handler.full());
+  EXPECT_EQ(handler.session_id(), 123);
+  EXPECT_EQ(handler.Metadata({}).epoch, 1);
+
+  // foo-1's log start moved and bar-0 joins; foo-0 is as sent.
+  FetchSessionHandler::Request second = handler.Build(
+      {At("bar", 0, 20, 200, 200), At("foo", 0, 0, 100, 200), At("foo", 1, 10, 120, 210)});
+  EXPECT_EQ(Tps(second.partitions), (std::vector{Tp("bar", 0), Tp("foo", 1)}));
+  EXPECT_EQ(second.partitions[1].log_start_offset, Offset(120));
+  EXPECT_TRUE(second.forgotten.empty());
+  EXPECT_EQ(SessionTps(handler), (std::vector{Tp("bar", 0), Tp("foo", 0), Tp("foo", 1)}));
+  ASSERT_NE(handler.Find(Tp("foo", 1)), nullptr);
+  EXPECT_EQ(handler.Find(Tp("foo", 1))->log_start_offset, Offset(120));
+
+  // An incremental answer names only the partitions with news.
+  ASSERT_TRUE(handler.HandleResponse(Answer({Tp("foo", 1)}, 123)).apply);
+  EXPECT_EQ(handler.Metadata({}).epoch, 2);
+  // Nothing changed: nothing named, nothing forgotten, the session goes on.
+  FetchSessionHandler::Request idle = handler.Build(
+      {At("bar", 0, 20, 200, 200), At("foo", 0, 0, 100, 200), At("foo", 1, 10, 120, 210)});
+  EXPECT_TRUE(idle.partitions.empty());
+  EXPECT_TRUE(idle.forgotten.empty());
+
+  // INVALID_FETCH_SESSION_EPOCH: the next fetch is full and closes the session it names.
+  FetchSessionHandler::Verdict verdict =
+      handler.HandleResponse(Answer({}, kInvalidSessionId, Errc::kInvalidFetchSessionEpoch));
+  EXPECT_FALSE(verdict.apply);
+  EXPECT_EQ(verdict.reset, "INVALID_FETCH_SESSION_EPOCH");
+  EXPECT_TRUE(handler.full());
+  EXPECT_EQ(handler.Metadata({}).session_id, 123);
+  FetchSessionHandler::Request full = handler.Build(
+      {At("bar", 0, 20, 200, 200), At("foo", 0, 0, 100, 200), At("foo", 1, 10, 120, 210)});
+  EXPECT_EQ(full.partitions.size(), 3u);
+}
+
+TEST(FetchSessionHandlerTest, PartitionsNoLongerWantedAreForgotten) {
+  FetchSessionHandler handler;
+  handler.Build(
+      {At("bar", 0, 20, 120, 220), At("foo", 0, 0, 100, 200), At("foo", 1, 10, 110, 210)});
+  ASSERT_TRUE(
+      handler.HandleResponse(Answer({Tp("bar", 0), Tp("foo", 0), Tp("foo", 1)}, 123)).apply);
+
+  FetchSessionHandler::Request second = handler.Build({At("foo", 1, 10, 110, 210)});
+  EXPECT_FALSE(handler.full());
+  EXPECT_EQ(handler.Metadata({}).session_id, 123);
+  EXPECT_EQ(handler.Metadata({}).epoch, 1);
+  EXPECT_TRUE(second.partitions.empty());
+  EXPECT_EQ(second.forgotten, (std::vector{Tp("bar", 0), Tp("foo", 0)}));
+  EXPECT_EQ(SessionTps(handler), std::vector{Tp("foo", 1)});
+
+  // FETCH_SESSION_ID_NOT_FOUND: a new session, full.
+  FetchSessionHandler::Verdict verdict =
+      handler.HandleResponse(Answer({}, kInvalidSessionId, Errc::kFetchSessionIdNotFound));
+  EXPECT_FALSE(verdict.apply);
+  EXPECT_EQ(verdict.reset, "FETCH_SESSION_ID_NOT_FOUND");
+  FetchSessionHandler::Request third = handler.Build({At("foo", 0, 0, 100, 200)});
+  EXPECT_TRUE(handler.full());
+  EXPECT_EQ(handler.Metadata({}).session_id, kInvalidSessionId);
+  EXPECT_EQ(Tps(third.partitions), std::vector{Tp("foo", 0)});
+  EXPECT_EQ(SessionTps(handler), std::vector{Tp("foo", 0)});
+}
+
+TEST(FetchSessionHandlerTest, AnAnswerThatDoesNotMatchTheSessionIsNotApplied) {
+  FetchSessionHandler handler;
+  handler.Build({At("foo", 0, 0, -1, 200), At("foo", 1, 0, -1, 200)});
+  // A full answer must name every partition of the session: a new session follows.
+  FetchSessionHandler::Verdict short_full = handler.HandleResponse(Answer({Tp("foo", 0)}, 7));
+  EXPECT_FALSE(short_full.apply);
+  EXPECT_EQ(short_full.reset, "FULL_ANSWER_NOT_THE_SESSION");
+  EXPECT_EQ(handler.Metadata({}).session_id, kInvalidSessionId);
+
+  handler.Build({At("foo", 0, 0, -1, 200), At("foo", 1, 0, -1, 200)});
+  ASSERT_TRUE(handler.HandleResponse(Answer({Tp("foo", 0), Tp("foo", 1)}, 7)).apply);
+  handler.Build({At("foo", 0, 5, -1, 200), At("foo", 1, 0, -1, 200)});
+  // An incremental answer naming another partition: this session is closed by the next fetch.
+  FetchSessionHandler::Verdict outside = handler.HandleResponse(Answer({Tp("foo", 2)}, 7));
+  EXPECT_FALSE(outside.apply);
+  EXPECT_EQ(outside.reset, "ANSWER_OUTSIDE_THE_SESSION");
+  EXPECT_TRUE(handler.full());
+  EXPECT_EQ(handler.Metadata({}).session_id, 7);
+}
+
+TEST(FetchSessionHandlerTest, AFailedRequestClosesTheSessionAndTheBrokerMayCloseIt) {
+  FetchSessionHandler handler;
+  handler.Build({At("foo", 0, 0, -1, 200)});
+  ASSERT_TRUE(handler.HandleResponse(Answer({Tp("foo", 0)}, 9)).apply);
+  handler.Build({At("foo", 0, 0, -1, 200)});
+  ASSERT_TRUE(handler.HandleResponse(Answer({}, 9)).apply);
+  EXPECT_EQ(handler.Metadata({}).epoch, 2);
+
+  handler.HandleError();
+  EXPECT_TRUE(handler.full());
+  EXPECT_EQ(handler.Metadata({}).session_id, 9);  // closed by the next (full) fetch
+
+  handler.Build({At("foo", 0, 0, -1, 200)});
+  ASSERT_TRUE(handler.HandleResponse(Answer({Tp("foo", 0)}, 11)).apply);
+  handler.Build({At("foo", 0, 3, -1, 200)});
+  // An incremental answer with session id 0: the broker closed the session.
+  EXPECT_TRUE(handler.HandleResponse(Answer({Tp("foo", 0)}, kInvalidSessionId)).apply);
+  EXPECT_TRUE(handler.full());
+  EXPECT_EQ(handler.Metadata({}).session_id, kInvalidSessionId);
+}
+
+TEST(FetchSessionHandlerTest, TheEpochWrapsToOne) {
+  EXPECT_EQ(NextFetchEpoch(kInitialEpoch), 1);
+  EXPECT_EQ(NextFetchEpoch(41), 42);
+  EXPECT_EQ(NextFetchEpoch(std::numeric_limits<int32_t>::max()), 1);
+  EXPECT_EQ(NextFetchEpoch(kFinalEpoch), kFinalEpoch);
+}
+
+}  // namespace
+}  // namespace ksim
