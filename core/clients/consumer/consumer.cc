@@ -45,8 +45,11 @@ struct Consumer::Impl {
     const bool polling = static_cast<bool>(poll_done);
     coordinator.Step(polling);
     if (coordinator.stable()) coordinator.FetchCommittedOffsets();
+    // Kafka's poll hands out what is buffered before it sends the next fetches (KafkaConsumer.poll:
+    // pollForFetches, then sendFetches), so the partitions it drained are in them: CompletePoll
+    // kicks the Step that sends.
+    if (polling && (fetcher.TakeFailure() || fetcher.HasRecords())) return CompletePoll();
     fetcher.SendRequests();
-    if (polling && (fetcher.TakeFailure() || fetcher.HasRecords())) CompletePoll();
   }
 
   void CompletePoll() {

@@ -143,7 +143,7 @@ class ConsumerSimTest : public ::testing::Test {
     options.config = std::move(config);
     sim_ = std::make_unique<ClusterSim>("consumer", seed, options);
     ASSERT_TRUE(sim_->Start());
-    TopicSpec topic{"t", partitions, replication_factor_, {}, std::move(topic_config)};
+    TopicSpec topic{"t", partitions, replication_factor_, assignment_, std::move(topic_config)};
     ASSERT_TRUE(cluster().CreateTopicAndWait(topic).ok());
     for (int32_t p = 0; p < partitions; ++p) {
       ASSERT_TRUE(sim_->WaitForLeader(TopicPartition{"t", PartitionId(p)}));
@@ -166,6 +166,7 @@ class ConsumerSimTest : public ::testing::Test {
   std::unique_ptr<ClusterSim> sim_;
   KafkaRelease release_ = kSeedKafkaRelease;  // the brokers' and the consumers'
   int32_t replication_factor_ = 3;            // topic "t"'s
+  zk::ReplicaAssignment assignment_;          // topic "t"'s (empty: spread over the brokers)
   ksim::testing::ClusterClient* producer_ = nullptr;
   std::vector<std::unique_ptr<TestConsumer>> consumers_;
 };
@@ -703,6 +704,28 @@ TEST_F(CloseCommitTest, CloseCommitGivesUpAfter30SecondsFrom0102) {
   EXPECT_GE(*outcome.closed_after_us, 30 * kSecondUs);
   EXPECT_LT(*outcome.closed_after_us, 32 * kSecondUs);
   for (const EventFields& commit : outcome.commits) EXPECT_NE(commit["error"], "NONE");
+}
+
+// Two partitions led by one broker: a record arrives in one, the consumer hands it out and the
+// next fetch names that partition again (Kafka's poll drains, then sends the next fetches), so a
+// second record there arrives at once, not after the other partition's fetch has waited its
+// fetch.max.wait.ms (500 ms).
+TEST_F(ConsumerSimTest, ThePartitionAPollDrainedIsInTheNextFetch) {
+  const TopicPartition t1{"t", PartitionId(1)};
+  replication_factor_ = 1;
+  assignment_ = {{PartitionId(0), {BrokerId(1)}}, {PartitionId(1), {BrokerId(1)}}};
+  StartCluster(17, 2);
+  TestConsumer& c = AddConsumer("c1", {{"auto.offset.reset", "earliest"}});
+  c.consumer().Assign({kT0, t1});
+  c.StartPolling();
+  ASSERT_TRUE(RunUntil([&] { return c.consumer().positions().size() == 2; }));
+  cluster().RunFor(kSecondUs);
+  Produce(kT0, 1);
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() == 1; }));
+  const TimeUs produced = sim_->world().Now();
+  Produce(kT0, 1);
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() == 2; }));
+  EXPECT_LT(sim_->world().Now() - produced, 100 * kUsPerMs) << c.Dump();
 }
 
 // ---- Fetch sessions (KIP-227) -----------------------------------------------------------
