@@ -14,14 +14,17 @@ Sets of cases (--set, repeatable):
   table       the issue's table: 1 and 100 partitions on 3 brokers, 1,000 on 5, 10,000 on 10;
               10,000 records at 1,000/s
   partitions  1, 10, 100, 1,000, 10,000 partitions on 5 brokers, 10,000 records at 1,000/s
+  idle        the same partitions with no records: what a partition costs by being there
+              (its replicas' creation, the fetch rounds, the consumer group), apart from the
+              records, whose batches shrink as they spread over more partitions
   records     10,000, 100,000, 1,000,000 records over 10 s (rate = records / 10 s), 10
               partitions on 3 brokers; plus the same runs writing their trace to a file
   floor       0 records, 1 partition, 3 brokers: the fixed cost (start, cluster, idle time)
 
   bench/scale_sweep.py --ksim after=build/tools/ksim --set table --out /tmp/table.json
   bench/scale_sweep.py --ksim build/tools/ksim --set table --kafka-version 2.0
-  bench/scale_sweep.py --ksim build/tools/ksim --set floor --set partitions --set records \\
-      --out docs/img/scale-sweep.json
+  bench/scale_sweep.py --ksim build/tools/ksim --set floor --set partitions --set idle \\
+      --set records --out docs/img/scale-sweep.json
   scripts/plot_scale.py docs/img/scale-sweep.json docs/img/scale-sweep.png
 
 --skip NAME:PARTITIONS skips a binary on cases of at least that many partitions (a "before"
@@ -49,6 +52,10 @@ def cases(names):
         elif name == "partitions":
             for partitions in (1, 10, 100, 1000, 10000):
                 out.append(dict(set=name, partitions=partitions, brokers=5, records=10_000,
+                                rate=1_000, trace=False))
+        elif name == "idle":
+            for partitions in (1, 10, 100, 1000, 10000):
+                out.append(dict(set=name, partitions=partitions, brokers=5, records=0,
                                 rate=1_000, trace=False))
         elif name == "records":
             for trace in (False, True):
@@ -129,7 +136,8 @@ def main():
     parser.add_argument("--ksim", action="append", required=True,
                         help="NAME=PATH or PATH of a ksim binary (repeatable)")
     parser.add_argument("--set", action="append", dest="sets", help="table, partitions, "
-                        "records, floor (repeatable; default: floor, partitions, records)")
+                        "idle, records, floor (repeatable; default: floor, partitions, idle, "
+                        "records)")
     parser.add_argument("--cluster-bench", default=None,
                         help="cluster_bench binary for the baseline (default: beside ksim's "
                         "build, <build>/bench/cluster_bench)")
@@ -159,7 +167,7 @@ def main():
     baseline_us = log_append_baseline(cluster_bench) if os.path.exists(cluster_bench) else None
     results = []
     with tempfile.TemporaryDirectory(prefix="ksim-scale-") as work:
-        for case in cases(args.sets or ["floor", "partitions", "records"]):
+        for case in cases(args.sets or ["floor", "partitions", "idle", "records"]):
             if args.max_partitions is not None and case["partitions"] > args.max_partitions:
                 continue
             if args.max_records is not None and case["records"] > args.max_records:

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Plots the scale sweep (bench/scale_sweep.py --out JSON) to a PNG and prints its table.
 
-Two panels, one per sweep: CPU time (user + system: on a shared machine the steadier figure;
+Three panels, one per sweep: CPU time (user + system: on a shared machine the steadier figure;
 wall time is in the JSON too) and peak memory per partition against partitions (the
-`partitions` set), and per record against records (the `records` set, trace off). Each point is
-the marginal cost of a unit: for partitions, the run's cost above the sweep's 1-partition run
-(the same records) divided by the partitions added; for records, the cost above the `floor` run
+`partitions` set: 10,000 records over them; the `idle` set: no records), and per record against
+records (the `records` set, trace off). Each point is the marginal cost of a unit: for
+partitions, the run's cost above the sweep's 1-partition run (the same records, or none) divided
+by the partitions added; for records, the cost above the `floor` run
 (no records: start, cluster, idle time, measured in the same sweep) divided by the records. A
 flat line means linear cost. The table prints both the raw and the per-unit figures, and the
 spread (largest / smallest per-unit figure) of each sweep, the issue's "flat within 2x".
@@ -49,7 +50,8 @@ def main():
     binary = results[-1]["binary"]
     floors = [r for r in results if r["set"] == "floor" and r["binary"] == binary]
     floor = floors[0] if floors else None
-    panels = [("partitions", "partitions", "partition"), ("records", "records", "record")]
+    panels = [("partitions", "partitions", "partition"), ("idle", "partitions", "idle partition"),
+              ("records", "records", "record")]
     lines = []
     if floor:
         lines.append(f"fixed cost (floor: 0 records, 1 partition): {floor['cpu_s']:.2f} s CPU, "
@@ -61,7 +63,7 @@ def main():
         smallest = min((r for r in results if r["set"] == set_name and r["binary"] == binary),
                        key=lambda r: r[unit], default=None)
         rows = per_unit(results, set_name, unit,
-                        smallest if set_name == "partitions" else floor, binary)
+                        floor if set_name == "records" else smallest, binary)
         series[set_name] = rows
         if not rows:
             continue
@@ -80,12 +82,11 @@ def main():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, (set_name, unit, label) in zip(axes, panels):
+    shown = [panel for panel in panels if series[panel[0]]]
+    fig, axes = plt.subplots(1, len(shown), figsize=(5.5 * len(shown), 4.2), squeeze=False)
+    axes = axes[0]
+    for ax, (set_name, unit, label) in zip(axes, shown):
         rows = series[set_name]
-        if not rows:
-            ax.set_visible(False)
-            continue
         xs = [r["n"] for r in rows]
         ax.plot(xs, [r["cpu_us_per"] for r in rows], "o-", label=f"CPU us / {label}")
         ax.plot(xs, [r["rss_kib_per"] for r in rows], "s--", label=f"peak KiB / {label}")

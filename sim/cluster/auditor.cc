@@ -177,14 +177,35 @@ PartitionAudit AuditPartition(Cluster& cluster, const TopicPartition& tp,
 
 }  // namespace
 
-std::vector<PartitionId> PartitionsInZooKeeper(Cluster& cluster, const std::string& topic) {
+namespace {
+
+std::vector<PartitionId> PartitionsIn(const std::optional<ZnodeData>& topic_znode) {
   std::vector<PartitionId> partitions;
-  std::optional<ZnodeData> data = cluster.zookeeper().Read(zk::TopicPath(topic));
-  if (!data) return partitions;
-  Result<zk::ReplicaAssignment> assignment = zk::DecodeReplicaAssignment(data->data);
+  if (!topic_znode) return partitions;
+  Result<zk::ReplicaAssignment> assignment = zk::DecodeReplicaAssignment(topic_znode->data);
   if (!assignment.ok()) return partitions;
   for (const auto& [partition, replicas] : *assignment) partitions.push_back(partition);
   return partitions;
+}
+
+}  // namespace
+
+std::vector<PartitionId> PartitionsInZooKeeper(Cluster& cluster, const std::string& topic) {
+  return PartitionsIn(cluster.zookeeper().Read(zk::TopicPath(topic)));
+}
+
+const std::vector<PartitionId>& ZooKeeperPartitions::Of(Cluster& cluster,
+                                                        const std::string& topic) {
+  std::optional<ZnodeData> data = cluster.zookeeper().Read(zk::TopicPath(topic));
+  std::optional<ZnodeStat> stat;
+  if (data) stat = data->stat;
+  Topic& known = topics_[topic];
+  if (!known.read || known.stat != stat) {
+    known.partitions = PartitionsIn(data);
+    known.stat = stat;
+    known.read = true;
+  }
+  return known.partitions;
 }
 
 FinalAudit AuditCluster(Cluster& cluster, const std::vector<std::string>& topics) {

@@ -9,6 +9,8 @@
 // cannot be read (a disk fault) is reported in `errors`, not skipped silently. Single-threaded.
 #pragma once
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,5 +27,20 @@ FinalAudit AuditCluster(Cluster& cluster, const std::vector<std::string>& topics
 // The partitions of `topic` as its assignment znode lists them now; empty when the topic is not
 // in ZooKeeper (never created, or deleted).
 std::vector<PartitionId> PartitionsInZooKeeper(Cluster& cluster, const std::string& topic);
+
+// PartitionsInZooKeeper for a caller that asks again and again (the final phase's drain checks,
+// every 100 ms): a topic's assignment is decoded again only when its znode changed (its stat).
+class ZooKeeperPartitions {
+ public:
+  const std::vector<PartitionId>& Of(Cluster& cluster, const std::string& topic);
+
+ private:
+  struct Topic {
+    bool read = false;
+    std::optional<ZnodeStat> stat;  // the znode's when decoded (nullopt: there was none)
+    std::vector<PartitionId> partitions;
+  };
+  std::map<std::string, Topic> topics_;
+};
 
 }  // namespace ksim::sim

@@ -137,6 +137,7 @@ class ScenarioRun {
   // highest one delivered.
   size_t drain_scanned_ = 0;
   std::string undrained_;              // Undrained() when the final phase ended
+  ZooKeeperPartitions zk_partitions_;  // the audited topics' partitions, for the drain checks
   TimeUs final_start_us_ = INT64_MAX;  // when the final phase began
   std::map<std::pair<std::string, TopicPartition>, Offset> delivered_next_;
   std::map<BrokerId, TimeUs> missed_restarts_;  // NoteMissedRestarts: broker -> first seen

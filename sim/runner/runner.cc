@@ -451,7 +451,7 @@ std::string ScenarioRun::Unsettled() {
   // really kept, not a moment of a failover (a leader not yet elected, acks=1 records still above
   // a new leader's HW being replicated).
   for (const std::string& topic : AuditedTopics()) {
-    for (PartitionId partition : PartitionsInZooKeeper(*cluster_, topic)) {
+    for (PartitionId partition : zk_partitions_.Of(*cluster_, topic)) {
       const TopicPartition tp{topic, partition};
       const BrokerId leader = cluster_->LeaderOf(tp);
       Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
@@ -590,7 +590,7 @@ std::string ScenarioRun::Undrained() {
     if (client.type != ClientType::kConsumer) continue;
     const std::string& group = client.group.empty() ? client.id : client.group;
     for (const std::string& topic : client.topics) {
-      for (PartitionId partition : PartitionsInZooKeeper(*cluster_, topic)) {
+      for (PartitionId partition : zk_partitions_.Of(*cluster_, topic)) {
         const TopicPartition tp{topic, partition};
         const BrokerId leader = cluster_->LeaderOf(tp);
         Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);

@@ -2,7 +2,7 @@
 // log start to HW through core's Log, with keys, values, producer ids and sequences; it reports a
 // partition without a live leader, a topic that does not exist, a replica whose log cannot be
 // read and a replica that holds other records than the leader below both HWs; and reading
-// changes nothing in the run.
+// changes nothing in the run. ZooKeeperPartitions follows the topic's znode.
 #include "sim/cluster/auditor.h"
 
 #include <gtest/gtest.h>
@@ -106,6 +106,19 @@ TEST(AuditTest, NoLiveLeaderAndUnknownTopicAreReported) {
   ASSERT_EQ(audit.errors.size(), 2u);
   EXPECT_NE(audit.errors[0].find("missing"), std::string::npos) << audit.errors[0];
   EXPECT_NE(audit.errors[1].find("t-0"), std::string::npos) << audit.errors[1];
+}
+
+// ZooKeeperPartitions (the drain's cached PartitionsInZooKeeper) decodes the topic's znode again
+// once it changed: none before the topic exists, its partitions once it does.
+TEST(AuditTest, ZooKeeperPartitionsFollowTheTopicsZnode) {
+  ClientSim run("audit-zk-partitions", 3);
+  ASSERT_TRUE(run.Start());
+  ZooKeeperPartitions partitions;
+  EXPECT_TRUE(partitions.Of(run.cluster(), "t").empty());
+  ASSERT_TRUE(run.CreateTopic("t", 2, 1,
+                              {{PartitionId(0), {BrokerId(1)}}, {PartitionId(1), {BrokerId(2)}}}));
+  EXPECT_EQ(partitions.Of(run.cluster(), "t"), (std::vector{PartitionId(0), PartitionId(1)}));
+  EXPECT_EQ(partitions.Of(run.cluster(), "t"), PartitionsInZooKeeper(run.cluster(), "t"));
 }
 
 // A follower whose offsets 8 and 9 hold other values than the leader's, below both HWs.
