@@ -301,11 +301,7 @@ void Fetcher::OnFetch(const std::string& leader, uint64_t assign_version, const 
     refresh |= OnPartitionAnswer(data, it->fetch_offset,
                                  assign_version == assign_version_ ? it->state : Find(data.tp));
   }
-  if (refresh) {
-    network_.RequestUpdate();
-    BackOff(leader);
-  }
-  Progress();
+  FetchDone(leader, refresh);
 }
 
 void Fetcher::OnSessionFetch(const std::string& leader, Result<Message> response) {
@@ -337,11 +333,7 @@ void Fetcher::OnSessionFetch(const std::string& leader, Result<Message> response
     // In the session (HandleResponse checked): fetched from where the session last sent it.
     refresh |= OnPartitionAnswer(data, session.Find(data.tp)->fetch_offset, Find(data.tp));
   }
-  if (refresh) {
-    network_.RequestUpdate();
-    BackOff(leader);
-  }
-  Progress();
+  FetchDone(leader, refresh);
 }
 
 void Fetcher::FetchFailed(const std::string& leader, Errc error,
@@ -352,8 +344,14 @@ void Fetcher::FetchFailed(const std::string& leader, Errc error,
                      {field::kPartition, tp.partition.value()},
                      {field::kError, std::string(ErrcName(error))}});
   }
-  network_.RequestUpdate();
-  BackOff(leader);
+  FetchDone(leader, /*refresh=*/true);
+}
+
+void Fetcher::FetchDone(const std::string& leader, bool refresh) {
+  if (refresh) {
+    network_.RequestUpdate();
+    BackOff(leader);
+  }
   Progress();
 }
 

@@ -112,6 +112,8 @@ class Fetcher {
   void OnSessionFetch(const std::string& leader, Result<Message> response);
   // Reports a failed fetch for `tps` and backs off from `leader`.
   void FetchFailed(const std::string& leader, Errc error, const std::vector<TopicPartition>& tps);
+  // A fetch to `leader` answered; `refresh`: ask for metadata and back off from it first.
+  void FetchDone(const std::string& leader, bool refresh);
   // Applies one partition's answer (fetched from `fetch_offset`); true when the leader is to be
   // asked for metadata again (a partition error).
   bool OnPartitionAnswer(const FetchPartitionResponse& data, Offset fetch_offset,
