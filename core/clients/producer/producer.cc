@@ -114,6 +114,8 @@ struct Producer::Impl {
   // LeaderOf's last topic (the Ready and Drain walks ask for many partitions of one topic);
   // cleared whenever `topics` changes.
   mutable const std::pair<const std::string, TopicInfo>* last_topic = nullptr;
+  // Changes whenever `topics` does: the accumulator's leader groups follow it.
+  uint64_t leaders_generation = 0;
   std::set<std::string> topics_in_use;
   std::map<BrokerId, std::string> brokers;  // node id -> host (node name)
   bool metadata_in_flight = false;
@@ -228,7 +230,8 @@ void Producer::Impl::RunOnce() {
   }
 
   auto leader_of = [this](const TopicPartition& tp) { return LeaderOf(tp); };
-  const RecordAccumulator::ReadyResult ready = accumulator.Ready(leader_of, now_ms);
+  const RecordAccumulator::ReadyResult ready =
+      accumulator.Ready(leader_of, leaders_generation, now_ms);
   if (!ready.unknown_leader_topics.empty()) metadata_needed = true;
   delay_ms = std::min(delay_ms, ready.next_ready_check_delay_ms);
   if (can_drain) {
@@ -242,7 +245,8 @@ void Producer::Impl::RunOnce() {
       // at once: as many requests as the connection takes (one batch per partition each).
       while (network->Ready(host->second)) {          // else on_ready wakes us
         if (reconnecting.count(host->second)) break;  // the metadata answer wakes us
-        std::vector<ProducerBatch*> batches = accumulator.Drain(leader_of, node, now_ms);
+        std::vector<ProducerBatch*> batches =
+            accumulator.Drain(leader_of, leaders_generation, node, now_ms);
         if (batches.empty()) break;
         SendProduce(node, host->second, std::move(batches));
       }
@@ -462,6 +466,7 @@ void Producer::Impl::MaybeSendMetadata(int64_t now_ms) {
 void Producer::Impl::OnMetadata(const MetadataResponse& response) {
   last_metadata_ms = NowMs();
   last_topic = nullptr;
+  ++leaders_generation;
   reconnecting.clear();  // reconnects to whichever broker leads now
   brokers.clear();
   for (const BrokerEndpoint& broker : response.brokers) brokers[broker.node_id] = broker.host;

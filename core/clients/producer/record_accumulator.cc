@@ -40,7 +40,7 @@ RecordAccumulator::AppendResult RecordAccumulator::Append(const TopicPartition& 
   KSIM_CHECK_MSG(!closed_, "append after close");
   auto [entry, added] = partitions_.try_emplace(tp);
   PartitionState& state = entry->second;
-  if (state.queue.empty()) queued_.emplace(tp, &state);
+  if (state.queue.empty()) Enqueued(entry->first, state);
   const int64_t record_size = EstimateRecordSize(record);
   AppendResult result;
   if (!state.queue.empty()) {
@@ -92,22 +92,68 @@ bool RecordAccumulator::Sendable(const ProducerBatch& batch, const PartitionStat
   return false;
 }
 
+void RecordAccumulator::Enqueued(const TopicPartition& tp, PartitionState& state) {
+  queued_.emplace(&tp, &state);
+  state.grouped = false;
+  ungrouped_.emplace_back(&tp, &state);
+}
+
+void RecordAccumulator::Dequeued(const TopicPartition& tp, PartitionState& state) {
+  queued_.erase(&tp);
+  if (state.grouped) {
+    // An emptied group stays (until the next regrouping): a Drain may be walking it.
+    PartitionGroup& group = state.leader ? by_leader_[*state.leader] : no_leader_;
+    group.erase(&tp);
+  }
+  state.grouped = false;
+}
+
+void RecordAccumulator::Group(const LeaderFn& leader_of, std::optional<uint64_t> generation) {
+  auto place = [&](const TopicPartition* tp, PartitionState* state) {
+    state->leader = leader_of(*tp);
+    state->grouped = true;
+    (state->leader ? by_leader_[*state->leader] : no_leader_).emplace(tp, state);
+  };
+  if (!generation || generation != grouped_generation_) {
+    by_leader_.clear();
+    no_leader_.clear();
+    ungrouped_.clear();
+    for (const auto& [tp, state] : queued_) place(tp, state);
+    grouped_generation_ = generation;
+    return;
+  }
+  for (const auto& [tp, state] : ungrouped_) {
+    if (!state->grouped && !state->queue.empty()) place(tp, state);
+  }
+  ungrouped_.clear();
+}
+
 RecordAccumulator::ReadyResult RecordAccumulator::Ready(const LeaderFn& leader_of,
-                                                        int64_t now_ms) const {
+                                                        uint64_t leaders_generation,
+                                                        int64_t now_ms) {
+  Group(leader_of, leaders_generation);
+  return ReadyGrouped(now_ms);
+}
+
+RecordAccumulator::ReadyResult RecordAccumulator::Ready(const LeaderFn& leader_of, int64_t now_ms) {
+  Group(leader_of, std::nullopt);
+  return ReadyGrouped(now_ms);
+}
+
+// Kafka's ready() walks every queued partition in order and skips those whose leader is already
+// ready: per leader, that visits its partitions up to the first sendable one, which is the walk
+// here, leader by leader (the same nodes, the same delay, the same unknown topics).
+RecordAccumulator::ReadyResult RecordAccumulator::ReadyGrouped(int64_t now_ms) const {
   ReadyResult result;
-  for (const auto& [tp, queued] : queued_) {
-    const PartitionState& state = *queued;
-    const std::optional<BrokerId> leader = leader_of(tp);
-    if (!leader) {
-      result.unknown_leader_topics.insert(tp.topic);
-      continue;
-    }
-    if (result.ready_nodes.count(*leader)) continue;
-    const ProducerBatch& first = *batches_.at(state.queue.front());
-    int64_t wait_ms = 0;
-    if (Sendable(first, state, now_ms, &wait_ms)) {
-      result.ready_nodes.insert(*leader);
-    } else {
+  for (const auto& [tp, state] : no_leader_) result.unknown_leader_topics.insert(tp->topic);
+  for (const auto& [leader, group] : by_leader_) {
+    for (const auto& [tp, state] : group) {
+      const ProducerBatch& first = *batches_.at(state->queue.front());
+      int64_t wait_ms = 0;
+      if (Sendable(first, *state, now_ms, &wait_ms)) {
+        result.ready_nodes.insert(leader);
+        break;
+      }
       result.next_ready_check_delay_ms = std::min(result.next_ready_check_delay_ms, wait_ms);
     }
   }
@@ -135,18 +181,30 @@ bool RecordAccumulator::ShouldStopDrain(const ProducerBatch& first,
   return false;
 }
 
+std::vector<ProducerBatch*> RecordAccumulator::Drain(const LeaderFn& leader_of,
+                                                     uint64_t leaders_generation, BrokerId node,
+                                                     int64_t now_ms) {
+  Group(leader_of, leaders_generation);
+  return DrainGrouped(node, now_ms);
+}
+
 std::vector<ProducerBatch*> RecordAccumulator::Drain(const LeaderFn& leader_of, BrokerId node,
                                                      int64_t now_ms) {
+  Group(leader_of, std::nullopt);
+  return DrainGrouped(node, now_ms);
+}
+
+std::vector<ProducerBatch*> RecordAccumulator::DrainGrouped(BrokerId node, int64_t now_ms) {
   KSIM_CHECK_MSG(!config_.idempotent || producer_id_ != kNoProducerId,
                  "an idempotent drain needs a producer id");
   std::vector<ProducerBatch*> drained;
+  auto group = by_leader_.find(node);
+  if (group == by_leader_.end()) return drained;
   int64_t size = 0;
-  for (auto next = queued_.begin(); next != queued_.end();) {
-    auto queued = next++;  // the partition leaves queued_ when this drains its last batch
-    const TopicPartition& tp = queued->first;
-    PartitionState& state = *queued->second;
-    const std::optional<BrokerId> leader = leader_of(tp);
-    if (!leader || *leader != node) continue;
+  for (auto next = group->second.begin(); next != group->second.end();) {
+    const TopicPartition& tp = *next->first;
+    PartitionState& state = *next->second;
+    ++next;  // the partition leaves the group when this drains its last batch
     ProducerBatch& first = *batches_.at(state.queue.front());
     int64_t wait_ms = 0;
     if (!Sendable(first, state, now_ms, &wait_ms)) continue;
@@ -167,8 +225,8 @@ std::vector<ProducerBatch*> RecordAccumulator::Drain(const LeaderFn& leader_of, 
     ++first.attempts;
     first.last_attempt_ms = now_ms;
     state.in_flight.insert(first.id);
-    RefreshHeadExpiry(partitions_.find(tp)->first, state);
-    if (state.queue.empty()) queued_.erase(queued);  // `tp` (its key) is gone with it
+    RefreshHeadExpiry(tp, state);
+    if (state.queue.empty()) Dequeued(tp, state);
     size += first.size_bytes;
     drained.push_back(&first);
   }
@@ -193,9 +251,10 @@ void RecordAccumulator::Reenqueue(BatchId id, int64_t now_ms) {
     }
     ++it;
   }
-  if (state.queue.empty()) queued_.emplace(batch.tp, &state);
+  const TopicPartition& tp = partitions_.find(batch.tp)->first;
+  if (state.queue.empty()) Enqueued(tp, state);
   state.queue.insert(it, id);
-  RefreshHeadExpiry(partitions_.find(batch.tp)->first, state);
+  RefreshHeadExpiry(tp, state);
 }
 
 void RecordAccumulator::RefreshHeadExpiry(const TopicPartition& tp, PartitionState& state) {
@@ -218,7 +277,7 @@ void RecordAccumulator::Forget(ProducerBatch& batch) {
     batch.in_flight = false;
   } else {
     std::erase(state.queue, batch.id);
-    if (state.queue.empty()) queued_.erase(batch.tp);
+    if (state.queue.empty()) Dequeued(entry->first, state);
   }
   RefreshHeadExpiry(entry->first, state);
 }

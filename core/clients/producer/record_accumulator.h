@@ -140,11 +140,21 @@ class RecordAccumulator {
     int64_t next_ready_check_delay_ms = INT64_MAX;
     std::set<std::string> unknown_leader_topics;
   };
-  ReadyResult Ready(const LeaderFn& leader_of, int64_t now_ms) const;
+  // Ready and Drain keep the queued partitions grouped by leader, so that a walk visits the
+  // partitions of the leaders it is about (Kafka's drain reads them from
+  // cluster.partitionsForNode) rather than every queued one. `leaders_generation` says when
+  // `leader_of` may answer differently: the groups are made again, asking `leader_of` for every
+  // queued partition, only when it differs from the last call's; between two changes only the
+  // partitions queued since are asked. The caller changes it whenever a leader may have changed
+  // (the producer: at every metadata answer). The forms without it ask for every partition.
+  ReadyResult Ready(const LeaderFn& leader_of, uint64_t leaders_generation, int64_t now_ms);
+  ReadyResult Ready(const LeaderFn& leader_of, int64_t now_ms);
 
   // The sendable batches of the partitions `node` leads, one per partition in partition order,
   // at most max.request.size bytes together (the first batch always). Each is marked in flight.
   // REQUIRES (idempotent): a producer id was set.
+  std::vector<ProducerBatch*> Drain(const LeaderFn& leader_of, uint64_t leaders_generation,
+                                    BrokerId node, int64_t now_ms);
   std::vector<ProducerBatch*> Drain(const LeaderFn& leader_of, BrokerId node, int64_t now_ms);
 
   // Puts an in-flight batch back at the head of its partition's queue for a retry.
@@ -229,7 +239,16 @@ class RecordAccumulator {
     // kRequestTimeout: the time its head expires, as indexed in expiry_heads_ (nullopt: not
     // indexed: no queue, or muted).
     std::optional<int64_t> head_expiry_ms;
+    // Queued: whether it is in by_leader_ / no_leader_ (false: in ungrouped_), and the leader
+    // it is grouped under.
+    bool grouped = false;
+    std::optional<BrokerId> leader;
   };
+  // Orders partitions held by the address of their key in partitions_.
+  struct ByPartition {
+    bool operator()(const TopicPartition* a, const TopicPartition* b) const { return *a < *b; }
+  };
+  using PartitionGroup = std::map<const TopicPartition*, PartitionState*, ByPartition>;
   // Orders expiry_heads_: by time, then by partition.
   struct ByExpiry {
     bool operator()(const std::pair<int64_t, const TopicPartition*>& a,
@@ -248,6 +267,14 @@ class RecordAccumulator {
   int64_t RequestTimeoutExpiryMs(const ProducerBatch& batch, const PartitionState& state,
                                  size_t index) const;
   void Forget(ProducerBatch& batch);
+  // A partition's queue became non-empty, or empty: queued_ and the leader groups follow.
+  void Enqueued(const TopicPartition& tp, PartitionState& state);
+  void Dequeued(const TopicPartition& tp, PartitionState& state);
+  // Brings the leader groups up to date: all of them again when `generation` is not the last
+  // one grouped by (or is nullopt), else the partitions queued since.
+  void Group(const LeaderFn& leader_of, std::optional<uint64_t> generation);
+  std::vector<ProducerBatch*> DrainGrouped(BrokerId node, int64_t now_ms);
+  ReadyResult ReadyGrouped(int64_t now_ms) const;
   // Re-indexes the partition's head in expiry_heads_ after its queue, its head or its in-flight
   // set changed.
   void RefreshHeadExpiry(const TopicPartition& tp, PartitionState& state);
@@ -260,7 +287,14 @@ class RecordAccumulator {
   // The partitions whose queue is not empty, in partitions_' order (the walks that look for
   // sendable or expiring batches visit only these: a producer of many partitions has a few
   // queued at a time). Every queue change keeps it (Append, Drain, Reenqueue, Forget).
-  std::map<TopicPartition, PartitionState*> queued_;
+  PartitionGroup queued_;
+  // queued_ by leader, as `leader_of` answered at grouping (Group); keys point into partitions_.
+  std::map<BrokerId, PartitionGroup> by_leader_;
+  PartitionGroup no_leader_;
+  // Queued since the last grouping, not yet asked for their leader (some may be empty again, or
+  // listed twice).
+  std::vector<std::pair<const TopicPartition*, PartitionState*>> ungrouped_;
+  std::optional<uint64_t> grouped_generation_;
   // kRequestTimeout: each unmuted queued partition's head by the time it expires (a batch behind
   // the head expires no sooner), so that Expire and NextExpiryDelayMs cost the partitions due,
   // not all queued ones. Kept with queued_ (RefreshHeadExpiry); keys point into partitions_.

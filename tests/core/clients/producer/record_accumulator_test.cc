@@ -401,6 +401,113 @@ TEST(RecordAccumulatorTest, RequestTimeoutExpiryIndexAnswersAsAWalkOverEveryQueu
   }
 }
 
+// Ready and Drain walk the queued partitions leader by leader and keep the grouping between
+// calls of one leaders generation. Through random appends, drains, retries, completions, clock
+// moves and leader changes (each a new generation), an accumulator that keeps its groups answers
+// as one that groups again at every call, and Ready answers as Kafka's ready() walk over every
+// queued partition in order does (a leader already ready skips the rest of its partitions).
+TEST(RecordAccumulatorTest, LeaderGroupsAnswerAsAWalkOverEveryQueue) {
+  for (const int64_t linger_ms : {0, 50}) {
+    SCOPED_TRACE("linger.ms " + std::to_string(linger_ms));
+    AccumulatorConfig config = Config(1024, linger_ms);
+    config.max_request_size = 1500;  // a drain stops after a few batches
+    RecordAccumulator kept(config);
+    RecordAccumulator regrouped(config);
+    std::vector<TopicPartition> tps;
+    for (int p = 0; p < 8; ++p) tps.push_back(TopicPartition{p < 6 ? "t" : "u", PartitionId(p)});
+    std::vector<std::optional<BrokerId>> leader(tps.size());
+    std::mt19937_64 random(static_cast<uint64_t>(linger_ms + 17));
+    auto pick_leader = [&]() -> std::optional<BrokerId> {
+      const uint64_t n = random() % 4;
+      if (n == 3) return std::nullopt;
+      return BrokerId(static_cast<int32_t>(n + 1));
+    };
+    for (std::optional<BrokerId>& l : leader) l = pick_leader();
+    auto leader_of = [&](const TopicPartition& tp) {
+      return leader[static_cast<size_t>(tp.partition.value())];
+    };
+    uint64_t generation = 1;
+    std::vector<BatchId> live;
+    int64_t now_ms = 0;
+    uint64_t next_record = 1;
+    size_t drained_total = 0;
+    int leader_changes = 0;
+    for (int step = 0; step < 5000; ++step) {
+      const uint64_t op = random() % 12;
+      if (op < 4) {
+        const TopicPartition& tp = tps[random() % tps.size()];
+        const size_t size = 50 + random() % 400;
+        const RecordAccumulator::AppendResult result =
+            kept.Append(tp, Value(size), next_record, now_ms);
+        ASSERT_EQ(regrouped.Append(tp, Value(size), next_record, now_ms).batch, result.batch);
+        ++next_record;
+        if (result.new_batch) live.push_back(result.batch);
+      } else if (op < 7) {
+        const BrokerId node(static_cast<int32_t>(random() % 3 + 1));
+        std::vector<BatchId> a;
+        std::vector<BatchId> b;
+        for (ProducerBatch* batch : kept.Drain(leader_of, generation, node, now_ms)) {
+          a.push_back(batch->id);
+        }
+        for (ProducerBatch* batch : regrouped.Drain(leader_of, node, now_ms))
+          b.push_back(batch->id);
+        ASSERT_EQ(a, b) << "step " << step;
+        drained_total += a.size();
+      } else if (op == 7 && !live.empty()) {
+        const BatchId id = live[random() % live.size()];
+        if (kept.Find(id)->in_flight) {
+          kept.Reenqueue(id, now_ms);
+          regrouped.Reenqueue(id, now_ms);
+        }
+      } else if (op == 8 && !live.empty()) {
+        const size_t at = random() % live.size();
+        kept.Complete(live[at]);
+        regrouped.Complete(live[at]);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(at));
+      } else if (op == 9) {
+        leader[random() % leader.size()] = pick_leader();
+        ++generation;
+        ++leader_changes;
+      } else {
+        now_ms += static_cast<int64_t>(random() % 120);
+      }
+      // Kafka's ready(): every queued partition in order.
+      RecordAccumulator::ReadyResult walk;
+      for (const TopicPartition& tp : tps) {
+        const std::deque<BatchId>& queue = kept.Queue(tp);
+        if (queue.empty()) continue;
+        const std::optional<BrokerId> l = leader_of(tp);
+        if (!l) {
+          walk.unknown_leader_topics.insert(tp.topic);
+          continue;
+        }
+        if (walk.ready_nodes.count(*l)) continue;
+        const ProducerBatch& first = *kept.Find(queue.front());
+        const int64_t waited = now_ms - first.last_attempt_ms;
+        const bool backing_off = first.retry && waited < config.retry_backoff_ms;
+        const int64_t time_to_wait = first.retry ? config.retry_backoff_ms : config.linger_ms;
+        const bool full = queue.size() > 1 || first.size_bytes >= config.batch_size;
+        if ((full || waited >= time_to_wait) && !backing_off) {
+          walk.ready_nodes.insert(*l);
+        } else {
+          walk.next_ready_check_delay_ms =
+              std::min(walk.next_ready_check_delay_ms, std::max<int64_t>(0, time_to_wait - waited));
+        }
+      }
+      const RecordAccumulator::ReadyResult a = kept.Ready(leader_of, generation, now_ms);
+      const RecordAccumulator::ReadyResult b = regrouped.Ready(leader_of, now_ms);
+      for (const RecordAccumulator::ReadyResult* result : {&a, &b}) {
+        ASSERT_EQ(result->ready_nodes, walk.ready_nodes) << "step " << step;
+        ASSERT_EQ(result->unknown_leader_topics, walk.unknown_leader_topics) << "step " << step;
+        ASSERT_EQ(result->next_ready_check_delay_ms, walk.next_ready_check_delay_ms)
+            << "step " << step;
+      }
+    }
+    EXPECT_GT(drained_total, 500u);
+    EXPECT_GT(leader_changes, 100);
+  }
+}
+
 TEST(RecordAccumulatorTest, MaxInFlightOneMutesThePartition) {
   AccumulatorConfig config = Config(1024, 0);
   config.max_in_flight_requests_per_connection = 1;
