@@ -1,7 +1,9 @@
 #include "sim/kernel/trace.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -66,13 +68,55 @@ constexpr std::array<bool, 256> kPlainByte = [] {
   return plain;
 }();
 
-void AppendString(std::string& out, std::string_view text) {
+// The line being written, in a std::string used as a raw buffer: its size is the room, `length`
+// the bytes written. Each piece costs one bound check and a copy, where std::string's append
+// and push_back pay their bookkeeping per call (a trace line is some 20 pieces, and a run writes
+// a line for every record on every replica).
+class LineOut {
+ public:
+  explicit LineOut(std::string& buffer) : buffer_(buffer) {}
+  // Room for `n` more bytes; the pointer is valid until the next call.
+  char* Room(size_t n) {
+    if (length_ + n > buffer_.size()) [[unlikely]]
+      Grow(n);
+    return buffer_.data() + length_;
+  }
+  void Advance(size_t n) { length_ += n; }
+  void Put(char c) {
+    *Room(1) = c;
+    ++length_;
+  }
+  void Put(std::string_view bytes) {
+    std::memcpy(Room(bytes.size()), bytes.data(), bytes.size());
+    length_ += bytes.size();
+  }
+  std::string_view view() const { return {buffer_.data(), length_}; }
+
+ private:
+  [[gnu::noinline]] void Grow(size_t n) {
+    buffer_.resize(std::max(buffer_.size() * 2, length_ + n));
+  }
+
+  std::string& buffer_;
+  size_t length_ = 0;
+};
+
+void AppendString(LineOut& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-  out += '"';
-  size_t plain_from = 0;  // the start of the bytes not yet copied that need no escape
   size_t i = 0;
-  auto copy_plain = [&](size_t end) { out.append(text.substr(plain_from, end - plain_from)); };
+  while (i < text.size() && kPlainByte[static_cast<unsigned char>(text[i])]) ++i;
+  if (i == text.size()) {  // the common case: nothing to escape
+    char* at = out.Room(text.size() + 2);
+    at[0] = '"';
+    std::memcpy(at + 1, text.data(), text.size());
+    at[text.size() + 1] = '"';
+    out.Advance(text.size() + 2);
+    return;
+  }
+  out.Put('"');
+  size_t plain_from = 0;  // the start of the bytes not yet copied that need no escape
+  auto copy_plain = [&](size_t end) { out.Put(text.substr(plain_from, end - plain_from)); };
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (kPlainByte[c]) {
@@ -81,31 +125,31 @@ void AppendString(std::string& out, std::string_view text) {
     }
     copy_plain(i);
     if (c < 0x80) {
-      out += '\\';
+      out.Put('\\');
       switch (c) {
         case '"':
         case '\\':
-          out += static_cast<char>(c);
+          out.Put(static_cast<char>(c));
           break;
         case '\b':
-          out += 'b';
+          out.Put('b');
           break;
         case '\t':
-          out += 't';
+          out.Put('t');
           break;
         case '\n':
-          out += 'n';
+          out.Put('n');
           break;
         case '\f':
-          out += 'f';
+          out.Put('f');
           break;
         case '\r':
-          out += 'r';
+          out.Put('r');
           break;
         default:
-          out += "u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xF];
+          out.Put("u00");
+          out.Put(kHex[c >> 4]);
+          out.Put(kHex[c & 0xF]);
       }
       plain_from = ++i;
       continue;
@@ -113,74 +157,66 @@ void AppendString(std::string& out, std::string_view text) {
     size_t bad_at = 0;
     const size_t length = Utf8SequenceLength(text, i, &bad_at);
     if (length > 0) {
-      out.append(text.substr(i, length));  // kept as is
+      out.Put(text.substr(i, length));  // kept as is
       i += length;
     } else {
       // One U+FFFD for the bytes read so far; a byte that could not continue a sequence is read
       // again as the start of the next (a lead byte that starts nothing is dropped).
-      out += kReplacement;
+      out.Put(kReplacement);
       i = bad_at == i ? i + 1 : bad_at;
     }
     plain_from = i;
   }
   copy_plain(text.size());
-  out += '"';
+  out.Put('"');
 }
 
 // std::to_string's digits, without its string.
 template <class Integer>
-void AppendInteger(std::string& out, Integer value) {
-  char digits[24];
-  const std::to_chars_result end = std::to_chars(std::begin(digits), std::end(digits), value);
-  out.append(digits, end.ptr);
+void AppendInteger(LineOut& out, Integer value) {
+  char* at = out.Room(24);
+  const std::to_chars_result end = std::to_chars(at, at + 24, value);
+  out.Advance(static_cast<size_t>(end.ptr - at));
 }
 
 template <class Json>
-void AppendDump(std::string& out, const Json& value) {
-  if (value.is_number_unsigned()) {
-    AppendInteger(out, value.template get_ref<const typename Json::number_unsigned_t&>());
-    return;
-  }
-  if (value.is_number_integer()) {
-    AppendInteger(out, value.template get_ref<const typename Json::number_integer_t&>());
-    return;
-  }
-  if (value.is_boolean()) {
-    out += value.template get<bool>() ? "true" : "false";
-    return;
-  }
-  if (value.is_string()) {
-    return AppendString(out, value.template get_ref<const typename Json::string_t&>());
-  }
-  if (value.is_null()) {
-    out += "null";
-    return;
-  }
-  if (value.is_array()) {
-    out += '[';
-    bool first = true;
-    for (const Json& element : value) {
-      if (!first) out += ',';
-      first = false;
-      AppendDump(out, element);
+void AppendDump(LineOut& out, const Json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::number_unsigned:
+      return AppendInteger(out, value.template get_ref<const typename Json::number_unsigned_t&>());
+    case nlohmann::json::value_t::number_integer:
+      return AppendInteger(out, value.template get_ref<const typename Json::number_integer_t&>());
+    case nlohmann::json::value_t::boolean:
+      return out.Put(value.template get<bool>() ? "true" : "false");
+    case nlohmann::json::value_t::string:
+      return AppendString(out, value.template get_ref<const typename Json::string_t&>());
+    case nlohmann::json::value_t::null:
+      return out.Put("null");
+    case nlohmann::json::value_t::array: {
+      out.Put('[');
+      bool first = true;
+      for (const Json& element : value.template get_ref<const typename Json::array_t&>()) {
+        if (!first) out.Put(',');
+        first = false;
+        AppendDump(out, element);
+      }
+      return out.Put(']');
     }
-    out += ']';
-    return;
-  }
-  if (value.is_object()) {
-    out += '{';
-    bool first = true;
-    for (const auto& [key, element] : value.items()) {
-      if (!first) out += ',';
-      first = false;
-      AppendString(out, key);
-      out += ':';
-      AppendDump(out, element);
+    case nlohmann::json::value_t::object: {
+      out.Put('{');
+      bool first = true;
+      for (const auto& [key, element] : value.template get_ref<const typename Json::object_t&>()) {
+        if (!first) out.Put(',');
+        first = false;
+        AppendString(out, key);
+        out.Put(':');
+        AppendDump(out, element);
+      }
+      return out.Put('}');
     }
-    out += '}';
-    return;
+    default:
+      return out.Put(value.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
-  out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 bool IsReservedKey(std::string_view key) {
@@ -207,11 +243,22 @@ Result<TraceLevel> ParseTraceLevel(std::string_view name) {
 }
 
 void Fnv1a64::Update(std::string_view bytes) {
+  constexpr uint64_t kPrime = 0x100000001B3ULL;
   uint64_t state = state_;
-  for (unsigned char c : bytes) {
-    state ^= c;
-    state *= 0x100000001B3ULL;
+  const auto* at = reinterpret_cast<const unsigned char*>(bytes.data());
+  const unsigned char* const end = at + bytes.size();
+  // Eight bytes a turn: the same byte-serial function with an eighth of the loop's overhead.
+  for (; end - at >= 8; at += 8) {
+    state = (state ^ at[0]) * kPrime;
+    state = (state ^ at[1]) * kPrime;
+    state = (state ^ at[2]) * kPrime;
+    state = (state ^ at[3]) * kPrime;
+    state = (state ^ at[4]) * kPrime;
+    state = (state ^ at[5]) * kPrime;
+    state = (state ^ at[6]) * kPrime;
+    state = (state ^ at[7]) * kPrime;
   }
+  for (; at != end; ++at) state = (state ^ *at) * kPrime;
   state_ = state;
 }
 
@@ -253,30 +300,35 @@ Result<TraceWriter> TraceWriter::ToFile(const std::string& path, TraceHeader hea
 
 void TraceWriter::WriteHeader() {
   KSIM_CHECK(lines_ == 0);
-  line_ = "{\"ksim_trace\":" + std::to_string(kTraceFormatVersion) + ",\"scenario\":";
-  AppendString(line_, header_.scenario);
-  line_ += ",\"variant\":";
-  AppendString(line_, header_.variant);
-  line_ += ",\"seed\":" + std::to_string(header_.seed) + ",\"level\":";
-  AppendString(line_, TraceLevelName(header_.level));
+  LineOut out(line_);
+  out.Put("{\"ksim_trace\":");
+  AppendInteger(out, kTraceFormatVersion);
+  out.Put(",\"scenario\":");
+  AppendString(out, header_.scenario);
+  out.Put(",\"variant\":");
+  AppendString(out, header_.variant);
+  out.Put(",\"seed\":");
+  AppendInteger(out, header_.seed);
+  out.Put(",\"level\":");
+  AppendString(out, TraceLevelName(header_.level));
   if (!header_.kafka_version.empty()) {
-    line_ += ",\"kafka_version\":";
-    AppendString(line_, header_.kafka_version);
+    out.Put(",\"kafka_version\":");
+    AppendString(out, header_.kafka_version);
   }
   if (!header_.client_kafka_versions.empty()) {
-    line_ += ",\"client_kafka_versions\":{";
+    out.Put(",\"client_kafka_versions\":{");
     bool first = true;
     for (const auto& [client, release] : header_.client_kafka_versions) {
-      if (!first) line_ += ",";
+      if (!first) out.Put(',');
       first = false;
-      AppendString(line_, client);
-      line_ += ":";
-      AppendString(line_, release);
+      AppendString(out, client);
+      out.Put(':');
+      AppendString(out, release);
     }
-    line_ += "}";
+    out.Put('}');
   }
-  line_ += "}\n";
-  AppendLine(line_);
+  out.Put("}\n");
+  AppendLine(out.view());
 }
 
 void TraceWriter::Event(TimeUs t_us, std::string_view node, std::string_view ev,
@@ -321,25 +373,25 @@ void TraceWriter::WriteLine(TimeUs t_us, std::string_view node, std::string_view
   KSIM_CHECK_MSG(t_us >= 0, "negative trace time");
   KSIM_CHECK_MSG(t_us >= last_t_us_, "trace event earlier than the previous one");
   KSIM_CHECK_MSG(fields.is_null() || fields.is_object(), "trace fields must be a JSON object");
-  line_.clear();  // reused: no allocation per line once it has grown
-  line_ += "{\"t_us\":";
-  AppendInteger(line_, t_us);
-  line_ += ",\"node\":";
-  AppendString(line_, node);
-  line_ += ",\"ev\":";
-  AppendString(line_, ev);
+  LineOut out(line_);  // reused: no allocation per line once it has grown
+  out.Put("{\"t_us\":");
+  AppendInteger(out, t_us);
+  out.Put(",\"node\":");
+  AppendString(out, node);
+  out.Put(",\"ev\":");
+  AppendString(out, ev);
   if (!fields.is_null()) {
-    for (const auto& [key, value] : fields.items()) {
+    for (const auto& [key, value] : fields.get_ref<const TraceFields::object_t&>()) {
       KSIM_CHECK_MSG(!IsReservedKey(key), "trace fields may not repeat t_us, node or ev");
-      line_ += ',';
-      AppendString(line_, key);
-      line_ += ':';
-      AppendDump(line_, value);
+      out.Put(',');
+      AppendString(out, key);
+      out.Put(':');
+      AppendDump(out, value);
     }
   }
-  line_ += "}\n";
+  out.Put("}\n");
   last_t_us_ = t_us;
-  AppendLine(line_);
+  AppendLine(out.view());
 }
 
 void TraceWriter::AppendLine(std::string_view line) {
