@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   CLI::App app{"ksim: a deterministic Kafka cluster simulator over a real storage engine"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ksim " + ksim::tools::KsimVersion() + " (" +
-                                         ksim::tools::KsimCommit() + ")");
+                                        ksim::tools::KsimCommit() + ", " +
+                                        ksim::tools::KsimAllocator() + ")");
 
   std::map<std::string, ksim::tools::Command> commands;
   auto add = [&](ksim::tools::Command command) {
