@@ -44,6 +44,7 @@ void FetchSession::MarkToRead(Partitions::iterator it) {
   if (it->to_read) return;
   it->to_read = true;
   to_read.push_back(it);
+  ordered_valid_ = false;
 }
 
 void FetchSession::Unquiet(Partitions::iterator it) {
@@ -61,6 +62,7 @@ void FetchSession::Hold(Partitions::iterator it, Partition& partition, BrokerId 
   if (it->to_read) {
     it->to_read = false;
     std::erase(to_read, it);
+    ordered_valid_ = false;
   }
 }
 
@@ -68,6 +70,7 @@ void FetchSession::Forget(Partitions::iterator it) {
   Unquiet(it);
   it->to_read = false;
   std::erase(to_read, it);
+  ordered_valid_ = false;
   index.erase(it->tp);
   partitions.erase(it);
 }
@@ -75,13 +78,23 @@ void FetchSession::Forget(Partitions::iterator it) {
 void FetchSession::MoveToEnd(Partitions::iterator it) {
   partitions.splice(partitions.end(), partitions, it);
   it->position = next_position++;
+  if (it->to_read) ordered_valid_ = false;
 }
 
-std::vector<FetchSession::Partitions::iterator> FetchSession::ToReadInOrder() const {
-  std::vector<Partitions::iterator> ordered = to_read;
-  std::sort(ordered.begin(), ordered.end(),
-            [](const auto& a, const auto& b) { return a->position < b->position; });
-  return ordered;
+const std::vector<FetchSession::Partitions::iterator>& FetchSession::ToReadInOrder() const {
+  if (ordered_valid_) return ordered_;
+  // Sorted by the positions copied out beside the iterators: the comparisons read a contiguous
+  // array, not a list node each.
+  std::vector<std::pair<uint64_t, Partitions::iterator>> keyed;
+  keyed.reserve(to_read.size());
+  for (const Partitions::iterator& it : to_read) keyed.emplace_back(it->position, it);
+  std::sort(keyed.begin(), keyed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  ordered_.clear();
+  ordered_.reserve(keyed.size());
+  for (const auto& [position, it] : keyed) ordered_.push_back(it);
+  ordered_valid_ = true;
+  return ordered_;
 }
 
 void FetchSession::QuietEnded(void* cookie) {

@@ -83,6 +83,10 @@ struct CachedPartition {
   // purgatory generation it is of: a parked fetch of the session watches these.
   std::vector<uint64_t>* watch_list = nullptr;
   uint64_t watch_generation = 0;
+  // The broker's Partition of it (null: none there) as of the ReplicaManager's partitions_version
+  // `resolved_version` (UINT64_MAX: not looked up yet): a parked fetch's checks look it up once.
+  Partition* resolved = nullptr;
+  uint64_t resolved_version = UINT64_MAX;
 
   // Takes what `asked` asks for (Kafka's updateRequestParams).
   void SetRequest(const FetchPartition& asked) {
@@ -128,8 +132,10 @@ struct FetchSession final : public QuietHolder {
   void Forget(Partitions::iterator it);
   // Moves it to the end of the order (an answered partition).
   void MoveToEnd(Partitions::iterator it);
-  // `to_read` in the session's order.
-  std::vector<Partitions::iterator> ToReadInOrder() const;
+  // `to_read` in the session's order. Kept until `to_read` or a position in it changes: the
+  // checks of a parked fetch, which ask for it again and again, sort it once. Valid until the
+  // next change of the session.
+  const std::vector<Partitions::iterator>& ToReadInOrder() const;
   void QuietEnded(void* cookie) override;
 
   int32_t id = kInvalidSessionId;
@@ -140,7 +146,7 @@ struct FetchSession final : public QuietHolder {
   int64_t cached_size = -1;       // the size the cache accounts it at (-1: not yet)
   Partitions partitions;          // in Kafka's order: answered partitions move to the end
   std::map<TopicPartition, Partitions::iterator> index;
-  std::vector<Partitions::iterator> to_read;  // in no order
+  std::vector<Partitions::iterator> to_read;  // in no order (changed only through the methods)
   int64_t fetched_ms = 0;                     // its latest fetch's time
   uint64_t next_position = 0;
   std::function<void(CachedPartition&)> on_quiet_ended;  // set while a fetch is parked on it
@@ -148,6 +154,9 @@ struct FetchSession final : public QuietHolder {
 
  private:
   void MarkToRead(Partitions::iterator it);
+
+  mutable std::vector<Partitions::iterator> ordered_;  // ToReadInOrder's answer
+  mutable bool ordered_valid_ = false;
 };
 
 // What NewContext decided for one request; FetchManager::Answer completes the answer with it.

@@ -249,7 +249,27 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
 std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadSessionIfReady(
     const FetchRequest& parked, FetchContext& context, bool always) {
   // The session's partitions not held quiet, read as a parked fetch of them is read.
-  std::vector<FetchSession::Partitions::iterator> order = context.session->ToReadInOrder();
+  const std::vector<FetchSession::Partitions::iterator>& to_read = context.session->ToReadInOrder();
+  // A check (not `always`) of a fetch that waits (max_wait_ms > 0, min_bytes >= 1) finds it
+  // still waiting, and reads nothing, when every partition is here and has nothing to give at
+  // its fetch position: ReadFromLocalLogIfReady's answer, told from the session's partitions
+  // (their Partition looked up once per partitions_version_) without building the request.
+  if (!always && parked.max_wait_ms > 0 && parked.min_bytes >= 1) {
+    bool nothing = true;
+    for (const auto& it : to_read) {
+      if (it->resolved_version != partitions_version_) {
+        it->resolved = GetPartition(it->tp);
+        it->resolved_version = partitions_version_;
+      }
+      if (it->resolved == nullptr ||
+          !it->resolved->ReadsNothingAt(it->fetch_offset, it->max_bytes)) {
+        nothing = false;
+        break;
+      }
+    }
+    if (nothing) return std::nullopt;
+  }
+  std::vector<FetchSession::Partitions::iterator> order = to_read;
   FetchRequest asked = parked;
   asked.partitions.clear();
   asked.partitions.reserve(order.size());

@@ -1,7 +1,10 @@
 #include "core/clients/consumer/consumer_network.h"
 
+#include <algorithm>
+#include <climits>
 #include <utility>
 #include <variant>
+#include <vector>
 
 #include "core/base/check.h"
 
@@ -158,29 +161,57 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
   }
   bool incomplete = false;
   for (const TopicMetadata& topic : response.topic_metadata) {
-    for (auto it = leaders_.begin(); it != leaders_.end();) {
-      if (it->first.topic != topic.topic) {
-        ++it;
-        continue;
-      }
-      leader_index_.Erase(it->first);
-      it = leaders_.erase(it);
-    }
+    // The topic's leaders become the answer's: merged into leaders_ in partition order, so that
+    // an answer like the last one (a refresh of thousands of partitions) changes values in place
+    // rather than erasing and inserting every entry.
+    std::vector<std::pair<PartitionId, BrokerId>> led;
     if (topic.error_code != Errc::kNone) {
       partition_counts_.erase(topic.topic);
       incomplete = true;
-      continue;
-    }
-    partition_counts_[topic.topic] = static_cast<int32_t>(topic.partition_metadata.size());
-    for (const PartitionMetadata& partition : topic.partition_metadata) {
-      if (partition.error_code != Errc::kNone || partition.leader == kNoBroker) {
-        incomplete = true;
-        continue;
+    } else {
+      partition_counts_[topic.topic] = static_cast<int32_t>(topic.partition_metadata.size());
+      led.reserve(topic.partition_metadata.size());
+      for (const PartitionMetadata& partition : topic.partition_metadata) {
+        if (partition.error_code != Errc::kNone || partition.leader == kNoBroker) {
+          incomplete = true;
+          continue;
+        }
+        led.emplace_back(partition.partition, partition.leader);
       }
-      TopicPartition tp{topic.topic, partition.partition};
-      BrokerId& leader = leaders_[tp];
-      leader = partition.leader;
-      leader_index_.Insert(tp, &leader);
+      std::stable_sort(led.begin(), led.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      // A partition named twice: the last one counts, as the map assignment it replaces did.
+      size_t kept = 0;
+      for (size_t i = 0; i < led.size(); ++i) {
+        if (kept > 0 && led[kept - 1].first == led[i].first) {
+          led[kept - 1] = led[i];
+        } else {
+          led[kept++] = led[i];
+        }
+      }
+      led.resize(kept);
+    }
+    auto it = leaders_.lower_bound(TopicPartition{topic.topic, PartitionId(INT32_MIN)});
+    auto next = led.begin();
+    while (it != leaders_.end() && it->first.topic == topic.topic) {
+      if (next == led.end() || it->first.partition < next->first) {
+        leader_index_.Erase(it->first);
+        it = leaders_.erase(it);
+      } else if (it->first.partition == next->first) {
+        it->second = next->second;
+        ++it;
+        ++next;
+      } else {
+        TopicPartition tp{topic.topic, next->first};
+        auto added = leaders_.emplace_hint(it, tp, next->second);
+        leader_index_.Insert(tp, &added->second);
+        ++next;
+      }
+    }
+    for (; next != led.end(); ++next) {
+      TopicPartition tp{topic.topic, next->first};
+      auto added = leaders_.emplace_hint(it, tp, next->second);
+      leader_index_.Insert(tp, &added->second);
     }
   }
   timers_.Cancel(max_age_timer_);

@@ -52,6 +52,12 @@ class HeldTimers final : public Timers {
     return next_++;
   }
   void Cancel(TimerId id) override { callbacks_.erase(id); }
+  // Runs the callbacks held now (not those they schedule).
+  void RunHeld() {
+    std::map<TimerId, std::function<void()>> held = std::move(callbacks_);
+    callbacks_.clear();
+    for (auto& [id, callback] : held) callback();
+  }
 
  private:
   std::map<TimerId, std::function<void()>> callbacks_;
@@ -107,6 +113,76 @@ TEST(ConsumerNetworkTest, MetadataAskedByAFailedFetchGoesToAnotherBroker) {
   ASSERT_EQ(transport.sent.size(), before + 1);
   EXPECT_TRUE(std::holds_alternative<MetadataRequest>(transport.sent.back().message));
   EXPECT_NE(transport.sent.back().to, "broker-1");
+}
+
+PartitionMetadata Led(int32_t partition, int32_t leader) {
+  PartitionMetadata led;
+  led.partition = PartitionId(partition);
+  led.leader = BrokerId(leader);
+  if (leader < 0) led.error_code = Errc::kLeaderNotAvailable;
+  return led;
+}
+
+// Each metadata answer replaces what the last one said of the topics it names: leaders change,
+// partitions without a leader or no longer named are forgotten, new ones added, a topic with an
+// error forgotten whole; topics it does not name keep theirs. (OnMetadata merges an answer into
+// what it holds rather than rebuilding it.)
+TEST(ConsumerNetworkTest, EachMetadataAnswerReplacesWhatTheLastSaidOfItsTopics) {
+  Result<ConsumerConfig> config = ParseConsumerConfig({{"bootstrap.servers", "broker-1"}});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  ScriptedTransport transport;
+  HeldTimers timers;
+  ManualClock clock(1'000'000);
+  ConsumerNetwork network(*config, transport, timers, clock, {});
+  auto answer = [&](std::vector<TopicMetadata> topics) {
+    ASSERT_TRUE(network.update_in_flight());
+    ASSERT_TRUE(std::holds_alternative<MetadataRequest>(transport.sent.back().message));
+    MetadataResponse metadata;
+    for (int id = 1; id <= 3; ++id) {
+      metadata.brokers.push_back(BrokerEndpoint{BrokerId(id), "broker-" + std::to_string(id)});
+    }
+    metadata.topic_metadata = std::move(topics);
+    Message message = std::move(metadata);
+    SetCorrelationId(message, CorrelationId(transport.sent.back().message));
+    transport.handler().OnMessage(transport.sent.back().to, 1, std::move(message));
+    clock.AdvanceMs(config->retry_backoff_ms);
+  };
+  auto leader = [&](const std::string& topic, int32_t partition) {
+    return network.LeaderHost(TopicPartition{topic, PartitionId(partition)}).value_or("none");
+  };
+
+  network.AddTopics({"t", "u"});
+  answer({TopicMetadata{.topic = "t", .partition_metadata = {Led(2, 3), Led(0, 1), Led(1, 2)}},
+          TopicMetadata{.topic = "u", .partition_metadata = {Led(0, 1)}}});
+  EXPECT_EQ(leader("t", 0), "broker-1");
+  EXPECT_EQ(leader("t", 1), "broker-2");
+  EXPECT_EQ(leader("t", 2), "broker-3");
+  EXPECT_EQ(leader("u", 0), "broker-1");
+  EXPECT_EQ(network.PartitionCount("t"), 3);
+
+  // t-0 moves, t-1 has no leader, t-2 is not named, t-3 and t-5 appear (t-3 named twice: the
+  // last counts); u is not in the answer.
+  network.RequestUpdate();
+  answer({TopicMetadata{
+      .topic = "t",
+      .partition_metadata = {Led(5, 1), Led(3, 1), Led(0, 2), Led(1, -1), Led(3, 2)}}});
+  EXPECT_EQ(leader("t", 0), "broker-2");
+  EXPECT_EQ(leader("t", 1), "none");
+  EXPECT_EQ(leader("t", 2), "none");
+  EXPECT_EQ(leader("t", 3), "broker-2");
+  EXPECT_EQ(leader("t", 4), "none");
+  EXPECT_EQ(leader("t", 5), "broker-1");
+  EXPECT_EQ(leader("u", 0), "broker-1");
+  EXPECT_EQ(network.PartitionCount("t"), 5);
+
+  // An error for t forgets all of it. (t-1 without a leader asked for an update after the
+  // backoff: its timer sends it.)
+  timers.RunHeld();
+  answer({TopicMetadata{.error_code = Errc::kUnknownTopicOrPartition, .topic = "t"},
+          TopicMetadata{.topic = "u", .partition_metadata = {Led(0, 3)}}});
+  for (int32_t p = 0; p < 6; ++p) EXPECT_EQ(leader("t", p), "none") << p;
+  EXPECT_FALSE(network.PartitionCount("t").has_value());
+  EXPECT_EQ(leader("u", 0), "broker-3");
 }
 
 }  // namespace
