@@ -463,6 +463,24 @@ uint64_t VirtualDisk::used_bytes() const {
 }
 
 Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const {
+  // A path of the form <prefix>/<name>, its name a plain component: when <prefix> is the one
+  // resolved last and nothing was removed or replaced since, only <name> is looked up.
+  const size_t slash = path.rfind('/');
+  const bool plain_last = slash != std::string::npos && slash + 1 < path.size() &&
+                          std::string_view(path).substr(slash + 1) != "." &&
+                          std::string_view(path).substr(slash + 1) != "..";
+  if (plain_last) {
+    const std::string_view prefix = std::string_view(path).substr(0, slash);
+    for (const ResolvedDir& known : last_dirs_) {
+      if (known.generation != tree_generation_ || known.prefix != prefix) continue;
+      Lookup lookup;
+      lookup.parent = known.dir;
+      lookup.name = path.substr(slash + 1);
+      auto it = lookup.parent->entries.find(lookup.name);
+      if (it != lookup.parent->entries.end()) lookup.node = it->second;
+      return lookup;
+    }
+  }
   // The components: views into `path`, empty ones and "." skipped ('..' is refused before any is
   // looked up).
   auto for_each_component = [&path](auto&& visit) {
@@ -511,6 +529,10 @@ Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const 
   lookup.name = std::string(last);
   auto it = (*dir)->entries.find(last);
   if (it != (*dir)->entries.end()) lookup.node = it->second;
+  if (plain_last) {
+    last_dirs_[next_last_dir_] = ResolvedDir{path.substr(0, slash), *dir, tree_generation_};
+    next_last_dir_ = (next_last_dir_ + 1) % last_dirs_.size();
+  }
   return lookup;
 }
 
@@ -611,6 +633,8 @@ Status VirtualDisk::RenameFile(const std::string& from, const std::string& to) {
     return IsADirectory("rename", both);
   }
   KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "rename", both));
+  // A directory moved or replaced: paths through it resolve elsewhere now.
+  if (source.node->is_dir || (target.node != nullptr && target.node->is_dir)) ++tree_generation_;
   target.parent->SetEntry(target.name, source.node);
   source.parent->EraseEntry(source.name);
   return Status::Ok();
@@ -665,6 +689,7 @@ Status VirtualDisk::RemoveDir(const std::string& dir) {
   }
   KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "rmdir", dir));
   lookup.parent->EraseEntry(lookup.name);
+  ++tree_generation_;
   return Status::Ok();
 }
 
@@ -794,6 +819,7 @@ void VirtualDisk::Restart(const CrashOptions& options) {
   }
   root_ = std::move(new_root);
   generation_ += 1;
+  ++tree_generation_;
 }
 
 }  // namespace ksim::sim

@@ -28,6 +28,7 @@
 // given at construction, integers only: the same seed and the same calls give the same disk.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -179,6 +180,20 @@ class VirtualDisk final : public Env {
   VirtualDiskOptions options_;
   std::shared_ptr<Node> root_;
   uint64_t generation_ = 0;
+  // Moved whenever a directory is removed, moved or replaced, or the tree is rebuilt (a crash):
+  // what a directory path resolved to before may differ only then (files come and go inside).
+  uint64_t tree_generation_ = 0;
+  // Resolve's last directories: the part of a path before its last '/' and the directory it
+  // named, as of tree_generation `generation`. A log works on the files of its directory, that
+  // directory in its data directory, and the data directory in the root, in turn; a walk down a
+  // data directory of thousands of partitions costs a lookup per level.
+  struct ResolvedDir {
+    std::string prefix;
+    std::shared_ptr<Node> dir;
+    uint64_t generation = UINT64_MAX;
+  };
+  mutable std::array<ResolvedDir, 4> last_dirs_;
+  mutable size_t next_last_dir_ = 0;  // the one replaced next
   TimeUs busy_time_us_ = 0;
   int inspection_depth_ = 0;
   DiskCounters counters_before_inspection_;
