@@ -87,6 +87,7 @@ class LineOut {
     ++length_;
   }
   void Put(std::string_view bytes) {
+    if (bytes.empty()) return;  // data() may be null: no memcpy from it
     std::memcpy(Room(bytes.size()), bytes.data(), bytes.size());
     length_ += bytes.size();
   }
@@ -109,7 +110,7 @@ void AppendString(LineOut& out, std::string_view text) {
   if (i == text.size()) {  // the common case: nothing to escape
     char* at = out.Room(text.size() + 2);
     at[0] = '"';
-    std::memcpy(at + 1, text.data(), text.size());
+    if (!text.empty()) std::memcpy(at + 1, text.data(), text.size());
     at[text.size() + 1] = '"';
     out.Advance(text.size() + 2);
     return;
