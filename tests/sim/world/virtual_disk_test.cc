@@ -74,6 +74,43 @@ class VirtualDiskTest : public ::testing::Test {
 
 // --- Crash: file contents ---
 
+// Resolve keeps the directories it resolved last: a directory removed, moved or replaced, or the
+// tree rebuilt by a crash, must not be found through them again.
+TEST_F(VirtualDiskTest, PathsResolveToTheDirectoryThereNowAfterItChanges) {
+  auto names = [&](const std::string& dir) {
+    Result<std::vector<std::string>> listed = disk_.ListDir(dir);
+    return listed.ok() ? *listed : std::vector<std::string>{"<" + listed.status().ToString() + ">"};
+  };
+  ASSERT_TRUE(disk_.CreateDir("/d/a").ok());
+  ASSERT_TRUE(disk_.OpenFile("/d/a/f", OpenMode::kCreateNew).ok());  // resolves /d/a
+  // Removed and made again: a new file goes into the new directory.
+  ASSERT_TRUE(disk_.RemoveFile("/d/a/f").ok());
+  ASSERT_TRUE(disk_.RemoveDir("/d/a").ok());
+  EXPECT_FALSE(disk_.OpenFile("/d/a/g", OpenMode::kCreateNew).ok());  // no /d/a now
+  ASSERT_TRUE(disk_.CreateDir("/d/a").ok());
+  ASSERT_TRUE(disk_.OpenFile("/d/a/g", OpenMode::kCreateNew).ok());
+  EXPECT_EQ(names("/d/a"), std::vector<std::string>{"g"});
+  // Moved: its old path holds nothing, its new one holds what was written before and after.
+  ASSERT_TRUE(disk_.RenameFile("/d/a", "/d/b").ok());
+  EXPECT_FALSE(disk_.FileExists("/d/a/g"));
+  EXPECT_FALSE(disk_.OpenFile("/d/a/h", OpenMode::kCreateNew).ok());
+  ASSERT_TRUE(disk_.OpenFile("/d/b/h", OpenMode::kCreateNew).ok());
+  EXPECT_EQ(names("/d/b"), (std::vector<std::string>{"g", "h"}));
+  // Replaced by a rename over it (empty, so allowed): /d/c is now the moved directory.
+  ASSERT_TRUE(disk_.CreateDir("/d/c").ok());
+  ASSERT_TRUE(disk_.OpenFile("/d/c/x", OpenMode::kCreateNew).ok());  // resolves /d/c
+  ASSERT_TRUE(disk_.RemoveFile("/d/c/x").ok());
+  ASSERT_TRUE(disk_.RenameFile("/d/b", "/d/c").ok());
+  EXPECT_TRUE(disk_.FileExists("/d/c/g"));
+  ASSERT_TRUE(disk_.OpenFile("/d/c/y", OpenMode::kCreateNew).ok());
+  EXPECT_EQ(names("/d/c"), (std::vector<std::string>{"g", "h", "y"}));
+  // A crash drops the unsynced directories: /d/c and what it held are gone.
+  disk_.Crash();
+  EXPECT_FALSE(disk_.DirExists("/d/c"));
+  EXPECT_FALSE(disk_.FileExists("/d/c/g"));
+  EXPECT_FALSE(disk_.OpenFile("/d/c/z", OpenMode::kCreateNew).ok());
+}
+
 TEST_F(VirtualDiskTest, CrashDropsExactlyTheUnsyncedBytes) {
   WriteDurably("/d/0.log", "synced|");
   AppendTo("/d/0.log", "unsynced");
