@@ -401,7 +401,11 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
       if (i + 1 < changed_indexes_.size() && changed_indexes_[i + 1].first == index) continue;
       ObserveReplicaAt(slot, partitions, index, forced);
     }
-    if (++partial_observations_ % kVerifyChangesEvery == 0) {
+    // As many partial observations between two verifications as the broker has replicas (at
+    // least kVerifyChangesEvery): the walk costs each observation a constant, not the broker's
+    // size.
+    if (++partial_observations_ >= std::max<uint64_t>(kVerifyChangesEvery, partitions.size())) {
+      partial_observations_ = 0;
       VerifyNothingUnobserved(slot, partitions);
     }
     return;

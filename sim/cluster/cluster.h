@@ -237,8 +237,9 @@ class Cluster {
   // Observes replica `index` of the slot's partitions when its observation moved (or `always`).
   void ObserveReplicaAt(BrokerSlot& slot, const std::vector<const ksim::Partition*>& partitions,
                         size_t index, bool always);
-  // Always-on check, every kVerifyChangesEvery partial observations of a broker: every replica
-  // whose observation moved was in its change list (so that no change escapes the checker).
+  // Always-on check, after every max(kVerifyChangesEvery, the broker's replicas) partial
+  // observations: every replica whose observation moved was in its change list (so that no
+  // change escapes the checker).
   void VerifyNothingUnobserved(const BrokerSlot& slot,
                                const std::vector<const ksim::Partition*>& partitions) const;
 
