@@ -213,8 +213,13 @@ Result<BrokerRegistration> DecodeBrokerRegistration(std::string_view text) {
 
 std::string EncodeReplicaAssignment(const ReplicaAssignment& assignment) {
   OrderedJson partitions = OrderedJson::object();
+  // Appended as members (the map's keys are distinct and in order): operator[] would look each
+  // key up first, a walk over the members so far (ordered_json keeps them in a vector), which
+  // made encoding a topic of 10,000 partitions a tenth of a run.
+  OrderedJson::object_t& members = partitions.get_ref<OrderedJson::object_t&>();
+  members.reserve(assignment.size());
   for (const auto& [partition, replicas] : assignment) {
-    partitions[std::to_string(partition.value())] = IdArray(replicas);
+    members.emplace_back(std::to_string(partition.value()), IdArray(replicas));
   }
   OrderedJson json;
   json["version"] = 1;
