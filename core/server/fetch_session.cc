@@ -43,7 +43,20 @@ FetchSession::Partitions::iterator FetchSession::Add(CachedPartition partition) 
 void FetchSession::MarkToRead(Partitions::iterator it) {
   if (it->to_read) return;
   it->to_read = true;
+  it->to_read_index = to_read.size();
   to_read.push_back(it);
+  ordered_valid_ = false;
+}
+
+void FetchSession::UnmarkToRead(Partitions::iterator it) {
+  if (!it->to_read) return;
+  it->to_read = false;
+  // `to_read` is in no order: the last one takes its place (a walk to find it, and the move of
+  // those after it, cost a session of thousands of partitions each time one went quiet).
+  const Partitions::iterator last = to_read.back();
+  to_read[it->to_read_index] = last;
+  last->to_read_index = it->to_read_index;
+  to_read.pop_back();
   ordered_valid_ = false;
 }
 
@@ -59,18 +72,12 @@ void FetchSession::Hold(Partitions::iterator it, Partition& partition, BrokerId 
   KSIM_CHECK(it->quiet_in == nullptr);
   partition.HoldQuiet(this, &index.at(it->tp), follower, &fetched_ms);
   it->quiet_in = &partition;
-  if (it->to_read) {
-    it->to_read = false;
-    std::erase(to_read, it);
-    ordered_valid_ = false;
-  }
+  UnmarkToRead(it);
 }
 
 void FetchSession::Forget(Partitions::iterator it) {
   Unquiet(it);
-  it->to_read = false;
-  std::erase(to_read, it);
-  ordered_valid_ = false;
+  UnmarkToRead(it);
   index.erase(it->tp);
   partitions.erase(it);
 }

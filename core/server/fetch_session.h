@@ -78,7 +78,8 @@ struct CachedPartition {
   // ksim's quiet partitions (docs/broker.md, "Fetch sessions"; FetchSession below).
   uint64_t position = 0;          // its place in the session's order: later ones have larger
   Partition* quiet_in = nullptr;  // held quiet in this Partition (null: read at the next fetch)
-  bool to_read = false;           // in its session's to_read
+  bool to_read = false;           // in its session's to_read, at to_read_index
+  size_t to_read_index = 0;
   // The broker's fetch purgatory's watch list of this partition (Purgatory::WatchListOf) and the
   // purgatory generation it is of: a parked fetch of the session watches these.
   std::vector<uint64_t>* watch_list = nullptr;
@@ -154,6 +155,7 @@ struct FetchSession final : public QuietHolder {
 
  private:
   void MarkToRead(Partitions::iterator it);
+  void UnmarkToRead(Partitions::iterator it);
 
   mutable std::vector<Partitions::iterator> ordered_;  // ToReadInOrder's answer
   mutable bool ordered_valid_ = false;
