@@ -243,6 +243,8 @@ void Fetcher::SendFetches() {
     request.max_wait_ms = config_.fetch_max_wait_ms;
     request.min_bytes = config_.fetch_min_bytes;
     Asked asked;
+    request.partitions.reserve(members.size());
+    if (!sessions_) asked.reserve(members.size());
     for (const auto& [tp, state] : members) {
       if (!fetchable(*state)) continue;
       request.partitions.push_back(FetchPartition{*tp, state->position, kUndefinedOffset,
