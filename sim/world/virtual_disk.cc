@@ -125,6 +125,16 @@ struct VirtualDisk::Lookup {
   std::shared_ptr<Node> parent;
   std::string name;
   std::shared_ptr<Node> node;
+
+  // `name` in `parent` (node null when it has no such entry).
+  static Lookup In(std::shared_ptr<Node> parent, std::string_view name) {
+    Lookup lookup;
+    auto it = parent->entries.find(name);
+    if (it != parent->entries.end()) lookup.node = it->second;
+    lookup.parent = std::move(parent);
+    lookup.name = std::string(name);
+    return lookup;
+  }
 };
 
 namespace {
@@ -463,22 +473,19 @@ uint64_t VirtualDisk::used_bytes() const {
 }
 
 Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const {
-  // A path of the form <prefix>/<name>, its name a plain component: when <prefix> is the one
-  // resolved last and nothing was removed or replaced since, only <name> is looked up.
+  // A path of the form <prefix>/<name>, its name a plain component: when <prefix> is one of the
+  // directories resolved last (last_dirs_) and no directory was removed, moved or replaced since,
+  // only <name> is looked up.
   const size_t slash = path.rfind('/');
-  const bool plain_last = slash != std::string::npos && slash + 1 < path.size() &&
-                          std::string_view(path).substr(slash + 1) != "." &&
-                          std::string_view(path).substr(slash + 1) != "..";
+  const std::string_view name =
+      slash == std::string::npos ? std::string_view() : std::string_view(path).substr(slash + 1);
+  const bool plain_last = !name.empty() && name != "." && name != "..";
   if (plain_last) {
     const std::string_view prefix = std::string_view(path).substr(0, slash);
     for (const ResolvedDir& known : last_dirs_) {
-      if (known.generation != tree_generation_ || known.prefix != prefix) continue;
-      Lookup lookup;
-      lookup.parent = known.dir;
-      lookup.name = path.substr(slash + 1);
-      auto it = lookup.parent->entries.find(lookup.name);
-      if (it != lookup.parent->entries.end()) lookup.node = it->second;
-      return lookup;
+      if (known.generation == tree_generation_ && known.prefix == prefix) {
+        return Lookup::In(known.dir, name);
+      }
     }
   }
   // The components: views into `path`, empty ones and "." skipped ('..' is refused before any is
@@ -520,15 +527,12 @@ Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const 
     return true;
   });
   KSIM_RETURN_IF_ERROR(failed);
-  Lookup lookup;
   if (last.empty()) {
-    lookup.node = root_;
-    return lookup;
+    Lookup root;
+    root.node = root_;
+    return root;
   }
-  lookup.parent = *dir;
-  lookup.name = std::string(last);
-  auto it = (*dir)->entries.find(last);
-  if (it != (*dir)->entries.end()) lookup.node = it->second;
+  Lookup lookup = Lookup::In(*dir, last);
   if (plain_last) {
     last_dirs_[next_last_dir_] = ResolvedDir{path.substr(0, slash), *dir, tree_generation_};
     next_last_dir_ = (next_last_dir_ + 1) % last_dirs_.size();

@@ -193,25 +193,19 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
     }
     auto it = leaders_.lower_bound(TopicPartition{topic.topic, PartitionId(INT32_MIN)});
     auto next = led.begin();
-    while (it != leaders_.end() && it->first.topic == topic.topic) {
-      if (next == led.end() || it->first.partition < next->first) {
-        leader_index_.Erase(it->first);
+    auto held = [&] { return it != leaders_.end() && it->first.topic == topic.topic; };
+    while (held() || next != led.end()) {
+      if (held() && (next == led.end() || it->first.partition < next->first)) {
+        leader_index_.Erase(it->first);  // no longer led, or no longer named
         it = leaders_.erase(it);
-      } else if (it->first.partition == next->first) {
-        it->second = next->second;
+      } else if (held() && it->first.partition == next->first) {
+        it->second = (next++)->second;
         ++it;
-        ++next;
       } else {
         TopicPartition tp{topic.topic, next->first};
-        auto added = leaders_.emplace_hint(it, tp, next->second);
+        auto added = leaders_.emplace_hint(it, tp, (next++)->second);
         leader_index_.Insert(tp, &added->second);
-        ++next;
       }
-    }
-    for (; next != led.end(); ++next) {
-      TopicPartition tp{topic.topic, next->first};
-      auto added = leaders_.emplace_hint(it, tp, next->second);
-      leader_index_.Insert(tp, &added->second);
     }
   }
   timers_.Cancel(max_age_timer_);

@@ -150,13 +150,18 @@ TEST(ConsumerNetworkTest, EachMetadataAnswerReplacesWhatTheLastSaidOfItsTopics) 
   auto leader = [&](const std::string& topic, int32_t partition) {
     return network.LeaderHost(TopicPartition{topic, PartitionId(partition)}).value_or("none");
   };
+  // The leaders of t-0 to t-5.
+  auto leaders_of_t = [&] {
+    std::vector<std::string> hosts;
+    for (int32_t p = 0; p < 6; ++p) hosts.push_back(leader("t", p));
+    return hosts;
+  };
+  using Hosts = std::vector<std::string>;
 
   network.AddTopics({"t", "u"});
   answer({TopicMetadata{.topic = "t", .partition_metadata = {Led(2, 3), Led(0, 1), Led(1, 2)}},
           TopicMetadata{.topic = "u", .partition_metadata = {Led(0, 1)}}});
-  EXPECT_EQ(leader("t", 0), "broker-1");
-  EXPECT_EQ(leader("t", 1), "broker-2");
-  EXPECT_EQ(leader("t", 2), "broker-3");
+  EXPECT_EQ(leaders_of_t(), (Hosts{"broker-1", "broker-2", "broker-3", "none", "none", "none"}));
   EXPECT_EQ(leader("u", 0), "broker-1");
   EXPECT_EQ(network.PartitionCount("t"), 3);
 
@@ -166,12 +171,7 @@ TEST(ConsumerNetworkTest, EachMetadataAnswerReplacesWhatTheLastSaidOfItsTopics) 
   answer({TopicMetadata{
       .topic = "t",
       .partition_metadata = {Led(5, 1), Led(3, 1), Led(0, 2), Led(1, -1), Led(3, 2)}}});
-  EXPECT_EQ(leader("t", 0), "broker-2");
-  EXPECT_EQ(leader("t", 1), "none");
-  EXPECT_EQ(leader("t", 2), "none");
-  EXPECT_EQ(leader("t", 3), "broker-2");
-  EXPECT_EQ(leader("t", 4), "none");
-  EXPECT_EQ(leader("t", 5), "broker-1");
+  EXPECT_EQ(leaders_of_t(), (Hosts{"broker-2", "none", "none", "broker-2", "none", "broker-1"}));
   EXPECT_EQ(leader("u", 0), "broker-1");
   EXPECT_EQ(network.PartitionCount("t"), 5);
 
@@ -180,7 +180,7 @@ TEST(ConsumerNetworkTest, EachMetadataAnswerReplacesWhatTheLastSaidOfItsTopics) 
   timers.RunHeld();
   answer({TopicMetadata{.error_code = Errc::kUnknownTopicOrPartition, .topic = "t"},
           TopicMetadata{.topic = "u", .partition_metadata = {Led(0, 3)}}});
-  for (int32_t p = 0; p < 6; ++p) EXPECT_EQ(leader("t", p), "none") << p;
+  EXPECT_EQ(leaders_of_t(), Hosts(6, "none"));
   EXPECT_FALSE(network.PartitionCount("t").has_value());
   EXPECT_EQ(leader("u", 0), "broker-3");
 }
