@@ -8,50 +8,176 @@
 // core/base/trace_names.h (`ev::kLeaderElected`, `field::kTopic`); partition-scoped events carry
 // `topic` and `partition` first; fields are added in a fixed order so that a trace is
 // byte-identical between runs. An empty sink drops events. Single-threaded, like its owner.
+//
+// EventFields are JSON text from the start: each field is written as it is added, in the bytes
+// the trace will hold (core/base/json_text.h), so that an event costs one buffer and no JSON tree
+// (one event per record on every replica is emitted, and most are only written). A reader that
+// looks inside (the simulator's checkers, tests) asks for json(), parsed once on first use.
 #pragma once
 
+#include <array>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+
+#include "core/base/json_text.h"
 
 namespace ksim {
 
-using EventFields = nlohmann::ordered_json;
-using EventSink = std::function<void(std::string_view ev, EventFields fields)>;
+// One field's value as written at a call site: a view of the caller's value, read once, when
+// the field is added (the values of a braced list live until the end of its full expression).
+// Integers, booleans, null and strings are written directly; anything else nlohmann converts
+// to JSON (an ordered_json, a vector of ids, a double) goes through a JSON value.
+class EventValue {
+ public:
+  EventValue() = default;  // null
+  EventValue(std::nullptr_t) {}
+  EventValue(bool value) : kind_(Kind::kBool), bool_(value) {}
+  template <std::integral Integer>
+  requires(!std::same_as<Integer, bool>) EventValue(Integer value) {
+    if constexpr (std::is_signed_v<Integer>) {
+      kind_ = Kind::kSigned;
+      signed_ = value;
+    } else {
+      kind_ = Kind::kUnsigned;
+      unsigned_ = value;
+    }
+  }
+  // Through JSON (nlohmann's shortest round-trip digits); without this a double would convert to
+  // bool before anything else.
+  EventValue(double value) : kind_(Kind::kJson), owned_(value), json_(&owned_) {}
+  EventValue(const char* text) : kind_(Kind::kString), text_(text) {}
+  // Any other pointer would convert to bool.
+  template <class Pointee>
+  EventValue(Pointee*) = delete;
+  EventValue(std::string_view text) : kind_(Kind::kString), text_(text) {}
+  EventValue(const std::string& text) : kind_(Kind::kString), text_(text) {}
+  EventValue(const nlohmann::ordered_json& json) : kind_(Kind::kJson), json_(&json) {}
+  // Anything else nlohmann can convert (a vector, a double, an enum): converted here.
+  template <class Value>
+  requires(!std::is_arithmetic_v<Value> && !std::is_convertible_v<const Value&, std::string_view> &&
+           !std::same_as<Value, nlohmann::ordered_json> && !std::same_as<Value, std::nullptr_t> &&
+           std::is_constructible_v<nlohmann::ordered_json, const Value&>)
+      EventValue(const Value& value)
+      : kind_(Kind::kJson), owned_(value), json_(&owned_) {}
 
-inline void Emit(const EventSink& sink, std::string_view ev, EventFields fields = EventFields()) {
-  if (sink) sink(ev, std::move(fields));
-}
+  // A copy views what the original viewed (its own copy of a converted value).
+  EventValue(const EventValue& other)
+      : kind_(other.kind_),
+        unsigned_(other.unsigned_),
+        text_(other.text_),
+        owned_(other.owned_),
+        json_(other.json_ == &other.owned_ ? &owned_ : other.json_) {}
+  EventValue& operator=(const EventValue&) = delete;
+
+  void AppendTo(JsonOut& out) const;
+
+ private:
+  friend class EventFields;
+  enum class Kind : uint8_t { kNull, kBool, kSigned, kUnsigned, kString, kJson };
+  Kind kind_ = Kind::kNull;
+  union {
+    bool bool_;
+    int64_t signed_;
+    uint64_t unsigned_ = 0;
+  };
+  std::string_view text_;
+  nlohmann::ordered_json owned_;
+  const nlohmann::ordered_json* json_ = nullptr;
+};
 
 // One member of an event's fields, as written at a call site: {field::kTopic, tp.topic}.
-using EventField = std::pair<std::string_view, EventFields>;
+struct EventField {
+  template <class Value>
+  EventField(std::string_view key, Value&& value) : key(key), value(std::forward<Value>(value)) {}
+  std::string_view key;
+  EventValue value;
+};
 
-// The fields object of `fields`, member by member in the order given: what nlohmann's braced
-// form EventFields{{key, value}, ...} builds (a later repeat of a key is dropped, an empty list is
-// null), without the two-element array that form makes of each member first. One event per
-// record on every replica is built this way, so it counts.
-inline EventFields MakeEventFields(std::initializer_list<EventField> fields) {
-  EventFields out;
-  if (fields.size() == 0) return out;
-  out = EventFields::object();
-  EventFields::object_t& members = out.get_ref<EventFields::object_t&>();
-  members.reserve(fields.size());
-  for (const EventField& field : fields) {
-    bool repeated = false;
-    for (const auto& member : members) repeated = repeated || member.first == field.first;
-    if (!repeated) members.emplace_back(field.first, field.second);
+class EventFields {
+ public:
+  EventFields() = default;  // no fields
+  // The fields in the order given: Emit(sink, ev, {{field::kTopic, tp.topic}, ...}).
+  EventFields(std::initializer_list<EventField> fields);
+  // The members of a JSON object, in its order (null: no fields). REQUIRES: an object or null.
+  explicit EventFields(const nlohmann::ordered_json& object);
+  EventFields(const EventFields& other);
+  EventFields& operator=(const EventFields& other);
+  EventFields(EventFields&&) noexcept = default;
+  EventFields& operator=(EventFields&&) noexcept = default;
+
+  // Appends a field. REQUIRES: `key` is not among the fields yet, nor one of the trace line's own
+  // keys (t_us, node, ev).
+  EventFields& Add(std::string_view key, const EventValue& value);
+  // Appends a field whose value `write` writes as JSON text (an array built in place, without a
+  // JSON value first): write(JsonOut&). REQUIRES: as Add; `write` writes exactly one value.
+  template <class Write>
+  EventFields& AddWith(std::string_view key, Write&& write) {
+    JsonOut out = BeginField(key);
+    write(out);
+    return EndField(out, ValueKind::kJson);
   }
-  return out;
+
+  bool empty() const { return count_ == 0; }
+  size_t size() const { return count_; }
+  // The members as JSON text, comma-separated, without braces: "topic":"t","partition":0. What
+  // a trace line holds after its "ev".
+  std::string_view text() const { return {text_.data(), length_}; }
+  // The fields as a JSON object ({} when there are none), built from text() on first use and
+  // kept: each member from its kind and its text, only escaped strings and JSON values parsed.
+  const nlohmann::ordered_json& json() const;
+
+  friend bool operator==(const EventFields& a, const EventFields& b) {
+    return a.text() == b.text();
+  }
+
+ private:
+  // What a field's value was when written (EventValue's kind): how json() reads its text back.
+  using ValueKind = EventValue::Kind;
+  // Where a field is in text_: its key, quotes included, at [begin, key_end); its value at
+  // [key_end + 1, value_end).
+  struct Entry {
+    uint32_t begin;
+    uint32_t key_end;
+    uint32_t value_end;
+    ValueKind kind;
+  };
+  // Fields whose place is kept (to refuse a repeated key and to read them back without a
+  // parse); an event has fewer. Past this many, json() parses the text.
+  static constexpr size_t kEntries = 24;
+  // Room for a typical event at its first field: one allocation, not one per doubling.
+  static constexpr size_t kInitialBytes = 192;
+
+  JsonOut BeginField(std::string_view key);
+  EventFields& EndField(const JsonOut& out, ValueKind kind);
+  nlohmann::ordered_json Build() const;
+
+  TextBuffer text_;  // text() is its first length_ bytes
+  size_t length_ = 0;
+  uint32_t count_ = 0;
+  std::array<Entry, kEntries> entries_;  // the first min(count_, kEntries); not zero-filled
+  mutable std::shared_ptr<const nlohmann::ordered_json> json_;  // json(), once asked
+};
+
+using EventSink = std::function<void(std::string_view ev, const EventFields& fields)>;
+
+inline void Emit(const EventSink& sink, std::string_view ev, const EventFields& fields = {}) {
+  if (sink) sink(ev, fields);
 }
 
 // Emit(sink, ev, {{field::kTopic, tp.topic}, ...}) comes here (a braced list converts to an
-// initializer_list before anything else): built as MakeEventFields does, and not at all for an
-// empty sink.
+// initializer_list before anything else): not built at all for an empty sink.
 inline void Emit(const EventSink& sink, std::string_view ev,
                  std::initializer_list<EventField> fields) {
-  if (sink) sink(ev, MakeEventFields(fields));
+  if (sink) sink(ev, EventFields(fields));
 }
 
 }  // namespace ksim

@@ -21,9 +21,11 @@ std::vector<int32_t> Ids(const std::vector<BrokerId>& brokers) {
 }
 
 // The values of the records at [first, last] in `batches` (already validated by the append),
-// as text, null for a null value: the trace's record identity (docs/trace-format.md, "append").
-EventFields AppendedValues(ByteView batches, Offset first, Offset last) {
-  EventFields values = EventFields::array();
+// as a JSON array of text, null for a null value: the trace's record identity
+// (docs/trace-format.md, "append").
+void AppendValues(JsonOut& out, ByteView batches, Offset first, Offset last) {
+  out.Put('[');
+  bool any = false;
   BatchIterator batch_iterator(batches, /*verify_crc=*/false);
   while (std::optional<BatchIterator::Item> batch = batch_iterator.Next()) {
     if (batch->header.last_offset() < first || batch->header.base_offset > last) continue;
@@ -31,14 +33,17 @@ EventFields AppendedValues(ByteView batches, Offset first, Offset last) {
     if (!records.ok()) continue;  // appended, so decodable; a compressed batch has no values
     for (const Record& record : *records) {
       if (record.offset < first || record.offset > last) continue;
+      if (any) out.Put(',');
+      any = true;
       if (record.value.has_value()) {
-        values.push_back(std::string(record.value->begin(), record.value->end()));
+        AppendJsonString(out, std::string_view(reinterpret_cast<const char*>(record.value->data()),
+                                               record.value->size()));
       } else {
-        values.push_back(nullptr);
+        out.Put("null");
       }
     }
   }
-  return values;
+  out.Put(']');
 }
 
 }  // namespace
@@ -155,8 +160,8 @@ Result<ProducerStateManager> Partition::LoadProducerState(Env& env, const Log& l
 
 EventFields Partition::Fields() const {
   EventFields fields;
-  fields[field::kTopic] = tp_.topic;
-  fields[field::kPartition] = tp_.partition.value();
+  fields.Add(field::kTopic, tp_.topic);
+  fields.Add(field::kPartition, tp_.partition.value());
   return fields;
 }
 
@@ -222,11 +227,11 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   }
 
   EventFields fields = Fields();
-  fields[field::kEpoch] = leader_epoch_.value();
-  fields[field::kIsr] = Ids(isr_);
-  fields[field::kReplicas] = Ids(assigned_replicas_);
+  fields.Add(field::kEpoch, leader_epoch_.value());
+  fields.Add(field::kIsr, Ids(isr_));
+  fields.Add(field::kReplicas, Ids(assigned_replicas_));
   AddLogState(fields);
-  Emit(events_, ev::kBecomeLeader, std::move(fields));
+  Emit(events_, ev::kBecomeLeader, fields);
   // The ISR may be down to the leader alone.
   MaybeIncrementLeaderHw();
   CheckInvariants();
@@ -309,10 +314,10 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   missed_epochs_.reset();
   leader_ = state.leader;
   EventFields fields = Fields();
-  fields[field::kLeader] = leader_.value();
-  fields[field::kEpoch] = leader_epoch_.value();
+  fields.Add(field::kLeader, leader_.value());
+  fields.Add(field::kEpoch, leader_epoch_.value());
   AddLogState(fields);
-  Emit(events_, ev::kBecomeFollower, std::move(fields));
+  Emit(events_, ev::kBecomeFollower, fields);
   CheckInvariants();
   return true;
 }
@@ -362,11 +367,11 @@ Result<LogAppendInfo> Partition::AppendAsLeader(MutableByteView batches, int16_t
     info.offset_of_max_timestamp = original.last_offset;
     info.num_records = original.last_offset - original.first_offset + 1;
     EventFields fields = Fields();
-    fields[field::kFirstOffset] = original.first_offset.value();
-    fields[field::kLastOffset] = original.last_offset.value();
-    fields[field::kFirstSequence] = original.first_sequence.value();
-    fields[field::kLastSequence] = original.last_sequence.value();
-    Emit(events_, ev::kDuplicateBatch, std::move(fields));
+    fields.Add(field::kFirstOffset, original.first_offset.value());
+    fields.Add(field::kLastOffset, original.last_offset.value());
+    fields.Add(field::kFirstSequence, original.first_sequence.value());
+    fields.Add(field::kLastSequence, original.last_sequence.value());
+    Emit(events_, ev::kDuplicateBatch, fields);
     CheckInvariants();
     return info;
   }
@@ -559,15 +564,15 @@ void Partition::ApplyIsrChange(std::vector<BrokerId> isr, int32_t zk_version) {
   zk_version_ = zk_version;
   if (!removed.empty()) {
     EventFields fields = Fields();
-    fields[field::kIsr] = Ids(isr_);
-    fields[field::kRemoved] = Ids(removed);
-    Emit(events_, ev::kIsrShrink, std::move(fields));
+    fields.Add(field::kIsr, Ids(isr_));
+    fields.Add(field::kRemoved, Ids(removed));
+    Emit(events_, ev::kIsrShrink, fields);
   }
   if (!added.empty()) {
     EventFields fields = Fields();
-    fields[field::kIsr] = Ids(isr_);
-    fields[field::kAdded] = Ids(added);
-    Emit(events_, ev::kIsrExpand, std::move(fields));
+    fields.Add(field::kIsr, Ids(isr_));
+    fields.Add(field::kAdded, Ids(added));
+    Emit(events_, ev::kIsrExpand, fields);
   }
   MaybeIncrementLeaderHw();
   CheckInvariants();
@@ -686,11 +691,11 @@ Status Partition::TruncateTo(Offset offset, std::string_view reason) {
   if (!truncated.ok()) return truncated.status();
   KSIM_RETURN_IF_ERROR(observed);
   EventFields fields = Fields();
-  fields[field::kFromLeo] = from_leo.value();
-  fields[field::kTo] = log_.log_end_offset().value();
-  fields[field::kRecords] = from_leo - log_.log_end_offset();
-  fields[field::kReason] = reason;
-  Emit(events_, ev::kTruncate, std::move(fields));
+  fields.Add(field::kFromLeo, from_leo.value());
+  fields.Add(field::kTo, log_.log_end_offset().value());
+  fields.Add(field::kRecords, from_leo - log_.log_end_offset());
+  fields.Add(field::kReason, reason);
+  Emit(events_, ev::kTruncate, fields);
   CheckInvariants();
   return Status::Ok();
 }
@@ -705,11 +710,11 @@ Status Partition::TruncateFullyAndStartAt(Offset offset) {
   KSIM_RETURN_IF_ERROR(status);
   KSIM_RETURN_IF_ERROR(observed);
   EventFields fields = Fields();
-  fields[field::kFromLeo] = from_leo.value();
-  fields[field::kTo] = offset.value();
-  fields[field::kRecords] = records;
-  fields[field::kReason] = "offset_out_of_range";
-  Emit(events_, ev::kTruncate, std::move(fields));
+  fields.Add(field::kFromLeo, from_leo.value());
+  fields.Add(field::kTo, offset.value());
+  fields.Add(field::kRecords, records);
+  fields.Add(field::kReason, "offset_out_of_range");
+  Emit(events_, ev::kTruncate, fields);
   CheckInvariants();
   return Status::Ok();
 }
@@ -831,28 +836,25 @@ void Partition::SetHighWatermark(Offset hw) {
 
 void Partition::EmitAppend(const LogAppendInfo& info, ByteView batches, std::string_view role) {
   if (info.num_batches == 0 || !events_) return;
-  // Built member by member rather than as Emit's braced list: that list's elements are const, so
-  // the record values would be copied in, where here they are moved (one event per append on
-  // every replica).
-  EventFields fields = EventFields::object();
-  EventFields::object_t& members = fields.get_ref<EventFields::object_t&>();
-  members.reserve(8);
-  members.emplace_back(field::kTopic, tp_.topic);
-  members.emplace_back(field::kPartition, tp_.partition.value());
-  members.emplace_back(field::kFirstOffset, info.first_offset.value());
-  members.emplace_back(field::kLastOffset, info.last_offset.value());
-  members.emplace_back(field::kLeo, log_.log_end_offset().value());
-  members.emplace_back(field::kEpoch, last_appended_epoch_.value());
-  members.emplace_back(field::kRole, role);
-  members.emplace_back(field::kValues,
-                       AppendedValues(batches, info.first_offset, info.last_offset));
-  Emit(events_, ev::kAppend, std::move(fields));
+  // One event per append on every replica: the record values are written into the event's text
+  // as they are decoded.
+  EventFields fields{{field::kTopic, tp_.topic},
+                     {field::kPartition, tp_.partition.value()},
+                     {field::kFirstOffset, info.first_offset.value()},
+                     {field::kLastOffset, info.last_offset.value()},
+                     {field::kLeo, log_.log_end_offset().value()},
+                     {field::kEpoch, last_appended_epoch_.value()},
+                     {field::kRole, role}};
+  fields.AddWith(field::kValues, [&](JsonOut& out) {
+    AppendValues(out, batches, info.first_offset, info.last_offset);
+  });
+  Emit(events_, ev::kAppend, fields);
 }
 
 void Partition::AddLogState(EventFields& fields) const {
-  fields[field::kLeo] = log_.log_end_offset().value();
-  fields[field::kLogStartOffset] = log_.log_start_offset().value();
-  fields[field::kHw] = high_watermark_.value();
+  fields.Add(field::kLeo, log_.log_end_offset().value());
+  fields.Add(field::kLogStartOffset, log_.log_start_offset().value());
+  fields.Add(field::kHw, high_watermark_.value());
 }
 
 Status Partition::StorageFailure(const Status& cause) {

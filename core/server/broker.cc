@@ -524,7 +524,7 @@ void Broker::Impl::SendControlledShutdown(int attempt, Result<ZnodeData> control
          {{field::kBroker, id().value()},
           {field::kAttempt, attempt},
           {field::kError, ErrcName(Errc::kNotController)},
-          {field::kRemaining, EventFields::array()}});
+          {field::kRemaining, nlohmann::ordered_json::array()}});
     return FinishShutdown();
   }
   Result<zk::ControllerRegistration> registration =
@@ -550,7 +550,7 @@ void Broker::Impl::SendControlledShutdown(int attempt, Result<ZnodeData> control
 void Broker::Impl::OnControlledShutdownAnswer(int attempt, Result<Message> answer) {
   if (state() != BrokerState::kPendingControlledShutdown) return;
   Errc error = answer.ok() ? Errc::kNone : answer.status().code();
-  EventFields remaining = EventFields::array();
+  nlohmann::ordered_json remaining = nlohmann::ordered_json::array();
   if (answer.ok()) {
     if (const auto* response = std::get_if<ControlledShutdownResponse>(&*answer)) {
       error = response->error_code;

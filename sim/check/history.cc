@@ -38,8 +38,9 @@ std::string_view OpFunctionName(OpFunction f) {
 
 namespace {
 
-TraceFields Key(const std::optional<std::string>& key) {
-  return key ? TraceFields(*key) : TraceFields(nullptr);
+EventValue Key(const std::optional<std::string>& key) {
+  if (key) return EventValue(*key);
+  return EventValue();
 }
 
 }  // namespace
@@ -74,14 +75,11 @@ uint64_t History::SendInvoke(std::string_view client, uint64_t incarnation, std:
   op.value = std::move(value);
   id_for_value_.emplace(op.value, op.record_id);  // keeps the first id sent with the value
   open_.insert(op.index);
-  TraceFields fields = TraceFields::object();
-  TraceFields::object_t& members = fields.get_ref<TraceFields::object_t&>();
-  members.reserve(4);
-  members.emplace_back(field::kRecordId, op.record_id);
-  members.emplace_back(field::kTopic, op.topic);
-  members.emplace_back(field::kKey, Key(op.key));
-  members.emplace_back(field::kValue, op.value);
-  world_.Trace(op.process, ev::kSend, fields);
+  world_.Trace(op.process, ev::kSend,
+               {{field::kRecordId, op.record_id},
+                {field::kTopic, op.topic},
+                {field::kKey, Key(op.key)},
+                {field::kValue, op.value}});
   return op.index;
 }
 
@@ -125,26 +123,26 @@ void History::SendInfo(uint64_t invoke, const TopicPartition& tp, Errc error, bo
 }
 
 void History::TraceSendCompletion(const HistoryOp& op) {
-  // Appended in order to the object's members (its keys are distinct), not looked up by key.
-  TraceFields fields = TraceFields::object();
-  TraceFields::object_t& members = fields.get_ref<TraceFields::object_t&>();
-  members.reserve(9);
-  members.emplace_back(field::kRecordId, op.record_id);
-  members.emplace_back(field::kTopic, op.topic);
-  members.emplace_back(field::kPartition, op.partition.value() >= 0
-                                              ? TraceFields(op.partition.value())
-                                              : TraceFields(nullptr));
-  if (op.type == OpType::kOk) members.emplace_back(field::kOffset, op.offset.value());
-  members.emplace_back(field::kKey, Key(op.key));
-  members.emplace_back(field::kValue, op.value);
+  EventFields fields{{field::kRecordId, op.record_id}, {field::kTopic, op.topic}};
+  if (op.partition.value() >= 0) {
+    fields.Add(field::kPartition, op.partition.value());
+  } else {
+    fields.Add(field::kPartition, nullptr);
+  }
+  if (op.type == OpType::kOk) fields.Add(field::kOffset, op.offset.value());
+  fields.Add(field::kKey, Key(op.key));
+  fields.Add(field::kValue, op.value);
   if (op.type == OpType::kOk) {
     world_.Trace(op.process, ev::kAck, fields);
     return;
   }
-  members.emplace_back(field::kError, op.crashed ? TraceFields(nullptr)
-                                                 : TraceFields(std::string(ErrcName(op.error))));
-  members.emplace_back(field::kOutcome, op.type == OpType::kFail ? "fail" : "unknown");
-  if (op.crashed) members.emplace_back(field::kCrashed, true);
+  if (op.crashed) {
+    fields.Add(field::kError, nullptr);
+  } else {
+    fields.Add(field::kError, ErrcName(op.error));
+  }
+  fields.Add(field::kOutcome, op.type == OpType::kFail ? "fail" : "unknown");
+  if (op.crashed) fields.Add(field::kCrashed, true);
   world_.Trace(op.process, ev::kError, fields);
 }
 
@@ -154,8 +152,7 @@ void History::Poll(std::string_view client, uint64_t incarnation, std::string_vi
   HistoryOp& op = Append(client, incarnation, OpType::kOk, OpFunction::kPoll);
   op.group = std::string(group);
   op.count = count;
-  world_.Trace(op.process, ev::kPoll,
-               TraceFields{{field::kGroup, op.group}, {field::kCount, count}});
+  world_.Trace(op.process, ev::kPoll, {{field::kGroup, op.group}, {field::kCount, count}});
 }
 
 void History::Deliver(std::string_view client, uint64_t incarnation, std::string_view group,
@@ -169,16 +166,14 @@ void History::Deliver(std::string_view client, uint64_t incarnation, std::string
   op.key = key;
   op.value = value;
   if (std::optional<std::string> id = RecordIdForValue(value)) op.record_id = std::move(*id);
-  world_.Trace(
-      op.process, ev::kDeliver,
-      MakeEventFields({{field::kGroup, op.group},
-                       {field::kRecordId,
-                        op.record_id.empty() ? TraceFields(nullptr) : TraceFields(op.record_id)},
-                       {field::kTopic, op.topic},
-                       {field::kPartition, op.partition.value()},
-                       {field::kOffset, op.offset.value()},
-                       {field::kKey, Key(op.key)},
-                       {field::kValue, op.value}}));
+  world_.Trace(op.process, ev::kDeliver,
+               {{field::kGroup, op.group},
+                {field::kRecordId, op.record_id.empty() ? EventValue() : EventValue(op.record_id)},
+                {field::kTopic, op.topic},
+                {field::kPartition, op.partition.value()},
+                {field::kOffset, op.offset.value()},
+                {field::kKey, Key(op.key)},
+                {field::kValue, op.value}});
 }
 
 void History::Commit(std::string_view client, uint64_t incarnation, std::string_view group,
@@ -190,14 +185,13 @@ void History::Commit(std::string_view client, uint64_t incarnation, std::string_
   op.partition = tp.partition;
   op.offset = offset;
   op.error = error;
-  world_.Trace(op.process, ev::kCommit,
-               MakeEventFields({{field::kGroup, op.group},
-                                {field::kTopic, op.topic},
-                                {field::kPartition, op.partition.value()},
-                                {field::kOffset, op.offset.value()},
-                                {field::kError, error == Errc::kNone
-                                                    ? TraceFields(nullptr)
-                                                    : TraceFields(std::string(ErrcName(error)))}}));
+  world_.Trace(
+      op.process, ev::kCommit,
+      {{field::kGroup, op.group},
+       {field::kTopic, op.topic},
+       {field::kPartition, op.partition.value()},
+       {field::kOffset, op.offset.value()},
+       {field::kError, error == Errc::kNone ? EventValue() : EventValue(ErrcName(error))}});
 }
 
 std::vector<const HistoryOp*> History::Select(OpFunction f, OpType type) const {

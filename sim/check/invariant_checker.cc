@@ -118,15 +118,15 @@ void InvariantChecker::Remember(const ReplicaObservation& replica, ReplicaTrack&
   track.seen_pass = pass_;
 }
 
-void InvariantChecker::OnEvent(std::string_view ev, const EventFields& fields) {
-  if (ev == ev::kTopicDeleted && fields.is_object() && fields.contains(field::kTopic) &&
+void InvariantChecker::OnEvent(std::string_view ev, const EventFields& event) {
+  if (ev != ev::kTopicDeleted && ev != ev::kLeaderElected) return;
+  const nlohmann::ordered_json& fields = event.json();
+  if (ev == ev::kTopicDeleted && fields.contains(field::kTopic) &&
       fields[field::kTopic].is_string()) {
     return ForgetTopic(fields[field::kTopic].get<std::string>());
   }
   if (ev != ev::kLeaderElected) return;
-  if (!fields.is_object() || !fields.contains(field::kUnclean) ||
-      !fields[field::kUnclean].is_boolean())
-    return;
+  if (!fields.contains(field::kUnclean) || !fields[field::kUnclean].is_boolean()) return;
   if (!fields[field::kUnclean].get<bool>()) return;
   if (!fields.contains(field::kTopic) || !fields[field::kTopic].is_string()) return;
   if (!fields.contains(field::kPartition) || !fields[field::kPartition].is_number_integer()) return;

@@ -121,14 +121,23 @@ std::string FormatSeconds(TimeUs t_us) {
 }
 
 RunObserver::RunObserver(World& world) : world_(world) {
-  world.AddTraceTap([this](TimeUs t_us, std::string_view node, std::string_view ev,
-                           const TraceFields& fields) { OnEvent(t_us, node, ev, fields); });
+  world.AddTraceTap(
+      [this](TimeUs t_us, std::string_view node, std::string_view ev, const EventFields& fields) {
+        Handle(t_us, node, ev, [&fields]() -> const TraceFields& { return fields.json(); });
+      });
 }
 
 void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view ev,
                           const TraceFields& fields) {
+  Handle(t_us, node, ev, [&fields]() -> const TraceFields& { return fields; });
+}
+
+void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev,
+                         const std::function<const TraceFields&()>& get) {
+  // Each branch asks for the fields: an event it does not read is not parsed back to JSON.
   last_t_us_ = std::max(last_t_us_, t_us);
   if (ev == ev::kLeaderElected) {
+    const TraceFields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     ElectionRecord election;
@@ -146,6 +155,7 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
     Reassess(*tp, track, t_us);
     elections_.push_back(std::move(election));
   } else if (ev == ev::kPartitionOffline) {
+    const TraceFields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     PartitionTrack& track = Track(*tp, t_us);
@@ -153,6 +163,7 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
     track.isr = IdsField(fields, field::kIsr);
     Reassess(*tp, track, t_us);
   } else if (ev == ev::kIsrShrink || ev == ev::kIsrExpand) {
+    const TraceFields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     PartitionTrack& track = Track(*tp, t_us);
@@ -165,10 +176,12 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
     }
     Reassess(*tp, track, t_us);
   } else if (ev == ev::kBecomeLeader || ev == ev::kBecomeFollower) {
+    const TraceFields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     roles_.push_back(RoleRecord{t_us, BrokerId(BrokerOfNode(node)), *tp, ev == ev::kBecomeLeader});
   } else if (ev == ev::kTruncate) {
+    const TraceFields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     TruncationRecord truncation;
@@ -181,12 +194,14 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
     truncation.reason = StringField(fields, field::kReason);
     truncations_.push_back(std::move(truncation));
   } else if (ev == ev::kProduceRetry) {
+    const TraceFields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     retries_.push_back(RetryRecord{t_us, std::string(node), *tp,
                                    static_cast<int32_t>(IntField(fields, field::kAttempt, 0)),
                                    StringField(fields, field::kError)});
   } else if (ev == ev::kPartitionsAssigned || ev == ev::kPartitionsRevoked) {
+    const TraceFields& fields = get();
     RebalanceRecord rebalance{t_us, std::string(node), std::string(ev), {}};
     auto names = fields.find(field::kPartitions);
     if (names != fields.end() && names->is_array()) {
@@ -199,28 +214,33 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
     }
     rebalances_.push_back(std::move(rebalance));
   } else if (ev == ev::kOffsetReset) {
+    const TraceFields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     offset_resets_.push_back(OffsetResetRecord{
         t_us, std::string(node), *tp, StringField(fields, field::kStrategy),
         Offset(IntField(fields, field::kOffset, 0)), Offset(IntField(fields, field::kFrom, -1))});
   } else if (ev == ev::kOffsetFetched) {
+    const TraceFields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     offset_fetches_.push_back(OffsetFetchRecord{t_us, std::string(node),
                                                 StringField(fields, field::kGroup), *tp,
                                                 Offset(IntField(fields, field::kOffset, -1))});
   } else if (ev == ev::kOffsetsCommitted) {
+    const TraceFields& fields = get();
     commit_writes_.push_back(CommitWriteRecord{t_us, BrokerId(BrokerOfNode(node)),
                                                StringField(fields, field::kGroup),
                                                StringField(fields, field::kError)});
   } else if (ev == ev::kCliOutput) {
+    const TraceFields& fields = get();
     const int64_t index = IntField(fields, field::kIndex);
     if (node == node::kScenario && index >= 0 &&
         StringField(fields, field::kLine).starts_with(kConsoleConsumerExit)) {
       stopped_tools_.insert(node::CliTool(static_cast<size_t>(index)));
     }
   } else if (ev == ev::kInvariantViolation) {
+    const TraceFields& fields = get();
     ViolationRecord violation;
     violation.t_us = t_us;
     violation.rule = StringField(fields, field::kRule);
@@ -233,6 +253,7 @@ void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view e
     violation.committed_us = IntField(fields, field::kCommittedUs, -1);
     violations_.push_back(std::move(violation));
   } else if (IsFault(ev)) {
+    const TraceFields& fields = get();
     OnFault(t_us, node, ev, fields);
   }
 }

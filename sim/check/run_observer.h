@@ -45,6 +45,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -203,6 +204,10 @@ class RunObserver {
   int64_t UnavailableMs(const TopicPartition& tp, TimeUs end_us) const;
 
  private:
+  // OnEvent's work, for the tap (EventFields) and for tests (JSON): `get` gives the fields, asked
+  // only by the events read.
+  void Handle(TimeUs t_us, std::string_view node, std::string_view ev,
+              const std::function<const TraceFields&()>& get);
   struct PartitionTrack {
     TimeUs known_since_us = 0;
     BrokerId leader{-1};

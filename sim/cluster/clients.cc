@@ -54,7 +54,7 @@ Result<ConfigOverrides> BaseSettings(const std::string& id,
 }
 
 // The Errc an event field names (a Kafka error name or a code); kNone for null or "NONE".
-Errc ErrcOfField(const EventFields& field) {
+Errc ErrcOfField(const nlohmann::ordered_json& field) {
   if (field.is_number_integer()) return static_cast<Errc>(field.get<int16_t>());
   if (!field.is_string()) return Errc::kNone;
   const std::string name = field.get<std::string>();
@@ -134,9 +134,9 @@ void ProducerClient::StartProcess() {
   process->random = std::make_unique<StreamRandomSource>(world_.StreamFor(stream));
   // KafkaProducer's constructor logs the settings its release does not know.
   for (const std::string& warning : config_.warnings) {
-    world_.Trace(options_.id, ev::kConfigWarning, TraceFields{{field::kMessage, warning}});
+    world_.Trace(options_.id, ev::kConfigWarning, EventFields{{field::kMessage, warning}});
   }
-  EventSink sink = [this](std::string_view ev, EventFields fields) {
+  EventSink sink = [this](std::string_view ev, const EventFields& fields) {
     world_.Trace(options_.id, ev, fields);
   };
   process->producer =
@@ -465,9 +465,9 @@ void ConsumerClient::FetchMetadata(Process& process, size_t attempt) {
 void ConsumerClient::StartConsumer(Process& process, std::vector<TopicPartition> assign) {
   // KafkaConsumer's constructor logs the settings its release does not know.
   for (const std::string& warning : config_.warnings) {
-    world_.Trace(options_.id, ev::kConfigWarning, TraceFields{{field::kMessage, warning}});
+    world_.Trace(options_.id, ev::kConfigWarning, EventFields{{field::kMessage, warning}});
   }
-  EventSink sink = [this](std::string_view ev, EventFields fields) {
+  EventSink sink = [this](std::string_view ev, const EventFields& fields) {
     world_.Trace(options_.id, ev, fields);
     OnConsumerEvent(ev, fields);
   };
@@ -585,10 +585,11 @@ void ConsumerClient::CommitRecords(Process& process, const std::vector<ConsumerR
   process.consumer->Commit(offsets, std::move(done));
 }
 
-void ConsumerClient::OnConsumerEvent(std::string_view ev, const EventFields& fields) {
+void ConsumerClient::OnConsumerEvent(std::string_view ev, const EventFields& event) {
   // Auto commits happen inside the Consumer: its offset_commit events are their outcomes.
   if (options_.commit != CommitMode::kAuto || ev != ev::kOffsetCommit || process_ == nullptr)
     return;
+  const nlohmann::ordered_json& fields = event.json();
   if (!fields.contains(field::kTopic) || !fields.contains(field::kPartition) ||
       !fields.contains(field::kOffset)) {
     return;

@@ -50,11 +50,11 @@ Status Cluster::Build() {
   KSIM_ASSIGN_OR_RETURN(zk_node_, world_.AddNode(zk_options.node));
   zk_server_ = std::make_unique<ZooKeeperServer>(world_.loop(), world_.network(), zk_options);
   zk_server_->SetObserver([this](const ZkServerEvent& event) {
-    TraceFields fields = TraceFields::object();
-    if (event.session != kNoSession) fields[field::kSession] = event.session.value();
-    if (!event.client_node.empty()) fields[field::kClient] = std::string(event.client_node);
+    EventFields fields;
+    if (event.session != kNoSession) fields.Add(field::kSession, event.session.value());
+    if (!event.client_node.empty()) fields.Add(field::kClient, event.client_node);
     if (!event.ephemerals_deleted.empty())
-      fields[field::kEphemeralsDeleted] = event.ephemerals_deleted;
+      fields.Add(field::kEphemeralsDeleted, event.ephemerals_deleted);
     world_.Trace(node::kZooKeeper, ZkServerEventTypeName(event.type), fields);
   });
 
@@ -84,14 +84,14 @@ Status Cluster::Build() {
 
   if (options_.check_invariants) {
     checker_ = std::make_unique<InvariantChecker>([this](const InvariantViolation& violation) {
-      TraceFields fields{{field::kRule, violation.rule},
+      EventFields fields{{field::kRule, violation.rule},
                          {field::kTopic, violation.tp.topic},
                          {field::kPartition, violation.tp.partition.value()},
                          {field::kMessage, violation.message}};
       if (violation.broker.value() >= 0) {
-        fields[field::kBroker] = violation.broker.value();
-        fields[field::kOffset] = violation.offset.value();
-        fields[field::kCommittedUs] = violation.committed_us;
+        fields.Add(field::kBroker, violation.broker.value());
+        fields.Add(field::kOffset, violation.offset.value());
+        fields.Add(field::kCommittedUs, violation.committed_us);
       }
       world_.Trace(node::kChecker, ev::kInvariantViolation, fields);
     });
@@ -189,7 +189,7 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
   broker_options.host = node.name();
   broker_options.truncation = options_.truncation;
   broker_options.controller.election_policy = options_.election_policy;
-  EventSink sink = [this, name = node.name()](std::string_view ev, EventFields fields) {
+  EventSink sink = [this, name = node.name()](std::string_view ev, const EventFields& fields) {
     if (checker_) {
       checker_->OnEvent(ev, fields);
       // What the checker remembers of a partition may change: its replicas are observed again
@@ -239,7 +239,7 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
   if (!started.ok()) {
     // Kafka's process exits when its logs cannot be loaded: the node stays up with nothing on it.
     world_.Trace(node.name(), ev::kBrokerStartupFailed,
-                 TraceFields{{field::kError, std::string(ErrcName(started.code()))},
+                 EventFields{{field::kError, ErrcName(started.code())},
                              {field::kMessage, started.message()}});
     StopProcess(slot);
     return Status(started.code(), node.name() + ": " + started.message());
@@ -312,10 +312,10 @@ bool SameObservation(const ReplicaObservation& before, uint64_t incarnation,
 
 }  // namespace
 
-void Cluster::NoteElection(const EventFields& fields) {
-  if (!fields.is_object() || !fields.contains(field::kTopic) ||
-      !fields[field::kTopic].is_string() || !fields.contains(field::kPartition) ||
-      !fields[field::kPartition].is_number_integer()) {
+void Cluster::NoteElection(const EventFields& event) {
+  const nlohmann::ordered_json& fields = event.json();
+  if (!fields.contains(field::kTopic) || !fields[field::kTopic].is_string() ||
+      !fields.contains(field::kPartition) || !fields[field::kPartition].is_number_integer()) {
     full_pass_ = true;  // not a partition's election: every replica again
     return;
   }
@@ -532,7 +532,7 @@ Status Cluster::ExpireSession(BrokerId id) {
   if (session == kNoSession) {
     return Status(Errc::kInvalidArgument, s.node->name() + " has no ZooKeeper session yet");
   }
-  world_.Trace(s.node->name(), ev::kZkExpire, TraceFields{{field::kSession, session.value()}});
+  world_.Trace(s.node->name(), ev::kZkExpire, EventFields{{field::kSession, session.value()}});
   return zk_server_->ExpireSession(session);
 }
 

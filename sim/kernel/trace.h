@@ -7,8 +7,8 @@
 //   {"t_us":1500,"node":"broker-1","ev":"leader_elected",<fields>}                 events
 //   {"t_us":90000000,"node":"checker","ev":"verdict","ok":true,"metrics":{...}}      verdict
 //
-// Key order is fixed: t_us, node, ev, then the caller's fields in insertion order
-// (nlohmann::ordered_json), so the same events give the same bytes. Events must come in
+// Key order is fixed: t_us, node, ev, then the caller's fields in the order they were added
+// (EventFields, already JSON text), so the same events give the same bytes. Events must come in
 // non-decreasing time order; an earlier event is a programmer error (KSIM_CHECK), because the
 // event loop that produces them never goes back in time. Network message events (ev "msg_*")
 // are written only at the `messages` level; the writer filters them.
@@ -30,6 +30,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/events.h"
+#include "core/base/json_text.h"
 #include "core/base/status.h"
 #include "core/base/trace_names.h"
 #include "core/base/types.h"
@@ -37,7 +39,8 @@
 
 namespace ksim::sim {
 
-// Event fields: a JSON object whose keys keep insertion order.
+// The fields of a line read back, and the verdict's metrics: a JSON object whose keys keep their
+// order. (Events are written from EventFields: core/base/events.h.)
 using TraceFields = nlohmann::ordered_json;
 
 inline constexpr int kTraceFormatVersion = 1;
@@ -98,13 +101,13 @@ class TraceWriter {
 
   // A state change or client operation.
   // REQUIRES: t_us >= the previous event's time; no verdict yet; `ev` is not a message event
-  // (no "msg_" prefix); `fields` is an object or null and has none of the keys t_us, node, ev.
+  // (no "msg_" prefix). (EventFields has none of the keys t_us, node, ev.)
   void Event(TimeUs t_us, std::string_view node, std::string_view ev,
-             const TraceFields& fields = TraceFields());
+             const EventFields& fields = {});
   // A network message event (send, deliver, drop); dropped unless the level is kMessages.
   // REQUIRES: as Event, but `ev` starts with "msg_".
   void Message(TimeUs t_us, std::string_view node, std::string_view ev,
-               const TraceFields& fields = TraceFields());
+               const EventFields& fields = {});
   // The last line: {"t_us":..,"node":"checker","ev":"verdict","ok":..,"metrics":{..},<extra>}.
   // REQUIRES: t_us >= the previous event's time; no verdict yet; `metrics` is an object.
   void Verdict(TimeUs t_us, bool ok, const TraceFields& metrics,
@@ -129,15 +132,15 @@ class TraceWriter {
 
   TraceWriter(Sink sink, TraceHeader header);
   void WriteHeader();
-  void WriteLine(TimeUs t_us, std::string_view node, std::string_view ev,
-                 const TraceFields& fields);
+  // `members`: EventFields::text().
+  void WriteLine(TimeUs t_us, std::string_view node, std::string_view ev, std::string_view members);
   void AppendLine(std::string_view line);
   void Flush();
 
   Sink sink_;
   TraceHeader header_;
   std::string buffer_;  // memory: everything; file: bytes not yet handed to the file
-  std::string line_;    // reused for each line
+  TextBuffer line_;     // reused for each line
   std::unique_ptr<AtomicFile> file_;
   Status file_status_;  // the first file error, reported by Commit()
   Fnv1a64 hash_;

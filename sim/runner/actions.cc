@@ -58,10 +58,10 @@ std::string JoinSide(const std::vector<std::string>& side) {
 }  // namespace
 
 void ScenarioRun::BeginAction(const Action& action, std::string description, TraceFields fields) {
-  TraceFields event{{field::kIndex, action.index},
-                    {field::kDo, std::string(ActionName(action.what))},
+  EventFields event{{field::kIndex, action.index},
+                    {field::kDo, ActionName(action.what)},
                     {field::kAtMs, action.at_ms}};
-  for (auto& [key, value] : fields.items()) event[key] = value;
+  for (const auto& [key, value] : fields.items()) event.Add(key, value);
   world_->Trace(node::kScenario, ev::kAction, event);
   ActionOutput output;
   output.index = action.index;
@@ -73,7 +73,7 @@ void ScenarioRun::BeginAction(const Action& action, std::string description, Tra
 
 void ScenarioRun::Skip(const Action& action, const std::string& reason) {
   world_->Trace(node::kScenario, ev::kActionSkipped,
-                TraceFields{{field::kIndex, action.index}, {field::kReason, reason}});
+                EventFields{{field::kIndex, action.index}, {field::kReason, reason}});
   ActionOutput& output = actions_[action_slot_.at(action.index)];
   output.skipped = true;
   output.output.push_back(reason);
@@ -81,7 +81,7 @@ void ScenarioRun::Skip(const Action& action, const std::string& reason) {
 
 void ScenarioRun::CliOutput(size_t index, const std::string& line) {
   world_->Trace(node::kScenario, ev::kCliOutput,
-                TraceFields{{field::kIndex, index}, {field::kLine, line}});
+                EventFields{{field::kIndex, index}, {field::kLine, line}});
   auto slot = action_slot_.find(index);
   if (slot != action_slot_.end()) actions_[slot->second].output.push_back(line);
 }
@@ -284,7 +284,7 @@ void ScenarioRun::RunDiskFault(const Action& action, const DiskFaultAction& faul
       disk->set_capacity_bytes(std::max<uint64_t>(disk->used_bytes(), 1));
       full_disks_.insert(*broker);
       world_->Trace(node, ev::kDiskFault,
-                    TraceFields{{field::kFault, "no_space"}, {field::kOnce, false}});
+                    EventFields{{field::kFault, "no_space"}, {field::kOnce, false}});
       return;
     }
     case DiskFaultKind::kCorruptTail: {

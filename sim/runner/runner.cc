@@ -129,7 +129,7 @@ Status ScenarioRun::Setup() {
   cluster_->RunFor(t0_us_ - now_us);
   next_progress_us_ = t0_us_;
   world_->Trace(node::kScenario, ev::kScenarioStart,
-                TraceFields{{field::kDurationMs, scenario_.duration_ms},
+                EventFields{{field::kDurationMs, scenario_.duration_ms},
                             {field::kDrainMs, scenario_.final_phase.drain_ms},
                             {field::kDescription, scenario_.description}});
   KSIM_RETURN_IF_ERROR(CreateClients());
@@ -364,7 +364,7 @@ void ScenarioRun::RunFinalPhase() {
   const FinalPhase& final_phase = scenario_.final_phase;
   final_start_us_ = world_->Now();
   world_->Trace(node::kScenario, ev::kFinalPhase,
-                TraceFields{{field::kHeal, final_phase.heal},
+                EventFields{{field::kHeal, final_phase.heal},
                             {field::kRestartAll, final_phase.restart_all},
                             {field::kDrainMs, final_phase.drain_ms}});
   if (final_phase.heal) {
@@ -408,7 +408,7 @@ void ScenarioRun::RunFinalPhase() {
   }
   undrained_ = Undrained();
   world_->Trace(node::kScenario, ev::kDrained,
-                TraceFields{{field::kComplete, undrained_.empty()},
+                EventFields{{field::kComplete, undrained_.empty()},
                             {field::kDrainMs, (world_->Now() - drain_start_us) / kUsPerMs}});
   if (options_.progress) options_.progress(total_us_, total_us_);
 }

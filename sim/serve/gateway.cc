@@ -67,7 +67,7 @@ void ClientGateway::Listen(BrokerId broker, int32_t port) {
   ports_[broker] = port;
   world_.Trace(
       node::kServe, ev::kExtListen,
-      TraceFields{
+      EventFields{
           {field::kBroker, broker.value()}, {field::kHost, kLoopbackHost}, {field::kPort, port}});
 }
 
@@ -77,7 +77,7 @@ void ClientGateway::Open(ExternalConnectionId id, BrokerId broker) {
   KSIM_CHECK(ports_.count(broker) == 1);
   KSIM_CHECK(connections_.count(id) == 0);
   world_.Trace(node::kServe, ev::kExtConnect,
-               TraceFields{{field::kConn, id}, {field::kBroker, broker.value()}});
+               EventFields{{field::kConn, id}, {field::kBroker, broker.value()}});
   connections_[id].broker = broker;
   ++counters_.connections;
 }
@@ -86,7 +86,7 @@ void ClientGateway::Receive(ExternalConnectionId id, ByteView bytes) {
   auto it = connections_.find(id);
   if (it == connections_.end() || !it->second.open || bytes.empty()) return;
   world_.Trace(node::kServe, ev::kExtData,
-               TraceFields{{field::kConn, id}, {field::kData, Base64Encode(bytes)}});
+               EventFields{{field::kConn, id}, {field::kData, Base64Encode(bytes)}});
   Connection& connection = it->second;
   connection.buffer.insert(connection.buffer.end(), bytes.begin(), bytes.end());
   ServeFrames(id, connection);
@@ -96,7 +96,7 @@ void ClientGateway::ClientClosed(ExternalConnectionId id) {
   auto it = connections_.find(id);
   if (it == connections_.end() || !it->second.open) return;
   world_.Trace(node::kServe, ev::kExtClose,
-               TraceFields{{field::kConn, id}, {field::kBy, "client"}});
+               EventFields{{field::kConn, id}, {field::kBy, "client"}});
   Connection& connection = it->second;
   connection.open = false;
   // Answers still to come for it are dropped when they come (OnResponse finds it closed).
@@ -186,7 +186,7 @@ bool ClientGateway::ServeFrame(ExternalConnectionId id, Connection& connection, 
   if (connection.node.empty()) connection.node = node.node.name();
   const int32_t correlation_id = node.next_correlation_id++;
   world_.Trace(node::kServe, ev::kExtRequest,
-               TraceFields{{field::kConn, id},
+               EventFields{{field::kConn, id},
                            {field::kClient, node.node.name()},
                            {field::kApi, std::string(ApiKeyName(header.api_key))},
                            {field::kVersion, header.api_version},
@@ -211,14 +211,14 @@ void ClientGateway::Fail(ExternalConnectionId id, Connection& connection,
                          const std::string& error) {
   ++counters_.bad_frames;
   world_.Trace(node::kServe, ev::kExtError,
-               TraceFields{{field::kConn, id}, {field::kError, error}});
+               EventFields{{field::kConn, id}, {field::kError, error}});
   CloseByGateway(id, connection, "bad_frame");
 }
 
 void ClientGateway::CloseByGateway(ExternalConnectionId id, Connection& connection,
                                    std::string_view reason) {
   world_.Trace(node::kServe, ev::kExtClose,
-               TraceFields{{field::kConn, id}, {field::kBy, "ksim"}, {field::kReason, reason}});
+               EventFields{{field::kConn, id}, {field::kBy, "ksim"}, {field::kReason, reason}});
   connection.open = false;
   connection.buffer.clear();
   output_.Close(id);

@@ -18,13 +18,13 @@ constexpr int kMaxPollMs = 50;  // the loop looks at Ctrl-C and the paced clock 
 
 void TraceStart(World& world, const ServedScenario& scenario) {
   world.Trace(node::kServe, ev::kServeStart,
-              TraceFields{{field::kFile, scenario.file},
+              EventFields{{field::kFile, scenario.file},
                           {field::kText, scenario.text},
                           {field::kVariant, scenario.variant}});
 }
 
 void TraceStop(World& world, const std::string& reason) {
-  world.Trace(node::kServe, ev::kServeStop, TraceFields{{field::kReason, reason}});
+  world.Trace(node::kServe, ev::kServeStop, EventFields{{field::kReason, reason}});
 }
 
 }  // namespace

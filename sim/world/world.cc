@@ -171,7 +171,7 @@ Result<Node*> World::Lookup(std::string_view name) {
   return found;
 }
 
-void World::Trace(std::string_view node, std::string_view ev, const TraceFields& fields) {
+void World::Trace(std::string_view node, std::string_view ev, const EventFields& fields) {
   trace_.Event(loop_.Now(), node, ev, fields);
   for (const TraceTap& tap : taps_) tap(loop_.Now(), node, ev, fields);
 }
@@ -180,10 +180,8 @@ void World::AddTraceTap(TraceTap tap) { taps_.push_back(std::move(tap)); }
 
 void World::OnNetEvent(const NetEvent& event) {
   // Fields mirror NetEvent (docs/trace-format.md, network message events), appended in order.
-  TraceFields fields = TraceFields::object();
-  auto add = [&fields](std::string_view key, TraceFields value) {
-    fields.get_ref<TraceFields::object_t&>().emplace_back(key, std::move(value));
-  };
+  EventFields fields;
+  auto add = [&fields](std::string_view key, const EventValue& value) { fields.Add(key, value); };
   switch (event.type) {
     case NetEvent::Type::kSend:
     case NetEvent::Type::kDeliver:
@@ -196,8 +194,7 @@ void World::OnNetEvent(const NetEvent& event) {
                                   : event.type == NetEvent::Type::kHold    ? ev::kMsgHold
                                                                            : ev::kMsgDrop;
       // At the state level the line is not written: its fields are not built.
-      if (!trace_.wants_messages()) return trace_.Message(event.time_us, node, ev, TraceFields());
-      fields.get_ref<TraceFields::object_t&>().reserve(8);
+      if (!trace_.wants_messages()) return trace_.Message(event.time_us, node, ev);
       add(field::kId, event.message_id);
       add(field::kFrom, event.from_name);
       add(field::kTo, event.to_name);
@@ -215,7 +212,7 @@ void World::OnNetEvent(const NetEvent& event) {
     }
     case NetEvent::Type::kDisconnect:
       if (!trace_.wants_messages()) {
-        return trace_.Message(event.time_us, event.to_name, ev::kMsgDisconnect, TraceFields());
+        return trace_.Message(event.time_us, event.to_name, ev::kMsgDisconnect);
       }
       add(field::kPeer, event.from_name);
       add(field::kConn, event.connection_epoch);
@@ -232,7 +229,7 @@ Status World::CrashNode(std::string_view name, const CrashOptions& options) {
     return Status(Errc::kInvalidArgument, "corrupting the torn tail needs tearing");
   }
   Trace(node->name_, ev::kCrash,
-        TraceFields{{field::kTear, options.tear_unsynced_tail},
+        EventFields{{field::kTear, options.tear_unsynced_tail},
                     {field::kCorrupt, options.corrupt_torn_tail}});
   node->up_ = false;
   node->EndProcess();
@@ -246,7 +243,7 @@ Status World::HaltNode(std::string_view name, std::string_view reason) {
   KSIM_ASSIGN_OR_RETURN(Node * node, Lookup(name));
   if (!node->up_) return Status(Errc::kInvalidArgument, node->name_ + " is already down");
   Trace(node->name_, ev::kCrash,
-        TraceFields{{field::kTear, false}, {field::kCorrupt, false}, {field::kHalt, reason}});
+        EventFields{{field::kTear, false}, {field::kCorrupt, false}, {field::kHalt, reason}});
   node->up_ = false;
   node->EndProcess();
   network_->ExitProcess(node->id_);  // the host stays up: peers get an RST at once
@@ -271,7 +268,7 @@ Status World::RestartNode(std::string_view name) {
   KSIM_ASSIGN_OR_RETURN(Node * node, Lookup(name));
   if (node->up_) return Status(Errc::kInvalidArgument, node->name_ + " is up");
   ++node->incarnation_;
-  Trace(node->name_, ev::kRestart, TraceFields{{field::kIncarnation, node->incarnation_}});
+  Trace(node->name_, ev::kRestart, EventFields{{field::kIncarnation, node->incarnation_}});
   node->up_ = true;
   // After a power loss the host comes back (peers' pending notices hasten); after a process
   // exit it never left.
@@ -292,7 +289,7 @@ Status World::Partition(const std::vector<std::vector<std::string>>& sides, bool
     }
   }
   Trace(node::kWorld, ev::kPartition,
-        TraceFields{{field::kSides, sides}, {field::kOneWay, one_way}});
+        EventFields{{field::kSides, sides}, {field::kOneWay, one_way}});
   KSIM_CHECK(topology_.Partition(sides, one_way).ok());
   return Status::Ok();
 }
@@ -315,7 +312,7 @@ Status World::SlowNode(std::string_view name, TimeUs extra_delay_us, TimeUs dura
     return Status(Errc::kInvalidArgument, "a slow node needs a delay and a duration >= 0");
   }
   Trace(node->name_, ev::kSlow,
-        TraceFields{{field::kExtraDelayUs, extra_delay_us}, {field::kForUs, duration_us}});
+        EventFields{{field::kExtraDelayUs, extra_delay_us}, {field::kForUs, duration_us}});
   KSIM_CHECK(network_->SlowFor(node->name_, extra_delay_us, duration_us).ok());
   return Status::Ok();
 }
@@ -325,7 +322,7 @@ Status World::InjectDiskFault(std::string_view name, DiskFault fault,
   KSIM_ASSIGN_OR_RETURN(Node * node, Lookup(name));
   if (!node->disk_) return Status(Errc::kInvalidArgument, node->name_ + " has no disk");
   Trace(node->name_, ev::kDiskFault,
-        TraceFields{{field::kFault, DiskFaultName(fault)},
+        EventFields{{field::kFault, DiskFaultName(fault)},
                     {field::kOnce, persistence == FaultPersistence::kOnce}});
   node->disk_->InjectFault(fault, persistence);
   return Status::Ok();

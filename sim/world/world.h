@@ -172,13 +172,13 @@ class World {
   const TraceWriter& trace() const { return trace_; }
 
   // A state event at the current time. REQUIRES: as TraceWriter::Event.
-  void Trace(std::string_view node, std::string_view ev, const TraceFields& fields = TraceFields());
+  void Trace(std::string_view node, std::string_view ev, const EventFields& fields = {});
   // Taps see every state event Trace writes (whatever the trace level and sink), after it is
   // written, in the order added: how the scenario runner follows elections, truncations and
   // faults without reading the trace back. A tap must not call Trace. Message events (msg_*)
   // are not tapped. Taps live as long as the World.
   using TraceTap = std::function<void(TimeUs t_us, std::string_view node, std::string_view ev,
-                                      const TraceFields& fields)>;
+                                      const EventFields& fields)>;
   void AddTraceTap(TraceTap tap);
 
   // --- Activity -------------------------------------------------------------------------------

@@ -97,11 +97,11 @@ std::string PartitionsField(const std::vector<TopicPartition>& partitions) {
 }
 
 EventFields PartitionList(const std::string& group, const std::vector<TopicPartition>& tps) {
-  EventFields list = EventFields::array();
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const TopicPartition& tp : tps) {
     list.push_back(tp.topic + "-" + std::to_string(tp.partition.value()));
   }
-  return EventFields{{field::kGroup, group}, {field::kPartitions, std::move(list)}};
+  return EventFields{{field::kGroup, group}, {field::kPartitions, list}};
 }
 
 }  // namespace
@@ -256,8 +256,8 @@ struct ZookeeperConsumer::Impl {
     };
   }
 
-  void Emit(std::string_view ev, EventFields fields) {
-    if (seams.events) seams.events(ev, std::move(fields));
+  void Emit(std::string_view ev, const EventFields& fields) {
+    if (seams.events) seams.events(ev, fields);
   }
 
   // ---- Session and registration
@@ -562,7 +562,7 @@ struct ZookeeperConsumer::Impl {
     EventFields fields{{field::kGroup, config.group_id},
                        {field::kAttempt, current_attempt_index + 1},
                        {field::kResult, std::string(result)}};
-    if (!detail.empty()) fields[field::kMessage] = detail;
+    if (!detail.empty()) fields.Add(field::kMessage, detail);
     (void)attempt;
     return fields;
   }

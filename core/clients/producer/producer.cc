@@ -470,7 +470,7 @@ void Producer::Impl::OnMetadata(const MetadataResponse& response) {
   reconnecting.clear();  // reconnects to whichever broker leads now
   brokers.clear();
   for (const BrokerEndpoint& broker : response.brokers) brokers[broker.node_id] = broker.host;
-  EventFields leaders = EventFields::object();
+  nlohmann::ordered_json leaders = nlohmann::ordered_json::object();
   for (const TopicMetadata& topic : response.topic_metadata) {
     if (topic.error_code != Errc::kNone) {
       last_metadata_error = topic.error_code;
@@ -483,7 +483,7 @@ void Producer::Impl::OnMetadata(const MetadataResponse& response) {
     std::vector<PartitionMetadata> partitions = topic.partition_metadata;
     std::sort(partitions.begin(), partitions.end(),
               [](const auto& a, const auto& b) { return a.partition < b.partition; });
-    EventFields topic_leaders = EventFields::array();
+    nlohmann::ordered_json topic_leaders = nlohmann::ordered_json::array();
     for (const PartitionMetadata& partition : partitions) {
       const bool has_leader = partition.leader != kNoBroker && brokers.count(partition.leader);
       if (has_leader) {
@@ -504,7 +504,7 @@ void Producer::Impl::OnMetadata(const MetadataResponse& response) {
     }
     topics[topic.topic] = std::move(info);
   }
-  EventFields broker_ids = EventFields::array();
+  nlohmann::ordered_json broker_ids = nlohmann::ordered_json::array();
   for (const auto& [id, host] : brokers) broker_ids.push_back(id.value());
   Emit(seams.events, ev::kMetadataUpdate,
        {{field::kBrokers, broker_ids}, {field::kTopics, leaders}});

@@ -1,58 +1,111 @@
-// Emit's braced form builds an event's fields member by member (MakeEventFields) instead of
-// through nlohmann's initializer-list constructor: the two must give the same object, since the
-// trace writes it byte for byte.
+// EventFields are JSON text from the start: what they write must be what nlohmann writes of the
+// same object (the trace holds it byte for byte, and readers parse it back), in the order the
+// fields were added.
 #include "core/base/events.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 namespace ksim {
 namespace {
 
-TEST(EventsTest, BracedEmitGivesWhatNlohmannsBracedFormGives) {
+using Json = nlohmann::ordered_json;
+
+std::string Dumped(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+TEST(EventsTest, BracedEmitWritesWhatNlohmannDumpsOfTheSameObject) {
   std::vector<std::pair<std::string, EventFields>> seen;
-  EventSink sink = [&seen](std::string_view ev, EventFields fields) {
-    seen.emplace_back(std::string(ev), std::move(fields));
+  EventSink sink = [&seen](std::string_view ev, const EventFields& fields) {
+    seen.emplace_back(std::string(ev), fields);
   };
-  const std::string topic = "a-topic-name-longer-than-the-small-string-buffer";
+  const std::string topic = "a-topic-name-longer-than-the-small-string-buffer \"quoted\"\n\x01";
+  const std::string bad_utf8 = "caf\xC3\xA9 \xFF\xC3";
+  const std::vector<int32_t> isr = {3, 1, 2};
+  const Json nested = {{"b", 1}, {"a", Json::array({"x", nullptr})}};
   Emit(sink, "append",
        {{"topic", topic},
         {"partition", 3},
-        {"values", EventFields::array({"x", nullptr})},
-        {"nested", {{"b", 1}, {"a", 2}}},
+        {"negative", std::numeric_limits<int64_t>::min()},
+        {"unsigned", std::numeric_limits<uint64_t>::max()},
+        {"bytes", bad_utf8},
+        {"isr", isr},
+        {"nested", nested},
+        {"ratio", 0.25},
+        {"missing", nullptr},
         {"ok", true}});
-  const EventFields nlohmann_form = {{"topic", topic},
-                                     {"partition", 3},
-                                     {"values", EventFields::array({"x", nullptr})},
-                                     {"nested", {{"b", 1}, {"a", 2}}},
-                                     {"ok", true}};
+  Json expected = Json::object();
+  expected["topic"] = topic;
+  expected["partition"] = 3;
+  expected["negative"] = std::numeric_limits<int64_t>::min();
+  expected["unsigned"] = std::numeric_limits<uint64_t>::max();
+  expected["bytes"] = bad_utf8;
+  expected["isr"] = isr;
+  expected["nested"] = nested;
+  expected["ratio"] = 0.25;
+  expected["missing"] = nullptr;
+  expected["ok"] = true;
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].first, "append");
-  EXPECT_EQ(seen[0].second.dump(), nlohmann_form.dump());
-  // Insertion order is kept, not sorted.
-  EXPECT_EQ(seen[0].second.dump().find("\"topic\""), 1u);
+  const std::string dumped = Dumped(expected);
+  // The members without the object's braces, in the order added (not sorted).
+  EXPECT_EQ(seen[0].second.text(), dumped.substr(1, dumped.size() - 2));
+  EXPECT_EQ(seen[0].second.size(), 10u);
+  // Read back: the same object (the invalid UTF-8 as written, replaced).
+  EXPECT_EQ(seen[0].second.json().dump(), Json::parse(dumped).dump());
+  EXPECT_EQ(seen[0].second.json().at("partition"), 3);
+  EXPECT_EQ(seen[0].second.json().at("isr"), Json::array({3, 1, 2}));
 }
 
-TEST(EventsTest, ARepeatedKeyKeepsItsFirstValueAsNlohmannDoes) {
-  const EventFields ours = MakeEventFields({{"k", 1}, {"j", 2}, {"k", 3}});
-  const EventFields theirs = {{"k", 1}, {"j", 2}, {"k", 3}};
-  EXPECT_EQ(ours.dump(), theirs.dump());
-  EXPECT_EQ(ours.dump(), R"({"k":1,"j":2})");
+TEST(EventsTest, AddAppendsAndAddWithWritesItsValueInPlace) {
+  EventFields fields{{"topic", "t"}};
+  fields.Add("partition", 0).AddWith("values", [](JsonOut& out) {
+    out.Put('[');
+    AppendJsonString(out, "v\"1");
+    out.Put(",null]");
+  });
+  EXPECT_EQ(fields.text(), R"("topic":"t","partition":0,"values":["v\"1",null])");
+  EXPECT_EQ(fields.json().at("values"), Json::array({"v\"1", nullptr}));
+  // Asked once, kept; a later Add is seen.
+  EXPECT_FALSE(fields.json().contains("leo"));
+  fields.Add("leo", 5);
+  EXPECT_EQ(fields.json().at("leo"), 5);
 }
 
-TEST(EventsTest, NoFieldsIsNullAndAnEmptySinkBuildsNothing) {
-  EXPECT_TRUE(MakeEventFields({}).is_null());
+TEST(EventsTest, AConvertedValueIsCopiedWithItsOwnCopy) {
+  const std::vector<int32_t> ids = {1, 2};
+  const EventValue original(ids);
+  const EventValue copy(original);
+  EventFields fields;
+  fields.Add("a", original).Add("b", copy);
+  EXPECT_EQ(fields.text(), R"("a":[1,2],"b":[1,2])");
+}
+
+TEST(EventsTest, NoFieldsIsEmptyAndAnEmptySinkBuildsNothing) {
+  EXPECT_TRUE(EventFields().empty());
+  EXPECT_EQ(EventFields().text(), "");
+  EXPECT_EQ(EventFields().json(), Json::object());
   EventSink empty;
   Emit(empty, "anything", {{"topic", "t"}});  // no sink: dropped, no crash
   int calls = 0;
-  EventSink counting = [&calls](std::string_view, EventFields fields) {
+  EventSink counting = [&calls](std::string_view, const EventFields& fields) {
     ++calls;
-    EXPECT_TRUE(fields.is_null());
+    EXPECT_TRUE(fields.empty());
   };
   Emit(counting, "no_fields");
   EXPECT_EQ(calls, 1);
+}
+
+TEST(EventsDeathTest, ARepeatedOrAReservedKeyIsAProgrammerError) {
+  EXPECT_DEATH((EventFields{{"k", 1}, {"j", 2}, {"k", 3}}), "repeated: k");
+  EXPECT_DEATH((EventFields{{"ev", "x"}}), "t_us, node or ev");
+  EventFields fields{{"partition", 1}};
+  EXPECT_DEATH(fields.Add("partition", 2), "repeated: partition");
 }
 
 }  // namespace

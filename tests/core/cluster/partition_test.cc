@@ -46,7 +46,7 @@ Bytes Batch(int64_t base, int count, LeaderEpoch epoch = kNoPartitionLeaderEpoch
 
 struct Event {
   std::string ev;
-  EventFields fields;
+  nlohmann::ordered_json fields;
 };
 
 // One broker's replica of t-0: its Log, its Partition and the events the Partition emitted.
@@ -101,8 +101,8 @@ class PartitionTest : public ::testing::Test {
     r.partition = std::make_unique<Partition>(
         TopicPartition{"t", PartitionId(0)}, r.id, *r.log, std::move(epochs).value(),
         std::move(producers).value(), clock_, config, checkpointed_hw,
-        [&r](std::string_view ev, EventFields fields) {
-          r.events.push_back({std::string(ev), std::move(fields)});
+        [&r](std::string_view ev, const EventFields& fields) {
+          r.events.push_back({std::string(ev), fields.json()});
         });
   }
 

@@ -47,9 +47,9 @@ class TestConsumer {
     settings.push_back({"client.id", name_});
     Result<ConsumerConfig> config = ParseConsumerConfig(settings, release);
     KSIM_CHECK_MSG(config.ok(), "bad consumer config in a test");
-    EventSink sink = [this](std::string_view ev, EventFields fields) {
+    EventSink sink = [this](std::string_view ev, const EventFields& fields) {
       world_.Trace(name_, ev, fields);
-      events_.emplace_back(std::string(ev), std::move(fields));
+      events_.emplace_back(std::string(ev), fields.json());
     };
     consumer_ = std::make_unique<Consumer>(
         *config, ConsumerSeams{*transport_, *node_, node_->clock(), std::move(sink)});
@@ -92,8 +92,8 @@ class TestConsumer {
       out += " " + ToString(r.tp) + "@" + std::to_string(r.offset.value());
     return out;
   }
-  std::vector<EventFields> Events(std::string_view ev) const {
-    std::vector<EventFields> out;
+  std::vector<nlohmann::ordered_json> Events(std::string_view ev) const {
+    std::vector<nlohmann::ordered_json> out;
     for (const auto& [name, fields] : events_) {
       if (name == ev) out.push_back(fields);
     }
@@ -118,7 +118,7 @@ class TestConsumer {
   Node* node_ = nullptr;
   std::unique_ptr<SimTransport> transport_;
   std::unique_ptr<Consumer> consumer_;
-  std::vector<std::pair<std::string, EventFields>> events_;
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> events_;
   std::vector<ConsumerRecord> records_;
   bool polling_ = false;
   bool stop_ = false;
@@ -188,7 +188,7 @@ TEST_F(ConsumerSimTest, ManualAssignReadsEverythingFromEarliestInOrder) {
   }
   EXPECT_EQ(c.consumer().positions().at(kT0), Offset(50));
   EXPECT_EQ(c.consumer().assignment(), std::vector<TopicPartition>{kT0});
-  const std::vector<EventFields> resets = c.Events("offset_reset");
+  const std::vector<nlohmann::ordered_json> resets = c.Events("offset_reset");
   ASSERT_EQ(resets.size(), 1u);
   EXPECT_EQ(resets[0]["strategy"], "earliest");
   EXPECT_EQ(resets[0]["offset"], 0);
@@ -238,7 +238,7 @@ TEST_F(ConsumerSimTest, LatestSkipsExistingRecords) {
   ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 5; }));
   cluster().RunFor(kSecondUs);
   EXPECT_EQ(c.values(), NumberedValues(10, 15));
-  const std::vector<EventFields> resets = c.Events("offset_reset");
+  const std::vector<nlohmann::ordered_json> resets = c.Events("offset_reset");
   ASSERT_EQ(resets.size(), 1u);
   EXPECT_EQ(resets[0]["strategy"], "latest");
   EXPECT_EQ(resets[0]["offset"], 10);
@@ -292,7 +292,7 @@ TEST_F(ConsumerSimTest, PositionBeyondTheLogEndResetsWhenTheTopicIsRecreated) {
     EXPECT_EQ(c.records()[10 + i].offset, Offset(i));
     EXPECT_EQ(c.records()[10 + i].value, "v-" + std::to_string(10 + i));
   }
-  const std::vector<EventFields> resets = c.Events("offset_reset");
+  const std::vector<nlohmann::ordered_json> resets = c.Events("offset_reset");
   ASSERT_EQ(resets.size(), 2u);
   EXPECT_EQ(resets[1]["from"], 10);
   EXPECT_EQ(resets[1]["offset"], 0);
@@ -321,7 +321,7 @@ TEST_F(ConsumerSimTest, PositionBelowTheLogStartResetsAfterRetention) {
   const Offset log_start = cluster().broker(leader)->GetPartition(kT0)->log_start_offset();
   c.StartPolling();
   ASSERT_TRUE(RunUntil([&] { return c.Events("offset_reset").size() >= 2; })) << c.Dump();
-  const std::vector<EventFields> resets = c.Events("offset_reset");
+  const std::vector<nlohmann::ordered_json> resets = c.Events("offset_reset");
   ASSERT_EQ(resets.size(), 2u);
   // From the next offset it had not fetched yet to the log start.
   EXPECT_GT(resets[1]["from"].get<int64_t>(), static_cast<int64_t>(read) - 1);
@@ -407,7 +407,7 @@ TEST_F(ConsumerGroupTest, OneSubscriberGetsEveryPartition) {
   EXPECT_EQ(c.records().size(), 30u);
   EXPECT_EQ(ValueSet(c).size(), 30u);
   ASSERT_FALSE(c.Events("coordinator_found").empty());
-  const std::vector<EventFields> joined = c.Events("group_joined");
+  const std::vector<nlohmann::ordered_json> joined = c.Events("group_joined");
   ASSERT_FALSE(joined.empty());
   EXPECT_EQ(joined.back()["leader"], joined.back()["member_id"]);
   EXPECT_EQ(joined.back()["protocol"], "range");
@@ -477,7 +477,7 @@ TEST_F(ConsumerGroupTest, CommittedOffsetIsWhereTheNextMemberResumes) {
   c1.consumer().Commit({}, [&](Status s) { committed = s; });
   ASSERT_TRUE(RunUntil([&] { return committed.has_value(); }));
   ASSERT_TRUE(committed->ok()) << committed->ToString();
-  const std::vector<EventFields> commits = c1.Events("offset_commit");
+  const std::vector<nlohmann::ordered_json> commits = c1.Events("offset_commit");
   ASSERT_EQ(commits.size(), 1u);
   EXPECT_EQ(commits[0]["offset"], 10);
   EXPECT_EQ(commits[0]["error"], "NONE");
@@ -492,7 +492,7 @@ TEST_F(ConsumerGroupTest, CommittedOffsetIsWhereTheNextMemberResumes) {
   ASSERT_TRUE(RunUntil([&] { return c2.records().size() >= 5; }));
   cluster().RunFor(kSecondUs);
   EXPECT_EQ(c2.values(), NumberedValues(10, 15));
-  const std::vector<EventFields> fetched = c2.Events("offset_fetched");
+  const std::vector<nlohmann::ordered_json> fetched = c2.Events("offset_fetched");
   ASSERT_FALSE(fetched.empty());
   EXPECT_EQ(fetched[0]["offset"], 10);
   EXPECT_TRUE(c2.Events("offset_reset").empty());
@@ -506,7 +506,7 @@ TEST_F(ConsumerGroupTest, AutoCommitCommitsPositionsAfterTheInterval) {
   c1.StartPolling();
   ASSERT_TRUE(RunUntil([&] { return c1.records().size() >= 10; }));
   ASSERT_TRUE(RunUntil([&] {
-    for (const EventFields& e : c1.Events("offset_commit")) {
+    for (const nlohmann::ordered_json& e : c1.Events("offset_commit")) {
       if (e["offset"] == 10 && e["error"] == "NONE") return true;
     }
     return false;
@@ -620,7 +620,7 @@ class SlowMemberTest : public ConsumerGroupTest {
   }
   static size_t SessionTimeouts(const TestConsumer& c) {
     size_t n = 0;
-    for (const EventFields& e : c.Events("coordinator_unknown")) {
+    for (const nlohmann::ordered_json& e : c.Events("coordinator_unknown")) {
       if (e["reason"] == "session_timeout") ++n;
     }
     return n;
@@ -651,7 +651,7 @@ class CloseCommitTest : public ConsumerGroupTest {
  protected:
   struct Outcome {
     std::optional<TimeUs> closed_after_us;  // from Close
-    std::vector<EventFields> commits;
+    std::vector<nlohmann::ordered_json> commits;
   };
   Outcome CloseWhileTheCoordinatorIsDown(KafkaRelease release) {
     StartCluster(42, 1, {{"offsets.topic.replication.factor", "1"}}, {}, release);
@@ -663,7 +663,7 @@ class CloseCommitTest : public ConsumerGroupTest {
     EXPECT_TRUE(RunUntil([&] { return c.records().size() >= 10; })) << c.Dump();
     c.StopPolling();
     EXPECT_TRUE(RunUntil([&] { return c.idle(); }));
-    const std::vector<EventFields> found = c.Events("coordinator_found");
+    const std::vector<nlohmann::ordered_json> found = c.Events("coordinator_found");
     EXPECT_FALSE(found.empty());
     const BrokerId coordinator(found.back()["broker"].get<int32_t>());
     // A clean stop: the group's metadata survives it (a crash may lose it unsynced).
@@ -703,7 +703,7 @@ TEST_F(CloseCommitTest, CloseCommitGivesUpAfter30SecondsFrom0102) {
   ASSERT_TRUE(outcome.closed_after_us.has_value());
   EXPECT_GE(*outcome.closed_after_us, 30 * kSecondUs);
   EXPECT_LT(*outcome.closed_after_us, 32 * kSecondUs);
-  for (const EventFields& commit : outcome.commits) EXPECT_NE(commit["error"], "NONE");
+  for (const nlohmann::ordered_json& commit : outcome.commits) EXPECT_NE(commit["error"], "NONE");
 }
 
 // Two partitions led by one broker: a record arrives in one, the consumer hands it out and the
@@ -828,14 +828,15 @@ TEST_P(ConsumerSessionTest, AnEvictedSessionStartsOverInFull) {
         << b.Dump();
     cluster().RunFor(10 * kSecondUs);
   }
-  std::vector<EventFields> resets = a.Events("fetch_session_reset");
-  for (const EventFields& reset : b.Events("fetch_session_reset")) resets.push_back(reset);
+  std::vector<nlohmann::ordered_json> resets = a.Events("fetch_session_reset");
+  for (const nlohmann::ordered_json& reset : b.Events("fetch_session_reset"))
+    resets.push_back(reset);
   if (!sessions) {
     EXPECT_TRUE(resets.empty());
     return;
   }
   ASSERT_FALSE(resets.empty()) << a.Dump() << "\n" << b.Dump();
-  for (const EventFields& reset : resets) {
+  for (const nlohmann::ordered_json& reset : resets) {
     EXPECT_EQ(reset["error"], "FETCH_SESSION_ID_NOT_FOUND") << reset.dump();
   }
   for (TestConsumer* c : {&a, &b}) {

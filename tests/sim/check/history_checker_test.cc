@@ -39,7 +39,7 @@ class HistoryCheckerTest : public ::testing::Test {
   }
   // A state event now, as a component would write it.
   void Event(const std::string& node, const std::string& ev, const TraceFields& fields) {
-    world_.Trace(node, ev, fields);
+    world_.Trace(node, ev, EventFields(fields));
   }
   void Elected(const TopicPartition& tp, int32_t leader, int32_t epoch, bool unclean = false,
                const std::string& reason = "broker_failure") {
@@ -796,10 +796,10 @@ TEST_F(HistoryCheckerTest, CommittedLossAfterAPowerLossIsPermittedOtherwiseAViol
       world.loop().RunUntilIdle(100);
     };
     at(1 * kSecond);
-    if (crashed) world.Trace("broker-2", "crash", TraceFields{{"tear", false}, {"corrupt", false}});
+    if (crashed) world.Trace("broker-2", "crash", EventFields{{"tear", false}, {"corrupt", false}});
     at(2 * kSecond);
     world.Trace("checker", "invariant_violation",
-                TraceFields{{"rule", "committed_records_stable"},
+                EventFields{{"rule", "committed_records_stable"},
                             {"topic", "t"},
                             {"partition", 0},
                             {"message", "new leader lost committed records"},

@@ -331,11 +331,11 @@ TEST_F(InvariantCheckerTest, UncleanElectionForgetsWhatWasCommitted) {
   Produce(r1, {"a", "b", "c"});
   Pass({&r1});
   EventFields elected;
-  elected["topic"] = "t";
-  elected["partition"] = 0;
-  elected["leader"] = 2;
-  elected["epoch"] = 2;
-  elected["unclean"] = true;
+  elected.Add("topic", "t");
+  elected.Add("partition", 0);
+  elected.Add("leader", 2);
+  elected.Add("epoch", 2);
+  elected.Add("unclean", true);
   checker_.OnEvent("leader_elected", elected);
   MakeLeader(r2, 2, {kB2});
   Produce(r2, {"x"});
@@ -352,9 +352,9 @@ TEST_F(InvariantCheckerTest, CleanElectionEventKeepsCheckingCommittedRecords) {
   Produce(r1, {"a"});
   Pass({&r1});
   EventFields elected;
-  elected["topic"] = "t";
-  elected["partition"] = 0;
-  elected["unclean"] = false;
+  elected.Add("topic", "t");
+  elected.Add("partition", 0);
+  elected.Add("unclean", false);
   checker_.OnEvent("leader_elected", elected);
   MakeLeader(r2, 2, {kB2});
   Produce(r2, {"x"});
@@ -368,7 +368,7 @@ TEST_F(InvariantCheckerTest, DeletedTopicCreatedAgainStartsAfresh) {
   Produce(r1, {"a"});
   Pass({&r1});
   EventFields deleted;
-  deleted["topic"] = "t";
+  deleted.Add("topic", "t");
   checker_.OnEvent("topic_deleted", deleted);
   EXPECT_TRUE(checker_.CommittedBatches(kTp).empty());
   // The new t-0 on broker 2, leader epoch 0 again, with other records.

@@ -352,7 +352,8 @@ TEST_F(RunObserverTest, MalformedFieldsAreSkippedNotFatal) {
 
 TEST_F(RunObserverTest, TapsTheWorldsStateEvents) {
   ASSERT_TRUE(world_.AddNode("broker-1").ok());
-  world_.Trace("broker-1", "leader_elected", Elected(tp_, 1, 0, {1}, false, "new_partition"));
+  world_.Trace("broker-1", "leader_elected",
+               EventFields(Elected(tp_, 1, 0, {1}, false, "new_partition")));
   world_.loop().ScheduleAfter(
       3 * kSecond, [this] { ASSERT_TRUE(world_.CrashNode("broker-1").ok()); }, "crash");
   world_.loop().RunUntilIdle(100);

@@ -191,7 +191,7 @@ TEST(TraceWriterTest, StringsAreWrittenAsDumpWritesThem) {
     fields["value"] = text;
     fields["values"] = TraceFields::array({text, 7, nullptr, true});
     fields["nested"] = TraceFields::object({{text, text}});
-    writer.Event(i, "p1", "send", fields);
+    writer.Event(i, "p1", "send", EventFields(fields));
     std::string line = R"({"t_us":)" + std::to_string(i) + R"(,"node":"p1","ev":"send")";
     for (const auto& [key, value] : fields.items()) {
       line += "," + nlohmann::json(key).dump() + ":" +
@@ -246,7 +246,8 @@ TEST(TraceWriterDeathTest, MisuseOfNamesAndFieldsIsAProgrammerError) {
   EXPECT_DEATH(writer.Event(1, "broker-1", "msg_send"), "Message");
   EXPECT_DEATH(writer.Message(1, "broker-1", "send"), "msg_");
   EXPECT_DEATH(writer.Event(1, "broker-1", "crash", {{"t_us", 5}}), "may not repeat");
-  EXPECT_DEATH(writer.Event(1, "broker-1", "crash", TraceFields::array({1, 2})), "object");
+  EXPECT_DEATH(writer.Event(1, "broker-1", "crash", EventFields(TraceFields::array({1, 2}))),
+               "object");
   EXPECT_DEATH(writer.Commit(), "after its verdict");
 }
 
@@ -276,7 +277,7 @@ TEST(TraceWriterTest, LargeFileTraceStreamsThroughTheBuffer) {
   ASSERT_TRUE(writer.ok());
   TraceWriter hash_only = TraceWriter::HashOnly(Header(TraceLevel::kMessages));
   for (int i = 0; i < 40'000; ++i) {  // ~3 MB: several buffer flushes
-    TraceFields fields = {{"to", "broker-2"}, {"seq", i}, {"pad", std::string(20, 'x')}};
+    const EventFields fields = {{"to", "broker-2"}, {"seq", i}, {"pad", std::string(20, 'x')}};
     writer->Message(i, "broker-1", "msg_send", fields);
     hash_only.Message(i, "broker-1", "msg_send", fields);
   }
@@ -340,9 +341,9 @@ TEST(TraceReaderTest, RoundTripsEveryEvent) {
   TraceWriter again = TraceWriter::ToMemory(trace->header);
   for (const TraceEvent& event : trace->events) {
     if (IsMessageEv(event.ev)) {
-      again.Message(event.t_us, event.node, event.ev, event.fields);
+      again.Message(event.t_us, event.node, event.ev, EventFields(event.fields));
     } else {
-      again.Event(event.t_us, event.node, event.ev, event.fields);
+      again.Event(event.t_us, event.node, event.ev, EventFields(event.fields));
     }
   }
   TraceFields metrics = trace->verdict.fields["metrics"];

@@ -119,7 +119,7 @@ class Writer {
     spec.base_offset = Offset(leo_);
     bases_.push_back(leo_);
     batches_.push_back(EncodeBatch(spec, records));
-    world_.Trace(kWriter, "produce", TraceFields{{"base_offset", leo_}, {"records", count}});
+    world_.Trace(kWriter, "produce", EventFields{{"base_offset", leo_}, {"records", count}});
     leo_ += count;
     outcome_.records_written += count;
     for (Peer& peer : peers_) Pump(peer);
@@ -144,7 +144,7 @@ class Writer {
     const int64_t size = static_cast<int64_t>(request->batches.size()) + 16;
     node_.Send(peer.name, Message{"Append", {}, std::move(request), size});
     peer.timeout = node_.Schedule(kRequestTimeoutUs, [this, &peer] {
-      world_.Trace(kWriter, "timeout", TraceFields{{"replica", peer.name}});
+      world_.Trace(kWriter, "timeout", EventFields{{"replica", peer.name}});
       ++outcome_.timeouts;
       peer.outstanding = 0;
       Pump(peer);
@@ -158,7 +158,7 @@ class Writer {
     node_.Cancel(peer.timeout);
     peer.outstanding = 0;
     peer.acked_leo = response.log_end_offset;
-    world_.Trace(kWriter, "ack", TraceFields{{"replica", peer.name}, {"leo", peer.acked_leo}});
+    world_.Trace(kWriter, "ack", EventFields{{"replica", peer.name}, {"leo", peer.acked_leo}});
     Pump(peer);
   }
 
@@ -232,7 +232,7 @@ class Replica {
     const LogRecoveryReport& report = log_->recovery_report();
     const int64_t leo = log_->log_end_offset().value();
     world_.Trace(node_.name(), "recovered",
-                 TraceFields{{"leo", leo},
+                 EventFields{{"leo", leo},
                              {"bytes_truncated", report.bytes_truncated},
                              {"segments", log_->number_of_segments()},
                              {"damage", report.first_damage.ToString()}});
@@ -292,7 +292,7 @@ class Replica {
       ASSERT_TRUE(info.ok()) << node_.name() << ": " << info.status().ToString();
       ++outcome_.appends;
       world_.Trace(node_.name(), "append",
-                   TraceFields{{"first_offset", info->first_offset.value()},
+                   EventFields{{"first_offset", info->first_offset.value()},
                                {"last_offset", info->last_offset.value()},
                                {"leo", log_->log_end_offset().value()}});
     }
@@ -311,7 +311,7 @@ class Replica {
         ASSERT_TRUE(log_->Flush().ok());
         durable_floor_ = log_->recovery_point().value();
         ChargeDisk();
-        world_.Trace(node_.name(), "flush", TraceFields{{"recovery_point", durable_floor_}});
+        world_.Trace(node_.name(), "flush", EventFields{{"recovery_point", durable_floor_}});
       }
       ScheduleFlush();
     });

@@ -141,15 +141,15 @@ TEST(WorldTapTest, TapsSeeEveryStateEventInOrderButNoMessages) {
   std::vector<std::string> first;
   std::vector<std::string> second;
   world.AddTraceTap(
-      [&](TimeUs t_us, std::string_view node, std::string_view ev, const TraceFields& fields) {
+      [&](TimeUs t_us, std::string_view node, std::string_view ev, const EventFields& fields) {
         first.push_back(std::to_string(t_us) + " " + std::string(node) + " " + std::string(ev) +
-                        (fields.contains("k") ? " k=" + fields["k"].dump() : ""));
+                        (fields.json().contains("k") ? " k=" + fields.json()["k"].dump() : ""));
       });
-  world.AddTraceTap([&](TimeUs, std::string_view, std::string_view ev, const TraceFields&) {
+  world.AddTraceTap([&](TimeUs, std::string_view, std::string_view ev, const EventFields&) {
     // Added second, told second: the first tap has already seen this event.
     second.push_back(std::string(ev) + "/" + std::to_string(first.size()));
   });
-  world.Trace("a", "custom", TraceFields{{"k", 3}});
+  world.Trace("a", "custom", EventFields{{"k", 3}});
   world.node("a").Send("b", Ping());
   world.loop().RunUntil(10 * kMs);
   ASSERT_TRUE(world.CrashNode("b").ok());

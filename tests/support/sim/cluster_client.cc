@@ -185,13 +185,11 @@ void ClusterClient::OnProduceError(ProducedRecord& record, Errc error) {
 
 void ClusterClient::Trace(std::string_view ev, const ProducedRecord& record,
                           std::optional<Errc> error) {
-  sim::TraceFields fields{{"topic", record.tp.topic}, {"partition", record.tp.partition.value()}};
-  if (record.fate == RecordFate::kAcked) fields["offset"] = record.offset.value();
-  fields["key"] = nullptr;
-  fields["value"] = record.value;
-  fields["acks"] = record.acks;
-  fields["attempt"] = record.attempts;
-  if (error) fields["error"] = std::string(ErrcName(*error));
+  EventFields fields{{"topic", record.tp.topic}, {"partition", record.tp.partition.value()}};
+  if (record.fate == RecordFate::kAcked) fields.Add("offset", record.offset.value());
+  fields.Add("key", nullptr).Add("value", record.value).Add("acks", record.acks);
+  fields.Add("attempt", record.attempts);
+  if (error) fields.Add("error", ErrcName(*error));
   world_.Trace(name_, ev, fields);
 }
 

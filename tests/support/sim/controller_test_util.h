@@ -83,8 +83,8 @@ class ControllerNode {
     faults_ = std::make_unique<FaultyCoordination>(*zk_);
     controller_ = std::make_unique<Controller>(
         config_, options, *faults_, *channel_, world.loop(), world.loop(), *random_,
-        [this](std::string_view ev, EventFields fields) {
-          events.push_back(RecordedEvent{std::string(ev), std::move(fields)});
+        [this](std::string_view ev, const EventFields& fields) {
+          events.push_back(RecordedEvent{std::string(ev), fields.json()});
         });
     world.network().Register(name_, NetworkHandler{
                                         .on_message =

@@ -1,0 +1,154 @@
+#include "core/base/events.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#include "core/base/check.h"
+#include "core/base/trace_names.h"
+
+namespace ksim {
+
+void EventValue::AppendTo(JsonOut& out) const {
+  switch (kind_) {
+    case Kind::kNull:
+      return out.Put("null");
+    case Kind::kBool:
+      return out.Put(bool_ ? "true" : "false");
+    case Kind::kSigned:
+      return AppendJsonInteger(out, signed_);
+    case Kind::kUnsigned:
+      return AppendJsonInteger(out, unsigned_);
+    case Kind::kString:
+      return AppendJsonString(out, text_);
+    case Kind::kJson:
+      return AppendJsonValue(out, *json_);
+  }
+  KSIM_CHECK_MSG(false, "unknown event value kind");
+}
+
+EventFields::EventFields(std::initializer_list<EventField> fields) {
+  for (const EventField& field : fields) Add(field.key, field.value);
+}
+
+EventFields::EventFields(const nlohmann::ordered_json& object) {
+  KSIM_CHECK_MSG(object.is_object() || object.is_null(), "event fields must be a JSON object");
+  if (object.is_null()) return;
+  for (const auto& [key, value] : object.items()) Add(key, value);
+}
+
+EventFields::EventFields(const EventFields& other)
+    : length_(other.length_), count_(other.count_), json_(other.json_) {
+  std::copy_n(other.entries_.begin(), std::min<size_t>(count_, kEntries), entries_.begin());
+  if (length_ > 0) {
+    text_.Grow(0, length_);
+    std::memcpy(text_.data(), other.text_.data(), length_);
+  }
+}
+
+EventFields& EventFields::operator=(const EventFields& other) {
+  if (this != &other) *this = EventFields(other);
+  return *this;
+}
+
+EventFields& EventFields::Add(std::string_view key, const EventValue& value) {
+  JsonOut out = BeginField(key);
+  value.AppendTo(out);
+  return EndField(out, value.kind_);
+}
+
+JsonOut EventFields::BeginField(std::string_view key) {
+  KSIM_CHECK_MSG(key != field::kTimeUs && key != field::kNode && key != field::kEv,
+                 "event fields may not repeat t_us, node or ev");
+  text_.Grow(length_, kInitialBytes);
+  JsonOut out(text_, length_);
+  if (count_ > 0) out.Put(',');
+  const size_t begin = out.length();
+  AppendJsonString(out, key);
+  const std::string_view written(text_.data() + begin, out.length() - begin);
+  for (size_t i = 0; i < std::min<size_t>(count_, kEntries); ++i) {
+    const Entry& entry = entries_[i];
+    KSIM_CHECK_MSG(
+        std::string_view(text_.data() + entry.begin, entry.key_end - entry.begin) != written,
+        ("an event field repeated: " + std::string(key)).c_str());
+  }
+  if (count_ < kEntries) {
+    entries_[count_].begin = static_cast<uint32_t>(begin);
+    entries_[count_].key_end = static_cast<uint32_t>(out.length());
+  }
+  out.Put(':');
+  return out;
+}
+
+EventFields& EventFields::EndField(const JsonOut& out, ValueKind kind) {
+  length_ = out.length();
+  if (count_ < kEntries) {
+    entries_[count_].value_end = static_cast<uint32_t>(length_);
+    entries_[count_].kind = kind;
+  }
+  ++count_;
+  json_.reset();
+  return *this;
+}
+
+namespace {
+
+// The string a JSON string's text holds: its bytes between the quotes when nothing is escaped
+// (the common case), else as nlohmann reads it.
+std::string StringOf(std::string_view quoted) {
+  const std::string_view inside = quoted.substr(1, quoted.size() - 2);
+  if (inside.find('\\') == std::string_view::npos) return std::string(inside);
+  return nlohmann::json::parse(quoted).get<std::string>();
+}
+
+template <class Integer>
+Integer IntegerOf(std::string_view text) {
+  Integer value = 0;
+  const std::from_chars_result read =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  KSIM_CHECK(read.ec == std::errc() && read.ptr == text.data() + text.size());
+  return value;
+}
+
+}  // namespace
+
+nlohmann::ordered_json EventFields::Build() const {
+  if (count_ > kEntries) return nlohmann::ordered_json::parse("{" + std::string(text()) + "}");
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  auto& members = object.get_ref<nlohmann::ordered_json::object_t&>();
+  members.reserve(count_);
+  for (size_t i = 0; i < count_; ++i) {
+    const Entry& entry = entries_[i];
+    const std::string_view key(text_.data() + entry.begin, entry.key_end - entry.begin);
+    const std::string_view value(text_.data() + entry.key_end + 1,
+                                 entry.value_end - entry.key_end - 1);
+    nlohmann::ordered_json& member = members.emplace_back(StringOf(key), nullptr).second;
+    switch (entry.kind) {
+      case ValueKind::kNull:
+        break;
+      case ValueKind::kBool:
+        member = value == "true";
+        break;
+      case ValueKind::kSigned:
+        member = IntegerOf<int64_t>(value);
+        break;
+      case ValueKind::kUnsigned:
+        member = IntegerOf<uint64_t>(value);
+        break;
+      case ValueKind::kString:
+        member = StringOf(value);
+        break;
+      case ValueKind::kJson:
+        member = nlohmann::ordered_json::parse(value);
+        break;
+    }
+  }
+  return object;
+}
+
+const nlohmann::ordered_json& EventFields::json() const {
+  if (json_ == nullptr) json_ = std::make_shared<const nlohmann::ordered_json>(Build());
+  return *json_;
+}
+
+}  // namespace ksim

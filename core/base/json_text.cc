@@ -1,0 +1,189 @@
+#include "core/base/json_text.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+
+namespace ksim {
+
+void TextBuffer::Grow(size_t keep, size_t needed) {
+  if (needed <= capacity_) return;
+  const size_t capacity = std::max(capacity_ * 2, needed);
+  std::unique_ptr<char[]> bytes(new char[capacity]);  // not value-initialized: no zero fill
+  if (keep > 0) std::memcpy(bytes.get(), bytes_.get(), keep);
+  bytes_ = std::move(bytes);
+  capacity_ = capacity;
+}
+
+namespace {
+
+// How many bytes the well-formed UTF-8 sequence at text[at] takes (Unicode 15, table 3-7), or,
+// when it is not well formed, 0 and in `bad_at` the offset where it stops: the lead byte itself
+// (at) when it cannot start a sequence, the first byte that cannot continue it, or text.size()
+// when the text ends inside it. REQUIRES: text[at] >= 0x80.
+size_t Utf8SequenceLength(std::string_view text, size_t at, size_t* bad_at) {
+  const auto lead = static_cast<unsigned char>(text[at]);
+  size_t continuations = 0;
+  unsigned char second_min = 0x80;
+  unsigned char second_max = 0xBF;
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    continuations = 1;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    continuations = 2;
+    if (lead == 0xE0) second_min = 0xA0;  // no overlong form
+    if (lead == 0xED) second_max = 0x9F;  // no surrogate
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    continuations = 3;
+    if (lead == 0xF0) second_min = 0x90;  // no overlong form
+    if (lead == 0xF4) second_max = 0x8F;  // nothing above U+10FFFF
+  } else {
+    *bad_at = at;  // a continuation byte, an overlong lead (C0, C1) or F5..FF
+    return 0;
+  }
+  for (size_t i = 1; i <= continuations; ++i) {
+    if (at + i >= text.size()) {
+      *bad_at = text.size();
+      return 0;
+    }
+    const auto next = static_cast<unsigned char>(text[at + i]);
+    const unsigned char min = i == 1 ? second_min : 0x80;
+    const unsigned char max = i == 1 ? second_max : 0xBF;
+    if (next < min || next > max) {
+      *bad_at = at + i;
+      return 0;
+    }
+  }
+  return continuations + 1;
+}
+
+// The bytes a JSON string holds as they are: printable ASCII but the quote and the backslash.
+constexpr std::array<bool, 256> kPlainByte = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x80; ++c) plain[c] = c != '"' && c != '\\';
+  return plain;
+}();
+
+}  // namespace
+
+void AppendJsonString(JsonOut& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+  size_t i = 0;
+  while (i < text.size() && kPlainByte[static_cast<unsigned char>(text[i])]) ++i;
+  if (i == text.size()) {  // the common case: nothing to escape
+    char* at = out.Room(text.size() + 2);
+    at[0] = '"';
+    if (!text.empty()) std::memcpy(at + 1, text.data(), text.size());
+    at[text.size() + 1] = '"';
+    out.Advance(text.size() + 2);
+    return;
+  }
+  out.Put('"');
+  size_t plain_from = 0;  // the start of the bytes not yet copied that need no escape
+  auto copy_plain = [&](size_t end) { out.Put(text.substr(plain_from, end - plain_from)); };
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (kPlainByte[c]) {
+      ++i;
+      continue;
+    }
+    copy_plain(i);
+    if (c < 0x80) {
+      out.Put('\\');
+      switch (c) {
+        case '"':
+        case '\\':
+          out.Put(static_cast<char>(c));
+          break;
+        case '\b':
+          out.Put('b');
+          break;
+        case '\t':
+          out.Put('t');
+          break;
+        case '\n':
+          out.Put('n');
+          break;
+        case '\f':
+          out.Put('f');
+          break;
+        case '\r':
+          out.Put('r');
+          break;
+        default:
+          out.Put("u00");
+          out.Put(kHex[c >> 4]);
+          out.Put(kHex[c & 0xF]);
+      }
+      plain_from = ++i;
+      continue;
+    }
+    size_t bad_at = 0;
+    const size_t length = Utf8SequenceLength(text, i, &bad_at);
+    if (length > 0) {
+      out.Put(text.substr(i, length));  // kept as is
+      i += length;
+    } else {
+      // One U+FFFD for the bytes read so far; a byte that could not continue a sequence is read
+      // again as the start of the next (a lead byte that starts nothing is dropped).
+      out.Put(kReplacement);
+      i = bad_at == i ? i + 1 : bad_at;
+    }
+    plain_from = i;
+  }
+  copy_plain(text.size());
+  out.Put('"');
+}
+
+namespace {
+
+template <class Json>
+void AppendValue(JsonOut& out, const Json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::number_unsigned:
+      return AppendJsonInteger(out,
+                               value.template get_ref<const typename Json::number_unsigned_t&>());
+    case nlohmann::json::value_t::number_integer:
+      return AppendJsonInteger(out,
+                               value.template get_ref<const typename Json::number_integer_t&>());
+    case nlohmann::json::value_t::boolean:
+      return out.Put(value.template get<bool>() ? "true" : "false");
+    case nlohmann::json::value_t::string:
+      return AppendJsonString(out, value.template get_ref<const typename Json::string_t&>());
+    case nlohmann::json::value_t::null:
+      return out.Put("null");
+    case nlohmann::json::value_t::array: {
+      out.Put('[');
+      bool first = true;
+      for (const Json& element : value.template get_ref<const typename Json::array_t&>()) {
+        if (!first) out.Put(',');
+        first = false;
+        AppendValue(out, element);
+      }
+      return out.Put(']');
+    }
+    case nlohmann::json::value_t::object: {
+      out.Put('{');
+      bool first = true;
+      for (const auto& [key, element] : value.template get_ref<const typename Json::object_t&>()) {
+        if (!first) out.Put(',');
+        first = false;
+        AppendJsonString(out, key);
+        out.Put(':');
+        AppendValue(out, element);
+      }
+      return out.Put('}');
+    }
+    default:
+      return out.Put(value.dump(-1, ' ', false, Json::error_handler_t::replace));
+  }
+}
+
+}  // namespace
+
+void AppendJsonValue(JsonOut& out, const nlohmann::json& value) { AppendValue(out, value); }
+
+void AppendJsonValue(JsonOut& out, const nlohmann::ordered_json& value) { AppendValue(out, value); }
+
+}  // namespace ksim

@@ -1,0 +1,87 @@
+// Compact JSON text, written straight into a byte buffer: how an event's fields and a trace's
+// lines are serialized (docs/trace-format.md). Byte for byte what nlohmann's
+// dump(-1, ' ', false, error_handler_t::replace) writes (no spaces, UTF-8 kept as is, invalid
+// UTF-8 replaced by U+FFFD rather than throwing: record keys and values may be arbitrary bytes),
+// without its temporaries (its result, a 512-byte indent string, a JSON copy of each string, an
+// snprintf per escaped control character). Integers, booleans, null, strings, and arrays and
+// objects of these are written here; anything else (floating point, binary) goes through dump().
+// TraceWriterTest.StringsAreWrittenAsDumpWritesThem compares the two on random bytes.
+#pragma once
+
+#include <charconv>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace ksim {
+
+// A byte buffer that grows without zero-filling its room (std::string's resize would write every
+// byte of it first): what JsonOut writes into. Single-threaded; movable, not copyable.
+class TextBuffer {
+ public:
+  TextBuffer() = default;
+  TextBuffer(TextBuffer&&) noexcept = default;
+  TextBuffer& operator=(TextBuffer&&) noexcept = default;
+
+  char* data() { return bytes_.get(); }
+  const char* data() const { return bytes_.get(); }
+  size_t capacity() const { return capacity_; }
+  // Room for at least `needed` bytes, the first `keep` kept. REQUIRES: keep <= capacity().
+  void Grow(size_t keep, size_t needed);
+
+ private:
+  std::unique_ptr<char[]> bytes_;
+  size_t capacity_ = 0;
+};
+
+// Bytes appended to a TextBuffer: `length()` the bytes written. Each piece costs one bound check
+// and a copy, where std::string's append and push_back pay their bookkeeping per call (a trace
+// line is some 20 pieces, and a run writes a line for every record on every replica). A buffer
+// reused for every line allocates only while it grows.
+class JsonOut {
+ public:
+  // Writes from buffer.data()[from]; what is before stays. REQUIRES: from <= capacity().
+  explicit JsonOut(TextBuffer& buffer, size_t from = 0) : buffer_(buffer), length_(from) {}
+  // Room for `n` more bytes; the pointer is valid until the next call.
+  char* Room(size_t n) {
+    if (length_ + n > buffer_.capacity()) [[unlikely]]
+      buffer_.Grow(length_, length_ + n);
+    return buffer_.data() + length_;
+  }
+  void Advance(size_t n) { length_ += n; }
+  void Put(char c) {
+    *Room(1) = c;
+    ++length_;
+  }
+  void Put(std::string_view bytes) {
+    if (bytes.empty()) return;  // data() may be null: no memcpy from it
+    std::memcpy(Room(bytes.size()), bytes.data(), bytes.size());
+    length_ += bytes.size();
+  }
+  size_t length() const { return length_; }
+  std::string_view view() const { return {buffer_.data(), length_}; }
+
+ private:
+  TextBuffer& buffer_;
+  size_t length_ = 0;
+};
+
+// `text` as a JSON string, quotes included.
+void AppendJsonString(JsonOut& out, std::string_view text);
+
+// std::to_string's digits, without its string.
+template <class Integer>
+void AppendJsonInteger(JsonOut& out, Integer value) {
+  char* at = out.Room(24);
+  const std::to_chars_result end = std::to_chars(at, at + 24, value);
+  out.Advance(static_cast<size_t>(end.ptr - at));
+}
+
+// Any JSON value (either of nlohmann's two object flavours; members in their stored order).
+void AppendJsonValue(JsonOut& out, const nlohmann::json& value);
+void AppendJsonValue(JsonOut& out, const nlohmann::ordered_json& value);
+
+}  // namespace ksim
