@@ -464,6 +464,16 @@ TEST_P(EnvContractTest, ReadWholeFileOfEmptyFileIsEmpty) {
   EXPECT_EQ(ReadFile("f"), "");
 }
 
+TEST_P(EnvContractTest, ReadWholeFileReadsEveryByteWhateverTheSize) {
+  // Around the 4 KiB reads past the size and the 64 KiB chunk it once read through.
+  for (size_t size : {size_t{1}, size_t{4095}, size_t{4096}, size_t{4097}, size_t{70'001}}) {
+    std::string contents(size, '\0');
+    for (size_t i = 0; i < size; ++i) contents[i] = static_cast<char>('a' + (i * 7 + size) % 26);
+    WriteFile("f" + std::to_string(size), contents);
+    EXPECT_EQ(ReadFile("f" + std::to_string(size)), contents) << size << " bytes";
+  }
+}
+
 TEST_P(EnvContractTest, RemoveTreeRemovesFilesAndSubdirectories) {
   ASSERT_TRUE(env().CreateDir(Path("tree/a/b")).ok());
   WriteFile("tree/top", "1");
