@@ -36,8 +36,7 @@ void AppendValues(JsonOut& out, ByteView batches, Offset first, Offset last) {
       if (any) out.Put(',');
       any = true;
       if (record.value.has_value()) {
-        AppendJsonString(out, std::string_view(reinterpret_cast<const char*>(record.value->data()),
-                                               record.value->size()));
+        AppendJsonString(out, AsChars(*record.value));
       } else {
         out.Put("null");
       }

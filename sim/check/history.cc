@@ -124,11 +124,8 @@ void History::SendInfo(uint64_t invoke, const TopicPartition& tp, Errc error, bo
 
 void History::TraceSendCompletion(const HistoryOp& op) {
   EventFields fields{{field::kRecordId, op.record_id}, {field::kTopic, op.topic}};
-  if (op.partition.value() >= 0) {
-    fields.Add(field::kPartition, op.partition.value());
-  } else {
-    fields.Add(field::kPartition, nullptr);
-  }
+  fields.Add(field::kPartition,
+             op.partition.value() >= 0 ? EventValue(op.partition.value()) : EventValue());
   if (op.type == OpType::kOk) fields.Add(field::kOffset, op.offset.value());
   fields.Add(field::kKey, Key(op.key));
   fields.Add(field::kValue, op.value);
@@ -136,11 +133,7 @@ void History::TraceSendCompletion(const HistoryOp& op) {
     world_.Trace(op.process, ev::kAck, fields);
     return;
   }
-  if (op.crashed) {
-    fields.Add(field::kError, nullptr);
-  } else {
-    fields.Add(field::kError, ErrcName(op.error));
-  }
+  fields.Add(field::kError, op.crashed ? EventValue() : EventValue(ErrcName(op.error)));
   fields.Add(field::kOutcome, op.type == OpType::kFail ? "fail" : "unknown");
   if (op.crashed) fields.Add(field::kCrashed, true);
   world_.Trace(op.process, ev::kError, fields);

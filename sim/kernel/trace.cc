@@ -1,9 +1,5 @@
 #include "sim/kernel/trace.h"
 
-#include <algorithm>
-#include <array>
-#include <charconv>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>

@@ -77,6 +77,24 @@ TEST(EventsTest, AddAppendsAndAddWithWritesItsValueInPlace) {
   EXPECT_EQ(fields.json().at("leo"), 5);
 }
 
+TEST(EventsTest, ManyFieldsReadBackAsFewDo) {
+  // Past the fields whose place is kept, json() parses the text: the same object either way.
+  EventFields fields;
+  Json expected = Json::object();
+  for (int i = 0; i < 40; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    const std::string text = "v\"" + std::to_string(i);
+    if (i % 2 == 0) {
+      fields.Add(key, i - 20);
+      expected[key] = i - 20;
+    } else {
+      fields.Add(key, text);
+      expected[key] = text;
+    }
+    EXPECT_EQ(fields.json().dump(), expected.dump()) << i + 1 << " fields";
+  }
+}
+
 TEST(EventsTest, AConvertedValueIsCopiedWithItsOwnCopy) {
   const std::vector<int32_t> ids = {1, 2};
   const EventValue original(ids);
