@@ -35,7 +35,7 @@ namespace ksim {
 // One field's value as written at a call site: a view of the caller's value, read once, when
 // the field is added (the values of a braced list live until the end of its full expression).
 // Integers, booleans, null and strings are written directly; anything else nlohmann converts
-// to JSON (an ordered_json, a vector of ids, a double) goes through a JSON value.
+// to JSON (a double, an ordered_json, a vector of ids) goes through a JSON value.
 class EventValue {
  public:
   EventValue() = default;  // null
@@ -61,7 +61,7 @@ class EventValue {
   EventValue(std::string_view text) : kind_(Kind::kString), text_(text) {}
   EventValue(const std::string& text) : kind_(Kind::kString), text_(text) {}
   EventValue(const nlohmann::ordered_json& json) : kind_(Kind::kJson), json_(&json) {}
-  // Anything else nlohmann can convert (a vector, a double, an enum): converted here.
+  // Anything else nlohmann can convert (a vector, an enum, a struct with to_json): converted here.
   template <class Value>
   requires(!std::is_arithmetic_v<Value> && !std::is_convertible_v<const Value&, std::string_view> &&
            !std::same_as<Value, nlohmann::ordered_json> && !std::same_as<Value, std::nullptr_t> &&
@@ -72,10 +72,25 @@ class EventValue {
   // A copy views what the original viewed (its own copy of a converted value).
   EventValue(const EventValue& other)
       : kind_(other.kind_),
-        unsigned_(other.unsigned_),
         text_(other.text_),
         owned_(other.owned_),
-        json_(other.json_ == &other.owned_ ? &owned_ : other.json_) {}
+        json_(other.json_ == &other.owned_ ? &owned_ : other.json_) {
+    switch (kind_) {  // the scalar member the original holds, and only that one
+      case Kind::kBool:
+        bool_ = other.bool_;
+        break;
+      case Kind::kSigned:
+        signed_ = other.signed_;
+        break;
+      case Kind::kUnsigned:
+        unsigned_ = other.unsigned_;
+        break;
+      case Kind::kNull:
+      case Kind::kString:
+      case Kind::kJson:
+        break;
+    }
+  }
   EventValue& operator=(const EventValue&) = delete;
 
   void AppendTo(JsonOut& out) const;

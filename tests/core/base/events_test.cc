@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -102,6 +103,22 @@ TEST(EventsTest, AConvertedValueIsCopiedWithItsOwnCopy) {
   EventFields fields;
   fields.Add("a", original).Add("b", copy);
   EXPECT_EQ(fields.text(), R"("a":[1,2],"b":[1,2])");
+}
+
+TEST(EventsTest, EveryKindIsCopiedAsTheKindItHolds) {
+  const EventValue values[] = {nullptr, true, false, int64_t{-7}, uint64_t{1} << 63, "text", 0.5};
+  EventFields originals;
+  EventFields copies;
+  for (size_t i = 0; i < std::size(values); ++i) {
+    const std::string key = "k" + std::to_string(i);
+    const EventValue copy(values[i]);
+    originals.Add(key, values[i]);
+    copies.Add(key, copy);
+  }
+  EXPECT_EQ(
+      originals.text(),
+      R"("k0":null,"k1":true,"k2":false,"k3":-7,"k4":9223372036854775808,"k5":"text","k6":0.5)");
+  EXPECT_EQ(copies.text(), originals.text());
 }
 
 TEST(EventsTest, NoFieldsIsEmptyAndAnEmptySinkBuildsNothing) {
