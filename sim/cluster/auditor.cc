@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <span>
 #include <utility>
 
 #include "core/base/check.h"
@@ -71,37 +72,47 @@ std::string Describe(const AuditedRecord& record) {
 }
 
 // Each offset below both HWs where `replica` differs from the leader's records.
+// The records of `records` (in strictly increasing offset order, as ReadRecords gives them) in
+// [from, end).
+std::span<const AuditedRecord> InRange(const std::vector<AuditedRecord>& records, Offset from,
+                                       Offset end) {
+  auto by_offset = [](const AuditedRecord& record, Offset offset) {
+    return record.offset < offset;
+  };
+  auto first = std::lower_bound(records.begin(), records.end(), from, by_offset);
+  auto last = std::lower_bound(first, records.end(), end, by_offset);
+  return {first, last};
+}
+
 void CompareReplica(const std::vector<AuditedRecord>& leader_records,
                     const std::vector<AuditedRecord>& replica_records, BrokerId broker, Offset from,
                     Offset end, std::vector<ReplicaDivergence>& divergences) {
-  std::map<int64_t, const AuditedRecord*> leader_at;
-  for (const AuditedRecord& record : leader_records) {
-    if (record.offset >= from && record.offset < end) leader_at[record.offset.value()] = &record;
-  }
-  std::map<int64_t, const AuditedRecord*> replica_at;
-  for (const AuditedRecord& record : replica_records) {
-    if (record.offset >= from && record.offset < end) replica_at[record.offset.value()] = &record;
-  }
-  for (const auto& [offset, leader] : leader_at) {
-    auto found = replica_at.find(offset);
-    if (found == replica_at.end()) {
+  const std::span<const AuditedRecord> leader = InRange(leader_records, from, end);
+  const std::span<const AuditedRecord> replica = InRange(replica_records, from, end);
+  // The leader's offsets in order (each missing or different on the replica), then the
+  // replica's that the leader lacks.
+  auto other = replica.begin();
+  for (const AuditedRecord& record : leader) {
+    while (other != replica.end() && other->offset < record.offset) ++other;
+    if (other == replica.end() || other->offset != record.offset) {
       divergences.push_back(
-          {broker, Offset(offset), "replica lacks offset " + std::to_string(offset)});
+          {broker, record.offset, "replica lacks offset " + std::to_string(record.offset.value())});
       continue;
     }
-    const AuditedRecord& other = *found->second;
-    if (other.value != leader->value || other.key != leader->key ||
-        other.producer_id != leader->producer_id || other.sequence != leader->sequence) {
+    if (other->value != record.value || other->key != record.key ||
+        other->producer_id != record.producer_id || other->sequence != record.sequence) {
       divergences.push_back(
-          {broker, Offset(offset),
-           "leader has " + Describe(*leader) + ", replica has " + Describe(other)});
+          {broker, record.offset,
+           "leader has " + Describe(record) + ", replica has " + Describe(*other)});
     }
   }
-  for (const auto& [offset, record] : replica_at) {
-    if (leader_at.count(offset) == 0) {
-      divergences.push_back(
-          {broker, Offset(offset),
-           "leader lacks offset " + std::to_string(offset) + ", replica has " + Describe(*record)});
+  auto held = leader.begin();
+  for (const AuditedRecord& record : replica) {
+    while (held != leader.end() && held->offset < record.offset) ++held;
+    if (held == leader.end() || held->offset != record.offset) {
+      divergences.push_back({broker, record.offset,
+                             "leader lacks offset " + std::to_string(record.offset.value()) +
+                                 ", replica has " + Describe(record)});
     }
   }
 }
@@ -128,6 +139,13 @@ void ReadHoldings(Cluster& cluster, const TopicPartition& tp, PartitionAudit& au
   }
 }
 
+const ReplicaHolding* HoldingOf(const PartitionAudit& audit, BrokerId broker) {
+  for (const ReplicaHolding& held : audit.held) {
+    if (held.broker == broker) return &held;
+  }
+  return nullptr;
+}
+
 PartitionAudit AuditPartition(Cluster& cluster, const TopicPartition& tp,
                               std::vector<std::string>& errors) {
   PartitionAudit audit;
@@ -146,7 +164,14 @@ PartitionAudit AuditPartition(Cluster& cluster, const TopicPartition& tp,
   audit.high_watermark = leader->high_watermark();
   audit.log_end_offset = leader->log_end_offset();
   audit.isr = IsrIds(leader->isr());
-  {
+  // Each replica's records in a range are those of its holding (read above from its log start to
+  // its end) in that range; a replica whose whole log did not read is read again in the range
+  // alone, to name its error or audit what does read.
+  if (const ReplicaHolding* held = HoldingOf(audit, leader_id)) {
+    const std::span<const AuditedRecord> records =
+        InRange(held->records, audit.log_start_offset, audit.high_watermark);
+    audit.records.assign(records.begin(), records.end());
+  } else {
     VirtualDisk::InspectionScope inspect(*cluster.world().node(node::Broker(leader_id)).disk());
     Result<std::vector<AuditedRecord>> records =
         ReadRecords(leader->log(), audit.log_start_offset, audit.high_watermark);
@@ -164,6 +189,10 @@ PartitionAudit AuditPartition(Cluster& cluster, const TopicPartition& tp,
     const Offset from = std::max(audit.log_start_offset, replica->log_start_offset());
     const Offset end = std::min(audit.high_watermark, replica->high_watermark());
     if (from >= end) continue;
+    if (const ReplicaHolding* held = HoldingOf(audit, id)) {
+      CompareReplica(audit.records, held->records, id, from, end, audit.divergences);
+      continue;
+    }
     VirtualDisk::InspectionScope inspect(*cluster.world().node(node::Broker(id)).disk());
     Result<std::vector<AuditedRecord>> records = ReadRecords(replica->log(), from, end);
     if (!records.ok()) {
