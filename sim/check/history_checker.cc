@@ -6,7 +6,9 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include "core/base/check.h"
@@ -46,6 +48,28 @@ const T* LastAtOrBefore(const std::vector<const T*>& sorted, TimeUs t_us) {
                              [](TimeUs t, const T* x) { return t < x->t_us; });
   return it == sorted.begin() ? nullptr : *(it - 1);
 }
+
+// The hash of the lookup-only indexes' keys (never walked: their order shows nowhere).
+struct KeyHash {
+  static size_t Mix(size_t seed, size_t value) {
+    return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+  }
+  size_t operator()(const std::string& text) const { return std::hash<std::string_view>{}(text); }
+  size_t operator()(const TopicPartition& tp) const {
+    return Mix((*this)(tp.topic), static_cast<size_t>(tp.partition.value()));
+  }
+  size_t operator()(const std::pair<TopicPartition, Offset>& key) const {
+    return Mix((*this)(key.first), static_cast<size_t>(key.second.value()));
+  }
+  size_t operator()(const std::pair<std::string, TopicPartition>& key) const {
+    return Mix((*this)(key.first), (*this)(key.second));
+  }
+  size_t operator()(const std::pair<std::string, std::string>& key) const {
+    return Mix((*this)(key.first), (*this)(key.second));
+  }
+};
+template <class Key, class Value>
+using HashMap = std::unordered_map<Key, Value, KeyHash>;
 
 // Everything the checker looks up, indexed once (maps keyed by record id, partition, client).
 class Checker {
@@ -154,11 +178,11 @@ class Checker {
   }
 
   const CheckInput& in_;
-  std::vector<Send> sends_;                                    // in invoke order
-  std::map<std::string, size_t> send_of_id_;                   // record id -> sends_ index
-  std::map<std::string, std::vector<size_t>> sends_of_value_;  // in send order
+  std::vector<Send> sends_;                                   // in invoke order
+  HashMap<std::string, size_t> send_of_id_;                   // record id -> sends_ index
+  HashMap<std::string, std::vector<size_t>> sends_of_value_;  // in send order
   // (partition, offset) of a final-log copy -> the send it belongs to.
-  std::map<std::pair<TopicPartition, Offset>, size_t> owner_;
+  HashMap<std::pair<TopicPartition, Offset>, size_t> owner_;
   std::set<std::string> audited_topics_;
   std::map<TopicPartition, const PartitionAudit*> audited_partitions_;
   std::map<TopicPartition, std::vector<const ElectionRecord*>> elections_;
@@ -172,14 +196,14 @@ class Checker {
   // without a position): the records before are not owed to the group.
   std::map<std::pair<std::string, TopicPartition>, Offset> owed_from_;
   // (group, record id) -> its deliveries, in history order.
-  std::map<std::pair<std::string, std::string>, std::vector<const HistoryOp*>> deliveries_;
+  HashMap<std::pair<std::string, std::string>, std::vector<const HistoryOp*>> deliveries_;
   // (group, partition) -> ok commits, in history order, and the highest offset so far.
   struct Commits {
     std::vector<const HistoryOp*> ops;
     std::vector<Offset> highest;
   };
-  std::map<std::pair<std::string, TopicPartition>, Commits> commits_;
-  std::map<std::pair<std::string, TopicPartition>, std::vector<const HistoryOp*>> failed_commits_;
+  HashMap<std::pair<std::string, TopicPartition>, Commits> commits_;
+  HashMap<std::pair<std::string, TopicPartition>, std::vector<const HistoryOp*>> failed_commits_;
   // (group, partition) -> the positions its members resumed from (offset_fetched), in order.
   std::map<std::pair<std::string, TopicPartition>, std::vector<const OffsetFetchRecord*>> fetches_;
   // group -> its coordinators' successful commit writes (offsets_committed NONE), in order.
@@ -216,7 +240,7 @@ void Checker::IndexLogs(CheckResult& result) {
   // value decides; a value typed in several sends is shared out: a copy goes to the send acked
   // at its offset, else to the earliest send of that value with no copy yet, else to the first
   // send of the value (a duplicate).
-  std::map<std::pair<TopicPartition, Offset>, size_t> acked_at;
+  HashMap<std::pair<TopicPartition, Offset>, size_t> acked_at;
   for (size_t i = 0; i < sends_.size(); ++i) {
     if (!sends_[i].acked) continue;
     const HistoryOp& ok = *sends_[i].completion;
@@ -928,9 +952,10 @@ void Checker::CheckDeliveries() {
     a.cause = RedeliveryCause(key.first, sends_[send->second], ops, &a.cause_t_us);
     ordered.push_back({send->second, std::move(a)});
   }
-  // Record order, then group order (the map's order within one record).
-  std::stable_sort(ordered.begin(), ordered.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Record order, then group order within one record.
+  std::sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first, a.second.group) < std::tie(b.first, b.second.group);
+  });
   for (auto& entry : ordered) duplicated_.push_back(std::move(entry.second));
 }
 
