@@ -83,13 +83,19 @@ struct VirtualDisk::Node {
   // then copies only the entries named since the last one (durable_entries = entries, at the
   // cost of what changed: a data directory holding thousands of partition directories is
   // synced each time one is created).
-  void SetEntry(const std::string& name, std::shared_ptr<Node> node) {
-    entries[name] = std::move(node);
-    changed_names.insert(name);
+  void SetEntry(std::string_view name, std::shared_ptr<Node> node) {
+    auto it = entries.find(name);
+    if (it != entries.end()) {
+      it->second = std::move(node);
+    } else {
+      entries.emplace(std::string(name), std::move(node));
+    }
+    changed_names.emplace(name);
   }
-  void EraseEntry(const std::string& name) {
-    entries.erase(name);
-    changed_names.insert(name);
+  void EraseEntry(std::string_view name) {
+    auto it = entries.find(name);
+    if (it != entries.end()) entries.erase(it);
+    changed_names.emplace(name);
   }
   void MakeEntriesDurable() {
     for (const std::string& name : changed_names) {
@@ -120,19 +126,21 @@ struct VirtualDisk::Node {
 };
 
 // Where a path leads: the directory holding the last component, its name there, and the node
-// (null when there is no such entry). The root has no parent.
+// (null when there is no such entry). The root has no parent. The parent is held by the tree (an
+// operation never removes the directory holding what it looks up), the name is a view into the
+// path looked up (which the operation holds): a lookup lives only while its operation runs.
 struct VirtualDisk::Lookup {
-  std::shared_ptr<Node> parent;
-  std::string name;
+  Node* parent = nullptr;
+  std::string_view name;
   std::shared_ptr<Node> node;
 
   // `name` in `parent` (node null when it has no such entry).
-  static Lookup In(std::shared_ptr<Node> parent, std::string_view name) {
+  static Lookup In(Node& parent, std::string_view name) {
     Lookup lookup;
-    auto it = parent->entries.find(name);
-    if (it != parent->entries.end()) lookup.node = it->second;
-    lookup.parent = std::move(parent);
-    lookup.name = std::string(name);
+    auto it = parent.entries.find(name);
+    if (it != parent.entries.end()) lookup.node = it->second;
+    lookup.parent = &parent;
+    lookup.name = name;
     return lookup;
   }
 };
@@ -484,7 +492,7 @@ Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const 
     const std::string_view prefix = std::string_view(path).substr(0, slash);
     for (const ResolvedDir& known : last_dirs_) {
       if (known.generation == tree_generation_ && known.prefix == prefix) {
-        return Lookup::In(known.dir, name);
+        return Lookup::In(*known.dir, name);
       }
     }
   }
@@ -532,7 +540,7 @@ Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const 
     root.node = root_;
     return root;
   }
-  Lookup lookup = Lookup::In(*dir, last);
+  Lookup lookup = Lookup::In(**dir, last);
   if (plain_last) {
     last_dirs_[next_last_dir_] = ResolvedDir{path.substr(0, slash), *dir, tree_generation_};
     next_last_dir_ = (next_last_dir_ + 1) % last_dirs_.size();
@@ -622,7 +630,7 @@ Status VirtualDisk::RenameFile(const std::string& from, const std::string& to) {
     while (!pending.empty()) {
       const Node* dir = pending.back();
       pending.pop_back();
-      if (dir == target.parent.get()) {
+      if (dir == target.parent) {
         return Status(Errc::kInvalidArgument, "rename " + both + ": Invalid argument");
       }
       for (const auto& [name, child] : dir->entries) {
