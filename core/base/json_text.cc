@@ -57,6 +57,10 @@ size_t Utf8SequenceLength(std::string_view text, size_t at, size_t* bad_at) {
   return continuations + 1;
 }
 
+// Strings up to this long are copied byte by byte as they are scanned; longer ones are scanned,
+// then copied with memcpy.
+constexpr size_t kCopyWhileScanning = 32;
+
 // The bytes a JSON string holds as they are: printable ASCII but the quote and the backslash.
 constexpr std::array<bool, 256> kPlainByte = [] {
   std::array<bool, 256> plain{};
@@ -70,17 +74,35 @@ void AppendJsonString(JsonOut& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
   size_t i = 0;
-  while (i < text.size() && kPlainByte[static_cast<unsigned char>(text[i])]) ++i;
-  if (i == text.size()) {  // the common case: nothing to escape
+  if (text.size() <= kCopyWhileScanning) {
+    // The common case, a short plain string (a key, a name, a value): each byte copied as it is
+    // checked, without a memcpy call; at the first byte to escape, on below with what is copied.
     char* at = out.Room(text.size() + 2);
     at[0] = '"';
-    if (!text.empty()) std::memcpy(at + 1, text.data(), text.size());
-    at[text.size() + 1] = '"';
-    out.Advance(text.size() + 2);
-    return;
+    while (i < text.size() && kPlainByte[static_cast<unsigned char>(text[i])]) {
+      at[1 + i] = text[i];
+      ++i;
+    }
+    if (i == text.size()) {
+      at[1 + i] = '"';
+      out.Advance(i + 2);
+      return;
+    }
+    out.Advance(1 + i);
+  } else {
+    while (i < text.size() && kPlainByte[static_cast<unsigned char>(text[i])]) ++i;
+    if (i == text.size()) {  // nothing to escape
+      char* at = out.Room(text.size() + 2);
+      at[0] = '"';
+      std::memcpy(at + 1, text.data(), text.size());
+      at[text.size() + 1] = '"';
+      out.Advance(text.size() + 2);
+      return;
+    }
+    out.Put('"');
+    out.Put(text.substr(0, i));
   }
-  out.Put('"');
-  size_t plain_from = 0;  // the start of the bytes not yet copied that need no escape
+  size_t plain_from = i;  // the start of the bytes not yet copied that need no escape
   auto copy_plain = [&](size_t end) { out.Put(text.substr(plain_from, end - plain_from)); };
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
