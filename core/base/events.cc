@@ -146,6 +146,68 @@ nlohmann::ordered_json EventFields::Build() const {
   return object;
 }
 
+const EventFields::Entry* EventFields::Find(std::string_view key) const {
+  for (size_t i = 0; i < std::min<size_t>(count_, kEntries); ++i) {
+    const Entry& entry = entries_[i];
+    // The key's text is quoted; a key JSON escapes is not found here (json() has it).
+    const std::string_view quoted(text_.data() + entry.begin, entry.key_end - entry.begin);
+    if (quoted.size() == key.size() + 2 && quoted.substr(1, key.size()) == key) return &entry;
+  }
+  return nullptr;
+}
+
+std::optional<std::string> EventFields::StringValue(std::string_view key) const {
+  if (count_ > kEntries) {
+    auto it = json().find(key);
+    if (it == json().end() || !it->is_string()) return std::nullopt;
+    return it->get<std::string>();
+  }
+  const Entry* entry = Find(key);
+  if (entry == nullptr) return std::nullopt;
+  const std::string_view value(text_.data() + entry->key_end + 1,
+                               entry->value_end - entry->key_end - 1);
+  if (value.empty() || value.front() != '"') return std::nullopt;
+  return StringOf(value);
+}
+
+std::optional<int64_t> EventFields::IntegerValue(std::string_view key) const {
+  if (count_ > kEntries) {
+    auto it = json().find(key);
+    if (it == json().end() || !it->is_number_integer()) return std::nullopt;
+    return it->get<int64_t>();
+  }
+  const Entry* entry = Find(key);
+  if (entry == nullptr) return std::nullopt;
+  const std::string_view value(text_.data() + entry->key_end + 1,
+                               entry->value_end - entry->key_end - 1);
+  // As nlohmann reads the text: an integer is digits with an optional minus, beyond int64_t's
+  // range an unsigned (get<int64_t> then wraps it); anything else (a fraction, an exponent,
+  // another type) is not.
+  int64_t signed_value = 0;
+  const char* end = value.data() + value.size();
+  std::from_chars_result read = std::from_chars(value.data(), end, signed_value);
+  if (read.ec == std::errc() && read.ptr == end) return signed_value;
+  uint64_t unsigned_value = 0;
+  read = std::from_chars(value.data(), end, unsigned_value);
+  if (read.ec == std::errc() && read.ptr == end) return static_cast<int64_t>(unsigned_value);
+  return std::nullopt;
+}
+
+std::optional<bool> EventFields::BoolValue(std::string_view key) const {
+  if (count_ > kEntries) {
+    auto it = json().find(key);
+    if (it == json().end() || !it->is_boolean()) return std::nullopt;
+    return it->get<bool>();
+  }
+  const Entry* entry = Find(key);
+  if (entry == nullptr) return std::nullopt;
+  const std::string_view value(text_.data() + entry->key_end + 1,
+                               entry->value_end - entry->key_end - 1);
+  if (value == "true") return true;
+  if (value == "false") return false;
+  return std::nullopt;
+}
+
 const nlohmann::ordered_json& EventFields::json() const {
   if (json_ == nullptr) json_ = std::make_shared<const nlohmann::ordered_json>(Build());
   return *json_;

@@ -23,6 +23,7 @@
 #include <initializer_list>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -53,7 +54,7 @@ class EventValue {
   }
   // Through JSON (nlohmann's shortest round-trip digits); without this a double would convert to
   // bool before anything else.
-  EventValue(double value) : kind_(Kind::kJson), owned_(value), json_(&owned_) {}
+  EventValue(double value) : kind_(Kind::kJson), owned_(std::in_place, value), json_(&*owned_) {}
   EventValue(const char* text) : kind_(Kind::kString), text_(text) {}
   // Any other pointer would convert to bool.
   template <class Pointee>
@@ -67,14 +68,14 @@ class EventValue {
            !std::same_as<Value, nlohmann::ordered_json> && !std::same_as<Value, std::nullptr_t> &&
            std::is_constructible_v<nlohmann::ordered_json, const Value&>)
       EventValue(const Value& value)
-      : kind_(Kind::kJson), owned_(value), json_(&owned_) {}
+      : kind_(Kind::kJson), owned_(std::in_place, value), json_(&*owned_) {}
 
   // A copy views what the original viewed (its own copy of a converted value).
   EventValue(const EventValue& other)
       : kind_(other.kind_),
         text_(other.text_),
         owned_(other.owned_),
-        json_(other.json_ == &other.owned_ ? &owned_ : other.json_) {
+        json_(other.owned_ ? &*owned_ : other.json_) {
     switch (kind_) {  // the scalar member the original holds, and only that one
       case Kind::kBool:
         bool_ = other.bool_;
@@ -105,7 +106,8 @@ class EventValue {
     uint64_t unsigned_ = 0;
   };
   std::string_view text_;
-  nlohmann::ordered_json owned_;
+  // A converted value (a double, a vector): only those construct a JSON value at all.
+  std::optional<nlohmann::ordered_json> owned_;
   const nlohmann::ordered_json* json_ = nullptr;
 };
 
@@ -149,6 +151,12 @@ class EventFields {
   // The fields as a JSON object ({} when there are none), built from text() on first use and
   // kept: each member from its kind and its text, only escaped strings and JSON values parsed.
   const nlohmann::ordered_json& json() const;
+  // A field's value read back from its text, without json(): the string, integer or boolean it
+  // holds; nullopt when the field is absent or holds another type (what is_string(),
+  // is_number_integer() and is_boolean() say of json()[key]). For the readers of frequent events.
+  std::optional<std::string> StringValue(std::string_view key) const;
+  std::optional<int64_t> IntegerValue(std::string_view key) const;
+  std::optional<bool> BoolValue(std::string_view key) const;
 
   friend bool operator==(const EventFields& a, const EventFields& b) {
     return a.text() == b.text();
@@ -174,6 +182,9 @@ class EventFields {
   JsonOut BeginField(std::string_view key);
   EventFields& EndField(const JsonOut& out, ValueKind kind);
   nlohmann::ordered_json Build() const;
+  // The text of `key`'s value and its kind; nullopt when absent. Past kEntries fields: nullopt,
+  // and the typed readers ask json().
+  const Entry* Find(std::string_view key) const;
 
   TextBuffer text_;  // text() is its first length_ bytes
   size_t length_ = 0;

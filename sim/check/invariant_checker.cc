@@ -120,18 +120,16 @@ void InvariantChecker::Remember(const ReplicaObservation& replica, ReplicaTrack&
 
 void InvariantChecker::OnEvent(std::string_view ev, const EventFields& event) {
   if (ev != ev::kTopicDeleted && ev != ev::kLeaderElected) return;
-  const nlohmann::ordered_json& fields = event.json();
-  if (ev == ev::kTopicDeleted && fields.contains(field::kTopic) &&
-      fields[field::kTopic].is_string()) {
-    return ForgetTopic(fields[field::kTopic].get<std::string>());
+  std::optional<std::string> topic = event.StringValue(field::kTopic);
+  if (ev == ev::kTopicDeleted) {
+    if (topic) ForgetTopic(*topic);
+    return;
   }
-  if (ev != ev::kLeaderElected) return;
-  if (!fields.contains(field::kUnclean) || !fields[field::kUnclean].is_boolean()) return;
-  if (!fields[field::kUnclean].get<bool>()) return;
-  if (!fields.contains(field::kTopic) || !fields[field::kTopic].is_string()) return;
-  if (!fields.contains(field::kPartition) || !fields[field::kPartition].is_number_integer()) return;
-  NoteUncleanElection(TopicPartition{fields[field::kTopic].get<std::string>(),
-                                     PartitionId(fields[field::kPartition].get<int32_t>())});
+  if (!event.BoolValue(field::kUnclean).value_or(false)) return;
+  const std::optional<int64_t> partition = event.IntegerValue(field::kPartition);
+  if (!topic || !partition) return;
+  NoteUncleanElection(
+      TopicPartition{std::move(*topic), PartitionId(static_cast<int32_t>(*partition))});
 }
 
 void InvariantChecker::ForgetTopic(const std::string& topic) {

@@ -40,8 +40,30 @@ std::vector<int32_t> IdsField(const TraceFields& fields, std::string_view key) {
   return ids;
 }
 
+// The same, read from an event's text without building its JSON (EventFields' typed readers say
+// what nlohmann's is_string, is_number_integer and is_boolean would).
+int64_t IntField(const EventFields& fields, std::string_view key, int64_t fallback = -1) {
+  return fields.IntegerValue(key).value_or(fallback);
+}
+
+std::string StringField(const EventFields& fields, std::string_view key) {
+  return fields.StringValue(key).value_or("");
+}
+
+bool BoolField(const EventFields& fields, std::string_view key) {
+  return fields.BoolValue(key).value_or(false);
+}
+
+std::vector<int32_t> IdsField(const EventFields& fields, std::string_view key) {
+  return IdsField(fields.json(), key);
+}
+
+const TraceFields& AsJson(const TraceFields& fields) { return fields; }
+const TraceFields& AsJson(const EventFields& fields) { return fields.json(); }
+
 // {topic, partition} of a partition-scoped event; nullopt without them.
-std::optional<TopicPartition> TpField(const TraceFields& fields) {
+template <class Fields>
+std::optional<TopicPartition> TpField(const Fields& fields) {
   const std::string topic = StringField(fields, field::kTopic);
   const int64_t partition = IntField(fields, field::kPartition);
   if (topic.empty() || partition < 0) return std::nullopt;
@@ -123,21 +145,22 @@ std::string FormatSeconds(TimeUs t_us) {
 RunObserver::RunObserver(World& world) : world_(world) {
   world.AddTraceTap(
       [this](TimeUs t_us, std::string_view node, std::string_view ev, const EventFields& fields) {
-        Handle(t_us, node, ev, [&fields]() -> const TraceFields& { return fields.json(); });
+        Handle<EventFields>(t_us, node, ev, [&fields]() -> const EventFields& { return fields; });
       });
 }
 
 void RunObserver::OnEvent(TimeUs t_us, std::string_view node, std::string_view ev,
                           const TraceFields& fields) {
-  Handle(t_us, node, ev, [&fields]() -> const TraceFields& { return fields; });
+  Handle<TraceFields>(t_us, node, ev, [&fields]() -> const TraceFields& { return fields; });
 }
 
+template <class Fields>
 void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev,
-                         const std::function<const TraceFields&()>& get) {
+                         const std::function<const Fields&()>& get) {
   // Each branch asks for the fields: an event it does not read is not parsed back to JSON.
   last_t_us_ = std::max(last_t_us_, t_us);
   if (ev == ev::kLeaderElected) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     ElectionRecord election;
@@ -155,7 +178,7 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     Reassess(*tp, track, t_us);
     elections_.push_back(std::move(election));
   } else if (ev == ev::kPartitionOffline) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     PartitionTrack& track = Track(*tp, t_us);
@@ -163,7 +186,7 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     track.isr = IdsField(fields, field::kIsr);
     Reassess(*tp, track, t_us);
   } else if (ev == ev::kIsrShrink || ev == ev::kIsrExpand) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     PartitionTrack& track = Track(*tp, t_us);
@@ -176,12 +199,12 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     }
     Reassess(*tp, track, t_us);
   } else if (ev == ev::kBecomeLeader || ev == ev::kBecomeFollower) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     roles_.push_back(RoleRecord{t_us, BrokerId(BrokerOfNode(node)), *tp, ev == ev::kBecomeLeader});
   } else if (ev == ev::kTruncate) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     TruncationRecord truncation;
@@ -194,17 +217,18 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     truncation.reason = StringField(fields, field::kReason);
     truncations_.push_back(std::move(truncation));
   } else if (ev == ev::kProduceRetry) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     retries_.push_back(RetryRecord{t_us, std::string(node), *tp,
                                    static_cast<int32_t>(IntField(fields, field::kAttempt, 0)),
                                    StringField(fields, field::kError)});
   } else if (ev == ev::kPartitionsAssigned || ev == ev::kPartitionsRevoked) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     RebalanceRecord rebalance{t_us, std::string(node), std::string(ev), {}};
-    auto names = fields.find(field::kPartitions);
-    if (names != fields.end() && names->is_array()) {
+    const TraceFields& json = AsJson(fields);
+    auto names = json.find(field::kPartitions);
+    if (names != json.end() && names->is_array()) {
       for (const TraceFields& name : *names) {
         if (!name.is_string()) continue;
         if (std::optional<TopicPartition> tp = ParseTopicPartition(name.get<std::string>())) {
@@ -214,33 +238,33 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     }
     rebalances_.push_back(std::move(rebalance));
   } else if (ev == ev::kOffsetReset) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     offset_resets_.push_back(OffsetResetRecord{
         t_us, std::string(node), *tp, StringField(fields, field::kStrategy),
         Offset(IntField(fields, field::kOffset, 0)), Offset(IntField(fields, field::kFrom, -1))});
   } else if (ev == ev::kOffsetFetched) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
     offset_fetches_.push_back(OffsetFetchRecord{t_us, std::string(node),
                                                 StringField(fields, field::kGroup), *tp,
                                                 Offset(IntField(fields, field::kOffset, -1))});
   } else if (ev == ev::kOffsetsCommitted) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     commit_writes_.push_back(CommitWriteRecord{t_us, BrokerId(BrokerOfNode(node)),
                                                StringField(fields, field::kGroup),
                                                StringField(fields, field::kError)});
   } else if (ev == ev::kCliOutput) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     const int64_t index = IntField(fields, field::kIndex);
     if (node == node::kScenario && index >= 0 &&
         StringField(fields, field::kLine).starts_with(kConsoleConsumerExit)) {
       stopped_tools_.insert(node::CliTool(static_cast<size_t>(index)));
     }
   } else if (ev == ev::kInvariantViolation) {
-    const TraceFields& fields = get();
+    const Fields& fields = get();
     ViolationRecord violation;
     violation.t_us = t_us;
     violation.rule = StringField(fields, field::kRule);
@@ -253,8 +277,8 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     violation.committed_us = IntField(fields, field::kCommittedUs, -1);
     violations_.push_back(std::move(violation));
   } else if (IsFault(ev)) {
-    const TraceFields& fields = get();
-    OnFault(t_us, node, ev, fields);
+    const Fields& fields = get();
+    OnFault(t_us, node, ev, AsJson(fields));
   }
 }
 

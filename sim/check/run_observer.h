@@ -204,10 +204,11 @@ class RunObserver {
   int64_t UnavailableMs(const TopicPartition& tp, TimeUs end_us) const;
 
  private:
-  // OnEvent's work, for the tap (EventFields) and for tests (JSON): `get` gives the fields, asked
-  // only by the events read.
+  // OnEvent's work, for the tap (EventFields, read from their text) and for tests (JSON): `get`
+  // gives the fields, asked only by the events read. Fields: EventFields or TraceFields.
+  template <class Fields>
   void Handle(TimeUs t_us, std::string_view node, std::string_view ev,
-              const std::function<const TraceFields&()>& get);
+              const std::function<const Fields&()>& get);
   struct PartitionTrack {
     TimeUs known_since_us = 0;
     BrokerId leader{-1};

@@ -54,10 +54,11 @@ Result<ConfigOverrides> BaseSettings(const std::string& id,
 }
 
 // The Errc an event field names (a Kafka error name or a code); kNone for null or "NONE".
-Errc ErrcOfField(const nlohmann::ordered_json& field) {
-  if (field.is_number_integer()) return static_cast<Errc>(field.get<int16_t>());
-  if (!field.is_string()) return Errc::kNone;
-  const std::string name = field.get<std::string>();
+Errc ErrcOfField(const EventFields& fields, std::string_view key) {
+  if (std::optional<int64_t> code = fields.IntegerValue(key)) {
+    return static_cast<Errc>(static_cast<int16_t>(*code));
+  }
+  const std::string name = fields.StringValue(key).value_or("");
   if (name.empty() || name == ErrcName(Errc::kNone)) return Errc::kNone;
   for (int32_t code = -1200; code <= 200; ++code) {
     if (ErrcName(static_cast<Errc>(code)) == name) return static_cast<Errc>(code);
@@ -589,17 +590,13 @@ void ConsumerClient::OnConsumerEvent(std::string_view ev, const EventFields& eve
   // Auto commits happen inside the Consumer: its offset_commit events are their outcomes.
   if (options_.commit != CommitMode::kAuto || ev != ev::kOffsetCommit || process_ == nullptr)
     return;
-  const nlohmann::ordered_json& fields = event.json();
-  if (!fields.contains(field::kTopic) || !fields.contains(field::kPartition) ||
-      !fields.contains(field::kOffset)) {
-    return;
-  }
-  const TopicPartition tp{fields[field::kTopic].get<std::string>(),
-                          PartitionId(fields[field::kPartition].get<int32_t>())};
-  const Errc error =
-      fields.contains(field::kError) ? ErrcOfField(fields[field::kError]) : Errc::kNone;
-  history_.Commit(options_.id, process_->incarnation, options_.group, tp,
-                  Offset(fields[field::kOffset].get<int64_t>()), error);
+  std::optional<std::string> topic = event.StringValue(field::kTopic);
+  const std::optional<int64_t> partition = event.IntegerValue(field::kPartition);
+  const std::optional<int64_t> offset = event.IntegerValue(field::kOffset);
+  if (!topic || !partition || !offset) return;
+  const TopicPartition tp{std::move(*topic), PartitionId(static_cast<int32_t>(*partition))};
+  history_.Commit(options_.id, process_->incarnation, options_.group, tp, Offset(*offset),
+                  ErrcOfField(event, field::kError));
 }
 
 }  // namespace ksim::sim

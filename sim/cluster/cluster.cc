@@ -313,14 +313,14 @@ bool SameObservation(const ReplicaObservation& before, uint64_t incarnation,
 }  // namespace
 
 void Cluster::NoteElection(const EventFields& event) {
-  const nlohmann::ordered_json& fields = event.json();
-  if (!fields.contains(field::kTopic) || !fields[field::kTopic].is_string() ||
-      !fields.contains(field::kPartition) || !fields[field::kPartition].is_number_integer()) {
+  std::optional<std::string> topic = event.StringValue(field::kTopic);
+  const std::optional<int64_t> partition = event.IntegerValue(field::kPartition);
+  if (!topic || !partition) {
     full_pass_ = true;  // not a partition's election: every replica again
     return;
   }
-  reobserve_.push_back(TopicPartition{fields[field::kTopic].get<std::string>(),
-                                      PartitionId(fields[field::kPartition].get<int32_t>())});
+  reobserve_.push_back(
+      TopicPartition{std::move(*topic), PartitionId(static_cast<int32_t>(*partition))});
 }
 
 void Cluster::ObserveBrokers() {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,71 @@ TEST(EventsTest, EveryKindIsCopiedAsTheKindItHolds) {
       originals.text(),
       R"("k0":null,"k1":true,"k2":false,"k3":-7,"k4":9223372036854775808,"k5":"text","k6":0.5)");
   EXPECT_EQ(copies.text(), originals.text());
+}
+
+// The typed readers say of each field what nlohmann says of json()[key]: its string, integer or
+// boolean, or nullopt for another type or an absent key; past the 24 kept fields too.
+void ExpectReadersAgreeWithJson(const EventFields& fields, const std::vector<std::string>& keys) {
+  const Json& json = fields.json();
+  for (const std::string& key : keys) {
+    auto it = json.find(key);
+    const bool present = it != json.end();
+    SCOPED_TRACE(key);
+    if (present && it->is_string()) {
+      EXPECT_EQ(fields.StringValue(key), it->get<std::string>());
+    } else {
+      EXPECT_EQ(fields.StringValue(key), std::nullopt);
+    }
+    if (present && it->is_number_integer()) {
+      EXPECT_EQ(fields.IntegerValue(key), it->get<int64_t>());
+    } else {
+      EXPECT_EQ(fields.IntegerValue(key), std::nullopt);
+    }
+    if (present && it->is_boolean()) {
+      EXPECT_EQ(fields.BoolValue(key), it->get<bool>());
+    } else {
+      EXPECT_EQ(fields.BoolValue(key), std::nullopt);
+    }
+  }
+}
+
+TEST(EventsTest, TypedReadersSayWhatTheJsonSays) {
+  const std::vector<int32_t> isr = {3, 1};
+  EventFields fields{{"topic", "t"},
+                     {"escaped", "a \"quoted\"\n name \xC3\xA9"},
+                     {"partition", 7},
+                     {"negative", std::numeric_limits<int64_t>::min()},
+                     {"unsigned", std::numeric_limits<uint64_t>::max()},
+                     {"zero", 0},
+                     {"ratio", 2.0},
+                     {"unclean", true},
+                     {"clean", false},
+                     {"isr", isr},
+                     {"missing", nullptr},
+                     {"number_text", "12"}};
+  fields.AddWith("written", [](JsonOut& out) { out.Put("-15"); });
+  const std::vector<std::string> keys = {
+      "topic", "escaped", "partition", "negative",    "unsigned", "zero",   "ratio", "unclean",
+      "clean", "isr",     "missing",   "number_text", "written",  "absent", "topi"};
+  ExpectReadersAgreeWithJson(fields, keys);
+  EXPECT_EQ(fields.StringValue("escaped"), "a \"quoted\"\n name \xC3\xA9");
+  EXPECT_EQ(fields.IntegerValue("written"), -15);
+  EXPECT_EQ(fields.IntegerValue("ratio"), std::nullopt);  // 2.0: a number, not an integer
+
+  // From a JSON object (every value written as JSON), and past the fields whose place is kept.
+  Json object = Json::object();
+  std::vector<std::string> many;
+  for (int i = 0; i < 30; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    many.push_back(key);
+    if (i % 3 == 0) object[key] = i;
+    if (i % 3 == 1) object[key] = "s" + std::to_string(i);
+    if (i % 3 == 2) object[key] = i % 2 == 0;
+  }
+  many.push_back("absent");
+  ExpectReadersAgreeWithJson(EventFields(object), many);
+  EXPECT_EQ(EventFields(object).IntegerValue("k27"), 27);
+  EXPECT_EQ(EventFields(object).StringValue("k28"), "s28");
 }
 
 TEST(EventsTest, NoFieldsIsEmptyAndAnEmptySinkBuildsNothing) {
