@@ -62,7 +62,11 @@ struct FileBytes {
 // A file or a directory. Handles hold files by shared_ptr, so a removed file stays readable
 // through them (unlink semantics) and a crash can orphan them without freeing under them.
 struct VirtualDisk::Node {
+  using Entries = std::map<std::string, std::shared_ptr<Node>, std::less<>>;
+
   explicit Node(bool directory) : is_dir(directory) {}
+  Node(const Node&) = delete;  // `index` points into this node's own `entries`
+  Node& operator=(const Node&) = delete;
 
   // Files: the bytes from `from` on may differ from the durable ones (a write, a truncation, a
   // mapped window handed out for writing).
@@ -84,22 +88,41 @@ struct VirtualDisk::Node {
   // cost of what changed: a data directory holding thousands of partition directories is
   // synced each time one is created).
   void SetEntry(std::string_view name, std::shared_ptr<Node> node) {
-    auto it = entries.find(name);
-    if (it != entries.end()) {
-      it->second = std::move(node);
-    } else {
-      entries.emplace(std::string(name), std::move(node));
-    }
+    PutEntry(name, std::move(node));
     changed_names.emplace(name);
   }
   void EraseEntry(std::string_view name) {
-    auto it = entries.find(name);
-    if (it != entries.end()) entries.erase(it);
+    auto it = FindEntry(name);
+    if (it != entries.end()) {
+      if (!index.empty()) index.erase(it->first);
+      entries.erase(it);
+    }
     changed_names.emplace(name);
+  }
+  // Sets the live entry alone (a rebuilt tree after a crash, whose entries are all durable).
+  void PutEntry(std::string_view name, std::shared_ptr<Node> node) {
+    auto it = FindEntry(name);
+    if (it != entries.end()) {
+      it->second = std::move(node);
+      return;
+    }
+    it = entries.emplace(std::string(name), std::move(node)).first;
+    if (!index.empty()) {
+      index.emplace(it->first, it);
+    } else if (entries.size() > kIndexFrom) {
+      for (auto entry = entries.begin(); entry != entries.end(); ++entry) {
+        index.emplace(entry->first, entry);
+      }
+    }
+  }
+  Entries::iterator FindEntry(std::string_view name) {
+    if (index.empty()) return entries.find(name);
+    auto found = index.find(name);
+    return found == index.end() ? entries.end() : found->second;
   }
   void MakeEntriesDurable() {
     for (const std::string& name : changed_names) {
-      auto live = entries.find(name);
+      auto live = FindEntry(name);
       if (live == entries.end()) {
         durable_entries.erase(name);
       } else {
@@ -119,7 +142,12 @@ struct VirtualDisk::Node {
   uint64_t dirty_from = kClean;  // data and durable hold the same bytes below this
   // Directories: name -> node, live and as of the last SyncDir. std::map keeps names sorted.
   // (std::less<>: Resolve looks names up as views into the path.)
-  std::map<std::string, std::shared_ptr<Node>, std::less<>> entries;
+  Entries entries;
+  // The live entries by name, hashed, once a directory holds more than kIndexFrom of them (a data
+  // directory of thousands of partition directories, looked up at every operation under it);
+  // empty below that. Keys view the names in `entries`. Changed only through PutEntry/EraseEntry.
+  static constexpr size_t kIndexFrom = 16;
+  std::unordered_map<std::string_view, Entries::iterator> index;
   std::map<std::string, std::shared_ptr<Node>, std::less<>> durable_entries;
   // The names whose entry may differ between the two (outside it, both are absent or the same).
   std::set<std::string> changed_names;
@@ -137,7 +165,7 @@ struct VirtualDisk::Lookup {
   // `name` in `parent` (node null when it has no such entry).
   static Lookup In(Node& parent, std::string_view name) {
     Lookup lookup;
-    auto it = parent.entries.find(name);
+    auto it = parent.FindEntry(name);
     if (it != parent.entries.end()) lookup.node = it->second;
     lookup.parent = &parent;
     lookup.name = name;
@@ -520,7 +548,7 @@ Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const 
   Status failed;
   for_each_component([&](std::string_view component) {
     if (!last.empty()) {
-      auto it = (*dir)->entries.find(last);
+      auto it = (*dir)->FindEntry(last);
       if (it == (*dir)->entries.end()) {
         failed = NotFound("lookup", path);
         return false;
@@ -817,13 +845,13 @@ void VirtualDisk::Restart(const CrashOptions& options) {
       auto found = rebuilt.find(old_child.get());
       if (found != rebuilt.end()) {
         if (old_child->is_dir) continue;  // a second name for a directory: dropped
-        new_dir->entries[name] = found->second;
+        new_dir->PutEntry(name, found->second);
         continue;
       }
       std::shared_ptr<Node> fresh =
           old_child->is_dir ? std::make_shared<Node>(true) : recover_file(*old_child);
       rebuilt[old_child.get()] = fresh;
-      new_dir->entries[name] = fresh;
+      new_dir->PutEntry(name, fresh);
       if (old_child->is_dir) children.emplace_back(old_child.get(), fresh.get());
     }
     new_dir->durable_entries = new_dir->entries;

@@ -57,6 +57,9 @@ class VirtualDiskTest : public ::testing::Test {
     ASSERT_TRUE(disk_.SyncDir("/d").ok());
   }
 
+  // *largest: the most entries a directory held.
+  void ChangeDirectoriesAtRandom(int names, uint64_t seed, size_t* largest);
+
   void AppendTo(const std::string& path, std::string_view contents) {
     auto file = disk_.OpenFile(path, OpenMode::kCreateIfMissing);
     ASSERT_TRUE(file.ok()) << file.status().ToString();
@@ -208,7 +211,12 @@ TEST_F(VirtualDiskTest, DurableBytesAreTheFileAtItsLastSyncThroughRandomChanges)
 // since: creations, removals, renames within it and across directories, subdirectories, a crash
 // (after which both are what survived). Random operations against that model, which SyncDir's
 // copy of only the names changed since the previous one must follow.
-TEST_F(VirtualDiskTest, DurableEntriesAreTheDirectoryAtItsLastSyncDirThroughRandomChanges) {
+// Random creations, removals, renames, syncs and crashes over two directories of up to `names`
+// entries: each directory's entries are, after a crash, those of its last SyncDir; and every
+// name is found by a lookup exactly when the directory lists it (a directory of more than 16
+// entries is looked up through a hash index, a smaller one through its ordered map).
+void VirtualDiskTest::ChangeDirectoriesAtRandom(int names, uint64_t seed, size_t* largest) {
+  *largest = 0;
   ASSERT_TRUE(disk_.CreateDir("/e").ok());
   ASSERT_TRUE(disk_.SyncDir("/").ok());
   const std::vector<std::string> dirs = {"/d", "/e"};
@@ -218,10 +226,10 @@ TEST_F(VirtualDiskTest, DurableEntriesAreTheDirectoryAtItsLastSyncDirThroughRand
     KSIM_CHECK(names.ok());
     return std::set<std::string>(names->begin(), names->end());
   };
-  std::mt19937_64 random(12);
+  std::mt19937_64 random(seed);
   for (int step = 0; step < 4000; ++step) {
     const std::string& dir = dirs[random() % dirs.size()];
-    const std::string name = "n" + std::to_string(random() % 12);
+    const std::string name = "n" + std::to_string(random() % names);
     const std::string path = dir + "/" + name;
     switch (random() % 8) {
       case 0:
@@ -232,7 +240,8 @@ TEST_F(VirtualDiskTest, DurableEntriesAreTheDirectoryAtItsLastSyncDirThroughRand
         (void)disk_.RemoveFile(path);
         break;
       case 3: {
-        const std::string to = dirs[random() % dirs.size()] + "/n" + std::to_string(random() % 12);
+        const std::string to =
+            dirs[random() % dirs.size()] + "/n" + std::to_string(random() % names);
         (void)disk_.RenameFile(path, to);
         break;
       }
@@ -253,9 +262,28 @@ TEST_F(VirtualDiskTest, DurableEntriesAreTheDirectoryAtItsLastSyncDirThroughRand
         at_last_sync[dir] = listing(dir);
         break;
     }
+    const std::set<std::string> listed = listing(dir);
+    *largest = std::max(*largest, listed.size());
+    for (int n = 0; n < names; ++n) {
+      const std::string entry = "n" + std::to_string(n);
+      const bool found = disk_.FileExists(dir + "/" + entry) || disk_.DirExists(dir + "/" + entry);
+      ASSERT_EQ(found, listed.contains(entry)) << "step " << step << " " << dir << "/" << entry;
+    }
   }
   disk_.Crash();
   for (const std::string& d : dirs) EXPECT_EQ(listing(d), at_last_sync[d]) << d;
+}
+
+TEST_F(VirtualDiskTest, DurableEntriesAreTheDirectoryAtItsLastSyncDirThroughRandomChanges) {
+  size_t largest = 0;
+  ChangeDirectoriesAtRandom(12, 12, &largest);
+  EXPECT_LE(largest, 16u);
+}
+
+TEST_F(VirtualDiskTest, LargeDirectoriesAreLookedUpAsSmallOnesAre) {
+  size_t largest = 0;
+  ChangeDirectoriesAtRandom(48, 13, &largest);
+  EXPECT_GT(largest, 16u);  // past the size where the index starts
 }
 
 TEST_F(VirtualDiskTest, NewFileWhoseDirectoryWasNotSyncedDisappears) {
