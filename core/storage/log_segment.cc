@@ -3,8 +3,6 @@
 #include "core/storage/log_segment.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <limits>
 #include <utility>
 
@@ -32,8 +30,11 @@ std::string SegmentPath(const std::string& dir, Offset base, std::string_view ex
 
 std::string FilenamePrefixFromOffset(Offset offset) {
   KSIM_CHECK(offset >= Offset(0));
-  char name[32];
-  std::snprintf(name, sizeof(name), "%020" PRId64, offset.value());
+  // Kafka's "%020d": twenty digits, zero-padded (an int64's 19 at most always fit).
+  std::string name(20, '0');
+  uint64_t value = static_cast<uint64_t>(offset.value());
+  for (size_t i = name.size(); value > 0; value /= 10)
+    name[--i] = static_cast<char>('0' + value % 10);
   return name;
 }
 

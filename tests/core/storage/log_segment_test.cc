@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,14 @@ TEST_F(LogSegmentTest, FilesAreNamedForTheBaseOffsetPaddedTo20Digits) {
   EXPECT_EQ(OffsetFromFileName("0000000000000036876.log"), std::nullopt);
   EXPECT_EQ(OffsetFromFileName("leader-epoch-checkpoint"), std::nullopt);
   EXPECT_EQ(OffsetFromFileName("99999999999999999999.log"), std::nullopt);
+  // Kafka's %020d at the ends of the range, each read back by OffsetFromFileName.
+  EXPECT_EQ(FilenamePrefixFromOffset(Offset(0)), "00000000000000000000");
+  EXPECT_EQ(FilenamePrefixFromOffset(Offset(10)), "00000000000000000010");
+  EXPECT_EQ(FilenamePrefixFromOffset(Offset(INT64_MAX)), "09223372036854775807");
+  for (int64_t offset : {int64_t{0}, int64_t{9}, int64_t{1234567890123}, INT64_MAX}) {
+    EXPECT_EQ(OffsetFromFileName(FilenamePrefixFromOffset(Offset(offset)) + ".log"),
+              Offset(offset));
+  }
 }
 
 TEST_F(LogSegmentTest, ReadOnEmptySegmentGivesNothing) {
