@@ -149,10 +149,19 @@ class FieldReader {
     scope_ = "record";
   }
 
+  // A one-byte varint (a record's small fields) is decoded here, as GetVarint would.
   bool Varint(const char* field, int32_t* value) {
+    if (pos_ < batch_.size() && batch_[pos_] < 0x80) {
+      *value = varint::ZigZagDecode32(batch_[pos_++]);
+      return true;
+    }
     return Check(varint::GetVarint(batch_, &pos_, value), field, "5");
   }
   bool Varlong(const char* field, int64_t* value) {
+    if (pos_ < batch_.size() && batch_[pos_] < 0x80) {
+      *value = varint::ZigZagDecode64(batch_[pos_++]);
+      return true;
+    }
     return Check(varint::GetVarlong(batch_, &pos_, value), field, "10");
   }
   bool Byte(const char* field, uint8_t* value) {
