@@ -57,17 +57,40 @@ EventFields& EventFields::Add(std::string_view key, const EventValue& value) {
   return EndField(out, value.kind_);
 }
 
+namespace {
+
+// Whether `key` is one of the trace line's own keys; most keys differ from all three in length or
+// first letter, and are told apart without a comparison.
+bool IsLineKey(std::string_view key) {
+  static_assert(field::kEv.size() == 2 && field::kTimeUs.size() == 4 && field::kNode.size() == 4);
+  switch (key.size()) {
+    case 2:
+      return key == field::kEv;
+    case 4:
+      return key == field::kTimeUs || key == field::kNode;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
 JsonOut EventFields::BeginField(std::string_view key) {
-  KSIM_CHECK_MSG(key != field::kTimeUs && key != field::kNode && key != field::kEv,
-                 "event fields may not repeat t_us, node or ev");
-  text_.Grow(length_, kInitialBytes);
+  KSIM_CHECK_MSG(!IsLineKey(key), "event fields may not repeat t_us, node or ev");
+  if (text_.capacity() < kInitialBytes) text_.Grow(length_, kInitialBytes);
   JsonOut out(text_, length_);
   if (count_ > 0) out.Put(',');
   const size_t begin = out.length();
   AppendJsonString(out, key);
   const std::string_view written(text_.data() + begin, out.length() - begin);
+  // A repeated key: the same quoted text at an earlier field's place. Keys of another length, or
+  // whose first letter differs, are passed over without a comparison.
   for (size_t i = 0; i < std::min<size_t>(count_, kEntries); ++i) {
     const Entry& entry = entries_[i];
+    if (entry.key_end - entry.begin != written.size() ||
+        text_.data()[entry.begin + 1] != written[1]) {
+      continue;
+    }
     KSIM_CHECK_MSG(
         std::string_view(text_.data() + entry.begin, entry.key_end - entry.begin) != written,
         ("an event field repeated: " + std::string(key)).c_str());

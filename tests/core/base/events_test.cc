@@ -205,8 +205,15 @@ TEST(EventsTest, NoFieldsIsEmptyAndAnEmptySinkBuildsNothing) {
 TEST(EventsDeathTest, ARepeatedOrAReservedKeyIsAProgrammerError) {
   EXPECT_DEATH((EventFields{{"k", 1}, {"j", 2}, {"k", 3}}), "repeated: k");
   EXPECT_DEATH((EventFields{{"ev", "x"}}), "t_us, node or ev");
+  EXPECT_DEATH((EventFields{{"t_us", 1}}), "t_us, node or ev");
+  EXPECT_DEATH((EventFields{{"a", 0}, {"node", "n"}}), "t_us, node or ev");
   EventFields fields{{"partition", 1}};
   EXPECT_DEATH(fields.Add("partition", 2), "repeated: partition");
+  // Same length and first letter, another key; then the first one again.
+  EXPECT_DEATH((EventFields{{"ab", 1}, {"ac", 2}, {"ab", 3}}), "repeated: ab");
+  // Keys near the reserved ones, and keys alike but for a letter, are fields like any other.
+  const EventFields near{{"evs", 1}, {"nodes", 2}, {"t_ms", 3}, {"topic", 4}, {"tapic", 5}};
+  EXPECT_EQ(near.size(), 5u);
 }
 
 }  // namespace
