@@ -241,6 +241,7 @@ void Checker::IndexLogs(CheckResult& result) {
   // at its offset, else to the earliest send of that value with no copy yet, else to the first
   // send of the value (a duplicate).
   HashMap<std::pair<TopicPartition, Offset>, size_t> acked_at;
+  acked_at.reserve(sends_.size());
   for (size_t i = 0; i < sends_.size(); ++i) {
     if (!sends_[i].acked) continue;
     const HistoryOp& ok = *sends_[i].completion;
@@ -1234,6 +1235,20 @@ void Checker::SplitViolations(CheckResult& result) {
 
 CheckResult Checker::Run() {
   CheckResult result;
+  // The hash maps sized once for what they will hold (a run of a million records would rehash
+  // each of them some twenty times as it grows).
+  size_t sends = 0;
+  size_t deliveries = 0;
+  for (const HistoryOp& op : in_.history->ops()) {
+    sends += op.f == OpFunction::kSend && op.type == OpType::kInvoke;
+    deliveries += op.f == OpFunction::kDeliver;
+  }
+  size_t copies = 0;
+  for (const PartitionAudit& partition : in_.audit->partitions) copies += partition.records.size();
+  send_of_id_.reserve(sends);
+  sends_of_value_.reserve(sends);
+  owner_.reserve(copies);
+  deliveries_.reserve(deliveries);
   IndexSends();
   IndexLogs(result);
   IndexEvents();
