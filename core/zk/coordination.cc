@@ -68,24 +68,27 @@ std::string_view SessionStateName(SessionState state) {
 }
 
 Status ValidateZnodePath(std::string_view path, bool sequential) {
-  // ZooKeeper validates a sequential path as if the counter were already appended.
-  std::string checked(path);
-  if (sequential) checked += '1';
+  // ZooKeeper validates a sequential path as if the counter were already appended: the path
+  // checked is `path` and, when sequential, a '1' after it.
+  const size_t size = path.size() + (sequential ? 1 : 0);
+  auto checked = [&](size_t i) { return i < path.size() ? path[i] : '1'; };
   auto invalid = [&](std::string_view reason, size_t at) {
     return Status(Errc::kInvalidArgument, "invalid znode path \"" + std::string(path) + "\": " +
                                               std::string(reason) + " @" + std::to_string(at));
   };
-  if (checked.empty()) return invalid("path length must be > 0", 0);
-  if (checked[0] != '/') return invalid("path must start with / character", 0);
-  if (checked.size() == 1) return Status::Ok();
-  if (checked.back() == '/') return invalid("path must not end with / character", checked.size());
-  for (size_t i = 1; i < checked.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(checked[i]);
-    const char last = checked[i - 1];
-    const bool component_ends = i + 1 == checked.size() || checked[i + 1] == '/';
+  if (size == 0) return invalid("path length must be > 0", 0);
+  if (checked(0) != '/') return invalid("path must start with / character", 0);
+  if (size == 1) return Status::Ok();
+  if (checked(size - 1) == '/') return invalid("path must not end with / character", size);
+  for (size_t i = 1; i < size; ++i) {
+    const unsigned char c = static_cast<unsigned char>(checked(i));
+    // Above '/' no rule below applies (the common case: letters, digits, '-', '_').
+    if (c > '/') continue;
+    const char last = checked(i - 1);
+    const bool component_ends = i + 1 == size || checked(i + 1) == '/';
     if (c == 0) return invalid("null character not allowed", i);
     if (c == '/' && last == '/') return invalid("empty node name specified", i);
-    if (c == '.' && last == '.' && i >= 2 && checked[i - 2] == '/' && component_ends) {
+    if (c == '.' && last == '.' && i >= 2 && checked(i - 2) == '/' && component_ends) {
       return invalid("relative paths not allowed", i);
     }
     if (c == '.' && last == '/' && component_ends) return invalid("relative paths not allowed", i);

@@ -261,6 +261,11 @@ TEST(CoordinationPathTest, ValidatesPathsAsZooKeeperDoes) {
   EXPECT_TRUE(ValidateZnodePath("/a/", /*sequential=*/true).ok());
   EXPECT_TRUE(ValidateZnodePath("/", /*sequential=*/true).ok());
   EXPECT_EQ(ValidateZnodePath("/a//", /*sequential=*/true), Errc::kInvalidArgument);
+  // The counter ends the last component: "/a/." is "/a/.1", but "/a/../" is "/a/../1".
+  EXPECT_TRUE(ValidateZnodePath("/a/.", /*sequential=*/true).ok());
+  EXPECT_TRUE(ValidateZnodePath("/a/..", /*sequential=*/true).ok());
+  EXPECT_EQ(ValidateZnodePath("/a/../", /*sequential=*/true), Errc::kInvalidArgument);
+  EXPECT_EQ(ValidateZnodePath("/a/./", /*sequential=*/true), Errc::kInvalidArgument);
 
   EXPECT_EQ(ParentPath("/a/b/c"), "/a/b");
   EXPECT_EQ(ParentPath("/a"), "/");
