@@ -40,12 +40,28 @@ FetchSession::Partitions::iterator FetchSession::Add(CachedPartition partition) 
   return it;
 }
 
+namespace {
+
+bool BeforePosition(const FetchSession::Partitions::iterator& it, uint64_t position) {
+  return it->position < position;
+}
+
+}  // namespace
+
 void FetchSession::MarkToRead(Partitions::iterator it) {
   if (it->to_read) return;
   it->to_read = true;
   it->to_read_index = to_read.size();
   to_read.push_back(it);
-  ordered_valid_ = false;
+  // Into its place in `ordered_` (positions are distinct; a new partition's is the largest).
+  ordered_.insert(std::lower_bound(ordered_.begin(), ordered_.end(), it->position, BeforePosition),
+                  it);
+}
+
+void FetchSession::EraseOrdered(Partitions::iterator it) {
+  auto at = std::lower_bound(ordered_.begin(), ordered_.end(), it->position, BeforePosition);
+  KSIM_CHECK(at != ordered_.end() && *at == it);
+  ordered_.erase(at);
 }
 
 void FetchSession::UnmarkToRead(Partitions::iterator it) {
@@ -57,7 +73,7 @@ void FetchSession::UnmarkToRead(Partitions::iterator it) {
   to_read[it->to_read_index] = last;
   last->to_read_index = it->to_read_index;
   to_read.pop_back();
-  ordered_valid_ = false;
+  EraseOrdered(it);
 }
 
 void FetchSession::Unquiet(Partitions::iterator it) {
@@ -83,25 +99,10 @@ void FetchSession::Forget(Partitions::iterator it) {
 }
 
 void FetchSession::MoveToEnd(Partitions::iterator it) {
+  if (it->to_read) EraseOrdered(it);  // found by its old position
   partitions.splice(partitions.end(), partitions, it);
   it->position = next_position++;
-  if (it->to_read) ordered_valid_ = false;
-}
-
-const std::vector<FetchSession::Partitions::iterator>& FetchSession::ToReadInOrder() const {
-  if (ordered_valid_) return ordered_;
-  // Sorted by the positions copied out beside the iterators: the comparisons read a contiguous
-  // array, not a list node each.
-  std::vector<std::pair<uint64_t, Partitions::iterator>> keyed;
-  keyed.reserve(to_read.size());
-  for (const Partitions::iterator& it : to_read) keyed.emplace_back(it->position, it);
-  std::sort(keyed.begin(), keyed.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  ordered_.clear();
-  ordered_.reserve(keyed.size());
-  for (const auto& [position, it] : keyed) ordered_.push_back(it);
-  ordered_valid_ = true;
-  return ordered_;
+  if (it->to_read) ordered_.push_back(it);  // the largest position now
 }
 
 void FetchSession::QuietEnded(void* cookie) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -340,6 +342,38 @@ TEST_F(FetchManagerTest, ASessionReadsItsPartitionsInItsOrder) {
         [](const FetchPartition& asked) { return Answered(asked.tp, 0); });
   EXPECT_EQ(to_read(), (std::vector{bar0_, foo0_, baz0}));
   EXPECT_EQ(session->index.count(foo1_), 0u);
+}
+
+// The order a session's partitions are read in follows every change of the session: partitions
+// added, forgotten and moved to the end at random (none held quiet here: every partition is to be
+// read, in the session's list order).
+TEST(FetchSessionTest, ReadOrderFollowsAddsForgetsAndMoves) {
+  FetchSession session;
+  std::mt19937_64 random(38);
+  int next_partition = 0;
+  for (int step = 0; step < 3000; ++step) {
+    const size_t size = session.partitions.size();
+    const uint64_t choice = random() % 4;
+    if (size == 0 || choice == 0) {
+      CachedPartition added;
+      added.tp = TopicPartition{"t", PartitionId(next_partition++)};
+      session.Add(std::move(added));
+    } else {
+      auto it = session.partitions.begin();
+      std::advance(it, static_cast<std::ptrdiff_t>(random() % size));
+      if (choice == 1) {
+        session.Forget(it);
+      } else {
+        session.MoveToEnd(it);
+      }
+    }
+    std::vector<TopicPartition> listed;
+    for (const CachedPartition& cached : session.partitions) listed.push_back(cached.tp);
+    std::vector<TopicPartition> ordered;
+    for (const auto& it : session.ToReadInOrder()) ordered.push_back(it->tp);
+    ASSERT_EQ(ordered, listed) << "step " << step;
+    ASSERT_EQ(session.to_read.size(), listed.size()) << "step " << step;
+  }
 }
 
 // Kafka's testZeroSizeFetchSession: a session whose last partition is forgotten closes.
