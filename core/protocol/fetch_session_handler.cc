@@ -39,20 +39,23 @@ FetchSessionHandler::Request FetchSessionHandler::Build(std::vector<FetchPartiti
   std::vector<FetchPartition> altered;
   auto last = partitions_.begin();
   for (FetchPartition& partition : next) {
-    while (last != partitions_.end() && last->first < partition.tp) {
-      out.forgotten.push_back(last->first);
-      last = partitions_.erase(last);
-    }
-    if (last != partitions_.end() && last->first == partition.tp) {
-      if (!SameFetch(last->second, partition)) {
-        last->second = partition;
-        altered.push_back(std::move(partition));
+    // The common case, the session's next partition named again, costs one comparison.
+    if (last == partitions_.end() || last->first != partition.tp) {
+      while (last != partitions_.end() && last->first < partition.tp) {
+        out.forgotten.push_back(last->first);
+        last = partitions_.erase(last);
       }
-      ++last;
-    } else {
-      partitions_.emplace_hint(last, partition.tp, partition);
-      out.partitions.push_back(std::move(partition));
+      if (last == partitions_.end() || last->first != partition.tp) {
+        partitions_.emplace_hint(last, partition.tp, partition);
+        out.partitions.push_back(std::move(partition));
+        continue;
+      }
     }
+    if (!SameFetch(last->second, partition)) {
+      last->second = partition;
+      altered.push_back(std::move(partition));
+    }
+    ++last;
   }
   while (last != partitions_.end()) {
     out.forgotten.push_back(last->first);

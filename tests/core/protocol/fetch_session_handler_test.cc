@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -104,6 +106,53 @@ TEST(FetchSessionHandlerTest, AnIncrementalFetchNamesWhatWasAddedThenWhatChanged
   FetchSessionHandler::Request full = handler.Build(
       {At("bar", 0, 20, 200, 200), At("foo", 0, 0, 100, 200), At("foo", 1, 10, 120, 210)});
   EXPECT_EQ(full.partitions.size(), 3u);
+}
+
+// Incremental builds against their definition, over random wants: the partitions named are those
+// added (in partition order), then those whose fetch changed (in partition order); the forgotten
+// are the session's partitions no longer wanted (in order); the session becomes what is wanted.
+TEST(FetchSessionHandlerTest, IncrementalBuildsNameExactlyTheAddedTheChangedAndTheForgotten) {
+  FetchSessionHandler handler;
+  handler.Build({At("t", 0, 0, 0, 100)});
+  ASSERT_TRUE(handler.HandleResponse(Answer({Tp("t", 0)}, 7)).apply);
+  std::map<TopicPartition, FetchPartition> session = {{Tp("t", 0), At("t", 0, 0, 0, 100)}};
+  std::mt19937_64 random(227);
+  for (int round = 0; round < 500; ++round) {
+    std::vector<FetchPartition> wanted;
+    for (const std::string topic : {"a", "t"}) {
+      for (int partition = 0; partition < 12; ++partition) {
+        if (random() % 3 == 0) continue;
+        wanted.push_back(At(topic, partition, static_cast<int64_t>(random() % 3), 0, 100));
+      }
+    }
+    std::vector<TopicPartition> added;
+    std::vector<TopicPartition> changed;
+    std::vector<TopicPartition> forgotten;
+    std::map<TopicPartition, FetchPartition> next;
+    for (const FetchPartition& want : wanted) {
+      next.emplace(want.tp, want);
+      auto was = session.find(want.tp);
+      if (was == session.end()) {
+        added.push_back(want.tp);
+      } else if (was->second.fetch_offset != want.fetch_offset) {
+        changed.push_back(want.tp);
+      }
+    }
+    for (const auto& [tp, partition] : session) {
+      if (!next.contains(tp)) forgotten.push_back(tp);
+    }
+    std::vector<TopicPartition> named = added;
+    named.insert(named.end(), changed.begin(), changed.end());
+
+    const FetchSessionHandler::Request request = handler.Build(wanted);
+    ASSERT_EQ(Tps(request.partitions), named) << "round " << round;
+    ASSERT_EQ(request.forgotten, forgotten) << "round " << round;
+    session = std::move(next);
+    std::vector<TopicPartition> session_tps;
+    for (const auto& [tp, partition] : session) session_tps.push_back(tp);
+    ASSERT_EQ(SessionTps(handler), session_tps) << "round " << round;
+    ASSERT_TRUE(handler.HandleResponse(Answer({}, 7)).apply);
+  }
 }
 
 TEST(FetchSessionHandlerTest, PartitionsNoLongerWantedAreForgotten) {
