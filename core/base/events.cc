@@ -169,65 +169,66 @@ nlohmann::ordered_json EventFields::Build() const {
   return object;
 }
 
-const EventFields::Entry* EventFields::Find(std::string_view key) const {
-  for (size_t i = 0; i < std::min<size_t>(count_, kEntries); ++i) {
+std::optional<std::string_view> EventFields::ValueText(std::string_view key) const {
+  KSIM_CHECK(count_ <= kEntries);
+  for (size_t i = 0; i < count_; ++i) {
     const Entry& entry = entries_[i];
     // The key's text is quoted; a key JSON escapes is not found here (json() has it).
     const std::string_view quoted(text_.data() + entry.begin, entry.key_end - entry.begin);
-    if (quoted.size() == key.size() + 2 && quoted.substr(1, key.size()) == key) return &entry;
+    if (quoted.size() == key.size() + 2 && quoted.substr(1, key.size()) == key) {
+      return std::string_view(text_.data() + entry.key_end + 1,
+                              entry.value_end - entry.key_end - 1);
+    }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
+namespace {
+
+// Past the fields whose place is kept: `key`'s member of the parsed object when `is` says it has
+// the type asked for.
+template <class T>
+std::optional<T> MemberOf(const nlohmann::ordered_json& object, std::string_view key,
+                          bool (nlohmann::ordered_json::*is)() const noexcept) {
+  auto it = object.find(key);
+  if (it == object.end() || !((*it).*is)()) return std::nullopt;
+  return it->get<T>();
+}
+
+}  // namespace
+
 std::optional<std::string> EventFields::StringValue(std::string_view key) const {
-  if (count_ > kEntries) {
-    auto it = json().find(key);
-    if (it == json().end() || !it->is_string()) return std::nullopt;
-    return it->get<std::string>();
-  }
-  const Entry* entry = Find(key);
-  if (entry == nullptr) return std::nullopt;
-  const std::string_view value(text_.data() + entry->key_end + 1,
-                               entry->value_end - entry->key_end - 1);
-  if (value.empty() || value.front() != '"') return std::nullopt;
-  return StringOf(value);
+  if (count_ > kEntries)
+    return MemberOf<std::string>(json(), key, &nlohmann::ordered_json::is_string);
+  const std::optional<std::string_view> text = ValueText(key);
+  if (!text || text->empty() || text->front() != '"') return std::nullopt;
+  return StringOf(*text);
 }
 
 std::optional<int64_t> EventFields::IntegerValue(std::string_view key) const {
   if (count_ > kEntries) {
-    auto it = json().find(key);
-    if (it == json().end() || !it->is_number_integer()) return std::nullopt;
-    return it->get<int64_t>();
+    return MemberOf<int64_t>(json(), key, &nlohmann::ordered_json::is_number_integer);
   }
-  const Entry* entry = Find(key);
-  if (entry == nullptr) return std::nullopt;
-  const std::string_view value(text_.data() + entry->key_end + 1,
-                               entry->value_end - entry->key_end - 1);
+  const std::optional<std::string_view> text = ValueText(key);
+  if (!text) return std::nullopt;
   // As nlohmann reads the text: an integer is digits with an optional minus, beyond int64_t's
   // range an unsigned (get<int64_t> then wraps it); anything else (a fraction, an exponent,
   // another type) is not.
+  const char* end = text->data() + text->size();
   int64_t signed_value = 0;
-  const char* end = value.data() + value.size();
-  std::from_chars_result read = std::from_chars(value.data(), end, signed_value);
+  std::from_chars_result read = std::from_chars(text->data(), end, signed_value);
   if (read.ec == std::errc() && read.ptr == end) return signed_value;
   uint64_t unsigned_value = 0;
-  read = std::from_chars(value.data(), end, unsigned_value);
+  read = std::from_chars(text->data(), end, unsigned_value);
   if (read.ec == std::errc() && read.ptr == end) return static_cast<int64_t>(unsigned_value);
   return std::nullopt;
 }
 
 std::optional<bool> EventFields::BoolValue(std::string_view key) const {
-  if (count_ > kEntries) {
-    auto it = json().find(key);
-    if (it == json().end() || !it->is_boolean()) return std::nullopt;
-    return it->get<bool>();
-  }
-  const Entry* entry = Find(key);
-  if (entry == nullptr) return std::nullopt;
-  const std::string_view value(text_.data() + entry->key_end + 1,
-                               entry->value_end - entry->key_end - 1);
-  if (value == "true") return true;
-  if (value == "false") return false;
+  if (count_ > kEntries) return MemberOf<bool>(json(), key, &nlohmann::ordered_json::is_boolean);
+  const std::optional<std::string_view> text = ValueText(key);
+  if (text == "true") return true;
+  if (text == "false") return false;
   return std::nullopt;
 }
 

@@ -182,9 +182,9 @@ class EventFields {
   JsonOut BeginField(std::string_view key);
   EventFields& EndField(const JsonOut& out, ValueKind kind);
   nlohmann::ordered_json Build() const;
-  // The text of `key`'s value and its kind; nullopt when absent. Past kEntries fields: nullopt,
-  // and the typed readers ask json().
-  const Entry* Find(std::string_view key) const;
+  // The text of `key`'s value as written; nullopt when absent. REQUIRES: count_ <= kEntries (past
+  // them the typed readers ask json()).
+  std::optional<std::string_view> ValueText(std::string_view key) const;
 
   TextBuffer text_;  // text() is its first length_ bytes
   size_t length_ = 0;

@@ -57,6 +57,19 @@ size_t Utf8SequenceLength(std::string_view text, size_t at, size_t* bad_at) {
   return continuations + 1;
 }
 
+// What follows the backslash of an ASCII byte JSON escapes with a letter (0: as \u00XX instead).
+constexpr std::array<char, 128> kShortEscape = [] {
+  std::array<char, 128> letter{};
+  letter['"'] = '"';
+  letter['\\'] = '\\';
+  letter['\b'] = 'b';
+  letter['\t'] = 't';
+  letter['\n'] = 'n';
+  letter['\f'] = 'f';
+  letter['\r'] = 'r';
+  return letter;
+}();
+
 // Strings up to this long are copied byte by byte as they are scanned; longer ones are scanned,
 // then copied with memcpy.
 constexpr size_t kCopyWhileScanning = 32;
@@ -113,30 +126,12 @@ void AppendJsonString(JsonOut& out, std::string_view text) {
     copy_plain(i);
     if (c < 0x80) {
       out.Put('\\');
-      switch (c) {
-        case '"':
-        case '\\':
-          out.Put(static_cast<char>(c));
-          break;
-        case '\b':
-          out.Put('b');
-          break;
-        case '\t':
-          out.Put('t');
-          break;
-        case '\n':
-          out.Put('n');
-          break;
-        case '\f':
-          out.Put('f');
-          break;
-        case '\r':
-          out.Put('r');
-          break;
-        default:
-          out.Put("u00");
-          out.Put(kHex[c >> 4]);
-          out.Put(kHex[c & 0xF]);
+      if (const char letter = kShortEscape[c]; letter != 0) {
+        out.Put(letter);
+      } else {
+        out.Put("u00");
+        out.Put(kHex[c >> 4]);
+        out.Put(kHex[c & 0xF]);
       }
       plain_from = ++i;
       continue;
