@@ -13,6 +13,7 @@
 
 #include "core/base/check.h"
 #include "core/base/trace_names.h"
+#include "core/protocol/messages.h"  // std::hash<TopicPartition>
 #include "sim/scenario/scenario.h"
 
 namespace ksim::sim {
@@ -55,9 +56,7 @@ struct KeyHash {
     return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
   }
   size_t operator()(const std::string& text) const { return std::hash<std::string_view>{}(text); }
-  size_t operator()(const TopicPartition& tp) const {
-    return Mix((*this)(tp.topic), static_cast<size_t>(tp.partition.value()));
-  }
+  size_t operator()(const TopicPartition& tp) const { return std::hash<TopicPartition>{}(tp); }
   size_t operator()(const std::pair<TopicPartition, Offset>& key) const {
     return Mix((*this)(key.first), static_cast<size_t>(key.second.value()));
   }

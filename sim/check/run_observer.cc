@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <unordered_set>
 #include <utility>
 
@@ -124,10 +125,13 @@ std::string FaultDetail(std::string_view ev, const TraceFields& fields) {
   return "";
 }
 
+// The fault events (OnFault).
+constexpr std::string_view kFaultEvents[] = {
+    ev::kCrash, ev::kShutdown,  ev::kRestart,  ev::kPartition, ev::kHeal, ev::kIsolate,
+    ev::kSlow,  ev::kDiskFault, ev::kZkExpire, ev::kZkDown,    ev::kZkUp};
+
 bool IsFault(std::string_view ev) {
-  return ev == ev::kCrash || ev == ev::kShutdown || ev == ev::kRestart || ev == ev::kPartition ||
-         ev == ev::kHeal || ev == ev::kIsolate || ev == ev::kSlow || ev == ev::kDiskFault ||
-         ev == ev::kZkExpire || ev == ev::kZkDown || ev == ev::kZkUp;
+  return std::find(std::begin(kFaultEvents), std::end(kFaultEvents), ev) != std::end(kFaultEvents);
 }
 
 // Every event a branch of RunObserver::Handle reads; the others (a run's appends, high watermarks,
@@ -135,32 +139,15 @@ bool IsFault(std::string_view ev) {
 // chain of comparisons. A branch for an event missing here would never run (the tests of each
 // record kind would fail); an event here that no branch reads fails the check at Handle's end.
 bool IsObserved(std::string_view ev) {
-  static const std::unordered_set<std::string_view> kObserved = {ev::kLeaderElected,
-                                                                 ev::kPartitionOffline,
-                                                                 ev::kIsrShrink,
-                                                                 ev::kIsrExpand,
-                                                                 ev::kBecomeLeader,
-                                                                 ev::kBecomeFollower,
-                                                                 ev::kTruncate,
-                                                                 ev::kProduceRetry,
-                                                                 ev::kPartitionsAssigned,
-                                                                 ev::kPartitionsRevoked,
-                                                                 ev::kOffsetReset,
-                                                                 ev::kOffsetFetched,
-                                                                 ev::kOffsetsCommitted,
-                                                                 ev::kCliOutput,
-                                                                 ev::kInvariantViolation,
-                                                                 ev::kCrash,
-                                                                 ev::kShutdown,
-                                                                 ev::kRestart,
-                                                                 ev::kPartition,
-                                                                 ev::kHeal,
-                                                                 ev::kIsolate,
-                                                                 ev::kSlow,
-                                                                 ev::kDiskFault,
-                                                                 ev::kZkExpire,
-                                                                 ev::kZkDown,
-                                                                 ev::kZkUp};
+  static const std::unordered_set<std::string_view> kObserved = [] {
+    std::unordered_set<std::string_view> observed = {
+        ev::kLeaderElected,      ev::kPartitionOffline,  ev::kIsrShrink,         ev::kIsrExpand,
+        ev::kBecomeLeader,       ev::kBecomeFollower,    ev::kTruncate,          ev::kProduceRetry,
+        ev::kPartitionsAssigned, ev::kPartitionsRevoked, ev::kOffsetReset,       ev::kOffsetFetched,
+        ev::kOffsetsCommitted,   ev::kCliOutput,         ev::kInvariantViolation};
+    observed.insert(std::begin(kFaultEvents), std::end(kFaultEvents));
+    return observed;
+  }();
   return kObserved.contains(ev);
 }
 
