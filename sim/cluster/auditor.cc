@@ -1,7 +1,6 @@
 #include "sim/cluster/auditor.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <span>
 #include <utility>
@@ -71,7 +70,6 @@ std::string Describe(const AuditedRecord& record) {
   return text;
 }
 
-// Each offset below both HWs where `replica` differs from the leader's records.
 // The records of `records` (in strictly increasing offset order, as ReadRecords gives them) in
 // [from, end).
 std::span<const AuditedRecord> InRange(const std::vector<AuditedRecord>& records, Offset from,
@@ -84,6 +82,7 @@ std::span<const AuditedRecord> InRange(const std::vector<AuditedRecord>& records
   return {first, last};
 }
 
+// Each offset below both HWs where `replica` differs from the leader's records.
 void CompareReplica(const std::vector<AuditedRecord>& leader_records,
                     const std::vector<AuditedRecord>& replica_records, BrokerId broker, Offset from,
                     Offset end, std::vector<ReplicaDivergence>& divergences) {

@@ -143,9 +143,10 @@ struct VirtualDisk::Node {
   // Directories: name -> node, live and as of the last SyncDir. std::map keeps names sorted.
   // (std::less<>: Resolve looks names up as views into the path.)
   Entries entries;
-  // The live entries by name, hashed, once a directory holds more than kIndexFrom of them (a data
-  // directory of thousands of partition directories, looked up at every operation under it);
-  // empty below that. Keys view the names in `entries`. Changed only through PutEntry/EraseEntry.
+  // The live entries by name, hashed, from the moment a directory holds more than kIndexFrom of
+  // them (a data directory of thousands of partition directories, looked up at every operation
+  // under it) on; empty before (FindEntry then searches `entries`). Keys view the names in
+  // `entries`. Changed only through PutEntry/EraseEntry.
   static constexpr size_t kIndexFrom = 16;
   std::unordered_map<std::string_view, Entries::iterator> index;
   std::map<std::string, std::shared_ptr<Node>, std::less<>> durable_entries;
