@@ -358,7 +358,7 @@ Result<LogAppendInfo> Partition::AppendAsLeader(MutableByteView batches, int16_t
   // before anything is written; a retried batch already in the log is answered, not appended.
   KSIM_ASSIGN_OR_RETURN(const AppendCheck check, ValidateProducerState(batches));
   if (check.duplicate.has_value()) {
-    const ProducerBatch& original = *check.duplicate;
+    const BatchMetadata& original = *check.duplicate;
     LogAppendInfo info;
     info.first_offset = original.first_offset;
     info.last_offset = original.last_offset;

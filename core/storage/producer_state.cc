@@ -63,8 +63,8 @@ Status CheckEpochAndSequence(const ProducerStateEntry& entry, const BatchHeader&
   return Status::Ok();
 }
 
-ProducerBatch BatchOf(const BatchHeader& b) {
-  return ProducerBatch{b.base_sequence, b.last_sequence(), b.base_offset, b.last_offset(),
+BatchMetadata BatchOf(const BatchHeader& b) {
+  return BatchMetadata{b.base_sequence, b.last_sequence(), b.base_offset, b.last_offset(),
                        b.max_timestamp};
 }
 
@@ -90,10 +90,10 @@ Status SnapshotCorrupt(const std::string& what) {
 
 }  // namespace
 
-const ProducerBatch* ProducerStateEntry::FindBatch(ProducerEpoch batch_epoch, Sequence first,
+const BatchMetadata* ProducerStateEntry::FindBatch(ProducerEpoch batch_epoch, Sequence first,
                                                    Sequence last) const {
   if (batch_epoch != epoch) return nullptr;
-  for (const ProducerBatch& b : batches) {
+  for (const BatchMetadata& b : batches) {
     if (b.first_sequence == first && b.last_sequence == last) return &b;
   }
   return nullptr;
@@ -105,7 +105,7 @@ void ProducerStateEntry::UpdateEpoch(ProducerEpoch new_epoch) {
   epoch = new_epoch;
 }
 
-void ProducerStateEntry::AddBatch(ProducerEpoch batch_epoch, const ProducerBatch& batch,
+void ProducerStateEntry::AddBatch(ProducerEpoch batch_epoch, const BatchMetadata& batch,
                                   size_t retain) {
   KSIM_CHECK(retain >= 1 && retain <= kBatchesToRetain);
   UpdateEpoch(batch_epoch);
@@ -140,7 +140,7 @@ Result<AppendCheck> ProducerStateManager::ValidateAppend(
     if (b.producer_id == kNoProducerId || b.control()) continue;
     const ProducerStateEntry* current = LastEntry(b.producer_id);
     if (current != nullptr) {
-      const ProducerBatch* duplicate =
+      const BatchMetadata* duplicate =
           current->FindBatch(b.producer_epoch, b.base_sequence, b.last_sequence());
       if (duplicate != nullptr) return AppendCheck{*duplicate};
     }
@@ -188,7 +188,7 @@ Status ProducerStateManager::TruncateHead(Offset log_start_offset) {
   // Kafka's isProducerRetained: drop the batches below the log start; a producer with none left
   // is forgotten (a retried batch would then get UNKNOWN_PRODUCER_ID).
   for (auto it = producers_.begin(); it != producers_.end();) {
-    std::deque<ProducerBatch>& batches = it->second.batches;
+    std::deque<BatchMetadata>& batches = it->second.batches;
     while (!batches.empty() && batches.front().last_offset < log_start_offset) {
       batches.pop_front();
     }
@@ -317,8 +317,8 @@ Bytes ProducerStateManager::EncodeSnapshot(
   PutInt32(out, static_cast<int32_t>(producers.size()));
   for (const auto& [id, entry] : producers) {
     const bool empty = entry.batches.empty();
-    const ProducerBatch last =
-        empty ? ProducerBatch{kNoSequence, kNoSequence, Offset(-1), Offset(-1), kNoTimestamp}
+    const BatchMetadata last =
+        empty ? BatchMetadata{kNoSequence, kNoSequence, Offset(-1), Offset(-1), kNoTimestamp}
               : entry.batches.back();
     PutInt64(out, id.value());
     PutInt16(out, entry.epoch.value());
@@ -380,7 +380,7 @@ Result<std::vector<ProducerStateEntry>> ProducerStateManager::DecodeSnapshot(Byt
         first_sequence = int64_t{last_sequence} - delta;
         if (first_sequence < 0) first_sequence += int64_t{std::numeric_limits<int32_t>::max()} + 1;
       }
-      entry.batches.push_back(ProducerBatch{Sequence(static_cast<int32_t>(first_sequence)),
+      entry.batches.push_back(BatchMetadata{Sequence(static_cast<int32_t>(first_sequence)),
                                             Sequence(last_sequence), Offset(last_offset - delta),
                                             Offset(last_offset), timestamp});
     }

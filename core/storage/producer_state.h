@@ -51,14 +51,16 @@ namespace ksim {
 
 class Log;
 
-// One batch remembered for a producer (Kafka's BatchMetadata).
-struct ProducerBatch {
+// One batch remembered for a producer, named as in Kafka's ProducerStateManager. (The producer
+// client has its own ProducerBatch, a different type: one name for both broke the one-definition
+// rule, which the link-time optimizer reported.)
+struct BatchMetadata {
   Sequence first_sequence{0};
   Sequence last_sequence{0};
   Offset first_offset{0};
   Offset last_offset{0};
   int64_t timestamp_ms = kNoTimestamp;  // the batch's max timestamp
-  friend bool operator==(const ProducerBatch&, const ProducerBatch&) = default;
+  friend bool operator==(const BatchMetadata&, const BatchMetadata&) = default;
 };
 
 // What the partition knows of one producer (Kafka's ProducerStateEntry).
@@ -67,7 +69,7 @@ struct ProducerStateEntry {
 
   ProducerId producer_id = kNoProducerId;
   ProducerEpoch epoch = kNoProducerEpoch;
-  std::deque<ProducerBatch> batches;  // oldest first, at most kBatchesToRetain
+  std::deque<BatchMetadata> batches;  // oldest first, at most kBatchesToRetain
 
   Sequence first_sequence() const {
     return batches.empty() ? kNoSequence : batches.front().first_sequence;
@@ -83,10 +85,10 @@ struct ProducerStateEntry {
     return batches.empty() ? kNoTimestamp : batches.back().timestamp_ms;
   }
   // The cached batch with exactly this sequence range under `epoch`, if any.
-  const ProducerBatch* FindBatch(ProducerEpoch epoch, Sequence first, Sequence last) const;
+  const BatchMetadata* FindBatch(ProducerEpoch epoch, Sequence first, Sequence last) const;
   // A new epoch clears the cached batches (Kafka's maybeUpdateEpoch); then adds `batch`,
   // dropping the oldest beyond `retain` (at most kBatchesToRetain).
-  void AddBatch(ProducerEpoch batch_epoch, const ProducerBatch& batch,
+  void AddBatch(ProducerEpoch batch_epoch, const BatchMetadata& batch,
                 size_t retain = kBatchesToRetain);
   void UpdateEpoch(ProducerEpoch new_epoch);
 };
@@ -107,7 +109,7 @@ ProducerStateRules ProducerStateRulesAt(KafkaRelease release);
 struct AppendCheck {
   // Set when a batch repeats one already in the log: the request is answered with these
   // offsets and nothing is appended (Kafka returns the first duplicate found).
-  std::optional<ProducerBatch> duplicate;
+  std::optional<BatchMetadata> duplicate;
 };
 
 class ProducerStateManager {

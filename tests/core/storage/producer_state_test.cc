@@ -473,7 +473,7 @@ TEST(ProducerSnapshotFormatTest, LayoutIsKafkaVersionOne) {
   e.producer_id = ProducerId(0x0102030405060708);
   e.epoch = ProducerEpoch(3);
   e.AddBatch(ProducerEpoch(3),
-             ProducerBatch{Sequence(10), Sequence(14), Offset(200), Offset(204), 1234});
+             BatchMetadata{Sequence(10), Sequence(14), Offset(200), Offset(204), 1234});
   const Bytes bytes = ProducerStateManager::EncodeSnapshot(producers);
   const Bytes body{0,    0,    0,    1,                              // one entry
                    1,    2,    3,    4,    5,    6,    7,    8,      // producer_id
@@ -501,7 +501,7 @@ TEST(ProducerSnapshotFormatTest, WrappedBatchKeepsItsFirstSequence) {
   ProducerStateEntry& e = producers[ProducerId(1)];
   e.producer_id = ProducerId(1);
   e.AddBatch(ProducerEpoch(0),
-             ProducerBatch{Sequence(kIntMax - 1), Sequence(1), Offset(10), Offset(13), 0});
+             BatchMetadata{Sequence(kIntMax - 1), Sequence(1), Offset(10), Offset(13), 0});
   auto decoded =
       ProducerStateManager::DecodeSnapshot(ProducerStateManager::EncodeSnapshot(producers));
   ASSERT_TRUE(decoded.ok());
@@ -515,7 +515,7 @@ TEST(ProducerSnapshotFormatTest, EveryFlippedBitAndTruncationIsCorruption) {
     ProducerStateEntry& e = producers[ProducerId(id)];
     e.producer_id = ProducerId(id);
     e.AddBatch(ProducerEpoch(0),
-               ProducerBatch{Sequence(0), Sequence(0), Offset(id), Offset(id), 0});
+               BatchMetadata{Sequence(0), Sequence(0), Offset(id), Offset(id), 0});
   }
   const Bytes good = ProducerStateManager::EncodeSnapshot(producers);
   ASSERT_TRUE(ProducerStateManager::DecodeSnapshot(good).ok());
