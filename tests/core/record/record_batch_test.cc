@@ -550,6 +550,90 @@ TEST(RecordBatchTest, MaxTimestampMustBeTheLargestRecordTimestamp) {
               HasSubstr("max timestamp 1000 at byte 35 is not the largest record timestamp 1010"));
 }
 
+TEST(RecordBatchTest, ACursorWalksTheRecordsInPlace) {
+  const Bytes batch = SampleBatch();
+  RecordCursor cursor(batch);
+  EXPECT_EQ(cursor.count(), 2);
+  std::vector<RecordHeader> headers;
+  const RecordView* first = cursor.Next(&headers);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->offset, Offset(40));
+  EXPECT_EQ(first->timestamp_ms, 100);
+  ASSERT_TRUE(first->key.has_value() && first->value.has_value());
+  EXPECT_EQ(AsChars(*first->key), "key");
+  EXPECT_EQ(AsChars(*first->value), "value");
+  // Views into the batch itself, not copies.
+  EXPECT_GE(first->value->data(), batch.data());
+  EXPECT_LT(first->value->data(), batch.data() + batch.size());
+  ASSERT_EQ(headers.size(), 1u);
+  EXPECT_EQ(headers[0].key, "h");
+  const RecordView* second = cursor.Next();  // its headers (none) not asked for
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->offset, Offset(41));
+  EXPECT_FALSE(second->key.has_value());
+  EXPECT_EQ(AsChars(*second->value), "second");
+  EXPECT_EQ(cursor.Next(), nullptr);
+  EXPECT_EQ(cursor.Next(), nullptr);
+  EXPECT_TRUE(cursor.status().ok());
+}
+
+TEST(RecordBatchTest, ACursorGivesTheRecordsBeforeDamageThenDecodeRecordsError) {
+  Bytes records = SimpleRecord(0x00);
+  const Bytes beyond = SimpleRecord(0x04);  // offset delta 2, past lastOffsetDelta 1
+  records.insert(records.end(), beyond.begin(), beyond.end());
+  const Bytes batch = RawBatch(records, 2, 1);
+  RecordCursor cursor(batch);
+  const RecordView* first = cursor.Next();
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->offset, Offset(0));
+  EXPECT_EQ(cursor.Next(), nullptr);
+  EXPECT_THAT(cursor.status().message(), HasSubstr("offset delta 2 outside (0, 1]"));
+  EXPECT_EQ(cursor.status().message(), DecodeRecords(batch).status().message());
+
+  // Bytes left over after the announced records: found once the records are walked.
+  Bytes two = SimpleRecord(0x00);
+  const Bytes more = SimpleRecord(0x02);
+  two.insert(two.end(), more.begin(), more.end());
+  RecordCursor trailing(RawBatch(two, 1, 0));
+  EXPECT_NE(trailing.Next(), nullptr);
+  EXPECT_EQ(trailing.Next(), nullptr);
+  EXPECT_THAT(trailing.status().message(), HasSubstr("records count 1"));
+
+  // A compressed batch has no records to walk.
+  RecordCursor compressed(RawBatch(SimpleRecord(0x00), 1, 0, 1000, 1000, /*attributes=*/1));
+  EXPECT_EQ(compressed.count(), 0);
+  EXPECT_EQ(compressed.Next(), nullptr);
+  EXPECT_EQ(compressed.status().code(), Errc::kUnsupported);
+}
+
+TEST(RecordBatchTest, TheQuickHeaderParseAcceptsWhatParseBatchHeaderAccepts) {
+  const Bytes batch = SampleBatch();
+  BatchHeader quick;
+  ASSERT_TRUE(TryParseBatchHeader(batch, &quick));
+  const Result<BatchHeader> parsed = ParseBatchHeader(batch);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(quick.base_offset, parsed->base_offset);
+  EXPECT_EQ(quick.partition_leader_epoch, parsed->partition_leader_epoch);
+  EXPECT_EQ(quick.records_count, parsed->records_count);
+  EXPECT_EQ(quick.max_timestamp, parsed->max_timestamp);
+  EXPECT_EQ(quick.size_in_bytes(), batch.size());
+  // Every header ParseBatchHeader rejects, and every header shorter than a v2 one, is left to it.
+  EXPECT_FALSE(TryParseBatchHeader(ByteView(batch).first(60), &quick));
+  for (const auto& [position, value] : std::vector<std::pair<size_t, uint8_t>>{
+           {11, 48},    // batchLength 48
+           {16, 3},     // magic 3
+           {16, 1},     // magic 1: a v1 entry, parsed by ParseLegacyHeader
+           {0, 0x80},   // negative baseOffset
+           {23, 0x80},  // negative lastOffsetDelta
+           {57, 0x80},  // negative records count
+       }) {
+    Bytes damaged = batch;
+    damaged[position] = value;
+    EXPECT_FALSE(TryParseBatchHeader(damaged, &quick)) << position;
+    EXPECT_FALSE(ParseBatchHeader(damaged).ok() && damaged[16] == kMagicV2) << position;
+  }
+}
+
 TEST(RecordBatchTest, CompressedBatchesAreUnsupportedNotCorrupt) {
   const Bytes batch = RawBatch(SimpleRecord(0x00), 1, 0, 1000, 1000, /*attributes=*/1);
   EXPECT_EQ(VerifyBatch(batch).code(), Errc::kUnsupported);
