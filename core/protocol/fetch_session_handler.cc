@@ -65,6 +65,37 @@ FetchSessionHandler::Request FetchSessionHandler::Build(std::vector<FetchPartiti
   return out;
 }
 
+std::optional<FetchSessionHandler::Request> FetchSessionHandler::BuildChanged(
+    std::vector<Change> changed) {
+  KSIM_CHECK(!full());
+  size_t size = partitions_.size();
+  for (const Change& change : changed) {
+    const bool in_session = partitions_.count(*change.tp) > 0;
+    if (change.fetch && !in_session) ++size;
+    if (!change.fetch && in_session) --size;
+  }
+  if (size == 0) return std::nullopt;
+  // As Build's walk: added partitions first, then altered ones, each in partition order.
+  Request out;
+  std::vector<FetchPartition> altered;
+  for (Change& change : changed) {
+    auto it = partitions_.find(*change.tp);
+    if (!change.fetch) {
+      if (it == partitions_.end()) continue;
+      out.forgotten.push_back(it->first);
+      partitions_.erase(it);
+    } else if (it == partitions_.end()) {
+      partitions_.emplace(*change.tp, *change.fetch);
+      out.partitions.push_back(std::move(*change.fetch));
+    } else if (!SameFetch(it->second, *change.fetch)) {
+      it->second = *change.fetch;
+      altered.push_back(std::move(*change.fetch));
+    }
+  }
+  for (FetchPartition& partition : altered) out.partitions.push_back(std::move(partition));
+  return out;
+}
+
 const FetchPartition* FetchSessionHandler::Find(const TopicPartition& tp) const {
   auto it = partitions_.find(tp);
   return it == partitions_.end() ? nullptr : &it->second;

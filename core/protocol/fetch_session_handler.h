@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -61,6 +62,18 @@ class FetchSessionHandler {
 
   // REQUIRES: `next` in partition order, each partition once.
   Request Build(std::vector<FetchPartition> next);
+  // One partition that may have changed since the last Build: its fetch now, or nullopt when it
+  // is not to be fetched now.
+  struct Change {
+    const TopicPartition* tp = nullptr;
+    std::optional<FetchPartition> fetch;
+  };
+  // Build's answer told from the changes alone, for a fetcher that knows which partitions may
+  // have changed (`changed`, in partition order, each once): every other partition is fetched as
+  // the session has it. nullopt, with the session untouched, when nothing would be fetched (a
+  // fetcher calls Build only with something to fetch).
+  // REQUIRES: !full().
+  std::optional<Request> BuildChanged(std::vector<Change> changed);
   // The session's partition `tp` as last sent (Build), or null.
   const FetchPartition* Find(const TopicPartition& tp) const;
   // The session's partitions (Build), in partition order.

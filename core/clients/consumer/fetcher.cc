@@ -40,7 +40,9 @@ void Fetcher::Assign(const std::vector<TopicPartition>& partitions) {
   for (const TopicPartition& tp : partitions) {
     auto it = partitions_.find(tp);
     if (it != partitions_.end()) {
-      next.emplace(tp, std::move(it->second));
+      PartitionState& kept = next.emplace(tp, std::move(it->second)).first->second;
+      kept.host = nullptr;  // grouped again (GroupByHost) before any fetch
+      kept.changed = false;
     } else {
       next.emplace(tp, PartitionState{});
     }
@@ -75,11 +77,20 @@ void Fetcher::SetState(PartitionState& state, State next) {
   --in_state_[static_cast<size_t>(state.state)];
   ++in_state_[static_cast<size_t>(next)];
   state.state = next;
+  Touch(state);
 }
 
 void Fetcher::ClearBuffered(PartitionState& state) {
   if (!state.buffered.empty()) --buffered_partitions_;
   state.buffered.clear();
+  Touch(state);
+}
+
+void Fetcher::Touch(PartitionState& state) {
+  // Ungrouped (a new assignment or new metadata): the next grouping starts every host over.
+  if (state.host == nullptr || state.changed) return;
+  state.changed = true;
+  state.host->changed.push_back(&state);
 }
 
 std::vector<TopicPartition> Fetcher::NeedingPosition() const {
@@ -101,7 +112,7 @@ void Fetcher::OnCommitted(const TopicPartition& tp, Offset committed) {
   PartitionState* state = Find(tp);
   if (state == nullptr || state->state != State::kAwaitingCommitted) return;
   if (committed >= Offset(0)) {
-    SetState(*state, State::kFetching);
+    SetState(*state, State::kFetching);  // (touches it)
     state->position = committed;
     ClearBuffered(*state);
     return;
@@ -189,7 +200,7 @@ void Fetcher::OnListOffsets(const std::string& leader, const std::vector<TopicPa
         retry = true;
         continue;
       }
-      SetState(*state, State::kFetching);
+      SetState(*state, State::kFetching);  // (touches it)
       state->position = partition.offset;
       Emit(events_, ev::kOffsetReset,
            EventFields{{field::kTopic, partition.tp.topic},
@@ -216,46 +227,109 @@ void Fetcher::GroupByHost() {
   unled_.clear();
   for (auto& [tp, state] : partitions_) {
     std::optional<std::string> leader = network_.LeaderHost(tp);
-    (leader ? by_host_[*leader] : unled_).emplace_back(&tp, &state);
+    state.tp = &tp;
+    state.changed = false;
+    state.host = nullptr;
+    if (!leader) {
+      unled_.emplace_back(&tp, &state);
+      continue;
+    }
+    Host& host = by_host_[*leader];
+    host.members.emplace_back(&tp, &state);
+    state.host = &host;
   }
+}
+
+std::vector<FetchPartition> Fetcher::Fetchable(const Host& host, Asked* asked) const {
+  std::vector<FetchPartition> fetches;
+  fetches.reserve(host.members.size());
+  if (asked != nullptr) asked->reserve(host.members.size());
+  for (const auto& [tp, state] : host.members) {
+    if (!IsFetchable(*state)) continue;
+    fetches.push_back(FetchPartition{*tp, state->position, kUndefinedOffset,
+                                     config_.max_partition_fetch_bytes});
+    if (asked != nullptr) asked->push_back(AskedPartition{*tp, state->position, state});
+  }
+  return fetches;
+}
+
+std::optional<FetchSessionHandler::Request> Fetcher::BuildChanged(Host& host,
+                                                                   FetchSessionHandler& session) {
+  std::sort(host.changed.begin(), host.changed.end(),
+            [](const PartitionState* a, const PartitionState* b) { return *a->tp < *b->tp; });
+  std::vector<FetchSessionHandler::Change> changes;
+  changes.reserve(host.changed.size());
+  for (PartitionState* state : host.changed) {
+    FetchSessionHandler::Change& change = changes.emplace_back();
+    change.tp = state->tp;
+    if (IsFetchable(*state)) {
+      change.fetch = FetchPartition{*state->tp, state->position, kUndefinedOffset,
+                                    config_.max_partition_fetch_bytes};
+    }
+  }
+#ifndef NDEBUG
+  // Debug builds (the tests) check the changes against the walk of every partition they spare.
+  FetchSessionHandler walked = session;
+  std::vector<FetchPartition> every = Fetchable(host, nullptr);
+  std::optional<FetchSessionHandler::Request> expected;
+  if (!every.empty()) expected = walked.Build(std::move(every));
+#endif
+  std::optional<FetchSessionHandler::Request> built = session.BuildChanged(std::move(changes));
+#ifndef NDEBUG
+  KSIM_CHECK(built.has_value() == expected.has_value());
+  if (built) {
+    KSIM_CHECK(built->partitions == expected->partitions);
+    KSIM_CHECK(built->forgotten == expected->forgotten);
+    KSIM_CHECK(session.partitions() == walked.partitions());
+  }
+#endif
+  if (built) ClearChanged(host);
+  return built;
+}
+
+void Fetcher::ClearChanged(Host& host) {
+  for (PartitionState* state : host.changed) state->changed = false;
+  host.changed.clear();
+  host.built = true;
 }
 
 void Fetcher::SendFetches() {
   // Kafka's createFetchRequests: every fetchable partition (a position, nothing buffered) whose
   // leader is known, has no Fetch in flight and is not backing off, one request per leader.
-  auto fetchable = [](const PartitionState& state) {
-    return state.state == State::kFetching && state.buffered.empty();
-  };
   GroupByHost();
   const bool missing_leader = std::any_of(unled_.begin(), unled_.end(),
-                                          [&](const Member& m) { return fetchable(*m.second); });
+                                          [&](const Member& m) { return IsFetchable(*m.second); });
   std::vector<std::tuple<std::string, FetchRequest, Asked>> requests;
   const TimeUs now = clock_.Now();
-  for (const auto& [host, members] : by_host_) {
-    if (fetching_.count(host) > 0) continue;
-    auto backoff = backoff_until_us_.find(host);
+  for (auto& [name, host] : by_host_) {
+    if (fetching_.count(name) > 0) continue;
+    auto backoff = backoff_until_us_.find(name);
     if (backoff != backoff_until_us_.end() && backoff->second > now) continue;
     FetchRequest request;
     request.max_wait_ms = config_.fetch_max_wait_ms;
     request.min_bytes = config_.fetch_min_bytes;
     Asked asked;
-    request.partitions.reserve(members.size());
-    if (!sessions_) asked.reserve(members.size());
-    for (const auto& [tp, state] : members) {
-      if (!fetchable(*state)) continue;
-      request.partitions.push_back(FetchPartition{*tp, state->position, kUndefinedOffset,
-                                                  config_.max_partition_fetch_bytes});
-      if (!sessions_) asked.push_back(AskedPartition{*tp, state->position, state});
+    if (!sessions_) {
+      request.partitions = Fetchable(host, &asked);
+      if (request.partitions.empty()) continue;
+      requests.emplace_back(name, std::move(request), std::move(asked));
+      continue;
     }
-    if (request.partitions.empty()) continue;
-    if (sessions_) {
-      // The session decides what is named: the answer is matched against the session.
-      FetchSessionHandler& session = sessions_by_host_[host];
-      FetchSessionHandler::Request built = session.Build(std::move(request.partitions));
-      request.partitions = std::move(built.partitions);
-      request.session = session.Metadata(std::move(built.forgotten));
+    // The session decides what is named: the answer is matched against the session. Once it
+    // was built from this host's partitions, what it names follows from those that changed:
+    // the same request as the walk of them all (FetchSessionHandler::Build) makes.
+    FetchSessionHandler& session = sessions_by_host_[name];
+    std::optional<FetchSessionHandler::Request> built;
+    if (host.built && !session.full()) {
+      built = BuildChanged(host, session);
+    } else if (std::vector<FetchPartition> fetches = Fetchable(host, nullptr); !fetches.empty()) {
+      built = session.Build(std::move(fetches));
+      ClearChanged(host);
     }
-    requests.emplace_back(host, std::move(request), std::move(asked));
+    if (!built) continue;
+    request.partitions = std::move(built->partitions);
+    request.session = session.Metadata(std::move(built->forgotten));
+    requests.emplace_back(name, std::move(request), std::move(asked));
   }
   if (missing_leader) network_.RequestUpdate();
   for (auto& [leader, request, asked] : requests) {
@@ -407,7 +481,10 @@ void Fetcher::HandlePartitionData(const FetchPartitionResponse& data, Offset fet
       break;
     }
   }
-  if (was_empty && !state->buffered.empty()) ++buffered_partitions_;
+  if (was_empty && !state->buffered.empty()) {
+    ++buffered_partitions_;
+    Touch(*state);
+  }
 }
 
 void Fetcher::BackOff(const std::string& leader) {
@@ -438,6 +515,7 @@ std::vector<ConsumerRecord> Fetcher::Drain(int32_t max_records) {
       ConsumerRecord& record = state.buffered.front();
       KSIM_CHECK(record.offset >= state.position);
       state.position = record.offset + 1;
+      Touch(state);
       out.push_back(std::move(record));
       state.buffered.pop_front();
       if (state.buffered.empty()) --buffered_partitions_;

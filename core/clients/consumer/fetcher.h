@@ -85,6 +85,7 @@ class Fetcher {
   void Shutdown() { shut_down_ = true; }
 
  private:
+  struct Host;
   struct PartitionState {
     State state = State::kNeedsPosition;
     Offset position = kUndefinedOffset;
@@ -92,6 +93,18 @@ class Fetcher {
     Offset reset_from = kUndefinedOffset;  // the position a reset replaces (-1: none)
     // Records fetched from `position` on, in order.
     std::deque<ConsumerRecord> buffered;
+    // Where GroupByHost put it (null: no leader host, or not grouped since it was assigned) and
+    // whether it is on that host's `changed` list.
+    Host* host = nullptr;
+    const TopicPartition* tp = nullptr;
+    bool changed = false;
+  };
+  // A leader host's partitions, in partition order, and with sessions those whose fetch may
+  // have changed since the host's session was last built from its partitions (`built`).
+  struct Host {
+    std::vector<std::pair<const TopicPartition*, PartitionState*>> members;
+    std::vector<PartitionState*> changed;
+    bool built = false;
   };
 
   void SendListOffsets();
@@ -130,6 +143,21 @@ class Fetcher {
   // these (or Assign), which keep in_state_ and buffered_partitions_.
   void SetState(PartitionState& state, State next);
   void ClearBuffered(PartitionState& state);
+  // A position and nothing buffered.
+  static bool IsFetchable(const PartitionState& state) {
+    return state.state == State::kFetching && state.buffered.empty();
+  }
+  // Notes that the fetch of `state`'s partition may have changed (its state, position or
+  // buffer): its host's next session fetch looks at it (SendFetches).
+  static void Touch(PartitionState& state);
+  // The fetch of each fetchable partition of `host`, in partition order (Kafka's
+  // createFetchRequests); with `asked`, the partitions as a Fetch without a session names them.
+  std::vector<FetchPartition> Fetchable(const Host& host, Asked* asked) const;
+  // With sessions: the next fetch to `host`'s session from the partitions that changed alone;
+  // nullopt when nothing is to be fetched (they stay listed).
+  std::optional<FetchSessionHandler::Request> BuildChanged(Host& host,
+                                                           FetchSessionHandler& session);
+  static void ClearChanged(Host& host);
 
   const ConsumerConfig& config_;
   ConsumerNetwork& network_;
@@ -148,7 +176,7 @@ class Fetcher {
   // (a consumer of many partitions has a Fetch in flight to most hosts at any time). Rebuilt
   // when the assignment (assign_version_) or the metadata (ConsumerNetwork::version) changed.
   using Member = std::pair<const TopicPartition*, PartitionState*>;
-  std::map<std::string, std::vector<Member>> by_host_;
+  std::map<std::string, Host> by_host_;
   std::vector<Member> unled_;
   uint64_t assign_version_ = 0;
   // How many partitions are in each State, and how many have records buffered: the walks that

@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -153,6 +155,87 @@ TEST(FetchSessionHandlerTest, IncrementalBuildsNameExactlyTheAddedTheChangedAndT
     ASSERT_EQ(SessionTps(handler), session_tps) << "round " << round;
     ASSERT_TRUE(handler.HandleResponse(Answer({}, 7)).apply);
   }
+}
+
+// A fetcher that knows which partitions may have changed builds from those alone
+// (BuildChanged): the same requests and the same session as Build over every partition, and
+// nothing at all when nothing would be fetched.
+TEST(FetchSessionHandlerTest, BuildingFromTheChangesAloneMatchesBuildingFromEveryPartition) {
+  std::vector<TopicPartition> all;
+  for (const std::string topic : {"a", "t"}) {
+    for (int partition = 0; partition < 10; ++partition) all.push_back(Tp(topic, partition));
+  }
+  // What each partition fetches now (nullopt: not fetchable), as the fetcher sees it.
+  std::map<TopicPartition, std::optional<int64_t>> now;
+  for (const TopicPartition& tp : all) now[tp] = 0;
+  FetchSessionHandler walked;
+  FetchSessionHandler changed;
+  auto every = [&] {
+    std::vector<FetchPartition> out;
+    for (const auto& [tp, offset] : now) {
+      if (offset) out.push_back(At(tp.topic, tp.partition.value(), *offset, -1, 100));
+    }
+    return out;
+  };
+  walked.Build(every());
+  changed.Build(every());
+  ASSERT_TRUE(walked.HandleResponse(Answer(all, 9)).apply);
+  ASSERT_TRUE(changed.HandleResponse(Answer(all, 9)).apply);
+  std::mt19937_64 random(1227);
+  int empty_rounds = 0;
+  for (int round = 0; round < 400; ++round) {
+    // A few partitions move on, stop or start being fetchable; the list may repeat one that
+    // did not change (a fetcher lists what may have changed).
+    std::set<TopicPartition> touched;
+    const int touches = static_cast<int>(random() % 5);
+    for (int i = 0; i < touches; ++i) {
+      const TopicPartition& tp = all[random() % all.size()];
+      touched.insert(tp);
+      switch (random() % 4) {
+        case 0:
+          now[tp].reset();
+          break;
+        case 1:
+          break;  // touched, unchanged
+        default:
+          now[tp] = static_cast<int64_t>(random() % 4);
+      }
+    }
+    if (round % 50 == 49) {  // now and then nothing is fetchable for a while
+      for (const TopicPartition& tp : all) {
+        now[tp].reset();
+        touched.insert(tp);
+      }
+    }
+    std::vector<FetchSessionHandler::Change> changes;
+    for (const TopicPartition& tp : touched) {
+      FetchSessionHandler::Change& change = changes.emplace_back();
+      change.tp = &tp;
+      if (now[tp]) change.fetch = At(tp.topic, tp.partition.value(), *now[tp], -1, 100);
+    }
+    const std::vector<FetchPartition> wanted = every();
+    std::optional<FetchSessionHandler::Request> built = changed.BuildChanged(changes);
+    if (wanted.empty()) {
+      // Build is not called with nothing to fetch, and BuildChanged leaves the session as it is:
+      // the same changes come again with the next ones.
+      ASSERT_FALSE(built.has_value()) << "round " << round;
+      ++empty_rounds;
+      for (const TopicPartition& tp : all) now[tp] = static_cast<int64_t>(random() % 4);
+      changes.clear();
+      for (const TopicPartition& tp : all) {
+        changes.push_back({&tp, At(tp.topic, tp.partition.value(), *now[tp], -1, 100)});
+      }
+      built = changed.BuildChanged(changes);
+    }
+    const FetchSessionHandler::Request expected = walked.Build(every());
+    ASSERT_TRUE(built.has_value()) << "round " << round;
+    ASSERT_EQ(built->partitions, expected.partitions) << "round " << round;
+    ASSERT_EQ(built->forgotten, expected.forgotten) << "round " << round;
+    ASSERT_EQ(changed.partitions(), walked.partitions()) << "round " << round;
+    ASSERT_TRUE(walked.HandleResponse(Answer({}, 9)).apply);
+    ASSERT_TRUE(changed.HandleResponse(Answer({}, 9)).apply);
+  }
+  EXPECT_GT(empty_rounds, 0);
 }
 
 TEST(FetchSessionHandlerTest, PartitionsNoLongerWantedAreForgotten) {
