@@ -134,8 +134,7 @@ void InvariantChecker::OnEvent(std::string_view ev, const EventFields& event) {
 
 void InvariantChecker::ForgetTopic(const std::string& topic) {
   // A topic created again under the same name starts over at leader epoch 0.
-  auto it = partitions_.lower_bound(TopicPartition{topic, PartitionId(0)});
-  while (it != partitions_.end() && it->first.topic == topic) it = partitions_.erase(it);
+  std::erase_if(partitions_, [&topic](const auto& entry) { return entry.first.topic == topic; });
 }
 
 void InvariantChecker::NoteUncleanElection(const TopicPartition& tp) {

@@ -40,6 +40,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/events.h"
@@ -186,8 +187,16 @@ class InvariantChecker {
   TimeUs now_us_ = 0;
   uint64_t pass_ = 0;
   bool partial_pass_ = false;
-  std::map<TopicPartition, PartitionTrack> partitions_;
-  std::map<std::pair<TopicPartition, BrokerId>, ReplicaTrack> replicas_;
+  // Looked up, never walked in order (their order shows nowhere): hash maps, whose entries stay
+  // where they are as they grow.
+  struct ReplicaKeyHash {
+    size_t operator()(const std::pair<TopicPartition, BrokerId>& key) const {
+      return std::hash<TopicPartition>{}(key.first) * 31 +
+             std::hash<int32_t>{}(key.second.value());
+    }
+  };
+  std::unordered_map<TopicPartition, PartitionTrack> partitions_;
+  std::unordered_map<std::pair<TopicPartition, BrokerId>, ReplicaTrack, ReplicaKeyHash> replicas_;
   std::vector<ReplicaObservation> pending_leaders_;  // this pass's leaders, for (c) at EndPass
   std::vector<InvariantViolation> violations_;
   InvariantCheckerCounters counters_;

@@ -363,6 +363,7 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
   if (slot.process == nullptr) {
     KSIM_CHECK(all);  // a process that went away forces a full pass
     slot.observed.clear();
+    slot.observed_index.clear();
     return;
   }
   ksim::Broker& broker = *slot.process->broker;
@@ -384,9 +385,9 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
     };
     changed_indexes_.clear();  // (index, forced)
     for (const ksim::Partition* partition : changed_) {
-      const size_t index = index_of(partition->tp());
-      KSIM_CHECK(index < partitions.size() && partitions[index] == partition);
-      changed_indexes_.emplace_back(index, false);
+      auto at = slot.observed_index.find(partition);
+      KSIM_CHECK(at != slot.observed_index.end() && partitions[at->second] == partition);
+      changed_indexes_.emplace_back(at->second, false);
     }
     for (const TopicPartition& tp : reobserve_) {
       const size_t index = index_of(tp);
@@ -428,6 +429,11 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
   }
   slot.observed_version = broker.partitions_version();
   slot.observed_incarnation = incarnation;
+  if (!same_replicas || slot.observed_index.size() != partitions.size()) {
+    slot.observed_index.clear();
+    slot.observed_index.reserve(partitions.size());
+    for (size_t i = 0; i < partitions.size(); ++i) slot.observed_index.emplace(partitions[i], i);
+  }
   for (size_t i = 0; i < partitions.size(); ++i) ObserveReplicaAt(slot, partitions, i, all);
 }
 

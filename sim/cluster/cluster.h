@@ -43,6 +43,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -216,6 +217,8 @@ class Cluster {
     // The broker's partitions_version and process incarnation `observed` follows.
     uint64_t observed_version = 0;
     uint64_t observed_incarnation = 0;
+    // Where each of those replicas is in `observed` (and in Partitions()).
+    std::unordered_map<const ksim::Partition*, size_t> observed_index;
   };
 
   Cluster(World& world, ClusterOptions options);
