@@ -29,14 +29,14 @@ void AppendValues(JsonOut& out, ByteView batches, Offset first, Offset last) {
   BatchIterator batch_iterator(batches, /*verify_crc=*/false);
   while (std::optional<BatchIterator::Item> batch = batch_iterator.Next()) {
     if (batch->header.last_offset() < first || batch->header.base_offset > last) continue;
-    // Appended, so decodable; a compressed batch has no values (and its cursor no records).
-    RecordCursor records(batch->bytes);
-    while (const RecordView* record = records.Next()) {
-      if (record->offset < first || record->offset > last) continue;
+    Result<std::vector<Record>> records = DecodeRecords(batch->bytes);
+    if (!records.ok()) continue;  // appended, so decodable; a compressed batch has no values
+    for (const Record& record : *records) {
+      if (record.offset < first || record.offset > last) continue;
       if (any) out.Put(',');
       any = true;
-      if (record->value.has_value()) {
-        AppendJsonString(out, AsChars(*record->value));
+      if (record.value.has_value()) {
+        AppendJsonString(out, AsChars(*record.value));
       } else {
         out.Put("null");
       }

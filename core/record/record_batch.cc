@@ -5,7 +5,6 @@
 // (the iterator adds the batch's position within its buffer).
 #include "core/record/record_batch.h"
 
-#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -393,10 +392,14 @@ Bytes EncodeBatch(const BatchSpec& spec, std::span<const RecordInput> records) {
   return out;
 }
 
-namespace {
-
-// The fields of the v2 header at `p` (kBatchHeaderSize bytes), unchecked.
-void LoadBatchHeader(const uint8_t* p, BatchHeader& h) {
+Result<BatchHeader> ParseBatchHeader(ByteView bytes) {
+  if (IsLegacy(bytes)) return ParseLegacyHeader(bytes);
+  if (bytes.size() < kBatchHeaderSize) {
+    return Error(Errc::kCorruption, "batch header needs %zu bytes, only %zu are there",
+                 kBatchHeaderSize, bytes.size());
+  }
+  const uint8_t* p = bytes.data();
+  BatchHeader h;
   h.base_offset = Offset(static_cast<int64_t>(LoadBigEndian64(p + kBaseOffsetPos)));
   h.batch_length = static_cast<int32_t>(LoadBigEndian32(p + kBatchLengthPos));
   h.partition_leader_epoch =
@@ -411,21 +414,7 @@ void LoadBatchHeader(const uint8_t* p, BatchHeader& h) {
   h.producer_epoch = ProducerEpoch(static_cast<int16_t>(LoadBigEndian16(p + kProducerEpochPos)));
   h.base_sequence = Sequence(static_cast<int32_t>(LoadBigEndian32(p + kBaseSequencePos)));
   h.records_count = static_cast<int32_t>(LoadBigEndian32(p + kRecordsCountPos));
-}
 
-// Whether a loaded v2 header passes ParseBatchHeader's checks (CheckBatchHeader's, without
-// building an error).
-bool ValidBatchHeader(const BatchHeader& h) {
-  return h.batch_length >= kMinBatchLength && h.magic == kMagicV2 && h.base_offset.value() >= 0 &&
-         h.last_offset_delta >= 0 &&
-         h.base_offset.value() < std::numeric_limits<int64_t>::max() - h.last_offset_delta &&
-         h.records_count >= 0 &&
-         static_cast<size_t>(h.records_count) <=
-             static_cast<size_t>(h.batch_length - kMinBatchLength) / kMinRecordBytes;
-}
-
-// ParseBatchHeader's checks of a loaded v2 header, naming the first that fails.
-Status CheckBatchHeader(const BatchHeader& h) {
   if (h.batch_length < kMinBatchLength) {
     return Error(Errc::kCorruption, "batch length %d at byte %zu is below the minimum %d",
                  h.batch_length, kBatchLengthPos, kMinBatchLength);
@@ -452,30 +441,7 @@ Status CheckBatchHeader(const BatchHeader& h) {
                  "records count %d at byte %zu is impossible for %zu bytes of records",
                  h.records_count, kRecordsCountPos, records_bytes);
   }
-  KSIM_CHECK(ValidBatchHeader(h));
-  return Status::Ok();
-}
-
-}  // namespace
-
-Result<BatchHeader> ParseBatchHeader(ByteView bytes) {
-  if (IsLegacy(bytes)) return ParseLegacyHeader(bytes);
-  if (bytes.size() < kBatchHeaderSize) {
-    return Error(Errc::kCorruption, "batch header needs %zu bytes, only %zu are there",
-                 kBatchHeaderSize, bytes.size());
-  }
-  BatchHeader h;
-  LoadBatchHeader(bytes.data(), h);
-  KSIM_RETURN_IF_ERROR(CheckBatchHeader(h));
   return h;
-}
-
-bool TryParseBatchHeader(ByteView bytes, BatchHeader* header) {
-  if (bytes.size() < kBatchHeaderSize || static_cast<int8_t>(bytes[kMagicPos]) != kMagicV2) {
-    return false;
-  }
-  LoadBatchHeader(bytes.data(), *header);
-  return ValidBatchHeader(*header);
 }
 
 Status VerifyBatch(ByteView batch) {
@@ -527,102 +493,65 @@ Status VerifyBatch(ByteView batch) {
 }
 
 Result<std::vector<Record>> DecodeRecords(ByteView batch) {
-  RecordCursor cursor(batch);
+  if (IsLegacy(batch)) {
+    KSIM_ASSIGN_OR_RETURN(Record record, DecodeLegacyMessage(batch));
+    std::vector<Record> records;
+    records.push_back(std::move(record));
+    return records;
+  }
+  KSIM_ASSIGN_OR_RETURN(const BatchHeader header, ParseWholeBatch(batch));
+  KSIM_RETURN_IF_ERROR(CheckUncompressed(header));
+
   std::vector<Record> records;
   // ParseBatchHeader bounded the count by the bytes present, so this cannot explode.
-  records.reserve(static_cast<size_t>(std::max(cursor.count(), 0)));
-  std::vector<RecordHeader> headers;
-  while (const RecordView* view = cursor.Next(&headers)) {
-    Record& record = records.emplace_back();
-    record.offset = view->offset;
-    record.timestamp_ms = view->timestamp_ms;
-    if (view->key) record.key.emplace(view->key->begin(), view->key->end());
-    if (view->value) record.value.emplace(view->value->begin(), view->value->end());
-    record.headers = std::move(headers);
-    headers.clear();
-  }
-  KSIM_RETURN_IF_ERROR(cursor.status());
-  return records;
-}
-
-RecordCursor::RecordCursor(ByteView batch) : batch_(batch) {
-  if (IsLegacy(batch)) {
-    Result<Record> record = DecodeLegacyMessage(batch);
-    if (!record.ok()) {
-      status_ = record.status();
-      return;
-    }
-    legacy_ = std::move(*record);
-    header_.records_count = 1;
-    pos_ = batch.size();  // nothing more to walk
-    return;
-  }
-  Result<BatchHeader> header = ParseWholeBatch(batch);
-  status_ = header.ok() ? CheckUncompressed(*header) : header.status();
-  if (!status_.ok()) return;  // no records (count() 0)
-  header_ = *header;
-  pos_ = kRecordsPos;
-}
-
-const RecordView* RecordCursor::Next(std::vector<RecordHeader>* headers) {
-  if (!status_.ok()) return nullptr;
-  if (index_ >= header_.records_count) {
-    if (pos_ != batch_.size()) {
-      status_ = Error(Errc::kCorruption,
-                      "records count %d at byte %zu ends the records at byte %zu, but the batch "
-                      "has %zu",
-                      header_.records_count, kRecordsCountPos, pos_, batch_.size());
-    }
-    return nullptr;
-  }
-  const int32_t i = index_++;
-  if (legacy_) {
-    current_.offset = legacy_->offset;
-    current_.timestamp_ms = legacy_->timestamp_ms;
-    current_.key.reset();
-    current_.value.reset();
-    if (legacy_->key) current_.key = ByteView(*legacy_->key);
-    if (legacy_->value) current_.value = ByteView(*legacy_->value);
-    return &current_;
-  }
-  const size_t start = pos_;
+  records.reserve(static_cast<size_t>(header.records_count));
+  size_t pos = kRecordsPos;
+  int64_t previous_delta = -1;
   RecordFields fields;
-  auto on_header = [&](size_t key_pos, int32_t key_length, size_t value_pos,
-                       int32_t value_length) {
-    if (headers == nullptr) return;
-    RecordHeader& h = headers->emplace_back();
-    h.key.assign(reinterpret_cast<const char*>(batch_.data() + key_pos),
-                 static_cast<size_t>(key_length));
-    if (value_length >= 0) {
-      h.value.emplace(batch_.begin() + static_cast<ptrdiff_t>(value_pos),
-                      batch_.begin() + static_cast<ptrdiff_t>(value_pos + value_length));
+  for (int32_t i = 0; i < header.records_count; ++i) {
+    const size_t start = pos;
+    Record& record = records.emplace_back();
+    auto on_header = [&](size_t key_pos, int32_t key_length, size_t value_pos,
+                         int32_t value_length) {
+      RecordHeader& h = record.headers.emplace_back();
+      h.key.assign(reinterpret_cast<const char*>(batch.data() + key_pos),
+                   static_cast<size_t>(key_length));
+      if (value_length >= 0) {
+        h.value.emplace(batch.begin() + static_cast<ptrdiff_t>(value_pos),
+                        batch.begin() + static_cast<ptrdiff_t>(value_pos + value_length));
+      }
+    };
+    KSIM_RETURN_IF_ERROR(ParseRecord(batch, &pos, i, &fields, on_header));
+    // Offsets must rise within [0, lastOffsetDelta] (gaps are allowed, as after compaction).
+    if (fields.offset_delta <= previous_delta || fields.offset_delta > header.last_offset_delta) {
+      return Error(Errc::kCorruption,
+                   "record %d (starting at byte %zu): offset delta %d outside (%lld, %d]", i, start,
+                   fields.offset_delta, static_cast<long long>(previous_delta),
+                   header.last_offset_delta);
     }
-  };
-  status_ = ParseRecord(batch_, &pos_, i, &fields, on_header);
-  if (!status_.ok()) return nullptr;
-  // Offsets must rise within [0, lastOffsetDelta] (gaps are allowed, as after compaction).
-  if (fields.offset_delta <= previous_delta_ || fields.offset_delta > header_.last_offset_delta) {
-    status_ = Error(Errc::kCorruption,
-                    "record %d (starting at byte %zu): offset delta %d outside (%lld, %d]", i,
-                    start, fields.offset_delta, static_cast<long long>(previous_delta_),
-                    header_.last_offset_delta);
-    return nullptr;
+    previous_delta = fields.offset_delta;
+    record.offset = header.base_offset + fields.offset_delta;
+    // With log-append time every record carries the batch's maxTimestamp (DefaultRecord.readFrom).
+    record.timestamp_ms = header.log_append_time()
+                              ? header.max_timestamp
+                              : WrappingAdd(header.base_timestamp, fields.timestamp_delta);
+    if (fields.key_length >= 0) {
+      record.key.emplace(
+          batch.begin() + static_cast<ptrdiff_t>(fields.key_pos),
+          batch.begin() + static_cast<ptrdiff_t>(fields.key_pos + fields.key_length));
+    }
+    if (fields.value_length >= 0) {
+      record.value.emplace(
+          batch.begin() + static_cast<ptrdiff_t>(fields.value_pos),
+          batch.begin() + static_cast<ptrdiff_t>(fields.value_pos + fields.value_length));
+    }
   }
-  previous_delta_ = fields.offset_delta;
-  current_.offset = header_.base_offset + fields.offset_delta;
-  // With log-append time every record carries the batch's maxTimestamp (DefaultRecord.readFrom).
-  current_.timestamp_ms = header_.log_append_time()
-                              ? header_.max_timestamp
-                              : WrappingAdd(header_.base_timestamp, fields.timestamp_delta);
-  current_.key.reset();
-  current_.value.reset();
-  if (fields.key_length >= 0) {
-    current_.key = batch_.subspan(fields.key_pos, static_cast<size_t>(fields.key_length));
+  if (pos != batch.size()) {
+    return Error(Errc::kCorruption,
+                 "records count %d at byte %zu ends the records at byte %zu, but the batch has %zu",
+                 header.records_count, kRecordsCountPos, pos, batch.size());
   }
-  if (fields.value_length >= 0) {
-    current_.value = batch_.subspan(fields.value_pos, static_cast<size_t>(fields.value_length));
-  }
-  return &current_;
+  return records;
 }
 
 void SetBaseOffset(MutableByteView batch, Offset base_offset) {

@@ -128,11 +128,6 @@ std::optional<int32_t> MinEntryLength(ByteView bytes);
 // Does not require the whole batch to be present.
 Result<BatchHeader> ParseBatchHeader(ByteView bytes);
 
-// ParseBatchHeader's common case without building a result: true, with `*header` filled, when
-// `bytes` starts with a whole v2 header that ParseBatchHeader accepts; false otherwise (`*header`
-// then unspecified: ParseBatchHeader says what is wrong).
-bool TryParseBatchHeader(ByteView bytes, BatchHeader* header);
-
 // Checks a whole batch: header, size == bytes.size(), CRC, and that the records parse and agree
 // with the header: exactly records_count of them fill the batch, offset deltas are 0, 1, 2, ...
 // (ksim never compacts), lastOffsetDelta = count - 1, and for create-time batches maxTimestamp is
@@ -145,40 +140,6 @@ Status VerifyBatch(ByteView batch);
 // [0, lastOffsetDelta]); kUnsupported when compressed. With log-append time every record's
 // timestamp is maxTimestamp, as in Kafka.
 Result<std::vector<Record>> DecodeRecords(ByteView batch);
-
-// One record of a batch as it lies there: key and value are views into the batch's bytes (for a
-// v0/v1 entry, into the cursor's decoded copy), valid while the batch and the cursor are.
-struct RecordView {
-  Offset offset{0};
-  int64_t timestamp_ms = kNoTimestamp;
-  std::optional<ByteView> key;
-  std::optional<ByteView> value;
-};
-
-// Walks the records of a whole batch as DecodeRecords decodes them, with the same checks, without
-// copying them (the trace's values, the audit, the consumer's records). On damage the walk stops
-// with status() saying why; records before it were already given (DecodeRecords gives none).
-class RecordCursor {
- public:
-  explicit RecordCursor(ByteView batch);
-
-  // The next record, or null at the end or at damage (status()). With `headers`, the record's
-  // headers are appended there.
-  const RecordView* Next(std::vector<RecordHeader>* headers = nullptr);
-  const Status& status() const { return status_; }
-  // How many records the header announces (0 when it did not parse).
-  int32_t count() const { return header_.records_count; }
-
- private:
-  ByteView batch_;
-  BatchHeader header_;
-  std::optional<Record> legacy_;  // a v0/v1 entry's one record, decoded
-  int32_t index_ = 0;
-  size_t pos_ = 0;
-  int64_t previous_delta_ = -1;
-  RecordView current_;
-  Status status_;
-};
 
 // Stamps fields outside the CRC's coverage. REQUIRES for SetBaseOffset: batch.size() >=
 // kLogOverhead (a v0/v1 entry's offset lies at the same place); for SetPartitionLeaderEpoch: a

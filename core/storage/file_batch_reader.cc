@@ -24,10 +24,6 @@ Result<bool> FileBatchReader::Next() {
   if (remaining < kLogOverhead) return Partial();
   KSIM_RETURN_IF_ERROR(Ensure(position_, std::min<uint64_t>(remaining, kBatchHeaderSize)));
   const uint8_t* p = At(position_);
-  // The common case, a whole valid v2 header: what the checks below conclude, in one step.
-  if (remaining >= kBatchHeaderSize && TryParseBatchHeader(ByteView(p, kBatchHeaderSize), &scan_)) {
-    return Found(scan_, scan_.size_in_bytes(), remaining);
-  }
   const auto batch_length = static_cast<int32_t>(LoadBigEndian32(p + kBatchLengthPos));
   // Record batch v2 or a message format v0/v1 entry: the magic at byte 16 says which, and how
   // small the entry may be (core/record/legacy_record.h).
@@ -47,13 +43,8 @@ Result<bool> FileBatchReader::Next() {
   Result<BatchHeader> header =
       ParseBatchHeader(ByteView(p, std::min<uint64_t>(size, kBatchHeaderSize)));
   if (!header.ok()) return Damage(header.status().message());
-  return Found(*header, size, remaining);
-}
-
-Result<bool> FileBatchReader::Found(const BatchHeader& header, uint64_t size, uint64_t remaining) {
-  if (size > remaining) return Partial();
   if (whole_batches_) KSIM_RETURN_IF_ERROR(Ensure(position_, size));
-  header_ = header;
+  header_ = *header;
   current_size_ = size;
   has_current_ = true;
   last_size_ = size;

@@ -51,9 +51,6 @@ class FileBatchReader {
     return false;
   }
   Result<bool> Damage(const std::string& what);
-  // The batch of `size` bytes at position_, whose header is `header`: the current one, or
-  // partial when it runs past the window's `remaining` bytes.
-  Result<bool> Found(const BatchHeader& header, uint64_t size, uint64_t remaining);
   const uint8_t* At(uint64_t position) const {
     KSIM_CHECK(position >= buffer_start_ && position - buffer_start_ < buffered_);
     return buffer_.get() + (position - buffer_start_);
@@ -73,7 +70,6 @@ class FileBatchReader {
   uint64_t buffer_start_ = 0;
   uint64_t bytes_read_ = 0;
   BatchHeader header_;
-  BatchHeader scan_;  // TryParseBatchHeader's, before it is known to be valid
   uint64_t current_size_ = 0;
   uint64_t last_size_ = 0;
   bool has_current_ = false;

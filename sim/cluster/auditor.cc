@@ -37,26 +37,24 @@ Result<std::vector<AuditedRecord>> ReadRecords(Log& log, Offset from, Offset end
     BatchIterator batches(read.records);
     const Offset before = next;
     while (std::optional<BatchIterator::Item> batch = batches.Next()) {
-      // A batch that does not decode fails the read (the records kept so far go with it).
-      RecordCursor decoded(batch->bytes);
+      KSIM_ASSIGN_OR_RETURN(std::vector<Record> decoded, DecodeRecords(batch->bytes));
       const BatchHeader& header = batch->header;
-      while (const RecordView* record = decoded.Next()) {
-        if (record->offset < next || record->offset >= end) continue;
+      for (const Record& record : decoded) {
+        if (record.offset < next || record.offset >= end) continue;
         AuditedRecord audited;
-        audited.offset = record->offset;
-        if (record->key) audited.key = std::string(AsChars(*record->key));
-        if (record->value) audited.value = std::string(AsChars(*record->value));
+        audited.offset = record.offset;
+        if (record.key) audited.key = std::string(AsChars(*record.key));
+        if (record.value) audited.value = std::string(AsChars(*record.value));
         if (header.producer_id != kNoProducerId) {
           audited.producer_id = header.producer_id.value();
           if (header.base_sequence != kNoSequence) {
             audited.sequence = header.base_sequence.value() +
-                               static_cast<int32_t>(record->offset - header.base_offset);
+                               static_cast<int32_t>(record.offset - header.base_offset);
           }
         }
         records.push_back(std::move(audited));
-        next = record->offset + 1;
+        next = record.offset + 1;
       }
-      KSIM_RETURN_IF_ERROR(decoded.status());
       // A batch whose records all lie below `next` (or a control batch) still moves on.
       if (header.next_offset() > next && header.next_offset() <= end) next = header.next_offset();
     }

@@ -12,6 +12,10 @@
 namespace ksim {
 namespace {
 
+std::string AsString(const std::optional<Bytes>& bytes) {
+  return bytes ? std::string(bytes->begin(), bytes->end()) : std::string();
+}
+
 int64_t StrategyTimestamp(const std::string& strategy) {
   return strategy == "earliest" ? kEarliestTimestamp : kLatestTimestamp;
 }
@@ -457,28 +461,18 @@ void Fetcher::HandlePartitionData(const FetchPartitionResponse& data, Offset fet
   BatchIterator batches(data.records);
   while (std::optional<BatchIterator::Item> batch = batches.Next()) {
     if (batch->header.control()) continue;
-    // A batch is taken whole or not at all: every record is walked before it counts.
-    const size_t kept = state->buffered.size();
-    bool below_hw = true;
-    RecordCursor records(batch->bytes);
-    while (const RecordView* record = records.Next()) {
-      if (record->offset < fetch_offset) continue;  // the head of a batch before the position
-      if (data.high_watermark >= Offset(0) && record->offset >= data.high_watermark) {
-        below_hw = false;
-      }
-      if (!below_hw) continue;
+    Result<std::vector<Record>> records = DecodeRecords(batch->bytes);
+    if (!records.ok()) break;  // Kafka raises KafkaException; here the rest is fetched again
+    for (Record& record : *records) {
+      if (record.offset < fetch_offset) continue;  // the head of a batch before the position
+      if (data.high_watermark >= Offset(0) && record.offset >= data.high_watermark) break;
       ConsumerRecord out;
       out.tp = data.tp;
-      out.offset = record->offset;
-      out.timestamp_ms = record->timestamp_ms;
-      if (record->key) out.key = std::string(AsChars(*record->key));
-      if (record->value) out.value = std::string(AsChars(*record->value));
+      out.offset = record.offset;
+      out.timestamp_ms = record.timestamp_ms;
+      if (record.key) out.key = AsString(record.key);
+      out.value = AsString(record.value);
       state->buffered.push_back(std::move(out));
-    }
-    if (!records.status().ok()) {
-      // Kafka raises KafkaException; here the rest is fetched again.
-      state->buffered.resize(kept);
-      break;
     }
   }
   if (was_empty && !state->buffered.empty()) {
