@@ -28,7 +28,7 @@ void EventValue::AppendTo(JsonOut& out) const {
 }
 
 EventFields::EventFields(std::initializer_list<EventField> fields) {
-  for (const EventField& field : fields) Add(field.key, field.value);
+  for (const EventField& field : fields) Add(field.key, field.plain_key, field.value);
 }
 
 EventFields::EventFields(const nlohmann::ordered_json& object) {
@@ -51,8 +51,8 @@ EventFields& EventFields::operator=(const EventFields& other) {
   return *this;
 }
 
-EventFields& EventFields::Add(std::string_view key, const EventValue& value) {
-  JsonOut out = BeginField(key);
+EventFields& EventFields::Add(std::string_view key, bool plain, const EventValue& value) {
+  JsonOut out = BeginField(key, plain);
   value.AppendTo(out);
   return EndField(out, value.kind_);
 }
@@ -75,13 +75,17 @@ bool IsLineKey(std::string_view key) {
 
 }  // namespace
 
-JsonOut EventFields::BeginField(std::string_view key) {
+JsonOut EventFields::BeginField(std::string_view key, bool plain) {
   KSIM_CHECK_MSG(!IsLineKey(key), "event fields may not repeat t_us, node or ev");
   if (text_.capacity() < kInitialBytes) text_.Grow(length_, kInitialBytes);
   JsonOut out(text_, length_);
   if (count_ > 0) out.Put(',');
   const size_t begin = out.length();
-  AppendJsonString(out, key);
+  if (plain) {
+    AppendJsonPlain(out, key);  // a PlainName (its characters checked when compiled)
+  } else {
+    AppendJsonString(out, key);
+  }
   const std::string_view written(text_.data() + begin, out.length() - begin);
   // A repeated key: the same quoted text at an earlier field's place. Keys of another length, or
   // whose first letter differs, are passed over without a comparison.

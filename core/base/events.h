@@ -115,7 +115,12 @@ class EventValue {
 struct EventField {
   template <class Value>
   EventField(std::string_view key, Value&& value) : key(key), value(std::forward<Value>(value)) {}
+  // A trace name (field::kTopic): its key is written without a scan.
+  template <class Value>
+  EventField(PlainName key, Value&& value)
+      : key(key), plain_key(true), value(std::forward<Value>(value)) {}
   std::string_view key;
+  bool plain_key = false;
   EventValue value;
 };
 
@@ -133,12 +138,23 @@ class EventFields {
 
   // Appends a field. REQUIRES: `key` is not among the fields yet, nor one of the trace line's own
   // keys (t_us, node, ev).
-  EventFields& Add(std::string_view key, const EventValue& value);
+  EventFields& Add(std::string_view key, const EventValue& value) {
+    return Add(key, /*plain=*/false, value);
+  }
+  EventFields& Add(PlainName key, const EventValue& value) {
+    return Add(key, /*plain=*/true, value);
+  }
   // Appends a field whose value `write` writes as JSON text (an array built in place, without a
   // JSON value first): write(JsonOut&). REQUIRES: as Add; `write` writes exactly one value.
   template <class Write>
   EventFields& AddWith(std::string_view key, Write&& write) {
-    JsonOut out = BeginField(key);
+    JsonOut out = BeginField(key, /*plain=*/false);
+    write(out);
+    return EndField(out, ValueKind::kJson);
+  }
+  template <class Write>
+  EventFields& AddWith(PlainName key, Write&& write) {
+    JsonOut out = BeginField(key, /*plain=*/true);
     write(out);
     return EndField(out, ValueKind::kJson);
   }
@@ -179,7 +195,9 @@ class EventFields {
   // Room for a typical event at its first field: one allocation, not one per doubling.
   static constexpr size_t kInitialBytes = 192;
 
-  JsonOut BeginField(std::string_view key);
+  // `plain`: `key` is a PlainName, written without a scan.
+  EventFields& Add(std::string_view key, bool plain, const EventValue& value);
+  JsonOut BeginField(std::string_view key, bool plain);
   EventFields& EndField(const JsonOut& out, ValueKind kind);
   nlohmann::ordered_json Build() const;
   // The text of `key`'s value as written; nullopt when absent. REQUIRES: count_ <= kEntries (past

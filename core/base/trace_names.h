@@ -8,7 +8,9 @@
 //   Emit(events_, ev::kLeaderElected, {{field::kTopic, tp.topic}, {field::kLeader, leader}});
 //   if (event.ev == ev::kLeaderElected) ...
 //
-// Adding an event or a field: a line in the list below, a row in docs/trace-format.md.
+// Adding an event or a field: a line in the list below, a row in docs/trace-format.md. Each name
+// is a PlainName (core/base/plain_name.h): a string_view whose text is checked, when the program
+// is compiled, to need no escape in JSON, so an event writes it without scanning it.
 // Constants only; no I/O.
 #pragma once
 
@@ -16,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/plain_name.h"
 #include "core/base/types.h"
 
 // X(constant, "name") for every event name, sorted by name.
@@ -254,7 +257,7 @@
   X(kVariant, "variant")                      \
   X(kVersion, "version")
 
-#define KSIM_TRACE_NAME_CONSTANT_(constant, text) inline constexpr std::string_view constant = text;
+#define KSIM_TRACE_NAME_CONSTANT_(constant, text) inline constexpr PlainName constant{text};
 #define KSIM_TRACE_NAME_TEXT_(constant, text) text,
 
 // Event names: ev::kLeaderElected is "leader_elected".
@@ -268,9 +271,9 @@ inline constexpr std::string_view kMessagePrefix = "msg_";
 
 // Field names: field::kTopic is "topic". The line's own keys come first.
 namespace ksim::field {
-inline constexpr std::string_view kTimeUs = "t_us";
-inline constexpr std::string_view kNode = "node";
-inline constexpr std::string_view kEv = "ev";
+inline constexpr PlainName kTimeUs{"t_us"};
+inline constexpr PlainName kNode{"node"};
+inline constexpr PlainName kEv{"ev"};
 KSIM_TRACE_FIELDS(KSIM_TRACE_NAME_CONSTANT_)
 // Every field name but the line's own three, in the order of KSIM_TRACE_FIELDS.
 inline constexpr std::string_view kAll[] = {KSIM_TRACE_FIELDS(KSIM_TRACE_NAME_TEXT_)};

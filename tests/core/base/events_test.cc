@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/base/trace_names.h"
+
 namespace ksim {
 namespace {
 
@@ -77,6 +79,34 @@ TEST(EventsTest, AddAppendsAndAddWithWritesItsValueInPlace) {
   EXPECT_FALSE(fields.json().contains("leo"));
   fields.Add("leo", 5);
   EXPECT_EQ(fields.json().at("leo"), 5);
+}
+
+TEST(EventsTest, TraceNamesAreWrittenAsAnyKeyIs) {
+  // The trace's names (PlainName) skip the scan a key of any text goes through: the same text,
+  // the same repeated-key check, the same reading back.
+  const std::string topic_key(field::kTopic);
+  const std::string values_key(field::kValues);
+  EventFields named{{field::kTopic, "t"}, {field::kPartition, 7}};
+  named.Add(field::kLeo, 3).AddWith(field::kValues, [](JsonOut& out) { out.Put("[]"); });
+  EventFields spelled{{topic_key, "t"}, {std::string(field::kPartition), 7}};
+  spelled.Add(std::string(field::kLeo), 3).AddWith(values_key, [](JsonOut& out) { out.Put("[]"); });
+  EXPECT_EQ(named.text(), spelled.text());
+  EXPECT_EQ(named.text(), R"("topic":"t","partition":7,"leo":3,"values":[])");
+  EXPECT_EQ(named.StringValue(field::kTopic), "t");
+  EXPECT_EQ(named.IntegerValue(topic_key), std::nullopt);
+  EXPECT_EQ(named.IntegerValue(field::kPartition), 7);
+  EXPECT_DEATH(named.Add(field::kTopic, "u"), "repeated: topic");
+  EXPECT_DEATH((EventFields{{field::kNode, "n"}}), "t_us, node or ev");
+  // Every name of the vocabulary is written as AppendJsonString writes it.
+  for (const std::string_view name : field::kAll) {
+    TextBuffer plain;
+    TextBuffer scanned;
+    JsonOut a(plain);
+    JsonOut b(scanned);
+    AppendJsonPlain(a, name);
+    AppendJsonString(b, name);
+    EXPECT_EQ(a.view(), b.view()) << name;
+  }
 }
 
 TEST(EventsTest, ManyFieldsReadBackAsFewDo) {
