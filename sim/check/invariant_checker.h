@@ -191,8 +191,7 @@ class InvariantChecker {
   // where they are as they grow.
   struct ReplicaKeyHash {
     size_t operator()(const std::pair<TopicPartition, BrokerId>& key) const {
-      return std::hash<TopicPartition>{}(key.first) * 31 +
-             std::hash<int32_t>{}(key.second.value());
+      return std::hash<TopicPartition>{}(key.first) * 31 + std::hash<int32_t>{}(key.second.value());
     }
   };
   std::unordered_map<TopicPartition, PartitionTrack> partitions_;

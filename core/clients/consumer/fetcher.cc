@@ -250,15 +250,15 @@ std::vector<FetchPartition> Fetcher::Fetchable(const Host& host, Asked* asked) c
   if (asked != nullptr) asked->reserve(host.members.size());
   for (const auto& [tp, state] : host.members) {
     if (!IsFetchable(*state)) continue;
-    fetches.push_back(FetchPartition{*tp, state->position, kUndefinedOffset,
-                                     config_.max_partition_fetch_bytes});
+    fetches.push_back(
+        FetchPartition{*tp, state->position, kUndefinedOffset, config_.max_partition_fetch_bytes});
     if (asked != nullptr) asked->push_back(AskedPartition{*tp, state->position, state});
   }
   return fetches;
 }
 
 std::optional<FetchSessionHandler::Request> Fetcher::BuildChanged(Host& host,
-                                                                   FetchSessionHandler& session) {
+                                                                  FetchSessionHandler& session) {
   std::sort(host.changed.begin(), host.changed.end(),
             [](const PartitionState* a, const PartitionState* b) { return *a->tp < *b->tp; });
   std::vector<FetchSessionHandler::Change> changes;
