@@ -30,6 +30,7 @@
 #include <utility>
 
 #include "core/base/json_text.h"
+#include "core/base/plain_name.h"
 
 namespace ksim {
 
@@ -148,15 +149,11 @@ class EventFields {
   // JSON value first): write(JsonOut&). REQUIRES: as Add; `write` writes exactly one value.
   template <class Write>
   EventFields& AddWith(std::string_view key, Write&& write) {
-    JsonOut out = BeginField(key, /*plain=*/false);
-    write(out);
-    return EndField(out, ValueKind::kJson);
+    return AddWith(key, /*plain=*/false, std::forward<Write>(write));
   }
   template <class Write>
   EventFields& AddWith(PlainName key, Write&& write) {
-    JsonOut out = BeginField(key, /*plain=*/true);
-    write(out);
-    return EndField(out, ValueKind::kJson);
+    return AddWith(key, /*plain=*/true, std::forward<Write>(write));
   }
 
   bool empty() const { return count_ == 0; }
@@ -197,6 +194,12 @@ class EventFields {
 
   // `plain`: `key` is a PlainName, written without a scan.
   EventFields& Add(std::string_view key, bool plain, const EventValue& value);
+  template <class Write>
+  EventFields& AddWith(std::string_view key, bool plain, Write&& write) {
+    JsonOut out = BeginField(key, plain);
+    write(out);
+    return EndField(out, ValueKind::kJson);
+  }
   JsonOut BeginField(std::string_view key, bool plain);
   EventFields& EndField(const JsonOut& out, ValueKind kind);
   nlohmann::ordered_json Build() const;

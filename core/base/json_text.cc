@@ -104,14 +104,7 @@ void AppendJsonString(JsonOut& out, std::string_view text) {
     out.Advance(1 + i);
   } else {
     while (i < text.size() && kPlainByte[static_cast<unsigned char>(text[i])]) ++i;
-    if (i == text.size()) {  // nothing to escape
-      char* at = out.Room(text.size() + 2);
-      at[0] = '"';
-      std::memcpy(at + 1, text.data(), text.size());
-      at[text.size() + 1] = '"';
-      out.Advance(text.size() + 2);
-      return;
-    }
+    if (i == text.size()) return AppendJsonPlain(out, text);  // nothing to escape
     out.Put('"');
     out.Put(text.substr(0, i));
   }

@@ -16,8 +16,6 @@
 #include <string>
 #include <string_view>
 
-#include "core/base/plain_name.h"
-
 namespace ksim {
 
 // A byte buffer that grows without zero-filling its room (std::string's resize would write every

@@ -13,7 +13,7 @@
 
 #include "core/base/check.h"
 #include "core/base/trace_names.h"
-#include "core/protocol/messages.h"  // std::hash<TopicPartition>
+#include "sim/check/key_hash.h"
 #include "sim/scenario/scenario.h"
 
 namespace ksim::sim {
@@ -49,26 +49,6 @@ const T* LastAtOrBefore(const std::vector<const T*>& sorted, TimeUs t_us) {
                              [](TimeUs t, const T* x) { return t < x->t_us; });
   return it == sorted.begin() ? nullptr : *(it - 1);
 }
-
-// The hash of the lookup-only indexes' keys (never walked: their order shows nowhere).
-struct KeyHash {
-  static size_t Mix(size_t seed, size_t value) {
-    return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
-  }
-  size_t operator()(const std::string& text) const { return std::hash<std::string_view>{}(text); }
-  size_t operator()(const TopicPartition& tp) const { return std::hash<TopicPartition>{}(tp); }
-  size_t operator()(const std::pair<TopicPartition, Offset>& key) const {
-    return Mix((*this)(key.first), static_cast<size_t>(key.second.value()));
-  }
-  size_t operator()(const std::pair<std::string, TopicPartition>& key) const {
-    return Mix((*this)(key.first), (*this)(key.second));
-  }
-  size_t operator()(const std::pair<std::string, std::string>& key) const {
-    return Mix((*this)(key.first), (*this)(key.second));
-  }
-};
-template <class Key, class Value>
-using HashMap = std::unordered_map<Key, Value, KeyHash>;
 
 // Everything the checker looks up, indexed once (maps keyed by record id, partition, client).
 class Checker {

@@ -40,7 +40,6 @@
 #include <string>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "core/base/events.h"
@@ -48,6 +47,7 @@
 #include "core/cluster/partition.h"
 #include "core/protocol/messages.h"
 #include "core/storage/log.h"
+#include "sim/check/key_hash.h"
 
 namespace ksim::sim {
 
@@ -189,13 +189,8 @@ class InvariantChecker {
   bool partial_pass_ = false;
   // Looked up, never walked in order (their order shows nowhere): hash maps, whose entries stay
   // where they are as they grow.
-  struct ReplicaKeyHash {
-    size_t operator()(const std::pair<TopicPartition, BrokerId>& key) const {
-      return std::hash<TopicPartition>{}(key.first) * 31 + std::hash<int32_t>{}(key.second.value());
-    }
-  };
-  std::unordered_map<TopicPartition, PartitionTrack> partitions_;
-  std::unordered_map<std::pair<TopicPartition, BrokerId>, ReplicaTrack, ReplicaKeyHash> replicas_;
+  HashMap<TopicPartition, PartitionTrack> partitions_;
+  HashMap<std::pair<TopicPartition, BrokerId>, ReplicaTrack> replicas_;
   std::vector<ReplicaObservation> pending_leaders_;  // this pass's leaders, for (c) at EndPass
   std::vector<InvariantViolation> violations_;
   InvariantCheckerCounters counters_;

@@ -426,14 +426,12 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
     }
     all = true;
     slot.observed.assign(partitions.size(), ObservedReplica{});
-  }
-  slot.observed_version = broker.partitions_version();
-  slot.observed_incarnation = incarnation;
-  if (!same_replicas || slot.observed_index.size() != partitions.size()) {
     slot.observed_index.clear();
     slot.observed_index.reserve(partitions.size());
     for (size_t i = 0; i < partitions.size(); ++i) slot.observed_index.emplace(partitions[i], i);
   }
+  slot.observed_version = broker.partitions_version();
+  slot.observed_incarnation = incarnation;
   for (size_t i = 0; i < partitions.size(); ++i) ObserveReplicaAt(slot, partitions, i, all);
 }
 

@@ -235,24 +235,28 @@ void Fetcher::GroupByHost() {
     state.changed = false;
     state.host = nullptr;
     if (!leader) {
-      unled_.emplace_back(&tp, &state);
+      unled_.push_back(&state);
       continue;
     }
     Host& host = by_host_[*leader];
-    host.members.emplace_back(&tp, &state);
+    host.members.push_back(&state);
     state.host = &host;
   }
+}
+
+FetchPartition Fetcher::FetchOf(const PartitionState& state) const {
+  return FetchPartition{*state.tp, state.position, kUndefinedOffset,
+                        config_.max_partition_fetch_bytes};
 }
 
 std::vector<FetchPartition> Fetcher::Fetchable(const Host& host, Asked* asked) const {
   std::vector<FetchPartition> fetches;
   fetches.reserve(host.members.size());
   if (asked != nullptr) asked->reserve(host.members.size());
-  for (const auto& [tp, state] : host.members) {
+  for (PartitionState* state : host.members) {
     if (!IsFetchable(*state)) continue;
-    fetches.push_back(
-        FetchPartition{*tp, state->position, kUndefinedOffset, config_.max_partition_fetch_bytes});
-    if (asked != nullptr) asked->push_back(AskedPartition{*tp, state->position, state});
+    fetches.push_back(FetchOf(*state));
+    if (asked != nullptr) asked->push_back(AskedPartition{*state->tp, state->position, state});
   }
   return fetches;
 }
@@ -266,10 +270,7 @@ std::optional<FetchSessionHandler::Request> Fetcher::BuildChanged(Host& host,
   for (PartitionState* state : host.changed) {
     FetchSessionHandler::Change& change = changes.emplace_back();
     change.tp = state->tp;
-    if (IsFetchable(*state)) {
-      change.fetch = FetchPartition{*state->tp, state->position, kUndefinedOffset,
-                                    config_.max_partition_fetch_bytes};
-    }
+    if (IsFetchable(*state)) change.fetch = FetchOf(*state);
   }
 #ifndef NDEBUG
   // Debug builds (the tests) check the changes against the walk of every partition they spare.
@@ -302,7 +303,7 @@ void Fetcher::SendFetches() {
   // leader is known, has no Fetch in flight and is not backing off, one request per leader.
   GroupByHost();
   const bool missing_leader = std::any_of(unled_.begin(), unled_.end(),
-                                          [&](const Member& m) { return IsFetchable(*m.second); });
+                                          [](const PartitionState* m) { return IsFetchable(*m); });
   std::vector<std::tuple<std::string, FetchRequest, Asked>> requests;
   const TimeUs now = clock_.Now();
   for (auto& [name, host] : by_host_) {

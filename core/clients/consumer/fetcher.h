@@ -93,16 +93,16 @@ class Fetcher {
     Offset reset_from = kUndefinedOffset;  // the position a reset replaces (-1: none)
     // Records fetched from `position` on, in order.
     std::deque<ConsumerRecord> buffered;
-    // Where GroupByHost put it (null: no leader host, or not grouped since it was assigned) and
-    // whether it is on that host's `changed` list.
-    Host* host = nullptr;
+    // Set by GroupByHost: its key in partitions_, the host leading it (null: none known, or not
+    // grouped since it was assigned), and whether it is on that host's `changed` list.
     const TopicPartition* tp = nullptr;
+    Host* host = nullptr;
     bool changed = false;
   };
   // A leader host's partitions, in partition order, and with sessions those whose fetch may
   // have changed since the host's session was last built from its partitions (`built`).
   struct Host {
-    std::vector<std::pair<const TopicPartition*, PartitionState*>> members;
+    std::vector<PartitionState*> members;
     std::vector<PartitionState*> changed;
     bool built = false;
   };
@@ -150,6 +150,8 @@ class Fetcher {
   // Notes that the fetch of `state`'s partition may have changed (its state, position or
   // buffer): its host's next session fetch looks at it (SendFetches).
   static void Touch(PartitionState& state);
+  // What a Fetch asks of a grouped, fetchable partition: from its position.
+  FetchPartition FetchOf(const PartitionState& state) const;
   // The fetch of each fetchable partition of `host`, in partition order (Kafka's
   // createFetchRequests); with `asked`, the partitions as a Fetch without a session names them.
   std::vector<FetchPartition> Fetchable(const Host& host, Asked* asked) const;
@@ -175,9 +177,8 @@ class Fetcher {
   // leader host: SendFetches visits the partitions of the hosts a Fetch may go to, not all
   // (a consumer of many partitions has a Fetch in flight to most hosts at any time). Rebuilt
   // when the assignment (assign_version_) or the metadata (ConsumerNetwork::version) changed.
-  using Member = std::pair<const TopicPartition*, PartitionState*>;
   std::map<std::string, Host> by_host_;
-  std::vector<Member> unled_;
+  std::vector<PartitionState*> unled_;
   uint64_t assign_version_ = 0;
   // How many partitions are in each State, and how many have records buffered: the walks that
   // look for a state (NeedingPosition, SendListOffsets) or for records (HasRecords, Drain) are
