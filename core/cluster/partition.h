@@ -249,6 +249,16 @@ class Partition final : public LogObserver {
     return role_ == ReplicaRole::kLeader && max_bytes >= 0 &&
            fetch_offset == log_.log_end_offset() && log_.online();
   }
+  // Whether a parked fetch at `fetch_offset` has nothing new here yet, told from the offsets
+  // alone as Kafka's DelayedFetch.tryComplete tells it (endOffset.messageOffset ==
+  // fetchOffset.messageOffset: nothing read): ReadsNothingAt, or a consumer's fetch at the HW
+  // of an online leader (its read would stop before the first batch it found). A check skips
+  // such partitions; answering the fetch still reads them.
+  bool HasNothingNewAt(Offset fetch_offset, int32_t max_bytes, bool from_follower) const {
+    if (ReadsNothingAt(fetch_offset, max_bytes)) return true;
+    return !from_follower && role_ == ReplicaRole::kLeader && max_bytes >= 0 &&
+           fetch_offset == high_watermark_ && log_.online();
+  }
 
   // ---- Follower ----
   // Appends what the leader sent, then HW = min(LEO, leader_hw) and the log start follows the

@@ -197,8 +197,9 @@ class ReplicaManager {
   void ReadPartition(const FetchPartition& asked, Partition* partition, bool from_follower,
                      FetchPartitionResponse& response);
   // A parked fetch's check: ReadFromLocalLog's answer when FetchCanCompleteNow would accept it,
-  // else nullopt, having read only the partitions with something to give (in request order, as
-  // ReadFromLocalLog reads them: the same reads, the same disk accesses).
+  // else nullopt, having read only the partitions with something new (Partition::HasNothingNewAt
+  // tells the others from their offsets, as Kafka's DelayedFetch.tryComplete does). An answer
+  // reads every partition in request order, as ReadFromLocalLog reads them.
   // `resolved` keeps the Partition of each of the request's partitions across the checks of one
   // parked fetch (looked up again only after a partition was added or removed).
   struct ResolvedPartitions {

@@ -251,10 +251,12 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadSessionIf
   // The session's partitions not held quiet, read as a parked fetch of them is read.
   const std::vector<FetchSession::Partitions::iterator>& to_read = context.session->ToReadInOrder();
   // A check (not `always`) of a fetch that waits (max_wait_ms > 0, min_bytes >= 1) finds it
-  // still waiting, and reads nothing, when every partition is here and has nothing to give at
-  // its fetch position: ReadFromLocalLogIfReady's answer, told from the session's partitions
-  // (their Partition looked up once per partitions_version_) without building the request.
+  // still waiting, and reads nothing, when every partition is here and has nothing new at its
+  // fetch position (Partition::HasNothingNewAt): ReadFromLocalLogIfReady's answer, told from the
+  // session's partitions (their Partition looked up once per partitions_version_) without building
+  // the request.
   if (!always && parked.max_wait_ms > 0 && parked.min_bytes >= 1) {
+    const bool from_follower = parked.replica_id.value() >= 0;
     bool nothing = true;
     for (const auto& it : to_read) {
       if (it->resolved_version != partitions_version_) {
@@ -262,7 +264,7 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadSessionIf
         it->resolved_version = partitions_version_;
       }
       if (it->resolved == nullptr ||
-          !it->resolved->ReadsNothingAt(it->fetch_offset, it->max_bytes)) {
+          !it->resolved->HasNothingNewAt(it->fetch_offset, it->max_bytes, from_follower)) {
         nothing = false;
         break;
       }
@@ -343,7 +345,7 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
     const FetchPartition& asked = request.partitions[i];
     Partition* partition = resolved.partitions[i];
     if (partition != nullptr &&
-        partition->ReadsNothingAt(asked.fetch_offset, asked.partition_max_bytes)) {
+        partition->HasNothingNewAt(asked.fetch_offset, asked.partition_max_bytes, from_follower)) {
       continue;
     }
     auto& [index, response] = read.emplace_back();

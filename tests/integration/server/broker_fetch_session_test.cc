@@ -108,6 +108,49 @@ TEST_F(FetchSessionClusterTest, AClientsIncrementalFetchAnswersOnlyWhatChanged) 
   EXPECT_EQ(SessionFetch(id, 4, {}).session->error_code, Errc::kFetchSessionIdNotFound);
 }
 
+// A client's incremental fetch parked at the HW of a partition whose LEO is past it (the follower
+// cut off, acks=1 appends): the session's checks skip it by its offsets, reading nothing, and the
+// answer comes once the HW moves.
+TEST_F(FetchSessionClusterTest, AClientsSessionFetchParkedAtTheHighWatermarkIsCheckedWithoutARead) {
+  Start(KafkaRelease::k2_0, 2);
+  CreateTopic(2, {k1, k2});
+  ASSERT_EQ(Produce("broker-1", Tp(0), -1, 2).error_code, Errc::kNone);
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] { return PartitionOn(k2, Tp(0))->high_watermark() == Offset(2); }, 10 * kSecondUs));
+  auto at = [](int partition, int64_t offset) {
+    return FetchPartition{Tp(partition), Offset(offset), kUndefinedOffset, 1 << 20};
+  };
+  FetchResponse full = SessionFetch(kInvalidSessionId, kInitialEpoch, {at(0, 2), at(1, 0)});
+  ASSERT_TRUE(full.session.has_value());
+  const int32_t id = full.session->session_id;
+  ASSERT_TRUE(cluster_->Partition({{"broker-1"}, {"broker-2"}}).ok());
+  FetchRequest parked;
+  parked.replica_id = kConsumerReplicaId;
+  parked.max_wait_ms = 20000;
+  parked.min_bytes = 1;
+  parked.session = FetchSessionRequest{.session_id = id, .epoch = 1};
+  auto fetched = std::make_shared<std::optional<Result<ksim::Message>>>();
+  client_->Send("broker-1", parked, [fetched](Result<ksim::Message> response) {
+    fetched->emplace(std::move(response));
+  });
+  cluster_->RunFor(kSecondUs);
+  ASSERT_FALSE(fetched->has_value());
+  const ReplicaManager& leader = cluster_->broker(k1)->replica_manager();
+  const uint64_t reads_before = leader.fetch_partition_reads();
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(Produce("broker-1", Tp(0), 1, 1).error_code, Errc::kNone);
+  ASSERT_EQ(PartitionOn(k1, Tp(0))->log_end_offset(), Offset(5));
+  ASSERT_EQ(PartitionOn(k1, Tp(0))->high_watermark(), Offset(2));
+  EXPECT_FALSE(fetched->has_value());
+  EXPECT_EQ(leader.fetch_partition_reads(), reads_before);  // three checks, no read
+  cluster_->Heal();
+  ASSERT_TRUE(cluster_->RunUntil([&] { return fetched->has_value(); }, 19 * kSecondUs));
+  ASSERT_TRUE((*fetched)->ok());
+  const FetchResponse& answer = std::get<FetchResponse>(***fetched);
+  ASSERT_EQ(Tps(answer), std::vector<TopicPartition>{Tp(0)});
+  EXPECT_EQ(answer.responses[0].high_watermark, Offset(5));
+  EXPECT_EQ(RecordsIn(answer.responses[0].records).size(), 3u);
+}
+
 // A follower of 30 partitions that are idle: from 1.1 its fetches name none of them (and the
 // leader answers none), before 1.1 each fetch names all 30 and is answered for all 30.
 class FollowerSessionTest : public FetchSessionClusterTest,

@@ -304,6 +304,41 @@ TEST_F(BrokerTest, ConsumerLongPollCompletesWhenTheHighWatermarkMoves) {
   EXPECT_EQ(RecordsIn(answer.records).size(), 3u);
 }
 
+// A consumer's fetch parked at the HW while the leader's LEO is past it (its follower cut off,
+// acks=1 appends): each append checks the fetch, and the check tells from the offsets alone that
+// nothing below the HW is new (Kafka's DelayedFetch.tryComplete compares offsets and reads
+// nothing). Once the follower is back the HW moves and the answer holds the records.
+TEST_F(BrokerTest, AConsumersFetchParkedAtTheHighWatermarkIsCheckedWithoutARead) {
+  CreateTopic("t", {k1, k2});
+  EXPECT_EQ(Produce("broker-1", kTp, -1, 2).error_code, Errc::kNone);
+  ASSERT_TRUE(Converged({k1, k2}, Offset(2)));
+  ASSERT_TRUE(cluster_->Partition({{"broker-1"}, {"broker-2"}}).ok());
+  FetchRequest request;
+  request.max_wait_ms = 20000;
+  request.min_bytes = 1;
+  request.partitions.push_back(FetchPartition{kTp, Offset(2), kUndefinedOffset, 1 << 20});
+  auto fetched = std::make_shared<std::optional<Result<ksim::Message>>>();
+  ASSERT_TRUE(cluster_->RunUntil([&] { return client_->Ready("broker-1"); }, kSecondUs));
+  client_->Send("broker-1", request, [fetched](Result<ksim::Message> response) {
+    fetched->emplace(std::move(response));
+  });
+  cluster_->RunFor(kSecondUs);
+  ASSERT_FALSE(fetched->has_value());
+  const ReplicaManager& leader = cluster_->broker(k1)->replica_manager();
+  const uint64_t reads_before = leader.fetch_partition_reads();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Produce("broker-1", kTp, 1, 1).error_code, Errc::kNone);
+  ASSERT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(5));
+  ASSERT_EQ(PartitionOn(k1, kTp)->high_watermark(), Offset(2));
+  EXPECT_FALSE(fetched->has_value());
+  EXPECT_EQ(leader.fetch_partition_reads(), reads_before);  // three checks, no read
+  cluster_->Heal();
+  ASSERT_TRUE(cluster_->RunUntil([&] { return fetched->has_value(); }, 19 * kSecondUs));
+  ASSERT_TRUE((*fetched)->ok());
+  const FetchPartitionResponse& answer = std::get<FetchResponse>(***fetched).responses.at(0);
+  EXPECT_EQ(answer.high_watermark, Offset(5));
+  EXPECT_EQ(RecordsIn(answer.records).size(), 3u);
+}
+
 // A parked fetch reads only the partitions with something new; when one has, the answer still
 // names every partition of the request, in order, the others empty with their HW and log start.
 TEST_F(BrokerTest, ParkedFetchOverManyPartitionsAnswersEachWhenOneMoves) {
