@@ -108,42 +108,48 @@ void AppendJsonString(JsonOut& out, std::string_view text) {
     out.Put('"');
     out.Put(text.substr(0, i));
   }
-  size_t plain_from = i;  // the start of the bytes not yet copied that need no escape
-  auto copy_plain = [&](size_t end) { out.Put(text.substr(plain_from, end - plain_from)); };
+  // Room for the rest at its longest (six bytes, \u00XX, for each byte), written through a
+  // pointer: a string with many bytes to escape (a binary record value) costs no bound check and
+  // no call per byte.
+  char* const first = out.Room(6 * (text.size() - i) + 1);
+  char* at = first;
   while (i < text.size()) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (kPlainByte[c]) {
+      *at++ = static_cast<char>(c);
       ++i;
       continue;
     }
-    copy_plain(i);
     if (c < 0x80) {
-      out.Put('\\');
+      *at++ = '\\';
       if (const char letter = kShortEscape[c]; letter != 0) {
-        out.Put(letter);
+        *at++ = letter;
       } else {
-        out.Put("u00");
-        out.Put(kHex[c >> 4]);
-        out.Put(kHex[c & 0xF]);
+        std::memcpy(at, "u00", 3);
+        at[3] = kHex[c >> 4];
+        at[4] = kHex[c & 0xF];
+        at += 5;
       }
-      plain_from = ++i;
+      ++i;
       continue;
     }
     size_t bad_at = 0;
     const size_t length = Utf8SequenceLength(text, i, &bad_at);
     if (length > 0) {
-      out.Put(text.substr(i, length));  // kept as is
+      std::memcpy(at, text.data() + i, length);  // kept as is
+      at += length;
       i += length;
     } else {
-      // One U+FFFD for the bytes read so far; a byte that could not continue a sequence is read
-      // again as the start of the next (a lead byte that starts nothing is dropped).
-      out.Put(kReplacement);
+      // One U+FFFD for the bytes read so far (three bytes, for at least one read); a byte that
+      // could not continue a sequence is read again as the start of the next (a lead byte that
+      // starts nothing is dropped).
+      std::memcpy(at, kReplacement.data(), kReplacement.size());
+      at += kReplacement.size();
       i = bad_at == i ? i + 1 : bad_at;
     }
-    plain_from = i;
   }
-  copy_plain(text.size());
-  out.Put('"');
+  *at++ = '"';
+  out.Advance(static_cast<size_t>(at - first));
 }
 
 namespace {
