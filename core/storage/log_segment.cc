@@ -3,8 +3,10 @@
 #include "core/storage/log_segment.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <utility>
+#include <vector>
 
 #include "core/base/big_endian.h"
 #include "core/base/check.h"
@@ -106,6 +108,7 @@ Result<std::unique_ptr<LogSegment>> LogSegment::Create(Env& env, const Clock& cl
   KSIM_RETURN_IF_ERROR(segment->OpenFiles(OpenMode::kTruncate));
   KSIM_CHECK(segment->size_ == 0);
   segment->indexes_missing_ = false;
+  segment->StartRecentAt(0);
   return segment;
 }
 
@@ -143,6 +146,9 @@ Status LogSegment::Append(Offset largest_offset, int64_t largest_timestamp_ms,
   KSIM_RETURN_IF_ERROR(log_->Append(records));
   size_ += records.size();
   KSIM_CHECK(log_->Size() == size_);
+  // The recent batches follow the .log file whatever becomes of the index entry below.
+  if (bytes_since_last_index_entry_ > index_interval_bytes_) StartRecentAt(physical_position);
+  NoteRecent(records, physical_position);
   if (largest_timestamp_ms > max_timestamp_so_far_ms_) {
     max_timestamp_so_far_ms_ = largest_timestamp_ms;
     offset_of_max_timestamp_ = offset_of_max_timestamp;
@@ -169,6 +175,7 @@ Result<std::optional<BatchLocation>> LogSegment::TranslateOffset(Offset offset,
   const OffsetPosition mapping = offset_index_->Lookup(offset);
   const uint64_t from =
       std::max<uint64_t>(static_cast<uint64_t>(mapping.position), starting_position);
+  if (recent_from_ && from >= *recent_from_) return FindRecent(offset, from);
   FileBatchReader reader(*log_, from, size_, /*whole_batches=*/false);
   std::optional<BatchLocation> found;
   while (true) {
@@ -182,6 +189,32 @@ Result<std::optional<BatchLocation>> LogSegment::TranslateOffset(Offset offset,
   if (bytes_scanned != nullptr) *bytes_scanned += reader.bytes_read();
   if (!found && !reader.damage().ok()) return reader.damage();
   return found;
+}
+
+void LogSegment::NoteRecent(ByteView records, uint64_t position) {
+  if (!recent_from_) return;
+  BatchIterator batches(records, /*verify_crc=*/false);
+  while (std::optional<BatchIterator::Item> batch = batches.Next()) {
+    recent_.push_back(RecentBatch{static_cast<int32_t>(batch->header.last_offset() - base_offset_),
+                                  static_cast<uint32_t>(position + batch->position)});
+  }
+  // Not whole batches (the Log appends only verified ones): not known, scanned instead.
+  if (!batches.status().ok() || batches.position() != records.size()) {
+    recent_.clear();
+    recent_from_.reset();
+  }
+}
+
+std::optional<BatchLocation> LogSegment::FindRecent(Offset offset, uint64_t from) const {
+  KSIM_CHECK(recent_from_ && from >= *recent_from_);
+  // Positions and last offsets both rise along recent_: the batches before `from` or ending
+  // below `offset` are a prefix of it.
+  const auto it = std::partition_point(recent_.begin(), recent_.end(), [&](const RecentBatch& b) {
+    return b.position < from || base_offset_ + b.last_offset_delta < offset;
+  });
+  if (it == recent_.end()) return std::nullopt;
+  const uint64_t end = std::next(it) == recent_.end() ? size_ : std::next(it)->position;
+  return BatchLocation{base_offset_ + it->last_offset_delta, it->position, end - it->position};
 }
 
 Result<std::optional<SegmentRead>> LogSegment::Read(Offset start_offset,
@@ -269,6 +302,8 @@ Result<uint64_t> LogSegment::TruncateTo(Offset offset) {
   KSIM_CHECK(log_ != nullptr);
   // Translate before truncating the index so that the scan starts from a nearby entry.
   KSIM_ASSIGN_OR_RETURN(std::optional<BatchLocation> mapping, TranslateOffset(offset));
+  recent_from_.reset();  // LoadFromIndexes lists them again
+  recent_.clear();
   offset_index_->TruncateTo(offset);
   if (has_time_index()) time_index_->TruncateTo(offset);
   // The segment may be the active one again: give its indexes room to grow.
@@ -302,6 +337,8 @@ Status LogSegment::SanityCheck() const {
 
 Status LogSegment::LoadFromIndexes() {
   KSIM_CHECK(log_ != nullptr);
+  recent_from_.reset();  // until the scan below lists them
+  recent_.clear();
   // Without a time index the scan starts at the offset index's last entry.
   const TimestampOffset last_time_entry =
       has_time_index() ? time_index_->last_entry()
@@ -315,6 +352,13 @@ Status LogSegment::LoadFromIndexes() {
   if (from > size_) {
     return Status(Errc::kCorruption, "index of " + log_path_ + " points past the end of the log");
   }
+  // The scan passes the batches from the last offset-index entry on: the recent ones.
+  const uint64_t recent_from = std::max<uint64_t>(
+      from,
+      offset_index_->entries() == 0
+          ? 0
+          : static_cast<uint64_t>(offset_index_->EntryAt(offset_index_->entries() - 1).position));
+  std::vector<RecentBatch> recent;
   FileBatchReader reader(*log_, from, size_, /*whole_batches=*/false);
   Offset next = base_offset_;
   bool any = false;
@@ -325,6 +369,10 @@ Status LogSegment::LoadFromIndexes() {
     if (header.base_offset < base_offset_ || (any && header.base_offset < next)) {
       return Status(Errc::kCorruption, "offsets go backwards at position " +
                                            std::to_string(reader.position()) + " in " + log_path_);
+    }
+    if (reader.position() >= recent_from) {
+      recent.push_back(RecentBatch{static_cast<int32_t>(header.last_offset() - base_offset_),
+                                   static_cast<uint32_t>(reader.position())});
     }
     any = true;
     next = header.next_offset();
@@ -344,17 +392,22 @@ Status LogSegment::LoadFromIndexes() {
     return Status(Errc::kCorruption, "index of " + log_path_ + " points past its last batch");
   }
   next_offset_ = next;
+  recent_ = std::move(recent);
+  recent_from_ = recent_from;
   return Status::Ok();
 }
 
 Result<SegmentRecovery> LogSegment::Recover() {
   KSIM_CHECK(log_ != nullptr);
+  recent_from_.reset();  // until the scan below lists them
+  recent_.clear();
   KSIM_RETURN_IF_ERROR(offset_index_->Reset());
   if (has_time_index()) KSIM_RETURN_IF_ERROR(time_index_->Reset());
   SegmentRecovery recovery;
   int64_t max_timestamp = kNoTimestamp;
   Offset offset_of_max_timestamp = base_offset_;
   uint64_t last_index_entry = 0;
+  std::vector<RecentBatch> recent;  // the valid batches from last_index_entry on
   std::optional<Offset> previous_last;
   FileBatchReader reader(*log_, 0, size_, /*whole_batches=*/true);
   while (true) {
@@ -404,7 +457,10 @@ Result<SegmentRecovery> LogSegment::Recover() {
         KSIM_RETURN_IF_ERROR(time_index_->MaybeAppend(max_timestamp, offset_of_max_timestamp));
       }
       last_index_entry = position;
+      recent.clear();
     }
+    recent.push_back(RecentBatch{static_cast<int32_t>(header.last_offset() - base_offset_),
+                                 static_cast<uint32_t>(position)});
     recovery.valid_bytes = position + reader.size();
     ++recovery.batches;
     previous_last = header.last_offset();
@@ -429,6 +485,8 @@ Result<SegmentRecovery> LogSegment::Recover() {
   bytes_since_last_index_entry_ = static_cast<int64_t>(recovery.valid_bytes - last_index_entry);
   rolling_based_timestamp_ms_.reset();
   indexes_missing_ = false;
+  recent_ = std::move(recent);
+  recent_from_ = last_index_entry;
   return recovery;
 }
 
@@ -483,6 +541,9 @@ Status LogSegment::ResizeIndexes(int64_t size) {
 
 Status LogSegment::OnBecomeInactive() {
   KSIM_CHECK(log_ != nullptr);
+  // Appends are over: reads of it scan from the index (its memory is given back).
+  recent_from_.reset();
+  std::vector<RecentBatch>().swap(recent_);
   if (!has_time_index()) return offset_index_->TrimToValidSize();
   if (time_index_->entries() < time_index_->max_entries()) {
     KSIM_RETURN_IF_ERROR(time_index_->MaybeAppend(max_timestamp_so_far_ms_,

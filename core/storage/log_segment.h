@@ -9,7 +9,9 @@
 // Appends go to the end of the .log file; an offset-index entry (and a time-index entry when the
 // max timestamp grew) is added when more than index.interval.bytes were appended since the last
 // one. A read finds its start position by an index lookup and a short forward scan over batch
-// headers. Every offset in a segment fits in an int32 relative to the base offset.
+// headers; the batches appended since the last index entry are also listed in memory (where each
+// starts and its last offset), so that a read of recent records, the common one, scans nothing.
+// Every offset in a segment fits in an int32 relative to the base offset.
 //
 // Ownership: the segment owns its File and both indexes. Nothing is durable until Flush(). A
 // segment is used from one thread. Damage found while reading the .log file is returned as
@@ -70,7 +72,8 @@ struct SegmentRead {
   uint64_t position = 0;                // where `records` start in the .log file
   Bytes records;                        // whole batches, except possibly a cut-off last one
   bool first_entry_incomplete = false;  // max_size was smaller than the first batch
-  uint64_t bytes_scanned = 0;           // .log bytes read to find the start (index + scan cost)
+  uint64_t bytes_scanned = 0;           // .log bytes read to find the start (index + scan cost;
+                                        // none for a recent batch)
 };
 
 // Inputs of the roll decision (Kafka's RollParams).
@@ -166,7 +169,8 @@ class LogSegment {
                                           int32_t max_size) const {
     return Read(start_offset, max_offset, max_size, size_, false);
   }
-  // The first batch whose last offset is >= `offset`, searched from `starting_position` on.
+  // The first batch whose last offset is >= `offset`, searched from `starting_position` on (in
+  // the recent batches when they cover it, else by a scan of the .log file).
   Result<std::optional<BatchLocation>> TranslateOffset(Offset offset,
                                                        uint64_t starting_position = 0,
                                                        uint64_t* bytes_scanned = nullptr) const;
@@ -220,6 +224,16 @@ class LogSegment {
   Status OpenFiles(OpenMode log_mode);
   Result<std::optional<BatchHeader>> ReadFirstBatchHeader() const;
   bool TimeIndexFull() const { return time_index_ != nullptr && time_index_->IsFull(); }
+  // The recent batches (recent_) start anew at `position`, none listed yet.
+  void StartRecentAt(uint64_t position) {
+    recent_.clear();
+    recent_from_ = position;
+  }
+  // Lists the batches of `records`, appended at `position`, after the recent ones (when known).
+  void NoteRecent(ByteView records, uint64_t position);
+  // Where recent_ says the first batch with last offset >= `offset` at or after `from` is.
+  // REQUIRES: recent_from_ <= from.
+  std::optional<BatchLocation> FindRecent(Offset offset, uint64_t from) const;
 
   Env& env_;
   const Clock& clock_;
@@ -244,6 +258,18 @@ class LogSegment {
   std::optional<int64_t> rolling_based_timestamp_ms_;
   int64_t created_ms_ = 0;
   int64_t last_modified_ms_ = 0;
+
+  // Every batch at or after recent_from_ in the .log file, in order: what TranslateOffset's scan
+  // would find there, kept in memory. They start anew at each offset-index entry, so that they are
+  // at most an index interval's worth (and each lookup past the last entry finds its batch here).
+  // Filled by appends and by the scans that open, recover and truncate a segment; dropped when the
+  // segment becomes inactive (nullopt: not known, TranslateOffset scans).
+  struct RecentBatch {
+    int32_t last_offset_delta;  // from base_offset_
+    uint32_t position;
+  };
+  std::vector<RecentBatch> recent_;
+  std::optional<uint64_t> recent_from_;
 };
 
 }  // namespace ksim

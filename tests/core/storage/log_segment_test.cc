@@ -303,6 +303,119 @@ TEST_F(LogSegmentTest, ReadBetweenIndexEntriesScansForward) {
   }
 }
 
+// The batches appended since the last index entry are found in memory, the others by a scan of
+// the .log file: either way TranslateOffset names the batch a model of the appends says, through
+// random appends (several batches at once, gaps between offsets), truncations, a reopen that
+// trusts the indexes, a recovery, and the segment becoming inactive.
+TEST_F(LogSegmentTest, TranslateOffsetFindsTheSameBatchFromMemoryAsFromTheFile) {
+  constexpr int64_t kBase = 100;
+  LogConfig config = Config(300);
+  config.max_index_size_bytes = 1 << 16;
+  auto open = [&](bool create) {
+    auto opened = create ? LogSegment::Create(env_, clock_, dir_.path(), Offset(kBase), config)
+                         : LogSegment::Open(env_, clock_, dir_.path(), Offset(kBase), config);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    return std::move(opened).value();
+  };
+  std::unique_ptr<LogSegment> segment = open(true);
+  std::vector<BatchLocation> model;  // every batch held, in order
+  std::vector<int64_t> bases;        // their base offsets
+  RandomStream random(20261205);
+  auto check = [&](const std::string& step) {
+    const int64_t end = model.empty() ? kBase : model.back().last_offset.value() + 2;
+    for (int64_t offset = kBase; offset <= end; ++offset) {
+      for (const uint64_t from :
+           {uint64_t{0}, model.empty() ? 0 : model[model.size() / 2].position}) {
+        auto expected = std::find_if(model.begin(), model.end(), [&](const BatchLocation& b) {
+          return b.last_offset >= Offset(offset) && b.position >= from;
+        });
+        auto found = segment->TranslateOffset(Offset(offset), from);
+        ASSERT_TRUE(found.ok()) << step << ": " << found.status().ToString();
+        if (expected == model.end()) {
+          EXPECT_FALSE(found->has_value()) << step << " offset " << offset << " from " << from;
+          continue;
+        }
+        ASSERT_TRUE(found->has_value()) << step << " offset " << offset << " from " << from;
+        EXPECT_EQ((*found)->last_offset, expected->last_offset) << step << " offset " << offset;
+        EXPECT_EQ((*found)->position, expected->position) << step << " offset " << offset;
+        EXPECT_EQ((*found)->size, expected->size) << step << " offset " << offset;
+      }
+    }
+  };
+  int64_t next = kBase;
+  bool scanned_for_old = false;
+  size_t most_entries = 0;
+  for (int step = 0; step < 400; ++step) {
+    const int64_t action = random.UniformInt(0, 99);
+    if (action < 6 && !model.empty()) {
+      const int64_t to = random.UniformInt(kBase, model.back().last_offset.value() + 1);
+      ASSERT_TRUE(segment->TruncateTo(Offset(to)).ok());
+      while (!model.empty() && model.back().last_offset >= Offset(to)) {
+        model.pop_back();
+        bases.pop_back();
+      }
+      next = model.empty() ? kBase : model.back().last_offset.value() + 1;
+      check("truncate to " + std::to_string(to));
+    } else if (action < 9) {
+      ASSERT_TRUE(segment->Close().ok());
+      segment = open(false);
+      ASSERT_TRUE(segment->SanityCheck().ok());
+      ASSERT_TRUE(segment->LoadFromIndexes().ok());
+      ASSERT_TRUE(segment->ResizeIndexes(config.max_index_size_bytes).ok());
+      check("reopen");
+    } else if (action < 12) {
+      ASSERT_TRUE(segment->Close().ok());
+      segment = open(false);
+      ASSERT_TRUE(segment->Recover().ok());
+      ASSERT_TRUE(segment->ResizeIndexes(config.max_index_size_bytes).ok());
+      // Recovery takes a gap between batches for damage (ksim never compacts) and cuts there.
+      for (size_t i = 1; i < model.size(); ++i) {
+        if (bases[i] == model[i - 1].last_offset.value() + 1) continue;
+        model.resize(i);
+        bases.resize(i);
+        break;
+      }
+      next = model.empty() ? kBase : model.back().last_offset.value() + 1;
+      ASSERT_EQ(segment->next_offset(), Offset(next));
+      check("recover");
+    } else {
+      // One to three batches in one append, a fifth of them after a gap of one or two offsets.
+      Bytes appended;
+      const uint64_t at = segment->size();
+      for (int64_t n = random.UniformInt(1, 3); n > 0; --n) {
+        const int64_t first = next + (random.UniformInt(0, 4) == 0 ? random.UniformInt(1, 2) : 0);
+        std::vector<std::string> values(static_cast<size_t>(random.UniformInt(1, 4)));
+        for (std::string& value : values) value.assign(random.UniformInt(0, 60), 'v');
+        const Bytes batch = Records(first, values);
+        model.push_back(BatchLocation{Offset(first + static_cast<int64_t>(values.size()) - 1),
+                                      at + appended.size(), batch.size()});
+        bases.push_back(first);
+        appended.insert(appended.end(), batch.begin(), batch.end());
+        next = first + static_cast<int64_t>(values.size());
+      }
+      Append(*segment, appended);
+      // The batch just appended is found without reading the file.
+      uint64_t scanned = 0;
+      auto last = segment->TranslateOffset(model.back().last_offset, 0, &scanned);
+      ASSERT_TRUE(last.ok() && last->has_value());
+      EXPECT_EQ(scanned, 0u) << "step " << step;
+      // The first batch, once behind an index entry, is scanned for.
+      most_entries = std::max(most_entries, segment->offset_index().entries());
+      if (segment->offset_index().entries() > 0) {
+        scanned = 0;
+        ASSERT_TRUE(segment->TranslateOffset(Offset(kBase), 0, &scanned).ok());
+        scanned_for_old |= scanned > 0;
+      }
+      if (step % 10 == 0) check("append at step " + std::to_string(step));
+    }
+  }
+  EXPECT_TRUE(scanned_for_old);
+  EXPECT_GE(most_entries, 10u);
+  check("end");
+  ASSERT_TRUE(segment->OnBecomeInactive().ok());
+  check("inactive");
+}
+
 TEST_F(LogSegmentTest, CloseAndRenameForDeletionAddsTheDeletedSuffix) {
   auto segment = Create(Offset(40));
   const std::string log_path = segment->log_path();
