@@ -182,6 +182,11 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
       std::make_unique<ZooKeeperClient>(world_.loop(), world_.network(), node.name(),
                                         world_.StreamFor("zkclient/" + suffix), zk_options);
   process->transport = std::make_unique<SimTransport>(world_.network(), node.name());
+  if (node.disk() != nullptr) {
+    process->transport->SetSendDelay([this, index = static_cast<size_t>(slot.id.value() - 1)] {
+      return DiskDelay(slots_[index]);
+    });
+  }
   process->random = std::make_unique<StreamRandomSource>(world_.StreamFor("broker/" + suffix));
 
   BrokerOptions broker_options;
@@ -265,6 +270,9 @@ void Cluster::OnLifecycle(BrokerSlot& slot, NodeLifecycle event) {
       // Crash: the disk already lost what was not synced; nothing more is written. Shutdown:
       // Broker::Shutdown ran first (ShutdownBroker), or this is a kill with a synced disk.
       slot.process.reset();
+      // The work queued on the disk dies with the process.
+      if (slot.node->disk() != nullptr) slot.node->disk()->TakeBusyTime();
+      slot.disk_free_us = 0;
       return;
     case NodeLifecycle::kRestart: {
       Status started = StartProcess(slot);
@@ -289,8 +297,24 @@ const Cluster::BrokerSlot& Cluster::slot(BrokerId id) const {
 void Cluster::AddStepHook(StepHook hook) { hooks_.push_back(std::move(hook)); }
 
 void Cluster::AfterStep() {
+  ChargeDisks();
   if (checker_) ObserveBrokers();
   for (const StepHook& hook : hooks_) hook();
+}
+
+void Cluster::ChargeDisks() {
+  const TimeUs now = world_.Now();
+  for (BrokerSlot& slot : slots_) {
+    VirtualDisk* disk = slot.node->disk();
+    if (disk == nullptr) continue;
+    const TimeUs busy_us = disk->TakeBusyTime();
+    if (busy_us > 0) slot.disk_free_us = std::max(slot.disk_free_us, now) + busy_us;
+  }
+}
+
+TimeUs Cluster::DiskDelay(const BrokerSlot& slot) const {
+  const TimeUs now = world_.Now();
+  return std::max(slot.disk_free_us, now) - now + slot.node->disk()->busy_time_us();
 }
 
 namespace {

@@ -26,6 +26,14 @@
 // - Offsets topic: Kafka creates __consumer_offsets with offsets.topic.num.partitions (50)
 //   partitions of 3 replicas; 150 logs of two mapped index files each are heavy in a simulation,
 //   so the Cluster sets 3 partitions unless the configuration names the key.
+// - Disk time: a broker's disk works one operation at a time, each taking the latency the
+//   scenario's `disk` ranges draw for it (docs/virtual-disk.md). After every step the Cluster
+//   takes each disk's busy time (VirtualDisk::TakeBusyTime) and adds it to when that disk is free
+//   again: from the step's time, or from when it was to be free if later. Every message the
+//   broker's process sends (its Kafka traffic, through its SimTransport) leaves the node when the
+//   disk has done the work charged before it: the produce answer after the append, the next fetch
+//   after the fetched records were written. Its ZooKeeper session's traffic does not wait (Kafka's
+//   ZooKeeper client has its own thread). A crash drops the disk's queue with the process.
 //
 // Steps and checkers: RunFor/RunUntil run the event loop one event at a time (EventLoop::Step)
 // and call every registered step hook after each event; the InvariantChecker
@@ -219,6 +227,8 @@ class Cluster {
     uint64_t observed_incarnation = 0;
     // Where each of those replicas is in `observed` (and in Partitions()).
     std::unordered_map<const ksim::Partition*, size_t> observed_index;
+    // When the node's disk has done the work charged to it so far (ChargeDisks).
+    TimeUs disk_free_us = 0;
   };
 
   Cluster(World& world, ClusterOptions options);
@@ -231,6 +241,11 @@ class Cluster {
   Status StartProcess(BrokerSlot& slot);
   void StopProcess(BrokerSlot& slot);
   void AfterStep();
+  // Each broker disk's busy time since the last step, added to when it is free (see above).
+  void ChargeDisks();
+  // How long from now a message the slot's process sends waits for its disk: the work charged
+  // before this step, then what this step has done on it so far.
+  TimeUs DiskDelay(const BrokerSlot& slot) const;
   void ObserveBrokers();
   // A kLeaderElected event: the partition's replicas are observed again at the next pass.
   void NoteElection(const EventFields& fields);

@@ -135,12 +135,13 @@ SendResult Network::Send(std::string_view from, std::string_view to, Message mes
   return Send(topology_.Id(from), topology_.Id(to), std::move(message));
 }
 
-SendResult Network::Send(NodeId from, NodeId to, Message message) {
+SendResult Network::Send(NodeId from, NodeId to, Message message, TimeUs depart_after_us) {
   Grow();
   KSIM_CHECK(from.value() < nodes_.size());
   KSIM_CHECK(to.value() < nodes_.size());
   KSIM_CHECK_MSG(from != to, "a node sends to another node");
   KSIM_CHECK(message.size_bytes >= 0);
+  KSIM_CHECK(depart_after_us >= 0);
   const MessageId id = next_message_id_++;
   const TimeUs now = loop_.Now();
   counters_.sent += 1;
@@ -191,8 +192,8 @@ SendResult Network::Send(NodeId from, NodeId to, Message message) {
   }
   TimeUs arrival_us = 0;
   int32_t retransmits = 0;
-  if (reason == DropReason::kNone &&
-      !DrawArrival(from, to, *link, message.size_bytes, channel, now, arrival_us, retransmits)) {
+  if (reason == DropReason::kNone && !DrawArrival(from, to, *link, message.size_bytes, channel,
+                                                  now + depart_after_us, arrival_us, retransmits)) {
     reason = DropReason::kRetransmitTimeout;
   }
   counters_.retransmits += static_cast<uint64_t>(retransmits);

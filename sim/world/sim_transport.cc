@@ -56,7 +56,8 @@ bool SimTransport::SendOn(std::string_view to, ConnectionId connection, ksim::Me
   KSIM_CHECK_MSG(to_id != node_, "a node sends to itself");
   if (network_.ConnectionEpoch(node_, to_id) != connection) return false;
   const ConnectionId sent_on =
-      network_.Send(node_, to_id, ToNetworkMessage(std::move(message))).connection_epoch;
+      network_.Send(node_, to_id, ToNetworkMessage(std::move(message)), SendDelay())
+          .connection_epoch;
   KSIM_CHECK(sent_on == connection);
   return true;
 }
@@ -64,7 +65,8 @@ bool SimTransport::SendOn(std::string_view to, ConnectionId connection, ksim::Me
 ConnectionId SimTransport::Send(std::string_view to, ksim::Message message) {
   const NodeId to_id = network_.topology().Id(to);
   KSIM_CHECK_MSG(to_id != node_, "a node sends to itself");
-  return network_.Send(node_, to_id, ToNetworkMessage(std::move(message))).connection_epoch;
+  return network_.Send(node_, to_id, ToNetworkMessage(std::move(message)), SendDelay())
+      .connection_epoch;
 }
 
 void SimTransport::Close(std::string_view peer) {

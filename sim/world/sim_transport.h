@@ -18,6 +18,7 @@
 // (the network's kRefused). Single-threaded.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -63,6 +64,11 @@ class SimTransport final : public Transport {
   // Messages that arrived while no handler was set (dropped).
   uint64_t unhandled() const { return unhandled_; }
 
+  // How long from now each message sent waits before it leaves the node (Network::Send's
+  // depart_after_us): a broker's disk still busy with the work that produced it (Cluster). None
+  // by default.
+  void SetSendDelay(std::function<TimeUs()> delay) { send_delay_ = std::move(delay); }
+
  private:
   Network& network_;
   NodeId node_;
@@ -70,6 +76,9 @@ class SimTransport final : public Transport {
   TransportHandler* handler_ = nullptr;
   bool attached_ = false;
   uint64_t unhandled_ = 0;
+  std::function<TimeUs()> send_delay_;
+
+  TimeUs SendDelay() const { return send_delay_ ? send_delay_() : 0; }
 };
 
 }  // namespace ksim::sim
