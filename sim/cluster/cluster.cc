@@ -306,9 +306,8 @@ void Cluster::ChargeDisks() {
   const TimeUs now = world_.Now();
   for (BrokerSlot& slot : slots_) {
     VirtualDisk* disk = slot.node->disk();
-    if (disk == nullptr) continue;
-    const TimeUs busy_us = disk->TakeBusyTime();
-    if (busy_us > 0) slot.disk_free_us = std::max(slot.disk_free_us, now) + busy_us;
+    if (disk == nullptr || disk->busy_time_us() == 0) continue;  // (zero latencies: always)
+    slot.disk_free_us = std::max(slot.disk_free_us, now) + disk->TakeBusyTime();
   }
 }
 
