@@ -521,20 +521,25 @@ void ReplicaManager::ScheduleHighWatermarkCheckpoint() {
 }
 
 Status ReplicaManager::CheckpointHighWatermarks() {
+  const std::vector<std::string>& dirs = seams_.logs.config().log_dirs;
   std::map<std::string, std::map<TopicPartition, Offset>> by_dir;
-  for (const std::string& dir : seams_.logs.config().log_dirs) by_dir[dir];
-  for (const auto& [tp, log] : seams_.logs.AllLogs()) {
+  std::vector<std::map<TopicPartition, Offset>*> dir_at;  // by_dir's map of each log dir index
+  dir_at.reserve(dirs.size());
+  for (const std::string& dir : dirs) dir_at.push_back(&by_dir[dir]);
+  // The logs come in partition order: each goes at the end of its dir's map.
+  seams_.logs.ForEachLog([&](const TopicPartition& tp, const Log&, size_t dir_index) {
     Offset hw{0};
-    if (auto it = partitions_.find(tp); it != partitions_.end()) {
-      hw = it->second->high_watermark();
+    if (const Partition* partition = GetPartition(tp); partition != nullptr) {
+      hw = partition->high_watermark();
     } else if (auto checkpointed = checkpointed_hw_.find(tp);
                checkpointed != checkpointed_hw_.end()) {
       hw = checkpointed->second;
     } else {
-      continue;
+      return;
     }
-    by_dir[seams_.logs.LogDirOf(tp)][tp] = hw;
-  }
+    std::map<TopicPartition, Offset>& high_watermarks = *dir_at[dir_index];
+    high_watermarks.emplace_hint(high_watermarks.end(), tp, hw);
+  });
   Status first_error;
   for (const auto& [dir, high_watermarks] : by_dir) {
     Status status = WriteHighWatermarks(seams_.env, dir, high_watermarks);

@@ -2,7 +2,10 @@
 #include "core/storage/checkpoint_file.h"
 
 #include <charconv>
+#include <cstdint>
+#include <limits>
 #include <memory>
+#include <string>
 
 #include "core/base/check.h"
 #include "core/base/java_numbers.h"
@@ -143,13 +146,31 @@ Result<std::map<TopicPartition, Offset>> ReadOffsetCheckpoint(Env& env, const st
   return offsets;
 }
 
+namespace {
+
+// `value`'s decimal digits (std::to_string's), appended.
+void AppendDecimal(std::string& out, int64_t value) {
+  char digits[24];
+  const std::to_chars_result end = std::to_chars(digits, digits + sizeof(digits), value);
+  out.append(digits, end.ptr);
+}
+
+}  // namespace
+
 Status WriteOffsetCheckpoint(Env& env, const std::string& path,
                              const std::map<TopicPartition, Offset>& offsets) {
   std::vector<std::string> lines;
   lines.reserve(offsets.size());
   for (const auto& [tp, offset] : offsets) {
     KSIM_CHECK(offset.value() >= 0);
-    lines.push_back(tp.topic + " " + ToString(tp.partition) + " " + ToString(offset));
+    // "<topic> <partition> <offset>", built in one string (a checkpoint lists every partition).
+    std::string& line = lines.emplace_back();
+    line.reserve(tp.topic.size() + 2 + 2 * std::numeric_limits<int64_t>::digits10 + 2);
+    line += tp.topic;
+    line += ' ';
+    AppendDecimal(line, tp.partition.value());
+    line += ' ';
+    AppendDecimal(line, offset.value());
   }
   return CheckpointFile(env, path, kOffsetCheckpointVersion).Write(lines);
 }

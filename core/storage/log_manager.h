@@ -137,6 +137,12 @@ class LogManager {
                               const std::optional<LogConfig>& config = std::nullopt);
   // Every log, ordered by partition.
   std::vector<std::pair<TopicPartition, Log*>> AllLogs();
+  // Calls visit(tp, log, dir_index) for every log, ordered by partition; dir_index: the log's
+  // directory in config().log_dirs. Without a copy of the list (a checkpoint of every partition).
+  template <class Visit>
+  void ForEachLog(Visit&& visit) const {
+    for (const auto& [tp, entry] : logs_) visit(tp, *entry.log, entry.dir_index);
+  }
   // Closes the log, renames its directory to "<topic>-<partition>.<n>-delete" (durable: the log
   // dir is synced), drops it from the checkpoints, and removes the directory file.delete.delay.ms
   // later. False when there is no such log.

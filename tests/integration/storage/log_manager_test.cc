@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,28 @@ TEST_F(LogManagerTest, CreateAndGetLogsInPartitionOrder) {
   for (const auto& [tp, log] : manager->AllLogs()) order.push_back(tp);
   EXPECT_EQ(order, (std::vector<TopicPartition>{a2, a10, b1}));
   EXPECT_EQ(manager->GetLog(TP("b", 2)), nullptr);
+}
+
+// ForEachLog (what the high-watermark checkpoint walks) sees the logs AllLogs lists, in the same
+// partition order, each with the index of the directory LogDirOf names.
+TEST_F(LogManagerTest, ForEachLogVisitsEveryLogInPartitionOrderWithItsDir) {
+  const LogManagerConfig config = Config(3);
+  auto manager = Start(config);
+  for (const TopicPartition& tp : {TP("b", 1), TP("a", 10), TP("a", 2), TP("c", 0), TP("a", 0)}) {
+    ASSERT_TRUE(manager->GetOrCreateLog(tp).ok());
+  }
+  std::vector<std::pair<TopicPartition, const Log*>> listed;
+  for (const auto& [tp, log] : manager->AllLogs()) listed.emplace_back(tp, log);
+  std::vector<std::pair<TopicPartition, const Log*>> visited;
+  std::set<size_t> dirs_used;
+  manager->ForEachLog([&](const TopicPartition& tp, const Log& log, size_t dir_index) {
+    visited.emplace_back(tp, &log);
+    ASSERT_LT(dir_index, config.log_dirs.size());
+    EXPECT_EQ(config.log_dirs[dir_index], manager->LogDirOf(tp)) << ToString(tp);
+    dirs_used.insert(dir_index);
+  });
+  EXPECT_EQ(visited, listed);
+  EXPECT_EQ(dirs_used.size(), 3u);  // five logs spread over the three dirs
 }
 
 TEST_F(LogManagerTest, TopicConfigProviderAndExplicitConfig) {
