@@ -376,6 +376,52 @@ TEST_F(BrokerTest, ParkedFetchOverManyPartitionsAnswersEachWhenOneMoves) {
   EXPECT_EQ(RecordsIn(answers[1].records).size(), 3u);
 }
 
+// Disk time (sim/cluster/cluster.h): a broker's Kafka messages leave when its disk has done the
+// work charged before them; its ZooKeeper session's pings do not wait. One broker whose every
+// write takes `write_ms`.
+class DiskTimeTest : public BrokerClusterTest {
+ protected:
+  void Start(int64_t write_ms) {
+    ClusterOptions options;
+    options.brokers = 1;
+    options.disk.write_latency = {write_ms * kUsPerMs, write_ms * kUsPerMs};
+    StartCluster(std::move(options));
+    CreateTopic("t", {k1});
+    cluster_->RunFor(20 * kSecondUs);  // whatever the start-up queued on the disk is done
+  }
+  // How long an acks=1 produce of one record takes to be answered.
+  TimeUs ProduceTime() {
+    const TimeUs sent = world_.Now();
+    EXPECT_EQ(Produce("broker-1", kTp, 1, 1).error_code, Errc::kNone);
+    return world_.Now() - sent;
+  }
+};
+
+TEST_F(DiskTimeTest, AProduceAnswerWaitsForTheAppendsWrite) {
+  Start(300);
+  const TimeUs took = ProduceTime();
+  EXPECT_GE(took, 300 * kUsPerMs);
+  EXPECT_LT(took, 2 * kSecondUs);  // the append's own writes, not a backlog
+}
+
+TEST_F(DiskTimeTest, AFreeDiskAnswersAtNetworkSpeed) {
+  Start(0);
+  EXPECT_LT(ProduceTime(), 20 * kUsPerMs);  // two link latencies of 1-3 ms
+}
+
+// Four appends of 2.5 s each keep the disk busy for 10 s, longer than the 6 s ZooKeeper session:
+// the session lives on (Kafka's ZooKeeper client has its own thread) and no election happens,
+// while each produce answer waits for its write.
+TEST_F(DiskTimeTest, TheZooKeeperSessionDoesNotWaitForTheDisk) {
+  Start(2500);
+  const TimeUs began = world_.Now();
+  for (int i = 0; i < 4; ++i) EXPECT_GE(ProduceTime(), 2500 * kUsPerMs);
+  EXPECT_GE(world_.Now() - began, 10 * kSecondUs);
+  EXPECT_TRUE(Events("zk_session_expired").empty());
+  EXPECT_EQ(PartitionOn(k1, kTp)->log_end_offset(), Offset(4));
+  EXPECT_TRUE(PartitionOn(k1, kTp)->is_leader());
+}
+
 // A lagging follower is dropped by the leader itself (not by the controller): ZooKeeper sessions
 // last 30 s here, so the slowed broker stays registered while its fetches arrive 15 s late.
 class SlowFollowerTest : public BrokerTest {
