@@ -9,9 +9,9 @@
 #   scripts/trace_hashes.sh KSIM --write FILE     write them to FILE
 #
 # scenarios/trace-hashes.txt is the record: a change that moves a hash must say which and why
-# (docs/scenarios.md, "Trace hashes"), and updates the file with --write. tests/cli/
-# test_trace_hashes.sh runs --check. Scenario files are found under scenarios/ (every *.json but
-# the policy goldens).
+# (docs/STYLE.md, "Determinism is a property of the code"), and updates the file with --write.
+# tests/cli/test_trace_hashes.sh runs --check. Scenario files are found under scenarios/ (every
+# *.json but the policy goldens).
 set -euo pipefail
 ksim=$1
 mode=${2:-print}
