@@ -190,9 +190,9 @@ class Network {
   // is not told of its own close. REQUIRES: both exist, closer != peer.
   void Close(NodeId closer, NodeId peer);
 
-  // Sends `message` from `from` to `to`, leaving `from` `depart_after_us` from now (work the
-  // sender still has to finish first, such as its disk's: sim/cluster/cluster.h). REQUIRES: both
-  // exist, from != to, size_bytes >= 0, depart_after_us >= 0.
+  // Sends `message` from `from` to `to`, leaving `from` `depart_after_us` from now (its disk's work
+  // first: sim/cluster/cluster.h; a message a cut holds leaves at a retransmission after the heal
+  // instead). REQUIRES: both exist, from != to, size_bytes >= 0, depart_after_us >= 0.
   SendResult Send(NodeId from, NodeId to, Message message, TimeUs depart_after_us = 0);
   SendResult Send(std::string_view from, std::string_view to, Message message);
 
