@@ -195,14 +195,10 @@ void LogSegment::NoteRecent(ByteView records, uint64_t position) {
   if (!recent_from_) return;
   BatchIterator batches(records, /*verify_crc=*/false);
   while (std::optional<BatchIterator::Item> batch = batches.Next()) {
-    recent_.push_back(RecentBatch{static_cast<int32_t>(batch->header.last_offset() - base_offset_),
-                                  static_cast<uint32_t>(position + batch->position)});
+    recent_.push_back(RecentOf(batch->header, position + batch->position));
   }
   // Not whole batches (the Log appends only verified ones): not known, scanned instead.
-  if (!batches.status().ok() || batches.position() != records.size()) {
-    recent_.clear();
-    recent_from_.reset();
-  }
+  if (!batches.status().ok() || batches.position() != records.size()) ForgetRecent();
 }
 
 std::optional<BatchLocation> LogSegment::FindRecent(Offset offset, uint64_t from) const {
@@ -302,8 +298,7 @@ Result<uint64_t> LogSegment::TruncateTo(Offset offset) {
   KSIM_CHECK(log_ != nullptr);
   // Translate before truncating the index so that the scan starts from a nearby entry.
   KSIM_ASSIGN_OR_RETURN(std::optional<BatchLocation> mapping, TranslateOffset(offset));
-  recent_from_.reset();  // LoadFromIndexes lists them again
-  recent_.clear();
+  ForgetRecent();  // LoadFromIndexes lists them again
   offset_index_->TruncateTo(offset);
   if (has_time_index()) time_index_->TruncateTo(offset);
   // The segment may be the active one again: give its indexes room to grow.
@@ -337,8 +332,7 @@ Status LogSegment::SanityCheck() const {
 
 Status LogSegment::LoadFromIndexes() {
   KSIM_CHECK(log_ != nullptr);
-  recent_from_.reset();  // until the scan below lists them
-  recent_.clear();
+  ForgetRecent();  // until the scan below lists them
   // Without a time index the scan starts at the offset index's last entry.
   const TimestampOffset last_time_entry =
       has_time_index() ? time_index_->last_entry()
@@ -371,8 +365,7 @@ Status LogSegment::LoadFromIndexes() {
                                            std::to_string(reader.position()) + " in " + log_path_);
     }
     if (reader.position() >= recent_from) {
-      recent.push_back(RecentBatch{static_cast<int32_t>(header.last_offset() - base_offset_),
-                                   static_cast<uint32_t>(reader.position())});
+      recent.push_back(RecentOf(header, reader.position()));
     }
     any = true;
     next = header.next_offset();
@@ -399,8 +392,7 @@ Status LogSegment::LoadFromIndexes() {
 
 Result<SegmentRecovery> LogSegment::Recover() {
   KSIM_CHECK(log_ != nullptr);
-  recent_from_.reset();  // until the scan below lists them
-  recent_.clear();
+  ForgetRecent();  // until the scan below lists them
   KSIM_RETURN_IF_ERROR(offset_index_->Reset());
   if (has_time_index()) KSIM_RETURN_IF_ERROR(time_index_->Reset());
   SegmentRecovery recovery;
@@ -459,8 +451,7 @@ Result<SegmentRecovery> LogSegment::Recover() {
       last_index_entry = position;
       recent.clear();
     }
-    recent.push_back(RecentBatch{static_cast<int32_t>(header.last_offset() - base_offset_),
-                                 static_cast<uint32_t>(position)});
+    recent.push_back(RecentOf(header, position));
     recovery.valid_bytes = position + reader.size();
     ++recovery.batches;
     previous_last = header.last_offset();
@@ -542,8 +533,7 @@ Status LogSegment::ResizeIndexes(int64_t size) {
 Status LogSegment::OnBecomeInactive() {
   KSIM_CHECK(log_ != nullptr);
   // Appends are over: reads of it scan from the index (its memory is given back).
-  recent_from_.reset();
-  std::vector<RecentBatch>().swap(recent_);
+  ForgetRecent();
   if (!has_time_index()) return offset_index_->TrimToValidSize();
   if (time_index_->entries() < time_index_->max_entries()) {
     KSIM_RETURN_IF_ERROR(time_index_->MaybeAppend(max_timestamp_so_far_ms_,

@@ -229,6 +229,11 @@ class LogSegment {
     recent_.clear();
     recent_from_ = position;
   }
+  // The recent batches are not known (TranslateOffset scans); their memory is given back.
+  void ForgetRecent() {
+    recent_from_.reset();
+    std::vector<RecentBatch>().swap(recent_);
+  }
   // Lists the batches of `records`, appended at `position`, after the recent ones (when known).
   void NoteRecent(ByteView records, uint64_t position);
   // Where recent_ says the first batch with last offset >= `offset` at or after `from` is.
@@ -268,6 +273,10 @@ class LogSegment {
     int32_t last_offset_delta;  // from base_offset_
     uint32_t position;
   };
+  RecentBatch RecentOf(const BatchHeader& header, uint64_t position) const {
+    return RecentBatch{static_cast<int32_t>(header.last_offset() - base_offset_),
+                       static_cast<uint32_t>(position)};
+  }
   std::vector<RecentBatch> recent_;
   std::optional<uint64_t> recent_from_;
 };

@@ -129,10 +129,8 @@ TEST_F(FetchSessionClusterTest, AClientsSessionFetchParkedAtTheHighWatermarkIsCh
   parked.max_wait_ms = 20000;
   parked.min_bytes = 1;
   parked.session = FetchSessionRequest{.session_id = id, .epoch = 1};
-  auto fetched = std::make_shared<std::optional<Result<ksim::Message>>>();
-  client_->Send("broker-1", parked, [fetched](Result<ksim::Message> response) {
-    fetched->emplace(std::move(response));
-  });
+  const Answer fetched = Post("broker-1", parked, kSecondUs);
+  ASSERT_NE(fetched, nullptr);
   cluster_->RunFor(kSecondUs);
   ASSERT_FALSE(fetched->has_value());
   const ReplicaManager& leader = cluster_->broker(k1)->replica_manager();

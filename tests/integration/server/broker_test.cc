@@ -289,11 +289,8 @@ TEST_F(BrokerTest, ConsumerLongPollCompletesWhenTheHighWatermarkMoves) {
   request.max_wait_ms = 20000;
   request.min_bytes = 1;
   request.partitions.push_back(FetchPartition{kTp, Offset(0), kUndefinedOffset, 1 << 20});
-  auto fetched = std::make_shared<std::optional<Result<ksim::Message>>>();
-  ASSERT_TRUE(cluster_->RunUntil([&] { return client_->Ready("broker-1"); }, kSecondUs));
-  client_->Send("broker-1", request, [fetched](Result<ksim::Message> response) {
-    fetched->emplace(std::move(response));
-  });
+  const Answer fetched = Post("broker-1", request, kSecondUs);
+  ASSERT_NE(fetched, nullptr);
   cluster_->RunFor(kSecondUs);
   EXPECT_FALSE(fetched->has_value());  // parked: nothing below HW yet
   EXPECT_EQ(Produce("broker-1", kTp, 1, 3).error_code, Errc::kNone);
@@ -317,11 +314,8 @@ TEST_F(BrokerTest, AConsumersFetchParkedAtTheHighWatermarkIsCheckedWithoutARead)
   request.max_wait_ms = 20000;
   request.min_bytes = 1;
   request.partitions.push_back(FetchPartition{kTp, Offset(2), kUndefinedOffset, 1 << 20});
-  auto fetched = std::make_shared<std::optional<Result<ksim::Message>>>();
-  ASSERT_TRUE(cluster_->RunUntil([&] { return client_->Ready("broker-1"); }, kSecondUs));
-  client_->Send("broker-1", request, [fetched](Result<ksim::Message> response) {
-    fetched->emplace(std::move(response));
-  });
+  const Answer fetched = Post("broker-1", request, kSecondUs);
+  ASSERT_NE(fetched, nullptr);
   cluster_->RunFor(kSecondUs);
   ASSERT_FALSE(fetched->has_value());
   const ReplicaManager& leader = cluster_->broker(k1)->replica_manager();
@@ -353,11 +347,8 @@ TEST_F(BrokerTest, ParkedFetchOverManyPartitionsAnswersEachWhenOneMoves) {
   request.min_bytes = 1;
   request.partitions.push_back(FetchPartition{a0, Offset(2), kUndefinedOffset, 1 << 20});
   request.partitions.push_back(FetchPartition{b0, Offset(0), kUndefinedOffset, 1 << 20});
-  auto fetched = std::make_shared<std::optional<Result<ksim::Message>>>();
-  ASSERT_TRUE(cluster_->RunUntil([&] { return client_->Ready("broker-1"); }, kSecondUs));
-  client_->Send("broker-1", request, [fetched](Result<ksim::Message> response) {
-    fetched->emplace(std::move(response));
-  });
+  const Answer fetched = Post("broker-1", request, kSecondUs);
+  ASSERT_NE(fetched, nullptr);
   cluster_->RunFor(kSecondUs);
   EXPECT_FALSE(fetched->has_value());  // parked: both at their HW
   EXPECT_EQ(Produce("broker-1", b0, -1, 3).error_code, Errc::kNone);

@@ -77,13 +77,25 @@ class BrokerClusterTest : public ::testing::Test {
         60 * kSecondUs));
   }
 
+  // Where an answer lands when it comes.
+  using Answer = std::shared_ptr<std::optional<Result<ksim::Message>>>;
+
+  // Sends `request` to `node` once the client is ready for it (running up to `max_us`) and
+  // returns without waiting for the answer (a parked fetch): it lands in the result. Null when
+  // the client never got ready.
+  Answer Post(const std::string& node, ksim::Message request, TimeUs max_us = 60 * kSecondUs) {
+    if (!cluster_->RunUntil([&] { return client_->Ready(node); }, max_us)) return nullptr;
+    auto out = std::make_shared<std::optional<Result<ksim::Message>>>();
+    client_->Send(node, std::move(request),
+                  [out](Result<ksim::Message> response) { out->emplace(std::move(response)); });
+    return out;
+  }
+
   // Sends `request` to `node` and runs until the answer (nullopt when none came in `max_us`).
   std::optional<Result<ksim::Message>> Call(const std::string& node, ksim::Message request,
                                             TimeUs max_us = 60 * kSecondUs) {
-    auto out = std::make_shared<std::optional<Result<ksim::Message>>>();
-    if (!cluster_->RunUntil([&] { return client_->Ready(node); }, max_us)) return std::nullopt;
-    client_->Send(node, std::move(request),
-                  [out](Result<ksim::Message> response) { out->emplace(std::move(response)); });
+    Answer out = Post(node, std::move(request), max_us);
+    if (out == nullptr) return std::nullopt;
     cluster_->RunUntil([&] { return out->has_value(); }, max_us);
     return std::move(*out);
   }
