@@ -10,6 +10,7 @@
 //   cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DKSIM_FUZZ=ON \
 //       -DKSIM_SANITIZE=ON -DKSIM_BENCH=OFF && ninja -C build-fuzz batch_decode_fuzzer
 //   build-fuzz/fuzz/batch_decode_fuzzer -max_total_time=60 /tmp/corpus fuzz/corpus/batch_decode
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -70,9 +71,31 @@ void Reencode(ByteView batch, const std::vector<Record>& records) {
   }
 }
 
+// ForEachRecord fails where DecodeRecords does, with the same status, and views what it copies.
+void CheckViews(ByteView batch, const Result<std::vector<Record>>& decoded) {
+  size_t visited = 0;
+  const Status status = ForEachRecord(batch, [&](const RecordView& view) {
+    if (decoded.ok()) {
+      Require(visited < decoded->size());
+      const Record& record = (*decoded)[visited];
+      Require(view.offset == record.offset && view.timestamp_ms == record.timestamp_ms);
+      Require(view.key.has_value() == record.key.has_value());
+      Require(!view.key || std::equal(view.key->begin(), view.key->end(), record.key->begin(),
+                                      record.key->end()));
+      Require(view.value.has_value() == record.value.has_value());
+      Require(!view.value || std::equal(view.value->begin(), view.value->end(),
+                                        record.value->begin(), record.value->end()));
+    }
+    ++visited;
+  });
+  Require(status.ToString() == decoded.status().ToString());
+  if (decoded.ok()) Require(visited == decoded->size());
+}
+
 void CheckBatch(ByteView batch) {
   const Status verified = VerifyBatch(batch);
   Result<std::vector<Record>> decoded = DecodeRecords(batch);
+  CheckViews(batch, decoded);
   if (decoded.ok()) CheckDecodedAgainstHeader(batch, *decoded);
   if (verified.ok()) {
     Require(decoded.ok());

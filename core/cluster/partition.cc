@@ -29,10 +29,9 @@ void AppendValues(JsonOut& out, ByteView batches, Offset first, Offset last) {
   BatchIterator batch_iterator(batches, /*verify_crc=*/false);
   while (std::optional<BatchIterator::Item> batch = batch_iterator.Next()) {
     if (batch->header.last_offset() < first || batch->header.base_offset > last) continue;
-    Result<std::vector<Record>> records = DecodeRecords(batch->bytes);
-    if (!records.ok()) continue;  // appended, so decodable; a compressed batch has no values
-    for (const Record& record : *records) {
-      if (record.offset < first || record.offset > last) continue;
+    // Appended, so whole and decodable; a compressed batch has no values.
+    (void)ForEachRecord(batch->bytes, [&](const RecordView& record) {
+      if (record.offset < first || record.offset > last) return;
       if (any) out.Put(',');
       any = true;
       if (record.value.has_value()) {
@@ -40,7 +39,7 @@ void AppendValues(JsonOut& out, ByteView batches, Offset first, Offset last) {
       } else {
         out.Put("null");
       }
-    }
+    });
   }
   out.Put(']');
 }

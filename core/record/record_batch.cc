@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "core/base/big_endian.h"
 #include "core/base/check.h"
@@ -492,35 +493,22 @@ Status VerifyBatch(ByteView batch) {
   return Status::Ok();
 }
 
-Result<std::vector<Record>> DecodeRecords(ByteView batch) {
-  if (IsLegacy(batch)) {
-    KSIM_ASSIGN_OR_RETURN(Record record, DecodeLegacyMessage(batch));
-    std::vector<Record> records;
-    records.push_back(std::move(record));
-    return records;
-  }
+namespace {
+
+// Walks the records of a whole uncompressed v2 batch: on_batch(header) once it is parsed, then
+// for each record on_header(key_pos, key_length, value_pos, value_length) for each of its headers
+// and on_record(view) for the record itself.
+template <class OnBatch, class OnRecord, class OnHeader>
+Status WalkRecords(ByteView batch, OnBatch&& on_batch, OnRecord&& on_record, OnHeader&& on_header) {
   KSIM_ASSIGN_OR_RETURN(const BatchHeader header, ParseWholeBatch(batch));
   KSIM_RETURN_IF_ERROR(CheckUncompressed(header));
-
-  std::vector<Record> records;
-  // ParseBatchHeader bounded the count by the bytes present, so this cannot explode.
-  records.reserve(static_cast<size_t>(header.records_count));
+  on_batch(header);
   size_t pos = kRecordsPos;
   int64_t previous_delta = -1;
   RecordFields fields;
+  RecordView record;
   for (int32_t i = 0; i < header.records_count; ++i) {
     const size_t start = pos;
-    Record& record = records.emplace_back();
-    auto on_header = [&](size_t key_pos, int32_t key_length, size_t value_pos,
-                         int32_t value_length) {
-      RecordHeader& h = record.headers.emplace_back();
-      h.key.assign(reinterpret_cast<const char*>(batch.data() + key_pos),
-                   static_cast<size_t>(key_length));
-      if (value_length >= 0) {
-        h.value.emplace(batch.begin() + static_cast<ptrdiff_t>(value_pos),
-                        batch.begin() + static_cast<ptrdiff_t>(value_pos + value_length));
-      }
-    };
     KSIM_RETURN_IF_ERROR(ParseRecord(batch, &pos, i, &fields, on_header));
     // Offsets must rise within [0, lastOffsetDelta] (gaps are allowed, as after compaction).
     if (fields.offset_delta <= previous_delta || fields.offset_delta > header.last_offset_delta) {
@@ -535,23 +523,83 @@ Result<std::vector<Record>> DecodeRecords(ByteView batch) {
     record.timestamp_ms = header.log_append_time()
                               ? header.max_timestamp
                               : WrappingAdd(header.base_timestamp, fields.timestamp_delta);
+    record.key.reset();
+    record.value.reset();
     if (fields.key_length >= 0) {
-      record.key.emplace(
-          batch.begin() + static_cast<ptrdiff_t>(fields.key_pos),
-          batch.begin() + static_cast<ptrdiff_t>(fields.key_pos + fields.key_length));
+      record.key = batch.subspan(fields.key_pos, static_cast<size_t>(fields.key_length));
     }
     if (fields.value_length >= 0) {
-      record.value.emplace(
-          batch.begin() + static_cast<ptrdiff_t>(fields.value_pos),
-          batch.begin() + static_cast<ptrdiff_t>(fields.value_pos + fields.value_length));
+      record.value = batch.subspan(fields.value_pos, static_cast<size_t>(fields.value_length));
     }
+    on_record(std::as_const(record));
   }
   if (pos != batch.size()) {
     return Error(Errc::kCorruption,
                  "records count %d at byte %zu ends the records at byte %zu, but the batch has %zu",
                  header.records_count, kRecordsCountPos, pos, batch.size());
   }
+  return Status::Ok();
+}
+
+std::optional<Bytes> CopyOf(const std::optional<ByteView>& bytes) {
+  if (!bytes) return std::nullopt;
+  return Bytes(bytes->begin(), bytes->end());
+}
+
+std::optional<ByteView> ViewOf(const std::optional<Bytes>& bytes) {
+  if (!bytes) return std::nullopt;
+  return ByteView(*bytes);
+}
+
+}  // namespace
+
+Result<std::vector<Record>> DecodeRecords(ByteView batch) {
+  if (IsLegacy(batch)) {
+    KSIM_ASSIGN_OR_RETURN(Record record, DecodeLegacyMessage(batch));
+    std::vector<Record> records;
+    records.push_back(std::move(record));
+    return records;
+  }
+  std::vector<Record> records;
+  std::vector<RecordHeader> headers;  // the current record's, moved into it once it is parsed
+  KSIM_RETURN_IF_ERROR(WalkRecords(
+      batch,
+      // ParseBatchHeader bounded the count by the bytes present, so this cannot explode.
+      [&](const BatchHeader& header) {
+        records.reserve(static_cast<size_t>(header.records_count));
+      },
+      [&](const RecordView& view) {
+        Record& record = records.emplace_back();
+        record.offset = view.offset;
+        record.timestamp_ms = view.timestamp_ms;
+        record.key = CopyOf(view.key);
+        record.value = CopyOf(view.value);
+        record.headers = std::move(headers);
+        headers.clear();
+      },
+      [&](size_t key_pos, int32_t key_length, size_t value_pos, int32_t value_length) {
+        RecordHeader& h = headers.emplace_back();
+        h.key.assign(reinterpret_cast<const char*>(batch.data() + key_pos),
+                     static_cast<size_t>(key_length));
+        if (value_length >= 0) {
+          h.value.emplace(batch.begin() + static_cast<ptrdiff_t>(value_pos),
+                          batch.begin() + static_cast<ptrdiff_t>(value_pos + value_length));
+        }
+      }));
   return records;
+}
+
+Status ForEachRecordOf(ByteView batch, void* context,
+                       void (*visit)(void* context, const RecordView& record)) {
+  if (IsLegacy(batch)) {
+    KSIM_ASSIGN_OR_RETURN(const Record record, DecodeLegacyMessage(batch));
+    visit(context,
+          RecordView{record.offset, record.timestamp_ms, ViewOf(record.key), ViewOf(record.value)});
+    return Status::Ok();
+  }
+  return WalkRecords(
+      batch, [](const BatchHeader&) {}, [&](const RecordView& record) { visit(context, record); },
+      [](size_t, int32_t, size_t, int32_t) {});
 }
 
 void SetBaseOffset(MutableByteView batch, Offset base_offset) {

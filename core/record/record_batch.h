@@ -32,6 +32,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/base/bytes.h"
@@ -140,6 +141,28 @@ Status VerifyBatch(ByteView batch);
 // [0, lastOffsetDelta]); kUnsupported when compressed. With log-append time every record's
 // timestamp is maxTimestamp, as in Kafka.
 Result<std::vector<Record>> DecodeRecords(ByteView batch);
+
+// One record of a batch without a copy: its key and value point into the batch (which must outlive
+// the view); its headers are checked but not given.
+struct RecordView {
+  Offset offset{0};
+  int64_t timestamp_ms = kNoTimestamp;
+  std::optional<ByteView> key;
+  std::optional<ByteView> value;
+};
+
+// DecodeRecords without copying: calls visit(const RecordView&) for each record in order, and
+// fails as DecodeRecords does. Records before a damaged one have been visited by then (a caller
+// that must not see part of a damaged batch verifies it first, as an append does).
+template <class Visit>
+Status ForEachRecord(ByteView batch, Visit&& visit) {
+  return ForEachRecordOf(batch, &visit, [](void* context, const RecordView& record) {
+    (*static_cast<std::remove_reference_t<Visit>*>(context))(record);
+  });
+}
+// ForEachRecord's body, out of line: visit(context, record) for each record.
+Status ForEachRecordOf(ByteView batch, void* context,
+                       void (*visit)(void* context, const RecordView& record));
 
 // Stamps fields outside the CRC's coverage. REQUIRES for SetBaseOffset: batch.size() >=
 // kLogOverhead (a v0/v1 entry's offset lies at the same place); for SetPartitionLeaderEpoch: a

@@ -37,11 +37,11 @@ Result<std::vector<AuditedRecord>> ReadRecords(Log& log, Offset from, Offset end
     BatchIterator batches(read.records);
     const Offset before = next;
     while (std::optional<BatchIterator::Item> batch = batches.Next()) {
-      KSIM_ASSIGN_OR_RETURN(std::vector<Record> decoded, DecodeRecords(batch->bytes));
       const BatchHeader& header = batch->header;
-      for (const Record& record : decoded) {
-        if (record.offset < next || record.offset >= end) continue;
-        AuditedRecord audited;
+      // A damaged batch fails the read whole (the records gathered are dropped with it).
+      KSIM_RETURN_IF_ERROR(ForEachRecord(batch->bytes, [&](const RecordView& record) {
+        if (record.offset < next || record.offset >= end) return;
+        AuditedRecord& audited = records.emplace_back();
         audited.offset = record.offset;
         if (record.key) audited.key = std::string(AsChars(*record.key));
         if (record.value) audited.value = std::string(AsChars(*record.value));
@@ -52,9 +52,8 @@ Result<std::vector<AuditedRecord>> ReadRecords(Log& log, Offset from, Offset end
                                static_cast<int32_t>(record.offset - header.base_offset);
           }
         }
-        records.push_back(std::move(audited));
         next = record.offset + 1;
-      }
+      }));
       // A batch whose records all lie below `next` (or a control batch) still moves on.
       if (header.next_offset() > next && header.next_offset() <= end) next = header.next_offset();
     }

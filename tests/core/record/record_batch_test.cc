@@ -276,6 +276,73 @@ TEST(RecordBatchTest, RoundTripsNullAndEmptyKeysValuesAndHeaders) {
   EXPECT_EQ(header->size_in_bytes(), batch.size());
 }
 
+// The records ForEachRecord visits, copied: what DecodeRecords gives, less the headers.
+Result<std::vector<Record>> VisitedRecords(ByteView batch) {
+  std::vector<Record> visited;
+  Status status = ForEachRecord(batch, [&](const RecordView& view) {
+    Record& record = visited.emplace_back();
+    record.offset = view.offset;
+    record.timestamp_ms = view.timestamp_ms;
+    if (view.key) record.key = Bytes(view.key->begin(), view.key->end());
+    if (view.value) record.value = Bytes(view.value->begin(), view.value->end());
+  });
+  if (!status.ok()) return status;
+  return visited;
+}
+
+TEST(RecordBatchTest, ForEachRecordViewsWhatDecodeRecordsCopies) {
+  const std::vector<RecordInput> records = {
+      Input(5, std::nullopt, std::nullopt),
+      Input(6, "", ""),
+      Input(7, "key", std::nullopt, {{"", std::nullopt}, {"a", Bytes{}}, {"b", ToBytes("xyz")}}),
+      Input(kNoTimestamp, std::nullopt, "value"),
+  };
+  for (const bool log_append_time : {false, true}) {
+    BatchSpec spec;
+    spec.base_offset = Offset(100);
+    spec.log_append_time = log_append_time;
+    const Bytes batch = EncodeBatch(spec, records);
+    auto decoded = DecodeRecords(batch);
+    auto visited = VisitedRecords(batch);
+    ASSERT_TRUE(decoded.ok() && visited.ok()) << visited.status().ToString();
+    ASSERT_EQ(visited->size(), records.size());
+    for (size_t i = 0; i < records.size(); ++i) {
+      EXPECT_EQ((*visited)[i].offset, (*decoded)[i].offset) << i;
+      EXPECT_EQ((*visited)[i].timestamp_ms, (*decoded)[i].timestamp_ms) << i;
+      EXPECT_EQ((*visited)[i].key, (*decoded)[i].key) << i;
+      EXPECT_EQ((*visited)[i].value, (*decoded)[i].value) << i;
+    }
+    // The views point into the batch itself.
+    std::optional<ByteView> value;
+    ASSERT_TRUE(ForEachRecord(batch, [&](const RecordView& view) {
+                  if (view.offset == Offset(103)) value = view.value;
+                }).ok());
+    ASSERT_TRUE(value.has_value());
+    EXPECT_GE(value->data(), batch.data());
+    EXPECT_LE(value->data() + value->size(), batch.data() + batch.size());
+    EXPECT_EQ(AsChars(*value), "value");
+  }
+}
+
+TEST(RecordBatchTest, ForEachRecordFailsAsDecodeRecordsDoes) {
+  // A record whose key length is negative, after a good one: the good one was visited.
+  Bytes records = SimpleRecord(0x00);
+  const Bytes bad = {0x0e, 0x00, 0x00, 0x02, 0x03, 0x02, 'v', 0x00};
+  records.insert(records.end(), bad.begin(), bad.end());
+  const Bytes batch = RawBatch(records, 2, 1);
+  int visited = 0;
+  const Status status = ForEachRecord(batch, [&](const RecordView&) { ++visited; });
+  EXPECT_EQ(status.code(), Errc::kCorruption);
+  EXPECT_EQ(status.ToString(), DecodeRecords(batch).status().ToString());
+  EXPECT_EQ(visited, 1);
+  // Compressed: unsupported, nothing visited.
+  const Bytes compressed = RawBatch(SimpleRecord(0x00), 1, 0, 1000, 1000, /*attributes=*/1);
+  visited = 0;
+  EXPECT_EQ(ForEachRecord(compressed, [&](const RecordView&) { ++visited; }).code(),
+            Errc::kUnsupported);
+  EXPECT_EQ(visited, 0);
+}
+
 TEST(RecordBatchTest, RoundTripsLargeValues) {
   Bytes big(1 << 20);
   for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<uint8_t>(i * 131 + 7);
