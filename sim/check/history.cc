@@ -74,7 +74,7 @@ uint64_t History::SendInvoke(std::string_view client, uint64_t incarnation, std:
   op.key = std::move(key);
   op.value = std::move(value);
   id_for_value_.emplace(op.value, op.record_id);  // keeps the first id sent with the value
-  open_.insert(op.index);
+  ++open_sends_;
   world_.Trace(op.process, ev::kSend,
                {{field::kRecordId, op.record_id},
                 {field::kTopic, op.topic},
@@ -84,11 +84,12 @@ uint64_t History::SendInvoke(std::string_view client, uint64_t incarnation, std:
 }
 
 HistoryOp& History::Complete(uint64_t invoke, OpType type, const TopicPartition& tp) {
-  KSIM_CHECK_MSG(open_.erase(invoke) == 1, "not an open send invoke");
-  // Room for the completion first, so that Append does not move the invoke (growing as
-  // emplace_back would).
-  if (ops_.size() == ops_.capacity()) ops_.reserve(2 * ops_.capacity() + 16);
-  const HistoryOp& invoked = ops_[invoke];
+  KSIM_CHECK_MSG(invoke < ops_.size() && ops_[invoke].f == OpFunction::kSend &&
+                     ops_[invoke].type == OpType::kInvoke &&
+                     ops_[invoke].completion_index == kNoOpIndex,
+                 "not an open send invoke");
+  --open_sends_;
+  HistoryOp& invoked = ops_[invoke];
   HistoryOp& op = Append(invoked.process, invoked.incarnation, type, OpFunction::kSend);
   op.invoke_index = invoke;
   op.record_id = invoked.record_id;
@@ -96,7 +97,7 @@ HistoryOp& History::Complete(uint64_t invoke, OpType type, const TopicPartition&
   if (!tp.topic.empty()) op.partition = tp.partition;
   op.key = invoked.key;
   op.value = invoked.value;
-  completion_.emplace(invoke, op.index);
+  invoked.completion_index = op.index;
   return op;
 }
 
@@ -196,8 +197,8 @@ std::vector<const HistoryOp*> History::Select(OpFunction f, OpType type) const {
 }
 
 const HistoryOp* History::CompletionOf(uint64_t invoke) const {
-  auto it = completion_.find(invoke);
-  return it == completion_.end() ? nullptr : &ops_[it->second];
+  if (invoke >= ops_.size() || ops_[invoke].completion_index == kNoOpIndex) return nullptr;
+  return &ops_[ops_[invoke].completion_index];
 }
 
 std::optional<std::string> History::RecordIdForValue(std::string_view value) const {

@@ -25,11 +25,13 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/base/status.h"
@@ -57,6 +59,8 @@ struct HistoryOp {
   OpFunction f = OpFunction::kSend;
   // A send's completion: the index of its invoke (kNoOpIndex otherwise).
   uint64_t invoke_index = kNoOpIndex;
+  // A send's invoke: the index of its completion (kNoOpIndex while it has none, and otherwise).
+  uint64_t completion_index = kNoOpIndex;
   std::string record_id;  // send (all of its ops), deliver ("" when the value is unknown)
   std::string topic;
   PartitionId partition{-1};  // -1: not chosen / not applicable
@@ -97,13 +101,13 @@ class History {
               const TopicPartition& tp, Offset offset, Errc error);
 
   // --- Reading -------------------------------------------------------------------------------
-  const std::vector<HistoryOp>& ops() const { return ops_; }
+  const std::deque<HistoryOp>& ops() const { return ops_; }
   // The ops of function `f` and type `type`, in order.
   std::vector<const HistoryOp*> Select(OpFunction f, OpType type) const;
   // The completion of send invoke `invoke`, or null while it has none.
   const HistoryOp* CompletionOf(uint64_t invoke) const;
   // Send invokes without a completion yet.
-  size_t open_sends() const { return open_.size(); }
+  size_t open_sends() const { return open_sends_; }
   // The first record id sent with `value`, or nullopt.
   std::optional<std::string> RecordIdForValue(std::string_view value) const;
 
@@ -112,12 +116,18 @@ class History {
   HistoryOp& Complete(uint64_t invoke, OpType type, const TopicPartition& tp);
   void TraceSendCompletion(const HistoryOp& op);
 
+  // Looks up a std::string key by a string_view without making a string.
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+
   World& world_;
-  std::vector<HistoryOp> ops_;
-  std::map<std::string, int64_t, std::less<>> next_id_;           // client -> n
-  std::map<std::string, std::string, std::less<>> id_for_value_;  // value -> first record id
-  std::set<uint64_t> open_;                                       // send invokes not completed
-  std::map<uint64_t, uint64_t> completion_;                       // invoke -> completion index
+  std::deque<HistoryOp> ops_;  // a deque: an op stays where it is while others are added
+  std::map<std::string, int64_t, std::less<>> next_id_;  // client -> n
+  // value -> first record id
+  std::unordered_map<std::string, std::string, TextHash, std::equal_to<>> id_for_value_;
+  size_t open_sends_ = 0;  // send invokes not completed
 };
 
 }  // namespace ksim::sim
