@@ -38,7 +38,7 @@ EventFields::EventFields(const nlohmann::ordered_json& object) {
 }
 
 EventFields::EventFields(const EventFields& other)
-    : length_(other.length_), count_(other.count_), json_(other.json_) {
+    : length_(other.length_), count_(other.count_), key_bits_(other.key_bits_), json_(other.json_) {
   std::copy_n(other.entries_.begin(), std::min<size_t>(count_, kEntries), entries_.begin());
   if (length_ > 0) {
     text_.Grow(0, length_);
@@ -87,9 +87,14 @@ JsonOut EventFields::BeginField(std::string_view key, bool plain) {
     AppendJsonString(out, key);
   }
   const std::string_view written(text_.data() + begin, out.length() - begin);
-  // A repeated key: the same quoted text at an earlier field's place. Keys of another length, or
-  // whose first letter differs, are passed over without a comparison.
-  for (size_t i = 0; i < std::min<size_t>(count_, kEntries); ++i) {
+  // A repeated key: the same quoted text at an earlier field's place. A key whose length and first
+  // letter no earlier key had (its bit in key_bits_ clear) is new without a look at the others;
+  // else keys of another length, or whose first letter differs, are passed over unread.
+  const uint64_t bit = uint64_t{1}
+                       << ((written.size() * 7 + static_cast<uint8_t>(written[1])) % 64);
+  const bool maybe_repeated = (key_bits_ & bit) != 0;
+  key_bits_ |= bit;
+  for (size_t i = 0; maybe_repeated && i < std::min<size_t>(count_, kEntries); ++i) {
     const Entry& entry = entries_[i];
     if (entry.key_end - entry.begin != written.size() ||
         text_.data()[entry.begin + 1] != written[1]) {

@@ -210,6 +210,7 @@ class EventFields {
   TextBuffer text_;  // text() is its first length_ bytes
   size_t length_ = 0;
   uint32_t count_ = 0;
+  uint64_t key_bits_ = 0;  // a bit for each (length, first letter) of the keys written
   std::array<Entry, kEntries> entries_;  // the first min(count_, kEntries); not zero-filled
   mutable std::shared_ptr<const nlohmann::ordered_json> json_;  // json(), once asked
 };

@@ -241,6 +241,17 @@ TEST(EventsDeathTest, ARepeatedOrAReservedKeyIsAProgrammerError) {
   EXPECT_DEATH(fields.Add("partition", 2), "repeated: partition");
   // Same length and first letter, another key; then the first one again.
   EXPECT_DEATH((EventFields{{"ab", 1}, {"ac", 2}, {"ab", 3}}), "repeated: ab");
+  // A copy remembers its keys: a repeat of one is still refused.
+  const EventFields original{{"topic", "t"}, {"partition", 0}};
+  EventFields copy = original;
+  EXPECT_DEATH(copy.Add("partition", 1), "repeated: partition");
+  EventFields assigned;
+  assigned = original;
+  EXPECT_DEATH(assigned.Add("topic", "u"), "repeated: topic");
+  // The first of many keys, repeated last (every key of a long event is looked at).
+  EventFields many;
+  for (int i = 0; i < 20; ++i) many.Add("key" + std::to_string(i), i);
+  EXPECT_DEATH(many.Add("key0", 0), "repeated: key0");
   // Keys near the reserved ones, and keys alike but for a letter, are fields like any other.
   const EventFields near{{"evs", 1}, {"nodes", 2}, {"t_ms", 3}, {"topic", 4}, {"tapic", 5}};
   EXPECT_EQ(near.size(), 5u);
