@@ -135,7 +135,9 @@ Result<AppendCheck> ProducerStateManager::ValidateAppend(
   // Kafka's Log.analyzeAndValidateProducerState for a client's request: per batch, first the
   // duplicate check against the state in the log, then validation against the state as the
   // request's earlier batches leave it.
-  std::map<ProducerId, ProducerStateEntry> updated;
+  // The request's producers as its batches leave them: one, almost always (a client's records
+  // for a partition are one producer's), so looked up by a walk.
+  std::vector<ProducerStateEntry> updated;
   for (const BatchHeader& b : batches) {
     if (b.producer_id == kNoProducerId || b.control()) continue;
     const ProducerStateEntry* current = LastEntry(b.producer_id);
@@ -144,15 +146,17 @@ Result<AppendCheck> ProducerStateManager::ValidateAppend(
           current->FindBatch(b.producer_epoch, b.base_sequence, b.last_sequence());
       if (duplicate != nullptr) return AppendCheck{*duplicate};
     }
-    auto it = updated.find(b.producer_id);
+    auto it = std::find_if(updated.begin(), updated.end(), [&](const ProducerStateEntry& entry) {
+      return entry.producer_id == b.producer_id;
+    });
     if (it == updated.end()) {
-      ProducerStateEntry start;
+      ProducerStateEntry& start = updated.emplace_back();
       if (current != nullptr) start = *current;
       start.producer_id = b.producer_id;
-      it = updated.emplace(b.producer_id, std::move(start)).first;
+      it = updated.end() - 1;
     }
-    KSIM_RETURN_IF_ERROR(CheckEpochAndSequence(it->second, b, rules_));
-    it->second.AddBatch(b.producer_epoch, BatchOf(b), rules_.batches_to_retain);
+    KSIM_RETURN_IF_ERROR(CheckEpochAndSequence(*it, b, rules_));
+    it->AddBatch(b.producer_epoch, BatchOf(b), rules_.batches_to_retain);
   }
   return AppendCheck{};
 }
@@ -188,7 +192,7 @@ Status ProducerStateManager::TruncateHead(Offset log_start_offset) {
   // Kafka's isProducerRetained: drop the batches below the log start; a producer with none left
   // is forgotten (a retried batch would then get UNKNOWN_PRODUCER_ID).
   for (auto it = producers_.begin(); it != producers_.end();) {
-    std::deque<BatchMetadata>& batches = it->second.batches;
+    RetainedBatches& batches = it->second.batches;
     while (!batches.empty() && batches.front().last_offset < log_start_offset) {
       batches.pop_front();
     }

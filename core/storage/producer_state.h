@@ -33,14 +33,15 @@
 // written, and anything newer is rebuilt from the log.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "core/base/check.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
 #include "core/config/kafka_version.h"
@@ -64,12 +65,64 @@ struct BatchMetadata {
 };
 
 // What the partition knows of one producer (Kafka's ProducerStateEntry).
+// The batches a producer's entry keeps, oldest first: a ring of at most kCapacity held in place,
+// so that an entry copied (for each request validated) costs no allocation.
+class RetainedBatches {
+ public:
+  static constexpr size_t kCapacity = 5;  // ProducerStateEntry.NumBatchesToRetain
+
+  class Iterator {
+   public:
+    Iterator(const RetainedBatches* ring, size_t index) : ring_(ring), index_(index) {}
+    const BatchMetadata& operator*() const { return (*ring_)[index_]; }
+    Iterator& operator++() {
+      ++index_;
+      return *this;
+    }
+    friend bool operator==(const Iterator&, const Iterator&) = default;
+
+   private:
+    const RetainedBatches* ring_;
+    size_t index_;
+  };
+
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  // The i-th oldest. REQUIRES: i < size().
+  const BatchMetadata& operator[](size_t i) const {
+    KSIM_CHECK(i < size_);
+    return slots_[(first_ + i) % kCapacity];
+  }
+  const BatchMetadata& front() const { return (*this)[0]; }
+  const BatchMetadata& back() const { return (*this)[size_ - 1]; }
+  Iterator begin() const { return Iterator(this, 0); }
+  Iterator end() const { return Iterator(this, size_); }
+  // REQUIRES: size() < kCapacity.
+  void push_back(const BatchMetadata& batch) {
+    KSIM_CHECK(size_ < kCapacity);
+    slots_[(first_ + size_) % kCapacity] = batch;
+    ++size_;
+  }
+  // REQUIRES: !empty().
+  void pop_front() {
+    KSIM_CHECK(size_ > 0);
+    first_ = (first_ + 1) % kCapacity;
+    --size_;
+  }
+  void clear() { first_ = size_ = 0; }
+
+ private:
+  std::array<BatchMetadata, kCapacity> slots_{};
+  size_t first_ = 0;  // the oldest's slot
+  size_t size_ = 0;
+};
+
 struct ProducerStateEntry {
-  static constexpr size_t kBatchesToRetain = 5;  // ProducerStateEntry.NumBatchesToRetain
+  static constexpr size_t kBatchesToRetain = RetainedBatches::kCapacity;
 
   ProducerId producer_id = kNoProducerId;
   ProducerEpoch epoch = kNoProducerEpoch;
-  std::deque<BatchMetadata> batches;  // oldest first, at most kBatchesToRetain
+  RetainedBatches batches;  // oldest first, at most kBatchesToRetain
 
   Sequence first_sequence() const {
     return batches.empty() ? kNoSequence : batches.front().first_sequence;

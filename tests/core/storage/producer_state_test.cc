@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <map>
@@ -105,6 +106,45 @@ TEST_F(ProducerStateTest, BasicIdMapping) {
   // The old epoch is fenced.
   EXPECT_EQ(Append(Batch(kPid, 0, 2, 3)).status(), Errc::kInvalidProducerEpoch);
   EXPECT_EQ(manager_->LastEntry(kPid)->epoch, ProducerEpoch(1));
+}
+
+TEST(RetainedBatchesTest, KeepsTheNewestOldestFirstAcrossTheRingsWrap) {
+  auto batch = [](int i) {
+    return BatchMetadata{Sequence(i), Sequence(i), Offset(10 * i), Offset(10 * i), 1000 + i};
+  };
+  RetainedBatches ring;
+  EXPECT_TRUE(ring.empty());
+  // Twelve batches through a ring of five, the oldest dropped as an entry drops it: every slot is
+  // reused twice, and the order read back is always oldest first.
+  for (int i = 0; i < 12; ++i) {
+    while (ring.size() >= RetainedBatches::kCapacity) ring.pop_front();
+    ring.push_back(batch(i));
+    const int oldest = std::max(0, i - 4);
+    ASSERT_EQ(ring.size(), static_cast<size_t>(i - oldest + 1));
+    EXPECT_EQ(ring.front(), batch(oldest));
+    EXPECT_EQ(ring.back(), batch(i));
+    int expected = oldest;
+    for (const BatchMetadata& b : ring) EXPECT_EQ(b, batch(expected++));
+    EXPECT_EQ(expected, i + 1);
+  }
+  // A copy is its own: changing it leaves the original as it was.
+  RetainedBatches copy = ring;
+  copy.pop_front();
+  copy.push_back(batch(12));
+  EXPECT_EQ(ring.front(), batch(7));
+  EXPECT_EQ(ring.back(), batch(11));
+  EXPECT_EQ(copy.front(), batch(8));
+  EXPECT_EQ(copy.back(), batch(12));
+  ring.clear();
+  EXPECT_TRUE(ring.empty());
+  EXPECT_EQ(ring.begin(), ring.end());
+}
+
+TEST(RetainedBatchesDeathTest, AFullRingOrAnEmptyOneIsAProgrammerError) {
+  RetainedBatches ring;
+  EXPECT_DEATH(ring.pop_front(), "");
+  for (size_t i = 0; i < RetainedBatches::kCapacity; ++i) ring.push_back(BatchMetadata{});
+  EXPECT_DEATH(ring.push_back(BatchMetadata{}), "");
 }
 
 TEST_F(ProducerStateTest, DuplicateOfAnyOfTheLastFiveBatchesReturnsItsOriginalOffsets) {
