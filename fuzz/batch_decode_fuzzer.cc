@@ -115,6 +115,15 @@ void Walk(ByteView input, bool verify_crc) {
       Require(item->header.crc == crc32c::Value(item->bytes.subspan(kAttributesOffset)));
     }
     CheckBatch(item->bytes);
+    // The iterator's header, not parsed again, gives the same walk as the bytes alone.
+    std::vector<Offset> from_item;
+    std::vector<Offset> from_bytes;
+    const Status item_status =
+        ForEachRecord(*item, [&](const RecordView& view) { from_item.push_back(view.offset); });
+    const Status bytes_status = ForEachRecord(
+        item->bytes, [&](const RecordView& view) { from_bytes.push_back(view.offset); });
+    Require(item_status.ToString() == bytes_status.ToString());
+    Require(from_item == from_bytes);
   }
   Require(it.position() == end);
   Require(!(it.truncated() && !it.status().ok()));

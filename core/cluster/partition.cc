@@ -30,7 +30,7 @@ void AppendValues(JsonOut& out, ByteView batches, Offset first, Offset last) {
   while (std::optional<BatchIterator::Item> batch = batch_iterator.Next()) {
     if (batch->header.last_offset() < first || batch->header.base_offset > last) continue;
     // Appended, so whole and decodable; a compressed batch has no values.
-    (void)ForEachRecord(batch->bytes, [&](const RecordView& record) {
+    (void)ForEachRecord(*batch, [&](const RecordView& record) {
       if (record.offset < first || record.offset > last) return;
       if (any) out.Put(',');
       any = true;

@@ -498,9 +498,17 @@ namespace {
 // Walks the records of a whole uncompressed v2 batch: on_batch(header) once it is parsed, then
 // for each record on_header(key_pos, key_length, value_pos, value_length) for each of its headers
 // and on_record(view) for the record itself.
+// `parsed`: the batch's header as ParseBatchHeader gave it, or null to parse it here.
 template <class OnBatch, class OnRecord, class OnHeader>
-Status WalkRecords(ByteView batch, OnBatch&& on_batch, OnRecord&& on_record, OnHeader&& on_header) {
-  KSIM_ASSIGN_OR_RETURN(const BatchHeader header, ParseWholeBatch(batch));
+Status WalkRecords(ByteView batch, const BatchHeader* parsed, OnBatch&& on_batch,
+                   OnRecord&& on_record, OnHeader&& on_header) {
+  BatchHeader parsed_here;
+  if (parsed == nullptr) {
+    KSIM_ASSIGN_OR_RETURN(parsed_here, ParseWholeBatch(batch));
+    parsed = &parsed_here;
+  }
+  const BatchHeader& header = *parsed;
+  KSIM_CHECK(header.size_in_bytes() == batch.size());
   KSIM_RETURN_IF_ERROR(CheckUncompressed(header));
   on_batch(header);
   size_t pos = kRecordsPos;
@@ -563,7 +571,7 @@ Result<std::vector<Record>> DecodeRecords(ByteView batch) {
   std::vector<Record> records;
   std::vector<RecordHeader> headers;  // the current record's, moved into it once it is parsed
   KSIM_RETURN_IF_ERROR(WalkRecords(
-      batch,
+      batch, /*parsed=*/nullptr,
       // ParseBatchHeader bounded the count by the bytes present, so this cannot explode.
       [&](const BatchHeader& header) {
         records.reserve(static_cast<size_t>(header.records_count));
@@ -589,7 +597,7 @@ Result<std::vector<Record>> DecodeRecords(ByteView batch) {
   return records;
 }
 
-Status ForEachRecordOf(ByteView batch, void* context,
+Status ForEachRecordOf(ByteView batch, const BatchHeader* parsed, void* context,
                        void (*visit)(void* context, const RecordView& record)) {
   if (IsLegacy(batch)) {
     KSIM_ASSIGN_OR_RETURN(const Record record, DecodeLegacyMessage(batch));
@@ -598,7 +606,8 @@ Status ForEachRecordOf(ByteView batch, void* context,
     return Status::Ok();
   }
   return WalkRecords(
-      batch, [](const BatchHeader&) {}, [&](const RecordView& record) { visit(context, record); },
+      batch, parsed, [](const BatchHeader&) {},
+      [&](const RecordView& record) { visit(context, record); },
       [](size_t, int32_t, size_t, int32_t) {});
 }
 

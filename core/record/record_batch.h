@@ -151,18 +151,20 @@ struct RecordView {
   std::optional<ByteView> value;
 };
 
+// ForEachRecord's body, out of line: visit(context, record) for each record. `parsed`: the
+// batch's header as ParseBatchHeader gave it (a BatchIterator's item), or null to parse it.
+Status ForEachRecordOf(ByteView batch, const BatchHeader* parsed, void* context,
+                       void (*visit)(void* context, const RecordView& record));
+
 // DecodeRecords without copying: calls visit(const RecordView&) for each record in order, and
 // fails as DecodeRecords does. Records before a damaged one have been visited by then (a caller
 // that must not see part of a damaged batch verifies it first, as an append does).
 template <class Visit>
 Status ForEachRecord(ByteView batch, Visit&& visit) {
-  return ForEachRecordOf(batch, &visit, [](void* context, const RecordView& record) {
+  return ForEachRecordOf(batch, nullptr, &visit, [](void* context, const RecordView& record) {
     (*static_cast<std::remove_reference_t<Visit>*>(context))(record);
   });
 }
-// ForEachRecord's body, out of line: visit(context, record) for each record.
-Status ForEachRecordOf(ByteView batch, void* context,
-                       void (*visit)(void* context, const RecordView& record));
 
 // Stamps fields outside the CRC's coverage. REQUIRES for SetBaseOffset: batch.size() >=
 // kLogOverhead (a v0/v1 entry's offset lies at the same place); for SetPartitionLeaderEpoch: a
@@ -205,5 +207,14 @@ class BatchIterator {
   bool truncated_ = false;
   Status status_;
 };
+
+// ForEachRecord over a batch a BatchIterator gave, whose header is not parsed again.
+template <class Visit>
+Status ForEachRecord(const BatchIterator::Item& batch, Visit&& visit) {
+  return ForEachRecordOf(batch.bytes, &batch.header, &visit,
+                         [](void* context, const RecordView& record) {
+                           (*static_cast<std::remove_reference_t<Visit>*>(context))(record);
+                         });
+}
 
 }  // namespace ksim

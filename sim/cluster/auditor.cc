@@ -39,7 +39,7 @@ Result<std::vector<AuditedRecord>> ReadRecords(Log& log, Offset from, Offset end
     while (std::optional<BatchIterator::Item> batch = batches.Next()) {
       const BatchHeader& header = batch->header;
       // A damaged batch fails the read whole (the records gathered are dropped with it).
-      KSIM_RETURN_IF_ERROR(ForEachRecord(batch->bytes, [&](const RecordView& record) {
+      KSIM_RETURN_IF_ERROR(ForEachRecord(*batch, [&](const RecordView& record) {
         if (record.offset < next || record.offset >= end) return;
         AuditedRecord& audited = records.emplace_back();
         audited.offset = record.offset;

@@ -324,6 +324,36 @@ TEST(RecordBatchTest, ForEachRecordViewsWhatDecodeRecordsCopies) {
   }
 }
 
+TEST(RecordBatchTest, ForEachRecordOfAnIteratorsItemSeesWhatItsBytesHold) {
+  // Two batches in one buffer, as a fetch answer holds them: each item, its header already
+  // parsed by the iterator, visits the records its bytes decode to.
+  BatchSpec first;
+  first.base_offset = Offset(7);
+  BatchSpec second;
+  second.base_offset = Offset(9);
+  second.log_append_time = true;
+  Bytes buffer = EncodeBatch(first, std::vector<RecordInput>{Input(1, "a", "x"), Input(2, {}, {})});
+  const Bytes more = EncodeBatch(second, std::vector<RecordInput>{Input(5, "b", "y")});
+  buffer.insert(buffer.end(), more.begin(), more.end());
+  BatchIterator batches(buffer);
+  std::vector<Offset> offsets;
+  while (std::optional<BatchIterator::Item> batch = batches.Next()) {
+    auto decoded = DecodeRecords(batch->bytes);
+    ASSERT_TRUE(decoded.ok());
+    size_t i = 0;
+    ASSERT_TRUE(ForEachRecord(*batch, [&](const RecordView& view) {
+                  ASSERT_LT(i, decoded->size());
+                  EXPECT_EQ(view.offset, (*decoded)[i].offset);
+                  EXPECT_EQ(view.timestamp_ms, (*decoded)[i].timestamp_ms);
+                  EXPECT_EQ(view.value.has_value(), (*decoded)[i].value.has_value());
+                  offsets.push_back(view.offset);
+                  ++i;
+                }).ok());
+    EXPECT_EQ(i, decoded->size());
+  }
+  EXPECT_EQ(offsets, (std::vector<Offset>{Offset(7), Offset(8), Offset(9)}));
+}
+
 TEST(RecordBatchTest, ForEachRecordFailsAsDecodeRecordsDoes) {
   // A record whose key length is negative, after a good one: the good one was visited.
   Bytes records = SimpleRecord(0x00);
