@@ -34,8 +34,14 @@ Result<size_t> File::CopyTo(uint64_t position, size_t count, ByteSink& sink) {
 std::string JoinPath(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
   if (name.empty()) return dir;
-  if (dir.back() == '/') return dir + name;
-  return dir + "/" + name;
+  // One allocation: the joined path is built in place.
+  const bool slash = dir.back() != '/';
+  std::string path;
+  path.reserve(dir.size() + slash + name.size());
+  path += dir;
+  if (slash) path += '/';
+  path += name;
+  return path;
 }
 
 Result<Bytes> ReadWholeFile(Env& env, const std::string& path) {
@@ -46,8 +52,11 @@ Result<Bytes> ReadWholeFile(Env& env, const std::string& path) {
   constexpr size_t kTailBytes = 4096;
   Bytes contents;
   size_t length = 0;
+  // A file of no bytes yet is read in a small first chunk (an empty checkpoint costs no 4 KiB
+  // of zeros); a read that fills a chunk goes on in kTailBytes.
+  constexpr size_t kFirstBytesOfAnEmptyFile = 64;
   size_t want = static_cast<size_t>(file->Size());
-  if (want == 0) want = kTailBytes;
+  if (want == 0) want = kFirstBytesOfAnEmptyFile;
   while (true) {
     contents.resize(length + want);
     KSIM_ASSIGN_OR_RETURN(size_t got,

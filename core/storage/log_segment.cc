@@ -20,23 +20,37 @@ Status RemoveIfExists(Env& env, const std::string& path) {
   return env.RemoveFile(path);
 }
 
+// Kafka's "%020d": twenty digits, zero-padded (an int64's 19 at most always fit).
+constexpr size_t kOffsetDigits = 20;
+
+void AppendOffsetDigits(std::string& out, Offset offset) {
+  KSIM_CHECK(offset >= Offset(0));
+  out.append(kOffsetDigits, '0');
+  uint64_t value = static_cast<uint64_t>(offset.value());
+  for (size_t i = out.size(); value > 0; value /= 10)
+    out[--i] = static_cast<char>('0' + value % 10);
+}
+
 std::string SegmentPath(const std::string& dir, Offset base, std::string_view extension,
                         std::string_view suffix) {
-  std::string name = FilenamePrefixFromOffset(base);
-  name += extension;
-  name += suffix;
-  return JoinPath(dir, name);
+  // JoinPath(dir, FilenamePrefixFromOffset(base) + extension + suffix), built in place in one
+  // allocation.
+  const bool slash = !dir.empty() && dir.back() != '/';
+  std::string path;
+  path.reserve(dir.size() + slash + kOffsetDigits + extension.size() + suffix.size());
+  path += dir;
+  if (slash) path += '/';
+  AppendOffsetDigits(path, base);
+  path += extension;
+  path += suffix;
+  return path;
 }
 
 }  // namespace
 
 std::string FilenamePrefixFromOffset(Offset offset) {
-  KSIM_CHECK(offset >= Offset(0));
-  // Kafka's "%020d": twenty digits, zero-padded (an int64's 19 at most always fit).
-  std::string name(20, '0');
-  uint64_t value = static_cast<uint64_t>(offset.value());
-  for (size_t i = name.size(); value > 0; value /= 10)
-    name[--i] = static_cast<char>('0' + value % 10);
+  std::string name;
+  AppendOffsetDigits(name, offset);
   return name;
 }
 

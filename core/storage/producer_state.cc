@@ -189,6 +189,12 @@ void ProducerStateManager::RemoveExpiredProducers(int64_t now_ms) {
 }
 
 Status ProducerStateManager::TruncateHead(Offset log_start_offset) {
+  KSIM_ASSIGN_OR_RETURN(const std::vector<Offset> snapshots, SnapshotOffsets());
+  return TruncateHeadGiven(log_start_offset, snapshots);
+}
+
+Status ProducerStateManager::TruncateHeadGiven(Offset log_start_offset,
+                                               const std::vector<Offset>& snapshots) {
   // Kafka's isProducerRetained: drop the batches below the log start; a producer with none left
   // is forgotten (a retried batch would then get UNKNOWN_PRODUCER_ID).
   for (auto it = producers_.begin(); it != producers_.end();) {
@@ -199,9 +205,14 @@ Status ProducerStateManager::TruncateHead(Offset log_start_offset) {
     it = batches.empty() ? producers_.erase(it) : std::next(it);
   }
   if (map_end_offset_ < log_start_offset) map_end_offset_ = log_start_offset;
-  KSIM_RETURN_IF_ERROR(DeleteSnapshotsBefore(log_start_offset));
-  KSIM_ASSIGN_OR_RETURN(const std::vector<Offset> offsets, SnapshotOffsets());
-  last_snapshot_offset_ = offsets.empty() ? log_start_offset : offsets.back();
+  // The snapshots below the log start go; the latest of those left (ascending: the last) is
+  // the last snapshot taken.
+  for (const Offset offset : snapshots) {
+    if (offset < log_start_offset) KSIM_RETURN_IF_ERROR(env_.RemoveFile(SnapshotPath(offset)));
+  }
+  last_snapshot_offset_ = snapshots.empty() || snapshots.back() < log_start_offset
+                              ? log_start_offset
+                              : snapshots.back();
   return Status::Ok();
 }
 
@@ -209,16 +220,19 @@ Status ProducerStateManager::TruncateAndReload(Offset log_start_offset, Offset l
                                                int64_t now_ms) {
   KSIM_CHECK(log_start_offset <= log_end_offset);
   KSIM_ASSIGN_OR_RETURN(const std::vector<Offset> offsets, SnapshotOffsets());
+  std::vector<Offset> kept;  // the snapshots left, ascending
   for (const Offset offset : offsets) {
     if (offset > log_end_offset || offset <= log_start_offset) {
       KSIM_RETURN_IF_ERROR(env_.RemoveFile(SnapshotPath(offset)));
+    } else {
+      kept.push_back(offset);
     }
   }
   if (log_end_offset != map_end_offset_) {
     producers_.clear();
     return LoadFromSnapshot(log_start_offset, now_ms);
   }
-  return TruncateHead(log_start_offset);
+  return TruncateHeadGiven(log_start_offset, kept);
 }
 
 Status ProducerStateManager::LoadFromSnapshot(Offset log_start_offset, int64_t now_ms) {

@@ -227,6 +227,8 @@ class ProducerStateManager {
   bool Expired(const ProducerStateEntry& entry, int64_t now_ms) const;
   // Loads the latest snapshot that decodes, deleting damaged ones.
   Status LoadFromSnapshot(Offset log_start_offset, int64_t now_ms);
+  // TruncateHead, `snapshots` the offsets of the snapshot files present (SnapshotOffsets()).
+  Status TruncateHeadGiven(Offset log_start_offset, const std::vector<Offset>& snapshots);
 
   Env& env_;
   std::string dir_;

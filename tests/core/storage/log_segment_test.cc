@@ -91,6 +91,13 @@ TEST_F(LogSegmentTest, FilesAreNamedForTheBaseOffsetPaddedTo20Digits) {
     EXPECT_EQ(OffsetFromFileName(FilenamePrefixFromOffset(Offset(offset)) + ".log"),
               Offset(offset));
   }
+  // A segment's files: the prefix, the extension and a suffix, joined to the directory with
+  // exactly one slash.
+  EXPECT_EQ(LogFilePath("d/t-0", Offset(10)), "d/t-0/00000000000000000010.log");
+  EXPECT_EQ(LogFilePath("d/t-0/", Offset(10), ".deleted"),
+            "d/t-0/00000000000000000010.log.deleted");
+  EXPECT_EQ(IndexFilePath("", Offset(INT64_MAX)), "09223372036854775807.index");
+  EXPECT_EQ(TimeIndexFilePath("/", Offset(0), ".swap"), "/00000000000000000000.timeindex.swap");
 }
 
 TEST_F(LogSegmentTest, ReadOnEmptySegmentGivesNothing) {

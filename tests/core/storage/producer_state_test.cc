@@ -371,6 +371,9 @@ TEST_F(ProducerStateTest, TruncateHead) {
   EXPECT_TRUE(manager_->producers().empty());
   EXPECT_TRUE(SnapshotOffsets().empty());
   EXPECT_EQ(manager_->map_end_offset(), Offset(5));
+  // The last snapshot is now the log start: nothing new to write there.
+  ASSERT_TRUE(manager_->TakeSnapshot().ok());
+  EXPECT_TRUE(SnapshotOffsets().empty());
 }
 
 TEST_F(ProducerStateTest, TakeSnapshotWritesOneFileAndSkipsWhenUnchanged) {
@@ -420,6 +423,13 @@ TEST_F(ProducerStateTest, TruncateAndReloadRemovesOutOfRangeSnapshots) {
   EXPECT_EQ(SnapshotOffsets(), (std::set<int64_t>{2, 3}));
   EXPECT_EQ(manager_->map_end_offset(), Offset(3));
   EXPECT_EQ(manager_->LastEntry(kPid)->last_sequence(), Sequence(2));
+  // The latest snapshot kept (3) is the last one taken: no new one at the same offset; the next
+  // batch's is written.
+  ASSERT_TRUE(manager_->TakeSnapshot().ok());
+  EXPECT_EQ(SnapshotOffsets(), (std::set<int64_t>{2, 3}));
+  ExpectAppended(Batch(kPid, 0, 3, 3));
+  ASSERT_TRUE(manager_->TakeSnapshot().ok());
+  EXPECT_EQ(SnapshotOffsets(), (std::set<int64_t>{2, 3, 4}));
 }
 
 TEST_F(ProducerStateTest, LoadFromSnapshotRemovesNonRetainedProducers) {
