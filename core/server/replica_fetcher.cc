@@ -266,6 +266,34 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
     fetcher.moved.clear();
     return SendFetchRequest(fetcher, std::move(request), {});
   }
+  if (full && !options_.fetch_sessions && fetcher.sent_version == membership_version_ &&
+      sent.size() == fetcher.partitions.size()) {
+    // A full fetch (a release before fetch sessions) with the membership of the last one, which
+    // named every partition: `sent` holds the same partitions in the same order, walked beside
+    // them without a comparison of their names (a fetch per leader names every partition it
+    // shares with it, each time, as Kafka's does).
+    request.partitions.reserve(sent.size());
+    auto entry = sent.begin();
+    for (auto& [tp, state] : fetcher.partitions) {
+      Partition* partition = state.partition;
+      SentPartition& last = entry->second;
+      ++entry;
+      // The same partition (its Partition, compared instead of its name): the walks agree.
+      KSIM_CHECK(partition != nullptr && last.partition == partition);
+      last = SentPartition{.fetch_offset = partition->log_end_offset(),
+                           .log_start_offset = partition->log_start_offset(),
+                           .max_bytes = options_.fetch_max_bytes,
+                           .incarnation = state.incarnation,
+                           .state = &state,
+                           .partition = partition};
+      FetchPartition& asked = request.partitions.emplace_back();  // built in place
+      asked.tp = tp;
+      asked.fetch_offset = last.fetch_offset;
+      asked.log_start_offset = last.log_start_offset;
+      asked.partition_max_bytes = last.max_bytes;
+    }
+    return SendFetchRequest(fetcher, std::move(request), {});
+  }
   // Walked in full (a full fetch, or partitions added or removed): every hold starts again.
   if (options_.fetch_sessions) ReleaseHolds(fetcher);
   auto last = sent.begin();

@@ -188,9 +188,15 @@ class ReplicaManager {
   void PartitionsAddedOrRemoved();
 
   // Fetch: reads every partition (no follower update); `partitions` (may be null) gets the
-  // Partition each was read from (null: unknown), by request index.
+  // Partition each was read from (null: unknown), by request index (those it holds already, a
+  // prefix GetPartition resolved, are read from).
   std::vector<FetchPartitionResponse> ReadFromLocalLog(
       const FetchRequest& request, std::vector<Partition*>* partitions = nullptr);
+  // Whether `request` would park with every partition read to nothing (it may wait, and each
+  // partition's online leader here has nothing at the fetch offset): then true, with the
+  // Partitions in `partitions` by request index, and nothing read. Else false, with those
+  // resolved before the answer was known. REQUIRES: `partitions` empty.
+  bool WouldParkWithNothingRead(const FetchRequest& request, std::vector<Partition*>* partitions);
   // One partition of a fetch, given GetPartition(asked.tp), into `response` (default-constructed:
   // built in place in the answer's vector); one with nothing to give (Partition::ReadsNothingAt)
   // is answered without a read.

@@ -98,15 +98,19 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
     done(std::move(response));
   };
   std::vector<Partition*> partitions;  // by request index, as the read found them
-  std::vector<FetchPartitionResponse> read = ReadFromLocalLog(request, &partitions);
+  std::vector<FetchPartitionResponse> read;
+  const bool parks = WouldParkWithNothingRead(request, &partitions);
+  if (!parks) read = ReadFromLocalLog(request, &partitions);
   const uint64_t read_version = partitions_version_;
   if (request.replica_id.value() >= 0) {
     for (size_t i = 0; i < request.partitions.size(); ++i) {
-      if (read[i].error_code != Errc::kNone || partitions[i] == nullptr) continue;
+      if (partitions[i] == nullptr || (!parks && read[i].error_code != Errc::kNone)) {
+        continue;
+      }
       UpdateFollower(request.replica_id, request.partitions[i], *partitions[i]);
     }
   }
-  if (FetchCanCompleteNow(request, read)) {
+  if (!parks && FetchCanCompleteNow(request, read)) {
     FetchResponse response;
     response.responses = std::move(read);
     respond(std::move(response));
@@ -295,12 +299,40 @@ std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(
   std::vector<FetchPartitionResponse> responses;
   responses.reserve(request.partitions.size());
   if (partitions != nullptr) partitions->reserve(request.partitions.size());
-  for (const FetchPartition& asked : request.partitions) {
-    Partition* partition = GetPartition(asked.tp);
-    if (partitions != nullptr) partitions->push_back(partition);
+  for (size_t i = 0; i < request.partitions.size(); ++i) {
+    const FetchPartition& asked = request.partitions[i];
+    Partition* partition = nullptr;
+    if (partitions == nullptr) {
+      partition = GetPartition(asked.tp);
+    } else if (i < partitions->size()) {
+      partition = (*partitions)[i];  // resolved already
+    } else {
+      partition = partitions->emplace_back(GetPartition(asked.tp));
+    }
     ReadPartition(asked, partition, from_follower, responses.emplace_back());
   }
   return responses;
+}
+
+bool ReplicaManager::WouldParkWithNothingRead(const FetchRequest& request,
+                                              std::vector<Partition*>* partitions) {
+  // A fetch that may wait for bytes, every partition of which an online leader here holds with
+  // nothing at the fetch offset (its read gives no bytes and no error): its read now would answer
+  // nothing, and it parks. Kafka reads each partition first (a fetch before sessions names every
+  // one, each time); the answer, given later, reads them again.
+  KSIM_CHECK(partitions->empty());
+  if (request.max_wait_ms <= 0 || request.min_bytes <= 0 || request.partitions.empty()) {
+    return false;
+  }
+  partitions->reserve(request.partitions.size());
+  for (const FetchPartition& asked : request.partitions) {
+    Partition* partition = partitions->emplace_back(GetPartition(asked.tp));
+    if (partition == nullptr ||
+        !partition->ReadsNothingAt(asked.fetch_offset, asked.partition_max_bytes)) {
+      return false;  // the partitions resolved so far stay, for the read
+    }
+  }
+  return true;
 }
 
 void ReplicaManager::ReadPartition(const FetchPartition& asked, Partition* partition,

@@ -367,6 +367,48 @@ TEST_F(BrokerTest, ParkedFetchOverManyPartitionsAnswersEachWhenOneMoves) {
   EXPECT_EQ(RecordsIn(answers[1].records).size(), 3u);
 }
 
+// A fetch that may wait, with nothing at any of its offsets, parks without a read of its
+// partitions (each would give nothing); its answer, at the wait's end, reads them all. A fetch
+// with something at one offset reads at once and is answered.
+TEST_F(BrokerTest, AFetchWithNothingAtItsOffsetsParksWithoutARead) {
+  // No follower: the leader's reads are this test's fetches' alone.
+  CreateTopic("a", {k1});
+  CreateTopic("b", {k1});
+  const TopicPartition a0{"a", PartitionId(0)}, b0{"b", PartitionId(0)};
+  EXPECT_EQ(Produce("broker-1", a0, -1, 2).error_code, Errc::kNone);
+  ASSERT_TRUE(cluster_->RunUntil([&] { return PartitionOn(k1, a0)->high_watermark() == Offset(2); },
+                                 10 * kSecondUs));
+  const ReplicaManager& leader = cluster_->broker(k1)->replica_manager();
+  FetchRequest request;
+  request.max_wait_ms = 500;
+  request.min_bytes = 1;
+  request.partitions.push_back(FetchPartition{a0, Offset(2), kUndefinedOffset, 1 << 20});
+  request.partitions.push_back(FetchPartition{b0, Offset(0), kUndefinedOffset, 1 << 20});
+  const uint64_t reads_before = leader.fetch_partition_reads();
+  const Answer fetched = Post("broker-1", request, kSecondUs);
+  ASSERT_NE(fetched, nullptr);
+  cluster_->RunFor(100 * kUsPerMs);
+  EXPECT_FALSE(fetched->has_value());
+  EXPECT_EQ(leader.fetch_partition_reads(), reads_before);  // parked, nothing read
+  ASSERT_TRUE(cluster_->RunUntil([&] { return fetched->has_value(); }, kSecondUs));
+  ASSERT_TRUE((*fetched)->ok());
+  const std::vector<FetchPartitionResponse>& answers =
+      std::get<FetchResponse>(***fetched).responses;
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0].tp, a0);
+  EXPECT_TRUE(answers[0].records.empty());
+  EXPECT_EQ(answers[0].high_watermark, Offset(2));
+  EXPECT_EQ(answers[1].tp, b0);
+  EXPECT_EQ(answers[1].high_watermark, Offset(0));
+  EXPECT_EQ(leader.fetch_partition_reads(), reads_before + 2);  // the answer read both
+
+  request.partitions[0].fetch_offset = Offset(1);  // one record there
+  const FetchResponse now = CallFor<FetchResponse>("broker-1", request);
+  ASSERT_EQ(now.responses.size(), 2u);
+  EXPECT_EQ(RecordsIn(now.responses[0].records).size(), 1u);
+  EXPECT_EQ(leader.fetch_partition_reads(), reads_before + 4);
+}
+
 // Disk time (sim/cluster/cluster.h): a broker's Kafka messages leave when its disk has done the
 // work charged before them; its ZooKeeper session's pings do not wait. One broker whose every
 // write takes `write_ms`.
