@@ -35,7 +35,11 @@ std::string JoinIds(const std::vector<Id>& ids, std::string_view separator = ","
 // Whether `items` holds `item` (a linear scan: replica lists and ISRs are a few entries long).
 template <class T, class U>
 bool Contains(const std::vector<T>& items, const U& item) {
-  return std::find(items.begin(), items.end(), item) != items.end();
+  // A plain walk, inlined where called (the lists are short: replicas, an ISR).
+  for (const T& each : items) {
+    if (each == item) return true;
+  }
+  return false;
 }
 
 }  // namespace ksim

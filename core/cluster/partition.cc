@@ -420,7 +420,8 @@ std::optional<std::vector<BrokerId>> Partition::UpdateFollowerFetch(BrokerId rep
   auto it = remotes_.find(replica);
   if (it == remotes_.end()) return std::nullopt;
   RemoteReplicaState& remote = it->second;
-  CatchUpQuietFollowers(replica);  // an older session of it may still hold this quiet
+  // An older session of it may still hold this quiet.
+  if (!quiet_holds_.empty()) CatchUpQuietFollowers(replica);
   const int64_t now_ms = clock_.NowMs();
   const Offset leader_leo = log_.log_end_offset();
   // Replica.updateLogReadResult: caught up now when the fetch reached the leader's LEO (0.10.0.1:
