@@ -233,6 +233,40 @@ std::optional<int64_t> EventFields::IntegerValue(std::string_view key) const {
   return std::nullopt;
 }
 
+std::optional<std::vector<int64_t>> EventFields::IntegersValue(std::string_view key) const {
+  auto from_json = [&]() -> std::optional<std::vector<int64_t>> {
+    const nlohmann::ordered_json& all = json();
+    const auto it = all.find(key);
+    if (it == all.end() || !it->is_array()) return std::nullopt;
+    std::vector<int64_t> integers;
+    for (const nlohmann::ordered_json& member : *it) {
+      if (member.is_number_integer()) integers.push_back(member.get<int64_t>());
+    }
+    return integers;
+  };
+  if (count_ > kEntries) return from_json();
+  const std::optional<std::string_view> text = ValueText(key);
+  if (!text) return std::nullopt;
+  // The text ksim writes, [i,j,...] of int64s, is read here; any other (a space, a member of
+  // another type, an integer past int64_t) as json() reads it.
+  if (text->size() < 2 || text->front() != '[' || text->back() != ']') return from_json();
+  std::vector<int64_t> integers;
+  const char* at = text->data() + 1;
+  const char* const end = text->data() + text->size() - 1;
+  if (at == end) return integers;
+  while (true) {
+    int64_t value = 0;
+    const std::from_chars_result read = std::from_chars(at, end, value);
+    const char* const digits = *at == '-' ? at + 1 : at;
+    if (read.ec != std::errc() || (*digits == '0' && read.ptr - digits > 1)) return from_json();
+    integers.push_back(value);
+    at = read.ptr;
+    if (at == end) return integers;
+    if (*at != ',') return from_json();
+    ++at;
+  }
+}
+
 std::optional<bool> EventFields::BoolValue(std::string_view key) const {
   if (count_ > kEntries) return MemberOf<bool>(json(), key, &nlohmann::ordered_json::is_boolean);
   const std::optional<std::string_view> text = ValueText(key);

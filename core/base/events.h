@@ -28,6 +28,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/base/json_text.h"
 #include "core/base/plain_name.h"
@@ -170,6 +171,9 @@ class EventFields {
   std::optional<std::string> StringValue(std::string_view key) const;
   std::optional<int64_t> IntegerValue(std::string_view key) const;
   std::optional<bool> BoolValue(std::string_view key) const;
+  // An array field's integer members, in order, others passed over (what json()[key] holds of
+  // is_number_integer() members); nullopt when the field is absent or not an array.
+  std::optional<std::vector<int64_t>> IntegersValue(std::string_view key) const;
 
   friend bool operator==(const EventFields& a, const EventFields& b) {
     return a.text() == b.text();

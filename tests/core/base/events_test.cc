@@ -175,6 +175,15 @@ void ExpectReadersAgreeWithJson(const EventFields& fields, const std::vector<std
     } else {
       EXPECT_EQ(fields.BoolValue(key), std::nullopt);
     }
+    if (present && it->is_array()) {
+      std::vector<int64_t> integers;
+      for (const Json& member : *it) {
+        if (member.is_number_integer()) integers.push_back(member.get<int64_t>());
+      }
+      EXPECT_EQ(fields.IntegersValue(key), integers);
+    } else {
+      EXPECT_EQ(fields.IntegersValue(key), std::nullopt);
+    }
   }
 }
 
@@ -193,13 +202,27 @@ TEST(EventsTest, TypedReadersSayWhatTheJsonSays) {
                      {"missing", nullptr},
                      {"number_text", "12"}};
   fields.AddWith("written", [](JsonOut& out) { out.Put("-15"); });
-  const std::vector<std::string> keys = {
-      "topic", "escaped", "partition", "negative",    "unsigned", "zero",   "ratio", "unclean",
-      "clean", "isr",     "missing",   "number_text", "written",  "absent", "topi"};
+  // Arrays as ksim writes them and as it never does: each read as json() reads it.
+  const std::vector<int64_t> wide = {std::numeric_limits<int64_t>::min(), -1, 0, 10};
+  fields.Add("wide", wide).Add("no_ids", std::vector<int32_t>());
+  fields.AddWith("mixed", [](JsonOut& out) { out.Put(R"([1,"two",3.5,-4,[5],null,6])"); });
+  fields.AddWith("spaced", [](JsonOut& out) { out.Put("[ 1 , 2 ]"); });
+  fields.AddWith("past_int64", [](JsonOut& out) { out.Put("[18446744073709551615,7]"); });
+  fields.AddWith("trailing_comma_free", [](JsonOut& out) { out.Put("[-0,1]"); });
+  const std::vector<std::string> keys = {"topic",    "escaped",    "partition",
+                                         "negative", "unsigned",   "zero",
+                                         "ratio",    "unclean",    "clean",
+                                         "isr",      "missing",    "number_text",
+                                         "written",  "absent",     "topi",
+                                         "wide",     "no_ids",     "mixed",
+                                         "spaced",   "past_int64", "trailing_comma_free"};
   ExpectReadersAgreeWithJson(fields, keys);
   EXPECT_EQ(fields.StringValue("escaped"), "a \"quoted\"\n name \xC3\xA9");
   EXPECT_EQ(fields.IntegerValue("written"), -15);
   EXPECT_EQ(fields.IntegerValue("ratio"), std::nullopt);  // 2.0: a number, not an integer
+  EXPECT_EQ(fields.IntegersValue("isr"), (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(fields.IntegersValue("mixed"), (std::vector<int64_t>{1, -4, 6}));
+  EXPECT_EQ(fields.IntegersValue("topic"), std::nullopt);  // not an array
 
   // From a JSON object (every value written as JSON), and past the fields whose place is kept.
   Json object = Json::object();
