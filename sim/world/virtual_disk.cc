@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 namespace ksim::sim {
 
@@ -89,7 +90,7 @@ struct VirtualDisk::Node {
   // synced each time one is created).
   void SetEntry(std::string_view name, std::shared_ptr<Node> node) {
     PutEntry(name, std::move(node));
-    changed_names.emplace(name);
+    NoteChanged(name);
   }
   void EraseEntry(std::string_view name) {
     auto it = FindEntry(name);
@@ -97,7 +98,18 @@ struct VirtualDisk::Node {
       if (!index.empty()) index.erase(it->first);
       entries.erase(it);
     }
-    changed_names.emplace(name);
+    NoteChanged(name);
+  }
+  // A name may be noted many times between syncs (a checkpoint's temporary file, written and
+  // renamed each time): the list is cut to one of each whenever it has doubled since.
+  void NoteChanged(std::string_view name) {
+    changed_names.emplace_back(name);
+    if (changed_names.size() >= 2 * distinct_changed_names + 16) {
+      std::sort(changed_names.begin(), changed_names.end());
+      changed_names.erase(std::unique(changed_names.begin(), changed_names.end()),
+                          changed_names.end());
+      distinct_changed_names = changed_names.size();
+    }
   }
   // Sets the live entry alone (a rebuilt tree after a crash, whose entries are all durable).
   void PutEntry(std::string_view name, std::shared_ptr<Node> node) {
@@ -130,6 +142,7 @@ struct VirtualDisk::Node {
       }
     }
     changed_names.clear();
+    distinct_changed_names = 0;
   }
 
   static constexpr uint64_t kClean = UINT64_MAX;
@@ -151,7 +164,9 @@ struct VirtualDisk::Node {
   std::unordered_map<std::string_view, Entries::iterator> index;
   std::map<std::string, std::shared_ptr<Node>, std::less<>> durable_entries;
   // The names whose entry may differ between the two (outside it, both are absent or the same).
-  std::set<std::string> changed_names;
+  // (A name may be there more than once; making it durable twice is making it durable once.)
+  std::vector<std::string> changed_names;
+  size_t distinct_changed_names = 0;  // changed_names' size when last cut to one of each
 };
 
 // Where a path leads: the directory holding the last component, its name there, and the node

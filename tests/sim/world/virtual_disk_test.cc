@@ -286,6 +286,38 @@ TEST_F(VirtualDiskTest, LargeDirectoriesAreLookedUpAsSmallOnesAre) {
   EXPECT_GT(largest, 16u);  // past the size where the index starts
 }
 
+// A checkpoint written the Kafka way a hundred times between two SyncDirs (a temporary file
+// renamed over the last one), with other names coming and going: the SyncDir makes each name
+// durable as it is then, once, however often it changed; what changes after it does not last.
+TEST_F(VirtualDiskTest, NamesChangedManyTimesBeforeASyncDirAreDurableAsOfIt) {
+  WriteDurably("/d/x", "first");
+  ASSERT_TRUE(disk_.SyncDir("/d").ok());
+  for (int i = 0; i < 100; ++i) {
+    auto tmp = disk_.OpenFile("/d/x.tmp", OpenMode::kTruncate);
+    ASSERT_TRUE(tmp.ok());
+    ASSERT_TRUE((*tmp)->Append(AsBytes("v" + std::to_string(i))).ok());
+    ASSERT_TRUE((*tmp)->Sync().ok());
+    ASSERT_TRUE(disk_.RenameFile("/d/x.tmp", "/d/x").ok());
+    const std::string other = "/d/y" + std::to_string(i % 7);
+    if (disk_.FileExists(other)) {
+      ASSERT_TRUE(disk_.RemoveFile(other).ok());
+    } else {
+      ASSERT_TRUE(disk_.OpenFile(other, OpenMode::kCreateNew).ok());
+    }
+  }
+  const Result<std::vector<std::string>> at_sync = disk_.ListDir("/d");
+  ASSERT_TRUE(at_sync.ok());
+  ASSERT_TRUE(disk_.SyncDir("/d").ok());
+  ASSERT_TRUE(disk_.OpenFile("/d/late", OpenMode::kCreateNew).ok());
+  ASSERT_TRUE(disk_.RemoveFile("/d/y1").ok() || disk_.OpenFile("/d/y1", OpenMode::kCreateNew).ok());
+  disk_.Crash();
+  const Result<std::vector<std::string>> after = disk_.ListDir("/d");
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(*after, *at_sync);
+  EXPECT_EQ(Read("/d/x"), "v99");
+  EXPECT_FALSE(disk_.FileExists("/d/x.tmp"));
+}
+
 TEST_F(VirtualDiskTest, NewFileWhoseDirectoryWasNotSyncedDisappears) {
   auto file = disk_.OpenFile("/d/new.log", OpenMode::kCreateNew);
   ASSERT_TRUE(file.ok());
