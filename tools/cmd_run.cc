@@ -327,6 +327,9 @@ int RunScenarioCommand(const RunArgs& args) {
     options.variant = run.name;
     options.trace_level = *level;
     options.trace_path = TracePathFor(args.trace_path, run.name, runs->size());
+    // The last run's world goes with the process (the determinism check's second run's does).
+    const bool last = &run == &runs->back();
+    options.leave_world_to_exit = last && !args.check_determinism;
     const std::string label = run.name;
     options.progress = [&progress, label](TimeUs done_us, TimeUs total_us) {
       progress.Show(label, done_us, total_us);
@@ -339,6 +342,7 @@ int RunScenarioCommand(const RunArgs& args) {
     if (args.check_determinism) {
       sim::RunOptions again = options;
       again.trace_path.clear();
+      again.leave_world_to_exit = last;
       again.progress = [&progress, label](TimeUs done_us, TimeUs total_us) {
         progress.Show(label + " again", done_us, total_us);
       };

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <deque>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "core/base/check.h"
 #include "core/base/text.h"
@@ -87,9 +89,21 @@ bool ExpectationHolds(const Expectation& expectation, int64_t actual) {
   return true;
 }
 
+namespace {
+
+// RunOptions::leave_world_to_exit: kept, never destroyed (not by exit's static destructors either).
+void LeaveToExit(std::unique_ptr<ScenarioRun> run) {
+  static auto* const left = new std::vector<std::unique_ptr<ScenarioRun>>();
+  left->push_back(std::move(run));
+}
+
+}  // namespace
+
 Result<RunResult> RunScenario(const Scenario& scenario, const RunOptions& options) {
-  ScenarioRun run(scenario, options);
-  return run.Execute();
+  auto run = std::make_unique<ScenarioRun>(scenario, options);
+  Result<RunResult> result = run->Execute();
+  if (options.leave_world_to_exit) LeaveToExit(std::move(run));
+  return result;
 }
 
 // ---- ScenarioRun: setup ------------------------------------------------------------------------
