@@ -591,7 +591,7 @@ std::string ScenarioRun::Undrained() {
   for (const auto& producer : cli_->producers()) {
     if (!producer->done()) return "producer " + producer->id() + " has records without an outcome";
   }
-  const std::deque<HistoryOp>& ops = history_->ops();
+  const HistoryOps& ops = history_->ops();
   for (; drain_scanned_ < ops.size(); ++drain_scanned_) {
     const HistoryOp& op = ops[drain_scanned_];
     if (op.f != OpFunction::kDeliver || op.offset < Offset(0)) continue;

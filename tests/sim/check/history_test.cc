@@ -37,6 +37,31 @@ class HistoryTest : public ::testing::Test {
   History history_;
 };
 
+// The ops' container: an op keeps its place (and its contents) while a thousand more are added
+// across several chunks, and is read back in order by index and by iteration.
+TEST(HistoryOpsTest, OpsStayInPlaceAcrossChunksAndReadInOrder) {
+  HistoryOps ops;
+  EXPECT_TRUE(ops.empty());
+  EXPECT_EQ(ops.begin(), ops.end());
+  std::vector<const HistoryOp*> places;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    HistoryOp& op = ops.emplace_back();
+    EXPECT_EQ(op.index, 0u);  // default-constructed
+    EXPECT_EQ(op.invoke_index, kNoOpIndex);
+    op.index = i;
+    op.record_id = "p1-" + std::to_string(i);
+    places.push_back(&op);
+  }
+  ASSERT_EQ(ops.size(), 1000u);
+  for (uint64_t i = 0; i < 1000; ++i) {
+    EXPECT_EQ(&ops[i], places[i]);
+    EXPECT_EQ(places[i]->record_id, "p1-" + std::to_string(i));
+  }
+  uint64_t next = 0;
+  for (const HistoryOp& op : ops) EXPECT_EQ(op.index, next++);
+  EXPECT_EQ(next, 1000u);
+}
+
 TEST_F(HistoryTest, RecordIdsCountPerClientFromZero) {
   EXPECT_EQ(history_.NewRecordId("p1"), "p1-0");
   EXPECT_EQ(history_.NewRecordId("p1"), "p1-1");
