@@ -687,8 +687,7 @@ void Controller::SendUpdateMetadata(bool all, const std::set<TopicPartition>& na
   UpdateMetadataRequest request;
   request.controller_id = id_;
   request.controller_epoch = epoch_;
-  for (const auto& [tp, p] : partitions_) {
-    if (!all && !named.contains(tp) && !BeingDeleted(tp.topic)) continue;
+  auto add = [&](const TopicPartition& tp, const ControllerPartitionState& p) {
     UpdateMetadataPartitionState state;
     state.tp = tp;
     state.controller_epoch = p.state.controller_epoch;
@@ -703,6 +702,19 @@ void Controller::SendUpdateMetadata(bool all, const std::set<TopicPartition>& na
       if (!live_brokers_.contains(replica)) state.offline_replicas.push_back(replica);
     }
     request.partition_states.push_back(std::move(state));
+  };
+  if (all || !deletions_.empty()) {
+    // Every partition, or those named and every partition of a topic being deleted.
+    for (const auto& [tp, p] : partitions_) {
+      if (all || named.contains(tp) || BeingDeleted(tp.topic)) add(tp, p);
+    }
+  } else {
+    // The named partitions alone, in the same order (the set's is the map's), found one by one:
+    // an election of one partition (each of the leader imbalance check's, as 0.10-2.0 elect
+    // them) announces it without a walk over every partition of the cluster.
+    for (const TopicPartition& tp : named) {
+      if (auto it = partitions_.find(tp); it != partitions_.end()) add(it->first, it->second);
+    }
   }
   request.live_brokers = LiveBrokerEndpoints();
   for (BrokerId broker : live_brokers_) channel_.Send(broker, request, {});

@@ -457,15 +457,16 @@ TEST(ControllerTest, IsrChangeNotificationSendsUpdateMetadata) {
   EXPECT_EQ(cluster.controller(1).partitions().at(Tp("t", 0)).zk_version, 1);
 }
 
-// The partitions each UpdateMetadata that `node` received from index `from` on names, in order.
-std::vector<std::set<TopicPartition>> UpdateMetadataPartitions(const ControllerNode& node,
-                                                               size_t from) {
-  std::vector<std::set<TopicPartition>> named;
+// The partitions each UpdateMetadata that `node` received from index `from` on names, in the
+// order the request lists them.
+std::vector<std::vector<TopicPartition>> UpdateMetadataPartitions(const ControllerNode& node,
+                                                                  size_t from) {
+  std::vector<std::vector<TopicPartition>> named;
   for (size_t i = from; i < node.requests.size(); ++i) {
     const auto* request = std::get_if<UpdateMetadataRequest>(&node.requests[i].request);
     if (request == nullptr) continue;
-    std::set<TopicPartition>& partitions = named.emplace_back();
-    for (const auto& state : request->partition_states) partitions.insert(state.tp);
+    std::vector<TopicPartition>& partitions = named.emplace_back();
+    for (const auto& state : request->partition_states) partitions.push_back(state.tp);
   }
   return named;
 }
@@ -484,7 +485,8 @@ TEST(ControllerTest, UpdateMetadataNamesWhatTheStepChangedOrEverythingAtAStartup
     return Synced(cluster, 1, "t", 0) && Synced(cluster, 1, "t", 1) && Synced(cluster, 1, "t", 2);
   }));
   cluster.RunFor(kSecondUs);  // the creation's requests arrive
-  const std::set<TopicPartition> all = {Tp("t", 0), Tp("t", 1), Tp("t", 2)};
+  // In partition order, each once.
+  const std::vector<TopicPartition> all = {Tp("t", 0), Tp("t", 1), Tp("t", 2)};
   // What broker 3's UpdateMetadata requests named after `step`, until a second after the first.
   auto named_after = [&](const std::function<void()>& step) {
     const size_t before = cluster.node(3).requests.size();
@@ -497,7 +499,7 @@ TEST(ControllerTest, UpdateMetadataNamesWhatTheStepChangedOrEverythingAtAStartup
 
   // Broker 2 leads t-0 and hosts nothing else: the election names t-0 alone.
   EXPECT_EQ(named_after([&] { cluster.Crash(2); }),
-            (std::vector<std::set<TopicPartition>>{{Tp("t", 0)}}));
+            (std::vector<std::vector<TopicPartition>>{{Tp("t", 0)}}));
   EXPECT_TRUE(GotUpdateMetadata(cluster.node(3), Tp("t", 0), Ids({3}), BrokerId(3)));
   // Its return names every partition.
   EXPECT_EQ(named_after([&] { cluster.Start(2); }).front(), all);
