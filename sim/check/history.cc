@@ -73,7 +73,7 @@ uint64_t History::SendInvoke(std::string_view client, uint64_t incarnation, std:
   op.topic = std::move(topic);
   op.key = std::move(key);
   op.value = std::move(value);
-  id_for_value_.emplace(op.value, op.record_id);  // keeps the first id sent with the value
+  id_for_value_.try_emplace(op.value, op.record_id);  // keeps the first id sent with the value
   ++open_sends_;
   world_.Trace(op.process, ev::kSend,
                {{field::kRecordId, op.record_id},
