@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/base/check.h"
+#include "core/base/index_iterator.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
 #include "core/config/kafka_version.h"
@@ -71,20 +72,7 @@ class RetainedBatches {
  public:
   static constexpr size_t kCapacity = 5;  // ProducerStateEntry.NumBatchesToRetain
 
-  class Iterator {
-   public:
-    Iterator(const RetainedBatches* ring, size_t index) : ring_(ring), index_(index) {}
-    const BatchMetadata& operator*() const { return (*ring_)[index_]; }
-    Iterator& operator++() {
-      ++index_;
-      return *this;
-    }
-    friend bool operator==(const Iterator&, const Iterator&) = default;
-
-   private:
-    const RetainedBatches* ring_;
-    size_t index_;
-  };
+  using Iterator = IndexIterator<RetainedBatches, BatchMetadata>;
 
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }

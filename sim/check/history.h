@@ -33,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/index_iterator.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
 #include "core/protocol/messages.h"
@@ -88,21 +89,7 @@ class HistoryOps {
     return (*this)[size_++];
   }
 
-  class const_iterator {
-   public:
-    const_iterator(const HistoryOps* ops, size_t i) : ops_(ops), i_(i) {}
-    const HistoryOp& operator*() const { return (*ops_)[i_]; }
-    const HistoryOp* operator->() const { return &(*ops_)[i_]; }
-    const_iterator& operator++() {
-      ++i_;
-      return *this;
-    }
-    friend bool operator==(const const_iterator&, const const_iterator&) = default;
-
-   private:
-    const HistoryOps* ops_;
-    size_t i_;
-  };
+  using const_iterator = IndexIterator<HistoryOps, HistoryOp>;
   const_iterator begin() const { return {this, 0}; }
   const_iterator end() const { return {this, size_}; }
 

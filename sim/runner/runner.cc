@@ -1,7 +1,6 @@
 #include "sim/runner/runner.h"
 
 #include <algorithm>
-#include <deque>
 #include <memory>
 #include <utility>
 #include <vector>
