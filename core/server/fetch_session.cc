@@ -49,23 +49,34 @@ bool BeforePosition(const FetchSession::Partitions::iterator& it, uint64_t posit
 }  // namespace
 
 void FetchSession::MarkToRead(Partitions::iterator it) {
+  ++reads_version_;  // also when marked already: its request may change next (NewContext)
   if (it->to_read) return;
   it->to_read = true;
   it->to_read_index = to_read.size();
   to_read.push_back(it);
+  if (it->in_ordered) {
+    --unmarked_in_ordered_;  // still in its place
+    return;
+  }
   // Into its place in `ordered_` (positions are distinct; a new partition's is the largest).
   ordered_.insert(std::lower_bound(ordered_.begin(), ordered_.end(), it->position, BeforePosition),
                   it);
+  it->in_ordered = true;
 }
 
 void FetchSession::EraseOrdered(Partitions::iterator it) {
+  ++reads_version_;
+  if (!it->in_ordered) return;
   auto at = std::lower_bound(ordered_.begin(), ordered_.end(), it->position, BeforePosition);
   KSIM_CHECK(at != ordered_.end() && *at == it);
   ordered_.erase(at);
+  it->in_ordered = false;
+  if (!it->to_read) --unmarked_in_ordered_;
 }
 
 void FetchSession::UnmarkToRead(Partitions::iterator it) {
   if (!it->to_read) return;
+  ++reads_version_;
   it->to_read = false;
   // `to_read` is in no order: the last one takes its place (a walk to find it, and the move of
   // those after it, cost a session of thousands of partitions each time one went quiet).
@@ -73,7 +84,22 @@ void FetchSession::UnmarkToRead(Partitions::iterator it) {
   to_read[it->to_read_index] = last;
   last->to_read_index = it->to_read_index;
   to_read.pop_back();
-  EraseOrdered(it);
+  // It leaves `ordered_` at the next ToReadInOrder, with the others unmarked meanwhile: a fetch
+  // that holds thousands of partitions quiet one by one would move the rest of the vector for
+  // each.
+  ++unmarked_in_ordered_;
+}
+
+const std::vector<FetchSession::Partitions::iterator>& FetchSession::ToReadInOrder() {
+  if (unmarked_in_ordered_ > 0) {
+    std::erase_if(ordered_, [](const Partitions::iterator& it) {
+      if (it->to_read) return false;
+      it->in_ordered = false;
+      return true;
+    });
+    unmarked_in_ordered_ = 0;
+  }
+  return ordered_;
 }
 
 void FetchSession::Unquiet(Partitions::iterator it) {
@@ -94,15 +120,20 @@ void FetchSession::Hold(Partitions::iterator it, Partition& partition, BrokerId 
 void FetchSession::Forget(Partitions::iterator it) {
   Unquiet(it);
   UnmarkToRead(it);
+  EraseOrdered(it);  // before the list forgets it
   index.erase(it->tp);
   partitions.erase(it);
 }
 
 void FetchSession::MoveToEnd(Partitions::iterator it) {
-  if (it->to_read) EraseOrdered(it);  // found by its old position
+  ++reads_version_;
+  EraseOrdered(it);  // found by its old position
   partitions.splice(partitions.end(), partitions, it);
   it->position = next_position++;
-  if (it->to_read) ordered_.push_back(it);  // the largest position now
+  if (it->to_read) {
+    ordered_.push_back(it);  // the largest position now
+    it->in_ordered = true;
+  }
 }
 
 void FetchSession::QuietEnded(void* cookie) {

@@ -80,6 +80,7 @@ struct CachedPartition {
   Partition* quiet_in = nullptr;  // held quiet in this Partition (null: read at the next fetch)
   bool to_read = false;           // in its session's to_read, at to_read_index
   size_t to_read_index = 0;
+  bool in_ordered = false;  // in the session's ordered_ (unmarked ones leave it lazily)
   // The broker's fetch purgatory's watch list of this partition (Purgatory::WatchListOf) and the
   // purgatory generation it is of: a parked fetch of the session watches these.
   std::vector<uint64_t>* watch_list = nullptr;
@@ -137,7 +138,10 @@ struct FetchSession final : public QuietHolder {
   // checks of a parked fetch ask for it again and again; sorting it at each change of a session
   // of thousands of partitions was a tenth of a 10,000-partition run). Valid until the next
   // change of the session.
-  const std::vector<Partitions::iterator>& ToReadInOrder() const { return ordered_; }
+  const std::vector<Partitions::iterator>& ToReadInOrder();
+  // Moves with every change of ToReadInOrder() and whenever a partition in it may take a new
+  // request (Unquiet).
+  uint64_t reads_version() const { return reads_version_; }
   void QuietEnded(void* cookie) override;
 
   int32_t id = kInvalidSessionId;
@@ -157,10 +161,13 @@ struct FetchSession final : public QuietHolder {
  private:
   void MarkToRead(Partitions::iterator it);
   void UnmarkToRead(Partitions::iterator it);
-  // Removes `it` (in to_read, at its current position) from `ordered_`.
+  // Removes `it` (at its current position) from `ordered_`, if there.
   void EraseOrdered(Partitions::iterator it);
 
-  std::vector<Partitions::iterator> ordered_;  // to_read by position: ToReadInOrder's answer
+  // to_read by position, and partitions unmarked since the last ToReadInOrder (which drops them).
+  std::vector<Partitions::iterator> ordered_;
+  size_t unmarked_in_ordered_ = 0;
+  uint64_t reads_version_ = 0;
 };
 
 // What NewContext decided for one request; FetchManager::Answer completes the answer with it.

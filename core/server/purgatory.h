@@ -45,6 +45,11 @@ class DelayedOperation {
   virtual ~DelayedOperation() = default;
   // Completes the operation (sends its answer) and returns true when it can; false otherwise.
   virtual bool TryComplete() = 0;
+  // The same when `key`, which it watches, may have changed (CheckAndComplete(key)): an operation
+  // that knows what the other keys held at its last check may look at `key` alone.
+  virtual bool TryCompleteFor(const TopicPartition& /*key*/) { return TryComplete(); }
+  // It watches one more key (WatchLate): what it knew of its keys may no longer cover them all.
+  virtual void WatchAdded() {}
   // The timeout passed: answer with what there is.
   virtual void OnExpiration() = 0;
 };
@@ -87,7 +92,7 @@ class Purgatory {
   // stopped being quiet): in its place by id, so that a key's operations are still checked
   // oldest first. Nothing when `id` is no longer parked.
   void WatchLate(uint64_t id, WatchList& list);
-  // Asks every operation watching `key` again; returns how many completed.
+  // Asks every operation watching `key` again (TryCompleteFor(key)); returns how many completed.
   int CheckAndComplete(const TopicPartition& key);
   // Drops every operation unanswered (shutdown).
   void Clear();
@@ -153,26 +158,49 @@ class DelayedProduce final : public DelayedOperation {
 
 class DelayedFetch final : public DelayedOperation {
  public:
+  // How a check that did not complete the fetch found it: `nothing` when no partition had
+  // anything new (Partition::HasNothingNewAt of each), not merely fewer bytes than min_bytes; as
+  // of the ReplicaManager's partitions `version` and (a session's fetch) the session's partitions
+  // to read `reads` (FetchSession::reads_version).
+  struct Waiting {
+    bool nothing = false;
+    uint64_t version = 0;
+    uint64_t reads = 0;
+  };
   // Reads every partition of the request (no follower-state update).
   using Read = std::function<std::vector<FetchPartitionResponse>(const FetchRequest&)>;
   // The answer when the fetch can complete now (FetchCanCompleteNow of a full read), else
-  // nullopt; it may leave unread the partitions that have nothing to give (a check then costs
-  // the partitions with something new, not all of them).
-  using ReadIfReady =
-      std::function<std::optional<std::vector<FetchPartitionResponse>>(const FetchRequest&)>;
+  // nullopt, telling how it waits in `*waiting`; it may leave unread the partitions that have
+  // nothing to give (a check then costs the partitions with something new, not all of them).
+  using ReadIfReady = std::function<std::optional<std::vector<FetchPartitionResponse>>(
+      const FetchRequest&, Waiting* waiting)>;
+  // After a check that found nothing new anywhere (`waiting`), and with no key watched since:
+  // true when `key`'s partition still has nothing new (false: unknown, or something). Whoever
+  // changes a partition checks its key (Purgatory::CheckAndComplete), so the others still have
+  // nothing, and the check of `key` is that one partition's, not the walk of every one (Kafka's
+  // DelayedFetch.tryComplete walks them all: a parked fetch of a session of thousands of
+  // partitions cost that much at every append, HW move and leadership change of any of them).
+  using StillNothing = std::function<bool(const FetchRequest& request, const TopicPartition& key,
+                                          const Waiting& waiting)>;
   using Respond = std::function<void(FetchResponse)>;
-  // Each check reads with `read_if_ready`; the expiration with `read`.
-  DelayedFetch(FetchRequest request, Read read, ReadIfReady read_if_ready, Respond respond);
+  // Each check reads with `read_if_ready` (or looks at its key with `still_nothing`); the
+  // expiration with `read`.
+  DelayedFetch(FetchRequest request, Read read, ReadIfReady read_if_ready,
+               StillNothing still_nothing, Respond respond);
   // Each check reads every partition with `read` and asks FetchCanCompleteNow.
   DelayedFetch(FetchRequest request, Read read, Respond respond);
   bool TryComplete() override;
+  bool TryCompleteFor(const TopicPartition& key) override;
+  void WatchAdded() override { waiting_.nothing = false; }
   void OnExpiration() override;
 
  private:
   FetchRequest request_;
   Read read_;
   ReadIfReady read_if_ready_;
+  StillNothing still_nothing_;
   Respond respond_;
+  Waiting waiting_;  // as the last check found it
 };
 
 // Whether a fetch read may be answered at once: Kafka's fetchMessages answers immediately when

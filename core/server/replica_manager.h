@@ -208,13 +208,21 @@ class ReplicaManager {
   // reads every partition in request order, as ReadFromLocalLog reads them.
   // `resolved` keeps the Partition of each of the request's partitions across the checks of one
   // parked fetch (looked up again only after a partition was added or removed).
+  // `waiting` (if given) learns how it waits when it cannot complete (DelayedFetch::Waiting).
   struct ResolvedPartitions {
     static constexpr uint64_t kNever = UINT64_MAX;
+    static constexpr size_t kNamedTwice = SIZE_MAX;
     uint64_t version = kNever;           // partitions_version_ when resolved
     std::vector<Partition*> partitions;  // by request index; null: unknown here
+    // Each partition's request index (kNamedTwice: more than one), made at the first key check.
+    std::unordered_map<TopicPartition, size_t> index;
   };
   std::optional<std::vector<FetchPartitionResponse>> ReadFromLocalLogIfReady(
-      const FetchRequest& request, ResolvedPartitions& resolved);
+      const FetchRequest& request, ResolvedPartitions& resolved,
+      DelayedFetch::Waiting* waiting = nullptr);
+  // DelayedFetch::StillNothing of a parked fetch read with ReadFromLocalLogIfReady.
+  bool StillNothing(const FetchRequest& request, ResolvedPartitions& resolved,
+                    const TopicPartition& key, const DelayedFetch::Waiting& waiting);
   // A follower's fetch of `partition` at `asked` (updateFollowerLogReadResults, with the ISR
   // write and the re-checks it calls for); true when it moved the follower's LEO, the HW or the
   // ISR.
@@ -222,9 +230,12 @@ class ReplicaManager {
   // A parked incremental fetch's check (`always`: its expiration): the answer over the session's
   // partitions that are not quiet, as ReadFromLocalLogIfReady gives it, setting `context.order`;
   // nullopt when it cannot complete yet.
-  std::optional<std::vector<FetchPartitionResponse>> ReadSessionIfReady(const FetchRequest& parked,
-                                                                        FetchContext& context,
-                                                                        bool always);
+  std::optional<std::vector<FetchPartitionResponse>> ReadSessionIfReady(
+      const FetchRequest& parked, FetchContext& context, bool always,
+      DelayedFetch::Waiting* waiting = nullptr);
+  // DelayedFetch::StillNothing of a parked incremental fetch.
+  bool SessionStillNothing(const FetchRequest& parked, const FetchContext& context,
+                           const TopicPartition& key, const DelayedFetch::Waiting& waiting) const;
   // Re-checks parked requests on `tp` (after anything that may move its HW or LEO).
   void PartitionChanged(const TopicPartition& tp);
 

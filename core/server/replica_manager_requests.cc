@@ -121,13 +121,18 @@ void ReplicaManager::HandleFetch(FetchRequest request, std::function<void(FetchR
   for (const FetchPartition& asked : request.partitions) keys.push_back(asked.tp);
   const TimeUs timeout_us = static_cast<TimeUs>(request.max_wait_ms) * kUsPerMs;
   // What the read above resolved, valid while no partition is added or removed.
-  ResolvedPartitions resolved{read_version, std::move(partitions)};
+  auto resolved = std::make_shared<ResolvedPartitions>(
+      ResolvedPartitions{.version = read_version, .partitions = std::move(partitions)});
   fetch_purgatory_.TryCompleteElseWatch(
       std::make_unique<DelayedFetch>(
           std::move(request),
           [this](const FetchRequest& parked) { return ReadFromLocalLog(parked); },
-          [this, resolved = std::move(resolved)](const FetchRequest& parked) mutable {
-            return ReadFromLocalLogIfReady(parked, resolved);
+          [this, resolved](const FetchRequest& parked, DelayedFetch::Waiting* waiting) {
+            return ReadFromLocalLogIfReady(parked, *resolved, waiting);
+          },
+          [this, resolved](const FetchRequest& parked, const TopicPartition& key,
+                           const DelayedFetch::Waiting& waiting) {
+            return StillNothing(parked, *resolved, key, waiting);
           },
           std::move(respond)),
       timeout_us, keys);
@@ -233,8 +238,12 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
           [this, shared, unpark](const FetchRequest& parked) {
             return *ReadSessionIfReady(parked, *shared, /*always=*/true);
           },
-          [this, shared](const FetchRequest& parked) {
-            return ReadSessionIfReady(parked, *shared, /*always=*/false);
+          [this, shared](const FetchRequest& parked, DelayedFetch::Waiting* waiting) {
+            return ReadSessionIfReady(parked, *shared, /*always=*/false, waiting);
+          },
+          [this, shared](const FetchRequest& parked, const TopicPartition& key,
+                         const DelayedFetch::Waiting& waiting) {
+            return SessionStillNothing(parked, *shared, key, waiting);
           },
           std::move(respond)),
       timeout_us,
@@ -251,7 +260,8 @@ void ReplicaManager::HandleFetch(FetchRequest request, FetchContext context, Ses
 }
 
 std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadSessionIfReady(
-    const FetchRequest& parked, FetchContext& context, bool always) {
+    const FetchRequest& parked, FetchContext& context, bool always,
+    DelayedFetch::Waiting* waiting) {
   // The session's partitions not held quiet, read as a parked fetch of them is read.
   const std::vector<FetchSession::Partitions::iterator>& to_read = context.session->ToReadInOrder();
   // A check (not `always`) of a fetch that waits (max_wait_ms > 0, min_bytes >= 1) finds it
@@ -273,7 +283,14 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadSessionIf
         break;
       }
     }
-    if (nothing) return std::nullopt;
+    if (nothing) {
+      if (waiting != nullptr) {
+        *waiting = DelayedFetch::Waiting{.nothing = true,
+                                         .version = partitions_version_,
+                                         .reads = context.session->reads_version()};
+      }
+      return std::nullopt;
+    }
   }
   std::vector<FetchSession::Partitions::iterator> order = to_read;
   FetchRequest asked = parked;
@@ -291,6 +308,25 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadSessionIf
   if (!read.has_value()) return std::nullopt;
   context.order = std::move(order);
   return read;
+}
+
+bool ReplicaManager::SessionStillNothing(const FetchRequest& parked, const FetchContext& context,
+                                         const TopicPartition& key,
+                                         const DelayedFetch::Waiting& waiting) const {
+  // The session's partitions to read and the broker's partitions are those of the check that
+  // found nothing, and `key` is one of them, looked up then.
+  const FetchSession& session = *context.session;
+  if (!waiting.nothing || waiting.version != partitions_version_ ||
+      waiting.reads != session.reads_version()) {
+    return false;
+  }
+  auto found = session.index.find(key);
+  if (found == session.index.end()) return false;
+  const CachedPartition& cached = *found->second;
+  if (!cached.to_read || cached.resolved_version != partitions_version_) return false;
+  return cached.resolved != nullptr &&
+         cached.resolved->HasNothingNewAt(cached.fetch_offset, cached.max_bytes,
+                                          parked.replica_id.value() >= 0);
 }
 
 std::vector<FetchPartitionResponse> ReplicaManager::ReadFromLocalLog(
@@ -358,7 +394,7 @@ void ReplicaManager::ReadPartition(const FetchPartition& asked, Partition* parti
 }
 
 std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocalLogIfReady(
-    const FetchRequest& request, ResolvedPartitions& resolved) {
+    const FetchRequest& request, ResolvedPartitions& resolved, DelayedFetch::Waiting* waiting) {
   if (request.max_wait_ms <= 0 || request.partitions.empty()) return ReadFromLocalLog(request);
   const bool from_follower = request.replica_id.value() >= 0;
   if (resolved.version != partitions_version_) {
@@ -386,7 +422,12 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
     error |= response.error_code != Errc::kNone;
     bytes += static_cast<int64_t>(response.records.size());
   }
-  if (!error && bytes < request.min_bytes) return std::nullopt;
+  if (!error && bytes < request.min_bytes) {
+    if (waiting != nullptr && read.empty()) {
+      *waiting = DelayedFetch::Waiting{.nothing = true, .version = partitions_version_};
+    }
+    return std::nullopt;
+  }
   // The skipped partitions still have nothing to give: a read touches only its own log.
   std::vector<FetchPartitionResponse> responses;
   responses.reserve(request.partitions.size());
@@ -401,6 +442,30 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
     }
   }
   return responses;
+}
+
+bool ReplicaManager::StillNothing(const FetchRequest& request, ResolvedPartitions& resolved,
+                                  const TopicPartition& key, const DelayedFetch::Waiting& waiting) {
+  if (!waiting.nothing || waiting.version != partitions_version_ ||
+      resolved.version != partitions_version_) {
+    return false;
+  }
+  if (resolved.index.empty()) {
+    resolved.index.reserve(request.partitions.size());
+    for (size_t i = 0; i < request.partitions.size(); ++i) {
+      auto [it, added] = resolved.index.emplace(request.partitions[i].tp, i);
+      if (!added) it->second = ResolvedPartitions::kNamedTwice;
+    }
+  }
+  auto found = resolved.index.find(key);
+  if (found == resolved.index.end() || found->second == ResolvedPartitions::kNamedTwice) {
+    return false;
+  }
+  const FetchPartition& asked = request.partitions[found->second];
+  const Partition* partition = resolved.partitions[found->second];
+  return partition != nullptr &&
+         partition->HasNothingNewAt(asked.fetch_offset, asked.partition_max_bytes,
+                                    request.replica_id.value() >= 0);
 }
 
 ListOffsetsResponse ReplicaManager::HandleListOffsets(const ListOffsetsRequest& request) {

@@ -3,11 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <optional>
+#include <random>
 #include <vector>
 
+#include "core/base/clock.h"
 #include "core/base/random.h"
 #include "core/cluster/metadata_cache.h"
+#include "core/server/fetch_session.h"
 #include "core/server/purgatory.h"
 #include "core/storage/hw_checkpoint.h"
 #include "sim/kernel/event_loop.h"
@@ -316,6 +321,131 @@ TEST(DelayedFetchTest, WaitsForMinBytesAndAnswersErrorsAtOnce) {
   ASSERT_TRUE(answer.has_value());
   EXPECT_EQ(reads, 2);
   EXPECT_EQ(answer->responses.size(), 1u);
+}
+
+TEST(DelayedFetchTest, AfterFindingNothingNewAKeyCheckLooksAtThatKeyAlone) {
+  // Two partitions, nothing new in either: each later check is of the key that changed only,
+  // until a key check finds something (a full read then completes the fetch) or the fetch
+  // watches one more key (a full read again).
+  sim::EventLoop loop;
+  Purgatory purgatory(loop, "test");
+  FetchRequest request;
+  request.max_wait_ms = 500;
+  request.min_bytes = 1;
+  request.partitions.push_back(FetchPartition{kT0, Offset(0), kUndefinedOffset, 1 << 20});
+  request.partitions.push_back(FetchPartition{kT1, Offset(0), kUndefinedOffset, 1 << 20});
+  std::map<TopicPartition, int64_t> bytes = {{kT0, 0}, {kT1, 0}};
+  int full_checks = 0;  // release builds only: debug builds walk again at each key check too
+  std::vector<TopicPartition> key_checks;
+  auto read = [&](const FetchRequest& asked) {
+    std::vector<FetchPartitionResponse> responses;
+    for (const FetchPartition& partition : asked.partitions) {
+      FetchPartitionResponse& response = responses.emplace_back();
+      response.tp = partition.tp;
+      response.records = Bytes(static_cast<size_t>(bytes[partition.tp]), 0);
+    }
+    return responses;
+  };
+  std::optional<FetchResponse> answer;
+  auto fetch = std::make_unique<DelayedFetch>(
+      request, read,
+      [&](const FetchRequest& asked,
+          DelayedFetch::Waiting* waiting) -> std::optional<std::vector<FetchPartitionResponse>> {
+        ++full_checks;
+        std::vector<FetchPartitionResponse> responses = read(asked);
+        if (FetchCanCompleteNow(asked, responses)) return responses;
+        *waiting = DelayedFetch::Waiting{.nothing = true, .version = 7};
+        return std::nullopt;
+      },
+      [&](const FetchRequest&, const TopicPartition& key, const DelayedFetch::Waiting& waiting) {
+        EXPECT_TRUE(waiting.nothing);
+        EXPECT_EQ(waiting.version, 7u);
+        key_checks.push_back(key);
+        return bytes[key] == 0;
+      },
+      [&](FetchResponse response) { answer = std::move(response); });
+  std::vector<TopicPartition> keys = {kT0, kT1};
+  uint64_t id = 0;
+  EXPECT_FALSE(purgatory.TryCompleteElseWatchLists(
+      std::move(fetch), 500 * kUsPerMs,
+      [&](const auto& watch) {
+        for (const TopicPartition& key : keys) watch(purgatory.WatchListOf(key));
+      },
+      &id));
+  const int parked_checks = full_checks;
+  EXPECT_EQ(purgatory.CheckAndComplete(kT1), 0);
+  EXPECT_EQ(purgatory.CheckAndComplete(kT0), 0);
+  EXPECT_EQ(key_checks, (std::vector<TopicPartition>{kT1, kT0}));
+#ifdef NDEBUG
+  EXPECT_EQ(full_checks, parked_checks);
+#endif
+  // A key added: the next check reads them all.
+  purgatory.WatchLate(id, *purgatory.WatchListOf(TopicPartition{"t", PartitionId(2)}));
+  key_checks.clear();
+  EXPECT_EQ(purgatory.CheckAndComplete(kT1), 0);
+  EXPECT_TRUE(key_checks.empty());
+  EXPECT_GT(full_checks, parked_checks);
+  // Something new in kT1: its key check says so, the full read completes the fetch.
+  bytes[kT1] = 3;
+  EXPECT_EQ(purgatory.CheckAndComplete(kT1), 1);
+  EXPECT_EQ(key_checks, (std::vector<TopicPartition>{kT1}));
+  ASSERT_TRUE(answer.has_value());
+  ASSERT_EQ(answer->responses.size(), 2u);
+  EXPECT_EQ(answer->responses[1].records.size(), 3u);
+  EXPECT_EQ(purgatory.size(), 0u);
+}
+
+// The order a session's partitions are read in follows every change of the session, quiet holds
+// included: partitions added, forgotten, moved to the end, held quiet and released at random
+// (FetchSession drops the ones held from its order lazily, at the next ToReadInOrder).
+TEST(FetchSessionTest, ReadOrderFollowsHoldsAndReleases) {
+  sim::VirtualDisk disk{RandomStream(7)};
+  ASSERT_TRUE(disk.CreateDir("/d").ok());
+  ManualClock clock(0);
+  auto log = Log::Open(disk, clock, "/d/t-0", LogConfig{});
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  auto epochs = LeaderEpochCache::Open(disk, "/d/t-0");
+  ASSERT_TRUE(epochs.ok()) << epochs.status().ToString();
+  auto producers = Partition::LoadProducerState(disk, **log, 0);
+  ASSERT_TRUE(producers.ok()) << producers.status().ToString();
+  Partition partition(kT0, BrokerId(1), **log, std::move(epochs).value(),
+                      std::move(producers).value(), clock, PartitionConfig{}, Offset(0),
+                      [](std::string_view, const EventFields&) {});
+  FetchSession session;
+  std::mt19937_64 random(41);
+  int next_partition = 0;
+  for (int step = 0; step < 4000; ++step) {
+    const size_t size = session.partitions.size();
+    const uint64_t choice = random() % 6;
+    if (size == 0 || choice == 0) {
+      session.Add(CachedPartition{.tp = TopicPartition{"t", PartitionId(next_partition++)}});
+    } else {
+      auto it = session.partitions.begin();
+      std::advance(it, static_cast<std::ptrdiff_t>(random() % size));
+      if (choice == 1) {
+        session.Forget(it);
+      } else if (choice == 2) {
+        session.MoveToEnd(it);
+      } else if (choice <= 4) {
+        if (it->quiet_in == nullptr) session.Hold(it, partition, kNoBroker);
+      } else {
+        session.Unquiet(it);
+      }
+    }
+    // Sometimes the order is asked for only after several changes.
+    if (random() % 3 != 0) continue;
+    std::vector<TopicPartition> expected;
+    for (const CachedPartition& cached : session.partitions) {
+      if (cached.quiet_in == nullptr) expected.push_back(cached.tp);
+    }
+    std::vector<TopicPartition> ordered;
+    for (const auto& it : session.ToReadInOrder()) ordered.push_back(it->tp);
+    ASSERT_EQ(ordered, expected) << "step " << step;
+    ASSERT_EQ(session.to_read.size(), expected.size()) << "step " << step;
+  }
+  for (auto it = session.partitions.begin(); it != session.partitions.end(); ++it) {
+    session.Unquiet(it);
+  }
 }
 
 TEST(HighWatermarkCheckpointTest, RoundTripsAndSurvivesACrash) {
