@@ -154,60 +154,46 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
   ++version_;
   disconnected_.clear();
   known_brokers_.clear();
-  hosts_.clear();
+  std::map<BrokerId, std::string> hosts;
   for (const BrokerEndpoint& broker : response.brokers) {
     known_brokers_.push_back(broker.host);
-    hosts_[broker.node_id] = broker.host;
+    hosts[broker.node_id] = broker.host;
   }
+  bool changed = hosts != hosts_;
+  if (changed) hosts_ = std::move(hosts);
   bool incomplete = false;
+  std::vector<BrokerId> led;
   for (const TopicMetadata& topic : response.topic_metadata) {
-    // The topic's leaders become the answer's: merged into leaders_ in partition order, so that
-    // an answer like the last one (a refresh of thousands of partitions) changes values in place
-    // rather than erasing and inserting every entry.
-    std::vector<std::pair<PartitionId, BrokerId>> led;
+    // The topic's leaders become the answer's, by partition id (kNoBroker: none); a partition
+    // named twice takes the last.
+    led.clear();
     if (topic.error_code != Errc::kNone) {
       partition_counts_.erase(topic.topic);
       incomplete = true;
     } else {
       partition_counts_[topic.topic] = static_cast<int32_t>(topic.partition_metadata.size());
-      led.reserve(topic.partition_metadata.size());
       for (const PartitionMetadata& partition : topic.partition_metadata) {
         if (partition.error_code != Errc::kNone || partition.leader == kNoBroker) {
           incomplete = true;
           continue;
         }
-        led.emplace_back(partition.partition, partition.leader);
+        KSIM_CHECK(partition.partition.value() >= 0);
+        const auto at = static_cast<size_t>(partition.partition.value());
+        if (at >= led.size()) led.resize(at + 1, kNoBroker);
+        led[at] = partition.leader;
       }
-      std::stable_sort(led.begin(), led.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-      // A partition named twice: the last one counts, as the map assignment it replaces did.
-      size_t kept = 0;
-      for (size_t i = 0; i < led.size(); ++i) {
-        if (kept > 0 && led[kept - 1].first == led[i].first) {
-          led[kept - 1] = led[i];
-        } else {
-          led[kept++] = led[i];
-        }
-      }
-      led.resize(kept);
     }
-    auto it = leaders_.lower_bound(TopicPartition{topic.topic, PartitionId(INT32_MIN)});
-    auto next = led.begin();
-    auto held = [&] { return it != leaders_.end() && it->first.topic == topic.topic; };
-    while (held() || next != led.end()) {
-      if (held() && (next == led.end() || it->first.partition < next->first)) {
-        leader_index_.Erase(it->first);  // no longer led, or no longer named
-        it = leaders_.erase(it);
-      } else if (held() && it->first.partition == next->first) {
-        it->second = (next++)->second;
-        ++it;
-      } else {
-        TopicPartition tp{topic.topic, next->first};
-        auto added = leaders_.emplace_hint(it, tp, (next++)->second);
-        leader_index_.Insert(tp, &added->second);
-      }
+    auto it = leaders_.find(topic.topic);
+    if (it == leaders_.end()) {
+      if (led.empty()) continue;
+      it = leaders_.emplace(topic.topic, std::vector<BrokerId>{}).first;
+    }
+    if (it->second != led) {
+      it->second.assign(led.begin(), led.end());
+      changed = true;
     }
   }
+  if (changed) ++leaders_version_;
   timers_.Cancel(max_age_timer_);
   max_age_timer_ = timers_.Schedule(config_.metadata_max_age_ms * kUsPerMs, [this] {
     max_age_timer_ = 0;
@@ -220,11 +206,25 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
 }
 
 std::optional<std::string> ConsumerNetwork::LeaderHost(const TopicPartition& tp) const {
-  const BrokerId* leader = leader_index_.Find(tp);
-  if (leader == nullptr) return std::nullopt;
-  auto host = hosts_.find(*leader);
-  if (host == hosts_.end()) return std::nullopt;
-  return host->second;
+  const std::string* host = FindLeaderHost(tp);
+  if (host == nullptr) return std::nullopt;
+  return *host;
+}
+
+const std::string* ConsumerNetwork::FindLeaderHost(const TopicPartition& tp) const {
+  // The topic found last first: a walk of the assignment asks for one topic's partitions in turn.
+  if (last_topic_ == leaders_.end() || last_topic_->first != tp.topic) {
+    last_topic_ = leaders_.find(tp.topic);
+    if (last_topic_ == leaders_.end()) return nullptr;
+  }
+  const std::vector<BrokerId>& led = last_topic_->second;
+  const int32_t partition = tp.partition.value();
+  if (partition < 0 || static_cast<size_t>(partition) >= led.size()) return nullptr;
+  const BrokerId leader = led[static_cast<size_t>(partition)];
+  if (leader == kNoBroker) return nullptr;
+  auto host = hosts_.find(leader);
+  if (host == hosts_.end()) return nullptr;
+  return &host->second;
 }
 
 std::optional<int32_t> ConsumerNetwork::PartitionCount(const std::string& topic) const {

@@ -27,7 +27,6 @@
 
 #include "core/base/clock.h"
 #include "core/base/timer_group.h"
-#include "core/base/topic_partition_index.h"
 #include "core/clients/consumer/consumer.h"
 #include "core/protocol/messages.h"
 #include "core/protocol/network_client.h"
@@ -65,9 +64,13 @@ class ConsumerNetwork {
   bool update_in_flight() const { return in_flight_; }
   // Bumped by every metadata answer.
   uint64_t version() const { return version_; }
+  // Bumped by every metadata answer that changed a leader or a broker's host.
+  uint64_t leaders_version() const { return leaders_version_; }
 
   // The leader's host, when the last metadata named a live one.
   std::optional<std::string> LeaderHost(const TopicPartition& tp) const;
+  // The same without the copy: valid until the next metadata answer (null: none).
+  const std::string* FindLeaderHost(const TopicPartition& tp) const;
   std::optional<int32_t> PartitionCount(const std::string& topic) const;
 
   // Stops everything: queued requests are dropped, no more metadata requests.
@@ -93,10 +96,12 @@ class ConsumerNetwork {
   // them last (Kafka: a closed connection must be reopened; a dead host never answers).
   std::set<std::string, std::less<>> disconnected_;
   std::map<BrokerId, std::string> hosts_;
-  std::map<TopicPartition, BrokerId> leaders_;
-  // leaders_' values by partition, for LeaderHost (asked for every partition at every fetch);
-  // follows each insertion and erasure.
-  TopicPartitionIndex<const BrokerId> leader_index_;
+  // Per topic, each partition's leader by partition id (kNoBroker: none), as the last answer
+  // named them. A topic stays once named (its leaders emptied when an answer names it no more).
+  std::map<std::string, std::vector<BrokerId>, std::less<>> leaders_;
+  // FindLeaderHost's last topic (leaders_.end(): none): entries are never erased.
+  mutable std::map<std::string, std::vector<BrokerId>, std::less<>>::const_iterator last_topic_ =
+      leaders_.end();
   std::map<std::string, int32_t> partition_counts_;
   bool in_flight_ = false;
   bool update_requested_ = false;
@@ -104,6 +109,7 @@ class ConsumerNetwork {
   TimeUs last_request_us_ = -1;
   TimerId max_age_timer_ = 0;
   uint64_t version_ = 0;
+  uint64_t leaders_version_ = 0;
 };
 
 }  // namespace ksim

@@ -224,23 +224,29 @@ void Fetcher::OnListOffsets(const std::string& leader, const std::vector<TopicPa
 // ---- Fetch (Kafka's Fetcher.sendFetches / parseCompletedFetch) ---------------------------
 
 void Fetcher::GroupByHost() {
-  const std::pair<uint64_t, uint64_t> versions{assign_version_, network_.version()};
+  const std::pair<uint64_t, uint64_t> versions{assign_version_, network_.leaders_version()};
   if (grouped_at_ == versions) return;
   grouped_at_ = versions;
   by_host_.clear();
   unled_.clear();
+  // Runs of partitions led by one host are the rule: its Host is looked up once a run.
+  const std::string* last_leader = nullptr;
+  Host* last_host = nullptr;
   for (auto& [tp, state] : partitions_) {
-    std::optional<std::string> leader = network_.LeaderHost(tp);
+    const std::string* leader = network_.FindLeaderHost(tp);
     state.tp = &tp;
     state.changed = false;
     state.host = nullptr;
-    if (!leader) {
+    if (leader == nullptr) {
       unled_.push_back(&state);
       continue;
     }
-    Host& host = by_host_[*leader];
-    host.members.push_back(&state);
-    state.host = &host;
+    if (leader != last_leader) {
+      last_leader = leader;
+      last_host = &by_host_[*leader];
+    }
+    last_host->members.push_back(&state);
+    state.host = last_host;
   }
 }
 
