@@ -6,11 +6,19 @@ namespace ksim {
 
 void MetadataCache::Update(const UpdateMetadataRequest& request) {
   controller_id_ = request.controller_id;
-  brokers_.clear();
+  std::map<BrokerId, BrokerEndpoint> brokers;
   for (const BrokerEndpoint& endpoint : request.live_brokers) {
-    brokers_[endpoint.node_id] = endpoint;
+    brokers[endpoint.node_id] = endpoint;
   }
+  // The answers tell which replicas and leaders are alive: another set of live brokers drops
+  // them all.
+  const bool same_alive =
+      std::equal(brokers.begin(), brokers.end(), brokers_.begin(), brokers_.end(),
+                 [](const auto& a, const auto& b) { return a.first == b.first; });
+  if (!same_alive) answers_.clear();
+  brokers_ = std::move(brokers);
   for (const UpdateMetadataPartitionState& state : request.partition_states) {
+    if (!answers_.empty()) PatchAnswer(state);
     if (state.leader == kLeaderDuringDelete) {
       auto topic = topics_.find(state.tp.topic);
       if (topic == topics_.end()) continue;
@@ -38,7 +46,43 @@ MetadataResponse MetadataCache::Answer(const MetadataRequest& request) const {
   return response;
 }
 
+void MetadataCache::PatchAnswer(const UpdateMetadataPartitionState& state) {
+  auto answer = answers_.find(state.tp.topic);
+  if (answer == answers_.end()) return;
+  std::vector<PartitionMetadata>& partitions = answer->second.partition_metadata;
+  auto at = std::lower_bound(
+      partitions.begin(), partitions.end(), state.tp.partition,
+      [](const PartitionMetadata& partition, PartitionId id) { return partition.partition < id; });
+  if (state.leader == kLeaderDuringDelete || at == partitions.end() ||
+      at->partition != state.tp.partition) {
+    answers_.erase(answer);  // a partition gone or new: built again at the next question
+    return;
+  }
+  FillAnswer(state.tp.partition, state, *at);
+}
+
+void MetadataCache::FillAnswer(PartitionId partition, const UpdateMetadataPartitionState& state,
+                               PartitionMetadata& answer) const {
+  answer.error_code = Errc::kNone;
+  answer.partition = partition;
+  answer.leader = kNoBroker;
+  answer.leader_epoch = kUndefinedEpoch;
+  answer.replicas = state.replicas;
+  answer.isr = state.isr;
+  answer.offline_replicas.clear();
+  for (BrokerId replica : state.replicas) {
+    if (!IsAlive(replica)) answer.offline_replicas.push_back(replica);
+  }
+  if (state.leader == kNoBroker || !IsAlive(state.leader)) {
+    answer.error_code = Errc::kLeaderNotAvailable;
+  } else {
+    answer.leader = state.leader;
+    answer.leader_epoch = state.leader_epoch;
+  }
+}
+
 TopicMetadata MetadataCache::TopicAnswer(const std::string& topic) const {
+  if (auto built = answers_.find(topic); built != answers_.end()) return built->second;
   TopicMetadata metadata;
   metadata.topic = topic;
   auto it = topics_.find(topic);
@@ -46,23 +90,11 @@ TopicMetadata MetadataCache::TopicAnswer(const std::string& topic) const {
     metadata.error_code = Errc::kUnknownTopicOrPartition;
     return metadata;
   }
+  metadata.partition_metadata.reserve(it->second.size());
   for (const auto& [partition, state] : it->second) {
-    PartitionMetadata pm;
-    pm.partition = partition;
-    pm.replicas = state.replicas;
-    pm.isr = state.isr;
-    for (BrokerId replica : state.replicas) {
-      if (!IsAlive(replica)) pm.offline_replicas.push_back(replica);
-    }
-    if (state.leader == kNoBroker || !IsAlive(state.leader)) {
-      pm.error_code = Errc::kLeaderNotAvailable;
-      pm.leader = kNoBroker;
-    } else {
-      pm.leader = state.leader;
-      pm.leader_epoch = state.leader_epoch;
-    }
-    metadata.partition_metadata.push_back(std::move(pm));
+    FillAnswer(partition, state, metadata.partition_metadata.emplace_back());
   }
+  answers_.emplace(topic, metadata);
   return metadata;
 }
 

@@ -42,11 +42,20 @@ class MetadataCache {
 
  private:
   TopicMetadata TopicAnswer(const std::string& topic) const;
+  // Brings the kept answer of `state`'s topic up to date with it (or drops it).
+  void PatchAnswer(const UpdateMetadataPartitionState& state);
+  void FillAnswer(PartitionId partition, const UpdateMetadataPartitionState& state,
+                  PartitionMetadata& answer) const;
 
   BrokerId controller_id_ = kNoBroker;
   std::map<BrokerId, BrokerEndpoint> brokers_;
   // topic -> partition -> state
   std::map<std::string, std::map<PartitionId, UpdateMetadataPartitionState>> topics_;
+  // Each known topic's answer as last built, each partition's patched by the Updates that name
+  // it, dropped when the set of live brokers changes or a partition is added or removed: a
+  // client asks again and again (every retry.backoff.ms while a leader is missing, every
+  // metadata.max.age.ms), and a topic of thousands of partitions is not built at each question.
+  mutable std::map<std::string, TopicMetadata, std::less<>> answers_;
 };
 
 }  // namespace ksim

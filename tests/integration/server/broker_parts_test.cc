@@ -70,6 +70,48 @@ TEST(MetadataCacheTest, AnswersFromTheLastUpdate) {
   EXPECT_FALSE(cache.AliveEndpoint(BrokerId(3)).has_value());
 }
 
+TEST(MetadataCacheTest, AnAnswerFollowsEveryUpdateAfterIt) {
+  // The answers are kept between updates: each of these updates must show in the next one.
+  MetadataCache cache;
+  UpdateMetadataRequest update;
+  update.live_brokers = {Endpoint(1), Endpoint(2), Endpoint(3)};
+  update.partition_states = {State(kT0, 1, {BrokerId(1), BrokerId(2)}),
+                             State(kT1, 2, {BrokerId(2), BrokerId(3)})};
+  cache.Update(update);
+  MetadataRequest request;
+  request.topics = std::vector<std::string>{"t"};
+  auto partitions = [&] { return cache.Answer(request).topic_metadata.at(0).partition_metadata; };
+  ASSERT_EQ(partitions().size(), 2u);
+  EXPECT_EQ(partitions()[1].leader, BrokerId(2));
+  // A partition's new leader, in an update naming only it.
+  update.partition_states = {State(kT1, 3, {BrokerId(2), BrokerId(3)})};
+  cache.Update(update);
+  EXPECT_EQ(partitions()[1].leader, BrokerId(3));
+  EXPECT_EQ(partitions()[0].leader, BrokerId(1));
+  // A broker gone, in an update naming no partition: its replicas are offline, its leadership
+  // not available.
+  update.live_brokers = {Endpoint(1), Endpoint(2)};
+  update.partition_states.clear();
+  cache.Update(update);
+  EXPECT_EQ(partitions()[1].error_code, Errc::kLeaderNotAvailable);
+  EXPECT_EQ(partitions()[1].offline_replicas, std::vector<BrokerId>{BrokerId(3)});
+  EXPECT_TRUE(partitions()[0].offline_replicas.empty());
+  // Back: alive again.
+  update.live_brokers = {Endpoint(1), Endpoint(2), Endpoint(3)};
+  cache.Update(update);
+  EXPECT_EQ(partitions()[1].error_code, Errc::kNone);
+  EXPECT_EQ(partitions()[1].leader, BrokerId(3));
+  // A partition added to the topic.
+  update.partition_states = {State(TopicPartition{"t", PartitionId(2)}, 1, {BrokerId(1)})};
+  cache.Update(update);
+  EXPECT_EQ(partitions().size(), 3u);
+  // Deleted.
+  update.partition_states = {State(kT0, -2, {BrokerId(1)})};
+  cache.Update(update);
+  ASSERT_EQ(partitions().size(), 2u);
+  EXPECT_EQ(partitions()[0].partition, PartitionId(1));
+}
+
 TEST(MetadataCacheTest, LeaderDuringDeleteRemovesThePartition) {
   MetadataCache cache;
   UpdateMetadataRequest update;
