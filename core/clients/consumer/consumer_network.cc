@@ -10,6 +10,13 @@
 
 namespace ksim {
 
+namespace {
+
+// Leader changes kept for the Fetcher between two of its groupings, at most.
+constexpr size_t kMaxLeaderChanges = 100'000;
+
+}  // namespace
+
 ConsumerNetwork::ConsumerNetwork(const ConsumerConfig& config, Transport& transport, Timers& timers,
                                  const Clock& clock, Listeners listeners)
     : config_(config), clock_(clock), listeners_(std::move(listeners)), timers_(timers) {
@@ -160,7 +167,10 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
     hosts[broker.node_id] = broker.host;
   }
   bool changed = hosts != hosts_;
-  if (changed) hosts_ = std::move(hosts);
+  if (changed) {
+    hosts_ = std::move(hosts);
+    all_leaders_changed_ = true;
+  }
   bool incomplete = false;
   std::vector<BrokerId> led;
   for (const TopicMetadata& topic : response.topic_metadata) {
@@ -189,9 +199,25 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
       it = leaders_.emplace(topic.topic, std::vector<BrokerId>{}).first;
     }
     if (it->second != led) {
+      if (!all_leaders_changed_) {
+        const std::vector<BrokerId>& before = it->second;
+        for (size_t i = 0; i < std::max(before.size(), led.size()); ++i) {
+          const BrokerId was = i < before.size() ? before[i] : kNoBroker;
+          const BrokerId now = i < led.size() ? led[i] : kNoBroker;
+          if (was != now) {
+            leader_changes_.push_back(
+                TopicPartition{topic.topic, PartitionId(static_cast<int32_t>(i))});
+          }
+        }
+      }
       it->second.assign(led.begin(), led.end());
       changed = true;
     }
+  }
+  // A reader that stopped reading (or a flood of changes) costs no more than a regrouping.
+  if (leader_changes_.size() > kMaxLeaderChanges) {
+    leader_changes_.clear();
+    all_leaders_changed_ = true;
   }
   if (changed) ++leaders_version_;
   timers_.Cancel(max_age_timer_);
@@ -209,6 +235,14 @@ std::optional<std::string> ConsumerNetwork::LeaderHost(const TopicPartition& tp)
   const std::string* host = FindLeaderHost(tp);
   if (host == nullptr) return std::nullopt;
   return *host;
+}
+
+std::optional<std::vector<TopicPartition>> ConsumerNetwork::TakeLeaderChanges() {
+  std::optional<std::vector<TopicPartition>> changes;
+  if (!all_leaders_changed_) changes = std::move(leader_changes_);
+  leader_changes_.clear();
+  all_leaders_changed_ = false;
+  return changes;
 }
 
 const std::string* ConsumerNetwork::FindLeaderHost(const TopicPartition& tp) const {

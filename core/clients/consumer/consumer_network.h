@@ -66,6 +66,10 @@ class ConsumerNetwork {
   uint64_t version() const { return version_; }
   // Bumped by every metadata answer that changed a leader or a broker's host.
   uint64_t leaders_version() const { return leaders_version_; }
+  // The partitions whose leader the answers changed since the last call (a partition may be
+  // named more than once), or nullopt when any partition's may have (a broker's host changed, or
+  // more changes than are worth keeping): for one reader, the Fetcher, which regroups only those.
+  std::optional<std::vector<TopicPartition>> TakeLeaderChanges();
 
   // The leader's host, when the last metadata named a live one.
   std::optional<std::string> LeaderHost(const TopicPartition& tp) const;
@@ -110,6 +114,8 @@ class ConsumerNetwork {
   TimerId max_age_timer_ = 0;
   uint64_t version_ = 0;
   uint64_t leaders_version_ = 0;
+  std::vector<TopicPartition> leader_changes_;  // since the last TakeLeaderChanges
+  bool all_leaders_changed_ = true;             // ... or every partition's
 };
 
 }  // namespace ksim

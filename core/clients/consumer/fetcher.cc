@@ -226,12 +226,23 @@ void Fetcher::OnListOffsets(const std::string& leader, const std::vector<TopicPa
 void Fetcher::GroupByHost() {
   const std::pair<uint64_t, uint64_t> versions{assign_version_, network_.leaders_version()};
   if (grouped_at_ == versions) return;
+  std::optional<std::vector<TopicPartition>> moved = network_.TakeLeaderChanges();
+  if (grouped_at_.has_value() && grouped_at_->first == assign_version_ && moved.has_value()) {
+    // Only some leaders moved: their partitions change hosts, the other hosts' sessions go on
+    // from what changed (BuildChanged), as the walk of every partition would make them.
+    grouped_at_ = versions;
+    for (const TopicPartition& tp : *moved) {
+      if (PartitionState* state = Find(tp)) Regroup(*state);
+    }
+    return;
+  }
   grouped_at_ = versions;
   by_host_.clear();
   unled_.clear();
-  // Runs of partitions led by one host are the rule: its Host is looked up once a run.
-  const std::string* last_leader = nullptr;
-  Host* last_host = nullptr;
+  // Each host's Host found by the address of its name (the network's, stable through the walk):
+  // a few hosts lead every partition in turn, and a look-up by name each time was most of the
+  // walk.
+  std::vector<std::pair<const std::string*, Host*>> hosts;
   for (auto& [tp, state] : partitions_) {
     const std::string* leader = network_.FindLeaderHost(tp);
     state.tp = &tp;
@@ -241,13 +252,43 @@ void Fetcher::GroupByHost() {
       unled_.push_back(&state);
       continue;
     }
-    if (leader != last_leader) {
-      last_leader = leader;
-      last_host = &by_host_[*leader];
-    }
-    last_host->members.push_back(&state);
-    state.host = last_host;
+    auto known = std::find_if(hosts.begin(), hosts.end(),
+                              [leader](const auto& entry) { return entry.first == leader; });
+    Host* host = known != hosts.end() ? known->second
+                                      : hosts.emplace_back(leader, &by_host_[*leader]).second;
+    host->members.push_back(&state);
+    state.host = host;
   }
+}
+
+void Fetcher::Regroup(PartitionState& state) {
+  const std::string* leader = network_.FindLeaderHost(*state.tp);
+  Host* host = nullptr;
+  if (leader != nullptr) {
+    auto found = by_host_.find(*leader);
+    host = found != by_host_.end() ? &found->second : &by_host_[*leader];
+  }
+  if (host == state.host) return;
+  auto by_tp = [](const PartitionState* a, const PartitionState* b) { return *a->tp < *b->tp; };
+  if (Host* from = state.host; from != nullptr) {
+    auto at = std::lower_bound(from->members.begin(), from->members.end(), &state, by_tp);
+    KSIM_CHECK(at != from->members.end() && *at == &state);
+    from->members.erase(at);
+    if (state.changed) std::erase(from->changed, &state);
+    from->departed.push_back(state.tp);
+  } else {
+    std::erase(unled_, &state);
+  }
+  state.changed = false;
+  state.host = host;
+  if (host == nullptr) {
+    unled_.push_back(&state);
+    return;
+  }
+  host->members.insert(std::lower_bound(host->members.begin(), host->members.end(), &state, by_tp),
+                       &state);
+  std::erase(host->departed, state.tp);  // back: a change like any other
+  Touch(state);
 }
 
 FetchPartition Fetcher::FetchOf(const PartitionState& state) const {
@@ -272,11 +313,17 @@ std::optional<FetchSessionHandler::Request> Fetcher::BuildChanged(Host& host,
   std::sort(host.changed.begin(), host.changed.end(),
             [](const PartitionState* a, const PartitionState* b) { return *a->tp < *b->tp; });
   std::vector<FetchSessionHandler::Change> changes;
-  changes.reserve(host.changed.size());
+  changes.reserve(host.changed.size() + host.departed.size());
   for (PartitionState* state : host.changed) {
     FetchSessionHandler::Change& change = changes.emplace_back();
     change.tp = state->tp;
     if (IsFetchable(*state)) change.fetch = FetchOf(*state);
+  }
+  if (!host.departed.empty()) {
+    // Not fetched from here any more; none of them is a member (Regroup).
+    for (const TopicPartition* tp : host.departed) changes.push_back({.tp = tp, .fetch = {}});
+    std::sort(changes.begin(), changes.end(),
+              [](const auto& a, const auto& b) { return *a.tp < *b.tp; });
   }
 #ifndef NDEBUG
   // Debug builds (the tests) check the changes against the walk of every partition they spare.
@@ -301,6 +348,7 @@ std::optional<FetchSessionHandler::Request> Fetcher::BuildChanged(Host& host,
 void Fetcher::ClearChanged(Host& host) {
   for (PartitionState* state : host.changed) state->changed = false;
   host.changed.clear();
+  host.departed.clear();
   host.built = true;
 }
 

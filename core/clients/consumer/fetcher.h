@@ -101,9 +101,12 @@ class Fetcher {
   };
   // A leader host's partitions, in partition order, and with sessions those whose fetch may
   // have changed since the host's session was last built from its partitions (`built`).
+  // `departed`: partitions that left it for another host (or none) since, which its session is
+  // to forget.
   struct Host {
     std::vector<PartitionState*> members;
     std::vector<PartitionState*> changed;
+    std::vector<const TopicPartition*> departed;
     bool built = false;
   };
 
@@ -137,8 +140,11 @@ class Fetcher {
   void BackOff(const std::string& leader);
   void Progress();
   PartitionState* Find(const TopicPartition& tp);
-  // Brings by_host_ and unled_ up to date with the assignment and the last metadata answer.
+  // Brings by_host_ and unled_ up to date with the assignment and the last metadata answer:
+  // after an answer that moved some leaders, those partitions alone (Regroup).
   void GroupByHost();
+  // Moves `state` to the host that leads it now (none: unled_).
+  void Regroup(PartitionState& state);
   // Every change of a partition's state or of whether it has records buffered goes through
   // these (or Assign), which keep in_state_ and buffered_partitions_.
   void SetState(PartitionState& state, State next);
