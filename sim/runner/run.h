@@ -65,6 +65,8 @@ class ScenarioRun {
   // log end or a running replica out of its ISR (Unsettled); a producer with records pending; a
   // consumer group behind its partitions' high watermarks.
   std::string Unsettled();
+  // Unsettled's verdict on one partition (empty: settled).
+  std::string UnsettledPartition(const TopicPartition& tp);
   // ": the active controller missed its restart ..." when `broker`'s registration in ZooKeeper is
   // newer than the one the active controller read (KAFKA-1120); "" otherwise.
   std::string MissedRestart(BrokerId broker);
@@ -136,7 +138,9 @@ class ScenarioRun {
   // Drain bookkeeping: history ops read so far, and per (group, partition) the offset after the
   // highest one delivered.
   size_t drain_scanned_ = 0;
-  std::string undrained_;              // Undrained() when the final phase ended
+  std::string undrained_;  // Undrained() when the final phase ended
+  // The partition Unsettled or Drained last found unsettled: Drained() walks on from it.
+  std::optional<TopicPartition> unsettled_hint_;
   ZooKeeperPartitions zk_partitions_;  // the audited topics' partitions, for the drain checks
   TimeUs final_start_us_ = INT64_MAX;  // when the final phase began
   std::map<std::pair<std::string, TopicPartition>, Offset> delivered_next_;

@@ -467,28 +467,35 @@ std::string ScenarioRun::Unsettled() {
   for (const std::string& topic : AuditedTopics()) {
     for (PartitionId partition : zk_partitions_.Of(*cluster_, topic)) {
       const TopicPartition tp{topic, partition};
-      const BrokerId leader = cluster_->LeaderOf(tp);
-      Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
-      const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
-      if (led == nullptr || led->role() != ReplicaRole::kLeader) {
-        // The controller may still name a broker whose restart it missed (KAFKA-1120): that
-        // process was never told it leads.
-        return ToString(tp) + " has no live leader" +
-               (leader == kNoBroker ? "" : MissedRestart(leader));
+      if (std::string unsettled = UnsettledPartition(tp); !unsettled.empty()) {
+        unsettled_hint_ = tp;
+        return unsettled;
       }
-      if (led->high_watermark() < led->log_end_offset()) {
-        return ToString(tp) + "'s high watermark " + std::to_string(led->high_watermark().value()) +
-               " is below its log end " + std::to_string(led->log_end_offset().value());
-      }
-      for (BrokerId replica : led->assigned_replicas()) {
-        if (cluster_->broker(replica) == nullptr) continue;
-        const std::vector<BrokerId>& isr = led->isr();
-        if (std::find(isr.begin(), isr.end(), replica) == isr.end()) {
-          return node::Broker(replica) + " is running but out of " + ToString(tp) + "'s ISR" +
-                 MissedRestart(replica) + FetcherStopped(replica, leader) +
-                 ExitsAtEveryStart(replica);
-        }
-      }
+    }
+  }
+  return "";
+}
+
+std::string ScenarioRun::UnsettledPartition(const TopicPartition& tp) {
+  const BrokerId leader = cluster_->LeaderOf(tp);
+  Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
+  const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+  if (led == nullptr || led->role() != ReplicaRole::kLeader) {
+    // The controller may still name a broker whose restart it missed (KAFKA-1120): that
+    // process was never told it leads.
+    return ToString(tp) + " has no live leader" +
+           (leader == kNoBroker ? "" : MissedRestart(leader));
+  }
+  if (led->high_watermark() < led->log_end_offset()) {
+    return ToString(tp) + "'s high watermark " + std::to_string(led->high_watermark().value()) +
+           " is below its log end " + std::to_string(led->log_end_offset().value());
+  }
+  for (BrokerId replica : led->assigned_replicas()) {
+    if (cluster_->broker(replica) == nullptr) continue;
+    const std::vector<BrokerId>& isr = led->isr();
+    if (std::find(isr.begin(), isr.end(), replica) == isr.end()) {
+      return node::Broker(replica) + " is running but out of " + ToString(tp) + "'s ISR" +
+             MissedRestart(replica) + FetcherStopped(replica, leader) + ExitsAtEveryStart(replica);
     }
   }
   return "";
@@ -624,7 +631,41 @@ std::string ScenarioRun::Undrained() {
   return "";
 }
 
-bool ScenarioRun::Drained() { return Undrained().empty(); }
+bool ScenarioRun::Drained() {
+  // While thousands of partitions move leaders one by one, a walk from the first partition finds
+  // the first still moving ever later: the walk goes on from where the last one stopped, around
+  // (any unsettled partition answers no).
+  const std::vector<std::string> topics = AuditedTopics();
+  size_t first_topic = 0;
+  size_t first_index = 0;
+  if (unsettled_hint_) {
+    auto topic = std::find(topics.begin(), topics.end(), unsettled_hint_->topic);
+    if (topic != topics.end()) {
+      const std::vector<PartitionId>& partitions = zk_partitions_.Of(*cluster_, *topic);
+      auto at = std::find(partitions.begin(), partitions.end(), unsettled_hint_->partition);
+      if (at != partitions.end()) {
+        first_topic = static_cast<size_t>(topic - topics.begin());
+        first_index = static_cast<size_t>(at - partitions.begin());
+      }
+    }
+  }
+  for (size_t step = 0; step <= topics.size(); ++step) {
+    const size_t t = (first_topic + step) % std::max<size_t>(topics.size(), 1);
+    if (t >= topics.size()) break;
+    const std::vector<PartitionId>& partitions = zk_partitions_.Of(*cluster_, topics[t]);
+    // The first topic from the hint on, then every other one, then the first one's beginning.
+    const size_t begin = step == 0 ? first_index : 0;
+    const size_t end = step == topics.size() ? first_index : partitions.size();
+    for (size_t i = begin; i < end && i < partitions.size(); ++i) {
+      const TopicPartition tp{topics[t], partitions[i]};
+      if (!UnsettledPartition(tp).empty()) {
+        unsettled_hint_ = tp;
+        return false;
+      }
+    }
+  }
+  return Undrained().empty();
+}
 
 // ---- The end -----------------------------------------------------------------------------------
 
