@@ -56,6 +56,10 @@ ReplicaFetcherManager::~ReplicaFetcherManager() {
   for (auto& [leader, fetcher] : fetchers_) ReleaseHolds(fetcher);
 }
 
+void ReplicaFetcherManager::MembershipChanged(Fetcher& fetcher) {
+  fetcher.membership = ++membership_version_;
+}
+
 void ReplicaFetcherManager::Hold(Fetcher& fetcher, SentEntry& entry) {
   entry.second.partition->HoldQuiet(this, &entry, kNoBroker, nullptr);
   entry.second.held = true;
@@ -94,8 +98,8 @@ void ReplicaFetcherManager::AddPartition(const TopicPartition& tp, BrokerId lead
                                          const std::string& leader_host, bool truncate_by_epoch) {
   KSIM_CHECK(leader != options_.local);
   RemovePartitions({tp});
-  ++membership_version_;
   Fetcher& fetcher = fetchers_[leader];
+  MembershipChanged(fetcher);
   fetcher.leader = leader;
   fetcher.host = leader_host;
   PartitionState state;
@@ -112,13 +116,13 @@ void ReplicaFetcherManager::AddPartition(const TopicPartition& tp, BrokerId lead
 }
 
 void ReplicaFetcherManager::RemovePartitions(const std::vector<TopicPartition>& partitions) {
-  ++membership_version_;
   for (const TopicPartition& tp : partitions) {
     for (auto it = fetchers_.begin(); it != fetchers_.end();) {
       auto found = it->second.partitions.find(tp);
       if (found != it->second.partitions.end()) {
         --it->second.in_phase[static_cast<size_t>(found->second.phase)];
         it->second.partitions.erase(found);
+        MembershipChanged(it->second);
       }
       // An idle fetcher without partitions goes (Kafka's shutdownIdleFetcherThreads); one with a
       // request in flight stays until the answer, which then finds nothing to apply.
@@ -133,8 +137,8 @@ void ReplicaFetcherManager::RemovePartitions(const std::vector<TopicPartition>& 
 }
 
 void ReplicaFetcherManager::RemoveAll() {
-  ++membership_version_;
   for (auto& [leader, fetcher] : fetchers_) {
+    MembershipChanged(fetcher);
     fetcher.partitions.clear();
     fetcher.in_phase.fill(0);
   }
@@ -240,7 +244,7 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   std::vector<TopicPartition> forgotten;
   std::vector<FetchPartition> changed;
   auto& sent = fetcher.sent;
-  if (!full && fetcher.sent_version == membership_version_ && !sent.empty() &&
+  if (!full && fetcher.sent_version == fetcher.membership && !sent.empty() &&
       sent.size() == fetcher.partitions.size()) {
     // No partition added or removed since the last fetch, which sent every one: only those whose
     // Partition changed since (`moved`; the others are still held quiet) may have moved offsets,
@@ -266,7 +270,7 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
     fetcher.moved.clear();
     return SendFetchRequest(fetcher, std::move(request), {});
   }
-  if (full && !options_.fetch_sessions && fetcher.sent_version == membership_version_ &&
+  if (full && !options_.fetch_sessions && fetcher.sent_version == fetcher.membership &&
       sent.size() == fetcher.partitions.size()) {
     // A full fetch (a release before fetch sessions) with the membership of the last one, which
     // named every partition: `sent` holds the same partitions in the same order, walked beside
@@ -329,7 +333,7 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
     entry.partition_max_bytes = next.max_bytes;
   }
   while (last != sent.end()) forget();
-  fetcher.sent_version = membership_version_;
+  fetcher.sent_version = fetcher.membership;
   if (options_.fetch_sessions) HoldSent(fetcher);
   if (sent.empty() && forgotten.empty()) return;
   for (FetchPartition& entry : changed) request.partitions.push_back(std::move(entry));
@@ -345,7 +349,7 @@ void ReplicaFetcherManager::SendFetchRequest(Fetcher& fetcher, FetchRequest requ
   ++fetch_requests_sent_;
   const BrokerId leader = fetcher.leader;
   network_.Send(fetcher.host, std::move(request),
-                [this, leader, version = membership_version_](Result<Message> response) {
+                [this, leader, version = fetcher.membership](Result<Message> response) {
                   OnFetch(leader, version, std::move(response));
                 });
 }
@@ -494,7 +498,7 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
     hint = std::next(request);
     const SentPartition& asked = request->second;
     // Checked for each answer: applying one may remove partitions.
-    const bool same_members = version == membership_version_;
+    const bool same_members = version == fetcher.membership;
     PartitionState* state =
         same_members ? asked.state : Current(leader, answer.tp, asked.incarnation);
     Partition* partition = same_members ? asked.partition : lookup_(answer.tp);

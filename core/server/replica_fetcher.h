@@ -142,9 +142,9 @@ class ReplicaFetcherManager final : public QuietHolder {
     Partition* partition = nullptr;
   };
   // A partition as the last fetch sent it (Kafka's FetchSessionHandler.sessionPartitions), with
-  // its incarnation, state and Partition then: those two valid while membership_version_ has not
-  // moved (a Partition is destroyed only after the fetcher let go of it), so that the answer finds
-  // them without looking them up again.
+  // its incarnation, state and Partition then: those two valid while its fetcher's `membership`
+  // has not moved (a Partition is destroyed only after the fetcher let go of it), so that the
+  // answer finds them without looking them up again.
   struct Fetcher;
   struct SentPartition {
     Offset fetch_offset{0};
@@ -169,7 +169,11 @@ class ReplicaFetcherManager final : public QuietHolder {
     // The last fetch's partitions (every one it read: with a session, also those it left
     // implied) and the next fetch's session metadata (FetchSessionHandler.nextMetadata).
     std::map<TopicPartition, SentPartition> sent;
-    uint64_t sent_version = UINT64_MAX;  // membership_version_ when `sent` was last made
+    // Moves (to a value no fetcher had) whenever a partition is added to or removed from it: a
+    // fetcher whose partitions stay (most, while leaders move one partition at a time elsewhere)
+    // fetches from what moved, not from a walk of them all.
+    uint64_t membership = 0;
+    uint64_t sent_version = UINT64_MAX;  // `membership` when `sent` was last made
     // The entries of `sent` whose Partition's version moved since they were sent (no longer
     // held): the only ones an incremental fetch may have to name again.
     std::vector<std::pair<const TopicPartition, SentPartition>*> moved;  // SentEntry*
@@ -195,6 +199,7 @@ class ReplicaFetcherManager final : public QuietHolder {
   // Holds `entry` quiet (sent as it is now); HoldSent every entry of `fetcher.sent` not held;
   // ReleaseHolds undoes them.
   void Hold(Fetcher& fetcher, SentEntry& entry);
+  void MembershipChanged(Fetcher& fetcher);
   void HoldSent(Fetcher& fetcher);
   void ReleaseHolds(Fetcher& fetcher);
   // Erases a fetcher, its holds released first.
@@ -222,7 +227,7 @@ class ReplicaFetcherManager final : public QuietHolder {
   EventSink events_;
   std::map<BrokerId, Fetcher> fetchers_;
   uint64_t next_incarnation_ = 1;
-  // Moves whenever a partition is added to or removed from any fetcher.
+  // The last value given to a fetcher's `membership`.
   uint64_t membership_version_ = 0;
   uint64_t fetch_requests_sent_ = 0;
 };
