@@ -214,9 +214,12 @@ class ReplicaManager {
     static constexpr size_t kNamedTwice = SIZE_MAX;
     uint64_t version = kNever;           // partitions_version_ when resolved
     std::vector<Partition*> partitions;  // by request index; null: unknown here
-    // Each partition's request index (kNamedTwice: more than one), made at the first key check.
+    // Each partition's request index (kNamedTwice: more than one), made at the key check after
+    // the first kKeyChecksBeforeIndex (each of those walks them all), counted in `key_checks`.
     std::unordered_map<TopicPartition, size_t> index;
+    uint32_t key_checks = 0;
   };
+  static constexpr uint32_t kKeyChecksBeforeIndex = 8;
   std::optional<std::vector<FetchPartitionResponse>> ReadFromLocalLogIfReady(
       const FetchRequest& request, ResolvedPartitions& resolved,
       DelayedFetch::Waiting* waiting = nullptr);

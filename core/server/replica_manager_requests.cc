@@ -450,6 +450,10 @@ bool ReplicaManager::StillNothing(const FetchRequest& request, ResolvedPartition
       resolved.version != partitions_version_) {
     return false;
   }
+  // The index costs some walks of the partitions: made only for a fetch whose key checks went on
+  // past kKeyChecksBeforeIndex (most complete at their first or second: before 1.1 every
+  // follower's fetch parks on every partition it follows, and the next append completes it).
+  if (resolved.index.empty() && ++resolved.key_checks <= kKeyChecksBeforeIndex) return false;
   if (resolved.index.empty()) {
     resolved.index.reserve(request.partitions.size());
     for (size_t i = 0; i < request.partitions.size(); ++i) {
