@@ -28,7 +28,10 @@ Sets of cases (--set, repeatable):
   scripts/plot_scale.py docs/img/scale-sweep.json docs/img/scale-sweep.png
 
 --skip NAME:PARTITIONS skips a binary on cases of at least that many partitions (a "before"
-binary that would need tens of GB). Prints a Markdown table; --out writes every figure as JSON.
+binary that would need tens of GB). --repeat N runs each case N times per binary, the binaries
+taking turns, and keeps the median wall time, CPU time and peak memory (each run's in
+`*_runs`): a shared machine's noise moves one run of a small case by half its cost. Prints a
+Markdown table; --out writes every figure as JSON.
 """
 import argparse
 import json
@@ -108,6 +111,19 @@ def run_case(ksim, case, work, kafka_version):
     return result
 
 
+def median_of(runs):
+    """One result for the runs of a case: the first's figures, with the median wall time, CPU
+    time and peak memory, and every run's in wall_s_runs, cpu_s_runs, peak_rss_mib_runs."""
+    result = dict(runs[0])
+    if len(runs) == 1:
+        return result
+    for key in ("wall_s", "cpu_s", "peak_rss_mib"):
+        values = sorted(run[key] for run in runs)
+        result[key] = values[len(values) // 2]
+        result[key + "_runs"] = [run[key] for run in runs]
+    return result
+
+
 def log_append_baseline(cluster_bench):
     """Microseconds per record of one Log appending on a VirtualDisk (BM_LogAppendBaseline)."""
     out = subprocess.check_output([cluster_bench, "--benchmark_filter=BM_LogAppendBaseline",
@@ -151,7 +167,11 @@ def main():
                         help="the scenarios' kafka_version (default 1.0; from 1.1 the followers "
                         "fetch in KIP-227 sessions)")
     parser.add_argument("--out", help="write the results as JSON here")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each case per binary, the medians kept (default 1)")
     args = parser.parse_args()
+    if args.repeat < 1:
+        raise SystemExit(f"scale_sweep: --repeat {args.repeat}: expected 1 or more")
 
     binaries = []
     for item in args.ksim:
@@ -172,10 +192,16 @@ def main():
                 continue
             if args.max_records is not None and case["records"] > args.max_records:
                 continue
-            for name, path in binaries:
-                if name in skip and case["partitions"] >= skip[name]:
+            runs = {name: [] for name, _ in binaries}
+            for _ in range(args.repeat):
+                for name, path in binaries:
+                    if name in skip and case["partitions"] >= skip[name]:
+                        continue
+                    runs[name].append(run_case(path, case, work, args.kafka_version))
+            for name, _ in binaries:
+                if not runs[name]:
                     continue
-                result = run_case(path, case, work, args.kafka_version)
+                result = median_of(runs[name])
                 result["binary"] = name
                 result["kafka_version"] = args.kafka_version
                 results.append(result)

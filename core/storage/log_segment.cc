@@ -295,8 +295,12 @@ Result<std::optional<TimestampOffset>> LogSegment::FindOffsetByTimestamp(
 
 Result<BatchWalk> LogSegment::ForEachBatch(Offset from, const BatchVisitor& visit) const {
   KSIM_CHECK(log_ != nullptr);
-  const uint64_t position = static_cast<uint64_t>(offset_index_->Lookup(from).position);
-  FileBatchReader reader(*log_, position, size_, /*whole_batches=*/false);
+  // From the first batch that reaches `from` (TranslateOffset: the recent batches, or a scan from
+  // the index entry), not from the index entry: a walk that follows a growing log (the checker's,
+  // from each new high watermark) read an index interval of batches again at every step.
+  KSIM_ASSIGN_OR_RETURN(std::optional<BatchLocation> first, TranslateOffset(from));
+  if (!first) return BatchWalk::kContinue;
+  FileBatchReader reader(*log_, first->position, size_, /*whole_batches=*/false);
   while (true) {
     KSIM_ASSIGN_OR_RETURN(bool more, reader.Next());
     if (!more) break;

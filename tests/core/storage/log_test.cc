@@ -176,6 +176,37 @@ TEST_F(LogTest, ForEachBatchStopsWhereTheVisitorAsksAcrossSegments) {
   EXPECT_EQ(walked.code(), Errc::kCorruption);
 }
 
+// A walk from an offset inside a batch, far from any index entry, starts at that batch: the
+// batches before it are not visited, whether the segment's recent batches are known (appended
+// here) or not (the log opened again: a scan from the index entry finds it).
+TEST_F(LogTest, ForEachBatchStartsAtTheBatchHoldingItsOffset) {
+  LogConfig config;
+  config.index_interval_bytes = 1 << 20;  // one index entry: the segment's start
+  auto log = OpenLog(config);
+  for (int i = 0; i < 20; ++i) {
+    AppendLeader(*log, MakeBatch(Offset(0), {"a", "b", "c"}, clock_.NowMs()));
+  }
+  ASSERT_EQ(log->log_end_offset(), Offset(60));
+  auto walk_from = [](Log& walked, Offset from) {
+    std::vector<int64_t> bases;
+    Status status = walked.ForEachBatch(from, [&](const BatchHeader& header, uint64_t) {
+      bases.push_back(header.base_offset.value());
+      return bases.size() < 3 ? BatchWalk::kContinue : BatchWalk::kStop;
+    });
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return bases;
+  };
+  EXPECT_EQ(walk_from(*log, Offset(40)), (std::vector<int64_t>{39, 42, 45}));
+  EXPECT_EQ(walk_from(*log, Offset(41)), (std::vector<int64_t>{39, 42, 45}));
+  EXPECT_EQ(walk_from(*log, Offset(59)), (std::vector<int64_t>{57}));
+  EXPECT_TRUE(walk_from(*log, Offset(60)).empty());
+  log.reset();
+  auto reopened = OpenLog(config);
+  EXPECT_EQ(walk_from(*reopened, Offset(41)), (std::vector<int64_t>{39, 42, 45}));
+  EXPECT_EQ(walk_from(*reopened, Offset(0)), (std::vector<int64_t>{0, 3, 6}));
+  EXPECT_TRUE(walk_from(*reopened, Offset(61)).empty());
+}
+
 TEST_F(LogTest, RollingAnEmptySegmentOntoItsOwnBaseKeepsIt) {
   LogConfig config;
   config.segment_ms = 60 * 60;
