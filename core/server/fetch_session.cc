@@ -126,8 +126,7 @@ void FetchSession::Forget(Partitions::iterator it) {
 }
 
 void FetchSession::MoveToEnd(Partitions::iterator it) {
-  ++reads_version_;
-  EraseOrdered(it);  // found by its old position
+  EraseOrdered(it);  // moves reads_version_  // found by its old position
   partitions.splice(partitions.end(), partitions, it);
   it->position = next_position++;
   if (it->to_read) {

@@ -195,7 +195,6 @@ bool DelayedFetch::TryComplete() {
   waiting_ = Waiting{};
   std::optional<std::vector<FetchPartitionResponse>> read = read_if_ready_(request_, &waiting_);
   if (!read.has_value()) return false;
-  waiting_ = Waiting{};
   FetchResponse response;
   response.responses = std::move(*read);
   respond_(std::move(response));

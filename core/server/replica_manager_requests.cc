@@ -316,8 +316,7 @@ bool ReplicaManager::SessionStillNothing(const FetchRequest& parked, const Fetch
   // The session's partitions to read and the broker's partitions are those of the check that
   // found nothing, and `key` is one of them, looked up then.
   const FetchSession& session = *context.session;
-  if (!waiting.nothing || waiting.version != partitions_version_ ||
-      waiting.reads != session.reads_version()) {
+  if (waiting.version != partitions_version_ || waiting.reads != session.reads_version()) {
     return false;
   }
   auto found = session.index.find(key);
@@ -446,8 +445,7 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
 
 bool ReplicaManager::StillNothing(const FetchRequest& request, ResolvedPartitions& resolved,
                                   const TopicPartition& key, const DelayedFetch::Waiting& waiting) {
-  if (!waiting.nothing || waiting.version != partitions_version_ ||
-      resolved.version != partitions_version_) {
+  if (waiting.version != partitions_version_ || resolved.version != partitions_version_) {
     return false;
   }
   // The index costs some walks of the partitions: made only for a fetch whose key checks went on

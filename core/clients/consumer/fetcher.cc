@@ -263,11 +263,7 @@ void Fetcher::GroupByHost() {
 
 void Fetcher::Regroup(PartitionState& state) {
   const std::string* leader = network_.FindLeaderHost(*state.tp);
-  Host* host = nullptr;
-  if (leader != nullptr) {
-    auto found = by_host_.find(*leader);
-    host = found != by_host_.end() ? &found->second : &by_host_[*leader];
-  }
+  Host* host = leader != nullptr ? &by_host_[*leader] : nullptr;
   if (host == state.host) return;
   auto by_tp = [](const PartitionState* a, const PartitionState* b) { return *a->tp < *b->tp; };
   if (Host* from = state.host; from != nullptr) {

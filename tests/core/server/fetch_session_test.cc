@@ -12,6 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "core/base/clock.h"
+#include "core/cluster/partition.h"
+#include "core/env/posix_env.h"
+#include "tests/support/core/temp_dir.h"
+
 namespace ksim {
 namespace {
 
@@ -344,6 +349,44 @@ TEST_F(FetchManagerTest, ASessionReadsItsPartitionsInItsOrder) {
   EXPECT_EQ(session->index.count(foo1_), 0u);
 }
 
+// One random change of `session`: a partition added, forgotten or moved to the end, or, with a
+// `holder`, held quiet in it or released.
+void ChangeAtRandom(FetchSession& session, std::mt19937_64& random, int& next_partition,
+                    Partition* holder) {
+  const size_t size = session.partitions.size();
+  const uint64_t choice = random() % (holder != nullptr ? 6 : 4);
+  if (size == 0 || choice == 0) {
+    session.Add(CachedPartition{.tp = TopicPartition{"t", PartitionId(next_partition++)}});
+    return;
+  }
+  auto it = session.partitions.begin();
+  std::advance(it, static_cast<std::ptrdiff_t>(random() % size));
+  if (choice == 1) {
+    session.Forget(it);
+  } else if (choice == 2 || holder == nullptr) {
+    session.MoveToEnd(it);
+  } else if (choice <= 4) {
+    if (it->quiet_in == nullptr) session.Hold(it, *holder, kNoBroker);
+  } else {
+    session.Unquiet(it);
+  }
+}
+
+// The partitions ToReadInOrder names, and those it should: every one not held quiet, in the
+// session's list order.
+std::vector<TopicPartition> ReadOrder(FetchSession& session) {
+  std::vector<TopicPartition> ordered;
+  for (const auto& it : session.ToReadInOrder()) ordered.push_back(it->tp);
+  return ordered;
+}
+std::vector<TopicPartition> NotQuiet(const FetchSession& session) {
+  std::vector<TopicPartition> listed;
+  for (const CachedPartition& cached : session.partitions) {
+    if (cached.quiet_in == nullptr) listed.push_back(cached.tp);
+  }
+  return listed;
+}
+
 // The order a session's partitions are read in follows every change of the session: partitions
 // added, forgotten and moved to the end at random (none held quiet here: every partition is to be
 // read, in the session's list order).
@@ -352,27 +395,43 @@ TEST(FetchSessionTest, ReadOrderFollowsAddsForgetsAndMoves) {
   std::mt19937_64 random(38);
   int next_partition = 0;
   for (int step = 0; step < 3000; ++step) {
-    const size_t size = session.partitions.size();
-    const uint64_t choice = random() % 4;
-    if (size == 0 || choice == 0) {
-      CachedPartition added;
-      added.tp = TopicPartition{"t", PartitionId(next_partition++)};
-      session.Add(std::move(added));
-    } else {
-      auto it = session.partitions.begin();
-      std::advance(it, static_cast<std::ptrdiff_t>(random() % size));
-      if (choice == 1) {
-        session.Forget(it);
-      } else {
-        session.MoveToEnd(it);
-      }
-    }
-    std::vector<TopicPartition> listed;
-    for (const CachedPartition& cached : session.partitions) listed.push_back(cached.tp);
-    std::vector<TopicPartition> ordered;
-    for (const auto& it : session.ToReadInOrder()) ordered.push_back(it->tp);
-    ASSERT_EQ(ordered, listed) << "step " << step;
+    ChangeAtRandom(session, random, next_partition, nullptr);
+    const std::vector<TopicPartition> listed = NotQuiet(session);
+    ASSERT_EQ(listed.size(), session.partitions.size()) << "step " << step;
+    ASSERT_EQ(ReadOrder(session), listed) << "step " << step;
     ASSERT_EQ(session.to_read.size(), listed.size()) << "step " << step;
+  }
+}
+
+// The same with quiet holds: partitions held quiet in a Partition and released at random too
+// (FetchSession drops the ones held from its order lazily, at the next ToReadInOrder, which is
+// asked for only after some of the changes).
+TEST(FetchSessionTest, ReadOrderFollowsHoldsAndReleases) {
+  PosixEnv env;
+  testing::TempDir tmp;
+  ManualClock clock(0);
+  const std::string dir = JoinPath(tmp.path(), "t-0");
+  auto log = Log::Open(env, clock, dir, LogConfig{});
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  auto epochs = LeaderEpochCache::Open(env, dir);
+  ASSERT_TRUE(epochs.ok()) << epochs.status().ToString();
+  auto producers = Partition::LoadProducerState(env, **log, 0);
+  ASSERT_TRUE(producers.ok()) << producers.status().ToString();
+  Partition holder(TopicPartition{"t", PartitionId(0)}, BrokerId(1), **log,
+                   std::move(epochs).value(), std::move(producers).value(), clock,
+                   PartitionConfig{}, Offset(0), [](std::string_view, const EventFields&) {});
+  FetchSession session;
+  std::mt19937_64 random(41);
+  int next_partition = 0;
+  for (int step = 0; step < 4000; ++step) {
+    ChangeAtRandom(session, random, next_partition, &holder);
+    if (random() % 3 == 0) continue;
+    const std::vector<TopicPartition> expected = NotQuiet(session);
+    ASSERT_EQ(ReadOrder(session), expected) << "step " << step;
+    ASSERT_EQ(session.to_read.size(), expected.size()) << "step " << step;
+  }
+  for (auto it = session.partitions.begin(); it != session.partitions.end(); ++it) {
+    session.Unquiet(it);
   }
 }
 

@@ -6,13 +6,10 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <vector>
 
-#include "core/base/clock.h"
 #include "core/base/random.h"
 #include "core/cluster/metadata_cache.h"
-#include "core/server/fetch_session.h"
 #include "core/server/purgatory.h"
 #include "core/storage/hw_checkpoint.h"
 #include "sim/kernel/event_loop.h"
@@ -435,59 +432,6 @@ TEST(DelayedFetchTest, AfterFindingNothingNewAKeyCheckLooksAtThatKeyAlone) {
   ASSERT_EQ(answer->responses.size(), 2u);
   EXPECT_EQ(answer->responses[1].records.size(), 3u);
   EXPECT_EQ(purgatory.size(), 0u);
-}
-
-// The order a session's partitions are read in follows every change of the session, quiet holds
-// included: partitions added, forgotten, moved to the end, held quiet and released at random
-// (FetchSession drops the ones held from its order lazily, at the next ToReadInOrder).
-TEST(FetchSessionTest, ReadOrderFollowsHoldsAndReleases) {
-  sim::VirtualDisk disk{RandomStream(7)};
-  ASSERT_TRUE(disk.CreateDir("/d").ok());
-  ManualClock clock(0);
-  auto log = Log::Open(disk, clock, "/d/t-0", LogConfig{});
-  ASSERT_TRUE(log.ok()) << log.status().ToString();
-  auto epochs = LeaderEpochCache::Open(disk, "/d/t-0");
-  ASSERT_TRUE(epochs.ok()) << epochs.status().ToString();
-  auto producers = Partition::LoadProducerState(disk, **log, 0);
-  ASSERT_TRUE(producers.ok()) << producers.status().ToString();
-  Partition partition(kT0, BrokerId(1), **log, std::move(epochs).value(),
-                      std::move(producers).value(), clock, PartitionConfig{}, Offset(0),
-                      [](std::string_view, const EventFields&) {});
-  FetchSession session;
-  std::mt19937_64 random(41);
-  int next_partition = 0;
-  for (int step = 0; step < 4000; ++step) {
-    const size_t size = session.partitions.size();
-    const uint64_t choice = random() % 6;
-    if (size == 0 || choice == 0) {
-      session.Add(CachedPartition{.tp = TopicPartition{"t", PartitionId(next_partition++)}});
-    } else {
-      auto it = session.partitions.begin();
-      std::advance(it, static_cast<std::ptrdiff_t>(random() % size));
-      if (choice == 1) {
-        session.Forget(it);
-      } else if (choice == 2) {
-        session.MoveToEnd(it);
-      } else if (choice <= 4) {
-        if (it->quiet_in == nullptr) session.Hold(it, partition, kNoBroker);
-      } else {
-        session.Unquiet(it);
-      }
-    }
-    // Sometimes the order is asked for only after several changes.
-    if (random() % 3 != 0) continue;
-    std::vector<TopicPartition> expected;
-    for (const CachedPartition& cached : session.partitions) {
-      if (cached.quiet_in == nullptr) expected.push_back(cached.tp);
-    }
-    std::vector<TopicPartition> ordered;
-    for (const auto& it : session.ToReadInOrder()) ordered.push_back(it->tp);
-    ASSERT_EQ(ordered, expected) << "step " << step;
-    ASSERT_EQ(session.to_read.size(), expected.size()) << "step " << step;
-  }
-  for (auto it = session.partitions.begin(); it != session.partitions.end(); ++it) {
-    session.Unquiet(it);
-  }
 }
 
 TEST(HighWatermarkCheckpointTest, RoundTripsAndSurvivesACrash) {
