@@ -89,6 +89,8 @@ class ScenarioRun {
   // kOutOfOrderRetryDefect when that is why; "" when it has no batch.
   std::string PendingBatch(ProducerClient& client);
   std::string Undrained();
+  // Undrained's verdict past the partitions: the producers' outcomes and the consumer groups.
+  std::string UndrainedClients();
   bool Drained();
   Status Finish(RunResult& result);
   std::vector<std::string> AuditedTopics() const;
