@@ -5,10 +5,12 @@
 #include <map>
 #include <string>
 
+#include "tools/allocator.h"
 #include "tools/commands.h"
 #include "tools/version.h"
 
 int main(int argc, char** argv) {
+  ksim::tools::TuneAllocator();
   CLI::App app{"ksim: a deterministic Kafka cluster simulator over a real storage engine"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ksim " + ksim::tools::KsimVersion() + " (" +

@@ -8,7 +8,5 @@ namespace ksim::tools {
 
 std::string KsimVersion();  // "0.1"
 std::string KsimCommit();   // 12 hex digits, "-dirty" when built from uncommitted changes
-// The malloc the binary runs on: "mimalloc 2.0.9" (the optimized builds) or "glibc malloc".
-std::string KsimAllocator();
 
 }  // namespace ksim::tools

@@ -1,0 +1,91 @@
+#include "tools/allocator.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#ifdef KSIM_HAVE_MIMALLOC
+#include <mimalloc.h>
+#include <sys/mman.h>
+#endif
+
+namespace ksim::tools {
+
+#ifdef KSIM_HAVE_MIMALLOC
+namespace {
+
+bool huge_page_arena = false;  // TuneAllocator gave mimalloc one
+
+// The arena's address space: reserved, not committed (the kernel gives a page when it is first
+// touched), so its size costs nothing; a heap that outgrows it goes on in mimalloc's own
+// segments, on 4 KiB pages. Aligned to 64 MiB, a multiple of mimalloc's arena blocks and of the
+// 2 MiB huge page.
+constexpr size_t kArenaBytes = size_t{4} << 30;
+constexpr size_t kArenaAlign = size_t{64} << 20;
+
+// Marks for huge pages the rest of the mapping that holds `block` (a block mimalloc handed out):
+// the segment the process started in, in which mimalloc goes on allocating until it is full, is
+// a mapping of mimalloc's own from before main. Its pages touched so far stay as they are. Found
+// in /proc/self/maps, not from mimalloc's internal layout.
+void AdviseMappingOf(const void* block) {
+  std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen("/proc/self/maps", "r"), &std::fclose);
+  if (maps == nullptr) return;
+  const auto address = reinterpret_cast<uintptr_t>(block);
+  unsigned long begin = 0;
+  unsigned long end = 0;
+  char rest[512];
+  while (std::fscanf(maps.get(), "%lx-%lx", &begin, &end) == 2) {
+    if (std::fgets(rest, sizeof rest, maps.get()) == nullptr) return;
+    if (begin <= address && address < end) {
+      (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+      return;
+    }
+  }
+}
+
+}  // namespace
+#endif
+
+void TuneAllocator() {
+#ifdef KSIM_HAVE_MIMALLOC
+  // mimalloc read MIMALLOC_LARGE_OS_PAGES when the process started, before main: setting its
+  // option here would come too late. An arena of our own, marked for huge pages, does the same:
+  // mimalloc takes its segments from an arena it was given before asking the OS.
+  if (std::getenv("MIMALLOC_LARGE_OS_PAGES") != nullptr) return;  // the user's choice
+  void* reserved = mmap(nullptr, kArenaBytes + kArenaAlign, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserved == MAP_FAILED) return;
+  const auto address = reinterpret_cast<uintptr_t>(reserved);
+  void* start = reinterpret_cast<void*>((address + kArenaAlign - 1) & ~(kArenaAlign - 1));
+  if (madvise(start, kArenaBytes, MADV_HUGEPAGE) != 0) {
+    munmap(reserved, kArenaBytes + kArenaAlign);
+    return;  // no transparent huge pages on this kernel
+  }
+  // Committed (an anonymous mapping is usable as it is: mimalloc then never decommits it, which
+  // would give the pages back only for the next touch to fault them in again) and zero.
+  if (!mi_manage_os_memory(start, kArenaBytes, /*is_committed=*/true, /*is_large=*/false,
+                           /*is_zero=*/true, /*numa_node=*/-1)) {
+    munmap(reserved, kArenaBytes + kArenaAlign);
+    return;
+  }
+  huge_page_arena = true;
+  void* block = mi_malloc(1);
+  AdviseMappingOf(block);
+  mi_free(block);
+#endif
+}
+
+std::string KsimAllocator() {
+#ifdef KSIM_HAVE_MIMALLOC
+  const int version = mi_version();  // 209 for 2.0.9
+  std::string name = "mimalloc " + std::to_string(version / 100) + "." +
+                     std::to_string(version / 10 % 10) + "." + std::to_string(version % 10);
+  if (huge_page_arena) name += ", huge-page arena";
+  return name;
+#else
+  return "glibc malloc";
+#endif
+}
+
+}  // namespace ksim::tools

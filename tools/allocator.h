@@ -1,0 +1,21 @@
+// The malloc `ksim` runs on, and how it is set up before a command runs (docs/BENCHMARKS.md,
+// "Large pages for the heap").
+#pragma once
+
+#include <string>
+
+namespace ksim::tools {
+
+// What the binary allocates with: "mimalloc 2.0.9, large OS pages" (the optimized builds),
+// "mimalloc 2.0.9" when the environment turned large pages off, or "glibc malloc".
+std::string KsimAllocator();
+
+// Called first in main. With mimalloc: its segments are asked for as transparent huge pages
+// (mimalloc's `large_os_pages`, madvise(MADV_HUGEPAGE) on Linux) unless the environment sets
+// MIMALLOC_LARGE_OS_PAGES itself. A run touches its heap once, spread over tens of MiB: on 4 KiB
+// pages that is a page fault per page and a TLB miss on most accesses to a cold object. Nothing
+// a run computes depends on it (docs/DESIGN.md, "Determinism rules": no pointer values in any
+// order). A no-op without mimalloc, and where the kernel's THP setting is `never`.
+void TuneAllocator();
+
+}  // namespace ksim::tools
