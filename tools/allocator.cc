@@ -17,11 +17,14 @@ namespace {
 
 bool huge_page_arena = false;  // TuneAllocator gave mimalloc one
 
-// The arena's address space: reserved, not committed (the kernel gives a page when it is first
-// touched), so its size costs nothing; a heap that outgrows it goes on in mimalloc's own
-// segments, on 4 KiB pages. Aligned to 64 MiB, a multiple of mimalloc's arena blocks and of the
-// 2 MiB huge page.
-constexpr size_t kArenaBytes = size_t{4} << 30;
+// The arena: address space reserved, not committed (the kernel gives a page when it is first
+// touched). 128 MiB, not more: on this project's virtual machines a huge page the host has not
+// backed yet is dear to touch first, and a run that took hundreds of MiB of them paid more in
+// zeroing than their TLB reach saved (the 10,000-partition run with a 4 GiB arena: 0.98 s of
+// system time instead of 0.27 s; with 128 MiB, 0.17 s; docs/BENCHMARKS.md, seventeenth change). A
+// heap that outgrows it goes on in mimalloc's own segments, on 4 KiB pages. Aligned to 64 MiB, a
+// multiple of mimalloc's arena blocks and of the 2 MiB huge page.
+constexpr size_t kArenaBytes = size_t{128} << 20;
 constexpr size_t kArenaAlign = size_t{64} << 20;
 
 // Marks for huge pages the rest of the mapping that holds `block` (a block mimalloc handed out):

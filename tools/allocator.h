@@ -10,10 +10,10 @@ namespace ksim::tools {
 // "mimalloc 2.0.9" when the environment turned large pages off, or "glibc malloc".
 std::string KsimAllocator();
 
-// Called first in main. With mimalloc: its segments are asked for as transparent huge pages
-// (mimalloc's `large_os_pages`, madvise(MADV_HUGEPAGE) on Linux) unless the environment sets
-// MIMALLOC_LARGE_OS_PAGES itself. A run touches its heap once, spread over tens of MiB: on 4 KiB
-// pages that is a page fault per page and a TLB miss on most accesses to a cold object. Nothing
+// Called first in main. With mimalloc: the first 128 MiB of its segments (and the one it started
+// in) are asked for as transparent huge pages (madvise(MADV_HUGEPAGE)), unless the environment
+// sets MIMALLOC_LARGE_OS_PAGES itself. A run touches its heap once, spread over tens of MiB: on 4
+// KiB pages that is a page fault per page and a TLB miss on most accesses to a cold object. Nothing
 // a run computes depends on it (docs/DESIGN.md, "Determinism rules": no pointer values in any
 // order). A no-op without mimalloc, and where the kernel's THP setting is `never`.
 void TuneAllocator();
