@@ -3,7 +3,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
+#include <fstream>
+#include <string>
 
 #ifdef KSIM_HAVE_MIMALLOC
 #include <mimalloc.h>
@@ -32,14 +33,13 @@ constexpr size_t kArenaAlign = size_t{64} << 20;
 // a mapping of mimalloc's own from before main. Its pages touched so far stay as they are. Found
 // in /proc/self/maps, not from mimalloc's internal layout.
 void AdviseMappingOf(const void* block) {
-  std::unique_ptr<FILE, int (*)(FILE*)> maps(std::fopen("/proc/self/maps", "r"), &std::fclose);
-  if (maps == nullptr) return;
+  std::ifstream maps("/proc/self/maps");
   const auto address = reinterpret_cast<uintptr_t>(block);
-  unsigned long begin = 0;
-  unsigned long end = 0;
-  char rest[512];
-  while (std::fscanf(maps.get(), "%lx-%lx", &begin, &end) == 2) {
-    if (std::fgets(rest, sizeof rest, maps.get()) == nullptr) return;
+  std::string line;
+  while (std::getline(maps, line)) {  // "begin-end perms offset dev inode path", hex bounds
+    unsigned long begin = 0;
+    unsigned long end = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &begin, &end) != 2) return;
     if (begin <= address && address < end) {
       (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
       return;
