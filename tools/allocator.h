@@ -1,13 +1,14 @@
 // The malloc `ksim` runs on, and how it is set up before a command runs (docs/BENCHMARKS.md,
-// "Large pages for the heap").
+// "Huge pages for the heap; profile-guided optimization").
 #pragma once
 
 #include <string>
 
 namespace ksim::tools {
 
-// What the binary allocates with: "mimalloc 2.0.9, large OS pages" (the optimized builds),
-// "mimalloc 2.0.9" when the environment turned large pages off, or "glibc malloc".
+// What the binary allocates with: "mimalloc 2.0.9, huge-page arena" (the optimized builds, once
+// TuneAllocator ran), "mimalloc 2.0.9" when MIMALLOC_LARGE_OS_PAGES is set or the kernel refused
+// the advice, or "glibc malloc" (the sanitized builds).
 std::string KsimAllocator();
 
 // Called first in main. With mimalloc: the first 128 MiB of its segments (and the one it started
@@ -15,7 +16,9 @@ std::string KsimAllocator();
 // sets MIMALLOC_LARGE_OS_PAGES itself. A run touches its heap once, spread over tens of MiB: on 4
 // KiB pages that is a page fault per page and a TLB miss on most accesses to a cold object. Nothing
 // a run computes depends on it (docs/DESIGN.md, "Determinism rules": no pointer values in any
-// order). A no-op without mimalloc, and where the kernel's THP setting is `never`.
+// order). A no-op without mimalloc, or on a kernel built without transparent huge pages (whose
+// madvise refuses the advice); where the THP setting is `never` the arena is made but stays on
+// 4 KiB pages.
 void TuneAllocator();
 
 }  // namespace ksim::tools
