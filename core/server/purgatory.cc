@@ -105,26 +105,45 @@ DelayedProduce::DelayedProduce(int16_t acks, std::vector<ProducePartitionStatus>
   KSIM_CHECK(respond_ != nullptr);
 }
 
-bool DelayedProduce::TryComplete() {
-  bool all_done = true;
-  for (ProducePartitionStatus& status : statuses_) {
-    if (!status.pending) continue;
-    Partition* partition = lookup_(status.response.tp);
-    if (partition == nullptr) {
-      status.pending = false;
-      status.response.error_code = Errc::kUnknownTopicOrPartition;
-      continue;
-    }
-    const AcksProgress progress =
-        partition->CheckEnoughReplicasReached(status.required_offset, acks_);
-    if (!progress.done) {
-      all_done = false;
-      continue;
-    }
+bool DelayedProduce::Settle(ProducePartitionStatus& status) {
+  Partition* partition = lookup_(status.response.tp);
+  if (partition == nullptr) {
     status.pending = false;
-    status.response.error_code = progress.error;
+    status.response.error_code = Errc::kUnknownTopicOrPartition;
+    return true;
   }
-  if (!all_done) return false;
+  const AcksProgress progress =
+      partition->CheckEnoughReplicasReached(status.required_offset, acks_);
+  if (!progress.done) return false;
+  status.pending = false;
+  status.response.error_code = progress.error;
+  return true;
+}
+
+bool DelayedProduce::TryComplete() {
+  pending_ = 0;
+  for (ProducePartitionStatus& status : statuses_) {
+    if (status.pending && !Settle(status)) ++pending_;
+  }
+  checked_all_ = true;
+  if (pending_ > 0) return false;
+  Answer();
+  return true;
+}
+
+bool DelayedProduce::TryCompleteFor(const TopicPartition& key) {
+  if (!checked_all_) return TryComplete();
+#ifndef NDEBUG
+  for (const ProducePartitionStatus& status : statuses_) {
+    if (!status.pending || status.response.tp == key) continue;
+    ProducePartitionStatus copy = status;
+    KSIM_CHECK_MSG(!Settle(copy), "a produce partition settled without a check of its key");
+  }
+#endif
+  for (ProducePartitionStatus& status : statuses_) {
+    if (status.pending && status.response.tp == key && Settle(status)) --pending_;
+  }
+  if (pending_ > 0) return false;
   Answer();
   return true;
 }

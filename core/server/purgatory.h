@@ -145,15 +145,26 @@ class DelayedProduce final : public DelayedOperation {
   DelayedProduce(int16_t acks, std::vector<ProducePartitionStatus> statuses, PartitionLookup lookup,
                  Respond respond);
   bool TryComplete() override;
+  // After a check of them all, a partition's acks can only have moved with a CheckAndComplete
+  // of its key (ReplicaManager::PartitionChanged follows every change to a partition's HW, ISR,
+  // role or existence): that key's partitions alone are checked again, not all of a request's
+  // (a producer's request names up to one partition per batch it drained). Debug builds check
+  // that no other partition would have settled.
+  bool TryCompleteFor(const TopicPartition& key) override;
+  void WatchAdded() override { checked_all_ = false; }
   void OnExpiration() override;
 
  private:
+  // Looks at one pending partition: true once settled (acked, or failed), its error set.
+  bool Settle(ProducePartitionStatus& status);
   void Answer();
 
   int16_t acks_;
   std::vector<ProducePartitionStatus> statuses_;
   PartitionLookup lookup_;
   Respond respond_;
+  bool checked_all_ = false;  // TryComplete has run: pending_ counts what it left
+  size_t pending_ = 0;
 };
 
 class DelayedFetch final : public DelayedOperation {
