@@ -508,9 +508,15 @@ void Partition::CatchUpQuietFollowers(BrokerId follower) {
 
 void Partition::EndQuietHolds() {
   CatchUpQuietFollowers(kNoBroker);
-  std::vector<QuietHold> ended = std::move(quiet_holds_);
-  quiet_holds_.clear();
+  std::vector<QuietHold> ended;
+  ended.swap(quiet_holds_);
   for (const QuietHold& hold : ended) hold.holder->QuietEnded(hold.cookie);
+  // The list's room back for the next holds (a hold ends with every append to the partition),
+  // unless a QuietEnded placed new ones meanwhile.
+  if (quiet_holds_.empty()) {
+    ended.clear();
+    quiet_holds_.swap(ended);
+  }
 }
 
 std::optional<std::vector<BrokerId>> Partition::ProposeIsrShrink() {
