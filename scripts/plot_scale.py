@@ -11,7 +11,7 @@ by the partitions added; for records, the cost above the `floor` run
 flat line means linear cost. The table prints both the raw and the per-unit figures, and the
 spread (largest / smallest per-unit figure) of each sweep, the issue's "flat within 2x", over
 the points whose cost above their base is more than the measurement's resolution (20 ms of CPU,
-1 MiB of peak memory).
+1 MiB of peak memory); the plot leaves the others out too.
 
   scripts/plot_scale.py docs/img/scale-sweep.json docs/img/scale-sweep.png
 
@@ -100,9 +100,15 @@ def main():
     axes = axes[0]
     for ax, (set_name, unit, label) in zip(axes, shown):
         rows = series[set_name]
-        xs = [r["n"] for r in rows]
-        ax.plot(xs, [r["cpu_us_per"] for r in rows], "o-", label=f"CPU us / {label}")
-        ax.plot(xs, [r["rss_kib_per"] for r in rows], "s--", label=f"peak KiB / {label}")
+        # As in the spread: a point whose cost above its base is within the resolution is left
+        # out (its figure is a rounding error; a zero cannot be drawn on a log axis anyway).
+        cpu = [r for r in rows if r["cpu_added_s"] >= CPU_RESOLUTION_S and r["cpu_us_per"] > 0]
+        rss = [r for r in rows
+               if r["rss_added_mib"] >= RSS_RESOLUTION_MIB and r["rss_kib_per"] > 0]
+        ax.plot([r["n"] for r in cpu], [r["cpu_us_per"] for r in cpu], "o-",
+                label=f"CPU us / {label}")
+        ax.plot([r["n"] for r in rss], [r["rss_kib_per"] for r in rss], "s--",
+                label=f"peak KiB / {label}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(unit)
