@@ -51,6 +51,43 @@ EventFields& EventFields::operator=(const EventFields& other) {
   return *this;
 }
 
+EventFields::EventFields(EventFields&& other) noexcept
+    : length_(other.length_),
+      count_(other.count_),
+      key_bits_(other.key_bits_),
+      json_(std::move(other.json_)) {
+  std::copy_n(other.entries_.begin(), std::min<size_t>(count_, kEntries), entries_.begin());
+  if (other.text_.in_lent_room()) {
+    std::memcpy(room_, other.room_, length_);  // text_ stays in this object's room
+  } else {
+    text_ = std::move(other.text_);
+  }
+  other.text_ = TextBuffer(other.room_, kRoomBytes);
+  other.length_ = 0;
+  other.count_ = 0;
+  other.key_bits_ = 0;
+}
+
+EventFields& EventFields::operator=(EventFields&& other) noexcept {
+  if (this == &other) return *this;
+  length_ = other.length_;
+  count_ = other.count_;
+  key_bits_ = other.key_bits_;
+  json_ = std::move(other.json_);
+  std::copy_n(other.entries_.begin(), std::min<size_t>(count_, kEntries), entries_.begin());
+  if (other.text_.in_lent_room()) {
+    if (!text_.in_lent_room()) text_ = TextBuffer(room_, kRoomBytes);  // its allocation freed
+    std::memcpy(room_, other.room_, length_);
+  } else {
+    text_ = std::move(other.text_);
+  }
+  other.text_ = TextBuffer(other.room_, kRoomBytes);
+  other.length_ = 0;
+  other.count_ = 0;
+  other.key_bits_ = 0;
+  return *this;
+}
+
 EventFields& EventFields::Add(std::string_view key, bool plain, const EventValue& value) {
   JsonOut out = BeginField(key, plain);
   value.AppendTo(out);
@@ -77,7 +114,6 @@ bool IsLineKey(std::string_view key) {
 
 JsonOut EventFields::BeginField(std::string_view key, bool plain) {
   KSIM_CHECK_MSG(!IsLineKey(key), "event fields may not repeat t_us, node or ev");
-  if (text_.capacity() < kInitialBytes) text_.Grow(length_, kInitialBytes);
   JsonOut out(text_, length_);
   if (count_ > 0) out.Put(',');
   const size_t begin = out.length();

@@ -10,8 +10,9 @@
 // byte-identical between runs. An empty sink drops events. Single-threaded, like its owner.
 //
 // EventFields are JSON text from the start: each field is written as it is added, in the bytes
-// the trace will hold (core/base/json_text.h), so that an event costs one buffer and no JSON tree
-// (one event per record on every replica is emitted, and most are only written). A reader that
+// the trace will hold (core/base/json_text.h), so that an event costs no JSON tree, and for a
+// typical event no allocation either: its text is kept in room inside the object (one event per
+// record on every replica is emitted, and most are only written). A reader that
 // looks inside (the simulator's checkers, tests) asks for json(), parsed once on first use.
 #pragma once
 
@@ -135,8 +136,9 @@ class EventFields {
   explicit EventFields(const nlohmann::ordered_json& object);
   EventFields(const EventFields& other);
   EventFields& operator=(const EventFields& other);
-  EventFields(EventFields&&) noexcept = default;
-  EventFields& operator=(EventFields&&) noexcept = default;
+  // A move takes an allocated text; a text still in this object's own room is copied.
+  EventFields(EventFields&& other) noexcept;
+  EventFields& operator=(EventFields&& other) noexcept;
 
   // Appends a field. REQUIRES: `key` is not among the fields yet, nor one of the trace line's own
   // keys (t_us, node, ev).
@@ -193,8 +195,9 @@ class EventFields {
   // Fields whose place is kept (to refuse a repeated key and to read them back without a
   // parse); an event has fewer. Past this many, json() parses the text.
   static constexpr size_t kEntries = 24;
-  // Room for a typical event at its first field: one allocation, not one per doubling.
-  static constexpr size_t kInitialBytes = 192;
+  // Room for a typical event inside the object: writing one allocates nothing (docs/BENCHMARKS.md,
+  // "Scale", eighteenth change); a longer text moves to an allocated buffer, growing by doubling.
+  static constexpr size_t kRoomBytes = 192;
 
   // `plain`: `key` is a PlainName, written without a scan.
   EventFields& Add(std::string_view key, bool plain, const EventValue& value);
@@ -211,7 +214,9 @@ class EventFields {
   // them the typed readers ask json()).
   std::optional<std::string_view> ValueText(std::string_view key) const;
 
-  TextBuffer text_;  // text() is its first length_ bytes
+  // Fields are written first into room_ (text_ starts there), then, past it, in an allocation.
+  char room_[kRoomBytes];
+  TextBuffer text_{room_, kRoomBytes};  // text() is its first length_ bytes
   size_t length_ = 0;
   uint32_t count_ = 0;
   uint64_t key_bits_ = 0;  // a bit for each (length, first letter) of the keys written

@@ -11,8 +11,9 @@ void TextBuffer::Grow(size_t keep, size_t needed) {
   if (needed <= capacity_) return;
   const size_t capacity = std::max(capacity_ * 2, needed);
   std::unique_ptr<char[]> bytes(new char[capacity]);  // not value-initialized: no zero fill
-  if (keep > 0) std::memcpy(bytes.get(), bytes_.get(), keep);
-  bytes_ = std::move(bytes);
+  if (keep > 0) std::memcpy(bytes.get(), data_, keep);
+  heap_ = std::move(bytes);
+  data_ = heap_.get();
   capacity_ = capacity;
 }
 

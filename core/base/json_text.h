@@ -19,21 +19,41 @@
 namespace ksim {
 
 // A byte buffer that grows without zero-filling its room (std::string's resize would write every
-// byte of it first): what JsonOut writes into. Single-threaded; movable, not copyable.
+// byte of it first): what JsonOut writes into. It may start in room its owner lends (an array
+// inside the owner: no allocation until a write needs more, EventFields); it allocates once it
+// outgrows that. Single-threaded; movable, not copyable: a move takes an allocated buffer, while
+// a buffer still in lent room moves as that room's address (the owner, whose room it is, copies
+// its bytes instead; EventFields does).
 class TextBuffer {
  public:
   TextBuffer() = default;
-  TextBuffer(TextBuffer&&) noexcept = default;
-  TextBuffer& operator=(TextBuffer&&) noexcept = default;
+  // Starts in `room`, `capacity` bytes that outlive the buffer and stay where they are.
+  TextBuffer(char* room, size_t capacity) : data_(room), capacity_(capacity) {}
+  TextBuffer(TextBuffer&& other) noexcept
+      : heap_(std::move(other.heap_)), data_(other.data_), capacity_(other.capacity_) {
+    other.data_ = nullptr;
+    other.capacity_ = 0;
+  }
+  TextBuffer& operator=(TextBuffer&& other) noexcept {
+    heap_ = std::move(other.heap_);
+    data_ = other.data_;
+    capacity_ = other.capacity_;
+    other.data_ = nullptr;
+    other.capacity_ = 0;
+    return *this;
+  }
 
-  char* data() { return bytes_.get(); }
-  const char* data() const { return bytes_.get(); }
+  char* data() { return data_; }
+  const char* data() const { return data_; }
   size_t capacity() const { return capacity_; }
+  // Whether the bytes are in room the owner lent (not allocated).
+  bool in_lent_room() const { return data_ != nullptr && heap_ == nullptr; }
   // Room for at least `needed` bytes, the first `keep` kept. REQUIRES: keep <= capacity().
   void Grow(size_t keep, size_t needed);
 
  private:
-  std::unique_ptr<char[]> bytes_;
+  std::unique_ptr<char[]> heap_;  // what data_ points to once allocated
+  char* data_ = nullptr;
   size_t capacity_ = 0;
 };
 

@@ -255,6 +255,63 @@ TEST(EventsTest, NoFieldsIsEmptyAndAnEmptySinkBuildsNothing) {
   EXPECT_EQ(calls, 1);
 }
 
+// A typical event's text is kept inside the object (no allocation); a longer one moves to an
+// allocated buffer. Copies and moves in every combination keep the text, the readers and the
+// repeated-key check; a moved-from object is empty and usable. ASan checks that no copy points
+// into another object's room.
+TEST(EventsTest, TextInTheObjectOrAllocatedSurvivesCopiesAndMoves) {
+  auto small = [] { return EventFields{{"topic", "t"}, {"partition", 3}, {"hw", 41}}; };
+  auto large = [] {
+    EventFields fields{{"topic", "t"}, {"partition", 3}};
+    fields.Add("values", std::string(400, 'v'));  // past the room: allocated
+    return fields;
+  };
+  const std::string small_text(small().text());
+  const std::string large_text(large().text());
+  ASSERT_EQ(small_text, R"("topic":"t","partition":3,"hw":41)");
+  ASSERT_GT(large_text.size(), 400u);
+
+  for (bool first_large : {false, true}) {
+    for (bool second_large : {false, true}) {
+      const std::string& first_text = first_large ? large_text : small_text;
+      EventFields source = first_large ? large() : small();
+      EventFields copied(source);
+      EXPECT_EQ(copied.text(), first_text);
+      EventFields moved(std::move(source));
+      EXPECT_EQ(moved.text(), first_text);
+      EXPECT_EQ(moved.IntegerValue("partition"), 3);
+      EXPECT_TRUE(source.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+      EXPECT_EQ(source.text(), "");
+      source.Add("again", 1);  // and usable
+      EXPECT_EQ(source.text(), R"("again":1)");
+
+      EventFields target = second_large ? large() : small();
+      target = std::move(moved);
+      EXPECT_EQ(target.text(), first_text);
+      EXPECT_EQ(target.StringValue("topic"), "t");
+      EXPECT_DEATH(target.Add("topic", "u"), "repeated");
+      EventFields assigned = second_large ? large() : small();
+      assigned = copied;
+      EXPECT_EQ(assigned.text(), first_text);
+      assigned.Add("more", std::string(300, 'm'));  // grows from wherever it is
+      EXPECT_EQ(assigned.text().substr(0, first_text.size()), first_text);
+      EXPECT_EQ(copied.text(), first_text);  // the copy it came from is untouched
+    }
+  }
+  // A vector's growth moves its elements: each keeps its own text.
+  std::vector<EventFields> many;
+  for (int i = 0; i < 100; ++i) {
+    many.push_back(i % 3 == 0 ? large() : EventFields{{"seq", i}});
+  }
+  for (int i = 0; i < 100; ++i) {
+    if (i % 3 == 0) {
+      EXPECT_EQ(many[i].text(), large_text);
+    } else {
+      EXPECT_EQ(many[i].IntegerValue("seq"), i);
+    }
+  }
+}
+
 TEST(EventsDeathTest, ARepeatedOrAReservedKeyIsAProgrammerError) {
   EXPECT_DEATH((EventFields{{"k", 1}, {"j", 2}, {"k", 3}}), "repeated: k");
   EXPECT_DEATH((EventFields{{"ev", "x"}}), "t_us, node or ev");
