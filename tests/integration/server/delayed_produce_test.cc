@@ -6,7 +6,6 @@
 
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -28,8 +27,13 @@ const TopicPartition kT1{"t", PartitionId(1)};
 
 class DelayedProduceKeysTest : public ::testing::Test {
  protected:
-  DelayedProduceKeysTest() : clock_(kStartMs * kUsPerMs), disk_(RandomStream(5)) {
-    for (const TopicPartition& tp : {kT0, kT1}) AddLeader(tp);
+  DelayedProduceKeysTest() : clock_(kStartMs * kUsPerMs), disk_(RandomStream(5)) {}
+
+  void SetUp() override {
+    for (const TopicPartition& tp : {kT0, kT1}) {
+      AddLeader(tp);
+      if (HasFatalFailure()) return;
+    }
   }
 
   // A leader of `tp` on kLeader, ISR {kLeader, kFollower}, holding one record the follower has
