@@ -51,22 +51,7 @@ EventFields& EventFields::operator=(const EventFields& other) {
   return *this;
 }
 
-EventFields::EventFields(EventFields&& other) noexcept
-    : length_(other.length_),
-      count_(other.count_),
-      key_bits_(other.key_bits_),
-      json_(std::move(other.json_)) {
-  std::copy_n(other.entries_.begin(), std::min<size_t>(count_, kEntries), entries_.begin());
-  if (other.text_.in_lent_room()) {
-    std::memcpy(room_, other.room_, length_);  // text_ stays in this object's room
-  } else {
-    text_ = std::move(other.text_);
-  }
-  other.text_ = TextBuffer(other.room_, kRoomBytes);
-  other.length_ = 0;
-  other.count_ = 0;
-  other.key_bits_ = 0;
-}
+EventFields::EventFields(EventFields&& other) noexcept { *this = std::move(other); }
 
 EventFields& EventFields::operator=(EventFields&& other) noexcept {
   if (this == &other) return *this;

@@ -25,6 +25,18 @@ const BrokerId kFollower(2);
 const TopicPartition kT0{"t", PartitionId(0)};
 const TopicPartition kT1{"t", PartitionId(1)};
 
+// `tp` led by `leader` at `epoch`, replicas kLeader and kFollower.
+LeaderAndIsrPartitionState State(const TopicPartition& tp, BrokerId leader, int32_t epoch,
+                                 std::vector<BrokerId> isr) {
+  LeaderAndIsrPartitionState state;
+  state.tp = tp;
+  state.leader = leader;
+  state.leader_epoch = LeaderEpoch(epoch);
+  state.isr = std::move(isr);
+  state.replicas = {kLeader, kFollower};
+  return state;
+}
+
 class DelayedProduceKeysTest : public ::testing::Test {
  protected:
   DelayedProduceKeysTest() : clock_(kStartMs * kUsPerMs), disk_(RandomStream(5)) {}
@@ -51,13 +63,7 @@ class DelayedProduceKeysTest : public ::testing::Test {
         tp, kLeader, *logs_.back(), std::move(epochs).value(), std::move(producers).value(), clock_,
         PartitionConfig{}, Offset(0), nullptr));
     Partition& partition = *partitions_.back();
-    LeaderAndIsrPartitionState state;
-    state.tp = tp;
-    state.leader = kLeader;
-    state.leader_epoch = LeaderEpoch(0);
-    state.isr = {kLeader, kFollower};
-    state.replicas = {kLeader, kFollower};
-    auto made = partition.MakeLeader(state);
+    auto made = partition.MakeLeader(State(tp, kLeader, 0, {kLeader, kFollower}));
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     RecordInput record;
     record.timestamp_ms = clock_.NowMs();
@@ -121,13 +127,7 @@ TEST_F(DelayedProduceKeysTest, ALeaderLostAnswersItsPartitionWhenItsKeyIsChecked
   EXPECT_FALSE(produce->TryComplete());
   Replicate(kT1);
   EXPECT_FALSE(produce->TryCompleteFor(kT1));
-  LeaderAndIsrPartitionState follower;
-  follower.tp = kT0;
-  follower.leader = kFollower;
-  follower.leader_epoch = LeaderEpoch(1);
-  follower.isr = {kFollower};
-  follower.replicas = {kLeader, kFollower};
-  Of(kT0).MakeFollower(follower);
+  Of(kT0).MakeFollower(State(kT0, kFollower, 1, {kFollower}));
   EXPECT_TRUE(produce->TryCompleteFor(kT0));
   ASSERT_TRUE(answer_.has_value());
   EXPECT_EQ(answer_->responses[0].error_code, Errc::kNotLeaderForPartition);
