@@ -9,6 +9,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git python3
   libboost-graph-dev nlohmann-json3-dev libcli11-dev
   libmimalloc-dev  # the optimized builds' malloc (CMakeLists.txt, KSIM_MIMALLOC)
+  libxxhash-dev xxhash  # the trace's hash (sim/kernel/trace.h); xxhsum checks it in the tests
   libgtest-dev libgmock-dev libbenchmark-dev
   libimgui-dev libglfw3-dev libegl-dev libgl-dev libstb-dev libegl1-mesa-dev libgl1-mesa-dri
   libegl-mesa0 libglx-mesa0 fonts-dejavu-core fonts-droid-fallback xvfb xauth

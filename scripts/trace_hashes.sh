@@ -2,7 +2,7 @@
 # The trace hash of every shipped scenario's every variant, at the `messages` trace level (which
 # holds every line of the `state` level too), one line each, sorted:
 #
-#   <scenario file> <variant> <FNV-1a 64 hash of the trace> <lines>
+#   <scenario file> <variant> <XXH64 hash of the trace> <lines>
 #
 #   scripts/trace_hashes.sh KSIM                  print them
 #   scripts/trace_hashes.sh KSIM --check FILE     compare with FILE (exit 1 and a diff if they differ)

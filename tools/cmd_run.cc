@@ -268,12 +268,12 @@ int ReplayCommand(const RunArgs& args) {
   }
   if (result->trace_hash != served->trace_hash) {
     std::cout << "REPLAY DIFFERS: " << args.replay_path << " has hash "
-              << sim::Fnv1a64::Hex(served->trace_hash) << ", the replay "
-              << sim::Fnv1a64::Hex(result->trace_hash) << "\n";
+              << sim::Xxh64::Hex(served->trace_hash) << ", the replay "
+              << sim::Xxh64::Hex(result->trace_hash) << "\n";
     return 1;
   }
   std::cout << "Replay: the trace is " << args.replay_path << ", byte for byte (hash "
-            << sim::Fnv1a64::Hex(result->trace_hash) << ")\n";
+            << sim::Xxh64::Hex(result->trace_hash) << ")\n";
   return result->ok ? 0 : 1;
 }
 
@@ -353,9 +353,9 @@ int RunScenarioCommand(const RunArgs& args) {
       }
       if (second->trace_hash != result->trace_hash || second->trace_lines != result->trace_lines) {
         nondeterministic.push_back(
-            run.name + ": trace hashes differ: " + sim::Fnv1a64::Hex(result->trace_hash) + " (" +
+            run.name + ": trace hashes differ: " + sim::Xxh64::Hex(result->trace_hash) + " (" +
             std::to_string(result->trace_lines) + " lines) then " +
-            sim::Fnv1a64::Hex(second->trace_hash) + " (" + std::to_string(second->trace_lines) +
+            sim::Xxh64::Hex(second->trace_hash) + " (" + std::to_string(second->trace_lines) +
             " lines)");
       }
     }

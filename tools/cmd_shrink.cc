@@ -201,7 +201,7 @@ int RunShrink(const ShrinkArgs& args) {
             << "Failure: " << result->failure.signature << "\n  " << result->failure.cause << "\n"
             << "Replay: ksim run " << args.out;
   if (result->trace_hash != 0) {
-    std::cout << " (trace hash " << sim::Fnv1a64::Hex(result->trace_hash) << ")\n";
+    std::cout << " (trace hash " << sim::Xxh64::Hex(result->trace_hash) << ")\n";
   } else {
     std::cout << " (it kills ksim: run it under a debugger or the ASan build)\n";
   }

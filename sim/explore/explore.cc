@@ -55,9 +55,9 @@ Result<ExploreBase> LoadExploreBase(const std::string& path) {
   base.document.erase("variants");
   base.scenario = std::move(scenario);
   base.scenario.variants.clear();
-  Fnv1a64 hash;
+  Xxh64 hash;
   hash.Update(text);
-  base.hash = Fnv1a64::Hex(hash.digest());
+  base.hash = Xxh64::Hex(hash.digest());
   return base;
 }
 
@@ -173,7 +173,7 @@ SeedResult RunSeed(const ExploreBase& base, uint64_t seed, const std::optional<P
     return result;
   }
   result.metrics = run->check.metrics;
-  result.trace_hash = Fnv1a64::Hex(run->trace_hash);
+  result.trace_hash = Xxh64::Hex(run->trace_hash);
   const Promise promise = DerivePromise(*parsed, options.properties);
   result.failures = CheckProperties(promise, *parsed, *run, &result.skipped);
   if (options.determinism_every > 0 && seed % options.determinism_every == 0) {
@@ -182,7 +182,7 @@ SeedResult RunSeed(const ExploreBase& base, uint64_t seed, const std::optional<P
         again->trace_lines != run->trace_lines) {
       result.failures.push_back(MakeFailure(
           "determinism", "the same scenario ran twice: trace hash " + result.trace_hash +
-                             " then " + (again.ok() ? Fnv1a64::Hex(again->trace_hash) : "error")));
+                             " then " + (again.ok() ? Xxh64::Hex(again->trace_hash) : "error")));
     }
   }
   result.verdict = result.failures.empty() ? "ok" : "fail";

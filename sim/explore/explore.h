@@ -41,7 +41,7 @@ struct ExploreBase {
   std::string path;  // as given
   nlohmann::ordered_json document;
   Scenario scenario;
-  std::string hash;  // 16 hex digits: FNV-1a 64 of the file's bytes
+  std::string hash;  // 16 hex digits: XXH64 of the file's bytes
 };
 // The file must load as `ksim check` loads it (the same errors, naming the file).
 Result<ExploreBase> LoadExploreBase(const std::string& path);

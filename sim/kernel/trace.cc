@@ -1,5 +1,8 @@
 #include "sim/kernel/trace.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -26,27 +29,25 @@ Result<TraceLevel> ParseTraceLevel(std::string_view name) {
                 "unknown trace level '" + std::string(name) + "' (expected state or messages)");
 }
 
-void Fnv1a64::Update(std::string_view bytes) {
-  constexpr uint64_t kPrime = 0x100000001B3ULL;
-  uint64_t state = state_;
-  const auto* at = reinterpret_cast<const unsigned char*>(bytes.data());
-  const unsigned char* const end = at + bytes.size();
-  // Eight bytes a turn: the same byte-serial function with an eighth of the loop's overhead.
-  for (; end - at >= 8; at += 8) {
-    state = (state ^ at[0]) * kPrime;
-    state = (state ^ at[1]) * kPrime;
-    state = (state ^ at[2]) * kPrime;
-    state = (state ^ at[3]) * kPrime;
-    state = (state ^ at[4]) * kPrime;
-    state = (state ^ at[5]) * kPrime;
-    state = (state ^ at[6]) * kPrime;
-    state = (state ^ at[7]) * kPrime;
-  }
-  for (; at != end; ++at) state = (state ^ *at) * kPrime;
-  state_ = state;
+// XXH64_state_t is complete here alone (XXH_INLINE_ALL compiles xxHash into this file, its
+// names prefixed: nothing clashes with a libxxhash linked elsewhere).
+struct Xxh64::State {
+  XXH64_state_t xxh;
+};
+
+Xxh64::Xxh64() : state_(std::make_unique<State>()) { XXH64_reset(&state_->xxh, 0); }
+Xxh64::~Xxh64() = default;
+Xxh64::Xxh64(Xxh64&&) noexcept = default;
+Xxh64& Xxh64::operator=(Xxh64&&) noexcept = default;
+
+void Xxh64::Update(std::string_view bytes) {
+  // (XXH64_update refuses only a null pointer with a length, which a view never is.)
+  XXH64_update(&state_->xxh, bytes.data(), bytes.size());
 }
 
-std::string Fnv1a64::Hex(uint64_t digest) {
+uint64_t Xxh64::digest() const { return XXH64_digest(&state_->xxh); }
+
+std::string Xxh64::Hex(uint64_t digest) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out(16, '0');
   for (int i = 15; i >= 0; --i, digest >>= 4) out[i] = kDigits[digest & 0xF];

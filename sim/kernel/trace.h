@@ -16,7 +16,7 @@
 // Sinks: memory (keeps every byte: tests, --check-determinism), hash-only (keeps only the hash),
 // file (streams to a temporary file beside the target, which appears atomically on Commit(); an
 // uncommitted writer leaves the target untouched: sim/kernel/atomic_file.h). Every sink hashes the
-// bytes with FNV-1a 64 as they are written. File errors are remembered and returned by Commit(),
+// bytes with XXH64 as they are written. File errors are remembered and returned by Commit(),
 // so that emitting an event stays a plain call. Single-threaded.
 #pragma once
 
@@ -69,17 +69,27 @@ struct TraceHeader {
   friend bool operator==(const TraceHeader&, const TraceHeader&) = default;
 };
 
-// FNV-1a, 64 bits: the trace hash compared between runs to check determinism (not a
-// cryptographic hash; collisions are not a concern between two runs of one scenario).
-class Fnv1a64 {
+// XXH64 with seed 0 (xxHash's 64-bit hash; its specification: doc/xxhash_spec.md in
+// github.com/Cyan4973/xxHash), streamed: the digest depends on the bytes alone, not on how they
+// were split among the Update calls. The trace's hash, compared between runs to check
+// determinism (not a cryptographic hash); `xxhsum -H1 FILE` prints the same digest for a trace
+// file. From Debian's libxxhash-dev, its header compiled into trace.cc (XXH_INLINE_ALL).
+class Xxh64 {
  public:
+  Xxh64();
+  ~Xxh64();
+  Xxh64(Xxh64&&) noexcept;
+  Xxh64& operator=(Xxh64&&) noexcept;
+
   void Update(std::string_view bytes);
-  uint64_t digest() const { return state_; }
-  // 16 lower-case hex digits.
+  // The digest of every byte so far; more may follow.
+  uint64_t digest() const;
+  // 16 lower-case hex digits (what xxhsum prints).
   static std::string Hex(uint64_t digest);
 
  private:
-  uint64_t state_ = 0xCBF29CE484222325ULL;
+  struct State;  // XXH64_state_t
+  std::unique_ptr<State> state_;
 };
 
 class TraceWriter {
@@ -117,7 +127,7 @@ class TraceWriter {
   // REQUIRES: the verdict was written; not committed yet.
   Status Commit();
 
-  // FNV-1a 64 of every byte written so far (header included), whatever the sink.
+  // XXH64 of every byte written so far (header included), whatever the sink.
   uint64_t hash() const { return hash_.digest(); }
   // Lines written (header and verdict included), message events at the state level excluded.
   uint64_t lines() const { return lines_; }
@@ -143,7 +153,7 @@ class TraceWriter {
   TextBuffer line_;     // reused for each line
   std::unique_ptr<AtomicFile> file_;
   Status file_status_;  // the first file error, reported by Commit()
-  Fnv1a64 hash_;
+  Xxh64 hash_;
   uint64_t lines_ = 0;
   TimeUs last_t_us_ = 0;
   bool has_verdict_ = false;

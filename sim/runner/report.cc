@@ -246,7 +246,7 @@ std::string FormatRunReport(const RunResult& result, size_t max_anomalies) {
   }
   AppendExpectations(result, out);
   out += "Run: ended at " + SecondsText(result.end_us) + " simulated; trace " +
-         std::to_string(result.trace_lines) + " lines, hash " + Fnv1a64::Hex(result.trace_hash) +
+         std::to_string(result.trace_lines) + " lines, hash " + Xxh64::Hex(result.trace_hash) +
          "\n";
   return out;
 }
@@ -318,7 +318,7 @@ Json RunResultJson(const RunResult& result) {
   json["start_us"] = result.start_us;
   json["end_us"] = result.end_us;
   json["trace_lines"] = result.trace_lines;
-  json["trace_hash"] = Fnv1a64::Hex(result.trace_hash);
+  json["trace_hash"] = Xxh64::Hex(result.trace_hash);
   return json;
 }
 

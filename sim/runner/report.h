@@ -42,7 +42,7 @@ std::string FormatRunReport(const RunResult& result, size_t max_anomalies = 20);
 // "skipped"}], "client_warnings" [text], "consumers" [{"client", "consumer" ("zookeeper" or
 // "group-coordinator"), "group"}], "permitted_losses" [{"topic", "partition", "offset",
 // "t_us", "promise", "reason", "detail"}], "invariant_violations" [text], "expired", "audit_errors"
-// [text], "end_us", "trace_lines", "trace_hash" (16 hex digits, FNV-1a 64 of the trace's bytes).
+// [text], "end_us", "trace_lines", "trace_hash" (16 hex digits, XXH64 of the trace's bytes).
 nlohmann::ordered_json RunResultJson(const RunResult& result);
 // The whole report (DESIGN's shape): {"scenario", "seed" (the first result's: the base's when
 // it ran), "variants": {name: RunResultJson}} with the variants in the order of `results`.

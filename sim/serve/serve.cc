@@ -163,7 +163,7 @@ Result<ServedRun> ReadServedRun(const std::string& path) {
   std::ostringstream contents;
   contents << in.rdbuf();
   ServedRun served;
-  Fnv1a64 hash;
+  Xxh64 hash;
   hash.Update(contents.str());
   served.trace_hash = hash.digest();
   KSIM_ASSIGN_OR_RETURN(TraceReader reader, TraceReader::FromString(contents.str(), path));

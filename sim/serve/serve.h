@@ -123,7 +123,7 @@ struct ServedRun {
   std::vector<ServedInput> inputs;                  // in trace order
   TimeUs stop_us = 0;
   std::string stop_reason;
-  uint64_t trace_hash = 0;  // FNV-1a 64 of the whole file, as TraceWriter hashes
+  uint64_t trace_hash = 0;  // XXH64 of the whole file, as TraceWriter hashes
 };
 
 // Reads a trace written by `ksim serve`. kInvalidArgument naming the file and line when it is

@@ -115,6 +115,12 @@ expect_grep '^== cli-run-small / acks-1 \(seed 9\): OK ==$' "$WORK/stdout"
 head -n 1 "$WORK/one.jsonl" | grep -q '"variant":"acks-1","seed":9,"level":"messages"' ||
   fail "trace header: $(head -n 1 "$WORK/one.jsonl")"
 grep -q '"ev":"msg_' "$WORK/one.jsonl" || fail "--trace-level messages wrote no message event"
+# The hash printed is XXH64 of the file's bytes, as xxHash's own command computes it
+# (docs/trace-format.md, "Hash").
+printed=$(sed -n 's/^Run: .*, hash \([0-9a-f]\{16\}\)$/\1/p' "$WORK/stdout")
+[ -n "$printed" ] || fail "no trace hash in the Run line: $(grep '^Run:' "$WORK/stdout")"
+xxhsum_says=$(xxhsum -H1 "$WORK/one.jsonl" | cut -d' ' -f1)
+[ "$printed" = "$xxhsum_says" ] || fail "ksim printed hash $printed, xxhsum -H1 says $xxhsum_says"
 
 # --check-determinism: each variant twice, same hashes.
 expect_exit 0 "$KSIM" run "$DATA/run_small.json" --check-determinism

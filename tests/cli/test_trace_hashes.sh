@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every shipped scenario's every variant gives the trace recorded in scenarios/trace-hashes.txt
-# (FNV-1a 64 of the `messages`-level trace, and its line count): a refactoring keeps them all, and
+# (XXH64 of the `messages`-level trace, and its line count): a refactoring keeps them all, and
 # a change that moves one updates the file (scripts/trace_hashes.sh --write) and says why.
 source "$(dirname "$0")/lib.sh" "$@"
 

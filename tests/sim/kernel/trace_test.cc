@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/support/core/temp_dir.h"
@@ -112,7 +113,7 @@ TEST(TraceWriterTest, SameEventsGiveIdenticalBytesAndHash) {
   EXPECT_EQ(a.hash(), b.hash());
   EXPECT_EQ(a.hash(), hash_only.hash());
   EXPECT_EQ(a.lines(), hash_only.lines());
-  Fnv1a64 direct;
+  Xxh64 direct;
   direct.Update(a.bytes());
   EXPECT_EQ(direct.digest(), a.hash());
 }
@@ -124,7 +125,7 @@ TEST(TraceWriterTest, HashChangesWhenAnyByteChanges) {
   for (size_t i = 0; i < bytes.size(); ++i) {
     std::string changed = bytes;
     changed[i] = static_cast<char>(changed[i] ^ 0x01);
-    Fnv1a64 hash;
+    Xxh64 hash;
     hash.Update(changed);
     ASSERT_NE(hash.digest(), writer.hash()) << "byte " << i;
   }
@@ -136,19 +137,38 @@ TEST(TraceWriterTest, HashChangesWhenAnyByteChanges) {
   EXPECT_NE(other.hash(), writer.hash());
 }
 
-TEST(TraceWriterTest, Fnv1a64MatchesPublishedVectors) {
-  // Reference values of FNV-1a 64 (Fowler/Noll/Vo test suite).
-  Fnv1a64 empty;
-  EXPECT_EQ(empty.digest(), 0xCBF29CE484222325ULL);
-  Fnv1a64 a;
+TEST(TraceWriterTest, Xxh64MatchesPublishedVectors) {
+  // XXH64 with seed 0: the empty input and "a" as xxHash's own tests have them; "foobar" and
+  // 100 letters as `xxhsum -H1` prints them (xxhsum 0.8.1, Debian's).
+  Xxh64 empty;
+  EXPECT_EQ(empty.digest(), 0xEF46DB3751D8E999ULL);
+  Xxh64 a;
   a.Update("a");
-  EXPECT_EQ(a.digest(), 0xAF63DC4C8601EC8CULL);
-  Fnv1a64 foobar;
+  EXPECT_EQ(a.digest(), 0xD24EC4F1A98C6E5BULL);
+  Xxh64 foobar;
   foobar.Update("foo");
   foobar.Update("bar");  // incremental == one shot
-  EXPECT_EQ(foobar.digest(), 0x85944171F73967E8ULL);
-  EXPECT_EQ(Fnv1a64::Hex(0x85944171F73967E8ULL), "85944171f73967e8");
-  EXPECT_EQ(Fnv1a64::Hex(1), "0000000000000001");
+  EXPECT_EQ(foobar.digest(), 0xA2AA05ED9085AAF9ULL);
+  // Past a 32-byte stripe, in pieces of every length from 1 to 37, and the digest taken on the
+  // way (taking it does not end the stream).
+  std::string letters;
+  for (int i = 0; i < 100; ++i) letters += static_cast<char>('a' + i % 26);
+  for (size_t piece = 1; piece <= 37; ++piece) {
+    Xxh64 hash;
+    for (size_t at = 0; at < letters.size(); at += piece) {
+      hash.Update(std::string_view(letters).substr(at, piece));
+      (void)hash.digest();
+    }
+    ASSERT_EQ(hash.digest(), 0x79C9FA152BB53C71ULL) << "pieces of " << piece;
+  }
+  // A moved hash carries its stream on.
+  Xxh64 first;
+  first.Update("foo");
+  Xxh64 moved = std::move(first);
+  moved.Update("bar");
+  EXPECT_EQ(moved.digest(), 0xA2AA05ED9085AAF9ULL);
+  EXPECT_EQ(Xxh64::Hex(0xA2AA05ED9085AAF9ULL), "a2aa05ed9085aaf9");
+  EXPECT_EQ(Xxh64::Hex(1), "0000000000000001");
 }
 
 TEST(TraceWriterTest, StringsAreEscapedAndInvalidUtf8IsReplaced) {
@@ -287,7 +307,7 @@ TEST(TraceWriterTest, LargeFileTraceStreamsThroughTheBuffer) {
   writer->Verdict(40'000, true, TraceFields::object());
   hash_only.Verdict(40'000, true, TraceFields::object());
   ASSERT_TRUE(writer->Commit().ok());
-  Fnv1a64 file_hash;
+  Xxh64 file_hash;
   file_hash.Update(ReadAll(path));
   EXPECT_EQ(file_hash.digest(), hash_only.hash());
   auto trace = ReadTraceFile(path);

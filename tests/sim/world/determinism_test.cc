@@ -426,7 +426,7 @@ RunResult RunInMemory(uint64_t seed, TraceLevel level = TraceLevel::kMessages) {
 }
 
 uint64_t HashOf(std::string_view bytes) {
-  Fnv1a64 hash;
+  Xxh64 hash;
   hash.Update(bytes);
   return hash.digest();
 }
@@ -446,7 +446,7 @@ TEST(DeterminismTest, SameSeedGivesByteIdenticalTracesInOneProcess) {
   std::printf(
       "seed 1: %zu trace bytes, hash %s, %lld records written, %lld recoveries, "
       "%lld records lost by crashes\n",
-      first.bytes.size(), Fnv1a64::Hex(first.hash).c_str(),
+      first.bytes.size(), Xxh64::Hex(first.hash).c_str(),
       static_cast<long long>(first.outcome.records_written),
       static_cast<long long>(first.outcome.recoveries),
       static_cast<long long>(first.outcome.records_lost_by_crashes));
@@ -570,7 +570,7 @@ TEST(DeterminismChild, WriteTraceForParent) {
   Result<TraceWriter> trace = TraceWriter::ToFile(path, HeaderFor(seed, TraceLevel::kMessages));
   ASSERT_TRUE(trace.ok()) << trace.status().ToString();
   const RunResult run = RunWorkload(seed, std::move(trace).value(), /*memory_sink=*/false);
-  std::printf("%s%s\n", kHashPrefix, Fnv1a64::Hex(run.hash).c_str());
+  std::printf("%s%s\n", kHashPrefix, Xxh64::Hex(run.hash).c_str());
 }
 
 TEST(DeterminismTest, SameSeedGivesTheSameTraceInAnotherProcess) {
@@ -594,7 +594,7 @@ TEST(DeterminismTest, SameSeedGivesTheSameTraceInAnotherProcess) {
   const std::string child_hash = output.substr(at + sizeof(kHashPrefix) - 1, 16);
 
   const RunResult here = RunInMemory(5);
-  EXPECT_EQ(child_hash, Fnv1a64::Hex(here.hash));
+  EXPECT_EQ(child_hash, Xxh64::Hex(here.hash));
   std::ifstream file(trace_path, std::ios::binary);
   ASSERT_TRUE(file.good());
   const std::string child_bytes((std::istreambuf_iterator<char>(file)),
