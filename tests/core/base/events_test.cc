@@ -66,6 +66,28 @@ TEST(EventsTest, BracedEmitWritesWhatNlohmannDumpsOfTheSameObject) {
   EXPECT_EQ(seen[0].second.json().at("isr"), Json::array({3, 1, 2}));
 }
 
+// A byte to escape at every place of strings of every length up to past AppendJsonString's
+// 32-byte limit (up to it bytes are copied as they are scanned, past it after), each kind of
+// byte it must catch and the plain bytes next to them, is written as nlohmann writes it.
+TEST(EventsTest, EveryByteAtEveryPlaceIsEscapedAsDumpEscapesIt) {
+  const std::vector<unsigned char> bytes = {0x00, 0x01, 0x1F, 0x20, 0x21, '"',  0x23, 0x5B,
+                                            '\\', 0x5D, 0x7E, 0x7F, 0x80, 0xC3, 0xE2, 0xFF};
+  for (size_t size = 1; size <= 40; ++size) {
+    for (size_t place = 0; place < size; ++place) {
+      for (unsigned char byte : bytes) {
+        std::string text(size, 'a');
+        text[place] = static_cast<char>(byte);
+        if (byte == 0xC3 && place + 1 < size) text[place + 1] = static_cast<char>(0xA9);  // é
+        TextBuffer buffer;
+        JsonOut out(buffer);
+        AppendJsonString(out, text);
+        ASSERT_EQ(out.view(), Dumped(Json(text)))
+            << "size " << size << ", byte " << int{byte} << " at " << place;
+      }
+    }
+  }
+}
+
 TEST(EventsTest, AddAppendsAndAddWithWritesItsValueInPlace) {
   EventFields fields{{"topic", "t"}};
   fields.Add("partition", 0).AddWith("values", [](JsonOut& out) {
