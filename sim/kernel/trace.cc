@@ -41,7 +41,7 @@ Xxh64::Xxh64(Xxh64&&) noexcept = default;
 Xxh64& Xxh64::operator=(Xxh64&&) noexcept = default;
 
 void Xxh64::Update(std::string_view bytes) {
-  // (XXH64_update refuses only a null pointer with a length, which a view never is.)
+  // (An empty view's data may be null: XXH64_update takes a null pointer with a zero length.)
   XXH64_update(&state_->xxh, bytes.data(), bytes.size());
 }
 

@@ -78,7 +78,7 @@ class Xxh64 {
  public:
   Xxh64();
   ~Xxh64();
-  Xxh64(Xxh64&&) noexcept;
+  Xxh64(Xxh64&&) noexcept;  // a moved-from hash may only be destroyed or assigned to
   Xxh64& operator=(Xxh64&&) noexcept;
 
   void Update(std::string_view bytes);
