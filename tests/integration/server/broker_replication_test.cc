@@ -188,7 +188,9 @@ TEST_P(FollowerAheadTest, FollowerAheadOfTheLeaderExitsUntil21) {
     EXPECT_TRUE(cluster_->last_exit(k1).message.starts_with(kTruncationNotAllowed))
         << cluster_->last_exit(k1).message;
     for (const nlohmann::ordered_json& event : Events("truncate")) {
-      if (event["node"] == "broker-1") EXPECT_EQ(event["records"], 0) << event.dump();
+      if (event["node"] == "broker-1") {
+        EXPECT_EQ(event["records"], 0) << event.dump();
+      }
     }
   } else {
     ASSERT_TRUE(cluster_->RunUntil(
