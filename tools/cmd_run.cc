@@ -352,11 +352,11 @@ int RunScenarioCommand(const RunArgs& args) {
         return BadInput(args.file + " (" + run.name + "): " + second.status().message());
       }
       if (second->trace_hash != result->trace_hash || second->trace_lines != result->trace_lines) {
-        nondeterministic.push_back(
-            run.name + ": trace hashes differ: " + sim::Xxh64::Hex(result->trace_hash) + " (" +
-            std::to_string(result->trace_lines) + " lines) then " +
-            sim::Xxh64::Hex(second->trace_hash) + " (" + std::to_string(second->trace_lines) +
-            " lines)");
+        nondeterministic.push_back(run.name +
+                                   ": trace hashes differ: " + sim::Xxh64::Hex(result->trace_hash) +
+                                   " (" + std::to_string(result->trace_lines) + " lines) then " +
+                                   sim::Xxh64::Hex(second->trace_hash) + " (" +
+                                   std::to_string(second->trace_lines) + " lines)");
       }
     }
     std::cout << sim::FormatRunReport(*result);

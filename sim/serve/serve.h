@@ -43,8 +43,8 @@ namespace ksim::sim {
 
 // What a served run was started with, traced in serve_start.
 struct ServedScenario {
-  std::string file;     // as given on the command line
-  std::string text;     // the file's contents
+  std::string file;  // as given on the command line
+  std::string text;  // the file's contents
   std::string variant = "base";
 };
 
