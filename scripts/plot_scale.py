@@ -46,8 +46,13 @@ CPU_RESOLUTION_S = 0.02
 RSS_RESOLUTION_MIB = 1.0
 
 
+def measured(rows, per, added, resolution):
+    """The rows whose cost above their base is beyond the resolution (the spread's and the plot's)."""
+    return [r for r in rows if r[added] >= resolution and r[per] > 0]
+
+
 def spread(rows, per, added, resolution):
-    values = [r[per] for r in rows if r[added] >= resolution and r[per] > 0]
+    values = [r[per] for r in measured(rows, per, added, resolution)]
     return max(values) / min(values) if values else float("nan")
 
 
@@ -102,9 +107,8 @@ def main():
         rows = series[set_name]
         # As in the spread: a point whose cost above its base is within the resolution is left
         # out (its figure is a rounding error; a zero cannot be drawn on a log axis anyway).
-        cpu = [r for r in rows if r["cpu_added_s"] >= CPU_RESOLUTION_S and r["cpu_us_per"] > 0]
-        rss = [r for r in rows
-               if r["rss_added_mib"] >= RSS_RESOLUTION_MIB and r["rss_kib_per"] > 0]
+        cpu = measured(rows, "cpu_us_per", "cpu_added_s", CPU_RESOLUTION_S)
+        rss = measured(rows, "rss_kib_per", "rss_added_mib", RSS_RESOLUTION_MIB)
         ax.plot([r["n"] for r in cpu], [r["cpu_us_per"] for r in cpu], "o-",
                 label=f"CPU us / {label}")
         ax.plot([r["n"] for r in rss], [r["rss_kib_per"] for r in rss], "s--",
