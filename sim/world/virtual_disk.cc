@@ -488,13 +488,18 @@ void VirtualDisk::ClearAllFaults() {
   }
 }
 
-Status VirtualDisk::CheckFault(DiskFault fault, const std::string& operation,
-                               const std::string& path) {
+bool VirtualDisk::FaultArmed(DiskFault fault) const {
+  return fault_active_[FaultIndex(fault)] && inspection_depth_ == 0;
+}
+
+Status VirtualDisk::CheckFault(DiskFault fault, std::string_view operation,
+                               std::string_view path) {
   const int index = FaultIndex(fault);
   if (!fault_active_[index] || inspection_depth_ > 0) return Status::Ok();
   if (fault_once_[index]) ClearFault(fault);
   counters_.injected_errors += 1;
-  return Status(Errc::kIoError, operation + " " + path + ": Input/output error (injected)");
+  return Status(Errc::kIoError, std::string(operation) + " " + std::string(path) +
+                                    ": Input/output error (injected)");
 }
 
 Status VirtualDisk::CheckSpace(uint64_t growth_bytes, const std::string& path) {
@@ -660,12 +665,13 @@ Result<uint64_t> VirtualDisk::FileSize(const std::string& path) {
 
 Status VirtualDisk::RenameFile(const std::string& from, const std::string& to) {
   Charge(Cost::kMetadata);
-  const std::string both = from + " -> " + to;
+  // Named in an error only: not built for a rename that succeeds (every checkpoint write).
+  const auto both = [&] { return from + " -> " + to; };
   KSIM_ASSIGN_OR_RETURN(Lookup source, Resolve(from));
-  if (source.node == nullptr) return NotFound("rename", both);
-  if (source.parent == nullptr) return Status(Errc::kInvalidArgument, "rename " + both + ": root");
+  if (source.node == nullptr) return NotFound("rename", both());
+  if (source.parent == nullptr) return Status(Errc::kInvalidArgument, "rename " + both() + ": root");
   KSIM_ASSIGN_OR_RETURN(Lookup target, Resolve(to));
-  if (target.parent == nullptr) return Status(Errc::kInvalidArgument, "rename " + both + ": root");
+  if (target.parent == nullptr) return Status(Errc::kInvalidArgument, "rename " + both() + ": root");
   if (source.parent == target.parent && source.name == target.name) return Status::Ok();
   if (source.node->is_dir) {
     // A directory may not move under itself: walk up from the target's parent is not possible
@@ -675,20 +681,22 @@ Status VirtualDisk::RenameFile(const std::string& from, const std::string& to) {
       const Node* dir = pending.back();
       pending.pop_back();
       if (dir == target.parent) {
-        return Status(Errc::kInvalidArgument, "rename " + both + ": Invalid argument");
+        return Status(Errc::kInvalidArgument, "rename " + both() + ": Invalid argument");
       }
       for (const auto& [name, child] : dir->entries) {
         if (child->is_dir) pending.push_back(child.get());
       }
     }
-    if (target.node != nullptr && !target.node->is_dir) return NotADirectory("rename", both);
+    if (target.node != nullptr && !target.node->is_dir) return NotADirectory("rename", both());
     if (target.node != nullptr && !target.node->entries.empty()) {
-      return Status(Errc::kInvalidArgument, "rename " + both + ": Directory not empty");
+      return Status(Errc::kInvalidArgument, "rename " + both() + ": Directory not empty");
     }
   } else if (target.node != nullptr && target.node->is_dir) {
-    return IsADirectory("rename", both);
+    return IsADirectory("rename", both());
   }
-  KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "rename", both));
+  if (FaultArmed(DiskFault::kWriteError)) {
+    KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "rename", both()));
+  }
   // A directory moved or replaced: paths through it resolve elsewhere now.
   if (source.node->is_dir || (target.node != nullptr && target.node->is_dir)) ++tree_generation_;
   target.parent->SetEntry(target.name, source.node);

@@ -170,7 +170,9 @@ class VirtualDisk final : public Env {
 
   void Charge(Cost cost);
   // kIoError when `fault` is injected (consuming a one-shot fault), else ok.
-  Status CheckFault(DiskFault fault, const std::string& operation, const std::string& path);
+  Status CheckFault(DiskFault fault, std::string_view operation, std::string_view path);
+  // Whether CheckFault would fail an operation now (it fails only when this holds).
+  bool FaultArmed(DiskFault fault) const;
   // kNoSpace when growing the live bytes by `growth_bytes` would pass the capacity.
   Status CheckSpace(uint64_t growth_bytes, const std::string& path);
   Result<Lookup> Resolve(const std::string& path) const;
