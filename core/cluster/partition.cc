@@ -26,21 +26,15 @@ std::vector<int32_t> Ids(const std::vector<BrokerId>& brokers) {
 void AppendValues(JsonOut& out, ByteView batches, Offset first, Offset last) {
   out.Put('[');
   bool any = false;
-  BatchIterator batch_iterator(batches, /*verify_crc=*/false);
-  while (std::optional<BatchIterator::Item> batch = batch_iterator.Next()) {
-    if (batch->header.last_offset() < first || batch->header.base_offset > last) continue;
-    // Appended, so whole and decodable; a compressed batch has no values.
-    (void)ForEachRecord(*batch, [&](const RecordView& record) {
-      if (record.offset < first || record.offset > last) return;
-      if (any) out.Put(',');
-      any = true;
-      if (record.value.has_value()) {
-        AppendJsonString(out, AsChars(*record.value));
-      } else {
-        out.Put("null");
-      }
-    });
-  }
+  ForEachVerifiedValue(batches, first, last, [&](const std::optional<ByteView>& value) {
+    if (any) out.Put(',');
+    any = true;
+    if (value.has_value()) {
+      AppendJsonString(out, AsChars(*value));
+    } else {
+      out.Put("null");
+    }
+  });
   out.Put(']');
 }
 

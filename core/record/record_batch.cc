@@ -611,6 +611,85 @@ Status ForEachRecordOf(ByteView batch, const BatchHeader* parsed, void* context,
       [](size_t, int32_t, size_t, int32_t) {});
 }
 
+namespace {
+
+// A varint of verified bytes at batch[*pos]: one byte nearly always (a record's small fields).
+int32_t VerifiedVarint(ByteView batch, size_t* pos) {
+  if (*pos < batch.size() && batch[*pos] < 0x80) return varint::ZigZagDecode32(batch[(*pos)++]);
+  int32_t value = 0;
+  KSIM_CHECK_MSG(varint::GetVarint(batch, pos, &value) == varint::DecodeStatus::kOk,
+                 "a verified batch holds a bad varint");
+  return value;
+}
+
+int64_t VerifiedVarlong(ByteView batch, size_t* pos) {
+  if (*pos < batch.size() && batch[*pos] < 0x80) return varint::ZigZagDecode64(batch[(*pos)++]);
+  int64_t value = 0;
+  KSIM_CHECK_MSG(varint::GetVarlong(batch, pos, &value) == varint::DecodeStatus::kOk,
+                 "a verified batch holds a bad varlong");
+  return value;
+}
+
+// The `length` bytes at batch[pos], nullopt for -1. REQUIRES (checked): they are in the batch.
+std::optional<ByteView> VerifiedField(ByteView batch, size_t pos, int32_t length) {
+  if (length < 0) return std::nullopt;
+  KSIM_CHECK_MSG(static_cast<size_t>(length) <= batch.size() - pos,
+                 "a verified batch holds a field past its end");
+  return batch.subspan(pos, static_cast<size_t>(length));
+}
+
+}  // namespace
+
+void ForEachVerifiedValueOf(ByteView batches, Offset first, Offset last, void* context,
+                            void (*visit)(void* context, const std::optional<ByteView>& value)) {
+  size_t at = 0;
+  // A partial batch at the end (a fetch answer cut at its byte limit) is where the append
+  // stopped too: so does this.
+  while (batches.size() - at >= kLogOverhead) {
+    const uint8_t* p = batches.data() + at;
+    const auto length = static_cast<int32_t>(LoadBigEndian32(p + kBatchLengthPos));
+    KSIM_CHECK_MSG(length >= 0, "a verified batch has a negative length");
+    const size_t size = kLogOverhead + static_cast<size_t>(length);
+    if (size > batches.size() - at) break;
+    KSIM_CHECK_MSG(size > kMagicPos, "a verified batch ends before its magic");
+    const ByteView batch = batches.subspan(at, size);
+    at += size;
+    const Offset base(static_cast<int64_t>(LoadBigEndian64(p + kBaseOffsetPos)));
+    if (static_cast<int8_t>(p[kMagicPos]) != kMagicV2) {
+      // A v0/v1 message: one record, decoded as every reader does (the old formats are rare).
+      if (base < first || base > last) continue;
+      Result<Record> record = DecodeLegacyMessage(batch);
+      KSIM_CHECK_MSG(record.ok(), "a verified message does not decode");
+      const std::optional<ByteView> value = ViewOf(record->value);  // a view into *record
+      visit(context, value);
+      continue;
+    }
+    KSIM_CHECK_MSG(size >= kBatchHeaderSize, "a verified batch cut short");
+    const int32_t last_delta = static_cast<int32_t>(LoadBigEndian32(p + kLastOffsetDeltaPos));
+    if (base + last_delta < first || base > last) continue;
+    const int32_t count = static_cast<int32_t>(LoadBigEndian32(p + kRecordsCountPos));
+    size_t pos = kRecordsPos;
+    for (int32_t i = 0; i < count; ++i) {
+      const int32_t length = VerifiedVarint(batch, &pos);
+      KSIM_CHECK_MSG(length >= 0 && static_cast<size_t>(length) <= size - pos,
+                     "a verified record runs past its batch");
+      const size_t end = pos + static_cast<size_t>(length);
+      ++pos;                               // attributes
+      (void)VerifiedVarlong(batch, &pos);  // timestampDelta
+      const Offset offset = base + VerifiedVarint(batch, &pos);
+      const int32_t key_length = VerifiedVarint(batch, &pos);
+      if (key_length > 0) pos += static_cast<size_t>(key_length);
+      KSIM_CHECK_MSG(pos < end, "a verified record's key runs past the record");
+      const int32_t value_length = VerifiedVarint(batch, &pos);
+      if (offset >= first && offset <= last) {
+        const std::optional<ByteView> value = VerifiedField(batch, pos, value_length);
+        visit(context, value);
+      }
+      pos = end;  // past the value and the headers
+    }
+  }
+}
+
 void SetBaseOffset(MutableByteView batch, Offset base_offset) {
   KSIM_CHECK(batch.size() >= kLogOverhead);
   StoreBigEndian64(batch.data() + kBaseOffsetPos, static_cast<uint64_t>(base_offset.value()));

@@ -166,6 +166,24 @@ Status ForEachRecord(ByteView batch, Visit&& visit) {
   });
 }
 
+// The values of the records at offsets [first, last] of `batches` (consecutive batches, each
+// already verified: VerifyBatch passed on it, as a log append checks them all before writing; a
+// partial batch at the end, which an append leaves out, ends the walk), in order:
+// visit(context, value), nullopt for a null value. What an `append` event lists. It
+// reads only the fields it needs, without the checks and error texts of a walk that trusts
+// nothing (ForEachRecord): verified bytes cannot be damaged, and bytes that are not verified
+// (a broken REQUIRES) stop the program at a KSIM_CHECK rather than be misread.
+void ForEachVerifiedValueOf(ByteView batches, Offset first, Offset last, void* context,
+                            void (*visit)(void* context, const std::optional<ByteView>& value));
+
+template <class Visit>
+void ForEachVerifiedValue(ByteView batches, Offset first, Offset last, Visit&& visit) {
+  ForEachVerifiedValueOf(batches, first, last, &visit,
+                         [](void* context, const std::optional<ByteView>& value) {
+                           (*static_cast<std::remove_reference_t<Visit>*>(context))(value);
+                         });
+}
+
 // Stamps fields outside the CRC's coverage. REQUIRES for SetBaseOffset: batch.size() >=
 // kLogOverhead (a v0/v1 entry's offset lies at the same place); for SetPartitionLeaderEpoch: a
 // whole v2 header (v0/v1 have no leader epoch: their CRC lies there).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/base/crc32c.h"
+#include "core/record/legacy_record.h"
 
 namespace ksim {
 namespace {
@@ -322,6 +323,89 @@ TEST(RecordBatchTest, ForEachRecordViewsWhatDecodeRecordsCopies) {
     EXPECT_LE(value->data() + value->size(), batch.data() + batch.size());
     EXPECT_EQ(AsChars(*value), "value");
   }
+}
+
+// What ForEachVerifiedValue should give: every record at [first, last] of the whole batches of
+// `buffer`, walked by the decoder that trusts nothing.
+std::vector<std::optional<std::string>> ValuesByFullWalk(ByteView buffer, Offset first,
+                                                         Offset last) {
+  std::vector<std::optional<std::string>> values;
+  BatchIterator batches(buffer);
+  while (std::optional<BatchIterator::Item> batch = batches.Next()) {
+    EXPECT_TRUE(VerifyBatch(batch->bytes).ok());
+    EXPECT_TRUE(ForEachRecord(*batch, [&](const RecordView& view) {
+                  if (view.offset < first || view.offset > last) return;
+                  values.push_back(view.value ? std::optional(std::string(AsChars(*view.value)))
+                                              : std::nullopt);
+                }).ok());
+  }
+  return values;
+}
+
+std::vector<std::optional<std::string>> ValuesByVerifiedWalk(ByteView buffer, Offset first,
+                                                             Offset last) {
+  std::vector<std::optional<std::string>> values;
+  ForEachVerifiedValue(buffer, first, last, [&](const std::optional<ByteView>& value) {
+    values.push_back(value ? std::optional(std::string(AsChars(*value))) : std::nullopt);
+  });
+  return values;
+}
+
+TEST(RecordBatchTest, ForEachVerifiedValueGivesWhatTheFullWalkGives) {
+  // Every shape an append can hold: keys and values long enough for two-byte varints, null and
+  // empty ones, headers, a log-append-time batch, v1 and v0 messages, and a batch cut short at
+  // the end (a fetch answer's byte limit), which the walk leaves out as the append does.
+  const std::string long_key(200, 'k');
+  const std::string long_value(300, 'v');
+  BatchSpec first;
+  first.base_offset = Offset(100);
+  Bytes buffer =
+      EncodeBatch(first, std::vector<RecordInput>{
+                             Input(1, long_key, long_value),
+                             Input(2, std::nullopt, std::nullopt),
+                             Input(3, "", "", {{"h", ToBytes(long_value)}, {"n", std::nullopt}}),
+                             Input(4 + (int64_t{1} << 40), "k", "after a long timestamp delta"),
+                         });
+  BatchSpec second;
+  second.base_offset = Offset(104);
+  second.log_append_time = true;
+  const Bytes more =
+      EncodeBatch(second, std::vector<RecordInput>{Input(5, "a", "x"), Input(6, {}, "y"),
+                                                   Input(7, long_key, std::nullopt)});
+  buffer.insert(buffer.end(), more.begin(), more.end());
+  const Bytes v1 = EncodeMessageSet(
+      1, Offset(107), std::vector<RecordInput>{Input(8, "a", "v1-a"), Input(9, {}, std::nullopt)});
+  buffer.insert(buffer.end(), v1.begin(), v1.end());
+  const Bytes v0 = EncodeMessageSet(0, Offset(109), std::vector<RecordInput>{Input(10, "b", "v0")});
+  buffer.insert(buffer.end(), v0.begin(), v0.end());
+  BatchSpec cut;
+  cut.base_offset = Offset(110);
+  const Bytes partial = EncodeBatch(cut, std::vector<RecordInput>{Input(11, "c", "cut")});
+  const size_t whole = buffer.size();
+  buffer.insert(buffer.end(), partial.begin(), partial.end() - 5);
+
+  ASSERT_EQ(ValuesByVerifiedWalk(buffer, Offset(0), Offset(200)).size(), 10u);
+  for (int64_t from = 99; from <= 111; ++from) {
+    for (int64_t to = from - 1; to <= 111; ++to) {
+      EXPECT_EQ(ValuesByVerifiedWalk(buffer, Offset(from), Offset(to)),
+                ValuesByFullWalk(buffer, Offset(from), Offset(to)))
+          << "[" << from << ", " << to << "]";
+    }
+  }
+  // Without the partial batch too, and with nothing at all.
+  const ByteView whole_batches(buffer.data(), whole);
+  EXPECT_EQ(ValuesByVerifiedWalk(whole_batches, Offset(100), Offset(110)),
+            ValuesByFullWalk(whole_batches, Offset(100), Offset(110)));
+  EXPECT_TRUE(ValuesByVerifiedWalk(ByteView(), Offset(0), Offset(200)).empty());
+}
+
+TEST(RecordBatchTest, ForEachVerifiedValueStopsAtBytesThatWereNotVerified) {
+  // A record length past its batch: a broken REQUIRES is a check failure, not a misread.
+  BatchSpec spec;
+  spec.base_offset = Offset(0);
+  Bytes batch = EncodeBatch(spec, std::vector<RecordInput>{Input(1, "k", "v")});
+  batch[61] = 0x7e;  // the first record's length varint: 63, far past the batch's end
+  EXPECT_DEATH(ValuesByVerifiedWalk(batch, Offset(0), Offset(0)), "runs past its batch");
 }
 
 TEST(RecordBatchTest, ForEachRecordOfAnIteratorsItemSeesWhatItsBytesHold) {
