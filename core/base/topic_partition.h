@@ -33,8 +33,14 @@ struct TopicPartition {
     return a.partition <=> b.partition;
   }
   // The partition first: the cheaper test, and the one that differs among a topic's partitions.
+  // The topics then byte by byte, inline: std::string's == calls memcmp, which costs more than
+  // a short name's few bytes (every hash-map lookup by partition ends in this).
   friend bool operator==(const TopicPartition& a, const TopicPartition& b) {
-    return a.partition == b.partition && a.topic == b.topic;
+    if (a.partition != b.partition || a.topic.size() != b.topic.size()) return false;
+    for (size_t i = 0; i < a.topic.size(); ++i) {
+      if (a.topic[i] != b.topic[i]) return false;
+    }
+    return true;
   }
   friend std::ostream& operator<<(std::ostream& os, const TopicPartition& tp);
 };
