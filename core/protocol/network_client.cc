@@ -32,9 +32,26 @@ NetworkClient::~NetworkClient() {
   transport_.SetHandler(nullptr);
 }
 
+const NetworkClient::Peer* NetworkClient::FindPeer(std::string_view name) const {
+  auto it = std::find_if(peers_.begin(), peers_.end(),
+                         [name](const Peer& peer) { return peer.name == name; });
+  return it == peers_.end() ? nullptr : &*it;
+}
+
+NetworkClient::Peer* NetworkClient::FindPeer(std::string_view name) {
+  auto it = std::find_if(peers_.begin(), peers_.end(),
+                         [name](const Peer& peer) { return peer.name == name; });
+  return it == peers_.end() ? nullptr : &*it;
+}
+
+NetworkClient::Peer& NetworkClient::PeerFor(std::string_view name) {
+  if (Peer* peer = FindPeer(name)) return *peer;
+  return peers_.emplace_back(Peer{std::string(name)});
+}
+
 int32_t NetworkClient::in_flight(std::string_view peer) const {
-  auto it = in_flight_per_peer_.find(peer);
-  return it == in_flight_per_peer_.end() ? 0 : it->second;
+  const Peer* found = FindPeer(peer);
+  return found == nullptr ? 0 : found->in_flight;
 }
 
 bool NetworkClient::Ready(std::string_view peer) const {
@@ -53,12 +70,8 @@ int32_t NetworkClient::Send(std::string_view peer, Message request, ResponseCall
   const int16_t api_key = ApiKey(request);
   ++counters_.requests_sent;
   const ConnectionId connection = transport_.Send(peer, std::move(request));
-  // Every request passes here: look the peer up without building a key, insert only the first.
-  if (auto latest = latest_connection_.find(peer); latest != latest_connection_.end()) {
-    latest->second = std::max(latest->second, connection);
-  } else {
-    latest_connection_.emplace(std::string(peer), connection);
-  }
+  Peer& state = PeerFor(peer);
+  state.latest_connection = std::max(state.latest_connection, connection);
   if (!expects_response) return correlation_id;
 
   const TimerId timer = options_.request_timeout_us == kNoRequestTimeout
@@ -69,9 +82,8 @@ int32_t NetworkClient::Send(std::string_view peer, Message request, ResponseCall
   auto [it, inserted] = in_flight_.emplace(
       correlation_id, InFlight{std::string(peer), connection, timer, api_key, std::move(callback)});
   KSIM_CHECK(inserted);
-  auto [count, unused] = in_flight_per_peer_.try_emplace(std::string(peer), 0);
-  ++count->second;
-  KSIM_CHECK(count->second <= options_.max_in_flight_requests_per_connection);
+  ++state.in_flight;
+  KSIM_CHECK(state.in_flight <= options_.max_in_flight_requests_per_connection);
   return correlation_id;
 }
 
@@ -87,9 +99,9 @@ void NetworkClient::Respond(std::string_view peer, ConnectionId connection, Mess
 NetworkClient::InFlight NetworkClient::Complete(std::map<int32_t, InFlight>::iterator it) {
   InFlight request = std::move(it->second);
   in_flight_.erase(it);
-  auto count = in_flight_per_peer_.find(request.peer);
-  KSIM_CHECK(count != in_flight_per_peer_.end() && count->second > 0);
-  if (--count->second == 0) in_flight_per_peer_.erase(count);
+  Peer* peer = FindPeer(request.peer);
+  KSIM_CHECK(peer != nullptr && peer->in_flight > 0);
+  --peer->in_flight;
   return request;
 }
 
@@ -151,8 +163,8 @@ void NetworkClient::OnDisconnect(std::string_view peer, ConnectionId broken_thro
 }
 
 bool NetworkClient::Superseded(std::string_view peer, ConnectionId connection) const {
-  auto latest = latest_connection_.find(peer);
-  return latest != latest_connection_.end() && latest->second > connection;
+  const Peer* found = FindPeer(peer);
+  return found != nullptr && found->latest_connection > connection;
 }
 
 void NetworkClient::Disconnect(std::string_view peer) {

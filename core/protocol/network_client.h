@@ -44,6 +44,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/base/clock.h"
 #include "core/base/status.h"
@@ -165,8 +166,17 @@ class NetworkClient final : public TransportHandler {
   NetworkClientOptions options_;
   int32_t next_correlation_id_ = 1;
   std::map<int32_t, InFlight> in_flight_;  // by correlation id = send order
-  std::map<std::string, int32_t, std::less<>> in_flight_per_peer_;
-  std::map<std::string, ConnectionId, std::less<>> latest_connection_;  // the last Send's, by peer
+  // What is kept of each peer sent to: a few (the brokers), searched in order, where a map keyed
+  // by the name compared whole names at every step of every request's lookups.
+  struct Peer {
+    std::string name;
+    int32_t in_flight = 0;               // requests awaiting a response
+    ConnectionId latest_connection = 0;  // the last Send's
+  };
+  const Peer* FindPeer(std::string_view name) const;
+  Peer* FindPeer(std::string_view name);
+  Peer& PeerFor(std::string_view name);  // added on first use
+  std::vector<Peer> peers_;
   NetworkClientCounters counters_;
 };
 

@@ -79,6 +79,14 @@ Status ValidateZnodePath(std::string_view path, bool sequential) {
   if (size == 0) return invalid("path length must be > 0", 0);
   if (checked(0) != '/') return invalid("path must start with / character", 0);
   if (size == 1) return Status::Ok();
+  // The common path (names of letters, digits, '-' and '_' between single slashes) needs none of
+  // the rules below: one look at each byte. Anything else is judged byte by byte.
+  bool plain = path.back() != '/';
+  for (size_t i = 1; plain && i < path.size(); ++i) {
+    const auto c = static_cast<unsigned char>(path[i]);
+    plain = c > '/' || (c == '/' && path[i - 1] != '/');
+  }
+  if (plain) return Status::Ok();
   if (checked(size - 1) == '/') return invalid("path must not end with / character", size);
   for (size_t i = 1; i < size; ++i) {
     const unsigned char c = static_cast<unsigned char>(checked(i));
