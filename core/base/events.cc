@@ -133,17 +133,6 @@ JsonOut EventFields::BeginField(std::string_view key, bool plain) {
   return out;
 }
 
-EventFields& EventFields::EndField(const JsonOut& out, ValueKind kind) {
-  length_ = out.length();
-  if (count_ < kEntries) {
-    entries_[count_].value_end = static_cast<uint32_t>(length_);
-    entries_[count_].kind = kind;
-  }
-  ++count_;
-  json_.reset();
-  return *this;
-}
-
 namespace {
 
 // The string a JSON string's text holds: its bytes between the quotes when nothing is escaped
@@ -164,6 +153,35 @@ Integer IntegerOf(std::string_view text) {
 }
 
 }  // namespace
+
+EventFields& EventFields::AddAll(const EventFields& other) {
+  if (other.count_ > kEntries) {  // places not kept: through its JSON
+    for (const auto& [key, value] : other.json().items()) Add(key, value);
+    return *this;
+  }
+  for (size_t i = 0; i < other.count_; ++i) {
+    const Entry& entry = other.entries_[i];
+    const std::string key =
+        StringOf(std::string_view(other.text_.data() + entry.begin, entry.key_end - entry.begin));
+    const std::string_view value(other.text_.data() + entry.key_end + 1,
+                                 entry.value_end - entry.key_end - 1);
+    JsonOut out = BeginField(key, /*plain=*/false);
+    out.Put(value);
+    EndField(out, entry.kind);
+  }
+  return *this;
+}
+
+EventFields& EventFields::EndField(const JsonOut& out, ValueKind kind) {
+  length_ = out.length();
+  if (count_ < kEntries) {
+    entries_[count_].value_end = static_cast<uint32_t>(length_);
+    entries_[count_].kind = kind;
+  }
+  ++count_;
+  json_.reset();
+  return *this;
+}
 
 nlohmann::ordered_json EventFields::Build() const {
   if (count_ > kEntries) return nlohmann::ordered_json::parse("{" + std::string(text()) + "}");

@@ -159,6 +159,10 @@ class EventFields {
     return AddWith(key, /*plain=*/true, std::forward<Write>(write));
   }
 
+  // Appends every field of `other`, in its order, as it was written there. REQUIRES: as Add, for
+  // each of its keys.
+  EventFields& AddAll(const EventFields& other);
+
   bool empty() const { return count_ == 0; }
   size_t size() const { return count_; }
   // The members as JSON text, comma-separated, without braces: "topic":"t","partition":0. What

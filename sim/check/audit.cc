@@ -11,23 +11,49 @@ const PartitionAudit* FinalAudit::Find(const TopicPartition& tp) const {
   return nullptr;
 }
 
-nlohmann::ordered_json AuditJson(const FinalAudit& audit) {
-  nlohmann::ordered_json partitions = nlohmann::ordered_json::array();
+void AppendAuditJson(JsonOut& out, const FinalAudit& audit) {
+  // Byte for byte what nlohmann's dump of the object above gives (AuditTest checks it).
+  auto key = [&out](PlainName name, bool first = false) {
+    if (!first) out.Put(',');
+    AppendJsonPlain(out, name);
+    out.Put(':');
+  };
+  out.Put('[');
+  bool first_partition = true;
   for (const PartitionAudit& partition : audit.partitions) {
-    nlohmann::ordered_json values = nlohmann::ordered_json::array();
-    for (const AuditedRecord& record : partition.records) values.push_back(record.value);
-    partitions.push_back(
-        nlohmann::ordered_json{{field::kTopic, partition.tp.topic},
-                               {field::kPartition, partition.tp.partition.value()},
-                               {field::kLeader, partition.leader.value()},
-                               {field::kLeaderEpoch, partition.leader_epoch},
-                               {field::kLogStartOffset, partition.log_start_offset.value()},
-                               {field::kHighWatermark, partition.high_watermark.value()},
-                               {field::kLogEndOffset, partition.log_end_offset.value()},
-                               {field::kIsr, partition.isr},
-                               {field::kValues, std::move(values)}});
+    if (!first_partition) out.Put(',');
+    first_partition = false;
+    out.Put('{');
+    key(field::kTopic, /*first=*/true);
+    AppendJsonString(out, partition.tp.topic);
+    key(field::kPartition);
+    AppendJsonInteger(out, partition.tp.partition.value());
+    key(field::kLeader);
+    AppendJsonInteger(out, partition.leader.value());
+    key(field::kLeaderEpoch);
+    AppendJsonInteger(out, partition.leader_epoch);
+    key(field::kLogStartOffset);
+    AppendJsonInteger(out, partition.log_start_offset.value());
+    key(field::kHighWatermark);
+    AppendJsonInteger(out, partition.high_watermark.value());
+    key(field::kLogEndOffset);
+    AppendJsonInteger(out, partition.log_end_offset.value());
+    key(field::kIsr);
+    out.Put('[');
+    for (size_t i = 0; i < partition.isr.size(); ++i) {
+      if (i > 0) out.Put(',');
+      AppendJsonInteger(out, partition.isr[i]);
+    }
+    out.Put(']');
+    key(field::kValues);
+    out.Put('[');
+    for (size_t i = 0; i < partition.records.size(); ++i) {
+      if (i > 0) out.Put(',');
+      AppendJsonString(out, partition.records[i].value);
+    }
+    out.Put("]}");
   }
-  return partitions;
+  out.Put(']');
 }
 
 }  // namespace ksim::sim

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/json_text.h"
 #include "core/base/topic_partition.h"
 #include "core/base/types.h"
 
@@ -67,6 +68,8 @@ struct FinalAudit {
 // The audit as the verdict line's "audit" (docs/trace-format.md): one object per partition,
 // {"topic", "partition", "leader", "leader_epoch", "log_start_offset", "high_watermark",
 // "log_end_offset", "isr", "values": [the committed records' values, in offset order]}.
-nlohmann::ordered_json AuditJson(const FinalAudit& audit);
+// Written as JSON text straight into `out` (a run's audit has a member for every partition and
+// a value for every record: no JSON tree is built for it).
+void AppendAuditJson(JsonOut& out, const FinalAudit& audit);
 
 }  // namespace ksim::sim

@@ -134,7 +134,7 @@ void TraceWriter::Message(TimeUs t_us, std::string_view node, std::string_view e
 }
 
 void TraceWriter::Verdict(TimeUs t_us, bool ok, const TraceFields& metrics,
-                          const TraceFields& extra) {
+                          const TraceFields& extra, const EventFields& more) {
   KSIM_CHECK_MSG(metrics.is_object(), "verdict metrics must be a JSON object");
   EventFields fields{{field::kOk, ok}, {field::kMetrics, metrics}};
   if (!extra.is_null()) {
@@ -142,6 +142,7 @@ void TraceWriter::Verdict(TimeUs t_us, bool ok, const TraceFields& metrics,
     // (A repeat of ok or metrics is refused by EventFields::Add.)
     for (const auto& [key, value] : extra.items()) fields.Add(key, value);
   }
+  fields.AddAll(more);
   WriteLine(t_us, node::kChecker, ev::kVerdict, fields.text());
   has_verdict_ = true;
 }

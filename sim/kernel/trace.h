@@ -118,10 +118,12 @@ class TraceWriter {
   // REQUIRES: as Event, but `ev` starts with "msg_".
   void Message(TimeUs t_us, std::string_view node, std::string_view ev,
                const EventFields& fields = {});
-  // The last line: {"t_us":..,"node":"checker","ev":"verdict","ok":..,"metrics":{..},<extra>}.
-  // REQUIRES: t_us >= the previous event's time; no verdict yet; `metrics` is an object.
+  // The last line: {"t_us":..,"node":"checker","ev":"verdict","ok":..,"metrics":{..},<extra>,
+  // <more>}: `more` for members written as text already (the audit, the run's largest).
+  // REQUIRES: t_us >= the previous event's time; no verdict yet; `metrics` is an object; no key
+  // repeated.
   void Verdict(TimeUs t_us, bool ok, const TraceFields& metrics,
-               const TraceFields& extra = TraceFields());
+               const TraceFields& extra = TraceFields(), const EventFields& more = {});
   // File sink: writes what is buffered, fsyncs, renames into place; returns the first error met
   // since creation (and then leaves the target untouched). Other sinks: Ok.
   // REQUIRES: the verdict was written; not committed yet.

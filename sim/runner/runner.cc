@@ -751,12 +751,14 @@ Status ScenarioRun::Finish(RunResult& result) {
   for (std::string_view name : MetricNames()) {
     metrics[std::string(name)] = MetricValue(result.check, name).value_or(0);
   }
+  EventFields audit;
+  audit.AddWith(field::kAudit, [&](JsonOut& out) { AppendAuditJson(out, result.audit); });
   KSIM_RETURN_IF_ERROR(
       world_->Finish(result.ok, metrics,
                      TraceFields{{field::kVariant, options_.variant},
                                  {field::kExpectations, std::move(expectations)},
-                                 {field::kAnomalies, AnomaliesJson(result.check.anomalies)},
-                                 {field::kAudit, AuditJson(result.audit)}}));
+                                 {field::kAnomalies, AnomaliesJson(result.check.anomalies)}},
+                     audit));
   result.trace_hash = world_->trace().hash();
   result.trace_lines = world_->trace().lines();
   if (options_.trace_path.empty() && options_.keep_trace_bytes) {

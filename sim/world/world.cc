@@ -328,8 +328,9 @@ Status World::InjectDiskFault(std::string_view name, DiskFault fault,
   return Status::Ok();
 }
 
-Status World::Finish(bool ok, const TraceFields& metrics, const TraceFields& extra) {
-  trace_.Verdict(loop_.Now(), ok, metrics, extra);
+Status World::Finish(bool ok, const TraceFields& metrics, const TraceFields& extra,
+                     const EventFields& more) {
+  trace_.Verdict(loop_.Now(), ok, metrics, extra, more);
   return trace_.Commit();
 }
 

@@ -220,8 +220,9 @@ class World {
   Status InjectDiskFault(std::string_view name, DiskFault fault, FaultPersistence persistence);
 
   // --- The end --------------------------------------------------------------------------------
-  // Writes the verdict at the current time and commits the trace (TraceWriter::Commit).
-  Status Finish(bool ok, const TraceFields& metrics, const TraceFields& extra = TraceFields());
+  // Writes the verdict at the current time and commits the trace (TraceWriter::Verdict, Commit).
+  Status Finish(bool ok, const TraceFields& metrics, const TraceFields& extra = TraceFields(),
+                const EventFields& more = {});
 
  private:
   friend class Node;

@@ -334,6 +334,43 @@ TEST(EventsTest, TextInTheObjectOrAllocatedSurvivesCopiesAndMoves) {
   }
 }
 
+TEST(EventsTest, AddAllAppendsAnothersFieldsAsTheyWereWritten) {
+  EventFields head{{"a", 1}, {"b", "two"}};
+  EventFields tail{{"c", true}, {"d", nullptr}, {"escaped \"key\"", "v\n"}, {"f", -5}};
+  tail.AddWith("g", [](JsonOut& out) { out.Put("[1,{\"x\":null}]"); });
+  head.AddAll(tail);
+  EXPECT_EQ(head.text(), R"("a":1,"b":"two",)" + std::string(tail.text()));
+  EXPECT_EQ(Dumped(head.json()), Dumped(Json{{"a", 1},
+                                             {"b", "two"},
+                                             {"c", true},
+                                             {"d", nullptr},
+                                             {"escaped \"key\"", "v\n"},
+                                             {"f", -5},
+                                             {"g", Json::parse("[1,{\"x\":null}]")}}));
+  // Read back by kind, as the fields added one by one would be.
+  EXPECT_EQ(head.BoolValue("c"), true);
+  EXPECT_EQ(head.IntegerValue("f"), -5);
+  EXPECT_EQ(head.StringValue("b"), "two");
+  EXPECT_EQ(head.size(), 7u);
+  // Past the fields whose places are kept: through the JSON, the same text.
+  EventFields many;
+  for (int i = 0; i < 40; ++i) many.Add("key" + std::to_string(i), i);
+  EventFields all{{"first", 0}};
+  all.AddAll(many);
+  EXPECT_EQ(all.text(), R"("first":0,)" + std::string(many.text()));
+  EXPECT_EQ(all.size(), 41u);
+  // Nothing to add: nothing changes.
+  EventFields same{{"a", 1}};
+  same.AddAll(EventFields());
+  EXPECT_EQ(same.text(), R"("a":1)");
+}
+
+TEST(EventsDeathTest, AddAllRefusesAKeyAlreadyThere) {
+  EventFields head{{"a", 1}, {"b", 2}};
+  EventFields tail{{"c", 3}, {"b", 4}};
+  EXPECT_DEATH(head.AddAll(tail), "repeated: b");
+}
+
 TEST(EventsDeathTest, ARepeatedOrAReservedKeyIsAProgrammerError) {
   EXPECT_DEATH((EventFields{{"k", 1}, {"j", 2}, {"k", 3}}), "repeated: k");
   EXPECT_DEATH((EventFields{{"ev", "x"}}), "t_us, node or ev");

@@ -243,6 +243,24 @@ TEST(TraceWriterTest, VerdictCarriesOkMetricsAndExtraFields) {
   ASSERT_TRUE(writer.Commit().ok());
 }
 
+TEST(TraceWriterTest, VerdictWritesFieldsGivenAsTextLastAndRefusesARepeatedKey) {
+  TraceWriter writer = TraceWriter::ToMemory(Header());
+  EventFields more;
+  more.AddWith(field::kAudit, [](JsonOut& out) { out.Put(R"([{"topic":"t","values":["a"]}])"); });
+  more.Add("note", "x\"y");
+  writer.Verdict(10, true, {{"sent", 1}}, {{"variant", "base"}}, more);
+  EXPECT_EQ(Lines(writer.bytes())[1],
+            R"({"t_us":10,"node":"checker","ev":"verdict","ok":true,"metrics":{"sent":1},)"
+            R"("variant":"base","audit":[{"topic":"t","values":["a"]}],"note":"x\"y"})");
+  ASSERT_TRUE(writer.Commit().ok());
+
+  TraceWriter again = TraceWriter::ToMemory(Header());
+  EventFields repeated;
+  repeated.Add("variant", "other");
+  EXPECT_DEATH(again.Verdict(10, true, {{"sent", 1}}, {{"variant", "base"}}, repeated),
+               "repeated: variant");
+}
+
 TEST(TraceWriterDeathTest, EventEarlierThanThePreviousIsAProgrammerError) {
   TraceWriter writer = TraceWriter::ToMemory(Header(TraceLevel::kMessages));
   writer.Event(100, "broker-1", "crash");
