@@ -4,6 +4,8 @@
 #include <charconv>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace ksim::zk {
@@ -99,6 +101,63 @@ OrderedJson IdArray(const std::vector<Id>& ids) {
   for (Id id : ids) array.push_back(id.value());
   return array;
 }
+
+// The data ksim writes most (a partition's state at every election, a topic's assignment) is
+// written as text directly, and read back first as the exact text it writes: what Dump gives of
+// the same object, without a JSON tree either way. Anything else (spaces, other key orders,
+// another writer's data) is read as JSON (docs/BENCHMARKS.md, "Scale").
+void AppendInt(std::string& out, int64_t value) {
+  char digits[24];
+  const std::to_chars_result end = std::to_chars(digits, digits + sizeof(digits), value);
+  out.append(digits, end.ptr);
+}
+
+template <class Id>
+void AppendIdArray(std::string& out, const std::vector<Id>& ids) {
+  out += '[';
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendInt(out, ids[i].value());
+  }
+  out += ']';
+}
+
+// A reader of the text the encoders above write. Each call consumes what it reads and reports
+// whether it was there; a false anywhere means the text is not in that form.
+class CanonicalReader {
+ public:
+  explicit CanonicalReader(std::string_view text) : text_(text) {}
+  bool Literal(std::string_view literal) {
+    if (text_.substr(pos_, literal.size()) != literal) return false;
+    pos_ += literal.size();
+    return true;
+  }
+  bool Int32(int32_t* value) {
+    const char* begin = text_.data() + pos_;
+    const std::from_chars_result read = std::from_chars(begin, text_.data() + text_.size(), *value);
+    if (read.ec != std::errc() || read.ptr == begin) return false;
+    pos_ += static_cast<size_t>(read.ptr - begin);
+    return true;
+  }
+  // `[a,b,...]` of int32s.
+  template <class Id>
+  bool IdArray(std::vector<Id>* ids) {
+    if (!Literal("[")) return false;
+    if (Literal("]")) return true;
+    do {
+      int32_t id = 0;
+      if (!Int32(&id)) return false;
+      ids->push_back(Id(id));
+    } while (Literal(","));
+    return Literal("]");
+  }
+  bool Peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
+  bool AtEnd() const { return pos_ == text_.size(); }
+
+ private:
+  std::string_view text_;
+  size_t pos_ = 0;
+};
 
 }  // namespace
 
@@ -212,23 +271,51 @@ Result<BrokerRegistration> DecodeBrokerRegistration(std::string_view text) {
 // ----------------------------------------------------------------------------
 
 std::string EncodeReplicaAssignment(const ReplicaAssignment& assignment) {
-  OrderedJson partitions = OrderedJson::object();
-  // Appended as members (the map's keys are distinct and in order): operator[] would look each
-  // key up first, a walk over the members so far (ordered_json keeps them in a vector), which
-  // made encoding a topic of 10,000 partitions a tenth of a run.
-  OrderedJson::object_t& members = partitions.get_ref<OrderedJson::object_t&>();
-  members.reserve(assignment.size());
+  // {"version":1,"partitions":{"0":[1,2,3],...}}, in partition order.
+  std::string out = R"({"version":1,"partitions":{)";
+  bool first = true;
   for (const auto& [partition, replicas] : assignment) {
-    members.emplace_back(std::to_string(partition.value()), IdArray(replicas));
+    if (!first) out += ',';
+    first = false;
+    out += '"';
+    AppendInt(out, partition.value());
+    out += "\":";
+    AppendIdArray(out, replicas);
   }
-  OrderedJson json;
-  json["version"] = 1;
-  json["partitions"] = std::move(partitions);
-  return Dump(json);
+  out += "}}";
+  return out;
 }
+
+namespace {
+
+// The assignment as EncodeReplicaAssignment writes it, or nullopt.
+std::optional<ReplicaAssignment> ReadEncodedAssignment(std::string_view text) {
+  CanonicalReader reader(text);
+  ReplicaAssignment assignment;
+  if (!reader.Literal(R"({"version":1,"partitions":{)")) return std::nullopt;
+  if (!reader.Peek('}')) {
+    do {
+      int32_t partition = 0;
+      std::vector<BrokerId> replicas;
+      if (!reader.Literal("\"") || !reader.Int32(&partition) || partition < 0 ||
+          !reader.Literal("\":") || !reader.IdArray(&replicas)) {
+        return std::nullopt;  // (a negative partition: the JSON reading below refuses it)
+      }
+      assignment[PartitionId(partition)] = std::move(replicas);
+    } while (reader.Literal(","));
+  }
+  if (!reader.Literal("}}") || !reader.AtEnd()) return std::nullopt;
+  // Exactly the text written for what was read (no repeated or unordered key, no "01", no "-0"):
+  // then the JSON reading below would read the same.
+  if (EncodeReplicaAssignment(assignment) != text) return std::nullopt;
+  return assignment;
+}
+
+}  // namespace
 
 Result<ReplicaAssignment> DecodeReplicaAssignment(std::string_view text) {
   constexpr std::string_view kWhat = "topic assignment";
+  if (std::optional<ReplicaAssignment> written = ReadEncodedAssignment(text)) return *written;
   KSIM_ASSIGN_OR_RETURN(Json json, ParseObject(text, kWhat));
   ReplicaAssignment assignment;
   auto partitions = json.find("partitions");
@@ -254,17 +341,45 @@ Result<ReplicaAssignment> DecodeReplicaAssignment(std::string_view text) {
 // -----------------------------------------------------------------------------
 
 std::string EncodePartitionState(const PartitionState& state) {
-  OrderedJson json;
-  json["controller_epoch"] = state.controller_epoch.value();
-  json["leader"] = state.leader.value();
-  json["version"] = 1;
-  json["leader_epoch"] = state.leader_epoch.value();
-  json["isr"] = IdArray(state.isr);
-  return Dump(json);
+  // {"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,2,3]}
+  std::string out = R"({"controller_epoch":)";
+  AppendInt(out, state.controller_epoch.value());
+  out += R"(,"leader":)";
+  AppendInt(out, state.leader.value());
+  out += R"(,"version":1,"leader_epoch":)";
+  AppendInt(out, state.leader_epoch.value());
+  out += R"(,"isr":)";
+  AppendIdArray(out, state.isr);
+  out += '}';
+  return out;
 }
+
+namespace {
+
+// The state as EncodePartitionState writes it, or nullopt.
+std::optional<PartitionState> ReadEncodedPartitionState(std::string_view text) {
+  CanonicalReader reader(text);
+  PartitionState state;
+  int32_t controller_epoch = 0, leader = 0, leader_epoch = 0;
+  if (!reader.Literal(R"({"controller_epoch":)") || !reader.Int32(&controller_epoch) ||
+      !reader.Literal(R"(,"leader":)") || !reader.Int32(&leader) ||
+      !reader.Literal(R"(,"version":1,"leader_epoch":)") || !reader.Int32(&leader_epoch) ||
+      !reader.Literal(R"(,"isr":)") || !reader.IdArray(&state.isr) || !reader.Literal("}") ||
+      !reader.AtEnd()) {
+    return std::nullopt;
+  }
+  state.controller_epoch = ControllerEpoch(controller_epoch);
+  state.leader = BrokerId(leader);
+  state.leader_epoch = LeaderEpoch(leader_epoch);
+  if (EncodePartitionState(state) != text) return std::nullopt;  // as for the assignment
+  return state;
+}
+
+}  // namespace
 
 Result<PartitionState> DecodePartitionState(std::string_view text) {
   constexpr std::string_view kWhat = "partition state";
+  if (std::optional<PartitionState> written = ReadEncodedPartitionState(text)) return *written;
   KSIM_ASSIGN_OR_RETURN(Json json, ParseObject(text, kWhat));
   PartitionState state;
   KSIM_ASSIGN_OR_RETURN(int32_t leader, GetInt32(json, "leader", kWhat));

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+#include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/zk/coordination.h"
@@ -118,6 +121,77 @@ TEST(ZkPathsTest, ReplicaAssignmentRoundTripsInPartitionOrder) {
         R"({"version":1,"partitions":{"0":["1"]}})", R"({"version":1,"partitions":{"0":1}})",
         R"({"version":1,"partitions":[[1]]})", R"({"version":1,"partitions":{"0":[1.5]}})"}) {
     EXPECT_EQ(DecodeReplicaAssignment(bad).status(), Errc::kCorruption) << bad;
+  }
+}
+
+// The partition state and the assignment are written as text and read back first as the exact
+// text written; any other text is read as JSON. The two readings agree: a text read again with a
+// space after its brace (which only the JSON reading takes) gives the same result or the same
+// error (fuzz/zk_data_fuzzer.cc checks the same on arbitrary text).
+template <class T, class Decode>
+void ExpectReadAsJsonReadsIt(std::string_view text, Decode decode) {
+  const Result<T> read = decode(text);
+  const Result<T> read_as_json = decode("{ " + std::string(text.substr(1)));
+  ASSERT_EQ(read.ok(), read_as_json.ok()) << text;
+  if (read.ok()) {
+    EXPECT_EQ(*read, *read_as_json) << text;
+  } else {
+    EXPECT_EQ(read.status().code(), read_as_json.status().code()) << text;
+  }
+}
+
+TEST(ZkPathsTest, TheTextWrittenIsReadAsItsJsonWouldBe) {
+  std::mt19937 random(7);
+  auto id = [&random] { return static_cast<int32_t>(random()) >> (random() % 32); };
+  for (int i = 0; i < 200; ++i) {
+    PartitionState state;
+    state.controller_epoch = ControllerEpoch(id());
+    state.leader = BrokerId(i % 7 == 0 ? -1 : id());
+    state.leader_epoch = LeaderEpoch(id());
+    for (uint32_t n = random() % 5; n > 0; --n) state.isr.push_back(BrokerId(id()));
+    const std::string text = EncodePartitionState(state);
+    // What nlohmann writes of the same object, in Kafka's key order.
+    nlohmann::ordered_json json;
+    json["controller_epoch"] = state.controller_epoch.value();
+    json["leader"] = state.leader.value();
+    json["version"] = 1;
+    json["leader_epoch"] = state.leader_epoch.value();
+    json["isr"] = nlohmann::ordered_json::array();
+    for (BrokerId broker : state.isr) json["isr"].push_back(broker.value());
+    EXPECT_EQ(text, json.dump());
+    EXPECT_EQ(*DecodePartitionState(text), state);
+    ExpectReadAsJsonReadsIt<PartitionState>(text, DecodePartitionState);
+
+    ReplicaAssignment assignment;
+    for (uint32_t n = random() % 6; n > 0; --n) {
+      assignment[PartitionId(static_cast<int32_t>(random() % 2000))] = state.isr;
+    }
+    const std::string assigned = EncodeReplicaAssignment(assignment);
+    EXPECT_EQ(*DecodeReplicaAssignment(assigned), assignment);
+    ExpectReadAsJsonReadsIt<ReplicaAssignment>(assigned, DecodeReplicaAssignment);
+  }
+  // Near the text written, but not it: read as JSON, whatever that makes of them.
+  for (const char* text : {
+           R"({"controller_epoch":01,"leader":1,"version":1,"leader_epoch":0,"isr":[1]})",
+           R"({"controller_epoch":-0,"leader":1,"version":1,"leader_epoch":0,"isr":[1]})",
+           R"({"controller_epoch":1,"leader":1,"version":2,"leader_epoch":0,"isr":[1]})",
+           R"({"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1,]})",
+           R"({"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1]} )",
+           R"({"controller_epoch":1,"leader":2147483648,"version":1,"leader_epoch":0,"isr":[]})",
+           R"({"controller_epoch":1,"leader":1,"leader":2,"version":1,"leader_epoch":0,"isr":[]})",
+           R"({"controller_epoch":1,"leader":1,"version":1,"leader_epoch":0,"isr":[1e0]})",
+       }) {
+    ExpectReadAsJsonReadsIt<PartitionState>(text, DecodePartitionState);
+  }
+  for (const char* text : {
+           R"({"version":1,"partitions":{"1":[1],"0":[2]}})",
+           R"({"version":1,"partitions":{"0":[1],"0":[2]}})",
+           R"({"version":1,"partitions":{"00":[1]}})",
+           R"({"version":1,"partitions":{"-1":[1]}})",
+           R"({"version":1,"partitions":{"0":[1],}})",
+           R"({"version":1,"partitions":{"0":[-2147483649]}})",
+       }) {
+    ExpectReadAsJsonReadsIt<ReplicaAssignment>(text, DecodeReplicaAssignment);
   }
 }
 
