@@ -38,8 +38,8 @@ namespace ksim {
 
 // One field's value as written at a call site: a view of the caller's value, read once, when
 // the field is added (the values of a braced list live until the end of its full expression).
-// Integers, booleans, null and strings are written directly; anything else nlohmann converts
-// to JSON (a double, an ordered_json, a vector of ids) goes through a JSON value.
+// Integers, booleans, null, strings and vectors of int32 are written directly; anything else
+// nlohmann converts to JSON (a double, an ordered_json, a struct) goes through a JSON value.
 class EventValue {
  public:
   EventValue() = default;  // null
@@ -65,6 +65,9 @@ class EventValue {
   EventValue(std::string_view text) : kind_(Kind::kString), text_(text) {}
   EventValue(const std::string& text) : kind_(Kind::kString), text_(text) {}
   EventValue(const nlohmann::ordered_json& json) : kind_(Kind::kJson), json_(&json) {}
+  // Broker ids and the like (an ISR, a replica list): an array written directly, without a JSON
+  // value, read back as JSON.
+  EventValue(const std::vector<int32_t>& integers) : kind_(Kind::kJson), integers_(&integers) {}
   // Anything else nlohmann can convert (a vector, an enum, a struct with to_json): converted here.
   template <class Value>
   requires(!std::is_arithmetic_v<Value> && !std::is_convertible_v<const Value&, std::string_view> &&
@@ -78,7 +81,8 @@ class EventValue {
       : kind_(other.kind_),
         text_(other.text_),
         owned_(other.owned_),
-        json_(other.owned_ ? &*owned_ : other.json_) {
+        json_(other.owned_ ? &*owned_ : other.json_),
+        integers_(other.integers_) {
     switch (kind_) {  // the scalar member the original holds, and only that one
       case Kind::kBool:
         bool_ = other.bool_;
@@ -112,6 +116,7 @@ class EventValue {
   // A converted value (a double, a vector): only those construct a JSON value at all.
   std::optional<nlohmann::ordered_json> owned_;
   const nlohmann::ordered_json* json_ = nullptr;
+  const std::vector<int32_t>* integers_ = nullptr;  // kJson written from these, when set
 };
 
 // One member of an event's fields, as written at a call site: {field::kTopic, tp.topic}.

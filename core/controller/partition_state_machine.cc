@@ -22,8 +22,9 @@ bool Contains(const std::vector<BrokerId>& list, BrokerId broker) {
   return std::find(list.begin(), list.end(), broker) != list.end();
 }
 
-nlohmann::ordered_json BrokerList(const std::vector<BrokerId>& brokers) {
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+std::vector<int32_t> BrokerList(const std::vector<BrokerId>& brokers) {
+  std::vector<int32_t> list;
+  list.reserve(brokers.size());
   for (BrokerId broker : brokers) list.push_back(broker.value());
   return list;
 }

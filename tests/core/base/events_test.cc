@@ -31,6 +31,9 @@ TEST(EventsTest, BracedEmitWritesWhatNlohmannDumpsOfTheSameObject) {
   const std::string topic = "a-topic-name-longer-than-the-small-string-buffer \"quoted\"\n\x01";
   const std::string bad_utf8 = "caf\xC3\xA9 \xFF\xC3";
   const std::vector<int32_t> isr = {3, 1, 2};
+  const std::vector<int32_t> none;
+  const std::vector<int32_t> extremes = {std::numeric_limits<int32_t>::min(), -1, 0,
+                                         std::numeric_limits<int32_t>::max()};
   const Json nested = {{"b", 1}, {"a", Json::array({"x", nullptr})}};
   Emit(sink, "append",
        {{"topic", topic},
@@ -39,6 +42,8 @@ TEST(EventsTest, BracedEmitWritesWhatNlohmannDumpsOfTheSameObject) {
         {"unsigned", std::numeric_limits<uint64_t>::max()},
         {"bytes", bad_utf8},
         {"isr", isr},
+        {"none", none},
+        {"extremes", extremes},
         {"nested", nested},
         {"ratio", 0.25},
         {"missing", nullptr},
@@ -50,6 +55,8 @@ TEST(EventsTest, BracedEmitWritesWhatNlohmannDumpsOfTheSameObject) {
   expected["unsigned"] = std::numeric_limits<uint64_t>::max();
   expected["bytes"] = bad_utf8;
   expected["isr"] = isr;
+  expected["none"] = Json::array();
+  expected["extremes"] = extremes;
   expected["nested"] = nested;
   expected["ratio"] = 0.25;
   expected["missing"] = nullptr;
@@ -59,11 +66,13 @@ TEST(EventsTest, BracedEmitWritesWhatNlohmannDumpsOfTheSameObject) {
   const std::string dumped = Dumped(expected);
   // The members without the object's braces, in the order added (not sorted).
   EXPECT_EQ(seen[0].second.text(), dumped.substr(1, dumped.size() - 2));
-  EXPECT_EQ(seen[0].second.size(), 10u);
+  EXPECT_EQ(seen[0].second.size(), 12u);
   // Read back: the same object (the invalid UTF-8 as written, replaced).
   EXPECT_EQ(seen[0].second.json().dump(), Json::parse(dumped).dump());
   EXPECT_EQ(seen[0].second.json().at("partition"), 3);
   EXPECT_EQ(seen[0].second.json().at("isr"), Json::array({3, 1, 2}));
+  EXPECT_EQ(seen[0].second.IntegersValue("extremes"),
+            std::vector<int64_t>(extremes.begin(), extremes.end()));
 }
 
 // A byte to escape at every place of strings of every length up to past AppendJsonString's
