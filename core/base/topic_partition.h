@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/short_text.h"
 #include "core/base/types.h"
 
 namespace ksim {
@@ -33,14 +34,10 @@ struct TopicPartition {
     return a.partition <=> b.partition;
   }
   // The partition first: the cheaper test, and the one that differs among a topic's partitions.
-  // The topics then byte by byte, inline: std::string's == calls memcmp, which costs more than
-  // a short name's few bytes (every hash-map lookup by partition ends in this).
+  // The topics then through SameText, inline: std::string's == calls memcmp, which costs more
+  // than a short name's few bytes (every hash-map lookup by partition ends in this).
   friend bool operator==(const TopicPartition& a, const TopicPartition& b) {
-    if (a.partition != b.partition || a.topic.size() != b.topic.size()) return false;
-    for (size_t i = 0; i < a.topic.size(); ++i) {
-      if (a.topic[i] != b.topic[i]) return false;
-    }
-    return true;
+    return a.partition == b.partition && SameText(a.topic, b.topic);
   }
   friend std::ostream& operator<<(std::ostream& os, const TopicPartition& tp);
 };

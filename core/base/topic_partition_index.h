@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/base/check.h"
+#include "core/base/short_text.h"
 #include "core/base/topic_partition.h"
 
 namespace ksim {
@@ -87,7 +88,7 @@ class TopicPartitionIndex {
   static constexpr size_t kNone = static_cast<size_t>(-1);
 
   const Topic* FindTopic(std::string_view name) const {
-    if (last_ != kNone && topics_[last_].name == name) return &topics_[last_];
+    if (last_ != kNone && SameText(topics_[last_].name, name)) return &topics_[last_];
     auto slot = slots_.find(std::string(name));
     if (slot == slots_.end()) return nullptr;
     last_ = slot->second;

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/base/bytes.h"
+#include "core/base/short_text.h"
 #include "core/base/status.h"
 #include "core/base/topic_partition.h"
 #include "core/base/types.h"
@@ -610,6 +611,6 @@ nlohmann::ordered_json Describe(const Message& message);
 template <>
 struct std::hash<ksim::TopicPartition> {
   size_t operator()(const ksim::TopicPartition& tp) const noexcept {
-    return std::hash<std::string>{}(tp.topic) * 31 + std::hash<int32_t>{}(tp.partition.value());
+    return ksim::HashText(tp.topic) * 31 + std::hash<int32_t>{}(tp.partition.value());
   }
 };

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/base/short_text.h"
 #include "core/base/topic_partition.h"
 #include "core/base/types.h"
 #include "core/protocol/messages.h"  // std::hash<TopicPartition>
@@ -20,7 +21,7 @@ struct KeyHash {
   static size_t Mix(size_t seed, size_t value) {
     return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
   }
-  size_t operator()(const std::string& text) const { return std::hash<std::string_view>{}(text); }
+  size_t operator()(const std::string& text) const { return HashText(text); }
   size_t operator()(const TopicPartition& tp) const { return std::hash<TopicPartition>{}(tp); }
   size_t operator()(const std::pair<TopicPartition, Offset>& key) const {
     return Mix((*this)(key.first), static_cast<size_t>(key.second.value()));
