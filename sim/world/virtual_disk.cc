@@ -492,8 +492,7 @@ bool VirtualDisk::FaultArmed(DiskFault fault) const {
   return fault_active_[FaultIndex(fault)] && inspection_depth_ == 0;
 }
 
-Status VirtualDisk::CheckFault(DiskFault fault, std::string_view operation,
-                               std::string_view path) {
+Status VirtualDisk::CheckFault(DiskFault fault, std::string_view operation, std::string_view path) {
   const int index = FaultIndex(fault);
   if (!fault_active_[index] || inspection_depth_ > 0) return Status::Ok();
   if (fault_once_[index]) ClearFault(fault);
@@ -669,9 +668,11 @@ Status VirtualDisk::RenameFile(const std::string& from, const std::string& to) {
   const auto both = [&] { return from + " -> " + to; };
   KSIM_ASSIGN_OR_RETURN(Lookup source, Resolve(from));
   if (source.node == nullptr) return NotFound("rename", both());
-  if (source.parent == nullptr) return Status(Errc::kInvalidArgument, "rename " + both() + ": root");
+  if (source.parent == nullptr)
+    return Status(Errc::kInvalidArgument, "rename " + both() + ": root");
   KSIM_ASSIGN_OR_RETURN(Lookup target, Resolve(to));
-  if (target.parent == nullptr) return Status(Errc::kInvalidArgument, "rename " + both() + ": root");
+  if (target.parent == nullptr)
+    return Status(Errc::kInvalidArgument, "rename " + both() + ": root");
   if (source.parent == target.parent && source.name == target.name) return Status::Ok();
   if (source.node->is_dir) {
     // A directory may not move under itself: walk up from the target's parent is not possible
