@@ -105,7 +105,7 @@ OrderedJson IdArray(const std::vector<Id>& ids) {
 // The data ksim writes most (a partition's state at every election, a topic's assignment) is
 // written as text directly, and read back first as the exact text it writes: what Dump gives of
 // the same object, without a JSON tree either way. Anything else (spaces, other key orders,
-// another writer's data) is read as JSON (docs/BENCHMARKS.md, "Scale").
+// another writer's data) is read as JSON (docs/zookeeper.md, "Kafka's paths and data").
 void AppendInt(std::string& out, int64_t value) {
   char digits[24];
   const std::to_chars_result end = std::to_chars(digits, digits + sizeof(digits), value);
