@@ -95,13 +95,6 @@ std::string Dump(const OrderedJson& json) {
   return json.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 }
 
-template <class Id>
-OrderedJson IdArray(const std::vector<Id>& ids) {
-  OrderedJson array = OrderedJson::array();
-  for (Id id : ids) array.push_back(id.value());
-  return array;
-}
-
 // The data ksim writes most (a partition's state at every election, a topic's assignment) is
 // written as text directly, and read back first as the exact text it writes: what Dump gives of
 // the same object, without a JSON tree either way. Anything else (spaces, other key orders,

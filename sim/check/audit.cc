@@ -12,7 +12,8 @@ const PartitionAudit* FinalAudit::Find(const TopicPartition& tp) const {
 }
 
 void AppendAuditJson(JsonOut& out, const FinalAudit& audit) {
-  // Byte for byte what nlohmann's dump of the object above gives (AuditTest checks it).
+  // Byte for byte what nlohmann's dump of the objects audit.h describes gives (AuditJsonTest
+  // checks it).
   auto key = [&out](PlainName name, bool first = false) {
     if (!first) out.Put(',');
     AppendJsonPlain(out, name);
