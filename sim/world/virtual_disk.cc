@@ -493,9 +493,8 @@ bool VirtualDisk::FaultArmed(DiskFault fault) const {
 }
 
 Status VirtualDisk::CheckFault(DiskFault fault, std::string_view operation, std::string_view path) {
-  const int index = FaultIndex(fault);
-  if (!fault_active_[index] || inspection_depth_ > 0) return Status::Ok();
-  if (fault_once_[index]) ClearFault(fault);
+  if (!FaultArmed(fault)) return Status::Ok();
+  if (fault_once_[FaultIndex(fault)]) ClearFault(fault);
   counters_.injected_errors += 1;
   return Status(Errc::kIoError, std::string(operation) + " " + std::string(path) +
                                     ": Input/output error (injected)");
@@ -668,11 +667,13 @@ Status VirtualDisk::RenameFile(const std::string& from, const std::string& to) {
   const auto both = [&] { return from + " -> " + to; };
   KSIM_ASSIGN_OR_RETURN(Lookup source, Resolve(from));
   if (source.node == nullptr) return NotFound("rename", both());
-  if (source.parent == nullptr)
+  if (source.parent == nullptr) {
     return Status(Errc::kInvalidArgument, "rename " + both() + ": root");
+  }
   KSIM_ASSIGN_OR_RETURN(Lookup target, Resolve(to));
-  if (target.parent == nullptr)
+  if (target.parent == nullptr) {
     return Status(Errc::kInvalidArgument, "rename " + both() + ": root");
+  }
   if (source.parent == target.parent && source.name == target.name) return Status::Ok();
   if (source.node->is_dir) {
     // A directory may not move under itself: walk up from the target's parent is not possible
