@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -65,7 +66,8 @@ struct FileBytes {
 struct VirtualDisk::Node {
   using Entries = std::map<std::string, std::shared_ptr<Node>, std::less<>>;
 
-  explicit Node(bool directory) : is_dir(directory) {}
+  explicit Node(bool directory)
+      : is_dir(directory), listing(directory ? std::make_unique<Listing>() : nullptr) {}
   Node(const Node&) = delete;  // `index` points into this node's own `entries`
   Node& operator=(const Node&) = delete;
 
@@ -93,56 +95,60 @@ struct VirtualDisk::Node {
     NoteChanged(name);
   }
   void EraseEntry(std::string_view name) {
+    Listing& dir = *listing;
     auto it = FindEntry(name);
-    if (it != entries.end()) {
-      if (!index.empty()) index.erase(it->first);
-      entries.erase(it);
+    if (it != dir.entries.end()) {
+      if (!dir.index.empty()) dir.index.erase(it->first);
+      dir.entries.erase(it);
     }
     NoteChanged(name);
   }
   // A name may be noted many times between syncs (a checkpoint's temporary file, written and
   // renamed each time): the list is cut to one of each whenever it has doubled since.
   void NoteChanged(std::string_view name) {
-    changed_names.emplace_back(name);
-    if (changed_names.size() >= 2 * distinct_changed_names + 16) {
-      std::sort(changed_names.begin(), changed_names.end());
-      changed_names.erase(std::unique(changed_names.begin(), changed_names.end()),
-                          changed_names.end());
-      distinct_changed_names = changed_names.size();
+    std::vector<std::string>& names = listing->changed_names;
+    names.emplace_back(name);
+    if (names.size() >= 2 * listing->distinct_changed_names + 16) {
+      std::sort(names.begin(), names.end());
+      names.erase(std::unique(names.begin(), names.end()), names.end());
+      listing->distinct_changed_names = names.size();
     }
   }
   // Sets the live entry alone (a rebuilt tree after a crash, whose entries are all durable).
   void PutEntry(std::string_view name, std::shared_ptr<Node> node) {
+    Listing& dir = *listing;
     auto it = FindEntry(name);
-    if (it != entries.end()) {
+    if (it != dir.entries.end()) {
       it->second = std::move(node);
       return;
     }
-    it = entries.emplace(std::string(name), std::move(node)).first;
-    if (!index.empty()) {
-      index.emplace(it->first, it);
-    } else if (entries.size() > kIndexFrom) {
-      for (auto entry = entries.begin(); entry != entries.end(); ++entry) {
-        index.emplace(entry->first, entry);
+    it = dir.entries.emplace(std::string(name), std::move(node)).first;
+    if (!dir.index.empty()) {
+      dir.index.emplace(it->first, it);
+    } else if (dir.entries.size() > kIndexFrom) {
+      for (auto entry = dir.entries.begin(); entry != dir.entries.end(); ++entry) {
+        dir.index.emplace(entry->first, entry);
       }
     }
   }
   Entries::iterator FindEntry(std::string_view name) {
-    if (index.empty()) return entries.find(name);
-    auto found = index.find(name);
-    return found == index.end() ? entries.end() : found->second;
+    Listing& dir = *listing;
+    if (dir.index.empty()) return dir.entries.find(name);
+    auto found = dir.index.find(name);
+    return found == dir.index.end() ? dir.entries.end() : found->second;
   }
   void MakeEntriesDurable() {
-    for (const std::string& name : changed_names) {
+    Listing& dir = *listing;
+    for (const std::string& name : dir.changed_names) {
       auto live = FindEntry(name);
-      if (live == entries.end()) {
-        durable_entries.erase(name);
+      if (live == dir.entries.end()) {
+        dir.durable_entries.erase(name);
       } else {
-        durable_entries[name] = live->second;
+        dir.durable_entries[name] = live->second;
       }
     }
-    changed_names.clear();
-    distinct_changed_names = 0;
+    dir.changed_names.clear();
+    dir.distinct_changed_names = 0;
   }
 
   static constexpr uint64_t kClean = UINT64_MAX;
@@ -153,20 +159,26 @@ struct VirtualDisk::Node {
   FileBytes durable;             // as of the last Sync / Flush
   uint64_t unsynced_bytes = 0;   // written through Append/WriteAt since then (for counters)
   uint64_t dirty_from = kClean;  // data and durable hold the same bytes below this
-  // Directories: name -> node, live and as of the last SyncDir. std::map keeps names sorted.
-  // (std::less<>: Resolve looks names up as views into the path.)
-  Entries entries;
-  // The live entries by name, hashed, from the moment a directory holds more than kIndexFrom of
-  // them (a data directory of thousands of partition directories, looked up at every operation
-  // under it) on; empty before (FindEntry then searches `entries`). Keys view the names in
-  // `entries`. Changed only through PutEntry/EraseEntry.
+  // Directories: what only a directory holds, allocated for directories only (a data directory
+  // holds thousands of files, each a node: a file's node stays a few words).
+  struct Listing {
+    // name -> node, live and as of the last SyncDir. std::map keeps names sorted. (std::less<>:
+    // Resolve looks names up as views into the path.)
+    Entries entries;
+    // The live entries by name, hashed, from the moment a directory holds more than kIndexFrom
+    // of them (a data directory of thousands of partition directories, looked up at every
+    // operation under it) on; empty before (FindEntry then searches `entries`). Keys view the
+    // names in `entries`. Changed only through PutEntry/EraseEntry.
+    std::unordered_map<std::string_view, Entries::iterator> index;
+    std::map<std::string, std::shared_ptr<Node>, std::less<>> durable_entries;
+    // The names whose entry may differ between the two (outside it, both are absent or the
+    // same). (A name may be there more than once; making it durable twice is making it durable
+    // once.)
+    std::vector<std::string> changed_names;
+    size_t distinct_changed_names = 0;  // changed_names' size when last cut to one of each
+  };
   static constexpr size_t kIndexFrom = 16;
-  std::unordered_map<std::string_view, Entries::iterator> index;
-  std::map<std::string, std::shared_ptr<Node>, std::less<>> durable_entries;
-  // The names whose entry may differ between the two (outside it, both are absent or the same).
-  // (A name may be there more than once; making it durable twice is making it durable once.)
-  std::vector<std::string> changed_names;
-  size_t distinct_changed_names = 0;  // changed_names' size when last cut to one of each
+  std::unique_ptr<Listing> listing;  // null for a file
 };
 
 // Where a path leads: the directory holding the last component, its name there, and the node
@@ -182,7 +194,7 @@ struct VirtualDisk::Lookup {
   static Lookup In(Node& parent, std::string_view name) {
     Lookup lookup;
     auto it = parent.FindEntry(name);
-    if (it != parent.entries.end()) lookup.node = it->second;
+    if (it != parent.listing->entries.end()) lookup.node = it->second;
     lookup.parent = &parent;
     lookup.name = name;
     return lookup;
@@ -515,7 +527,7 @@ uint64_t VirtualDisk::used_bytes() const {
   while (!pending.empty()) {
     const Node* dir = pending.back();
     pending.pop_back();
-    for (const auto& [name, child] : dir->entries) {
+    for (const auto& [name, child] : dir->listing->entries) {
       if (!seen.insert(child.get()).second) continue;
       if (child->is_dir) {
         pending.push_back(child.get());
@@ -528,20 +540,25 @@ uint64_t VirtualDisk::used_bytes() const {
 }
 
 Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const {
-  // A path of the form <prefix>/<name>, its name a plain component: when <prefix> is one of the
-  // directories resolved last (last_dirs_) and no directory was removed, moved or replaced since,
-  // only <name> is looked up.
-  const size_t slash = path.rfind('/');
+  // A path of the form <prefix>/<name>, its name a plain component: when <prefix> resolved to a
+  // directory before and no directory was removed, moved or replaced since (resolved_dirs_), only
+  // <name> is looked up.
+  if (resolved_dirs_generation_ != tree_generation_) {
+    resolved_dirs_.clear();
+    resolved_dirs_generation_ = tree_generation_;
+  }
+  // (memrchr: std::string::rfind tests a byte at a time, most of a lookup's cost on a long path.)
+  const void* last_slash = memrchr(path.data(), '/', path.size());
+  const size_t slash =
+      last_slash == nullptr
+          ? std::string::npos
+          : static_cast<size_t>(static_cast<const char*>(last_slash) - path.data());
   const std::string_view name =
       slash == std::string::npos ? std::string_view() : std::string_view(path).substr(slash + 1);
   const bool plain_last = !name.empty() && name != "." && name != "..";
   if (plain_last) {
-    const std::string_view prefix = std::string_view(path).substr(0, slash);
-    for (const ResolvedDir& known : last_dirs_) {
-      if (known.generation == tree_generation_ && known.prefix == prefix) {
-        return Lookup::In(*known.dir, name);
-      }
-    }
+    auto known = resolved_dirs_.find(std::string_view(path).substr(0, slash));
+    if (known != resolved_dirs_.end()) return Lookup::In(*known->second, name);
   }
   // The components: views into `path`, empty ones and "." skipped ('..' is refused before any is
   // looked up).
@@ -568,7 +585,7 @@ Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const 
   for_each_component([&](std::string_view component) {
     if (!last.empty()) {
       auto it = (*dir)->FindEntry(last);
-      if (it == (*dir)->entries.end()) {
+      if (it == (*dir)->listing->entries.end()) {
         failed = NotFound("lookup", path);
         return false;
       }
@@ -588,10 +605,7 @@ Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const 
     return root;
   }
   Lookup lookup = Lookup::In(**dir, last);
-  if (plain_last) {
-    last_dirs_[next_last_dir_] = ResolvedDir{path.substr(0, slash), *dir, tree_generation_};
-    next_last_dir_ = (next_last_dir_ + 1) % last_dirs_.size();
-  }
+  if (plain_last) resolved_dirs_.emplace(path.substr(0, slash), *dir);
   return lookup;
 }
 
@@ -685,12 +699,12 @@ Status VirtualDisk::RenameFile(const std::string& from, const std::string& to) {
       if (dir == target.parent) {
         return Status(Errc::kInvalidArgument, "rename " + both() + ": Invalid argument");
       }
-      for (const auto& [name, child] : dir->entries) {
+      for (const auto& [name, child] : dir->listing->entries) {
         if (child->is_dir) pending.push_back(child.get());
       }
     }
     if (target.node != nullptr && !target.node->is_dir) return NotADirectory("rename", both());
-    if (target.node != nullptr && !target.node->entries.empty()) {
+    if (target.node != nullptr && !target.node->listing->entries.empty()) {
       return Status(Errc::kInvalidArgument, "rename " + both() + ": Directory not empty");
     }
   } else if (target.node != nullptr && target.node->is_dir) {
@@ -722,8 +736,8 @@ Result<std::vector<std::string>> VirtualDisk::ListDir(const std::string& dir) {
   if (lookup.node == nullptr) return NotFound("opendir", dir);
   if (!lookup.node->is_dir) return NotADirectory("opendir", dir);
   std::vector<std::string> names;
-  names.reserve(lookup.node->entries.size());
-  for (const auto& [name, child] : lookup.node->entries) names.push_back(name);  // sorted
+  names.reserve(lookup.node->listing->entries.size());
+  for (const auto& [name, child] : lookup.node->listing->entries) names.push_back(name);  // sorted
   return names;
 }
 
@@ -750,7 +764,7 @@ Status VirtualDisk::RemoveDir(const std::string& dir) {
   if (lookup.node == nullptr) return NotFound("rmdir", dir);
   if (!lookup.node->is_dir) return NotADirectory("rmdir", dir);
   if (lookup.parent == nullptr) return Status(Errc::kInvalidArgument, "rmdir " + dir + ": root");
-  if (!lookup.node->entries.empty()) {
+  if (!lookup.node->listing->entries.empty()) {
     return Status(Errc::kInvalidArgument, "rmdir " + dir + ": Directory not empty");
   }
   KSIM_RETURN_IF_ERROR(CheckFault(DiskFault::kWriteError, "rmdir", dir));
@@ -801,7 +815,7 @@ void VirtualDisk::SyncAll() {
     Node* dir = pending.back();
     pending.pop_back();
     dir->MakeEntriesDurable();
-    for (const auto& [name, child] : dir->entries) {
+    for (const auto& [name, child] : dir->listing->entries) {
       if (!seen.insert(child.get()).second) continue;
       if (child->is_dir) {
         pending.push_back(child.get());
@@ -867,7 +881,7 @@ void VirtualDisk::Restart(const CrashOptions& options) {
     auto [old_dir, new_dir] = pending.back();
     pending.pop_back();
     std::vector<std::pair<const Node*, Node*>> children;
-    for (const auto& [name, old_child] : old_dir->durable_entries) {
+    for (const auto& [name, old_child] : old_dir->listing->durable_entries) {
       auto found = rebuilt.find(old_child.get());
       if (found != rebuilt.end()) {
         if (old_child->is_dir) continue;  // a second name for a directory: dropped
@@ -880,7 +894,7 @@ void VirtualDisk::Restart(const CrashOptions& options) {
       new_dir->PutEntry(name, fresh);
       if (old_child->is_dir) children.emplace_back(old_child.get(), fresh.get());
     }
-    new_dir->durable_entries = new_dir->entries;
+    new_dir->listing->durable_entries = new_dir->listing->entries;
     pending.insert(pending.end(), children.rbegin(), children.rend());
   }
   root_ = std::move(new_root);

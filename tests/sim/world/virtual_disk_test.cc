@@ -112,6 +112,20 @@ TEST_F(VirtualDiskTest, PathsResolveToTheDirectoryThereNowAfterItChanges) {
   EXPECT_FALSE(disk_.DirExists("/d/c"));
   EXPECT_FALSE(disk_.FileExists("/d/c/g"));
   EXPECT_FALSE(disk_.OpenFile("/d/c/z", OpenMode::kCreateNew).ok());
+  // Every directory resolved is remembered, not only the last few: one resolved long before the
+  // change is looked up afresh after it too.
+  for (int i = 0; i < 20; ++i) {
+    const std::string dir = "/e/" + std::to_string(i);
+    ASSERT_TRUE(disk_.CreateDir(dir).ok());
+    ASSERT_TRUE(disk_.OpenFile(dir + "/f", OpenMode::kCreateNew).ok());
+  }
+  ASSERT_TRUE(disk_.RemoveFile("/e/0/f").ok());
+  ASSERT_TRUE(disk_.RemoveDir("/e/0").ok());
+  EXPECT_FALSE(disk_.OpenFile("/e/0/g", OpenMode::kCreateNew).ok());
+  ASSERT_TRUE(disk_.RenameFile("/e/1", "/e/moved").ok());
+  EXPECT_FALSE(disk_.FileExists("/e/1/f"));
+  EXPECT_TRUE(disk_.FileExists("/e/moved/f"));
+  EXPECT_TRUE(disk_.FileExists("/e/19/f"));
 }
 
 TEST_F(VirtualDiskTest, CrashDropsExactlyTheUnsyncedBytes) {
