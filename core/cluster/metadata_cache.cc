@@ -49,7 +49,7 @@ MetadataResponse MetadataCache::Answer(const MetadataRequest& request) const {
 void MetadataCache::PatchAnswer(const UpdateMetadataPartitionState& state) {
   auto answer = answers_.find(state.tp.topic);
   if (answer == answers_.end()) return;
-  std::vector<PartitionMetadata>& partitions = answer->second.partition_metadata;
+  const std::vector<PartitionMetadata>& partitions = answer->second.partition_metadata.get();
   auto at = std::lower_bound(
       partitions.begin(), partitions.end(), state.tp.partition,
       [](const PartitionMetadata& partition, PartitionId id) { return partition.partition < id; });
@@ -58,7 +58,9 @@ void MetadataCache::PatchAnswer(const UpdateMetadataPartitionState& state) {
     answers_.erase(answer);  // a partition gone or new: built again at the next question
     return;
   }
-  FillAnswer(state.tp.partition, state, *at);
+  // Mutable: a response still holding the answer keeps it as it was when sent.
+  const auto index = static_cast<size_t>(at - partitions.begin());
+  FillAnswer(state.tp.partition, state, answer->second.partition_metadata.Mutable()[index]);
 }
 
 void MetadataCache::FillAnswer(PartitionId partition, const UpdateMetadataPartitionState& state,
@@ -90,10 +92,12 @@ TopicMetadata MetadataCache::TopicAnswer(const std::string& topic) const {
     metadata.error_code = Errc::kUnknownTopicOrPartition;
     return metadata;
   }
-  metadata.partition_metadata.reserve(it->second.size());
+  std::vector<PartitionMetadata> partitions;
+  partitions.reserve(it->second.size());
   for (const auto& [partition, state] : it->second) {
-    FillAnswer(partition, state, metadata.partition_metadata.emplace_back());
+    FillAnswer(partition, state, partitions.emplace_back());
   }
+  metadata.partition_metadata = std::move(partitions);
   answers_.emplace(topic, metadata);
   return metadata;
 }

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/base/bytes.h"
+#include "core/base/shared_vector.h"
 #include "core/base/short_text.h"
 #include "core/base/status.h"
 #include "core/base/topic_partition.h"
@@ -237,7 +238,8 @@ struct TopicMetadata {
   Errc error_code = Errc::kNone;
   std::string topic;
   bool is_internal = false;
-  std::vector<PartitionMetadata> partition_metadata;
+  // Shared, not copied, between a broker's cached answer and the responses that carry it.
+  SharedVector<PartitionMetadata> partition_metadata;
   KSIM_FIELDS(error_code, topic, is_internal, partition_metadata)
 };
 struct MetadataResponse {

@@ -188,7 +188,7 @@ void Body(Io& io, MetadataResponse& m, int16_t v) {
     io.Error(t.error_code);
     io.String(t.topic);
     if (v >= 1) io.Bool(t.is_internal);
-    io.Array(t.partition_metadata, [&](PartitionMetadata& p) {
+    io.Array(t.partition_metadata.Mutable(), [&](PartitionMetadata& p) {
       io.Error(p.error_code);
       io.Int(p.partition);
       io.Int(p.leader);

@@ -480,7 +480,7 @@ void Producer::Impl::OnMetadata(const MetadataResponse& response) {
     }
     TopicInfo info;
     info.partitions = static_cast<int32_t>(topic.partition_metadata.size());
-    std::vector<PartitionMetadata> partitions = topic.partition_metadata;
+    std::vector<PartitionMetadata> partitions = topic.partition_metadata.get();
     std::sort(partitions.begin(), partitions.end(),
               [](const auto& a, const auto& b) { return a.partition < b.partition; });
     nlohmann::ordered_json topic_leaders = nlohmann::ordered_json::array();

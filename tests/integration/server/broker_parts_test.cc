@@ -50,7 +50,7 @@ TEST(MetadataCacheTest, AnswersFromTheLastUpdate) {
   ASSERT_EQ(all.brokers.size(), 2u);
   EXPECT_EQ(all.brokers[1].host, "broker-2");
   ASSERT_EQ(all.topic_metadata.size(), 1u);
-  const std::vector<PartitionMetadata>& partitions = all.topic_metadata[0].partition_metadata;
+  const std::vector<PartitionMetadata>& partitions = all.topic_metadata[0].partition_metadata.get();
   ASSERT_EQ(partitions.size(), 2u);
   EXPECT_EQ(partitions[0].error_code, Errc::kNone);
   EXPECT_EQ(partitions[0].leader, BrokerId(1));
@@ -65,6 +65,31 @@ TEST(MetadataCacheTest, AnswersFromTheLastUpdate) {
   EXPECT_EQ(cache.Answer(some).topic_metadata.at(0).error_code, Errc::kUnknownTopicOrPartition);
   EXPECT_EQ(cache.AliveEndpoint(BrokerId(2))->host, "broker-2");
   EXPECT_FALSE(cache.AliveEndpoint(BrokerId(3)).has_value());
+}
+
+TEST(MetadataCacheTest, AnAnswerGivenOutKeepsWhatItSaid) {
+  // The cache's kept answer and the responses share their partitions' list; an update after a
+  // response was given must change the next answer only, never one already given.
+  MetadataCache cache;
+  UpdateMetadataRequest update;
+  update.live_brokers = {Endpoint(1), Endpoint(2), Endpoint(3)};
+  update.partition_states = {State(kT0, 1, {BrokerId(1), BrokerId(2)}),
+                             State(kT1, 2, {BrokerId(2), BrokerId(3)})};
+  cache.Update(update);
+  MetadataRequest request;
+  request.topics = std::vector<std::string>{"t"};
+  const MetadataResponse before = cache.Answer(request);
+  const MetadataResponse again = cache.Answer(request);
+  EXPECT_TRUE(again.topic_metadata.at(0).partition_metadata.SharesWith(
+      before.topic_metadata.at(0).partition_metadata));
+  update.partition_states = {State(kT1, 3, {BrokerId(3), BrokerId(2)})};
+  cache.Update(update);
+  const MetadataResponse after = cache.Answer(request);
+  EXPECT_EQ(before.topic_metadata.at(0).partition_metadata[1].leader, BrokerId(2));
+  EXPECT_EQ(again, before);
+  EXPECT_EQ(after.topic_metadata.at(0).partition_metadata[1].leader, BrokerId(3));
+  EXPECT_EQ(after.topic_metadata.at(0).partition_metadata[0],
+            before.topic_metadata.at(0).partition_metadata[0]);
 }
 
 TEST(MetadataCacheTest, AnAnswerFollowsEveryUpdateAfterIt) {
