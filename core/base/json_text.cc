@@ -71,8 +71,9 @@ constexpr std::array<char, 128> kShortEscape = [] {
   return letter;
 }();
 
-// Strings up to this long are copied byte by byte as they are scanned; longer ones are scanned,
-// then copied with memcpy.
+// Strings up to this long are copied as they are scanned (eight bytes a step, then byte by byte
+// from the first word that holds a byte to escape); longer ones are scanned, then copied with
+// memcpy.
 constexpr size_t kCopyWhileScanning = 32;
 
 // The bytes a JSON string holds as they are: printable ASCII but the quote and the backslash.
@@ -81,6 +82,20 @@ constexpr std::array<bool, 256> kPlainByte = [] {
   for (int c = 0x20; c < 0x80; ++c) plain[c] = c != '"' && c != '\\';
   return plain;
 }();
+
+// Whether any of the eight bytes of `word` is not a plain byte (kPlainByte): below 0x20, the
+// quote, the backslash, or 0x80 and up. Bit Twiddling Hacks' hasless and haszero, exact as a
+// yes or no: a string is scanned eight bytes a step up to its first such byte.
+inline bool AnyNotPlain(uint64_t word) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  const uint64_t quote = word ^ (kOnes * '"');
+  const uint64_t backslash = word ^ (kOnes * '\\');
+  const uint64_t below_space = (word - kOnes * 0x20) & ~word;
+  const uint64_t is_quote = (quote - kOnes) & ~quote;
+  const uint64_t is_backslash = (backslash - kOnes) & ~backslash;
+  return ((word | below_space | is_quote | is_backslash) & kHigh) != 0;
+}
 
 }  // namespace
 
@@ -93,6 +108,11 @@ void AppendJsonString(JsonOut& out, std::string_view text) {
     // checked, without a memcpy call; at the first byte to escape, on below with what is copied.
     char* at = out.Room(text.size() + 2);
     at[0] = '"';
+    for (uint64_t word; i + 8 <= text.size(); i += 8) {
+      std::memcpy(&word, text.data() + i, 8);
+      if (AnyNotPlain(word)) break;
+      std::memcpy(at + 1 + i, &word, 8);
+    }
     while (i < text.size() && kPlainByte[static_cast<unsigned char>(text[i])]) {
       at[1 + i] = text[i];
       ++i;
@@ -104,6 +124,10 @@ void AppendJsonString(JsonOut& out, std::string_view text) {
     }
     out.Advance(1 + i);
   } else {
+    for (uint64_t word; i + 8 <= text.size(); i += 8) {
+      std::memcpy(&word, text.data() + i, 8);
+      if (AnyNotPlain(word)) break;
+    }
     while (i < text.size() && kPlainByte[static_cast<unsigned char>(text[i])]) ++i;
     if (i == text.size()) return AppendJsonPlain(out, text);  // nothing to escape
     out.Put('"');

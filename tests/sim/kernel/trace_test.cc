@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/json_text.h"
 #include "tests/support/core/temp_dir.h"
 
 namespace ksim::sim {
@@ -201,15 +202,17 @@ TEST(TraceWriterTest, StringsAreWrittenAsDumpWritesThem) {
   TraceWriter writer = TraceWriter::ToMemory(Header());
   std::vector<std::string> expected;
   for (int i = 0; i < 20000; ++i) {
-    // Short strings and, a quarter of the time, a plain run first of up to 47 bytes: the writer
-    // copies strings up to 32 bytes while it scans them, longer ones after, and a byte to escape
-    // may come at any place of either.
+    // Short strings and, a quarter of the time, a plain run first of up to 47 bytes, and as
+    // often one after: the writer copies strings up to 32 bytes while it scans them, longer ones
+    // after, eight bytes a step up to the first byte to escape, which may come at any place of
+    // either, and of a step.
     std::string text(random() % 4 == 0 ? random() % 48 : 0, 'a');
     const size_t length = random() % 12;
     for (size_t j = 0; j < length; ++j) {
       text += static_cast<char>(random() % 3 == 0 ? random() % 256
                                                   : interesting[random() % interesting.size()]);
     }
+    if (random() % 4 == 0) text += std::string(random() % 48, 'b');
     TraceFields fields = TraceFields::object();
     fields["value"] = text;
     fields["values"] = TraceFields::array({text, 7, nullptr, true});
@@ -229,6 +232,25 @@ TEST(TraceWriterTest, StringsAreWrittenAsDumpWritesThem) {
     ASSERT_EQ(lines[i + 1], expected[i]) << "event " << i;
   }
 }
+// Every byte value at every place of a plain string of 1 to 40 bytes (a step of eight bytes, a
+// part of one, short and long strings): written as dump writes it.
+TEST(TraceWriterTest, EveryByteAtEveryPlaceIsWrittenAsDumpWritesIt) {
+  for (size_t length = 1; length <= 40; ++length) {
+    for (size_t place = 0; place < length; ++place) {
+      for (int byte = 0; byte < 256; ++byte) {
+        std::string text(length, 'x');
+        text[place] = static_cast<char>(byte);
+        TextBuffer buffer;
+        JsonOut out(buffer);
+        AppendJsonString(out, text);
+        ASSERT_EQ(out.view(), nlohmann::json(text).dump(-1, ' ', false,
+                                                        nlohmann::json::error_handler_t::replace))
+            << "length " << length << ", byte " << byte << " at " << place;
+      }
+    }
+  }
+}
+
 TEST(TraceWriterTest, VerdictCarriesOkMetricsAndExtraFields) {
   TraceWriter writer = TraceWriter::ToMemory(Header());
   writer.Verdict(
