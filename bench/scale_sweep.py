@@ -30,8 +30,13 @@ Sets of cases (--set, repeatable):
 --skip NAME:PARTITIONS skips a binary on cases of at least that many partitions (a "before"
 binary that would need tens of GB). --repeat N runs each case N times per binary, the binaries
 taking turns, and keeps the median wall time, CPU time and peak memory (each run's in
-`*_runs`): a shared machine's noise moves one run of a small case by half its cost. Prints a
-Markdown table; --out writes every figure as JSON.
+`*_runs`): a shared machine's noise moves one run of a small case by half its cost. --warmup N
+runs each case N times per binary before those, left out of the medians (their figures in
+`warmup_*_runs`): on a virtual machine whose host backs the guest's memory only when it is
+first touched, and takes it back when freed, the first runs of a case larger than the one
+before it pay the host's page faults (the 1,000-partition run after the 100-partition one took
+0.50 and 0.30 s of CPU, then 0.25, 0.25, 0.25 s: docs/BENCHMARKS.md, twenty-first change).
+Prints a Markdown table; --out writes every figure as JSON.
 """
 import argparse
 import json
@@ -169,9 +174,14 @@ def main():
     parser.add_argument("--out", help="write the results as JSON here")
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs of each case per binary, the medians kept (default 1)")
+    parser.add_argument("--warmup", type=int, default=0,
+                        help="runs of each case per binary before those, not counted "
+                        "(default 0)")
     args = parser.parse_args()
     if args.repeat < 1:
         raise SystemExit(f"scale_sweep: --repeat {args.repeat}: expected 1 or more")
+    if args.warmup < 0:
+        raise SystemExit(f"scale_sweep: --warmup {args.warmup}: expected 0 or more")
 
     binaries = []
     for item in args.ksim:
@@ -193,15 +203,20 @@ def main():
             if args.max_records is not None and case["records"] > args.max_records:
                 continue
             runs = {name: [] for name, _ in binaries}
-            for _ in range(args.repeat):
+            warmups = {name: [] for name, _ in binaries}
+            for turn in range(args.warmup + args.repeat):
                 for name, path in binaries:
                     if name in skip and case["partitions"] >= skip[name]:
                         continue
-                    runs[name].append(run_case(path, case, work, args.kafka_version))
+                    run = run_case(path, case, work, args.kafka_version)
+                    (warmups if turn < args.warmup else runs)[name].append(run)
             for name, _ in binaries:
                 if not runs[name]:
                     continue
                 result = median_of(runs[name])
+                for key in ("wall_s", "cpu_s", "peak_rss_mib"):
+                    if warmups[name]:
+                        result["warmup_" + key + "_runs"] = [run[key] for run in warmups[name]]
                 result["binary"] = name
                 result["kafka_version"] = args.kafka_version
                 results.append(result)
