@@ -28,12 +28,10 @@
 // given at construction, integers only: the same seed and the same calls give the same disk.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
-#include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/base/types.h"
@@ -187,18 +185,17 @@ class VirtualDisk final : public Env {
   // Moved whenever a directory is removed, moved or replaced, or the tree is rebuilt (a crash):
   // what a directory path resolved to before may differ only then (files come and go inside).
   uint64_t tree_generation_ = 0;
-  // Resolve's directories: the part of a path before its last '/' and the directory it named,
-  // for every such prefix resolved since tree_generation last moved (then all are dropped). A log
-  // works on the files of its directory, thousands of partition directories on a broker's data
-  // directory: each operation would otherwise walk the path a lookup per level. Keys are the
-  // prefixes as written; a prefix is only entered after it resolved to a directory.
-  struct PrefixHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  // Resolve's last directories: the part of a path before its last '/' and the directory it
+  // named, as of tree_generation `generation`. A log works on the files of its directory, that
+  // directory in its data directory, and the data directory in the root, in turn; a walk down a
+  // data directory of thousands of partitions costs a lookup per level.
+  struct ResolvedDir {
+    std::string prefix;
+    std::shared_ptr<Node> dir;
+    uint64_t generation = UINT64_MAX;
   };
-  mutable std::unordered_map<std::string, std::shared_ptr<Node>, PrefixHash, std::equal_to<>>
-      resolved_dirs_;
-  mutable uint64_t resolved_dirs_generation_ = 0;  // the tree_generation_ they were resolved in
+  mutable std::array<ResolvedDir, 4> last_dirs_;
+  mutable size_t next_last_dir_ = 0;  // the one replaced next
   TimeUs busy_time_us_ = 0;
   int inspection_depth_ = 0;
   DiskCounters counters_before_inspection_;

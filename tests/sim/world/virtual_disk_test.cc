@@ -112,8 +112,8 @@ TEST_F(VirtualDiskTest, PathsResolveToTheDirectoryThereNowAfterItChanges) {
   EXPECT_FALSE(disk_.DirExists("/d/c"));
   EXPECT_FALSE(disk_.FileExists("/d/c/g"));
   EXPECT_FALSE(disk_.OpenFile("/d/c/z", OpenMode::kCreateNew).ok());
-  // Every directory resolved is remembered, not only the last few: one resolved long before the
-  // change is looked up afresh after it too.
+  // Many directories resolved since: one resolved long before the change (no longer among the
+  // last ones Resolve keeps) is found changed too, and so are those resolved last.
   for (int i = 0; i < 20; ++i) {
     const std::string dir = "/e/" + std::to_string(i);
     ASSERT_TRUE(disk_.CreateDir(dir).ok());
@@ -126,6 +126,9 @@ TEST_F(VirtualDiskTest, PathsResolveToTheDirectoryThereNowAfterItChanges) {
   EXPECT_FALSE(disk_.FileExists("/e/1/f"));
   EXPECT_TRUE(disk_.FileExists("/e/moved/f"));
   EXPECT_TRUE(disk_.FileExists("/e/19/f"));
+  ASSERT_TRUE(disk_.RemoveFile("/e/19/f").ok());
+  ASSERT_TRUE(disk_.RemoveDir("/e/19").ok());
+  EXPECT_FALSE(disk_.OpenFile("/e/19/g", OpenMode::kCreateNew).ok());
 }
 
 TEST_F(VirtualDiskTest, CrashDropsExactlyTheUnsyncedBytes) {
