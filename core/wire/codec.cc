@@ -188,6 +188,8 @@ void Body(Io& io, MetadataResponse& m, int16_t v) {
     io.Error(t.error_code);
     io.String(t.topic);
     if (v >= 1) io.Bool(t.is_internal);
+    // (Mutable: what the decoder fills; the encoder reads through the same call, and so copies an
+    // answer it is given still shared with a broker's cache, a copy the simulator never makes.)
     io.Array(t.partition_metadata.Mutable(), [&](PartitionMetadata& p) {
       io.Error(p.error_code);
       io.Int(p.partition);

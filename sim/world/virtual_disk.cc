@@ -543,8 +543,8 @@ Result<VirtualDisk::Lookup> VirtualDisk::Resolve(const std::string& path) const 
   // A path of the form <prefix>/<name>, its name a plain component: when <prefix> is one of the
   // directories resolved last (last_dirs_) and no directory was removed, moved or replaced since,
   // only <name> is looked up. (A map of every directory resolved instead of the last four found
-  // no fewer instructions: docs/BENCHMARKS.md, nineteenth and twenty-first changes.)
-  // (memrchr: std::string::rfind tests a byte at a time, most of a lookup's cost on a long path.)
+  // no fewer instructions: docs/BENCHMARKS.md, nineteenth and twenty-first changes. The last '/'
+  // is found with memrchr: std::string::rfind tests a byte at a time, most of a lookup's cost.)
   const void* last_slash = memrchr(path.data(), '/', path.size());
   const size_t slash =
       last_slash == nullptr
