@@ -182,6 +182,7 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
       incomplete = true;
     } else {
       partition_counts_[topic.topic] = static_cast<int32_t>(topic.partition_metadata.size());
+      led.reserve(topic.partition_metadata.size());
       for (const PartitionMetadata& partition : topic.partition_metadata) {
         if (partition.error_code != Errc::kNone || partition.leader == kNoBroker) {
           incomplete = true;
@@ -189,8 +190,13 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
         }
         KSIM_CHECK(partition.partition.value() >= 0);
         const auto at = static_cast<size_t>(partition.partition.value());
-        if (at >= led.size()) led.resize(at + 1, kNoBroker);
-        led[at] = partition.leader;
+        if (at < led.size()) {
+          led[at] = partition.leader;
+        } else {
+          // The next partition, in the answer's order (by id): appended, without a resize call.
+          if (at > led.size()) led.resize(at, kNoBroker);
+          led.push_back(partition.leader);
+        }
       }
     }
     auto it = leaders_.find(topic.topic);
@@ -201,7 +207,8 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
     if (it->second != led) {
       if (!all_leaders_changed_) {
         const std::vector<BrokerId>& before = it->second;
-        for (size_t i = 0; i < std::max(before.size(), led.size()); ++i) {
+        const size_t compared = std::max(before.size(), led.size());
+        for (size_t i = 0; i < compared; ++i) {
           const BrokerId was = i < before.size() ? before[i] : kNoBroker;
           const BrokerId now = i < led.size() ? led[i] : kNoBroker;
           if (was != now) {
@@ -210,7 +217,7 @@ void ConsumerNetwork::OnMetadata(const MetadataResponse& response) {
           }
         }
       }
-      it->second.assign(led.begin(), led.end());
+      it->second.swap(led);  // (led is cleared for the next topic)
       changed = true;
     }
   }
