@@ -717,7 +717,12 @@ void Controller::SendUpdateMetadata(bool all, const std::set<TopicPartition>& na
     }
   }
   request.live_brokers = LiveBrokerEndpoints();
-  for (BrokerId broker : live_brokers_) channel_.Send(broker, request, {});
+  // A copy for each live broker but the last, which takes the request itself (thousands of
+  // partitions' states, at a leader election's every announcement to the whole cluster).
+  for (auto it = live_brokers_.begin(); it != live_brokers_.end(); ++it) {
+    const bool last = std::next(it) == live_brokers_.end();
+    channel_.Send(*it, last ? Message(std::move(request)) : Message(request), {});
+  }
 }
 
 void Controller::SendBatch() {
