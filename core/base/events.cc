@@ -22,14 +22,7 @@ void EventValue::AppendTo(JsonOut& out) const {
     case Kind::kString:
       return AppendJsonString(out, text_);
     case Kind::kJson:
-      if (integers_ != nullptr) {
-        out.Put('[');
-        for (size_t i = 0; i < integers_->size(); ++i) {
-          if (i > 0) out.Put(',');
-          AppendJsonInteger(out, (*integers_)[i]);
-        }
-        return out.Put(']');
-      }
+      if (integers_ != nullptr) return AppendJsonIntegerArray(out, *integers_);
       return AppendJsonValue(out, *json_);
   }
   KSIM_CHECK_MSG(false, "unknown event value kind");

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ksim {
 
@@ -133,6 +134,17 @@ void AppendJsonInteger(JsonOut& out, Integer value) {
   char* at = out.Room(24);
   const std::to_chars_result end = std::to_chars(at, at + 24, value);
   out.Advance(static_cast<size_t>(end.ptr - at));
+}
+
+// [a,b,c]: a JSON array of integers (an ISR, a list of broker ids).
+template <class Integer>
+void AppendJsonIntegerArray(JsonOut& out, const std::vector<Integer>& values) {
+  out.Put('[');
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out.Put(',');
+    AppendJsonInteger(out, values[i]);
+  }
+  out.Put(']');
 }
 
 // Any JSON value (either of nlohmann's two object flavours; members in their stored order).

@@ -39,9 +39,7 @@ const NetworkClient::Peer* NetworkClient::FindPeer(std::string_view name) const 
 }
 
 NetworkClient::Peer* NetworkClient::FindPeer(std::string_view name) {
-  auto it = std::find_if(peers_.begin(), peers_.end(),
-                         [name](const Peer& peer) { return peer.name == name; });
-  return it == peers_.end() ? nullptr : &*it;
+  return const_cast<Peer*>(std::as_const(*this).FindPeer(name));
 }
 
 NetworkClient::Peer& NetworkClient::PeerFor(std::string_view name) {

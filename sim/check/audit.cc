@@ -40,12 +40,7 @@ void AppendAuditJson(JsonOut& out, const FinalAudit& audit) {
     key(field::kLogEndOffset);
     AppendJsonInteger(out, partition.log_end_offset.value());
     key(field::kIsr);
-    out.Put('[');
-    for (size_t i = 0; i < partition.isr.size(); ++i) {
-      if (i > 0) out.Put(',');
-      AppendJsonInteger(out, partition.isr[i]);
-    }
-    out.Put(']');
+    AppendJsonIntegerArray(out, partition.isr);
     key(field::kValues);
     out.Put('[');
     for (size_t i = 0; i < partition.records.size(); ++i) {

@@ -36,6 +36,21 @@ UpdateMetadataPartitionState State(const TopicPartition& tp, int32_t leader,
   return state;
 }
 
+// Brokers 1-3 alive; t-0 led by 1 on {1, 2}, t-1 led by 2 on {2, 3}.
+UpdateMetadataRequest ThreeBrokersTwoPartitions() {
+  UpdateMetadataRequest update;
+  update.live_brokers = {Endpoint(1), Endpoint(2), Endpoint(3)};
+  update.partition_states = {State(kT0, 1, {BrokerId(1), BrokerId(2)}),
+                             State(kT1, 2, {BrokerId(2), BrokerId(3)})};
+  return update;
+}
+
+MetadataRequest AskFor(const std::string& topic) {
+  MetadataRequest request;
+  request.topics = std::vector<std::string>{topic};
+  return request;
+}
+
 TEST(MetadataCacheTest, AnswersFromTheLastUpdate) {
   MetadataCache cache;
   UpdateMetadataRequest update;
@@ -71,13 +86,9 @@ TEST(MetadataCacheTest, AnAnswerGivenOutKeepsWhatItSaid) {
   // The cache's kept answer and the responses share their partitions' list; an update after a
   // response was given must change the next answer only, never one already given.
   MetadataCache cache;
-  UpdateMetadataRequest update;
-  update.live_brokers = {Endpoint(1), Endpoint(2), Endpoint(3)};
-  update.partition_states = {State(kT0, 1, {BrokerId(1), BrokerId(2)}),
-                             State(kT1, 2, {BrokerId(2), BrokerId(3)})};
+  UpdateMetadataRequest update = ThreeBrokersTwoPartitions();
   cache.Update(update);
-  MetadataRequest request;
-  request.topics = std::vector<std::string>{"t"};
+  const MetadataRequest request = AskFor("t");
   const MetadataResponse before = cache.Answer(request);
   const MetadataResponse again = cache.Answer(request);
   EXPECT_TRUE(again.topic_metadata.at(0).partition_metadata.SharesWith(
@@ -95,13 +106,9 @@ TEST(MetadataCacheTest, AnAnswerGivenOutKeepsWhatItSaid) {
 TEST(MetadataCacheTest, AnAnswerFollowsEveryUpdateAfterIt) {
   // The answers are kept between updates: each of these updates must show in the next one.
   MetadataCache cache;
-  UpdateMetadataRequest update;
-  update.live_brokers = {Endpoint(1), Endpoint(2), Endpoint(3)};
-  update.partition_states = {State(kT0, 1, {BrokerId(1), BrokerId(2)}),
-                             State(kT1, 2, {BrokerId(2), BrokerId(3)})};
+  UpdateMetadataRequest update = ThreeBrokersTwoPartitions();
   cache.Update(update);
-  MetadataRequest request;
-  request.topics = std::vector<std::string>{"t"};
+  const MetadataRequest request = AskFor("t");
   auto partitions = [&] { return cache.Answer(request).topic_metadata.at(0).partition_metadata; };
   ASSERT_EQ(partitions().size(), 2u);
   EXPECT_EQ(partitions()[1].leader, BrokerId(2));
