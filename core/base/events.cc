@@ -14,16 +14,17 @@ void EventValue::AppendTo(JsonOut& out) const {
     case Kind::kNull:
       return out.Put("null");
     case Kind::kBool:
-      return out.Put(bool_ ? "true" : "false");
+      return out.Put(v_.boolean ? "true" : "false");
     case Kind::kSigned:
-      return AppendJsonInteger(out, signed_);
+      return AppendJsonInteger(out, v_.signed_value);
     case Kind::kUnsigned:
-      return AppendJsonInteger(out, unsigned_);
+      return AppendJsonInteger(out, v_.unsigned_value);
     case Kind::kString:
-      return AppendJsonString(out, text_);
+      return AppendJsonString(out, std::string_view(v_.text.data, v_.text.size));
     case Kind::kJson:
-      if (integers_ != nullptr) return AppendJsonIntegerArray(out, *integers_);
-      return AppendJsonValue(out, *json_);
+      return AppendJsonValue(out, *v_.json);
+    case Kind::kIntegers:
+      return AppendJsonIntegerArray(out, *v_.integers);
   }
   KSIM_CHECK_MSG(false, "unknown event value kind");
 }
@@ -74,12 +75,6 @@ EventFields& EventFields::operator=(EventFields&& other) noexcept {
   return *this;
 }
 
-EventFields& EventFields::Add(std::string_view key, bool plain, const EventValue& value) {
-  JsonOut out = BeginField(key, plain);
-  value.AppendTo(out);
-  return EndField(out, value.kind_);
-}
-
 namespace {
 
 // Whether `key` is one of the trace line's own keys; most keys differ from all three in length or
@@ -98,40 +93,60 @@ bool IsLineKey(std::string_view key) {
 
 }  // namespace
 
-JsonOut EventFields::BeginField(std::string_view key, bool plain) {
+inline JsonOut EventFields::WriteKey(std::string_view key, bool plain) {
   KSIM_CHECK_MSG(!IsLineKey(key), "event fields may not repeat t_us, node or ev");
   JsonOut out(text_, length_);
-  if (count_ > 0) out.Put(',');
-  const size_t begin = out.length();
+  const size_t comma = count_ > 0 ? 1 : 0;
   if (plain) {
-    AppendJsonPlain(out, key);  // a PlainName (its characters checked when compiled)
+    // A PlainName (its characters checked when compiled): the comma, the quoted key and the colon
+    // in one piece of room, without a scan.
+    char* at = out.Room(comma + key.size() + 3);
+    at[0] = ',';  // overwritten by the quote when there is no comma
+    at += comma;
+    at[0] = '"';
+    CopyBytes(at + 1, key.data(), key.size());
+    at[key.size() + 1] = '"';
+    at[key.size() + 2] = ':';
+    out.Advance(comma + key.size() + 3);
   } else {
+    if (comma != 0) out.Put(',');
     AppendJsonString(out, key);
+    out.Put(':');
   }
-  const std::string_view written(text_.data() + begin, out.length() - begin);
+  const size_t key_end = out.length() - 1;
+  const size_t begin = length_ + comma;
+  const std::string_view written(text_.data() + begin, key_end - begin);
   // A repeated key: the same quoted text at an earlier field's place. A key whose length and first
   // letter no earlier key had (its bit in key_bits_ clear) is new without a look at the others;
   // else keys of another length, or whose first letter differs, are passed over unread.
   const uint64_t bit = uint64_t{1}
                        << ((written.size() * 7 + static_cast<uint8_t>(written[1])) % 64);
-  const bool maybe_repeated = (key_bits_ & bit) != 0;
-  key_bits_ |= bit;
-  for (size_t i = 0; maybe_repeated && i < std::min<size_t>(count_, kEntries); ++i) {
-    const Entry& entry = entries_[i];
-    if (entry.key_end - entry.begin != written.size() ||
-        text_.data()[entry.begin + 1] != written[1]) {
-      continue;
+  if ((key_bits_ & bit) != 0) [[unlikely]] {
+    for (size_t i = 0; i < std::min<size_t>(count_, kEntries); ++i) {
+      const Entry& entry = entries_[i];
+      if (entry.key_end - entry.begin != written.size() ||
+          text_.data()[entry.begin + 1] != written[1]) {
+        continue;
+      }
+      KSIM_CHECK_MSG(
+          std::string_view(text_.data() + entry.begin, entry.key_end - entry.begin) != written,
+          ("an event field repeated: " + std::string(key)).c_str());
     }
-    KSIM_CHECK_MSG(
-        std::string_view(text_.data() + entry.begin, entry.key_end - entry.begin) != written,
-        ("an event field repeated: " + std::string(key)).c_str());
   }
+  key_bits_ |= bit;
   if (count_ < kEntries) {
     entries_[count_].begin = static_cast<uint32_t>(begin);
-    entries_[count_].key_end = static_cast<uint32_t>(out.length());
+    entries_[count_].key_end = static_cast<uint32_t>(key_end);
   }
-  out.Put(':');
   return out;
+}
+
+JsonOut EventFields::BeginField(std::string_view key, bool plain) { return WriteKey(key, plain); }
+
+EventFields& EventFields::Add(std::string_view key, bool plain, const EventValue& value) {
+  JsonOut out = WriteKey(key, plain);
+  value.AppendTo(out);
+  return EndField(out, value.kind_);
 }
 
 namespace {
@@ -173,17 +188,6 @@ EventFields& EventFields::AddAll(const EventFields& other) {
   return *this;
 }
 
-EventFields& EventFields::EndField(const JsonOut& out, ValueKind kind) {
-  length_ = out.length();
-  if (count_ < kEntries) {
-    entries_[count_].value_end = static_cast<uint32_t>(length_);
-    entries_[count_].kind = kind;
-  }
-  ++count_;
-  json_.reset();
-  return *this;
-}
-
 nlohmann::ordered_json EventFields::Build() const {
   if (count_ > kEntries) return nlohmann::ordered_json::parse("{" + std::string(text()) + "}");
   nlohmann::ordered_json object = nlohmann::ordered_json::object();
@@ -211,6 +215,7 @@ nlohmann::ordered_json EventFields::Build() const {
         member = StringOf(value);
         break;
       case ValueKind::kJson:
+      case ValueKind::kIntegers:
         member = nlohmann::ordered_json::parse(value);
         break;
     }

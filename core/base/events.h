@@ -44,79 +44,78 @@ class EventValue {
  public:
   EventValue() = default;  // null
   EventValue(std::nullptr_t) {}
-  EventValue(bool value) : kind_(Kind::kBool), bool_(value) {}
+  EventValue(bool value) : kind_(Kind::kBool) { v_.boolean = value; }
   template <std::integral Integer>
   requires(!std::same_as<Integer, bool>) EventValue(Integer value) {
     if constexpr (std::is_signed_v<Integer>) {
       kind_ = Kind::kSigned;
-      signed_ = value;
+      v_.signed_value = value;
     } else {
       kind_ = Kind::kUnsigned;
-      unsigned_ = value;
+      v_.unsigned_value = value;
     }
   }
   // Through JSON (nlohmann's shortest round-trip digits); without this a double would convert to
   // bool before anything else.
-  EventValue(double value) : kind_(Kind::kJson), owned_(std::in_place, value), json_(&*owned_) {}
-  EventValue(const char* text) : kind_(Kind::kString), text_(text) {}
+  EventValue(double value) { Own(nlohmann::ordered_json(value)); }
+  EventValue(const char* text) : EventValue(std::string_view(text)) {}
   // Any other pointer would convert to bool.
   template <class Pointee>
   EventValue(Pointee*) = delete;
-  EventValue(std::string_view text) : kind_(Kind::kString), text_(text) {}
-  EventValue(const std::string& text) : kind_(Kind::kString), text_(text) {}
-  EventValue(const nlohmann::ordered_json& json) : kind_(Kind::kJson), json_(&json) {}
+  EventValue(std::string_view text) : kind_(Kind::kString) { v_.text = {text.data(), text.size()}; }
+  EventValue(const std::string& text) : EventValue(std::string_view(text)) {}
+  EventValue(const nlohmann::ordered_json& json) : kind_(Kind::kJson) { v_.json = &json; }
   // Broker ids and the like (an ISR, a replica list): an array written directly, without a JSON
   // value, read back as JSON.
-  EventValue(const std::vector<int32_t>& integers) : kind_(Kind::kJson), integers_(&integers) {}
+  EventValue(const std::vector<int32_t>& integers) : kind_(Kind::kIntegers) {
+    v_.integers = &integers;
+  }
   // Anything else nlohmann can convert (a vector, an enum, a struct with to_json): converted here.
   template <class Value>
   requires(!std::is_arithmetic_v<Value> && !std::is_convertible_v<const Value&, std::string_view> &&
            !std::same_as<Value, nlohmann::ordered_json> && !std::same_as<Value, std::nullptr_t> &&
            std::is_constructible_v<nlohmann::ordered_json, const Value&>)
-      EventValue(const Value& value)
-      : kind_(Kind::kJson), owned_(std::in_place, value), json_(&*owned_) {}
+      EventValue(const Value& value) {
+    Own(nlohmann::ordered_json(value));
+  }
 
   // A copy views what the original viewed (its own copy of a converted value).
-  EventValue(const EventValue& other)
-      : kind_(other.kind_),
-        text_(other.text_),
-        owned_(other.owned_),
-        json_(other.owned_ ? &*owned_ : other.json_),
-        integers_(other.integers_) {
-    switch (kind_) {  // the scalar member the original holds, and only that one
-      case Kind::kBool:
-        bool_ = other.bool_;
-        break;
-      case Kind::kSigned:
-        signed_ = other.signed_;
-        break;
-      case Kind::kUnsigned:
-        unsigned_ = other.unsigned_;
-        break;
-      case Kind::kNull:
-      case Kind::kString:
-      case Kind::kJson:
-        break;
-    }
+  EventValue(const EventValue& other) : kind_(other.kind_), v_(other.v_) {
+    if (other.owned_) Own(*other.owned_);
   }
+  EventValue(EventValue&& other) noexcept = default;  // a converted value moves with its owner
   EventValue& operator=(const EventValue&) = delete;
 
   void AppendTo(JsonOut& out) const;
 
  private:
   friend class EventFields;
-  enum class Kind : uint8_t { kNull, kBool, kSigned, kUnsigned, kString, kJson };
-  Kind kind_ = Kind::kNull;
-  union {
-    bool bool_;
-    int64_t signed_;
-    uint64_t unsigned_ = 0;
+  // What a value is written from. kIntegers is written as a JSON array and read back as kJson.
+  enum class Kind : uint8_t { kNull, kBool, kSigned, kUnsigned, kString, kJson, kIntegers };
+  // A converted value (a double, a vector): only those construct a JSON value at all, and hold it
+  // out of line, so that the common values (integers, strings) are 32 bytes to build and read.
+  void Own(nlohmann::ordered_json json) {
+    kind_ = Kind::kJson;
+    owned_ = std::make_unique<const nlohmann::ordered_json>(std::move(json));
+    v_.json = owned_.get();
+  }
+  struct Text {
+    const char* data;
+    size_t size;
   };
-  std::string_view text_;
-  // A converted value (a double, a vector): only those construct a JSON value at all.
-  std::optional<nlohmann::ordered_json> owned_;
-  const nlohmann::ordered_json* json_ = nullptr;
-  const std::vector<int32_t>* integers_ = nullptr;  // kJson written from these, when set
+
+  union Scalar {  // the member `kind_` names
+    bool boolean;
+    int64_t signed_value;
+    uint64_t unsigned_value = 0;
+    Text text;
+    const nlohmann::ordered_json* json;    // kJson
+    const std::vector<int32_t>* integers;  // kIntegers
+  };
+
+  Kind kind_ = Kind::kNull;
+  Scalar v_;
+  std::unique_ptr<const nlohmann::ordered_json> owned_;
 };
 
 // One member of an event's fields, as written at a call site: {field::kTopic, tp.topic}.
@@ -216,8 +215,20 @@ class EventFields {
     write(out);
     return EndField(out, ValueKind::kJson);
   }
+  // Writes the separator and `key`, quoted, with its colon, and keeps its place.
   JsonOut BeginField(std::string_view key, bool plain);
-  EventFields& EndField(const JsonOut& out, ValueKind kind);
+  JsonOut WriteKey(std::string_view key, bool plain);  // BeginField, inline in events.cc
+  // Ends the field whose value `out` wrote.
+  EventFields& EndField(const JsonOut& out, ValueKind kind) {
+    length_ = out.length();
+    if (count_ < kEntries) {
+      entries_[count_].value_end = static_cast<uint32_t>(length_);
+      entries_[count_].kind = kind;
+    }
+    ++count_;
+    if (json_ != nullptr) json_.reset();
+    return *this;
+  }
   nlohmann::ordered_json Build() const;
   // The text of `key`'s value as written; nullopt when absent. REQUIRES: count_ <= kEntries (past
   // them the typed readers ask json()).
