@@ -36,6 +36,10 @@ runs each case N times per binary before those, left out of the medians (their f
 first touched, and takes it back when freed, the first runs of a case larger than the one
 before it pay the host's page faults (the 1,000-partition run after the 100-partition one took
 0.50 and 0.30 s of CPU, then 0.25, 0.25, 0.25 s: docs/BENCHMARKS.md, twenty-first change).
+--pause S idles S seconds before each run instead: a run as a user starts one, once the guest has
+handed its free memory back (a run right after another finds it still backed). --env
+NAME:VAR=VALUE sets a variable for one binary's runs (huge:KSIM_HUGE_PAGES=1), so that one binary
+can be measured twice under two names.
 Prints a Markdown table; --out writes every figure as JSON.
 """
 import argparse
@@ -78,18 +82,20 @@ def cases(names):
     return out
 
 
-def run_measured(argv, log_path):
-    """Runs argv; returns (exit code, wall s, cpu s, peak RSS in KiB)."""
+def run_measured(argv, log_path, env=None):
+    """Runs argv (with `env` added to the environment); returns (exit code, wall s, cpu s, peak
+    RSS in KiB)."""
     with open(log_path, "wb") as log:
         start = time.monotonic()
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
+                                   env=dict(os.environ, **(env or {})))
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.monotonic() - start
     process.returncode = os.waitstatus_to_exitcode(status)  # reaped by wait4
     return process.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def run_case(ksim, case, work, kafka_version):
+def run_case(ksim, case, work, kafka_version, env=None):
     spec = scale_scenario.scenario(case["partitions"], case["brokers"], case["records"],
                                    case["rate"], kafka_version=kafka_version)
     path = os.path.join(work, "scenario.json")
@@ -100,7 +106,7 @@ def run_case(ksim, case, work, kafka_version):
     trace = os.path.join(work, "trace.jsonl")
     if case["trace"]:
         argv += ["--trace", trace]
-    code, wall, cpu, rss_kib = run_measured(argv, os.path.join(work, "log.txt"))
+    code, wall, cpu, rss_kib = run_measured(argv, os.path.join(work, "log.txt"), env)
     if code >= 2:
         with open(os.path.join(work, "log.txt")) as log:
             raise SystemExit(f"scale_sweep: {' '.join(argv)} exited {code}:\n{log.read()}")
@@ -177,16 +183,34 @@ def main():
     parser.add_argument("--warmup", type=int, default=0,
                         help="runs of each case per binary before those, not counted "
                         "(default 0)")
+    parser.add_argument("--pause", type=float, default=0.0,
+                        help="seconds of idle before each run: every run then starts as a run "
+                        "a user starts does (default 0: back to back)")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME:VAR=VALUE",
+                        help="an environment variable for binary NAME's runs "
+                        "(e.g. huge:KSIM_HUGE_PAGES=1; the same path may be given twice)")
     args = parser.parse_args()
     if args.repeat < 1:
         raise SystemExit(f"scale_sweep: --repeat {args.repeat}: expected 1 or more")
     if args.warmup < 0:
         raise SystemExit(f"scale_sweep: --warmup {args.warmup}: expected 0 or more")
+    if args.pause < 0:
+        raise SystemExit(f"scale_sweep: --pause {args.pause}: expected 0 or more seconds")
+    envs = {}
+    for item in args.env:
+        name, colon, assignment = item.partition(":")
+        var, equals, value = assignment.partition("=")
+        if not colon or not equals or not var:
+            raise SystemExit(f"scale_sweep: --env {item}: expected NAME:VAR=VALUE")
+        envs.setdefault(name, {})[var] = value
 
     binaries = []
     for item in args.ksim:
         name, _, path = item.rpartition("=")
         binaries.append((name or "ksim", os.path.abspath(path)))
+    for name in envs:
+        if name not in {known for known, _ in binaries}:
+            raise SystemExit(f"scale_sweep: --env {name}:...: no --ksim named {name}")
     skip = {}
     for item in args.skip:
         name, _, partitions = item.partition(":")
@@ -208,7 +232,9 @@ def main():
                 for name, path in binaries:
                     if name in skip and case["partitions"] >= skip[name]:
                         continue
-                    run = run_case(path, case, work, args.kafka_version)
+                    if args.pause > 0:
+                        time.sleep(args.pause)
+                    run = run_case(path, case, work, args.kafka_version, envs.get(name))
                     (warmups if turn < args.warmup else runs)[name].append(run)
             for name, _ in binaries:
                 if not runs[name]:
@@ -219,6 +245,10 @@ def main():
                         result["warmup_" + key + "_runs"] = [run[key] for run in warmups[name]]
                 result["binary"] = name
                 result["kafka_version"] = args.kafka_version
+                if name in envs:
+                    result["env"] = envs[name]
+                if args.pause > 0:
+                    result["pause_s"] = args.pause
                 results.append(result)
                 print(table([result]).splitlines()[-1], file=sys.stderr, flush=True)
     print(table(results))
