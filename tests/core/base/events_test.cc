@@ -165,6 +165,21 @@ TEST(EventsTest, AConvertedValueIsCopiedWithItsOwnCopy) {
   EventFields fields;
   fields.Add("a", original).Add("b", copy);
   EXPECT_EQ(fields.text(), R"("a":[1,2],"b":[1,2])");
+  // Written straight from the integers, read back as the JSON array it is.
+  EXPECT_EQ(fields.json()["a"], Json::array({1, 2}));
+  EXPECT_EQ(fields.IntegersValue("b"), (std::vector<int64_t>{1, 2}));
+}
+
+TEST(EventsTest, AMovedValueWritesWhatItHeld) {
+  // Converted through JSON and held out of line: a move takes the converted value along.
+  EventValue strings(std::vector<std::string>{"x", "y"});
+  EventValue number(0.25);
+  const EventValue moved_strings(std::move(strings));
+  const EventValue moved_number(std::move(number));
+  EventFields fields;
+  fields.Add("a", moved_strings).Add("b", moved_number);
+  EXPECT_EQ(fields.text(), R"("a":["x","y"],"b":0.25)");
+  EXPECT_EQ(fields.json()["a"], Json::array({"x", "y"}));
 }
 
 TEST(EventsTest, EveryKindIsCopiedAsTheKindItHolds) {
