@@ -54,9 +54,9 @@ void TuneAllocator() {
 #ifdef KSIM_HAVE_MIMALLOC
   // Asked for only: on a virtual machine whose balloon driver reports free memory to the host (as
   // this project's do, in 2 MiB blocks), a huge page is nearly always such a block, which the host
-  // backs again on first touch. A run started after two seconds of idle then paid 0.2-0.5 s more
-  // for the 1,000-partition run's 60 MiB (0.47-0.77 s against 0.29-0.34 s on 4 KiB pages), though
-  // runs back to back were 9% faster (docs/BENCHMARKS.md, twenty-second change).
+  // backs again on first touch. The 1,000-partition run (60 MiB) started after a few seconds of
+  // idle took 0.47-0.77 s with huge pages against 0.29-0.34 s on 4 KiB pages, though runs back to
+  // back were 9-12% faster with them (docs/BENCHMARKS.md, twenty-second change).
   const char* asked = std::getenv("KSIM_HUGE_PAGES");
   if (asked == nullptr || std::string(asked) != "1") return;
   // mimalloc read MIMALLOC_LARGE_OS_PAGES when the process started, before main: setting its
