@@ -93,7 +93,7 @@ bool IsLineKey(std::string_view key) {
 
 }  // namespace
 
-inline JsonOut EventFields::WriteKey(std::string_view key, bool plain) {
+JsonOut EventFields::BeginField(std::string_view key, bool plain) {
   KSIM_CHECK_MSG(!IsLineKey(key), "event fields may not repeat t_us, node or ev");
   JsonOut out(text_, length_);
   const size_t comma = count_ > 0 ? 1 : 0;
@@ -141,10 +141,8 @@ inline JsonOut EventFields::WriteKey(std::string_view key, bool plain) {
   return out;
 }
 
-JsonOut EventFields::BeginField(std::string_view key, bool plain) { return WriteKey(key, plain); }
-
 EventFields& EventFields::Add(std::string_view key, bool plain, const EventValue& value) {
-  JsonOut out = WriteKey(key, plain);
+  JsonOut out = BeginField(key, plain);
   value.AppendTo(out);
   return EndField(out, value.kind_);
 }

@@ -217,7 +217,6 @@ class EventFields {
   }
   // Writes the separator and `key`, quoted, with its colon, and keeps its place.
   JsonOut BeginField(std::string_view key, bool plain);
-  JsonOut WriteKey(std::string_view key, bool plain);  // BeginField, inline in events.cc
   // Ends the field whose value `out` wrote.
   EventFields& EndField(const JsonOut& out, ValueKind kind) {
     length_ = out.length();
@@ -226,7 +225,7 @@ class EventFields {
       entries_[count_].kind = kind;
     }
     ++count_;
-    if (json_ != nullptr) json_.reset();
+    json_.reset();
     return *this;
   }
   nlohmann::ordered_json Build() const;
