@@ -1,9 +1,11 @@
 #include "sim/check/history.h"
 
+#include <cstring>
 #include <utility>
 
 #include "core/base/check.h"
 #include "core/base/events.h"
+#include "core/base/short_text.h"
 #include "core/base/trace_names.h"
 
 namespace ksim::sim {
@@ -38,14 +40,50 @@ std::string_view OpFunctionName(OpFunction f) {
 
 namespace {
 
-EventValue Key(const std::optional<std::string>& key) {
+EventValue Key(const std::optional<std::string_view>& key) {
   if (key) return EventValue(*key);
   return EventValue();
 }
 
+// Keep's chunk: room for some thousand record ids and values at a time.
+constexpr size_t kTextChunkBytes = size_t{64} << 10;
+
 }  // namespace
 
 History::History(World& world) : world_(world) {}
+
+std::string_view History::Keep(std::string_view text) {
+  if (text.empty()) return {};
+  if (text.size() > kTextChunkBytes) {
+    // A chunk of its own, in front of the one being filled (which goes on being filled).
+    auto& chunk = text_chunks_.emplace_back(std::make_unique<char[]>(text.size()));
+    std::memcpy(chunk.get(), text.data(), text.size());
+    const std::string_view kept(chunk.get(), text.size());
+    if (text_chunks_.size() > 1)
+      std::swap(text_chunks_.back(), text_chunks_[text_chunks_.size() - 2]);
+    return kept;
+  }
+  if (text.size() > text_room_) {
+    text_chunks_.push_back(std::make_unique<char[]>(kTextChunkBytes));
+    text_room_ = kTextChunkBytes;
+  }
+  char* at = text_chunks_.back().get() + (kTextChunkBytes - text_room_);
+  std::memcpy(at, text.data(), text.size());
+  text_room_ -= text.size();
+  return {at, text.size()};
+}
+
+std::string_view History::KeepName(std::string_view name) {
+  // Nearly every op names the client, topic and group of one of the last few.
+  for (std::string_view known : recent_names_) {
+    if (SameText(known, name)) return known;
+  }
+  auto it = names_.find(name);
+  if (it == names_.end()) it = names_.emplace(name).first;
+  recent_names_[next_recent_name_] = *it;
+  next_recent_name_ = (next_recent_name_ + 1) % recent_names_.size();
+  return *it;
+}
 
 std::string History::NewRecordId(std::string_view client) {
   auto it = next_id_.find(client);
@@ -58,7 +96,7 @@ HistoryOp& History::Append(std::string_view client, uint64_t incarnation, OpType
   HistoryOp& op = ops_.emplace_back();
   op.index = ops_.size() - 1;
   op.t_us = world_.Now();
-  op.process = std::string(client);
+  op.process = KeepName(client);
   op.incarnation = incarnation;
   op.type = type;
   op.f = f;
@@ -69,10 +107,11 @@ uint64_t History::SendInvoke(std::string_view client, uint64_t incarnation, std:
                              std::string topic, std::optional<std::string> key, std::string value) {
   KSIM_CHECK(!record_id.empty());
   HistoryOp& op = Append(client, incarnation, OpType::kInvoke, OpFunction::kSend);
-  op.record_id = std::move(record_id);
-  op.topic = std::move(topic);
-  op.key = std::move(key);
-  op.value = std::move(value);
+  op.record_id = Keep(record_id);
+  op.topic = KeepName(topic);
+  if (key) op.key = Keep(*key);
+  // A generated record's value is its id: the same bytes.
+  op.value = value == record_id ? op.record_id : Keep(value);
   id_for_value_.try_emplace(op.value, op.record_id);  // keeps the first id sent with the value
   ++open_sends_;
   world_.Trace(op.process, ev::kSend,
@@ -93,7 +132,7 @@ HistoryOp& History::Complete(uint64_t invoke, OpType type, const TopicPartition&
   HistoryOp& op = Append(invoked.process, invoked.incarnation, type, OpFunction::kSend);
   op.invoke_index = invoke;
   op.record_id = invoked.record_id;
-  op.topic = tp.topic.empty() ? invoked.topic : tp.topic;
+  op.topic = tp.topic.empty() ? invoked.topic : KeepName(tp.topic);
   if (!tp.topic.empty()) op.partition = tp.partition;
   op.key = invoked.key;
   op.value = invoked.value;
@@ -144,7 +183,7 @@ void History::Poll(std::string_view client, uint64_t incarnation, std::string_vi
                    int32_t count) {
   KSIM_CHECK(count >= 0);
   HistoryOp& op = Append(client, incarnation, OpType::kOk, OpFunction::kPoll);
-  op.group = std::string(group);
+  op.group = KeepName(group);
   op.count = count;
   world_.Trace(op.process, ev::kPoll, {{field::kGroup, op.group}, {field::kCount, count}});
 }
@@ -153,13 +192,19 @@ void History::Deliver(std::string_view client, uint64_t incarnation, std::string
                       const TopicPartition& tp, Offset offset,
                       const std::optional<std::string>& key, const std::string& value) {
   HistoryOp& op = Append(client, incarnation, OpType::kOk, OpFunction::kDeliver);
-  op.group = std::string(group);
-  op.topic = tp.topic;
+  op.group = KeepName(group);
+  op.topic = KeepName(tp.topic);
   op.partition = tp.partition;
   op.offset = offset;
-  op.key = key;
-  op.value = value;
-  if (std::optional<std::string> id = RecordIdForValue(value)) op.record_id = std::move(*id);
+  if (key) op.key = Keep(*key);
+  // A value sent before is viewed where the history keeps it already.
+  auto sent = id_for_value_.find(value);
+  if (sent != id_for_value_.end()) {
+    op.value = sent->first;
+    op.record_id = sent->second;
+  } else {
+    op.value = Keep(value);
+  }
   world_.Trace(op.process, ev::kDeliver,
                {{field::kGroup, op.group},
                 {field::kRecordId, op.record_id.empty() ? EventValue() : EventValue(op.record_id)},
@@ -174,8 +219,8 @@ void History::Commit(std::string_view client, uint64_t incarnation, std::string_
                      const TopicPartition& tp, Offset offset, Errc error) {
   HistoryOp& op = Append(client, incarnation, error == Errc::kNone ? OpType::kOk : OpType::kFail,
                          OpFunction::kCommit);
-  op.group = std::string(group);
-  op.topic = tp.topic;
+  op.group = KeepName(group);
+  op.topic = KeepName(tp.topic);
   op.partition = tp.partition;
   op.offset = offset;
   op.error = error;
@@ -204,7 +249,7 @@ const HistoryOp* History::CompletionOf(uint64_t invoke) const {
 std::optional<std::string> History::RecordIdForValue(std::string_view value) const {
   auto it = id_for_value_.find(value);
   if (it == id_for_value_.end()) return std::nullopt;
-  return it->second;
+  return std::string(it->second);
 }
 
 }  // namespace ksim::sim

@@ -24,11 +24,13 @@
 // are kept in memory for the run. Single-threaded.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,27 +52,31 @@ std::string_view OpFunctionName(OpFunction f);
 
 inline constexpr uint64_t kNoOpIndex = UINT64_MAX;
 
+// The text fields are views into the History that made the op (History::Keep): valid while it
+// lives, like the op itself. A send's completion views the same bytes as its invoke.
 struct HistoryOp {
   uint64_t index = 0;  // position in the history, 0, 1, ...
   TimeUs t_us = 0;
-  std::string process;  // the client id
   uint64_t incarnation = 0;
-  OpType type = OpType::kInvoke;
-  OpFunction f = OpFunction::kSend;
   // A send's completion: the index of its invoke (kNoOpIndex otherwise).
   uint64_t invoke_index = kNoOpIndex;
   // A send's invoke: the index of its completion (kNoOpIndex while it has none, and otherwise).
   uint64_t completion_index = kNoOpIndex;
-  std::string record_id;  // send (all of its ops), deliver ("" when the value is unknown)
-  std::string topic;
-  PartitionId partition{-1};  // -1: not chosen / not applicable
   Offset offset = kUndefinedOffset;
-  std::optional<std::string> key;
-  std::string value;
-  std::string group;  // poll, deliver, commit ("" without a group)
-  int32_t count = 0;  // poll: records returned
+  std::string_view process;    // the client id
+  std::string_view record_id;  // send (all of its ops), deliver ("" when the value is unknown)
+  std::string_view topic;
+  std::optional<std::string_view> key;
+  std::string_view value;
+  std::string_view group;     // poll, deliver, commit ("" without a group)
+  PartitionId partition{-1};  // -1: not chosen / not applicable
+  int32_t count = 0;          // poll: records returned
   Errc error = Errc::kNone;
+  OpType type = OpType::kInvoke;
+  OpFunction f = OpFunction::kSend;
   bool crashed = false;  // send info: the producer process died before the outcome
+
+  TopicPartition tp() const { return {std::string(topic), partition}; }
 };
 
 // The history's operations in order, in chunks of kPerChunk: an op stays where it is while
@@ -142,15 +148,26 @@ class History {
   HistoryOp& Complete(uint64_t invoke, OpType type, const TopicPartition& tp);
   void TraceSendCompletion(const HistoryOp& op);
 
+  // `text` copied into the history's own storage, where it stays while the History lives: the
+  // bytes an op's text fields view. Names (clients, topics, groups) are kept once each.
+  std::string_view Keep(std::string_view text);
+  std::string_view KeepName(std::string_view name);
+
   World& world_;
   HistoryOps ops_;
+  // Keep's storage: chunks that never move (a text longer than a chunk has one of its own).
+  std::vector<std::unique_ptr<char[]>> text_chunks_;
+  size_t text_room_ = 0;                            // bytes left at the end of the last chunk
+  std::set<std::string, std::less<>> names_;        // KeepName's: a set's elements never move
+  std::array<std::string_view, 4> recent_names_{};  // of names_, the last found
+  size_t next_recent_name_ = 0;
   std::map<std::string, int64_t, std::less<>> next_id_;  // client -> n
   // value -> first record id. Ordered, not hashed: the audit and the consumers look values up
   // in about the order they were sent, and a walk down the same branches of a tree stays in the
   // cache where a hash table's buckets at a million records do not (docs/BENCHMARKS.md,
   // "Scale", fifteenth change, item 12).
-  std::map<std::string, std::string, std::less<>> id_for_value_;
-  size_t open_sends_ = 0;  // send invokes not completed
+  std::map<std::string_view, std::string_view> id_for_value_;  // both views of Keep's copies
+  size_t open_sends_ = 0;                                      // send invokes not completed
 };
 
 }  // namespace ksim::sim

@@ -198,7 +198,9 @@ class Checker {
   std::vector<Anomaly> reordered_;
 };
 
-std::string GroupOf(const HistoryOp& op) { return op.group.empty() ? op.process : op.group; }
+std::string GroupOf(const HistoryOp& op) {
+  return std::string(op.group.empty() ? op.process : op.group);
+}
 
 void Checker::IndexSends() {
   for (const HistoryOp& op : in_.history->ops()) {
@@ -209,7 +211,7 @@ void Checker::IndexSends() {
     send.acked = send.completion != nullptr && send.completion->type == OpType::kOk &&
                  send.completion->offset >= Offset(0);
     send_of_id_.emplace(op.record_id, sends_.size());
-    sends_of_value_[op.value].push_back(sends_.size());
+    sends_of_value_[std::string(op.value)].push_back(sends_.size());
     sends_.push_back(std::move(send));
   }
 }
@@ -224,7 +226,7 @@ void Checker::IndexLogs(CheckResult& result) {
   for (size_t i = 0; i < sends_.size(); ++i) {
     if (!sends_[i].acked) continue;
     const HistoryOp& ok = *sends_[i].completion;
-    acked_at.emplace(std::pair{TopicPartition{ok.topic, ok.partition}, ok.offset}, i);
+    acked_at.emplace(std::pair{ok.tp(), ok.offset}, i);
   }
   std::vector<std::pair<const PartitionAudit*, const AuditedRecord*>> unplaced;
   for (const PartitionAudit& partition : in_.audit->partitions) {
@@ -267,11 +269,11 @@ void Checker::Place(size_t send, const TopicPartition& tp, const AuditedRecord& 
 // The record a delivery was: the send owning the final log's copy at the delivered offset when
 // that copy has the delivered value, else the history's id for the value.
 std::string Checker::DeliveredId(const HistoryOp& op) const {
-  auto owner = owner_.find({TopicPartition{op.topic, op.partition}, op.offset});
+  auto owner = owner_.find({op.tp(), op.offset});
   if (owner != owner_.end() && sends_[owner->second].invoke->value == op.value) {
-    return sends_[owner->second].invoke->record_id;
+    return std::string(sends_[owner->second].invoke->record_id);
   }
-  return op.record_id;
+  return std::string(op.record_id);
 }
 
 void Checker::IndexEvents() {
@@ -292,9 +294,9 @@ void Checker::IndexEvents() {
       std::string id = DeliveredId(op);
       if (!id.empty()) deliveries_[{GroupOf(op), std::move(id)}].push_back(&op);
     } else if (op.f == OpFunction::kCommit && op.type == OpType::kFail) {
-      failed_commits_[{GroupOf(op), TopicPartition{op.topic, op.partition}}].push_back(&op);
+      failed_commits_[{GroupOf(op), op.tp()}].push_back(&op);
     } else if (op.f == OpFunction::kCommit && op.type == OpType::kOk) {
-      Commits& commits = commits_[{GroupOf(op), TopicPartition{op.topic, op.partition}}];
+      Commits& commits = commits_[{GroupOf(op), op.tp()}];
       commits.highest.push_back(commits.ops.empty() ? op.offset
                                                     : std::max(op.offset, commits.highest.back()));
       commits.ops.push_back(&op);
@@ -324,7 +326,7 @@ const ElectionRecord* Checker::ElectionBefore(const TopicPartition& tp, TimeUs t
 }
 
 std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
-  const TopicPartition tp{send.completion->topic, send.completion->partition};
+  const TopicPartition tp = send.completion->tp();
   const Offset offset = send.completion->offset;
   const TimeUs acked_us = send.completion->t_us;
   const ElectionRecord* leading = ElectionBefore(tp, acked_us);
@@ -517,8 +519,7 @@ std::string Checker::DivergedCause(const Send& send, const PartitionAudit& audit
            " still holds it there, but " + std::string(kDivergedLogKept);
   }
   // None after the ack: the holder acked it as a deposed leader, after its successor's election.
-  const ElectionRecord* current = ElectionBefore(
-      TopicPartition{send.completion->topic, send.completion->partition}, send.completion->t_us);
+  const ElectionRecord* current = ElectionBefore(send.completion->tp(), send.completion->t_us);
   if (current != nullptr && current->leader != holder->broker && !holds(current->leader)) {
     *cause_t_us = current->t_us;
     return node::Broker(holder->broker) + " acked it as a deposed leader (" +
@@ -534,7 +535,7 @@ std::optional<std::string> Checker::UnavailableCause(const Send& send,
                                                      const TopicPartition& tp) const {
   const PartitionAudit* audited = AuditOf(tp);
   if (audited == nullptr) return std::nullopt;
-  const std::string& value = send.invoke->value;
+  const std::string_view value = send.invoke->value;
   const ReplicaHolding* holder = nullptr;
   Offset at{-1};
   for (const ReplicaHolding& replica : audited->held) {
@@ -563,7 +564,7 @@ std::optional<std::string> Checker::UnavailableCause(const Send& send,
 
 std::string Checker::RetryCause(const Send& send, const TopicPartition& tp,
                                 TimeUs* cause_t_us) const {
-  auto retries = retries_.find({send.invoke->process, tp});
+  auto retries = retries_.find({std::string(send.invoke->process), tp});
   if (retries != retries_.end()) {
     for (auto it = FirstAtOrAfter(retries->second, send.invoke->t_us); it != retries->second.end();
          ++it) {
@@ -604,12 +605,11 @@ std::string Checker::RedeliveryCause(const std::string& group, const Send& send,
                                      TimeUs* cause_t_us) const {
   const HistoryOp& first = *deliveries[0];
   const HistoryOp& again = *deliveries[1];
-  const TopicPartition tp{again.topic, again.partition};
+  const TopicPartition tp = again.tp();
   if (first.topic != again.topic || first.partition != again.partition ||
       first.offset != again.offset) {
     // Two copies in the log, each delivered once.
-    std::string cause = "the log holds it twice (" +
-                        TpText(TopicPartition{first.topic, first.partition}) + " offset " +
+    std::string cause = "the log holds it twice (" + TpText(first.tp()) + " offset " +
                         std::to_string(first.offset.value()) + ", " + TpText(tp) + " offset " +
                         std::to_string(again.offset.value()) + ")";
     TimeUs retry_us = -1;
@@ -620,14 +620,14 @@ std::string Checker::RedeliveryCause(const std::string& group, const Send& send,
     }
     return cause;
   }
-  std::string cause = "redelivered to " + group + " by " + again.process + " (incarnation " +
-                      std::to_string(again.incarnation) + ")";
+  std::string cause = "redelivered to " + group + " by " + std::string(again.process) +
+                      " (incarnation " + std::to_string(again.incarnation) + ")";
   // The last crash or shutdown of a member between the two deliveries.
   const FaultRecord* stop = nullptr;
   std::set<std::string> members;
   auto known = members_.find(group);
   if (known != members_.end()) members = known->second;
-  for (const HistoryOp* d : deliveries) members.insert(d->process);
+  for (const HistoryOp* d : deliveries) members.emplace(d->process);
   for (const std::string& member : members) {
     auto faults = faults_.find(member);
     if (faults == faults_.end()) continue;
@@ -709,14 +709,14 @@ std::string Checker::UndeliveredCause(const std::string& group, const Copy& copy
   }
   *cause_t_us = covering->t_us;
   std::string cause = "offset " + std::to_string(copy.offset.value()) + " of " + TpText(copy.tp) +
-                      " was committed by " + covering->process + " at " +
+                      " was committed by " + std::string(covering->process) + " at " +
                       FormatSeconds(covering->t_us) + " before it was processed";
   // The crash that followed: the first of a member after the commit.
   const FaultRecord* crash = nullptr;
   auto members = members_.find(group);
   std::set<std::string> names;
   if (members != members_.end()) names = members->second;
-  names.insert(covering->process);
+  names.emplace(covering->process);
   for (const std::string& member : names) {
     auto faults = faults_.find(member);
     if (faults == faults_.end()) continue;
@@ -761,16 +761,16 @@ std::string Checker::LostCommitAnswerCause(const std::string& group, const Copy&
     if (last != nullptr && last->t_us > after_us) write = last;
   }
   const std::string position = std::to_string(fetched.offset.value());
-  std::string cause =
-      "offset " + std::to_string(copy.offset.value()) + " of " + TpText(copy.tp) +
-      " was committed before it was processed: " + (attempt != nullptr ? attempt->process : group) +
-      "'s commit of offset " + position + " reached the coordinator";
+  std::string cause = "offset " + std::to_string(copy.offset.value()) + " of " + TpText(copy.tp) +
+                      " was committed before it was processed: " +
+                      (attempt != nullptr ? std::string(attempt->process) : group) +
+                      "'s commit of offset " + position + " reached the coordinator";
   if (write != nullptr) {
     cause +=
         " (written by " + node::Broker(write->broker) + " at " + FormatSeconds(write->t_us) + ")";
   }
   if (attempt != nullptr) {
-    cause += " though " + attempt->process + " saw it fail (" +
+    cause += " though " + std::string(attempt->process) + " saw it fail (" +
              std::string(ErrcName(attempt->error)) + " at " + FormatSeconds(attempt->t_us) + ")";
   }
   // What made the client drop the records it had polled.
@@ -848,7 +848,7 @@ void Checker::CheckPresence(CheckResult& result) {
     }
     if (!send.copies.empty() && send.completion != nullptr &&
         send.completion->type == OpType::kFail &&
-        sends_of_value_.at(send.invoke->value).size() == 1) {
+        sends_of_value_.at(std::string(send.invoke->value)).size() == 1) {
       // The producer was told no attempt could reach a log (Jepsen's :fail), yet the log holds
       // it: the history is wrong, a bug in the producer's outcomes. (A value typed in several
       // sends is left out: its copies are shared out by guess.)
@@ -859,18 +859,18 @@ void Checker::CheckPresence(CheckResult& result) {
       a.tp = send.copies[0].tp;
       a.offset = send.copies[0].offset;
       a.cause_t_us = send.completion->t_us;
-      a.cause = "producer " + send.invoke->process + " was told " +
+      a.cause = "producer " + std::string(send.invoke->process) + " was told " +
                 std::string(ErrcName(send.completion->error)) + " at " +
                 FormatSeconds(send.completion->t_us) + " (fail: never written)";
       failed_in_log_.push_back(std::move(a));
     }
     // A record sent to a topic the audit did not read is neither lost nor kept.
-    if (!send.copies.empty() || !Audited(send.invoke->topic)) continue;
+    if (!send.copies.empty() || !Audited(std::string(send.invoke->topic))) continue;
     if (!send.acked) {
       ++metrics_["lost_unacked"];
       continue;
     }
-    const TopicPartition tp{send.completion->topic, send.completion->partition};
+    const TopicPartition tp = send.completion->tp();
     const PartitionAudit* audited = AuditOf(tp);
     if (audited != nullptr && send.completion->offset < audited->log_start_offset) {
       ++result.expired;
@@ -899,10 +899,10 @@ void Checker::CheckDeliveries() {
   // Never delivered: every (group consuming the topic, record in the final log) pair.
   for (const Send& send : sends_) {
     if (send.copies.empty()) continue;
-    auto groups = groups_of_topic_.find(send.invoke->topic);
+    auto groups = groups_of_topic_.find(std::string(send.invoke->topic));
     if (groups == groups_of_topic_.end()) continue;
     for (const std::string& group : groups->second) {
-      if (deliveries_.contains({group, send.invoke->record_id})) continue;
+      if (deliveries_.contains({group, std::string(send.invoke->record_id)})) continue;
       auto owed = owed_from_.find({group, send.copies[0].tp});
       if (owed != owed_from_.end() && send.copies[0].offset < owed->second) continue;
       ++metrics_["undelivered"];
@@ -926,7 +926,7 @@ void Checker::CheckDeliveries() {
     Anomaly a;
     a.kind = "duplicated";
     a.record_id = key.second;
-    a.tp = TopicPartition{ops[1]->topic, ops[1]->partition};
+    a.tp = ops[1]->tp();
     a.offset = ops[1]->offset;
     a.group = key.first;
     a.cause = RedeliveryCause(key.first, sends_[send->second], ops, &a.cause_t_us);
@@ -950,7 +950,8 @@ void Checker::CheckOrder() {
       if (found == owner_.end() || !seen.insert(found->second).second) continue;
       const size_t index = found->second;
       const Send& send = sends_[index];
-      auto [it, first] = latest.try_emplace(send.invoke->process, index, record.offset);
+      auto [it, first] =
+          latest.try_emplace(std::string(send.invoke->process), index, record.offset);
       if (first || it->second.first < index) {
         it->second = {index, record.offset};
         continue;
@@ -962,7 +963,7 @@ void Checker::CheckOrder() {
       a.record_id = send.invoke->record_id;
       a.tp = partition.tp;
       a.offset = record.offset;
-      std::string cause = "sent before " + later.invoke->record_id + " (offset " +
+      std::string cause = "sent before " + std::string(later.invoke->record_id) + " (offset " +
                           std::to_string(it->second.second.value()) + ") but written after it";
       std::string retry = RetryCause(send, partition.tp, &a.cause_t_us);
       a.cause = cause + (retry.empty() ? "" : ": " + retry);

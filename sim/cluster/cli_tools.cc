@@ -428,7 +428,7 @@ Status CliTools::RunConsoleProducer(size_t index, const CliAction& action) {
         // Never got a partition: the metadata wait (KafkaProducer.waitOnMetadata) ran out.
         message = "Failed to update metadata after 60000 ms.";
       }
-      output_(index, "ERROR Error when sending message to topic " + op.topic +
+      output_(index, "ERROR Error when sending message to topic " + std::string(op.topic) +
                          " with key: null, value: " + std::to_string(op.value.size()) +
                          " bytes with error: " + std::string(kErrorLoggingCallback));
       output_(index,

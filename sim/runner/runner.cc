@@ -605,8 +605,8 @@ std::string ScenarioRun::UndrainedClients() {
   for (; drain_scanned_ < ops.size(); ++drain_scanned_) {
     const HistoryOp& op = ops[drain_scanned_];
     if (op.f != OpFunction::kDeliver || op.offset < Offset(0)) continue;
-    const std::string& group = op.group.empty() ? op.process : op.group;
-    Offset& next = delivered_next_[{group, TopicPartition{op.topic, op.partition}}];
+    const std::string_view group = op.group.empty() ? op.process : op.group;
+    Offset& next = delivered_next_[{std::string(group), op.tp()}];
     next = std::max(next, op.offset + 1);
   }
   // Every scenario consumer's group has delivered each partition of its topics up to the

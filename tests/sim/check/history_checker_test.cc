@@ -84,8 +84,8 @@ class HistoryCheckerTest : public ::testing::Test {
   uint64_t SendValue(const std::string& client, const std::string& value) {
     return history_.SendInvoke(client, 1, history_.NewRecordId(client), "t", std::nullopt, value);
   }
-  // By value: the history's ops move as it grows.
-  std::string Id(uint64_t invoke) const { return history_.ops()[invoke].record_id; }
+  // The record id of send invoke `invoke`.
+  std::string Id(uint64_t invoke) const { return std::string(history_.ops()[invoke].record_id); }
   void Ok(uint64_t invoke, const TopicPartition& tp, int64_t offset) {
     history_.SendOk(invoke, tp, Offset(offset));
   }

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,12 +46,13 @@ TEST(HistoryOpsTest, OpsStayInPlaceAcrossChunksAndReadInOrder) {
   EXPECT_TRUE(ops.empty());
   EXPECT_EQ(ops.begin(), ops.end());
   std::vector<const HistoryOp*> places;
+  std::deque<std::string> ids;  // what the ops' record ids view (a deque's elements stay put)
   for (uint64_t i = 0; i < 1000; ++i) {
     HistoryOp& op = ops.emplace_back();
     EXPECT_EQ(op.index, 0u);  // default-constructed
     EXPECT_EQ(op.invoke_index, kNoOpIndex);
     op.index = i;
-    op.record_id = "p1-" + std::to_string(i);
+    op.record_id = ids.emplace_back("p1-" + std::to_string(i));
     places.push_back(&op);
   }
   ASSERT_EQ(ops.size(), 1000u);
@@ -163,6 +166,58 @@ TEST_F(HistoryTest, ConsumerOpsCarryGroupPartitionOffsetAndResolveRecordIds) {
             R"({"t_us":0,"node":"c1","ev":"commit","group":"g1","topic":"t","partition":0,)"
             R"("offset":9,"error":null})");
   EXPECT_EQ(events[6]["error"], "REBALANCE_IN_PROGRESS");
+}
+
+// The ops' text is the history's own copy: it reads back the same after the caller's strings are
+// gone and after many more ops (several storage chunks, one value larger than a chunk), and a
+// completion and a delivery view the bytes of their send.
+TEST_F(HistoryTest, OpsKeepTheirTextAfterTheCallersStringsAreGone) {
+  const std::string big(100'000, 'v');  // longer than a chunk of the history's text storage
+  std::vector<uint64_t> invokes;
+  for (int i = 0; i < 20'000; ++i) {
+    std::string client = "producer-" + std::to_string(i % 3);
+    std::string id = client + "-record-" + std::to_string(i);
+    std::string value = i == 7 ? big : "value-" + std::to_string(i);
+    std::optional<std::string> key;
+    if (i % 2 == 0) key = "key-" + std::to_string(i);
+    std::string topic = "topic-" + std::to_string(i % 5);
+    invokes.push_back(history_.SendInvoke(client, 1, std::move(id), std::move(topic),
+                                          std::move(key), std::move(value)));
+  }
+  for (int i = 0; i < 20'000; i += 2) {
+    std::string topic = "topic-" + std::to_string(i % 5);
+    history_.SendOk(invokes[static_cast<size_t>(i)], TopicPartition{topic, PartitionId(1)},
+                    Offset(i));
+  }
+  std::string delivered = "value-11";
+  history_.Deliver("c1", 1, "g1", TopicPartition{"topic-1", PartitionId(0)}, Offset(0),
+                   std::nullopt, delivered);
+  delivered.assign(delivered.size(), 'x');
+
+  for (int i = 0; i < 20'000; ++i) {
+    const HistoryOp& op = history_.ops()[invokes[static_cast<size_t>(i)]];
+    const std::string client = "producer-" + std::to_string(i % 3);
+    ASSERT_EQ(op.process, client);
+    ASSERT_EQ(op.record_id, client + "-record-" + std::to_string(i));
+    ASSERT_EQ(op.value, i == 7 ? big : "value-" + std::to_string(i));
+    ASSERT_EQ(op.topic, "topic-" + std::to_string(i % 5));
+    if (i % 2 == 0) {
+      ASSERT_EQ(op.key, "key-" + std::to_string(i));
+      const HistoryOp* ok = history_.CompletionOf(op.index);
+      ASSERT_NE(ok, nullptr);
+      EXPECT_EQ(ok->record_id.data(), op.record_id.data());  // the same bytes
+      EXPECT_EQ(ok->value.data(), op.value.data());
+      EXPECT_EQ(ok->topic, op.topic);
+    } else {
+      ASSERT_FALSE(op.key.has_value());
+    }
+  }
+  const HistoryOp& deliver = history_.ops()[history_.ops().size() - 1];
+  EXPECT_EQ(deliver.value, "value-11");
+  EXPECT_EQ(deliver.record_id, "producer-2-record-11");
+  EXPECT_EQ(deliver.value.data(), history_.ops()[invokes[11]].value.data());
+  EXPECT_EQ(history_.RecordIdForValue("value-11"), "producer-2-record-11");
+  EXPECT_EQ(history_.RecordIdForValue(big), "producer-1-record-7");
 }
 
 TEST_F(HistoryTest, CompletingASendTwiceIsAProgrammerError) {

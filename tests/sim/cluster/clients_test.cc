@@ -87,7 +87,7 @@ TEST(SimClientsTest, ProducerPacesItsWorkloadAndSurvivesACrash) {
   for (size_t i = 10; i < 40; ++i) {
     const HistoryOp* outcome = run.history().CompletionOf(invokes[i]->index);
     EXPECT_EQ(outcome->type, OpType::kOk);
-    EXPECT_EQ(counts[invokes[i]->record_id], 1);
+    EXPECT_EQ(counts[std::string(invokes[i]->record_id)], 1);
   }
 }
 

@@ -253,7 +253,7 @@ TEST(DeliverySemanticsTest, TwoGroupsEachSeeEveryRecord) {
   run.cluster().RunFor(3 * kSecondUs);
   std::set<std::string> committing;
   for (const HistoryOp* op : run.history().Select(OpFunction::kCommit, OpType::kOk)) {
-    committing.insert(op->group);
+    committing.emplace(op->group);
   }
   EXPECT_EQ(committing, (std::set<std::string>{"g1", "g2"}));
   // Round robin over the three partitions: every partition was used.

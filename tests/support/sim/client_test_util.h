@@ -125,7 +125,7 @@ class ClientSim {
   std::vector<std::string> AckedIds(const std::string& process = "") const {
     std::vector<std::string> ids;
     for (const HistoryOp* op : history_.Select(OpFunction::kSend, OpType::kOk)) {
-      if (process.empty() || op->process == process) ids.push_back(op->record_id);
+      if (process.empty() || op->process == process) ids.emplace_back(op->record_id);
     }
     return ids;
   }
@@ -146,7 +146,7 @@ class ClientSim {
   std::set<std::string> DeliveredIds(const std::string& group) const {
     std::set<std::string> ids;
     for (const HistoryOp* op : history_.Select(OpFunction::kDeliver, OpType::kOk)) {
-      if (op->group == group) ids.insert(op->record_id);
+      if (op->group == group) ids.emplace(op->record_id);
     }
     return ids;
   }
