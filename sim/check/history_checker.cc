@@ -63,7 +63,7 @@ class Checker {
   void IndexEvents();
   void IndexConsumers();
   void Place(size_t send, const TopicPartition& tp, const AuditedRecord& record);
-  std::string DeliveredId(const HistoryOp& op) const;
+  std::string_view DeliveredId(const HistoryOp& op) const;
 
   void CheckPresence(CheckResult& result);
   void CheckDeliveries();
@@ -157,9 +157,10 @@ class Checker {
   }
 
   const CheckInput& in_;
-  std::vector<Send> sends_;                                   // in invoke order
-  HashMap<std::string, size_t> send_of_id_;                   // record id -> sends_ index
-  HashMap<std::string, std::vector<size_t>> sends_of_value_;  // in send order
+  std::vector<Send> sends_;  // in invoke order
+  // Keyed by views of the history's text (which outlives the check).
+  HashMap<std::string_view, size_t> send_of_id_;                   // record id -> sends_ index
+  HashMap<std::string_view, std::vector<size_t>> sends_of_value_;  // in send order
   // (partition, offset) of a final-log copy -> the send it belongs to.
   HashMap<std::pair<TopicPartition, Offset>, size_t> owner_;
   std::set<std::string> audited_topics_;
@@ -175,7 +176,7 @@ class Checker {
   // without a position): the records before are not owed to the group.
   std::map<std::pair<std::string, TopicPartition>, Offset> owed_from_;
   // (group, record id) -> its deliveries, in history order.
-  HashMap<std::pair<std::string, std::string>, std::vector<const HistoryOp*>> deliveries_;
+  HashMap<std::pair<std::string_view, std::string_view>, std::vector<const HistoryOp*>> deliveries_;
   // (group, partition) -> ok commits, in history order, and the highest offset so far.
   struct Commits {
     std::vector<const HistoryOp*> ops;
@@ -198,9 +199,7 @@ class Checker {
   std::vector<Anomaly> reordered_;
 };
 
-std::string GroupOf(const HistoryOp& op) {
-  return std::string(op.group.empty() ? op.process : op.group);
-}
+std::string_view GroupOf(const HistoryOp& op) { return op.group.empty() ? op.process : op.group; }
 
 void Checker::IndexSends() {
   for (const HistoryOp& op : in_.history->ops()) {
@@ -211,7 +210,7 @@ void Checker::IndexSends() {
     send.acked = send.completion != nullptr && send.completion->type == OpType::kOk &&
                  send.completion->offset >= Offset(0);
     send_of_id_.emplace(op.record_id, sends_.size());
-    sends_of_value_[std::string(op.value)].push_back(sends_.size());
+    sends_of_value_[op.value].push_back(sends_.size());
     sends_.push_back(std::move(send));
   }
 }
@@ -268,12 +267,12 @@ void Checker::Place(size_t send, const TopicPartition& tp, const AuditedRecord& 
 
 // The record a delivery was: the send owning the final log's copy at the delivered offset when
 // that copy has the delivered value, else the history's id for the value.
-std::string Checker::DeliveredId(const HistoryOp& op) const {
+std::string_view Checker::DeliveredId(const HistoryOp& op) const {
   auto owner = owner_.find({op.tp(), op.offset});
   if (owner != owner_.end() && sends_[owner->second].invoke->value == op.value) {
-    return std::string(sends_[owner->second].invoke->record_id);
+    return sends_[owner->second].invoke->record_id;
   }
-  return std::string(op.record_id);
+  return op.record_id;
 }
 
 void Checker::IndexEvents() {
@@ -291,12 +290,12 @@ void Checker::IndexEvents() {
   }
   for (const HistoryOp& op : in_.history->ops()) {
     if (op.f == OpFunction::kDeliver) {
-      std::string id = DeliveredId(op);
-      if (!id.empty()) deliveries_[{GroupOf(op), std::move(id)}].push_back(&op);
+      const std::string_view id = DeliveredId(op);
+      if (!id.empty()) deliveries_[{GroupOf(op), id}].push_back(&op);
     } else if (op.f == OpFunction::kCommit && op.type == OpType::kFail) {
-      failed_commits_[{GroupOf(op), op.tp()}].push_back(&op);
+      failed_commits_[{std::string(GroupOf(op)), op.tp()}].push_back(&op);
     } else if (op.f == OpFunction::kCommit && op.type == OpType::kOk) {
-      Commits& commits = commits_[{GroupOf(op), op.tp()}];
+      Commits& commits = commits_[{std::string(GroupOf(op)), op.tp()}];
       commits.highest.push_back(commits.ops.empty() ? op.offset
                                                     : std::max(op.offset, commits.highest.back()));
       commits.ops.push_back(&op);
@@ -848,7 +847,7 @@ void Checker::CheckPresence(CheckResult& result) {
     }
     if (!send.copies.empty() && send.completion != nullptr &&
         send.completion->type == OpType::kFail &&
-        sends_of_value_.at(std::string(send.invoke->value)).size() == 1) {
+        sends_of_value_.at(send.invoke->value).size() == 1) {
       // The producer was told no attempt could reach a log (Jepsen's :fail), yet the log holds
       // it: the history is wrong, a bug in the producer's outcomes. (A value typed in several
       // sends is left out: its copies are shared out by guess.)
@@ -902,7 +901,7 @@ void Checker::CheckDeliveries() {
     auto groups = groups_of_topic_.find(std::string(send.invoke->topic));
     if (groups == groups_of_topic_.end()) continue;
     for (const std::string& group : groups->second) {
-      if (deliveries_.contains({group, std::string(send.invoke->record_id)})) continue;
+      if (deliveries_.contains({group, send.invoke->record_id})) continue;
       auto owed = owed_from_.find({group, send.copies[0].tp});
       if (owed != owed_from_.end() && send.copies[0].offset < owed->second) continue;
       ++metrics_["undelivered"];
@@ -925,11 +924,11 @@ void Checker::CheckDeliveries() {
     ++metrics_["duplicated"];
     Anomaly a;
     a.kind = "duplicated";
-    a.record_id = key.second;
+    a.record_id = std::string(key.second);
     a.tp = ops[1]->tp();
     a.offset = ops[1]->offset;
-    a.group = key.first;
-    a.cause = RedeliveryCause(key.first, sends_[send->second], ops, &a.cause_t_us);
+    a.group = std::string(key.first);
+    a.cause = RedeliveryCause(std::string(key.first), sends_[send->second], ops, &a.cause_t_us);
     ordered.push_back({send->second, std::move(a)});
   }
   // Record order, then group order within one record.

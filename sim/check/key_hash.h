@@ -22,6 +22,7 @@ struct KeyHash {
     return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
   }
   size_t operator()(const std::string& text) const { return HashText(text); }
+  size_t operator()(std::string_view text) const { return HashText(text); }
   size_t operator()(const TopicPartition& tp) const { return std::hash<TopicPartition>{}(tp); }
   size_t operator()(const std::pair<TopicPartition, Offset>& key) const {
     return Mix((*this)(key.first), static_cast<size_t>(key.second.value()));
@@ -33,6 +34,9 @@ struct KeyHash {
     return Mix((*this)(key.first), (*this)(key.second));
   }
   size_t operator()(const std::pair<std::string, std::string>& key) const {
+    return Mix((*this)(key.first), (*this)(key.second));
+  }
+  size_t operator()(const std::pair<std::string_view, std::string_view>& key) const {
     return Mix((*this)(key.first), (*this)(key.second));
   }
 };
