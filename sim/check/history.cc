@@ -55,16 +55,16 @@ History::History(World& world) : world_(world) {}
 std::string_view History::Keep(std::string_view text) {
   if (text.empty()) return {};
   if (text.size() > kTextChunkBytes) {
-    // A chunk of its own, in front of the one being filled (which goes on being filled).
-    auto& chunk = text_chunks_.emplace_back(std::make_unique<char[]>(text.size()));
-    std::memcpy(chunk.get(), text.data(), text.size());
-    const std::string_view kept(chunk.get(), text.size());
-    if (text_chunks_.size() > 1)
-      std::swap(text_chunks_.back(), text_chunks_[text_chunks_.size() - 2]);
-    return kept;
+    // A chunk of its own, placed before the one being filled (which goes on being filled).
+    const auto before_last = text_chunks_.empty() ? text_chunks_.end() : text_chunks_.end() - 1;
+    char* own =
+        text_chunks_.insert(before_last, std::make_unique_for_overwrite<char[]>(text.size()))
+            ->get();
+    std::memcpy(own, text.data(), text.size());
+    return {own, text.size()};
   }
   if (text.size() > text_room_) {
-    text_chunks_.push_back(std::make_unique<char[]>(kTextChunkBytes));
+    text_chunks_.push_back(std::make_unique_for_overwrite<char[]>(kTextChunkBytes));
     text_room_ = kTextChunkBytes;
   }
   char* at = text_chunks_.back().get() + (kTextChunkBytes - text_room_);

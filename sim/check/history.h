@@ -21,7 +21,8 @@
 //   deliver, commit. The trace is the history's durable form.
 //
 // Ownership: borrows the World (which must outlive it) for the time and the trace. Operations
-// are kept in memory for the run. Single-threaded.
+// are kept in memory for the run, their text (ids, values, keys, names) once each in the
+// History's own storage, which their fields view. Single-threaded.
 #pragma once
 
 #include <array>
@@ -76,7 +77,7 @@ struct HistoryOp {
   OpFunction f = OpFunction::kSend;
   bool crashed = false;  // send info: the producer process died before the outcome
 
-  TopicPartition tp() const { return {std::string(topic), partition}; }
+  TopicPartition tp() const { return {std::string(topic), partition}; }  // topic and partition
 };
 
 // The history's operations in order, in chunks of kPerChunk: an op stays where it is while
