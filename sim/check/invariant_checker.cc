@@ -50,12 +50,12 @@ void InvariantChecker::BeginPass(TimeUs now_us, bool partial) {
 void InvariantChecker::EndPass() {
   // The newest leader epoch of each partition first, so that a zombie observed before the new
   // leader in the same pass is known as one.
-  for (const ReplicaObservation& leader : pending_leaders_) {
-    PartitionTrack& partition = partitions_[leader.tp];
-    partition.newest_epoch = std::max(partition.newest_epoch, leader.leader_epoch);
+  for (const PendingLeader& leader : pending_leaders_) {
+    leader.partition->newest_epoch =
+        std::max(leader.partition->newest_epoch, leader.replica.leader_epoch);
   }
-  for (const ReplicaObservation& leader : pending_leaders_) {
-    CheckCommitted(leader, partitions_[leader.tp]);
+  for (const PendingLeader& leader : pending_leaders_) {
+    CheckCommitted(leader.replica, *leader.partition);
   }
   pending_leaders_.clear();
   if (partial_pass_) return;  // the replicas not observed are unchanged
@@ -80,8 +80,9 @@ void InvariantChecker::Observe(const ReplicaObservation& replica) {
   if (known) CheckLeaderHw(replica, track);
 
   if (replica.role == ReplicaRole::kLeader) {
-    CheckEpochLeader(replica, partitions_[replica.tp]);
-    pending_leaders_.push_back(replica);  // (c) once the pass knows every leader
+    PartitionTrack& partition = partitions_[replica.tp];
+    CheckEpochLeader(replica, partition);
+    pending_leaders_.push_back({replica, &partition});  // (c) once the pass knows every leader
   }
   Remember(replica, track);
 }
@@ -133,6 +134,7 @@ void InvariantChecker::OnEvent(std::string_view ev, const EventFields& event) {
 }
 
 void InvariantChecker::ForgetTopic(const std::string& topic) {
+  KSIM_CHECK_MSG(pending_leaders_.empty(), "a topic forgotten during a pass");
   // A topic created again under the same name starts over at leader epoch 0.
   std::erase_if(partitions_, [&topic](const auto& entry) { return entry.first.topic == topic; });
 }

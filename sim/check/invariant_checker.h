@@ -191,7 +191,13 @@ class InvariantChecker {
   // where they are as they grow.
   HashMap<TopicPartition, PartitionTrack> partitions_;
   HashMap<std::pair<TopicPartition, BrokerId>, ReplicaTrack> replicas_;
-  std::vector<ReplicaObservation> pending_leaders_;  // this pass's leaders, for (c) at EndPass
+  // This pass's leaders, for (c) at EndPass, each with its partition's track (an entry of
+  // partitions_ stays where it is while others are added; none is erased during a pass).
+  struct PendingLeader {
+    ReplicaObservation replica;
+    PartitionTrack* partition;
+  };
+  std::vector<PendingLeader> pending_leaders_;
   std::vector<InvariantViolation> violations_;
   InvariantCheckerCounters counters_;
 };
