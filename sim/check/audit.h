@@ -36,12 +36,16 @@ struct ReplicaDivergence {
 };
 
 // A live replica's whole log, log start to log end, as read at the audit (the leader's included):
-// what it would serve once it led and caught up.
+// what it would serve once it led and caught up. Read it with ForEachHeld.
 struct ReplicaHolding {
   BrokerId broker{-1};
   Offset high_watermark{0};
   Offset log_end_offset{0};
-  std::vector<AuditedRecord> records;  // in offset order
+  // In offset order. With `after_audit_records` (the leader's holding, as the auditor writes it),
+  // its records below the partition's HW are not repeated here: they are the PartitionAudit's
+  // `records`, and these follow them (a million records' audit then holds the leader's once).
+  std::vector<AuditedRecord> records;
+  bool after_audit_records = false;
 };
 
 struct PartitionAudit {
@@ -56,6 +60,20 @@ struct PartitionAudit {
   std::vector<ReplicaDivergence> divergences;
   std::vector<ReplicaHolding> held;  // every live replica whose log could be read, by broker id
 };
+
+// Calls visit(record) for every record `holding` (one of `partition.held`) holds, in offset order,
+// until visit returns false.
+template <class Visit>
+void ForEachHeld(const PartitionAudit& partition, const ReplicaHolding& holding, Visit&& visit) {
+  if (holding.after_audit_records) {
+    for (const AuditedRecord& record : partition.records) {
+      if (!visit(record)) return;
+    }
+  }
+  for (const AuditedRecord& record : holding.records) {
+    if (!visit(record)) return;
+  }
+}
 
 struct FinalAudit {
   TimeUs t_us = 0;

@@ -493,9 +493,13 @@ std::string Checker::DivergedCause(const Send& send, const PartitionAudit& audit
   auto holds = [&](BrokerId broker) {
     for (const ReplicaHolding& replica : audited.held) {
       if (replica.broker != broker) continue;
-      for (const AuditedRecord& record : replica.records) {
-        if (record.offset == offset) return record.value == send.invoke->value;
-      }
+      std::optional<bool> same;  // the record at `offset` has the sent value
+      ForEachHeld(audited, replica, [&](const AuditedRecord& record) {
+        if (record.offset != offset) return true;
+        same = record.value == send.invoke->value;
+        return false;
+      });
+      if (same) return *same;
     }
     return false;
   };
@@ -538,15 +542,15 @@ std::optional<std::string> Checker::UnavailableCause(const Send& send,
   const ReplicaHolding* holder = nullptr;
   Offset at{-1};
   for (const ReplicaHolding& replica : audited->held) {
-    for (const AuditedRecord& record : replica.records) {
-      if (record.value != value) continue;
+    ForEachHeld(*audited, replica, [&](const AuditedRecord& record) {
+      if (record.value != value) return true;
       // The leader's own copy first: it says why the leader did not serve it.
       if (holder == nullptr || replica.broker == audited->leader) {
         holder = &replica;
         at = record.offset;
       }
-      break;
-    }
+      return false;
+    });
   }
   if (holder == nullptr) return std::nullopt;
   // With a live leader, a copy only on another replica is not coming back: that replica follows

@@ -145,8 +145,8 @@ void ReadHoldings(Cluster& cluster, const TopicPartition& tp, PartitionAudit& au
   }
 }
 
-const ReplicaHolding* HoldingOf(const PartitionAudit& audit, BrokerId broker) {
-  for (const ReplicaHolding& held : audit.held) {
+ReplicaHolding* HoldingOf(PartitionAudit& audit, BrokerId broker) {
+  for (ReplicaHolding& held : audit.held) {
     if (held.broker == broker) return &held;
   }
   return nullptr;
@@ -173,10 +173,22 @@ PartitionAudit AuditPartition(Cluster& cluster, const TopicPartition& tp,
   // Each replica's records in a range are those of its holding (read above from its log start to
   // its end) in that range; a replica whose whole log did not read is read again in the range
   // alone, to name its error or audit what does read.
-  if (const ReplicaHolding* held = HoldingOf(audit, leader_id)) {
+  if (ReplicaHolding* held = HoldingOf(audit, leader_id)) {
     const std::span<const AuditedRecord> records =
         InRange(held->records, audit.log_start_offset, audit.high_watermark);
-    audit.records.assign(records.begin(), records.end());
+    if (records.data() == held->records.data()) {
+      // The holding's first records are the audit's: its vector becomes the audit's, and the
+      // holding keeps those above the HW (ForEachHeld reads the two as one).
+      const auto hw = held->records.begin() + static_cast<ptrdiff_t>(records.size());
+      std::vector<AuditedRecord> above_hw(std::make_move_iterator(hw),
+                                          std::make_move_iterator(held->records.end()));
+      held->records.erase(hw, held->records.end());
+      audit.records = std::move(held->records);
+      held->records = std::move(above_hw);
+      held->after_audit_records = true;
+    } else {
+      audit.records.assign(records.begin(), records.end());
+    }
   } else {
     VirtualDisk::InspectionScope inspect(*cluster.world().node(node::Broker(leader_id)).disk());
     Result<std::vector<AuditedRecord>> records =

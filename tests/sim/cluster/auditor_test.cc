@@ -182,6 +182,63 @@ TEST(AuditTest, ReplicaHoldingOtherRecordsBelowTheHighWatermarkIsADivergence) {
   EXPECT_NE(t0->divergences[1].detail.find("other-9"), std::string::npos);
 }
 
+// Every live replica's whole log is held: the leader's records below the HW once, as the audit's
+// records, and those above the HW in its holding; ForEachHeld reads each holding in offset order.
+TEST(AuditTest, EachHoldingReadsAsTheReplicasWholeLog) {
+  ClientSim run("audit-holdings", 7);
+  ASSERT_TRUE(run.Start());
+  ASSERT_TRUE(run.CreateTopic("t", 1, 3, OnBrokers123()));
+  ProduceAll(run, 10);
+  const BrokerId leader_id = run.cluster().LeaderOf(kT0);
+  Partition* leader = run.cluster().broker(leader_id)->GetPartition(kT0);
+  ASSERT_NE(leader, nullptr);
+  // Two records the followers have not fetched yet (no event runs before the audit): above the HW.
+  std::vector<RecordInput> records(2);
+  records[0].value = ToBytes("above-0");
+  records[1].value = ToBytes("above-1");
+  Bytes batch = EncodeBatch(BatchSpec{}, records);
+  ASSERT_TRUE(leader->log().AppendAsLeader(batch, leader->leader_epoch()).ok());
+  ASSERT_EQ(leader->log_end_offset(), Offset(12));
+  ASSERT_EQ(leader->high_watermark(), Offset(10));
+
+  const FinalAudit audit = AuditCluster(run.cluster(), {"t"});
+  EXPECT_TRUE(audit.errors.empty());
+  const PartitionAudit* t0 = audit.Find(kT0);
+  ASSERT_NE(t0, nullptr);
+  ASSERT_EQ(t0->records.size(), 10u);
+  ASSERT_EQ(t0->held.size(), 3u);
+  for (const ReplicaHolding& holding : t0->held) {
+    std::vector<std::string> values;
+    std::vector<int64_t> offsets;
+    ForEachHeld(*t0, holding, [&](const AuditedRecord& record) {
+      values.push_back(record.value);
+      offsets.push_back(record.offset.value());
+      return true;
+    });
+    const size_t expected = holding.broker == leader_id ? 12 : 10;
+    ASSERT_EQ(values.size(), expected) << holding.broker;
+    for (size_t i = 0; i < expected; ++i) {
+      EXPECT_EQ(offsets[i], static_cast<int64_t>(i));
+      EXPECT_EQ(values[i], i < 10 ? "p1-" + std::to_string(i) : "above-" + std::to_string(i - 10));
+    }
+    if (holding.broker == leader_id) {
+      EXPECT_TRUE(holding.after_audit_records);  // the records below the HW are held once
+      EXPECT_EQ(holding.records.size(), 2u);
+    } else {
+      EXPECT_FALSE(holding.after_audit_records);
+    }
+  }
+  // A visit that returns false ends the walk.
+  const ReplicaHolding* leader_holding = nullptr;
+  for (const ReplicaHolding& holding : t0->held) {
+    if (holding.broker == leader_id) leader_holding = &holding;
+  }
+  ASSERT_NE(leader_holding, nullptr);
+  int visited = 0;
+  ForEachHeld(*t0, *leader_holding, [&](const AuditedRecord&) { return ++visited < 3; });
+  EXPECT_EQ(visited, 3);
+}
+
 TEST(AuditTest, UnreadableReplicaIsAnErrorNotSkipped) {
   ClientSim run("audit-corrupt", 5);
   ASSERT_TRUE(run.Start());
