@@ -246,10 +246,4 @@ const HistoryOp* History::CompletionOf(uint64_t invoke) const {
   return &ops_[ops_[invoke].completion_index];
 }
 
-std::optional<std::string> History::RecordIdForValue(std::string_view value) const {
-  auto it = id_for_value_.find(value);
-  if (it == id_for_value_.end()) return std::nullopt;
-  return std::string(it->second);
-}
-
 }  // namespace ksim::sim

@@ -13,8 +13,8 @@
 //   client whatever its incarnation. A generated record's value is its id. A value given by a
 //   scenario (a produce action, console producer input) is sent exactly as typed, since neither
 //   the seed's console tools nor ksim's Producer carry record headers; the history remembers
-//   which id it was sent under, and RecordIdForValue maps a value read back from a log or a
-//   consumer to the first record id sent with it. The same text given twice is therefore one
+//   which id it was sent under, and a delivery of a value names the first record id sent with
+//   it. The same text given twice is therefore one
 //   value to the checker (documented for scenario writers).
 // - Trace. Each operation is also one trace event on the client's node (docs/trace-format.md,
 //   "Client operations"): send, ack, error (fail and info, told apart by `outcome`), poll,
@@ -141,8 +141,6 @@ class History {
   const HistoryOp* CompletionOf(uint64_t invoke) const;
   // Send invokes without a completion yet.
   size_t open_sends() const { return open_sends_; }
-  // The first record id sent with `value`, or nullopt.
-  std::optional<std::string> RecordIdForValue(std::string_view value) const;
 
  private:
   HistoryOp& Append(std::string_view client, uint64_t incarnation, OpType type, OpFunction f);

@@ -150,7 +150,7 @@ class Checker {
   std::string LastCommitText(const std::string& group, const TopicPartition& tp, TimeUs t_us) const;
   // The last election of `tp` at or before `t_us`, or null.
   const ElectionRecord* ElectionBefore(const TopicPartition& tp, TimeUs t_us) const;
-  bool Audited(const std::string& topic) const { return audited_topics_.contains(topic); }
+  bool Audited(std::string_view topic) const { return audited_topics_.contains(topic); }
   const PartitionAudit* AuditOf(const TopicPartition& tp) const {
     auto it = audited_partitions_.find(tp);
     return it == audited_partitions_.end() ? nullptr : it->second;
@@ -163,14 +163,14 @@ class Checker {
   HashMap<std::string_view, std::vector<size_t>> sends_of_value_;  // in send order
   // (partition, offset) of a final-log copy -> the send it belongs to.
   HashMap<std::pair<TopicPartition, Offset>, size_t> owner_;
-  std::set<std::string> audited_topics_;
+  std::set<std::string, std::less<>> audited_topics_;
   std::map<TopicPartition, const PartitionAudit*> audited_partitions_;
   std::map<TopicPartition, std::vector<const ElectionRecord*>> elections_;
   std::map<TopicPartition, std::vector<const TruncationRecord*>> truncations_;
   std::map<TopicPartition, std::vector<const RoleRecord*>> roles_;
   std::map<std::pair<std::string, TopicPartition>, std::vector<const RetryRecord*>> retries_;
   std::map<std::string, std::vector<const FaultRecord*>> faults_;  // node -> its faults
-  std::map<std::string, std::set<std::string>> groups_of_topic_;
+  std::map<std::string, std::set<std::string>, std::less<>> groups_of_topic_;
   std::map<std::string, std::set<std::string>> members_;  // group -> client ids
   // (group, partition) -> where the group first started reading it (its first offset_reset
   // without a position): the records before are not owed to the group.
@@ -868,7 +868,7 @@ void Checker::CheckPresence(CheckResult& result) {
       failed_in_log_.push_back(std::move(a));
     }
     // A record sent to a topic the audit did not read is neither lost nor kept.
-    if (!send.copies.empty() || !Audited(std::string(send.invoke->topic))) continue;
+    if (!send.copies.empty() || !Audited(send.invoke->topic)) continue;
     if (!send.acked) {
       ++metrics_["lost_unacked"];
       continue;
@@ -902,7 +902,7 @@ void Checker::CheckDeliveries() {
   // Never delivered: every (group consuming the topic, record in the final log) pair.
   for (const Send& send : sends_) {
     if (send.copies.empty()) continue;
-    auto groups = groups_of_topic_.find(std::string(send.invoke->topic));
+    auto groups = groups_of_topic_.find(send.invoke->topic);
     if (groups == groups_of_topic_.end()) continue;
     for (const std::string& group : groups->second) {
       if (deliveries_.contains({group, send.invoke->record_id})) continue;

@@ -19,7 +19,7 @@
 //   partition's log start offset and absent is `expired` (deleted by retention), not lost. A
 //   record sent to a topic the audit did not read counts in sent/acked only;
 // - a delivery is the record whose final-log copy sits at the delivered partition and offset
-//   with the delivered value, else the history's id for the value (History::RecordIdForValue);
+//   with the delivered value, else the history's id for the value (the `deliver` op's record id);
 // - delivered to each consumer group 0, 1 or n times (a consumer without a group counts as a
 //   group of its own, named by its client id); only groups that consume the record's topic;
 // - in order or not: within one partition's final log, a record whose first copy comes after

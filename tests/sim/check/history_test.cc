@@ -216,8 +216,12 @@ TEST_F(HistoryTest, OpsKeepTheirTextAfterTheCallersStringsAreGone) {
   EXPECT_EQ(deliver.value, "value-11");
   EXPECT_EQ(deliver.record_id, "producer-2-record-11");
   EXPECT_EQ(deliver.value.data(), history_.ops()[invokes[11]].value.data());
-  EXPECT_EQ(history_.RecordIdForValue("value-11"), "producer-2-record-11");
-  EXPECT_EQ(history_.RecordIdForValue(big), "producer-1-record-7");
+  // A delivered value larger than a chunk names its send too, and views the send's bytes.
+  history_.Deliver("c1", 1, "g1", TopicPartition{"topic-2", PartitionId(0)}, Offset(1),
+                   std::nullopt, big);
+  const HistoryOp& big_delivery = history_.ops()[history_.ops().size() - 1];
+  EXPECT_EQ(big_delivery.record_id, "producer-1-record-7");
+  EXPECT_EQ(big_delivery.value.data(), history_.ops()[invokes[7]].value.data());
 }
 
 TEST_F(HistoryTest, CompletingASendTwiceIsAProgrammerError) {

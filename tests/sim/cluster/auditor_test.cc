@@ -207,6 +207,7 @@ TEST(AuditTest, EachHoldingReadsAsTheReplicasWholeLog) {
   ASSERT_NE(t0, nullptr);
   ASSERT_EQ(t0->records.size(), 10u);
   ASSERT_EQ(t0->held.size(), 3u);
+  const ReplicaHolding* leader_holding = nullptr;
   for (const ReplicaHolding& holding : t0->held) {
     std::vector<std::string> values;
     std::vector<int64_t> offsets;
@@ -222,6 +223,7 @@ TEST(AuditTest, EachHoldingReadsAsTheReplicasWholeLog) {
       EXPECT_EQ(values[i], i < 10 ? "p1-" + std::to_string(i) : "above-" + std::to_string(i - 10));
     }
     if (holding.broker == leader_id) {
+      leader_holding = &holding;
       EXPECT_TRUE(holding.after_audit_records);  // the records below the HW are held once
       EXPECT_EQ(holding.records.size(), 2u);
     } else {
@@ -229,10 +231,6 @@ TEST(AuditTest, EachHoldingReadsAsTheReplicasWholeLog) {
     }
   }
   // A visit that returns false ends the walk.
-  const ReplicaHolding* leader_holding = nullptr;
-  for (const ReplicaHolding& holding : t0->held) {
-    if (holding.broker == leader_id) leader_holding = &holding;
-  }
   ASSERT_NE(leader_holding, nullptr);
   int visited = 0;
   ForEachHeld(*t0, *leader_holding, [&](const AuditedRecord&) { return ++visited < 3; });
