@@ -70,9 +70,12 @@ void InvariantChecker::EndPass() {
 }
 
 void InvariantChecker::Observe(const ReplicaObservation& replica) {
+  Observe(replica, replicas_[{replica.tp, replica.broker}]);
+}
+
+void InvariantChecker::Observe(const ReplicaObservation& replica, ReplicaTrack& track) {
   KSIM_CHECK(pass_ > 0);
   ++counters_.observations;
-  ReplicaTrack& track = replicas_[{replica.tp, replica.broker}];
   const bool known = track.seen_pass != 0 && track.incarnation == replica.incarnation;
   KSIM_CHECK_MSG(track.seen_pass != pass_, "a replica observed twice in one pass");
 

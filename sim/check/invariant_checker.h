@@ -98,19 +98,38 @@ class InvariantChecker {
  public:
   using ViolationSink = std::function<void(const InvariantViolation&)>;
 
+  // What rules (b) and (d) remember of one replica from the pass before. The checker holds one
+  // per replica observed with Observe(replica); a caller that keeps its own per replica (the
+  // Cluster, beside its last observation of it) passes it to Observe(replica, track), which
+  // spares the lookup, and drops it when the replica goes away (as ForgetReplica and EndPass
+  // do for the checker's own).
+  struct ReplicaTrack {
+    uint64_t incarnation = 0;
+    ReplicaRole role = ReplicaRole::kNone;
+    LeaderEpoch epoch = kUndefinedEpoch;
+    Offset high_watermark{0};
+    bool offsets_reported = false;
+    uint64_t seen_pass = 0;
+  };
+
   explicit InvariantChecker(ViolationSink sink = nullptr);
 
   // One pass: Begin, one Observe per live replica (any order), End (which runs rule (c), once it
   // knows every leader of the pass; the logs observed must stay alive until then). Replicas not
-  // observed in a pass are gone (crashed or stopped): their per-replica state is dropped at End.
+  // observed in a pass are gone (crashed or stopped): their per-replica state is dropped at End
+  // (the checker's tracks; a caller's own tracks are the caller's to drop).
   //
   // A partial pass (`partial`: the Cluster's, after an event that touched a few brokers)
   // observes only the replicas that changed since they were last observed: the others keep their
   // state, and a replica gone (its partition removed from a live broker) is dropped with
-  // ForgetReplica. Every rule depends only on a replica's own observation and on what the
-  // checker remembers, so an unchanged replica observed again would find nothing new.
+  // ForgetReplica (or its caller's track with it). Every rule depends only on a replica's own
+  // observation and on what the checker remembers, so an unchanged replica observed again would
+  // find nothing new.
   void BeginPass(TimeUs now_us, bool partial = false);
   void Observe(const ReplicaObservation& replica);
+  // The same with the caller's track of the replica (a default one the first time). REQUIRES:
+  // one track per replica, used for no other, kept from pass to pass while the replica lives.
+  void Observe(const ReplicaObservation& replica, ReplicaTrack& track);
   void EndPass();
   void ForgetReplica(const TopicPartition& tp, BrokerId broker);
 
@@ -150,15 +169,6 @@ class InvariantChecker {
     LeaderEpoch newest_epoch = kUndefinedEpoch;  // of the leaders (c) followed
     std::optional<Leadership> verified;          // the last leadership checked against `committed`
   };
-  struct ReplicaTrack {
-    uint64_t incarnation = 0;
-    ReplicaRole role = ReplicaRole::kNone;
-    LeaderEpoch epoch = kUndefinedEpoch;
-    Offset high_watermark{0};
-    bool offsets_reported = false;
-    uint64_t seen_pass = 0;
-  };
-
   // Stores what (b) and (d) compare the next observation of the replica with.
   void Remember(const ReplicaObservation& replica, ReplicaTrack& track);
   void Violate(std::string rule, const TopicPartition& tp, std::string message);
@@ -190,7 +200,7 @@ class InvariantChecker {
   // Looked up, never walked in order (their order shows nowhere): hash maps, whose entries stay
   // where they are as they grow.
   HashMap<TopicPartition, PartitionTrack> partitions_;
-  HashMap<std::pair<TopicPartition, BrokerId>, ReplicaTrack> replicas_;
+  HashMap<std::pair<TopicPartition, BrokerId>, ReplicaTrack> replicas_;  // Observe(replica)'s
   // This pass's leaders, for (c) at EndPass, each with its partition's track (an entry of
   // partitions_ stays where it is while others are added; none is erased during a pass).
   struct PendingLeader {

@@ -1,7 +1,7 @@
 #include "sim/cluster/cluster.h"
 
 #include <algorithm>
-#include <set>
+#include <map>
 #include <utility>
 
 #include "core/base/check.h"
@@ -439,16 +439,19 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
     same_replicas = slot.observed[i].partition == partitions[i];
   }
   if (!same_replicas) {
-    // Replicas added or removed: observe every one again; tell the checker of those gone.
-    if (!all) {
-      std::set<TopicPartition> present;
-      for (const ksim::Partition* partition : partitions) present.insert(partition->tp());
-      for (const ObservedReplica& before : slot.observed) {
-        if (!present.contains(before.seen.tp)) checker_->ForgetReplica(before.seen.tp, slot.id);
-      }
-    }
+    // Replicas added or removed: observe every one again. The checker's track of a replica still
+    // there is kept (by its partition's name, as the checker's own tracks are); those of the
+    // replicas gone go with them.
     all = true;
+    std::map<TopicPartition, InvariantChecker::ReplicaTrack> kept;
+    for (const ObservedReplica& before : slot.observed) {
+      if (before.partition != nullptr) kept.emplace(before.seen.tp, before.track);
+    }
     slot.observed.assign(partitions.size(), ObservedReplica{});
+    for (size_t i = 0; i < partitions.size() && !kept.empty(); ++i) {
+      auto it = kept.find(partitions[i]->tp());
+      if (it != kept.end()) slot.observed[i].track = it->second;
+    }
     slot.observed_index.clear();
     slot.observed_index.reserve(partitions.size());
     for (size_t i = 0; i < partitions.size(); ++i) slot.observed_index.emplace(partitions[i], i);
@@ -466,7 +469,7 @@ void Cluster::ObserveReplicaAt(BrokerSlot& slot,
   const uint64_t incarnation = slot.process->incarnation;
   if (!always && SameObservation(cached.seen, incarnation, partition)) return;
   ReplicaObservation now = ObserveReplica(slot.id, incarnation, partition);
-  checker_->Observe(now);
+  checker_->Observe(now, cached.track);
   cached.partition = &partition;
   cached.seen = std::move(now);
 }

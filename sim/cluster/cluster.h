@@ -214,6 +214,7 @@ class Cluster {
   struct ObservedReplica {
     const ksim::Partition* partition = nullptr;  // identity only, never ordered
     ReplicaObservation seen;
+    InvariantChecker::ReplicaTrack track;  // the checker's memory of the replica
   };
   struct BrokerSlot {
     BrokerId id{0};
@@ -250,7 +251,7 @@ class Cluster {
   // A kLeaderElected event: the partition's replicas are observed again at the next pass.
   void NoteElection(const EventFields& fields);
   // One broker's replicas for the checker's pass: all of them (`all`), else those changed since
-  // the last pass (and ForgetReplica for those gone).
+  // the last pass. The checker's tracks of replicas gone are dropped with their observations.
   void ObserveSlot(BrokerSlot& slot, bool all);
   // Observes replica `index` of the slot's partitions when its observation moved (or `always`).
   void ObserveReplicaAt(BrokerSlot& slot, const std::vector<const ksim::Partition*>& partitions,

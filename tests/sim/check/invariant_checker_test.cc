@@ -455,6 +455,44 @@ TEST_F(InvariantCheckerTest, ForgottenReplicaStartsAfreshInAPartialPass) {
   EXPECT_EQ(RulesSeen(), Rules{"leader_hw_monotonic"}) << checker_.Report();
 }
 
+// A caller's own track (the Cluster keeps one beside each replica's last observation) carries
+// (b) and (d) from pass to pass as the checker's own does, and a fresh track starts afresh.
+TEST_F(InvariantCheckerTest, CallersTrackCarriesTheRulesFromPassToPass) {
+  InvariantChecker::ReplicaTrack b1;
+  InvariantChecker::ReplicaTrack b2;
+  auto pass =
+      [this](std::vector<std::pair<ReplicaObservation, InvariantChecker::ReplicaTrack*>> observed) {
+        clock_.Advance(1000);
+        checker_.BeginPass(clock_.Now(), /*partial=*/true);
+        for (auto& [o, track] : observed) checker_.Observe(o, *track);
+        checker_.EndPass();
+      };
+  ReplicaObservation follower = Leader(kB2, 1, 4, 9, /*leo=*/9);
+  follower.role = ReplicaRole::kFollower;
+  pass({{Leader(kB1, 1, 4, 7), &b1}, {follower, &b2}});
+  EXPECT_EQ(b1.high_watermark, Offset(7));
+  EXPECT_EQ(b1.epoch, LeaderEpoch(4));
+  // The other replica's track is its own: broker 1's lower HW is measured against its own 7.
+  pass({{Leader(kB1, 1, 4, 8), &b1}});
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  pass({{Leader(kB1, 1, 4, 6), &b1}});
+  ASSERT_EQ(RulesSeen(), Rules{"leader_hw_monotonic"}) << checker_.Report();
+  EXPECT_NE(checker_.violations()[0].message.find("from 8 down to 6"), std::string::npos)
+      << checker_.violations()[0].message;
+  // (d) is reported once per episode through the same track.
+  ReplicaObservation bad = Leader(kB1, 1, 4, 6, /*leo=*/5);
+  pass({{bad, &b1}});
+  pass({{bad, &b1}});
+  EXPECT_EQ(RulesSeen(), (Rules{"leader_hw_monotonic", "offsets_ordered"})) << checker_.Report();
+  // A fresh track (the replica gone and back) remembers nothing: a lower HW is no violation.
+  InvariantChecker::ReplicaTrack fresh;
+  pass({{Leader(kB1, 1, 4, 2), &fresh}});
+  EXPECT_EQ(checker_.violations().size(), 2u) << checker_.Report();
+  // The checker kept no track of its own for these replicas: Observe(replica) starts afresh too.
+  PartialPassOf({Leader(kB1, 1, 4, 1)});
+  EXPECT_EQ(checker_.violations().size(), 2u) << checker_.Report();
+}
+
 // The Cluster's partial passes observe only the replicas in their broker's change list. Each rule
 // a correct Partition can break in a run fires through it: (c) a new leader without the committed
 // records and (a) a second leader of one epoch. (b) and (d) (a leader's HW going down, offsets out
