@@ -38,6 +38,7 @@ Result<LeaderEpochCache> LeaderEpochCache::Open(Env& env, const std::string& par
     }
     cache.entries_.push_back(entry);
   }
+  cache.NoteLatest();
   cache.CheckInvariants();
   return cache;
 }
@@ -51,15 +52,15 @@ Status LeaderEpochCache::Assign(LeaderEpoch epoch, Offset start_offset) {
   // out of order; Kafka keeps the cache as it is (validateAndMaybeWarn).
   if (!newer_epoch || !not_earlier) return Status::Ok();
   entries_.push_back(EpochEntry{epoch, start_offset});
+  NoteLatest();
   CheckInvariants();
   Status flushed = Flush();
   // Not kept unwritten: a later Assign of the same epoch (a retried LeaderAndIsr) writes it.
-  if (!flushed.ok()) entries_.pop_back();
+  if (!flushed.ok()) {
+    entries_.pop_back();
+    NoteLatest();
+  }
   return flushed;
-}
-
-LeaderEpoch LeaderEpochCache::LatestEpoch() const {
-  return entries_.empty() ? kUndefinedEpoch : entries_.back().epoch;
 }
 
 EpochAndEndOffset LeaderEpochCache::EndOffsetFor(LeaderEpoch requested_epoch,
@@ -98,6 +99,7 @@ Status LeaderEpochCache::TruncateFromEnd(Offset end_offset) {
   }
   std::erase_if(entries_,
                 [&](const EpochEntry& entry) { return entry.start_offset >= end_offset; });
+  NoteLatest();
   CheckInvariants();
   return Flush();
 }
@@ -118,12 +120,14 @@ Status LeaderEpochCache::TruncateFromStart(Offset start_offset) {
   if (entries_.empty() || start_offset < entries_.front().start_offset) {
     entries_.insert(entries_.begin(), EpochEntry{covering.epoch, start_offset});
   }
+  NoteLatest();
   CheckInvariants();
   return Flush();
 }
 
 Status LeaderEpochCache::ClearAndFlush() {
   entries_.clear();
+  NoteLatest();
   return Flush();
 }
 
@@ -137,6 +141,7 @@ Status LeaderEpochCache::Flush() {
 }
 
 void LeaderEpochCache::CheckInvariants() const {
+  KSIM_CHECK(latest_ == (entries_.empty() ? kUndefinedEpoch : entries_.back().epoch));
   for (size_t i = 0; i < entries_.size(); ++i) {
     KSIM_CHECK(entries_[i].epoch.value() >= 0);
     KSIM_CHECK(entries_[i].start_offset.value() >= 0);

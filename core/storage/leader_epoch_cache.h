@@ -65,7 +65,7 @@ class LeaderEpochCache {
   // REQUIRES: epoch >= 0, start_offset >= 0 (Kafka asserts it).
   Status Assign(LeaderEpoch epoch, Offset start_offset);
   // The latest epoch, kUndefinedEpoch when empty.
-  LeaderEpoch LatestEpoch() const;
+  LeaderEpoch LatestEpoch() const { return latest_; }
   EpochAndEndOffset EndOffsetFor(LeaderEpoch requested_epoch, Offset log_end_offset) const;
   // The 0.11.0 to 1.1 answer (see the top): its epoch is always kUndefinedEpoch.
   EpochAndEndOffset EndOffsetOnlyFor(LeaderEpoch requested_epoch, Offset log_end_offset) const;
@@ -83,9 +83,14 @@ class LeaderEpochCache {
   LeaderEpochCache(Env& env, const std::string& partition_dir);
   Status Flush();
   void CheckInvariants() const;
+  // After every change of entries_.
+  void NoteLatest() { latest_ = entries_.empty() ? kUndefinedEpoch : entries_.back().epoch; }
 
   CheckpointFile checkpoint_;
   std::vector<EpochEntry> entries_;
+  // entries_.back().epoch (kUndefinedEpoch when empty), kept beside the vector: every append
+  // asks for it, and the vector's own memory is one more cache line to fetch.
+  LeaderEpoch latest_ = kUndefinedEpoch;
 };
 
 }  // namespace ksim

@@ -61,6 +61,29 @@ class LeaderEpochCacheTest : public ::testing::Test {
   int64_t leo_ = 0;
 };
 
+// LatestEpoch is kept beside the entries: it follows every change of them, and a cache opened
+// from the file has it too.
+TEST_F(LeaderEpochCacheTest, LatestEpochFollowsEveryChangeOfTheEntries) {
+  AssignThree();
+  EXPECT_EQ(cache_.LatestEpoch(), LeaderEpoch(4));
+  Assign(3, 12);  // an older epoch: ignored
+  EXPECT_EQ(cache_.LatestEpoch(), LeaderEpoch(4));
+  ASSERT_TRUE(cache_.TruncateFromEnd(Offset(11)).ok());
+  EXPECT_EQ(cache_.LatestEpoch(), LeaderEpoch(3));
+  ASSERT_TRUE(cache_.TruncateFromStart(Offset(9)).ok());  // epoch 3 now starts at 9
+  EXPECT_EQ(cache_.LatestEpoch(), LeaderEpoch(3));
+  EXPECT_EQ(OpenCache().LatestEpoch(), LeaderEpoch(3));
+  ASSERT_TRUE(cache_.TruncateFromEnd(Offset(0)).ok());
+  EXPECT_EQ(cache_.LatestEpoch(), kUndefinedEpoch);
+  Assign(7, 20);
+  EXPECT_EQ(cache_.LatestEpoch(), LeaderEpoch(7));
+  ASSERT_TRUE(cache_.ClearAndFlush().ok());
+  EXPECT_EQ(cache_.LatestEpoch(), kUndefinedEpoch);
+  EXPECT_EQ(OpenCache().LatestEpoch(), kUndefinedEpoch);
+  WriteFile("0\n2\n1 0\n5 9\n");
+  EXPECT_EQ(OpenCache().LatestEpoch(), LeaderEpoch(5));
+}
+
 TEST_F(LeaderEpochCacheTest, AddsEpochAndMessageOffsetToCache) {
   Assign(2, 10);
   leo_ = 11;
