@@ -1,7 +1,9 @@
 #include "core/server/purgatory.h"
 
 #include <algorithm>
+#include <array>
 #include <iterator>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -50,8 +52,19 @@ int Purgatory::CheckAndComplete(const TopicPartition& key) {
   if (watching == watchers_.end()) return 0;
   DropCompleted(watching->second);
   if (watching->second.empty()) return 0;
-  // A copy: completing an operation may park another on this key.
-  const std::vector<uint64_t> ids = watching->second;
+  // A copy: completing an operation may park another on this key. A key has a few watchers at
+  // a time (a produce waiting for its acks, a follower's and a consumer's fetch): copied to the
+  // stack, not to a vector allocated at each of the many checks.
+  std::array<uint64_t, 8> few;
+  std::vector<uint64_t> many;
+  std::span<const uint64_t> ids;
+  if (watching->second.size() <= few.size()) {
+    std::copy(watching->second.begin(), watching->second.end(), few.begin());
+    ids = std::span<const uint64_t>(few.data(), watching->second.size());
+  } else {
+    many = watching->second;
+    ids = many;
+  }
   int completed = 0;
   for (uint64_t id : ids) {
     auto it = operations_.find(id);

@@ -249,6 +249,63 @@ TEST(PurgatoryTest, ChecksOldestFirstAndEachOperationOncePerKey) {
   EXPECT_EQ(purgatory.size(), 0u);
 }
 
+// A check asks the operations that watched the key when it began, oldest first, however many
+// (more than the few it keeps on the stack); one parked on the key by a completion is asked at
+// the next check, not this one.
+TEST(PurgatoryTest, ACheckAsksTheWatchersItBeganWithOldestFirst) {
+  sim::EventLoop loop;
+  bool ready = false;
+  std::vector<int> tries;
+  class Parking final : public DelayedOperation {
+   public:
+    Parking(Purgatory& purgatory, bool& ready, std::vector<int>& tries)
+        : purgatory_(purgatory), ready_(ready), tries_(tries) {}
+    bool TryComplete() override {
+      tries_.push_back(0);
+      if (!ready_) return false;
+      EXPECT_FALSE(purgatory_.TryCompleteElseWatch(
+          std::make_unique<OrderedOperation>(99, not_ready_, tries_), 1000, {kT0}));
+      return true;
+    }
+    void OnExpiration() override {}
+
+   private:
+    Purgatory& purgatory_;
+    bool& ready_;
+    std::vector<int>& tries_;
+    bool not_ready_ = false;
+  };
+  for (int count : {3, 12}) {
+    SCOPED_TRACE(count);
+    Purgatory fresh(loop, "test");
+    ready = false;
+    tries.clear();
+    EXPECT_FALSE(
+        fresh.TryCompleteElseWatch(std::make_unique<Parking>(fresh, ready, tries), 1000, {kT0}));
+    for (int name = 1; name < count; ++name) {
+      EXPECT_FALSE(fresh.TryCompleteElseWatch(
+          std::make_unique<OrderedOperation>(name, ready, tries), 1000, {kT0}));
+    }
+    std::vector<int> in_order(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) in_order[static_cast<size_t>(i)] = i;
+    tries.clear();
+    EXPECT_EQ(fresh.CheckAndComplete(kT0), 0);
+    EXPECT_EQ(tries, in_order);
+    ready = true;
+    tries.clear();
+    // Operation 99, parked by the first's completion (its own TryComplete at once, then parked),
+    // is not among those this check asks.
+    EXPECT_EQ(fresh.CheckAndComplete(kT0), count);
+    std::vector<int> expected = {0, 99};
+    expected.insert(expected.end(), in_order.begin() + 1, in_order.end());
+    EXPECT_EQ(tries, expected);
+    tries.clear();
+    EXPECT_EQ(fresh.CheckAndComplete(kT0), 0);
+    EXPECT_EQ(tries, std::vector<int>{99});
+    EXPECT_EQ(fresh.size(), 1u);
+  }
+}
+
 // A fetch parks on every partition it names and completes by one of them: the watch lists of the
 // others keep its id only until the sweep (Kafka's purge), so they do not grow with the fetches.
 TEST(PurgatoryTest, CompletedOperationsLeaveTheListsOfKeysNeverChecked) {
