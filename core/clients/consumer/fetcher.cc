@@ -1,6 +1,7 @@
 #include "core/clients/consumer/fetcher.h"
 
 #include <algorithm>
+#include <iterator>
 #include <tuple>
 #include <utility>
 #include <variant>
@@ -55,10 +56,12 @@ void Fetcher::Assign(const std::vector<TopicPartition>& partitions) {
   partitions_ = std::move(next);
   ++assign_version_;
   in_state_.fill(0);
-  buffered_partitions_ = 0;
-  for (const auto& [tp, state] : partitions_) {
+  buffered_.clear();
+  size_t rank = 0;
+  for (auto& [tp, state] : partitions_) {
+    state.rank = rank++;
     ++in_state_[static_cast<size_t>(state.state)];
-    if (!state.buffered.empty()) ++buffered_partitions_;
+    if (!state.buffered.empty()) buffered_.emplace(state.rank, &state);
   }
   network_.AddTopics(topics);
 }
@@ -85,7 +88,7 @@ void Fetcher::SetState(PartitionState& state, State next) {
 }
 
 void Fetcher::ClearBuffered(PartitionState& state) {
-  if (!state.buffered.empty()) --buffered_partitions_;
+  if (!state.buffered.empty()) buffered_.erase(state.rank);
   state.buffered.clear();
   Touch(state);
 }
@@ -527,7 +530,7 @@ void Fetcher::HandlePartitionData(const FetchPartitionResponse& data, Offset fet
     }
   }
   if (was_empty && !state->buffered.empty()) {
-    ++buffered_partitions_;
+    buffered_.emplace(state->rank, state);
     Touch(*state);
   }
 }
@@ -544,18 +547,17 @@ void Fetcher::Progress() {
 
 // ---- Handing records out ---------------------------------------------------------------
 
-bool Fetcher::HasRecords() const { return buffered_partitions_ > 0; }
+bool Fetcher::HasRecords() const { return !buffered_.empty(); }
 
 std::vector<ConsumerRecord> Fetcher::Drain(int32_t max_records) {
   KSIM_CHECK(max_records >= 1);
   std::vector<ConsumerRecord> out;
   if (partitions_.empty()) return out;
-  // Partitions in turn, starting one further each call, so that none starves.
-  std::vector<PartitionState*> order;
-  for (auto& [tp, state] : partitions_) order.push_back(&state);
-  const size_t start = next_drain_++ % order.size();
-  for (size_t i = 0; i < order.size() && static_cast<int32_t>(out.size()) < max_records; ++i) {
-    PartitionState& state = *order[(start + i) % order.size()];
+  // Partitions in turn, in partition order from the one `start` ranks name, one further each
+  // call, so that none starves: of them, those with records buffered.
+  const size_t start = next_drain_++ % partitions_.size();
+  auto serve = [&](std::map<size_t, PartitionState*>::iterator at) {
+    PartitionState& state = *at->second;
     while (!state.buffered.empty() && static_cast<int32_t>(out.size()) < max_records) {
       ConsumerRecord& record = state.buffered.front();
       KSIM_CHECK(record.offset >= state.position);
@@ -563,8 +565,15 @@ std::vector<ConsumerRecord> Fetcher::Drain(int32_t max_records) {
       Touch(state);
       out.push_back(std::move(record));
       state.buffered.pop_front();
-      if (state.buffered.empty()) --buffered_partitions_;
     }
+    return state.buffered.empty() ? buffered_.erase(at) : std::next(at);
+  };
+  auto at = buffered_.lower_bound(start);
+  while (at != buffered_.end() && static_cast<int32_t>(out.size()) < max_records) at = serve(at);
+  at = buffered_.begin();
+  while (at != buffered_.end() && at->first < start &&
+         static_cast<int32_t>(out.size()) < max_records) {
+    at = serve(at);
   }
   return out;
 }

@@ -98,6 +98,7 @@ class Fetcher {
     const TopicPartition* tp = nullptr;
     Host* host = nullptr;
     bool changed = false;
+    size_t rank = 0;  // its place in partitions_ (set by Assign)
   };
   // A leader host's partitions, in partition order, and with sessions those whose fetch may
   // have changed since the host's session was last built from its partitions (`built`).
@@ -146,7 +147,7 @@ class Fetcher {
   // Moves `state` to the host that leads it now (none: unled_).
   void Regroup(PartitionState& state);
   // Every change of a partition's state or of whether it has records buffered goes through
-  // these (or Assign), which keep in_state_ and buffered_partitions_.
+  // these (or Assign), which keep in_state_ and buffered_.
   void SetState(PartitionState& state, State next);
   void ClearBuffered(PartitionState& state);
   // A position and nothing buffered.
@@ -186,11 +187,12 @@ class Fetcher {
   std::map<std::string, Host> by_host_;
   std::vector<PartitionState*> unled_;
   uint64_t assign_version_ = 0;
-  // How many partitions are in each State, and how many have records buffered: the walks that
-  // look for a state (NeedingPosition, SendListOffsets) or for records (HasRecords, Drain) are
-  // skipped when there is none, as at most steps of a consumer of many partitions.
+  // How many partitions are in each State: the walks that look for a state (NeedingPosition,
+  // SendListOffsets) are skipped when there is none, as at most steps of a consumer of many
+  // partitions. The partitions with records buffered, by rank: Drain serves those, in turn,
+  // without a walk of the others.
   std::array<size_t, 5> in_state_{};
-  size_t buffered_partitions_ = 0;
+  std::map<size_t, PartitionState*> buffered_;
   std::optional<std::pair<uint64_t, uint64_t>> grouped_at_;  // (assign, metadata) versions
   std::set<std::string> fetching_;                           // leaders with a Fetch in flight
   std::map<std::string, TimeUs> backoff_until_us_;

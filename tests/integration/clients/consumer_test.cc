@@ -728,6 +728,40 @@ TEST_F(ConsumerSimTest, ThePartitionAPollDrainedIsInTheNextFetch) {
   EXPECT_LT(sim_->world().Now() - produced, 100 * kUsPerMs) << c.Dump();
 }
 
+// A poll hands out what is buffered partitions in turn, starting one partition further each time
+// (none starves): with max.poll.records=1 and records buffered in all three partitions, each
+// poll takes the next partition in partition order. Two of them are led by broker 1 and one by
+// broker 2; the records were all written before the consumer starts.
+TEST_F(ConsumerSimTest, PollsTakeTheBufferedPartitionsInTurn) {
+  const TopicPartition t1{"t", PartitionId(1)};
+  const TopicPartition t2{"t", PartitionId(2)};
+  replication_factor_ = 1;
+  assignment_ = {{PartitionId(0), {BrokerId(1)}},
+                 {PartitionId(1), {BrokerId(2)}},
+                 {PartitionId(2), {BrokerId(1)}}};
+  StartCluster(18, 3);
+  for (const TopicPartition& tp : {kT0, t1, t2}) Produce(tp, 10);
+  TestConsumer& c =
+      AddConsumer("c1", {{"auto.offset.reset", "earliest"}, {"max.poll.records", "1"}});
+  c.consumer().Assign({kT0, t1, t2});
+  c.StartPolling(/*processing_us=*/10 * kUsPerMs);
+  ASSERT_TRUE(RunUntil([&] { return c.records().size() >= 30; })) << c.Dump();
+  // The longest run of records each from the partition after the one before (2 -> 0 included).
+  size_t longest = 1;
+  size_t run = 1;
+  for (size_t i = 1; i < c.records().size(); ++i) {
+    const int32_t before = c.records()[i - 1].tp.partition.value();
+    run = c.records()[i].tp.partition.value() == (before + 1) % 3 ? run + 1 : 1;
+    longest = std::max(longest, run);
+  }
+  // Every partition keeps records until it has handed out most of its ten: at least seven
+  // rounds of three once all three are buffered.
+  EXPECT_GE(longest, 21u) << c.Dump();
+  std::map<TopicPartition, int64_t> next;
+  for (const ConsumerRecord& r : c.records()) EXPECT_EQ(r.offset.value(), next[r.tp]++);
+  EXPECT_EQ(next, (std::map<TopicPartition, int64_t>{{kT0, 10}, {t1, 10}, {t2, 10}}));
+}
+
 // ---- Fetch sessions (KIP-227) -----------------------------------------------------------
 
 // A consumer of 12 partitions spread over 3 brokers, one replica each (no follower reads them):
