@@ -47,6 +47,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -151,7 +152,8 @@ struct FetchSession final : public QuietHolder {
   int32_t epoch = kInitialEpoch;  // the epoch its next request must carry
   int64_t cached_size = -1;       // the size the cache accounts it at (-1: not yet)
   Partitions partitions;          // in Kafka's order: answered partitions move to the end
-  std::map<TopicPartition, Partitions::iterator> index;
+  // Each partition by name: looked up (for every partition a fetch names), never walked.
+  std::unordered_map<TopicPartition, Partitions::iterator> index;
   std::vector<Partitions::iterator> to_read;  // in no order (changed only through the methods)
   int64_t fetched_ms = 0;                     // its latest fetch's time
   uint64_t next_position = 0;
