@@ -102,13 +102,15 @@ const FetchPartition* FetchSessionHandler::Find(const TopicPartition& tp) const 
 }
 
 FetchSessionHandler::Verdict FetchSessionHandler::HandleResponse(const FetchResponse& response) {
-  return HandleResponse(response, partitions_.size(),
-                        [this](const TopicPartition& tp) { return partitions_.count(tp) > 0; });
+  const bool all_in_session = std::all_of(
+      response.responses.begin(), response.responses.end(),
+      [this](const FetchPartitionResponse& answer) { return partitions_.count(answer.tp) > 0; });
+  return HandleResponse(response, partitions_.size(), all_in_session);
 }
 
-FetchSessionHandler::Verdict FetchSessionHandler::HandleResponse(
-    const FetchResponse& response, size_t session_size,
-    const std::function<bool(const TopicPartition&)>& in_session) {
+FetchSessionHandler::Verdict FetchSessionHandler::HandleResponse(const FetchResponse& response,
+                                                                 size_t session_size,
+                                                                 bool all_in_session) {
   const FetchSessionResponse metadata = response.session.value_or(FetchSessionResponse{});
   const bool was_full = full();
   if (metadata.error_code != Errc::kNone) {
@@ -116,10 +118,7 @@ FetchSessionHandler::Verdict FetchSessionHandler::HandleResponse(
     return Verdict{.apply = false, .reset = ErrcName(metadata.error_code)};
   }
   // verifyFullFetchResponsePartitions / verifyIncrementalFetchResponsePartitions.
-  const bool known =
-      std::all_of(response.responses.begin(), response.responses.end(),
-                  [&](const FetchPartitionResponse& answer) { return in_session(answer.tp); });
-  if (!known || (was_full && response.responses.size() != session_size)) {
+  if (!all_in_session || (was_full && response.responses.size() != session_size)) {
     Restart(/*close_existing=*/!was_full);
     return Verdict{
         .apply = false,

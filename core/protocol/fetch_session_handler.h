@@ -25,7 +25,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -81,9 +80,9 @@ class FetchSessionHandler {
 
   // For a fetcher whose session partitions are here (Build).
   Verdict HandleResponse(const FetchResponse& response);
-  // For one that keeps them itself: `session_size` of them, `in_session` tells which.
-  Verdict HandleResponse(const FetchResponse& response, size_t session_size,
-                         const std::function<bool(const TopicPartition&)>& in_session);
+  // For one that keeps them itself: `session_size` of them, and whether every partition the
+  // answer names is one of them (`all_in_session`: the caller looked each up).
+  Verdict HandleResponse(const FetchResponse& response, size_t session_size, bool all_in_session);
   void HandleError();
 
  private:

@@ -484,19 +484,30 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
     return Done(leader, /*failed=*/true);
   }
   const FetchResponse& fetched = std::get<FetchResponse>(*response);
-  if (options_.fetch_sessions && !OnSessionAnswer(fetcher, fetched)) {
+  // Each answer's entry of `sent` (null: not in it), looked up once for the session's check and
+  // the answers' use: they come in the order of `sent` (a full fetch's); any other is looked up.
+  // `sent` stays as it is until the next fetch is made (Done).
+  std::vector<SentEntry*> requests(fetched.responses.size(), nullptr);
+  bool all_sent = true;
+  auto hint = fetcher.sent.begin();
+  for (size_t i = 0; i < fetched.responses.size(); ++i) {
+    const TopicPartition& tp = fetched.responses[i].tp;
+    auto request = hint != fetcher.sent.end() && hint->first == tp ? hint : fetcher.sent.find(tp);
+    if (request == fetcher.sent.end()) {
+      all_sent = false;
+      continue;
+    }
+    requests[i] = &*request;
+    hint = std::next(request);
+  }
+  if (options_.fetch_sessions && !OnSessionAnswer(fetcher, fetched, all_sent)) {
     return Done(leader, /*failed=*/false);
   }
   bool failed = false;
-  // Answers come in the order of `sent` (a full fetch's); any other is looked up.
-  auto hint = fetcher.sent.begin();
-  for (const FetchPartitionResponse& answer : fetched.responses) {
-    auto request = hint != fetcher.sent.end() && hint->first == answer.tp
-                       ? hint
-                       : fetcher.sent.find(answer.tp);
-    if (request == fetcher.sent.end()) continue;
-    hint = std::next(request);
-    const SentPartition& asked = request->second;
+  for (size_t i = 0; i < fetched.responses.size(); ++i) {
+    const FetchPartitionResponse& answer = fetched.responses[i];
+    if (requests[i] == nullptr) continue;
+    const SentPartition& asked = requests[i]->second;
     // Checked for each answer: applying one may remove partitions.
     const bool same_members = version == fetcher.membership;
     PartitionState* state =
@@ -535,10 +546,10 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
   Done(leader, failed);
 }
 
-bool ReplicaFetcherManager::OnSessionAnswer(Fetcher& fetcher, const FetchResponse& response) {
-  const FetchSessionHandler::Verdict verdict = fetcher.session.HandleResponse(
-      response, fetcher.sent.size(),
-      [&](const TopicPartition& tp) { return fetcher.sent.count(tp) > 0; });
+bool ReplicaFetcherManager::OnSessionAnswer(Fetcher& fetcher, const FetchResponse& response,
+                                            bool all_sent) {
+  const FetchSessionHandler::Verdict verdict =
+      fetcher.session.HandleResponse(response, fetcher.sent.size(), all_sent);
   if (!verdict.reset.empty()) {
     Emit(events_, ev::kReplicaFetchSessionReset,
          {{field::kLeader, fetcher.leader.value()},

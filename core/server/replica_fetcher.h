@@ -212,8 +212,9 @@ class ReplicaFetcherManager final : public QuietHolder {
   void OnListOffsets(BrokerId leader, FetchPhase phase, const Sent& sent, Result<Message> response);
   void OnFetch(BrokerId leader, uint64_t version, Result<Message> response);
   // FetchSessionHandler.handleResponse: moves the session on; false when the answer is not to be
-  // applied (a session error, or partitions that do not match the session).
-  bool OnSessionAnswer(Fetcher& fetcher, const FetchResponse& response);
+  // applied (a session error, or partitions that do not match the session). `all_sent`: every
+  // partition the answer names is in `sent`.
+  bool OnSessionAnswer(Fetcher& fetcher, const FetchResponse& response, bool all_sent);
   // Finds the fetcher and partition a response is for, when still current.
   PartitionState* Current(BrokerId leader, const TopicPartition& tp, uint64_t incarnation);
   // Ends the in-flight request; backs off when `failed`, else sends the next.
