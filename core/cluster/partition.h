@@ -348,6 +348,11 @@ class Partition final : public LogObserver {
   void set_change_list(std::vector<Partition*>* changed);
   bool change_marked() const { return change_marked_; }
   void ClearChangeMark() { change_marked_ = false; }
+  // Its place in the list of its holder's partitions (ReplicaManager::Partitions), set when the
+  // list is made: a visitor of what changed finds where a partition is in the list without a
+  // lookup. Meaningless until the list is made with it.
+  size_t list_index() const { return list_index_; }
+  void set_list_index(size_t index) const { list_index_ = index; }
 
   // Moves with every change a fetch could see: the log's ends, the HW, the role and epoch, the
   // ISR and a change of it in flight, a follower's LEO, the log going offline. Equal versions:
@@ -438,6 +443,7 @@ class Partition final : public LogObserver {
   Status observer_error_;
   std::vector<Partition*>* change_list_ = nullptr;
   bool change_marked_ = false;
+  mutable size_t list_index_ = 0;
   // Moves version(); ends the quiet holds (their followers caught up as of their last fetches).
   void BumpVersion() {
     ++version_;

@@ -562,7 +562,10 @@ const std::vector<const Partition*>& ReplicaManager::Partitions() const {
   if (partition_list_stale_) {
     partition_list_.clear();
     partition_list_.reserve(partitions_.size());
-    for (const auto& [tp, partition] : partitions_) partition_list_.push_back(partition.get());
+    for (const auto& [tp, partition] : partitions_) {
+      partition->set_list_index(partition_list_.size());
+      partition_list_.push_back(partition.get());
+    }
     partition_list_stale_ = false;
   }
   return partition_list_;

@@ -141,6 +141,7 @@ class ReplicaManager {
   Status CheckpointHighWatermarks();
   Partition* GetPartition(const TopicPartition& tp);
   // In TopicPartition order; changes when a partition is added or removed (partitions_version).
+  // Each partition's list_index() is its place in it.
   const std::vector<const Partition*>& Partitions() const;
   // Moves whenever Partitions() changes.
   uint64_t partitions_version() const { return partitions_version_; }

@@ -1,7 +1,6 @@
 #include "sim/cluster/cluster.h"
 
 #include <algorithm>
-#include <map>
 #include <utility>
 
 #include "core/base/check.h"
@@ -386,7 +385,6 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
   if (slot.process == nullptr) {
     KSIM_CHECK(all);  // a process that went away forces a full pass
     slot.observed.clear();
-    slot.observed_index.clear();
     return;
   }
   ksim::Broker& broker = *slot.process->broker;
@@ -408,9 +406,9 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
     };
     changed_indexes_.clear();  // (index, forced)
     for (const ksim::Partition* partition : changed_) {
-      auto at = slot.observed_index.find(partition);
-      KSIM_CHECK(at != slot.observed_index.end() && partitions[at->second] == partition);
-      changed_indexes_.emplace_back(at->second, false);
+      const size_t index = partition->list_index();  // its place in Partitions() and `observed`
+      KSIM_CHECK(index < partitions.size() && partitions[index] == partition);
+      changed_indexes_.emplace_back(index, false);
     }
     for (const TopicPartition& tp : reobserve_) {
       const size_t index = index_of(tp);
@@ -441,20 +439,21 @@ void Cluster::ObserveSlot(BrokerSlot& slot, bool all) {
   if (!same_replicas) {
     // Replicas added or removed: observe every one again. The checker's track of a replica still
     // there is kept (by its partition's name, as the checker's own tracks are); those of the
-    // replicas gone go with them.
+    // replicas gone go with them. Both lists are in partition order: a merge.
     all = true;
-    std::map<TopicPartition, InvariantChecker::ReplicaTrack> kept;
-    for (const ObservedReplica& before : slot.observed) {
-      if (before.partition != nullptr) kept.emplace(before.seen.tp, before.track);
-    }
+    std::vector<ObservedReplica> before = std::move(slot.observed);
     slot.observed.assign(partitions.size(), ObservedReplica{});
-    for (size_t i = 0; i < partitions.size() && !kept.empty(); ++i) {
-      auto it = kept.find(partitions[i]->tp());
-      if (it != kept.end()) slot.observed[i].track = it->second;
+    size_t from = 0;
+    for (size_t i = 0; i < partitions.size(); ++i) {
+      const TopicPartition& tp = partitions[i]->tp();
+      while (from < before.size() &&
+             (before[from].partition == nullptr || before[from].seen.tp < tp)) {
+        ++from;
+      }
+      if (from < before.size() && before[from].seen.tp == tp) {
+        slot.observed[i].track = before[from].track;
+      }
     }
-    slot.observed_index.clear();
-    slot.observed_index.reserve(partitions.size());
-    for (size_t i = 0; i < partitions.size(); ++i) slot.observed_index.emplace(partitions[i], i);
   }
   slot.observed_version = broker.partitions_version();
   slot.observed_incarnation = incarnation;

@@ -52,7 +52,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "core/admin/topic_admin.h"
@@ -226,8 +225,6 @@ class Cluster {
     // The broker's partitions_version and process incarnation `observed` follows.
     uint64_t observed_version = 0;
     uint64_t observed_incarnation = 0;
-    // Where each of those replicas is in `observed` (and in Partitions()).
-    std::unordered_map<const ksim::Partition*, size_t> observed_index;
     // When the node's disk has done the work charged to it so far (ChargeDisks).
     TimeUs disk_free_us = 0;
   };

@@ -69,6 +69,32 @@ class FetchSessionClusterTest : public BrokerClusterTest {
 // The broker's request path (KafkaApis.handleFetchRequest with a FetchManager): a client opens a
 // session on three partitions; an incremental fetch answers only the partition that has new
 // records, and nothing once they are read.
+// ReplicaManager::Partitions lists a broker's partitions in partition order and gives each its
+// place in the list (list_index, what the simulator's pass over changed partitions finds them by);
+// a partition added makes a new list, and the places follow.
+TEST_F(FetchSessionClusterTest, EachPartitionKnowsItsPlaceInItsBrokersList) {
+  Start(KafkaRelease::k2_0, 1);
+  CreateTopic(12, {k1});
+  const ReplicaManager& broker = cluster_->broker(k1)->replica_manager();
+  auto check = [&](size_t expected) {
+    const std::vector<const Partition*>& list = broker.Partitions();
+    ASSERT_EQ(list.size(), expected);
+    for (size_t i = 0; i < list.size(); ++i) {
+      EXPECT_EQ(list[i]->list_index(), i) << ToString(list[i]->tp());
+      if (i > 0) EXPECT_LT(list[i - 1]->tp(), list[i]->tp());
+    }
+  };
+  check(12);  // t-10 and t-11 before t-2
+  TopicSpec other;
+  other.name = "a";
+  other.partitions = 2;
+  other.replication_factor = 1;
+  ASSERT_TRUE(cluster_->CreateTopicAndWait(std::move(other)).ok());
+  ASSERT_TRUE(cluster_->RunUntil([&] { return broker.Partitions().size() == 14; }, 10 * kSecondUs));
+  check(14);  // a-0 and a-1 first: every place of "t" moved by two
+  EXPECT_EQ(broker.Partitions()[2]->tp(), Tp(0));
+}
+
 TEST_F(FetchSessionClusterTest, AClientsIncrementalFetchAnswersOnlyWhatChanged) {
   Start(KafkaRelease::k1_1, 1);
   CreateTopic(3, {k1});
