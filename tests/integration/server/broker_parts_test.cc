@@ -255,16 +255,17 @@ TEST(PurgatoryTest, ChecksOldestFirstAndEachOperationOncePerKey) {
 TEST(PurgatoryTest, ACheckAsksTheWatchersItBeganWithOldestFirst) {
   sim::EventLoop loop;
   bool ready = false;
+  bool never = false;  // operation 99's readiness: outlives every operation
   std::vector<int> tries;
   class Parking final : public DelayedOperation {
    public:
-    Parking(Purgatory& purgatory, bool& ready, std::vector<int>& tries)
-        : purgatory_(purgatory), ready_(ready), tries_(tries) {}
+    Parking(Purgatory& purgatory, bool& ready, bool& never, std::vector<int>& tries)
+        : purgatory_(purgatory), ready_(ready), never_(never), tries_(tries) {}
     bool TryComplete() override {
       tries_.push_back(0);
       if (!ready_) return false;
       EXPECT_FALSE(purgatory_.TryCompleteElseWatch(
-          std::make_unique<OrderedOperation>(99, not_ready_, tries_), 1000, {kT0}));
+          std::make_unique<OrderedOperation>(99, never_, tries_), 1000, {kT0}));
       return true;
     }
     void OnExpiration() override {}
@@ -272,16 +273,16 @@ TEST(PurgatoryTest, ACheckAsksTheWatchersItBeganWithOldestFirst) {
    private:
     Purgatory& purgatory_;
     bool& ready_;
+    bool& never_;
     std::vector<int>& tries_;
-    bool not_ready_ = false;
   };
   for (int count : {3, 12}) {
     SCOPED_TRACE(count);
     Purgatory fresh(loop, "test");
     ready = false;
     tries.clear();
-    EXPECT_FALSE(
-        fresh.TryCompleteElseWatch(std::make_unique<Parking>(fresh, ready, tries), 1000, {kT0}));
+    EXPECT_FALSE(fresh.TryCompleteElseWatch(std::make_unique<Parking>(fresh, ready, never, tries),
+                                            1000, {kT0}));
     for (int name = 1; name < count; ++name) {
       EXPECT_FALSE(fresh.TryCompleteElseWatch(
           std::make_unique<OrderedOperation>(name, ready, tries), 1000, {kT0}));
