@@ -34,11 +34,37 @@ RecordAccumulator::RecordAccumulator(AccumulatorConfig config) : config_(config)
   KSIM_CHECK(config_.max_in_flight_requests_per_connection >= 1);
 }
 
+RecordAccumulator::Partitions::iterator RecordAccumulator::FindEntry(const TopicPartition& tp) {
+  auto found = lookup_.find(tp);
+  return found == lookup_.end() ? partitions_.end() : found->second;
+}
+
+RecordAccumulator::Partitions::const_iterator RecordAccumulator::FindEntry(
+    const TopicPartition& tp) const {
+  auto found = lookup_.find(tp);
+  return found == lookup_.end() ? partitions_.end() : Partitions::const_iterator(found->second);
+}
+
+std::pair<RecordAccumulator::Partitions::iterator, bool> RecordAccumulator::EmplaceEntry(
+    const TopicPartition& tp) {
+  auto found = lookup_.find(tp);
+  if (found != lookup_.end()) return {found->second, false};
+  auto added = partitions_.try_emplace(tp).first;
+  lookup_.emplace(tp, added);
+  return {added, true};
+}
+
+RecordAccumulator::PartitionState& RecordAccumulator::StateOf(const TopicPartition& tp) {
+  auto found = lookup_.find(tp);
+  KSIM_CHECK(found != lookup_.end());
+  return found->second->second;
+}
+
 RecordAccumulator::AppendResult RecordAccumulator::Append(const TopicPartition& tp,
                                                           RecordInput record, uint64_t record_id,
                                                           int64_t now_ms) {
   KSIM_CHECK_MSG(!closed_, "append after close");
-  auto [entry, added] = partitions_.try_emplace(tp);
+  auto [entry, added] = EmplaceEntry(tp);
   PartitionState& state = entry->second;
   if (state.queue.empty()) Enqueued(entry->first, state);
   const int64_t record_size = EstimateRecordSize(record);
@@ -236,7 +262,7 @@ std::vector<ProducerBatch*> RecordAccumulator::DrainGrouped(BrokerId node, int64
 void RecordAccumulator::Reenqueue(BatchId id, int64_t now_ms) {
   ProducerBatch& batch = *batches_.at(id);
   KSIM_CHECK_MSG(batch.in_flight, "only an in-flight batch is re-enqueued");
-  PartitionState& state = partitions_.at(batch.tp);
+  PartitionState& state = StateOf(batch.tp);
   Forget(batch);  // it stays sequenced
   batch.retry = true;
   batch.last_attempt_ms = now_ms;
@@ -251,7 +277,7 @@ void RecordAccumulator::Reenqueue(BatchId id, int64_t now_ms) {
     }
     ++it;
   }
-  const TopicPartition& tp = partitions_.find(batch.tp)->first;
+  const TopicPartition& tp = FindEntry(batch.tp)->first;
   if (state.queue.empty()) Enqueued(tp, state);
   state.queue.insert(it, id);
   RefreshHeadExpiry(tp, state);
@@ -270,7 +296,7 @@ void RecordAccumulator::RefreshHeadExpiry(const TopicPartition& tp, PartitionSta
 }
 
 void RecordAccumulator::Forget(ProducerBatch& batch) {
-  auto entry = partitions_.find(batch.tp);
+  auto entry = FindEntry(batch.tp);
   PartitionState& state = entry->second;
   if (batch.in_flight) {
     state.in_flight.erase(batch.id);
@@ -283,7 +309,7 @@ void RecordAccumulator::Forget(ProducerBatch& batch) {
 }
 
 void RecordAccumulator::Unsequence(const ProducerBatch& batch) {
-  PartitionState& state = partitions_.at(batch.tp);
+  PartitionState& state = StateOf(batch.tp);
   auto seq = state.sequenced.find(batch.base_sequence);
   if (seq != state.sequenced.end() && seq->second == batch.id) state.sequenced.erase(seq);
 }
@@ -327,7 +353,7 @@ std::vector<std::unique_ptr<ProducerBatch>> RecordAccumulator::Expire(int64_t no
     std::sort(due.begin(), due.end(),
               [](const TopicPartition* a, const TopicPartition* b) { return *a < *b; });
     for (const TopicPartition* tp : due) {
-      const PartitionState& state = partitions_.at(*tp);
+      const PartitionState& state = StateOf(*tp);
       for (size_t i = 0; i < state.queue.size(); ++i) {
         const ProducerBatch& batch = *batches_.at(state.queue[i]);
         if (now_ms < RequestTimeoutExpiryMs(batch, state, i)) break;  // the first that stays
@@ -404,13 +430,13 @@ bool RecordAccumulator::HasCurrentProducerId(const ProducerBatch& batch) const {
 }
 
 Sequence RecordAccumulator::NextSequence(const TopicPartition& tp) const {
-  auto it = partitions_.find(tp);
+  auto it = FindEntry(tp);
   return it == partitions_.end() ? Sequence(0) : it->second.next_sequence;
 }
 
 void RecordAccumulator::OnAcked(const ProducerBatch& batch, Offset base_offset) {
   if (!batch.has_sequence() || !HasCurrentProducerId(batch)) return;
-  PartitionState& state = partitions_[batch.tp];
+  PartitionState& state = EmplaceEntry(batch.tp).first->second;
   const Sequence last = IncrementSequence(batch.base_sequence, batch.record_count() - 1);
   state.last_acked_sequence = std::max(state.last_acked_sequence, last);
   if (base_offset != kUndefinedOffset) {
@@ -420,12 +446,12 @@ void RecordAccumulator::OnAcked(const ProducerBatch& batch, Offset base_offset) 
 }
 
 Sequence RecordAccumulator::LastAckedSequence(const TopicPartition& tp) const {
-  auto it = partitions_.find(tp);
+  auto it = FindEntry(tp);
   return it == partitions_.end() ? Sequence(-1) : it->second.last_acked_sequence;
 }
 
 Offset RecordAccumulator::LastAckedOffset(const TopicPartition& tp) const {
-  auto it = partitions_.find(tp);
+  auto it = FindEntry(tp);
   return it == partitions_.end() ? kUndefinedOffset : it->second.last_acked_offset;
 }
 
@@ -437,7 +463,7 @@ void RecordAccumulator::AdjustSequencesAfterFailedBatch(const ProducerBatch& bat
   // Kafka 2.0 adjusts whatever partition state exists, even after the id changed; a batch of an
   // older id must not move the sequences of the new one.
   if (!batch.has_sequence() || !HasCurrentProducerId(batch)) return;
-  auto found = partitions_.find(batch.tp);
+  auto found = FindEntry(batch.tp);
   if (found == partitions_.end()) return;
   PartitionState& state = found->second;
   const int32_t count = batch.record_count();
@@ -459,7 +485,7 @@ void RecordAccumulator::AdjustSequencesAfterFailedBatch(const ProducerBatch& bat
 }
 
 void RecordAccumulator::StartSequencesAtBeginning(const TopicPartition& tp) {
-  PartitionState& state = partitions_[tp];
+  PartitionState& state = EmplaceEntry(tp).first->second;
   std::map<Sequence, BatchId> renumbered;
   Sequence sequence(0);
   for (const auto& [old_sequence, id] : state.sequenced) {
@@ -475,12 +501,12 @@ void RecordAccumulator::StartSequencesAtBeginning(const TopicPartition& tp) {
 }
 
 void RecordAccumulator::MarkSequenceUnresolved(const TopicPartition& tp) {
-  partitions_[tp].unresolved = true;
+  EmplaceEntry(tp).first->second.unresolved = true;
   maybe_unresolved_ = true;
 }
 
 bool RecordAccumulator::HasUnresolvedSequence(const TopicPartition& tp) const {
-  auto it = partitions_.find(tp);
+  auto it = FindEntry(tp);
   return it != partitions_.end() && it->second.unresolved;
 }
 
@@ -519,7 +545,7 @@ size_t RecordAccumulator::in_flight_count() const {
 }
 
 size_t RecordAccumulator::InFlightCount(const TopicPartition& tp) const {
-  auto it = partitions_.find(tp);
+  auto it = FindEntry(tp);
   return it == partitions_.end() ? 0 : it->second.in_flight.size();
 }
 
@@ -531,7 +557,7 @@ int64_t RecordAccumulator::record_count() const {
 
 const std::deque<BatchId>& RecordAccumulator::Queue(const TopicPartition& tp) const {
   static const std::deque<BatchId> kEmpty;
-  auto it = partitions_.find(tp);
+  auto it = FindEntry(tp);
   return it == partitions_.end() ? kEmpty : it->second.queue;
 }
 

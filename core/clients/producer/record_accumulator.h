@@ -43,6 +43,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/base/status.h"
@@ -281,9 +283,20 @@ class RecordAccumulator {
   // Removes `batch` from its partition's sequenced batches.
   void Unsequence(const ProducerBatch& batch);
 
+  using Partitions = std::map<TopicPartition, PartitionState>;
+  // partitions_' entry of `tp` (end() when none), found through lookup_: a hash lookup rather
+  // than a walk of the tree, for the lookups of every record, batch and answer.
+  Partitions::iterator FindEntry(const TopicPartition& tp);
+  Partitions::const_iterator FindEntry(const TopicPartition& tp) const;
+  // The entry of `tp`, added when there is none (true: added).
+  std::pair<Partitions::iterator, bool> EmplaceEntry(const TopicPartition& tp);
+  // The entry of `tp`. REQUIRES: there is one.
+  PartitionState& StateOf(const TopicPartition& tp);
+
   AccumulatorConfig config_;
   std::map<BatchId, std::unique_ptr<ProducerBatch>> batches_;
-  std::map<TopicPartition, PartitionState> partitions_;  // entries are never erased
+  Partitions partitions_;  // entries are never erased; walked in partition order
+  std::unordered_map<TopicPartition, Partitions::iterator> lookup_;  // partitions_ by name
   // The partitions whose queue is not empty, in partitions_' order (the walks that look for
   // sendable or expiring batches visit only these: a producer of many partitions has a few
   // queued at a time). Every queue change keeps it (Append, Drain, Reenqueue, Forget).
