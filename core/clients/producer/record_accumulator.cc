@@ -55,9 +55,9 @@ std::pair<RecordAccumulator::Partitions::iterator, bool> RecordAccumulator::Empl
 }
 
 RecordAccumulator::PartitionState& RecordAccumulator::StateOf(const TopicPartition& tp) {
-  auto found = lookup_.find(tp);
-  KSIM_CHECK(found != lookup_.end());
-  return found->second->second;
+  const auto entry = FindEntry(tp);
+  KSIM_CHECK(entry != partitions_.end());
+  return entry->second;
 }
 
 RecordAccumulator::AppendResult RecordAccumulator::Append(const TopicPartition& tp,
@@ -262,7 +262,10 @@ std::vector<ProducerBatch*> RecordAccumulator::DrainGrouped(BrokerId node, int64
 void RecordAccumulator::Reenqueue(BatchId id, int64_t now_ms) {
   ProducerBatch& batch = *batches_.at(id);
   KSIM_CHECK_MSG(batch.in_flight, "only an in-flight batch is re-enqueued");
-  PartitionState& state = StateOf(batch.tp);
+  const auto entry = FindEntry(batch.tp);  // entries are never erased: it holds through Forget
+  KSIM_CHECK(entry != partitions_.end());
+  const TopicPartition& tp = entry->first;
+  PartitionState& state = entry->second;
   Forget(batch);  // it stays sequenced
   batch.retry = true;
   batch.last_attempt_ms = now_ms;
@@ -277,7 +280,6 @@ void RecordAccumulator::Reenqueue(BatchId id, int64_t now_ms) {
     }
     ++it;
   }
-  const TopicPartition& tp = FindEntry(batch.tp)->first;
   if (state.queue.empty()) Enqueued(tp, state);
   state.queue.insert(it, id);
   RefreshHeadExpiry(tp, state);
