@@ -56,4 +56,15 @@ inline size_t HashText(std::string_view text) {
   return static_cast<size_t>(h);
 }
 
+// HashText and SameText as a hash table's hash and key equality, transparent: a table keyed by
+// std::string finds a std::string_view without a copy (std::unordered_map's heterogeneous find).
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view text) const { return HashText(text); }
+};
+struct TextEqual {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const { return SameText(a, b); }
+};
+
 }  // namespace ksim

@@ -23,8 +23,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "core/base/short_text.h"
 #include "core/base/status.h"
 #include "core/base/types.h"
 
@@ -174,7 +176,8 @@ class Topology {
 
   Graph graph_;
   std::vector<NodeState> nodes_;  // indexed by NodeId, same as graph_'s vertices
-  std::map<std::string, NodeId, std::less<>> ids_;
+  // Looked up at every message sent (a node's name to its id); never walked.
+  std::unordered_map<std::string, NodeId, TextHash, TextEqual> ids_;
   std::map<ListenerId, Listener> listeners_;
   ListenerId next_listener_id_ = 1;
 };
