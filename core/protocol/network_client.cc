@@ -1,6 +1,7 @@
 #include "core/protocol/network_client.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -32,10 +33,27 @@ NetworkClient::~NetworkClient() {
   transport_.SetHandler(nullptr);
 }
 
+uint64_t NetworkClient::NamePrefix(std::string_view name) {
+  uint64_t prefix = 0;
+  if (name.size() >= sizeof(prefix)) {
+    std::memcpy(&prefix, name.data(), sizeof(prefix));
+  } else {
+    for (size_t i = 0; i < name.size(); ++i) {
+      prefix |= uint64_t{static_cast<uint8_t>(name[i])} << (8 * i);
+    }
+  }
+  return prefix;
+}
+
 const NetworkClient::Peer* NetworkClient::FindPeer(std::string_view name) const {
-  auto it = std::find_if(peers_.begin(), peers_.end(),
-                         [name](const Peer& peer) { return peer.name == name; });
-  return it == peers_.end() ? nullptr : &*it;
+  const uint64_t prefix = NamePrefix(name);
+  for (const Peer& peer : peers_) {
+    if (peer.prefix == prefix && peer.name.size() == name.size() &&
+        (name.size() <= sizeof(prefix) || peer.name == name)) {
+      return &peer;
+    }
+  }
+  return nullptr;
 }
 
 NetworkClient::Peer* NetworkClient::FindPeer(std::string_view name) {
@@ -44,7 +62,7 @@ NetworkClient::Peer* NetworkClient::FindPeer(std::string_view name) {
 
 NetworkClient::Peer& NetworkClient::PeerFor(std::string_view name) {
   if (Peer* peer = FindPeer(name)) return *peer;
-  return peers_.emplace_back(Peer{std::string(name)});
+  return peers_.emplace_back(Peer{.name = std::string(name), .prefix = NamePrefix(name)});
 }
 
 int32_t NetworkClient::in_flight(std::string_view peer) const {

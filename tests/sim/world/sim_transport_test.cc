@@ -245,6 +245,63 @@ TEST_F(SimTransportTest, InFlightBoundMakesThePeerNotReadyUntilAResponseArrives)
   EXPECT_TRUE(client_->Ready("broker-1"));
 }
 
+// The client tells its peers apart by their first eight bytes first (NetworkClient::FindPeer):
+// names alike there, of the same length or not, keep their own in-flight counts and answers.
+TEST(SimTransportPeersTest, PeersWhoseNamesShareTheirFirstEightBytesStayApart) {
+  EventLoop loop;
+  const std::vector<std::string> servers = {"broker-1", "broker-10", "broker-11", "consumer-a",
+                                            "consumer-b"};
+  std::vector<std::string> nodes = servers;
+  nodes.push_back("p1");
+  std::unique_ptr<Topology> topology = Topology::FullMesh(nodes, LinkSpec{1000, 1000, 0, 0});
+  Network network(loop, *topology, RandomStream(1), NetworkOptions{});
+  std::vector<std::unique_ptr<EchoServer>> echo;
+  for (const std::string& name : servers) {
+    echo.push_back(std::make_unique<EchoServer>(loop, network, name));
+    echo.back()->Hold();
+  }
+  SimTransport transport(network, "p1");
+  transport.Attach();
+  NetworkClientOptions options;
+  options.max_in_flight_requests_per_connection = 3;
+  options.request_timeout_us = 1'000'000;
+  NetworkClient client(transport, loop, NetworkClient::Handlers{}, options);
+  std::vector<std::pair<std::string, std::string>> answered;  // (peer asked, topic answered)
+  auto send = [&](const std::string& to, const std::string& topic) {
+    MetadataRequest request;
+    request.topics = std::vector<std::string>{topic};
+    client.Send(to, request, [&answered, to](Result<ksim::Message> response) {
+      ASSERT_TRUE(response.ok());
+      answered.emplace_back(to, std::get<MetadataResponse>(*response).topic_metadata.at(0).topic);
+    });
+  };
+  // 0, 1, 2, 3 and 1 requests in flight, in the order of `servers`.
+  send("broker-10", "a");
+  send("broker-11", "b");
+  send("broker-11", "c");
+  send("consumer-a", "d");
+  send("consumer-a", "e");
+  send("consumer-a", "f");
+  send("consumer-b", "g");
+  const std::vector<int32_t> expected = {0, 1, 2, 3, 1};
+  for (size_t i = 0; i < servers.size(); ++i) {
+    EXPECT_EQ(client.in_flight(servers[i]), expected[i]) << servers[i];
+    EXPECT_EQ(client.Ready(servers[i]), expected[i] < 3) << servers[i];
+  }
+  EXPECT_EQ(client.in_flight("broker-12"), 0);  // never asked: alike, but no peer of its own
+  for (auto& server : echo) server->Release();
+  ASSERT_TRUE(loop.RunUntilIdle(1'000'000));
+  EXPECT_EQ(answered, (std::vector<std::pair<std::string, std::string>>{{"broker-10", "a"},
+                                                                        {"broker-11", "b"},
+                                                                        {"broker-11", "c"},
+                                                                        {"consumer-a", "d"},
+                                                                        {"consumer-a", "e"},
+                                                                        {"consumer-a", "f"},
+                                                                        {"consumer-b", "g"}}));
+  for (const std::string& name : servers) EXPECT_EQ(client.in_flight(name), 0) << name;
+  EXPECT_EQ(client.in_flight(), 0u);
+}
+
 TEST_F(SimTransportTest, TimeoutFailsTheRequestAndTheLateResponseIsDropped) {
   Build(Options(5, 20'000));
   server_->Hold();
