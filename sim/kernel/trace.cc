@@ -3,6 +3,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -31,8 +32,19 @@ Result<TraceLevel> ParseTraceLevel(std::string_view name) {
 
 // XXH64_state_t is complete here alone (XXH_INLINE_ALL compiles xxHash into this file, its
 // names prefixed: nothing clashes with a libxxhash linked elsewhere).
+// Bytes are gathered into `pending` and hashed a block at a time: XXH64_update's cost per call
+// (its 32-byte stripes begun and ended, the leftover copied) is most of a trace line's hash when
+// each ~150-byte line is a call of its own (docs/BENCHMARKS.md, "Scale", twenty-fifth change).
+// The digest is the same however the bytes are split.
 struct Xxh64::State {
+  static constexpr size_t kBlock = 16 * 1024;
+  void Drain() {
+    XXH64_update(&xxh, pending, pending_size);
+    pending_size = 0;
+  }
   XXH64_state_t xxh;
+  size_t pending_size = 0;
+  char pending[kBlock];
 };
 
 Xxh64::Xxh64() : state_(std::make_unique<State>()) { XXH64_reset(&state_->xxh, 0); }
@@ -41,11 +53,26 @@ Xxh64::Xxh64(Xxh64&&) noexcept = default;
 Xxh64& Xxh64::operator=(Xxh64&&) noexcept = default;
 
 void Xxh64::Update(std::string_view bytes) {
-  // (An empty view's data may be null: XXH64_update takes a null pointer with a zero length.)
-  XXH64_update(&state_->xxh, bytes.data(), bytes.size());
+  State& state = *state_;
+  if (bytes.size() <= State::kBlock - state.pending_size) {
+    if (!bytes.empty()) std::memcpy(state.pending + state.pending_size, bytes.data(), bytes.size());
+    state.pending_size += bytes.size();
+    return;
+  }
+  state.Drain();
+  if (bytes.size() >= State::kBlock) {
+    XXH64_update(&state.xxh, bytes.data(), bytes.size());
+    return;
+  }
+  std::memcpy(state.pending, bytes.data(), bytes.size());
+  state.pending_size = bytes.size();
 }
 
-uint64_t Xxh64::digest() const { return XXH64_digest(&state_->xxh); }
+// (Draining changes no byte the digest covers: the hash object stays logically const.)
+uint64_t Xxh64::digest() const {
+  state_->Drain();
+  return XXH64_digest(&state_->xxh);
+}
 
 std::string Xxh64::Hex(uint64_t digest) {
   static constexpr char kDigits[] = "0123456789abcdef";

@@ -162,6 +162,19 @@ TEST(TraceWriterTest, Xxh64MatchesPublishedVectors) {
     }
     ASSERT_EQ(hash.digest(), 0x79C9FA152BB53C71ULL) << "pieces of " << piece;
   }
+  // Longer than the block Update gathers bytes into (16 KiB), split every way it handles: small
+  // pieces that fill a block to the byte or cross into the next, pieces longer than a block, one
+  // piece; the digest as `xxhsum -H1` prints it for the same 100,000 bytes.
+  std::string long_text;
+  for (size_t i = 0; i < 100'000; ++i) long_text += static_cast<char>('a' + (i * 7 + i / 26) % 26);
+  for (size_t piece : {1, 150, 4096, 16383, 16384, 16385, 40000, 100000}) {
+    Xxh64 hash;
+    for (size_t at = 0; at < long_text.size(); at += piece) {
+      hash.Update(std::string_view(long_text).substr(at, piece));
+      if (at % 3 == 0) (void)hash.digest();
+    }
+    ASSERT_EQ(hash.digest(), 0xD50534375CBE8AE1ULL) << "pieces of " << piece;
+  }
   // A moved hash carries its stream on.
   Xxh64 first;
   first.Update("foo");
