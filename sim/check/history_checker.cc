@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <memory_resource>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -20,16 +19,6 @@
 namespace ksim::sim {
 namespace {
 
-// The checker's indexes are built once, read, and dropped together at the end of the check: they
-// live in one arena (Checker::arena_), whose blocks go back at once, instead of some 60,000 nodes
-// and vectors allocated and freed one by one (docs/BENCHMARKS.md, "Scale", twenty-fifth change).
-template <class T>
-using List = std::pmr::vector<T>;
-template <class Key, class Value>
-using ArenaHashMap = std::pmr::unordered_map<Key, Value, KeyHash>;
-template <class Key, class Value>
-using ArenaMap = std::pmr::map<Key, Value>;
-
 struct Copy {
   TopicPartition tp;
   Offset offset{-1};
@@ -40,22 +29,22 @@ struct Send {
   const HistoryOp* invoke = nullptr;
   const HistoryOp* completion = nullptr;  // null: never completed
   bool acked = false;
-  List<Copy> copies;  // where the final logs hold it, in (partition, offset) order
+  std::vector<Copy> copies;  // where the final logs hold it, in (partition, offset) order
   TimeUs end_us() const { return completion != nullptr ? completion->t_us : INT64_MAX; }
 };
 
 std::string TpText(const TopicPartition& tp) { return ToString(tp); }
 
 // Searches in records sorted by time (each list is in the order events happened).
-template <class T, class Alloc>
-typename std::vector<const T*, Alloc>::const_iterator FirstAtOrAfter(
-    const std::vector<const T*, Alloc>& sorted, TimeUs t_us) {
+template <class T>
+typename std::vector<const T*>::const_iterator FirstAtOrAfter(const std::vector<const T*>& sorted,
+                                                              TimeUs t_us) {
   return std::lower_bound(sorted.begin(), sorted.end(), t_us,
                           [](const T* x, TimeUs t) { return x->t_us < t; });
 }
 // The last record at or before `t_us`, or null.
-template <class T, class Alloc>
-const T* LastAtOrBefore(const std::vector<const T*, Alloc>& sorted, TimeUs t_us) {
+template <class T>
+const T* LastAtOrBefore(const std::vector<const T*>& sorted, TimeUs t_us) {
   auto it = std::upper_bound(sorted.begin(), sorted.end(), t_us,
                              [](TimeUs t, const T* x) { return t < x->t_us; });
   return it == sorted.begin() ? nullptr : *(it - 1);
@@ -93,7 +82,8 @@ class Checker {
   // A record another live replica still holds at its offset while the leader holds another one
   // there: the first election after the ack of a leader without it. "" when none.
   std::string DivergedCause(const Send& send, const PartitionAudit& audited,
-                            const List<const ElectionRecord*>& elections, TimeUs* cause_t_us) const;
+                            const std::vector<const ElectionRecord*>& elections,
+                            TimeUs* cause_t_us) const;
   // Where a live replica holds `send`'s value in its partition (nullopt: nowhere), and why the
   // audit did not read it there.
   std::optional<std::string> UnavailableCause(const Send& send, const TopicPartition& tp) const;
@@ -144,7 +134,8 @@ class Checker {
   std::string DuplicateCause(const Send& send, const TopicPartition& tp, TimeUs* cause_t_us) const;
   std::string RetryCause(const Send& send, const TopicPartition& tp, TimeUs* cause_t_us) const;
   std::string RedeliveryCause(const std::string& group, const Send& send,
-                              const List<const HistoryOp*>& deliveries, TimeUs* cause_t_us) const;
+                              const std::vector<const HistoryOp*>& deliveries,
+                              TimeUs* cause_t_us) const;
   std::string UndeliveredCause(const std::string& group, const Copy& copy,
                                TimeUs* cause_t_us) const;
   std::string LostCommitAnswerCause(const std::string& group, const Copy& copy,
@@ -166,19 +157,17 @@ class Checker {
   }
 
   const CheckInput& in_;
-  // Declared before the indexes it holds: it outlives them.
-  std::pmr::monotonic_buffer_resource arena_;
   std::vector<Send> sends_;  // in invoke order
   // Keyed by views of the history's text (which outlives the check).
-  ArenaHashMap<std::string_view, size_t> send_of_id_{&arena_};  // record id -> sends_ index
-  ArenaHashMap<std::string_view, List<size_t>> sends_of_value_{&arena_};  // in send order
+  HashMap<std::string_view, size_t> send_of_id_;                   // record id -> sends_ index
+  HashMap<std::string_view, std::vector<size_t>> sends_of_value_;  // in send order
   // (partition, offset) of a final-log copy -> the send it belongs to.
-  ArenaHashMap<std::pair<TopicPartition, Offset>, size_t> owner_{&arena_};
+  HashMap<std::pair<TopicPartition, Offset>, size_t> owner_;
   std::set<std::string, std::less<>> audited_topics_;
   std::map<TopicPartition, const PartitionAudit*> audited_partitions_;
-  ArenaMap<TopicPartition, List<const ElectionRecord*>> elections_{&arena_};
-  ArenaMap<TopicPartition, List<const TruncationRecord*>> truncations_{&arena_};
-  ArenaMap<TopicPartition, List<const RoleRecord*>> roles_{&arena_};
+  std::map<TopicPartition, std::vector<const ElectionRecord*>> elections_;
+  std::map<TopicPartition, std::vector<const TruncationRecord*>> truncations_;
+  std::map<TopicPartition, std::vector<const RoleRecord*>> roles_;
   std::map<std::pair<std::string, TopicPartition>, std::vector<const RetryRecord*>> retries_;
   std::map<std::string, std::vector<const FaultRecord*>> faults_;  // node -> its faults
   std::map<std::string, std::set<std::string>, std::less<>> groups_of_topic_;
@@ -187,8 +176,7 @@ class Checker {
   // without a position): the records before are not owed to the group.
   std::map<std::pair<std::string, TopicPartition>, Offset> owed_from_;
   // (group, record id) -> its deliveries, in history order.
-  ArenaHashMap<std::pair<std::string_view, std::string_view>, List<const HistoryOp*>> deliveries_{
-      &arena_};
+  HashMap<std::pair<std::string_view, std::string_view>, std::vector<const HistoryOp*>> deliveries_;
   // (group, partition) -> ok commits, in history order, and the highest offset so far.
   struct Commits {
     std::vector<const HistoryOp*> ops;
@@ -216,7 +204,7 @@ std::string_view GroupOf(const HistoryOp& op) { return op.group.empty() ? op.pro
 void Checker::IndexSends() {
   for (const HistoryOp& op : in_.history->ops()) {
     if (op.f != OpFunction::kSend || op.type != OpType::kInvoke) continue;
-    Send send{.copies = List<Copy>(&arena_)};
+    Send send;
     send.invoke = &op;
     send.completion = in_.history->CompletionOf(op.index);
     send.acked = send.completion != nullptr && send.completion->type == OpType::kOk &&
@@ -232,7 +220,7 @@ void Checker::IndexLogs(CheckResult& result) {
   // value decides; a value typed in several sends is shared out: a copy goes to the send acked
   // at its offset, else to the earliest send of that value with no copy yet, else to the first
   // send of the value (a duplicate).
-  ArenaHashMap<std::pair<TopicPartition, Offset>, size_t> acked_at(&arena_);
+  HashMap<std::pair<TopicPartition, Offset>, size_t> acked_at;
   acked_at.reserve(sends_.size());
   for (size_t i = 0; i < sends_.size(); ++i) {
     if (!sends_[i].acked) continue;
@@ -255,7 +243,7 @@ void Checker::IndexLogs(CheckResult& result) {
     }
   }
   for (const auto& [partition, record] : unplaced) {
-    const List<size_t>& candidates = sends_of_value_.at(record->value);
+    const std::vector<size_t>& candidates = sends_of_value_.at(record->value);
     size_t owner = candidates.front();
     for (size_t candidate : candidates) {
       if (sends_[candidate].copies.empty()) {
@@ -497,7 +485,7 @@ constexpr std::string_view kDivergedLogKept =
     "diverged from its leader's and never serves it";
 
 std::string Checker::DivergedCause(const Send& send, const PartitionAudit& audited,
-                                   const List<const ElectionRecord*>& elections,
+                                   const std::vector<const ElectionRecord*>& elections,
                                    TimeUs* cause_t_us) const {
   // A replica that still holds the record where the acking leader wrote it, while the leader
   // holds something else there: their logs diverged and nothing truncated it away.
@@ -616,7 +604,7 @@ std::string Checker::LastCommitText(const std::string& group, const TopicPartiti
 }
 
 std::string Checker::RedeliveryCause(const std::string& group, const Send& send,
-                                     const List<const HistoryOp*>& deliveries,
+                                     const std::vector<const HistoryOp*>& deliveries,
                                      TimeUs* cause_t_us) const {
   const HistoryOp& first = *deliveries[0];
   const HistoryOp& again = *deliveries[1];
@@ -1240,7 +1228,6 @@ CheckResult Checker::Run() {
   }
   size_t copies = 0;
   for (const PartitionAudit& partition : in_.audit->partitions) copies += partition.records.size();
-  sends_.reserve(sends);
   send_of_id_.reserve(sends);
   sends_of_value_.reserve(sends);
   owner_.reserve(copies);
