@@ -267,17 +267,19 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
             {field::kMessage, AcksDeprecatedWarning(from, produce->acks)}});
     }
     replicas.HandleProduce(
-        std::move(*produce), [answer](ProduceResponse r) { answer(std::move(r)); },
+        std::move(*produce),
+        [answer = std::move(answer)](ProduceResponse r) { answer(std::move(r)); },
         std::move(close_connection));
   } else if (auto* fetch = std::get_if<FetchRequest>(&request)) {
     // KafkaApis.handleFetchRequest: the session decides what is read (an incremental fetch reads
     // its session) and what of the answer is sent.
     FetchContext context = fetch_sessions.NewContext(*fetch);
-    replicas.HandleFetch(std::move(*fetch), std::move(context),
-                         [this, answer](FetchResponse r, FetchContext& context) {
-                           fetch_sessions.Answer(context, r, seams.clock.NowMs());
-                           answer(std::move(r));
-                         });
+    replicas.HandleFetch(
+        std::move(*fetch), std::move(context),
+        [this, answer = std::move(answer)](FetchResponse r, FetchContext& context) {
+          fetch_sessions.Answer(context, r, seams.clock.NowMs());
+          answer(std::move(r));
+        });
   } else if (auto* list = std::get_if<ListOffsetsRequest>(&request)) {
     answer(replicas.HandleListOffsets(*list));
   } else if (auto* metadata_request = std::get_if<MetadataRequest>(&request)) {
@@ -290,21 +292,25 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
     }
     answer(std::move(response));
   } else if (auto* leader_and_isr = std::get_if<LeaderAndIsrRequest>(&request)) {
-    replicas.HandleLeaderAndIsr(std::move(*leader_and_isr), [this, answer](LeaderAndIsrResponse r) {
-      OnOffsetsLeadership(r.partitions, /*stopped=*/false);
-      answer(std::move(r));
-    });
+    replicas.HandleLeaderAndIsr(std::move(*leader_and_isr),
+                                [this, answer = std::move(answer)](LeaderAndIsrResponse r) {
+                                  OnOffsetsLeadership(r.partitions, /*stopped=*/false);
+                                  answer(std::move(r));
+                                });
   } else if (auto* stop = std::get_if<StopReplicaRequest>(&request)) {
-    replicas.HandleStopReplica(std::move(*stop), [this, answer](StopReplicaResponse r) {
-      OnOffsetsLeadership(r.partitions, /*stopped=*/true);
-      answer(std::move(r));
-    });
+    replicas.HandleStopReplica(std::move(*stop),
+                               [this, answer = std::move(answer)](StopReplicaResponse r) {
+                                 OnOffsetsLeadership(r.partitions, /*stopped=*/true);
+                                 answer(std::move(r));
+                               });
   } else if (auto* update = std::get_if<UpdateMetadataRequest>(&request)) {
-    replicas.HandleUpdateMetadata(std::move(*update),
-                                  [answer](UpdateMetadataResponse r) { answer(std::move(r)); });
+    replicas.HandleUpdateMetadata(
+        std::move(*update),
+        [answer = std::move(answer)](UpdateMetadataResponse r) { answer(std::move(r)); });
   } else if (auto* shutdown = std::get_if<ControlledShutdownRequest>(&request)) {
     controller.HandleControlledShutdown(
-        *shutdown, [answer](ControlledShutdownResponse r) { answer(std::move(r)); });
+        *shutdown,
+        [answer = std::move(answer)](ControlledShutdownResponse r) { answer(std::move(r)); });
   } else if (auto* epochs = std::get_if<OffsetsForLeaderEpochRequest>(&request)) {
     answer(replicas.HandleOffsetsForLeaderEpoch(*epochs));
   } else if (std::holds_alternative<ApiVersionsRequest>(request)) {
@@ -315,8 +321,8 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
     response.api_versions.assign(served.begin(), served.end());
     answer(std::move(response));
   } else if (auto* init = std::get_if<InitProducerIdRequest>(&request)) {
-    producer_ids.HandleInitProducerId(*init,
-                                      [answer](InitProducerIdResponse r) { answer(std::move(r)); });
+    producer_ids.HandleInitProducerId(
+        *init, [answer = std::move(answer)](InitProducerIdResponse r) { answer(std::move(r)); });
   } else if (!HandleGroupRequest(from, request, answer)) {
     KSIM_CHECK(false && "HandleRequest: not a request");
   }
