@@ -33,8 +33,8 @@ Result<TraceLevel> ParseTraceLevel(std::string_view name) {
 // XXH64_state_t is complete here alone (XXH_INLINE_ALL compiles xxHash into this file, its
 // names prefixed: nothing clashes with a libxxhash linked elsewhere).
 // Bytes are gathered into `pending` and hashed a block at a time: XXH64_update's cost per call
-// (its 32-byte stripes begun and ended, the leftover copied) is most of a trace line's hash when
-// each ~150-byte line is a call of its own (docs/BENCHMARKS.md, "Scale", twenty-fifth change).
+// (its 32-byte stripes begun and ended, the leftover copied) was a fifth of a trace line's hash
+// with each ~150-byte line a call of its own (docs/BENCHMARKS.md, "Scale", twenty-fifth change).
 // The digest is the same however the bytes are split.
 struct Xxh64::State {
   static constexpr size_t kBlock = 16 * 1024;
