@@ -21,8 +21,7 @@ Command AddLogAppend(CLI::App& app);
 Command AddRun(CLI::App& app);
 Command AddShrink(CLI::App& app);
 Command AddServe(CLI::App& app);
-#ifdef KSIM_HAVE_VIZ
-Command AddViz(CLI::App& app);  // tools/cmd_viz.cc, built with KSIM_VIZ
-#endif
+// `ksim viz` runs the viewer's program, ksim-viz (tools/ksim_viz.cc, built with KSIM_VIZ).
+Command AddViz(CLI::App& app);
 
 }  // namespace ksim::tools

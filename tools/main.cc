@@ -28,9 +28,7 @@ int main(int argc, char** argv) {
   add(ksim::tools::AddRun(app));
   add(ksim::tools::AddShrink(app));
   add(ksim::tools::AddServe(app));
-#ifdef KSIM_HAVE_VIZ
-  add(ksim::tools::AddViz(app));
-#endif
+  add(ksim::tools::AddViz(app));  // runs the viewer's own binary, ksim-viz
 
   try {
     app.parse(argc, argv);

@@ -107,4 +107,20 @@ if command -v xvfb-run >/dev/null; then
 elif [ -n "${CI:-}" ]; then
   fail "xvfb-run is missing (scripts/bootstrap.sh installs xvfb): the window path is untested"
 fi
+# `ksim` itself loads no window system or OpenGL library: the viewer is ksim-viz, beside it, which
+# `ksim viz` runs with its arguments as given (above). Without ksim-viz beside it, `ksim viz` says
+# so and exits 2; every other subcommand works as before.
+if command -v readelf >/dev/null; then
+  readelf -d "$KSIM" >"$WORK/dynamic"
+  expect_grep 'NEEDED.*libstdc\+\+' "$WORK/dynamic"
+  if grep -Ei 'NEEDED.*(glfw|EGL|OpenGL|GLX|X11|xcb|stb)' "$WORK/dynamic"; then
+    fail "ksim links a viewer library (above): those belong to ksim-viz"
+  fi
+fi
+mkdir "$WORK/alone"
+cp "$KSIM" "$WORK/alone/ksim"
+expect_exit 2 "$WORK/alone/ksim" viz "$SCENARIO" --screenshot "$WORK/alone.png"
+expect_grep "^ksim viz: cannot start the viewer $WORK/alone/ksim-viz: No such file" "$WORK/stderr"
+[ ! -e "$WORK/alone.png" ] || fail "a screenshot without the viewer"
+expect_exit 0 "$WORK/alone/ksim" run "$SCENARIO" --report "$WORK/alone.json"
 echo "ok"
