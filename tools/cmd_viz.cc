@@ -13,9 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
-#include <memory>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "tools/commands.h"
@@ -28,7 +26,7 @@ namespace {
 std::string SiblingPath(const std::string& name) {
   std::vector<char> path(4096);
   const ssize_t length = readlink("/proc/self/exe", path.data(), path.size() - 1);
-  if (length <= 0) return name;  // no /proc: left to the PATH search of execvp
+  if (length <= 0) return name;  // no /proc: found on the PATH (execvp)
   const std::string self(path.data(), static_cast<size_t>(length));
   const size_t slash = self.rfind('/');
   return (slash == std::string::npos ? std::string() : self.substr(0, slash + 1)) + name;
@@ -42,7 +40,7 @@ int RunViewer(const std::vector<std::string>& args) {
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
   std::cout.flush();
-  execv(viewer.c_str(), argv.data());  // returns only when it failed
+  execvp(viewer.c_str(), argv.data());  // returns only when it failed (a path: as execv)
   const int error = errno;
   std::cerr << "ksim viz: cannot start the viewer " << viewer << ": " << std::strerror(error)
             << (error == ENOENT ? " (it is built beside ksim, by a build configured with "
