@@ -50,6 +50,7 @@ ReplicaManager::ReplicaManager(const BrokerConfig& config, TruncationPolicy trun
                       : truncation),
       election_policy_(std::move(election_policy)),
       seams_(std::move(seams)),
+      zk_(seams_.zk),
       local_(config.broker_id),
       timers_(seams_.timers),
       default_topic_config_(DefaultTopicConfig(config)),
@@ -173,7 +174,8 @@ void ReplicaManager::FetchTopicConfigs(std::vector<std::string> topics,
         Guarded([this, topic, remaining, shared_then](Result<ZnodeData> data) {
           // A missing znode means no overrides; an unreadable one (or a lost
           // connection) falls back to the broker's defaults, uncached so that the
-          // next LeaderAndIsr tries again.
+          // next LeaderAndIsr tries again. (Kafka's fetchEntityConfig waits until
+          // connected instead; not modelled: docs/replication.md, "ISR".)
           ConfigOverrides overrides;
           bool cache = data.ok() || data.status() == Errc::kNoNode;
           if (data.ok()) {
@@ -448,7 +450,7 @@ void ReplicaManager::WriteIsr(Partition& partition, std::vector<BrokerId> isr) {
                            .isr = std::move(isr),
                            .controller_epoch = controller_epoch_};
   const std::string path = zk::PartitionStatePath(tp.topic, tp.partition);
-  seams_.zk.SetData(
+  zk_.SetData(
       path, zk::EncodePartitionState(state), partition.zk_version(),
       Guarded([this, tp, proposal, path, state](Result<ZnodeStat> stat) {
         if (stat.ok() || stat.status().code() != Errc::kBadVersion) {
@@ -460,7 +462,7 @@ void ReplicaManager::WriteIsr(Partition& partition, std::vector<BrokerId> isr) {
         // its answer was lost with the connection. When the znode holds exactly the state
         // written (leader, epoch, ISR, controller epoch), the update succeeded at the
         // znode's version; otherwise the controller rewrote it and its LeaderAndIsr follows.
-        seams_.zk.GetData(
+        zk_.GetData(
             path, /*watch=*/false,
             Guarded([this, tp, proposal, state, refused = stat.status()](Result<ZnodeData> data) {
               Result<int32_t> version = refused;
@@ -493,7 +495,7 @@ void ReplicaManager::FinishIsrWrite(const TopicPartition& tp, uint64_t proposal,
   current->ApplyIsrChange(isr, *version);
   // ReplicationUtils.propagateIsrChanges: the controller re-reads these partitions.
   CreateWithParents(
-      seams_.zk, zk::IsrChangeNotificationSequentialPath(),
+      zk_, zk::IsrChangeNotificationSequentialPath(),
       zk::EncodeIsrChangeNotification({zk::TopicAndPartition{tp.topic, tp.partition}}),
       CreateMode::kPersistentSequential, nullptr);
   PartitionChanged(tp);

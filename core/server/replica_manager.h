@@ -24,7 +24,12 @@
 //   fetch may propose an expansion. The proposal is written to the partition's state znode with
 //   SetData conditional on Partition::zk_version() (Kafka's Partition.updateIsr); success applies
 //   it and creates /isr_change_notification/isr_change_<n> (one per change; Kafka batches them
-//   every 2.5 s), BADVERSION or any failure abandons it.
+//   every 2.5 s). A write whose answer is CONNECTIONLOSS is issued again once reconnected, as
+//   every call of Kafka's ZooKeeper client is (ZkClient.retryUntilConnected to 1.x,
+//   KafkaZkClient.retryRequestsUntilConnected from 1.1): the ISR stays in flight meanwhile. When
+//   the first attempt was applied, the second is refused BADVERSION and the znode, holding
+//   exactly the state written, says it succeeded (ReplicationUtils.checkLeaderAndIsrZkData);
+//   BADVERSION otherwise, or SESSIONEXPIRED, abandons it.
 // - HW checkpoint: every replica.high.watermark.checkpoint.interval.ms and at Shutdown, one file
 //   per log dir over every log in it: a log with no Partition object yet (before the first
 //   LeaderAndIsr after a restart) keeps the value read at startup. A periodic write that fails
@@ -62,6 +67,7 @@
 #include "core/server/replica_fetcher.h"
 #include "core/storage/log_manager.h"
 #include "core/zk/coordination.h"
+#include "core/zk/retrying_coordination.h"
 
 namespace ksim {
 
@@ -262,6 +268,9 @@ class ReplicaManager {
   TruncationPolicy truncation_;
   std::string election_policy_;
   ReplicaManagerSeams seams_;
+  // seams_.zk with every call issued again on CONNECTIONLOSS, as Kafka's ZooKeeper client does:
+  // the ISR writes, their checks and their notifications.
+  RetryingCoordination zk_;
   BrokerId local_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   TimerGroup timers_;
