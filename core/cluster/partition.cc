@@ -96,7 +96,16 @@ LeaderEpochRules LeaderEpochRulesAt(KafkaRelease release) {
   // KAFKA-7415: 2.1.0's Partition.makeLeader calls epochCache.assign(leaderEpoch,
   // leaderEpochStartOffset); 2.0.0's does not, and Log.append assigns the first batch's epoch.
   rules.epoch_at_become_leader = release >= KafkaRelease::k2_1;
+  // 2.1.0's LeaderEpochFileCache.endOffsetFor answers an epoch below the first entry's with
+  // (requestedEpoch, subsequentEpochs.head.startOffset); 2.0.0's answers UNDEFINED.
+  rules.answer_below_first_epoch = release >= KafkaRelease::k2_1;
   return rules;
+}
+
+LeaderEpochCache::BelowFirstEpoch BelowFirstEpochAt(KafkaRelease release) {
+  return LeaderEpochRulesAt(release).answer_below_first_epoch
+             ? LeaderEpochCache::BelowFirstEpoch::kFirstStartOffset
+             : LeaderEpochCache::BelowFirstEpoch::kUndefined;
 }
 
 EpochRequest EpochRequestAt(KafkaRelease release, const ApiVersion& inter_broker_protocol) {
@@ -589,7 +598,7 @@ EpochAndEndOffset Partition::EndOffsetForEpoch(LeaderEpoch epoch) const {
   if (!LeaderEpochRulesAt(config_.release).answer_names_epoch) {
     return epochs_.EndOffsetOnlyFor(epoch, log_.log_end_offset());
   }
-  return epochs_.EndOffsetFor(epoch, log_.log_end_offset());
+  return epochs_.EndOffsetFor(epoch, log_.log_end_offset(), BelowFirstEpochAt(config_.release));
 }
 
 // ---- Reads ----------------------------------------------------------------------------------
@@ -653,7 +662,8 @@ TruncationDecision Partition::DecideTruncation(const EpochAndEndOffset& leader_a
     decision.truncate_to = std::min(leader_answer.end_offset, leo);
     return decision;
   }
-  const EpochAndEndOffset ours = epochs_.EndOffsetFor(leader_answer.epoch, leo);
+  const EpochAndEndOffset ours =
+      epochs_.EndOffsetFor(leader_answer.epoch, leo, BelowFirstEpochAt(config_.release));
   if (ours.undefined()) {
     // We did not track epochs back then; the leader answered below our epoch, so its offset is
     // a safe place to cut (KIP-101's behaviour).

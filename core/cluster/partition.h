@@ -109,8 +109,15 @@ struct LeaderEpochRules {
   // KAFKA-7415 (2.1): a new leader records its epoch at its log end when it becomes leader.
   // Without it the epoch is recorded at the leader's first append in it (Log.append).
   bool epoch_at_become_leader = true;
+  // KAFKA-7415 too (the same commit): an epoch below the cache's first entry is answered with
+  // that epoch and the first entry's start offset, by a leader asked for it and by a follower
+  // checking the leader's answer against its own cache. Without it the answer is UNDEFINED
+  // (LeaderEpochCache::BelowFirstEpoch).
+  bool answer_below_first_epoch = true;
 };
 LeaderEpochRules LeaderEpochRulesAt(KafkaRelease release);
+// How the epoch caches answer an epoch below their first entry at `release`.
+LeaderEpochCache::BelowFirstEpoch BelowFirstEpochAt(KafkaRelease release);
 
 // Which OffsetsForLeaderEpoch request a follower sends, by its broker's release and
 // inter.broker.protocol.version (ReplicaFetcherThread.shouldSendLeaderEpochRequest and

@@ -63,8 +63,8 @@ Status LeaderEpochCache::Assign(LeaderEpoch epoch, Offset start_offset) {
   return flushed;
 }
 
-EpochAndEndOffset LeaderEpochCache::EndOffsetFor(LeaderEpoch requested_epoch,
-                                                 Offset log_end_offset) const {
+EpochAndEndOffset LeaderEpochCache::EndOffsetFor(LeaderEpoch requested_epoch, Offset log_end_offset,
+                                                 BelowFirstEpoch below_first) const {
   // A bootstrapping follower, or one on an old message format, asks for UNDEFINED_EPOCH.
   if (requested_epoch == kUndefinedEpoch) return EpochAndEndOffset{};
   if (requested_epoch == LatestEpoch()) return EpochAndEndOffset{requested_epoch, log_end_offset};
@@ -73,7 +73,11 @@ EpochAndEndOffset LeaderEpochCache::EndOffsetFor(LeaderEpoch requested_epoch,
   const auto subsequent =
       std::find_if(entries_.begin(), entries_.end(),
                    [&](const EpochEntry& entry) { return entry.epoch > requested_epoch; });
-  if (subsequent == entries_.end() || subsequent == entries_.begin()) return EpochAndEndOffset{};
+  if (subsequent == entries_.end()) return EpochAndEndOffset{};
+  if (subsequent == entries_.begin()) {  // every entry is after the requested epoch
+    if (below_first == BelowFirstEpoch::kUndefined) return EpochAndEndOffset{};
+    return EpochAndEndOffset{requested_epoch, subsequent->start_offset};
+  }
   const EpochEntry& previous = *(subsequent - 1);
   KSIM_CHECK(previous.epoch <= requested_epoch);
   return EpochAndEndOffset{previous.epoch, subsequent->start_offset};

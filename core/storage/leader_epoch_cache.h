@@ -10,7 +10,9 @@
 //    start offset; otherwise it is ignored (Kafka logs a warning: batches out of order).
 //  - EndOffsetFor(e, leo): for e == the latest epoch, (e, leo); for an earlier e, the largest
 //    epoch <= e paired with the start offset of the first epoch > e; UNDEFINED (-1, -1) when e is
-//    UNDEFINED_EPOCH, below the first epoch, above the latest, or the cache is empty.
+//    UNDEFINED_EPOCH, above the latest, or the cache is empty. For an e below the first epoch,
+//    UNDEFINED as 2.0.0 answers, or (e, the first epoch's start offset) as 2.1.0 does
+//    (KAFKA-7415; BelowFirstEpoch).
 //  - EndOffsetOnlyFor(e, leo): KIP-101's first answer (0.11.0 to 1.1, OffsetsForLeaderEpoch v0),
 //    an offset without an epoch: leo for e == the latest epoch (UNDEFINED_EPOCH too when the
 //    cache is empty), else the start offset of the first epoch > e, UNDEFINED_EPOCH_OFFSET when
@@ -18,8 +20,8 @@
 //  - TruncateFromEnd(o) drops entries starting at or after o (the log was truncated to o).
 //  - TruncateFromStart(o) drops entries wholly before o and moves the epoch that covers o to
 //    start at o (the log start moved to o by retention).
-// Later Kafka (2.1+) truncates conflicting entries on Assign instead of ignoring the new one and
-// answers an epoch below the first with (epoch, first start offset); those are not modelled.
+// Later Kafka (2.1+) truncates conflicting entries on Assign instead of ignoring the new one;
+// that is not modelled.
 //
 // Persistence: every change rewrites `leader-epoch-checkpoint` in the partition directory
 // through the Env (core/storage/checkpoint_file.h: "0\n<count>\n<epoch> <offset>\n...", atomic). A
@@ -28,6 +30,7 @@
 // reads the file back; damage is kCorruption naming file and line. One thread at a time.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -66,7 +69,14 @@ class LeaderEpochCache {
   Status Assign(LeaderEpoch epoch, Offset start_offset);
   // The latest epoch, kUndefinedEpoch when empty.
   LeaderEpoch LatestEpoch() const { return latest_; }
-  EpochAndEndOffset EndOffsetFor(LeaderEpoch requested_epoch, Offset log_end_offset) const;
+  // What EndOffsetFor answers for an epoch below the first entry's: UNDEFINED (0.11 to 2.0.0),
+  // or the epoch asked with the first entry's start offset (2.1.0's LeaderEpochFileCache, the
+  // `previousEpochs.isEmpty` case: "the data has already been removed from the log and we want
+  // to ensure that the follower can replicate correctly beginning from the leader's start
+  // offset").
+  enum class BelowFirstEpoch : uint8_t { kUndefined, kFirstStartOffset };
+  EpochAndEndOffset EndOffsetFor(LeaderEpoch requested_epoch, Offset log_end_offset,
+                                 BelowFirstEpoch below_first = BelowFirstEpoch::kUndefined) const;
   // The 0.11.0 to 1.1 answer (see the top): its epoch is always kUndefinedEpoch.
   EpochAndEndOffset EndOffsetOnlyFor(LeaderEpoch requested_epoch, Offset log_end_offset) const;
   // Kafka's clearAndFlushLatest / truncateFromEnd. A negative offset does nothing.

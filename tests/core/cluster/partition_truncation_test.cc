@@ -237,5 +237,52 @@ TEST_F(PartitionTruncationTest, At20TheEpochIsRecordedAtTheFirstAppendAt21AtBeco
             (EpochAndEndOffset{LeaderEpoch(2), Offset(3)}));
 }
 
+// KAFKA-7415's other half (2.1.0's LeaderEpochFileCache.endOffsetFor): an epoch below a cache's
+// first entry is answered with that epoch and the first entry's start offset, where 2.0.0
+// answered UNDEFINED. The follower (epoch 1 from 0, LEO 9, never had epoch 0) checks the leader's
+// answer (0, 1) against its own cache: at 2.1 (0, 0), the same epoch, so it cuts to 0 and fetches
+// the leader's offset 0 again; at 2.0 UNDEFINED, so it cuts at the leader's offset, 1, and keeps
+// its own offset 0 under the leader's (explore safe seeds 507405 and 514579 at 2.1: a committed
+// record replaced, and a fetcher stopped at UNEXPECTED_APPEND_OFFSET).
+class BelowTheFirstEpochTest : public PartitionTruncationTest,
+                               public ::testing::WithParamInterface<KafkaRelease> {};
+
+TEST_P(BelowTheFirstEpochTest, AFollowerWithoutTheLeadersEarlierEpochCutsToItsFirstEpochFrom21) {
+  const bool at21 = GetParam() >= KafkaRelease::k2_1;
+  Replica& leader = AddReplica(kB1, GetParam());
+  Replica& follower = AddReplica(kB2, GetParam());
+  ASSERT_TRUE(leader.p().MakeFollower(State(kB2, 0)));
+  Fill(leader, {{0, 0, 1}}, Offset(0));
+  MakeLeader(leader, 4);
+  Produce(leader, 1);
+  ASSERT_EQ(leader.p().epochs().entries(),
+            (std::vector<EpochEntry>{{LeaderEpoch(0), Offset(0)}, {LeaderEpoch(4), Offset(1)}}));
+  ASSERT_TRUE(follower.p().MakeFollower(State(kB1, 4)));
+  Fill(follower, {{1, 0, 9}}, Offset(0));
+
+  const EpochAndEndOffset answer = leader.p().EndOffsetForEpoch(follower.p().latest_epoch());
+  EXPECT_EQ(answer, (EpochAndEndOffset{LeaderEpoch(0), Offset(1)}));
+  // The leader asked for an epoch below its own first: its first start offset from 2.1.
+  Replica& late = AddReplica(BrokerId(3), GetParam());
+  ASSERT_TRUE(late.p().MakeFollower(State(kB2, 0)));
+  Fill(late, {{3, 0, 2}}, Offset(0));
+  MakeLeader(late, 5);
+  EXPECT_EQ(late.p().EndOffsetForEpoch(LeaderEpoch(1)),
+            at21 ? (EpochAndEndOffset{LeaderEpoch(1), Offset(0)}) : EpochAndEndOffset{});
+
+  const TruncationDecision decision = follower.p().DecideTruncation(answer);
+  EXPECT_TRUE(decision.complete);
+  EXPECT_EQ(decision.truncate_to, at21 ? Offset(0) : Offset(1));
+  ASSERT_TRUE(follower.p().TruncateTo(decision.truncate_to, "leader_epoch").ok());
+  EXPECT_EQ(follower.p().log_end_offset(), at21 ? Offset(0) : Offset(1));
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, BelowTheFirstEpochTest,
+                         ::testing::Values(KafkaRelease::k2_0, KafkaRelease::k2_1),
+                         [](const ::testing::TestParamInfo<KafkaRelease>& info) {
+                           return info.param == KafkaRelease::k2_1 ? std::string("At21")
+                                                                   : std::string("At20");
+                         });
+
 }  // namespace
 }  // namespace ksim

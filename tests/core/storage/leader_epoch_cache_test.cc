@@ -157,6 +157,21 @@ TEST_F(LeaderEpochCacheTest, ReturnsUndefinedIfRequestedEpochLessThanFirstEpoch)
   EXPECT_EQ(EndOffsetFor(4), kUndefined);
 }
 
+// Kafka 2.1.0's LeaderEpochFileCacheTest.shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch
+// (KAFKA-7415): (4, 11) where 2.0.0 answered UNDEFINED (the test above). UNDEFINED_EPOCH is not
+// "below the first": still UNDEFINED.
+TEST_F(LeaderEpochCacheTest, ReturnsFirstStartOffsetIfRequestedEpochLessThanFirstEpochFrom21) {
+  constexpr auto kFrom21 = LeaderEpochCache::BelowFirstEpoch::kFirstStartOffset;
+  Assign(5, 11);
+  Assign(6, 12);
+  Assign(7, 13);
+  EXPECT_EQ(cache_.EndOffsetFor(LeaderEpoch(4), Offset(leo_), kFrom21), EO(4, 11));
+  EXPECT_EQ(cache_.EndOffsetFor(LeaderEpoch(0), Offset(leo_), kFrom21), EO(0, 11));
+  EXPECT_EQ(cache_.EndOffsetFor(kUndefinedEpoch, Offset(leo_), kFrom21), kUndefined);
+  EXPECT_EQ(cache_.EndOffsetFor(LeaderEpoch(5), Offset(leo_), kFrom21), EO(5, 12));
+  EXPECT_EQ(cache_.EndOffsetFor(LeaderEpoch(8), Offset(leo_), kFrom21), kUndefined);
+}
+
 TEST_F(LeaderEpochCacheTest, GetsFirstOffsetOfSubsequentEpochForAPreviousEpoch) {
   Assign(1, 11);
   Assign(1, 12);
