@@ -99,7 +99,16 @@ LeaderEpochRules LeaderEpochRulesAt(KafkaRelease release) {
   // 2.1.0's LeaderEpochFileCache.endOffsetFor answers an epoch below the first entry's with
   // (requestedEpoch, subsequentEpochs.head.startOffset); 2.0.0's answers UNDEFINED.
   rules.answer_below_first_epoch = release >= KafkaRelease::k2_1;
+  // 2.1.0's LeaderEpochFileCache.assign: truncateAndAppend; 2.0.0's ignores all but a newer
+  // epoch at or after the latest start.
+  rules.truncate_conflicting_on_assign = release >= KafkaRelease::k2_1;
   return rules;
+}
+
+LeaderEpochCache::AssignRule AssignRuleAt(KafkaRelease release) {
+  return LeaderEpochRulesAt(release).truncate_conflicting_on_assign
+             ? LeaderEpochCache::AssignRule::kTruncateConflicting
+             : LeaderEpochCache::AssignRule::kNewerOnly;
 }
 
 LeaderEpochCache::BelowFirstEpoch BelowFirstEpochAt(KafkaRelease release) {
@@ -188,7 +197,8 @@ Result<bool> Partition::MakeLeader(const LeaderAndIsrPartitionState& state) {
   const Offset leo = log_.log_end_offset();
   KSIM_RETURN_IF_ERROR(TakeObserverError());
   if (LeaderEpochRulesAt(config_.release).epoch_at_become_leader) {
-    if (Status written = epochs_.Assign(state.leader_epoch, leo); !written.ok()) {
+    if (Status written = epochs_.Assign(state.leader_epoch, leo, AssignRuleAt(config_.release));
+        !written.ok()) {
       return StorageFailure(written);
     }
   }
@@ -735,11 +745,16 @@ void Partition::OnAppend(const BatchHeader& batch) {
   // Log.append: producer state updated with every batch (leader or follower, unvalidated here).
   producers_.Update(batch);
   last_appended_epoch_ = batch.partition_leader_epoch;
-  // Log.append: leaderEpochCache.assign(batch.partitionLeaderEpoch, batch.baseOffset); the cache
-  // ignores epochs it already has.
+  // Log.append: leaderEpochCache.assign(batch.partitionLeaderEpoch, batch.baseOffset). Before
+  // 2.1 the cache ignores epochs it already has (and older ones); from 2.1 an older epoch
+  // replaces the entries it conflicts with (AssignRuleAt).
   if (batch.partition_leader_epoch < LeaderEpoch(0)) return;
-  if (batch.partition_leader_epoch <= epochs_.LatestEpoch()) return;
-  KeepObserverError(epochs_.Assign(batch.partition_leader_epoch, batch.base_offset));
+  const LeaderEpochCache::AssignRule rule = AssignRuleAt(config_.release);
+  if (rule == LeaderEpochCache::AssignRule::kNewerOnly &&
+      batch.partition_leader_epoch <= epochs_.LatestEpoch()) {
+    return;
+  }
+  KeepObserverError(epochs_.Assign(batch.partition_leader_epoch, batch.base_offset, rule));
 }
 
 void Partition::OnTruncateTo(Offset end_offset) {

@@ -114,10 +114,17 @@ struct LeaderEpochRules {
   // checking the leader's answer against its own cache. Without it the answer is UNDEFINED
   // (LeaderEpochCache::BelowFirstEpoch).
   bool answer_below_first_epoch = true;
+  // KAFKA-7415's third change: an epoch cache entry that conflicts with the new one (a later
+  // epoch, or one starting at or after it) is dropped and the new one appended, for every
+  // batch's epoch (LeaderEpochCache::AssignRule). Without it the new entry is ignored unless it is
+  // newer than the latest.
+  bool truncate_conflicting_on_assign = true;
 };
 LeaderEpochRules LeaderEpochRulesAt(KafkaRelease release);
 // How the epoch caches answer an epoch below their first entry at `release`.
 LeaderEpochCache::BelowFirstEpoch BelowFirstEpochAt(KafkaRelease release);
+// How the epoch caches take a new entry at `release`.
+LeaderEpochCache::AssignRule AssignRuleAt(KafkaRelease release);
 
 // Which OffsetsForLeaderEpoch request a follower sends, by its broker's release and
 // inter.broker.protocol.version (ReplicaFetcherThread.shouldSendLeaderEpochRequest and

@@ -43,9 +43,30 @@ Result<LeaderEpochCache> LeaderEpochCache::Open(Env& env, const std::string& par
   return cache;
 }
 
-Status LeaderEpochCache::Assign(LeaderEpoch epoch, Offset start_offset) {
+Status LeaderEpochCache::Assign(LeaderEpoch epoch, Offset start_offset, AssignRule rule) {
   KSIM_CHECK(epoch.value() >= 0);
   KSIM_CHECK(start_offset.value() >= 0);
+  if (rule == AssignRule::kTruncateConflicting) {
+    // 2.1.0's assign: an update unless the latest entry is this epoch from an offset at or
+    // before this one; truncateAndAppend keeps the entries before it in both epoch and offset.
+    if (!entries_.empty() && entries_.back().epoch == epoch &&
+        start_offset >= entries_.back().start_offset) {
+      return Status::Ok();
+    }
+    std::vector<EpochEntry> before = entries_;
+    std::erase_if(entries_, [&](const EpochEntry& entry) {
+      return !(entry.epoch < epoch && entry.start_offset < start_offset);
+    });
+    entries_.push_back(EpochEntry{epoch, start_offset});
+    NoteLatest();
+    CheckInvariants();
+    Status flushed = Flush();
+    if (!flushed.ok()) {  // left as it was, as below
+      entries_ = std::move(before);
+      NoteLatest();
+    }
+    return flushed;
+  }
   const bool newer_epoch = entries_.empty() || epoch > entries_.back().epoch;
   const bool not_earlier = entries_.empty() || start_offset >= entries_.back().start_offset;
   // An older or equal epoch, or an offset before the latest epoch's start, means batches came

@@ -7,7 +7,10 @@
 //
 // Semantics, as Kafka 0.11 to 2.0 (KIP-101, with 2.0's KIP-279 (epoch, end offset) answer):
 //  - Assign(epoch, offset) appends only when epoch > the latest epoch and offset >= the latest
-//    start offset; otherwise it is ignored (Kafka logs a warning: batches out of order).
+//    start offset; otherwise it is ignored (Kafka logs a warning: batches out of order). That is
+//    0.11 to 2.0.0; 2.1.0 (KAFKA-7415, AssignRule::kTruncateConflicting) writes whenever the epoch
+//    differs from the latest or the offset is below its start, and keeps only the entries with
+//    both a smaller epoch and a smaller start offset before appending the new one.
 //  - EndOffsetFor(e, leo): for e == the latest epoch, (e, leo); for an earlier e, the largest
 //    epoch <= e paired with the start offset of the first epoch > e; UNDEFINED (-1, -1) when e is
 //    UNDEFINED_EPOCH, above the latest, or the cache is empty. For an e below the first epoch,
@@ -20,8 +23,6 @@
 //  - TruncateFromEnd(o) drops entries starting at or after o (the log was truncated to o).
 //  - TruncateFromStart(o) drops entries wholly before o and moves the epoch that covers o to
 //    start at o (the log start moved to o by retention).
-// Later Kafka (2.1+) truncates conflicting entries on Assign instead of ignoring the new one;
-// that is not modelled.
 //
 // Persistence: every change rewrites `leader-epoch-checkpoint` in the partition directory
 // through the Env (core/storage/checkpoint_file.h: "0\n<count>\n<epoch> <offset>\n...", atomic). A
@@ -66,7 +67,9 @@ class LeaderEpochCache {
   static Result<LeaderEpochCache> Open(Env& env, const std::string& partition_dir);
 
   // REQUIRES: epoch >= 0, start_offset >= 0 (Kafka asserts it).
-  Status Assign(LeaderEpoch epoch, Offset start_offset);
+  // How Assign treats an entry that is not newer than the latest (see the top).
+  enum class AssignRule : uint8_t { kNewerOnly, kTruncateConflicting };
+  Status Assign(LeaderEpoch epoch, Offset start_offset, AssignRule rule = AssignRule::kNewerOnly);
   // The latest epoch, kUndefinedEpoch when empty.
   LeaderEpoch LatestEpoch() const { return latest_; }
   // What EndOffsetFor answers for an epoch below the first entry's: UNDEFINED (0.11 to 2.0.0),

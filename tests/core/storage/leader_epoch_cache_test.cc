@@ -157,6 +157,45 @@ TEST_F(LeaderEpochCacheTest, ReturnsUndefinedIfRequestedEpochLessThanFirstEpoch)
   EXPECT_EQ(EndOffsetFor(4), kUndefined);
 }
 
+// Kafka 2.1.0's LeaderEpochFileCache.assign (KAFKA-7415): an entry that is not newer replaces
+// the entries it conflicts with instead of being ignored. From 2.1.0's LeaderEpochFileCacheTest:
+// shouldTruncateIfMatchingEpochButEarlierStartingOffset,
+// shouldNotOverwriteOffsetForALeaderEpochOnceItHasBeenAssigned and
+// shouldNotLetEpochGoBackwardsEvenIfMessageEpochsDo; then explore safe seed 526277's follower,
+// whose takeover entry (1, 0) a fetched epoch-0 batch at 0 replaces.
+TEST_F(LeaderEpochCacheTest, From21AnOlderOrEarlierEntryTruncatesTheEntriesItConflictsWith) {
+  constexpr auto kFrom21 = LeaderEpochCache::AssignRule::kTruncateConflicting;
+  auto assign = [&](int32_t epoch, int64_t offset) {
+    ASSERT_TRUE(cache_.Assign(LeaderEpoch(epoch), Offset(offset), kFrom21).ok());
+  };
+  assign(2, 6);
+  assign(3, 8);
+  assign(4, 11);
+  assign(4, 10);  // the same epoch from an earlier offset
+  EXPECT_EQ(cache_.entries(), (std::vector<EpochEntry>{E(2, 6), E(3, 8), E(4, 10)}));
+  assign(4, 12);  // the same epoch from a later offset: kept as it was
+  EXPECT_EQ(cache_.entries().back(), E(4, 10));
+
+  assign(1, 7);  // an older epoch: the entries after it in epoch or offset go
+  EXPECT_EQ(cache_.entries(), (std::vector<EpochEntry>{E(1, 7)}));
+  leo_ = 8;
+  EXPECT_EQ(EndOffsetFor(1), EO(1, 8));
+  EXPECT_EQ(EndOffsetFor(2), kUndefined);
+  EXPECT_EQ(FileText(), "0\n1\n1 7\n");  // written through
+
+  assign(5, 7);  // a newer epoch from the same offset replaces the entry that starts there
+  EXPECT_EQ(cache_.entries(), (std::vector<EpochEntry>{E(5, 7)}));
+  assign(0, 0);  // seed 526277: a batch of epoch 0 at 0 after taking over at (1, 0)
+  assign(2, 1);
+  EXPECT_EQ(cache_.entries(), (std::vector<EpochEntry>{E(0, 0), E(2, 1)}));
+
+  // 2.0.0's rule, for comparison: the older entry is ignored.
+  LeaderEpochCache at20 = OpenCache();
+  ASSERT_TRUE(at20.Assign(LeaderEpoch(3), Offset(5)).ok());
+  ASSERT_TRUE(at20.Assign(LeaderEpoch(1), Offset(7)).ok());
+  EXPECT_EQ(at20.entries(), (std::vector<EpochEntry>{E(0, 0), E(2, 1), E(3, 5)}));
+}
+
 // Kafka 2.1.0's LeaderEpochFileCacheTest.shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch
 // (KAFKA-7415): (4, 11) where 2.0.0 answered UNDEFINED (the test above). UNDEFINED_EPOCH is not
 // "below the first": still UNDEFINED.
