@@ -25,7 +25,7 @@
 //   SetData conditional on Partition::zk_version() (Kafka's Partition.updateIsr); success applies
 //   it and creates /isr_change_notification/isr_change_<n> (one per change; Kafka batches them
 //   every 2.5 s). A write whose answer is CONNECTIONLOSS is issued again once reconnected, as
-//   every call of Kafka's ZooKeeper client is (ZkClient.retryUntilConnected to 1.x,
+//   every call of Kafka's ZooKeeper client is (ZkClient.retryUntilConnected to 1.0,
 //   KafkaZkClient.retryRequestsUntilConnected from 1.1): the ISR stays in flight meanwhile. When
 //   the first attempt was applied, the second is refused BADVERSION and the znode, holding
 //   exactly the state written, says it succeeded (ReplicationUtils.checkLeaderAndIsrZkData);
