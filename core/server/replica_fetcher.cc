@@ -1,6 +1,7 @@
 #include "core/server/replica_fetcher.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "core/base/trace_names.h"
@@ -41,10 +42,11 @@ std::string_view FetchPhaseName(FetchPhase phase) {
 }
 
 ReplicaFetcherManager::ReplicaFetcherManager(ReplicaFetcherOptions options, NetworkClient& network,
-                                             Timers& timers, PartitionLookup lookup,
-                                             EventSink events)
+                                             const Clock& clock, Timers& timers,
+                                             PartitionLookup lookup, EventSink events)
     : options_(options),
       network_(network),
+      clock_(clock),
       timers_(timers),
       lookup_(std::move(lookup)),
       events_(std::move(events)) {
@@ -94,25 +96,41 @@ void ReplicaFetcherManager::QuietEnded(void* cookie) {
   entry->second.fetcher->moved.push_back(entry);
 }
 
-void ReplicaFetcherManager::AddPartition(const TopicPartition& tp, BrokerId leader,
-                                         const std::string& leader_host, bool truncate_by_epoch) {
-  KSIM_CHECK(leader != options_.local);
-  RemovePartitions({tp});
-  Fetcher& fetcher = fetchers_[leader];
-  MembershipChanged(fetcher);
-  fetcher.leader = leader;
-  fetcher.host = leader_host;
-  PartitionState state;
-  state.incarnation = next_incarnation_++;
-  state.phase = truncate_by_epoch ? FetchPhase::kTruncating : FetchPhase::kFetching;
-  if (truncate_by_epoch) {
-    Partition* partition = lookup_(tp);
-    KSIM_CHECK(partition != nullptr);
-    state.epoch_to_ask = partition->latest_epoch();
+void ReplicaFetcherManager::AddPartitions(const std::vector<Follow>& follows,
+                                          bool truncate_by_epoch) {
+  std::vector<TopicPartition> tps;
+  tps.reserve(follows.size());
+  for (const Follow& follow : follows) tps.push_back(follow.tp);
+  RemovePartitions(tps);
+  std::set<BrokerId> leaders;
+  for (const Follow& follow : follows) {
+    KSIM_CHECK(follow.leader != options_.local);
+    Fetcher& fetcher = fetchers_[follow.leader];
+    MembershipChanged(fetcher);
+    fetcher.leader = follow.leader;
+    fetcher.host = follow.host;
+    PartitionState state;
+    state.incarnation = next_incarnation_++;
+    state.phase = truncate_by_epoch ? FetchPhase::kTruncating : FetchPhase::kFetching;
+    if (truncate_by_epoch) {
+      Partition* partition = lookup_(follow.tp);
+      KSIM_CHECK(partition != nullptr);
+      state.epoch_to_ask = partition->latest_epoch();
+    }
+    fetcher.partitions[follow.tp] = state;
+    ++fetcher.in_phase[Index(state.phase)];
+    leaders.insert(follow.leader);
   }
-  fetcher.partitions[tp] = state;
-  ++fetcher.in_phase[static_cast<size_t>(state.phase)];
-  Pump(leader);
+  for (BrokerId leader : leaders) {
+    // addPartitions signals partitionMapCond: a thread awaiting it goes on.
+    Fetcher& fetcher = fetchers_.at(leader);
+    if (fetcher.wait != 0) {
+      timers_.Cancel(fetcher.wait);
+      fetcher.wait = 0;
+      Wake(fetcher);
+    }
+    Pump(leader);
+  }
 }
 
 void ReplicaFetcherManager::RemovePartitions(const std::vector<TopicPartition>& partitions) {
@@ -120,14 +138,14 @@ void ReplicaFetcherManager::RemovePartitions(const std::vector<TopicPartition>& 
     for (auto it = fetchers_.begin(); it != fetchers_.end();) {
       auto found = it->second.partitions.find(tp);
       if (found != it->second.partitions.end()) {
-        --it->second.in_phase[static_cast<size_t>(found->second.phase)];
+        Forget(it->second, found->second);
         it->second.partitions.erase(found);
         MembershipChanged(it->second);
       }
       // An idle fetcher without partitions goes (Kafka's shutdownIdleFetcherThreads); one with a
       // request in flight stays until the answer, which then finds nothing to apply.
       if (it->second.partitions.empty() && !it->second.in_flight) {
-        timers_.Cancel(it->second.backoff);
+        timers_.Cancel(it->second.wait);
         it = EraseFetcher(it);
       } else {
         ++it;
@@ -141,10 +159,13 @@ void ReplicaFetcherManager::RemoveAll() {
     MembershipChanged(fetcher);
     fetcher.partitions.clear();
     fetcher.in_phase.fill(0);
+    fetcher.delayed_in_phase.fill(0);
+    fetcher.delays.clear();
+    fetcher.delay_on_wake.clear();
   }
   for (auto it = fetchers_.begin(); it != fetchers_.end();) {
-    timers_.Cancel(it->second.backoff);
-    it->second.backoff = 0;
+    timers_.Cancel(it->second.wait);
+    it->second.wait = 0;
     it = it->second.in_flight ? std::next(it) : EraseFetcher(it);
   }
 }
@@ -178,30 +199,93 @@ void ReplicaFetcherManager::Pump(BrokerId leader) {
   Fetcher& fetcher = it->second;
   if (fetcher.partitions.empty()) {
     if (!fetcher.in_flight) {
-      timers_.Cancel(fetcher.backoff);
+      timers_.Cancel(fetcher.wait);
       EraseFetcher(it);
     }
     return;
   }
-  if (fetcher.stopped || fetcher.in_flight || fetcher.backoff != 0) return;
+  if (fetcher.stopped || fetcher.in_flight || fetcher.wait != 0) return;
   if (!network_.Ready(fetcher.host)) return;  // OnReady resumes
-  auto any_in = [&](FetchPhase phase) { return fetcher.in_phase[static_cast<size_t>(phase)] > 0; };
-  if (any_in(FetchPhase::kTruncating)) {
-    SendOffsetsForLeaderEpoch(fetcher);
-  } else if (any_in(FetchPhase::kLeaderEndOffset)) {
-    SendListOffsets(fetcher, FetchPhase::kLeaderEndOffset);
-  } else if (any_in(FetchPhase::kLeaderStartOffset)) {
-    SendListOffsets(fetcher, FetchPhase::kLeaderStartOffset);
-  } else {
-    SendFetch(fetcher);
+  ExpireDelays(fetcher);
+  auto ready = [&](FetchPhase phase) {
+    return fetcher.in_phase[Index(phase)] > fetcher.delayed_in_phase[Index(phase)];
+  };
+  // The out-of-range partitions of the last fetch's answer: Kafka asks the leader about them
+  // while it processes that answer.
+  if (ready(FetchPhase::kLeaderEndOffset)) {
+    return SendListOffsets(fetcher, FetchPhase::kLeaderEndOffset);
   }
+  if (ready(FetchPhase::kLeaderStartOffset)) {
+    return SendListOffsets(fetcher, FetchPhase::kLeaderStartOffset);
+  }
+  // doWork: maybeTruncate, then maybeFetch.
+  if (fetcher.next == Step::kTruncate) {
+    fetcher.next = Step::kFetch;
+    if (ready(FetchPhase::kTruncating)) return SendOffsetsForLeaderEpoch(fetcher);
+  }
+  fetcher.next = Step::kTruncate;
+  if (ready(FetchPhase::kFetching) && SendFetch(fetcher)) return;
+  Wait(fetcher);  // no partition to fetch: partitionMapCond.await(fetchBackOffMs)
+}
+
+void ReplicaFetcherManager::Wait(Fetcher& fetcher) {
+  const BrokerId leader = fetcher.leader;
+  fetcher.wait =
+      timers_.Schedule(static_cast<TimeUs>(options_.fetch_backoff_ms) * kUsPerMs, [this, leader]() {
+        auto found = fetchers_.find(leader);
+        if (found == fetchers_.end()) return;
+        found->second.wait = 0;
+        Wake(found->second);
+        Pump(leader);
+      });
+}
+
+void ReplicaFetcherManager::Wake(Fetcher& fetcher) {
+  // After a failed fetch: handlePartitionsWithErrors for the partitions it had (by name, as
+  // Kafka's set holds them), once the await is over.
+  std::vector<TopicPartition> to_delay = std::move(fetcher.delay_on_wake);
+  fetcher.delay_on_wake.clear();
+  for (const TopicPartition& tp : to_delay) {
+    auto it = fetcher.partitions.find(tp);
+    if (it != fetcher.partitions.end()) DelayPartition(fetcher, tp, it->second);
+  }
+}
+
+void ReplicaFetcherManager::DelayPartition(Fetcher& fetcher, const TopicPartition& tp,
+                                           PartitionState& state) {
+  if (state.delayed) return;
+  state.delayed = true;
+  ++fetcher.delayed_in_phase[Index(state.phase)];
+  fetcher.delays.push_back(
+      Delay{.until = clock_.Now() + static_cast<TimeUs>(options_.fetch_backoff_ms) * kUsPerMs,
+            .tp = tp,
+            .incarnation = state.incarnation});
+}
+
+void ReplicaFetcherManager::ExpireDelays(Fetcher& fetcher) {
+  const TimeUs now = clock_.Now();
+  while (!fetcher.delays.empty() && fetcher.delays.front().until <= now) {
+    const Delay& delay = fetcher.delays.front();
+    auto it = fetcher.partitions.find(delay.tp);
+    if (it != fetcher.partitions.end() && it->second.incarnation == delay.incarnation &&
+        it->second.delayed) {
+      it->second.delayed = false;
+      --fetcher.delayed_in_phase[Index(it->second.phase)];
+    }
+    fetcher.delays.pop_front();
+  }
+}
+
+void ReplicaFetcherManager::Forget(Fetcher& fetcher, const PartitionState& state) {
+  --fetcher.in_phase[Index(state.phase)];
+  if (state.delayed) --fetcher.delayed_in_phase[Index(state.phase)];
 }
 
 void ReplicaFetcherManager::SendOffsetsForLeaderEpoch(Fetcher& fetcher) {
   OffsetsForLeaderEpochRequest request;
   Sent sent;
   for (const auto& [tp, state] : fetcher.partitions) {
-    if (state.phase != FetchPhase::kTruncating) continue;
+    if (state.phase != FetchPhase::kTruncating || state.delayed) continue;
     request.partitions.push_back(OffsetsForLeaderEpochPartition{tp, state.epoch_to_ask});
     sent[tp] = state.incarnation;
   }
@@ -220,7 +304,7 @@ void ReplicaFetcherManager::SendListOffsets(Fetcher& fetcher, FetchPhase phase) 
   const int64_t timestamp =
       phase == FetchPhase::kLeaderEndOffset ? kLatestTimestamp : kEarliestTimestamp;
   for (const auto& [tp, state] : fetcher.partitions) {
-    if (state.phase != phase) continue;
+    if (state.phase != phase || state.delayed) continue;
     request.partitions.push_back(ListOffsetsPartition{tp, timestamp});
     sent[tp] = state.incarnation;
   }
@@ -232,7 +316,7 @@ void ReplicaFetcherManager::SendListOffsets(Fetcher& fetcher, FetchPhase phase) 
                 });
 }
 
-void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
+bool ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   FetchRequest request;
   request.replica_id = options_.local;
   request.max_wait_ms = options_.fetch_wait_max_ms;
@@ -244,7 +328,11 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   std::vector<TopicPartition> forgotten;
   std::vector<FetchPartition> changed;
   auto& sent = fetcher.sent;
-  if (!full && fetcher.sent_version == fetcher.membership && !sent.empty() &&
+  // Every partition ready (none truncating, none delayed), as most of the time.
+  const bool all_ready =
+      fetcher.in_phase[Index(FetchPhase::kFetching)] == fetcher.partitions.size() &&
+      fetcher.delayed_in_phase[Index(FetchPhase::kFetching)] == 0;
+  if (!full && all_ready && fetcher.sent_version == fetcher.membership && !sent.empty() &&
       sent.size() == fetcher.partitions.size()) {
     // No partition added or removed since the last fetch, which sent every one: only those whose
     // Partition changed since (`moved`; the others are still held quiet) may have moved offsets,
@@ -268,9 +356,10 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
       Hold(fetcher, *entry);  // sent as it is now
     }
     fetcher.moved.clear();
-    return SendFetchRequest(fetcher, std::move(request), {});
+    SendFetchRequest(fetcher, std::move(request), {});
+    return true;
   }
-  if (full && !options_.fetch_sessions && fetcher.sent_version == fetcher.membership &&
+  if (full && !options_.fetch_sessions && all_ready && fetcher.sent_version == fetcher.membership &&
       sent.size() == fetcher.partitions.size()) {
     // A full fetch (a release before fetch sessions) with the membership of the last one, which
     // named every partition: `sent` holds the same partitions in the same order, walked beside
@@ -296,7 +385,8 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
       asked.log_start_offset = last.log_start_offset;
       asked.partition_max_bytes = last.max_bytes;
     }
-    return SendFetchRequest(fetcher, std::move(request), {});
+    SendFetchRequest(fetcher, std::move(request), {});
+    return true;
   }
   // Walked in full (a full fetch, or partitions added or removed): every hold starts again.
   if (options_.fetch_sessions) ReleaseHolds(fetcher);
@@ -307,6 +397,8 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   };
   request.partitions.reserve(full ? fetcher.partitions.size() : 0);
   for (auto& [tp, state] : fetcher.partitions) {
+    // Only the partitions ready for a fetch (isReadyForFetch); a session forgets the others.
+    if (state.phase != FetchPhase::kFetching || state.delayed) continue;
     if (state.partition == nullptr) state.partition = lookup_(tp);
     Partition* partition = state.partition;
     if (partition == nullptr) continue;
@@ -335,9 +427,10 @@ void ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
   while (last != sent.end()) forget();
   fetcher.sent_version = fetcher.membership;
   if (options_.fetch_sessions) HoldSent(fetcher);
-  if (sent.empty() && forgotten.empty()) return;
+  if (sent.empty() && forgotten.empty()) return false;
   for (FetchPartition& entry : changed) request.partitions.push_back(std::move(entry));
   SendFetchRequest(fetcher, std::move(request), std::move(forgotten));
+  return true;
 }
 
 void ReplicaFetcherManager::SendFetchRequest(Fetcher& fetcher, FetchRequest request,
@@ -356,8 +449,9 @@ void ReplicaFetcherManager::SendFetchRequest(Fetcher& fetcher, FetchRequest requ
 
 void ReplicaFetcherManager::SetPhase(BrokerId leader, PartitionState& state, FetchPhase phase) {
   Fetcher& fetcher = fetchers_.at(leader);
-  --fetcher.in_phase[static_cast<size_t>(state.phase)];
-  ++fetcher.in_phase[static_cast<size_t>(phase)];
+  Forget(fetcher, state);
+  ++fetcher.in_phase[Index(phase)];
+  if (state.delayed) ++fetcher.delayed_in_phase[Index(phase)];
   state.phase = phase;
 }
 
@@ -375,10 +469,20 @@ ReplicaFetcherManager::PartitionState* ReplicaFetcherManager::Current(BrokerId l
 
 void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent& sent,
                                                     Result<Message> response) {
+  auto found = fetchers_.find(leader);
+  if (found == fetchers_.end()) return;
+  Fetcher& fetcher = found->second;
   if (!response.ok() || !std::holds_alternative<OffsetsForLeaderEpochResponse>(*response)) {
-    return Done(leader, /*failed=*/true);
+    // fetchEpochsFromLeader: "if we get any unexpected exception, mark all partitions with an
+    // error", each then delayed.
+    for (const auto& [tp, incarnation] : sent) {
+      PartitionState* state = Current(leader, tp, incarnation);
+      if (state != nullptr && state->phase == FetchPhase::kTruncating) {
+        DelayPartition(fetcher, tp, *state);
+      }
+    }
+    return Done(leader);
   }
-  bool failed = false;
   for (const EpochEndOffset& answer :
        std::get<OffsetsForLeaderEpochResponse>(*response).partitions) {
     auto incarnation = sent.find(answer.tp);
@@ -391,7 +495,7 @@ void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent&
     if (answer.error_code != Errc::kNone) {
       EmitError(answer.tp, "offsets_for_leader_epoch",
                 Status(answer.error_code, "leader answered an error"));
-      failed = true;
+      DelayPartition(fetcher, answer.tp, *state);  // "Retrying leaderEpoch request ..."
       continue;
     }
     // KIP-279: truncate where the leader says our epoch ends; another round when the leader's
@@ -401,7 +505,7 @@ void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent&
         partition->DecideTruncation(EpochAndEndOffset{answered, answer.end_offset});
     if (Status status = partition->TruncateTo(decision.truncate_to, "leader_epoch"); !status.ok()) {
       EmitError(answer.tp, "truncate", status);
-      failed = true;
+      DelayPartition(fetcher, answer.tp, *state);
       continue;
     }
     if (decision.complete) {
@@ -410,15 +514,27 @@ void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent&
       state->epoch_to_ask = decision.next_epoch;
     }
   }
-  Done(leader, failed);
+  Done(leader);
 }
 
 void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, const Sent& sent,
                                           Result<Message> response) {
+  auto found = fetchers_.find(leader);
+  if (found == fetchers_.end()) return;
+  Fetcher& fetcher = found->second;
+  // handleOutOfRangeError: a failure leaves the partition fetching from where it was, delayed;
+  // the fetch after the delay hears OFFSET_OUT_OF_RANGE again.
+  auto retry_later = [&](const TopicPartition& tp, PartitionState& state) {
+    SetPhase(leader, state, FetchPhase::kFetching);
+    DelayPartition(fetcher, tp, state);
+  };
   if (!response.ok() || !std::holds_alternative<ListOffsetsResponse>(*response)) {
-    return Done(leader, /*failed=*/true);
+    for (const auto& [tp, incarnation] : sent) {
+      PartitionState* state = Current(leader, tp, incarnation);
+      if (state != nullptr && state->phase == phase) retry_later(tp, *state);
+    }
+    return Done(leader);
   }
-  bool failed = false;
   for (const ListOffsetsPartitionResponse& answer :
        std::get<ListOffsetsResponse>(*response).responses) {
     auto incarnation = sent.find(answer.tp);
@@ -428,7 +544,7 @@ void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, con
     if (state == nullptr || partition == nullptr || state->phase != phase) continue;
     if (answer.error_code != Errc::kNone || answer.offset.value() < 0) {
       EmitError(answer.tp, "list_offsets", Status(answer.error_code, "leader answered an error"));
-      failed = true;
+      retry_later(answer.tp, *state);
       continue;
     }
     Status status;
@@ -469,10 +585,10 @@ void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, con
     }
     if (!status.ok()) {
       EmitError(answer.tp, "truncate", status);
-      failed = true;
+      retry_later(answer.tp, *state);
     }
   }
-  Done(leader, failed);
+  Done(leader);
 }
 
 void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Message> response) {
@@ -481,7 +597,14 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
   Fetcher& fetcher = found->second;
   if (!response.ok() || !std::holds_alternative<FetchResponse>(*response)) {
     fetcher.session.HandleError();
-    return Done(leader, /*failed=*/true);
+    // processFetchRequest's catch: every partition has the error, the thread awaits
+    // fetchBackOffMs, then delays them (Wake).
+    fetcher.in_flight = false;
+    fetcher.delay_on_wake.clear();
+    fetcher.delay_on_wake.reserve(fetcher.partitions.size());
+    for (const auto& [tp, state] : fetcher.partitions) fetcher.delay_on_wake.push_back(tp);
+    if (fetcher.partitions.empty()) return Done(leader);
+    return Wait(fetcher);
   }
   const FetchResponse& fetched = std::get<FetchResponse>(*response);
   // Each answer's entry of `sent` (null: not in it), looked up once for the session's check and
@@ -501,9 +624,8 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
     hint = std::next(request);
   }
   if (options_.fetch_sessions && !OnSessionAnswer(fetcher, fetched, all_sent)) {
-    return Done(leader, /*failed=*/false);
+    return Done(leader);
   }
-  bool failed = false;
   for (size_t i = 0; i < fetched.responses.size(); ++i) {
     const FetchPartitionResponse& answer = fetched.responses[i];
     if (requests[i] == nullptr) continue;
@@ -514,7 +636,7 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
         same_members ? asked.state : Current(leader, answer.tp, asked.incarnation);
     Partition* partition = same_members ? asked.partition : lookup_(answer.tp);
     if (state == nullptr || partition == nullptr || state->phase != FetchPhase::kFetching ||
-        partition->log_end_offset() != asked.fetch_offset) {
+        state->delayed || partition->log_end_offset() != asked.fetch_offset) {
       continue;  // removed, re-added or moved meanwhile: the answer is stale
     }
     if (answer.error_code == Errc::kOffsetOutOfRange) {
@@ -523,7 +645,7 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
     }
     if (answer.error_code != Errc::kNone) {
       EmitError(answer.tp, "fetch", Status(answer.error_code, "leader answered an error"));
-      failed = true;
+      DelayPartition(fetcher, answer.tp, *state);
       continue;
     }
     // Most answers of a fetch naming many partitions carry nothing new for most of them.
@@ -540,10 +662,10 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
         auto it = fetchers_.find(leader);
         if (it != fetchers_.end()) return Stop(it->second, answer.tp, appended.status());
       }
-      failed = true;
+      DelayPartition(fetcher, answer.tp, *state);
     }
   }
-  Done(leader, failed);
+  Done(leader);
 }
 
 bool ReplicaFetcherManager::OnSessionAnswer(Fetcher& fetcher, const FetchResponse& response,
@@ -561,8 +683,8 @@ bool ReplicaFetcherManager::OnSessionAnswer(Fetcher& fetcher, const FetchRespons
 
 void ReplicaFetcherManager::Stop(Fetcher& fetcher, const TopicPartition& tp, const Status& status) {
   fetcher.in_flight = false;
-  timers_.Cancel(fetcher.backoff);
-  fetcher.backoff = 0;
+  timers_.Cancel(fetcher.wait);
+  fetcher.wait = 0;
   fetcher.stopped = Stopped{.tp = tp, .error = std::string(ErrcName(status.code()))};
   Emit(events_, ev::kReplicaFetcherStopped,
        {{field::kLeader, fetcher.leader.value()},
@@ -580,21 +702,10 @@ std::optional<ReplicaFetcherManager::Stopped> ReplicaFetcherManager::StoppedFetc
   return it->second.stopped;
 }
 
-void ReplicaFetcherManager::Done(BrokerId leader, bool failed) {
+void ReplicaFetcherManager::Done(BrokerId leader) {
   auto it = fetchers_.find(leader);
   if (it == fetchers_.end()) return;
-  Fetcher& fetcher = it->second;
-  fetcher.in_flight = false;
-  if (failed && !fetcher.partitions.empty()) {
-    fetcher.backoff = timers_.Schedule(static_cast<TimeUs>(options_.fetch_backoff_ms) * kUsPerMs,
-                                       [this, leader]() {
-                                         auto found = fetchers_.find(leader);
-                                         if (found == fetchers_.end()) return;
-                                         found->second.backoff = 0;
-                                         Pump(leader);
-                                       });
-    return;
-  }
+  it->second.in_flight = false;
   Pump(leader);
 }
 

@@ -1,7 +1,7 @@
 // ReplicaFetcherManager: a follower broker's replication from its leaders (Kafka's
 // ReplicaFetcherManager with one ReplicaFetcherThread per leader broker, num.replica.fetchers=1;
 // AbstractFetcherThread's loop made event-driven). For each leader it keeps the partitions it
-// follows there and has at most one request to that leader in flight, chosen in this order:
+// follows there and has at most one request to that leader in flight, one of these three:
 //
 // 1. OffsetsForLeaderEpoch for partitions still deciding where to truncate (the leader-epoch
 //    policy in its release's form: Partition::DecideTruncation, one round at 0.11.0 to 1.1 as
@@ -13,7 +13,8 @@
 //    may_truncate_below_leader says no: then the broker exits (on_fatal_exit, Kafka 0.10.0 to
 //    2.0) and this leader's fetcher sends nothing more. Otherwise the leader's log start; above
 //    our LEO: TruncateFullyAndStartAt it (retention moved past us).
-// 3. Fetch for every other partition: replica_id = own id, max_wait_ms = replica.fetch.wait.max.ms,
+// 3. Fetch for every partition ready (see below): replica_id = own id, max_wait_ms =
+// replica.fetch.wait.max.ms,
 //    min_bytes = replica.fetch.min.bytes, partition_max_bytes = replica.fetch.max.bytes, from each
 //    partition's LEO. The answer is appended with Partition::AppendAsFollower (the leader's HW and
 //    log start come with it) and the next request goes at once: the leader's long poll paces it.
@@ -28,31 +29,48 @@
 //    the next fetch is full at once; a failed request makes the next fetch full (closing the
 //    session). Below 1.1 every fetch is full and carries no session fields.
 //
-// A failed request (timeout, broken connection) or a partition error (NOT_LEADER_FOR_PARTITION,
-// a corrupt batch, a storage error, ...) backs that leader's fetcher off for
-// replica.fetch.backoff.ms (Kafka backs off the thread or delays the partitions). Any other failed
-// append (UNEXPECTED_APPEND_OFFSET, OFFSETS_OUT_OF_ORDER, MESSAGE_TOO_LARGE, ...) stops that
-// leader's fetcher for good, every partition it fetches: Kafka's processFetchRequest rethrows it
-// as a KafkaException and the fetcher thread ends ("Error due to", 0.10.0.1 to 2.x). Event
-// `replica_fetcher_stopped`; the stopped fetcher keeps its partitions, and the ones added to it
-// later, unfetched until it has none left (shutdownIdleFetcherThreads), as Kafka's dead thread
-// stays in fetcherThreadMap. A partition removed and added again starts a
-// new incarnation: answers to requests sent for the old one are ignored (Kafka checks the fetch
-// offset). Requests go only when NetworkClient::Ready(leader host); OnReady resumes them.
+// The order is AbstractFetcherThread.doWork's (0.11.0 to 2.1; 0.10.0 only fetches): a truncation
+// step (OffsetsForLeaderEpoch, when a partition is truncating), then a fetch step (Fetch, when a
+// partition is ready), one request at a time. A fetch step with no partition ready waits
+// replica.fetch.backoff.ms ("There are no active partitions. Back off ..."; a partition added
+// wakes it, as partitionMapCond.signalAll does). ListOffsets comes first: Kafka resolves
+// OFFSET_OUT_OF_RANGE while it processes the fetch's answer (handleOffsetOutOfRange).
 //
-// Ownership: borrows the NetworkClient, Timers and the lookups (they outlive it); owns its
-// backoff timers. Destroying it cancels them; answers still in flight then find no fetcher (the
+// A partition error (NOT_LEADER_FOR_PARTITION, UNKNOWN_TOPIC_OR_PARTITION in either answer, a
+// failed ListOffsets, a corrupt batch, a storage error, ...) delays that partition alone for
+// replica.fetch.backoff.ms (Kafka's delayPartitions: its PartitionFetchState's DelayedItem): no
+// request names it until then, and the others go on. A failed OffsetsForLeaderEpoch request
+// delays each partition it named (fetchEpochsFromLeader marks them all with the error). A failed
+// Fetch request (timeout, broken connection) makes the fetcher wait replica.fetch.backoff.ms and
+// then delays every partition it had at the failure for as long again (processFetchRequest's
+// await in its catch, then handlePartitionsWithErrors: "effectively doubling the delay", as its
+// comment says). Each error is an event `replica_fetch_error`.
+//
+// An append that fails for another reason (UNEXPECTED_APPEND_OFFSET, OFFSETS_OUT_OF_ORDER,
+// MESSAGE_TOO_LARGE, ...) stops that leader's fetcher for good, every partition it fetches:
+// Kafka's processFetchRequest rethrows it as a KafkaException and the fetcher thread ends ("Error
+// due to", 0.10.0.1 to 2.x). Event `replica_fetcher_stopped`; the stopped fetcher keeps its
+// partitions, and the ones added to it later, unfetched until it has none left
+// (shutdownIdleFetcherThreads), as Kafka's dead thread stays in fetcherThreadMap. A partition
+// removed and added again starts a new incarnation: answers to requests sent for the old one are
+// ignored (Kafka checks the fetch offset). Requests go only when NetworkClient::Ready(leader
+// host); OnReady resumes them.
+//
+// Ownership: borrows the NetworkClient, Clock, Timers and the lookups (they outlive it); owns its
+// wait timers. Destroying it cancels them; answers still in flight then find no fetcher (the
 // broker destroys the NetworkClient after it, so none arrive). One thread.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/base/clock.h"
 #include "core/base/events.h"
 #include "core/base/timer_group.h"
 #include "core/cluster/partition.h"
@@ -102,16 +120,22 @@ std::string_view FetchPhaseName(FetchPhase phase);
 
 class ReplicaFetcherManager final : public QuietHolder {
  public:
-  ReplicaFetcherManager(ReplicaFetcherOptions options, NetworkClient& network, Timers& timers,
-                        PartitionLookup lookup, EventSink events);
+  ReplicaFetcherManager(ReplicaFetcherOptions options, NetworkClient& network, const Clock& clock,
+                        Timers& timers, PartitionLookup lookup, EventSink events);
   ~ReplicaFetcherManager();
   ReplicaFetcherManager(const ReplicaFetcherManager&) = delete;
   ReplicaFetcherManager& operator=(const ReplicaFetcherManager&) = delete;
 
-  // Starts following `tp` on `leader`, reached at `leader_host` (replaces any earlier fetch of
-  // it). `truncate_by_epoch`: ask the leader where our latest epoch ends first (KIP-101).
-  void AddPartition(const TopicPartition& tp, BrokerId leader, const std::string& leader_host,
-                    bool truncate_by_epoch);
+  // A partition to follow: on `leader`, reached at `host`.
+  struct Follow {
+    TopicPartition tp;
+    BrokerId leader{0};
+    std::string host;
+  };
+  // Starts following these partitions (replacing any earlier fetch of them), all at once as
+  // Kafka's addFetcherForPartitions does: each leader's next request names every one of them it
+  // may. `truncate_by_epoch`: ask the leader where our latest epoch ends first (KIP-101).
+  void AddPartitions(const std::vector<Follow>& follows, bool truncate_by_epoch);
   // Stops fetching these partitions (no-op for those not fetched).
   void RemovePartitions(const std::vector<TopicPartition>& partitions);
   // Stops everything (shutdown).
@@ -137,6 +161,9 @@ class ReplicaFetcherManager final : public QuietHolder {
     FetchPhase phase = FetchPhase::kFetching;
     LeaderEpoch epoch_to_ask = kUndefinedEpoch;  // kTruncating: the next OffsetsForLeaderEpoch
     uint64_t incarnation = 0;
+    // Left out of every request until its entry of the fetcher's `delays` ends (Kafka's
+    // PartitionFetchState.isDelayed).
+    bool delayed = false;
     // The local replica, once looked up: the broker destroys a Partition only after removing it
     // from its fetcher.
     Partition* partition = nullptr;
@@ -146,6 +173,13 @@ class ReplicaFetcherManager final : public QuietHolder {
   // has not moved (a Partition is destroyed only after the fetcher let go of it), so that the
   // answer finds them without looking them up again.
   struct Fetcher;
+  struct Delay {
+    TimeUs until = 0;
+    TopicPartition tp;
+    uint64_t incarnation = 0;
+  };
+  // Which half of AbstractFetcherThread.doWork comes next.
+  enum class Step : uint8_t { kTruncate, kFetch };
   struct SentPartition {
     Offset fetch_offset{0};
     Offset log_start_offset{-1};
@@ -178,11 +212,19 @@ class ReplicaFetcherManager final : public QuietHolder {
     // held): the only ones an incremental fetch may have to name again.
     std::vector<std::pair<const TopicPartition, SentPartition>*> moved;  // SentEntry*
     FetchSessionHandler session;  // its metadata; the session's partitions are `sent`
-    // How many of `partitions` are in each FetchPhase (Pump picks the request without a walk);
-    // every phase change goes through SetPhase.
+    // How many of `partitions` are in each FetchPhase, and how many of those are delayed (Pump
+    // picks the request without a walk); every phase change goes through SetPhase.
     std::array<size_t, 4> in_phase{};
+    std::array<size_t, 4> delayed_in_phase{};
+    // The delays, in the order they end (each lasts replica.fetch.backoff.ms); an entry whose
+    // partition was removed or added again meanwhile is skipped.
+    std::deque<Delay> delays;
+    Step next = Step::kTruncate;
     bool in_flight = false;
-    TimerId backoff = 0;             // pending backoff timer (0: none)
+    // The thread's await (nothing to fetch, or after a failed fetch); 0: none.
+    TimerId wait = 0;
+    // After a failed fetch: the partitions to delay when the wait ends.
+    std::vector<TopicPartition> delay_on_wake;
     std::optional<Stopped> stopped;  // the append that ended it (see the top)
   };
   // The partitions (and their incarnations) a request was sent for.
@@ -194,7 +236,8 @@ class ReplicaFetcherManager final : public QuietHolder {
   void Stop(Fetcher& fetcher, const TopicPartition& tp, const Status& status);
   void SendOffsetsForLeaderEpoch(Fetcher& fetcher);
   void SendListOffsets(Fetcher& fetcher, FetchPhase phase);
-  void SendFetch(Fetcher& fetcher);
+  // False when it sent nothing (no partition to name and none to forget).
+  bool SendFetch(Fetcher& fetcher);
   using SentEntry = std::pair<const TopicPartition, SentPartition>;  // an entry of Fetcher::sent
   // Holds `entry` quiet (sent as it is now); HoldSent every entry of `fetcher.sent` not held;
   // ReleaseHolds undoes them.
@@ -217,12 +260,24 @@ class ReplicaFetcherManager final : public QuietHolder {
   bool OnSessionAnswer(Fetcher& fetcher, const FetchResponse& response, bool all_sent);
   // Finds the fetcher and partition a response is for, when still current.
   PartitionState* Current(BrokerId leader, const TopicPartition& tp, uint64_t incarnation);
-  // Ends the in-flight request; backs off when `failed`, else sends the next.
-  void Done(BrokerId leader, bool failed);
+  // Ends the in-flight request and goes on (Pump).
+  void Done(BrokerId leader);
+  // Delays `state` (the partition `tp` of `fetcher`) for replica.fetch.backoff.ms, unless it is
+  // delayed already (Kafka's delayPartitions).
+  void DelayPartition(Fetcher& fetcher, const TopicPartition& tp, PartitionState& state);
+  // Ends the delays that are over.
+  void ExpireDelays(Fetcher& fetcher);
+  // The thread's await of replica.fetch.backoff.ms; Wake ends it (the timer, or a partition added).
+  void Wait(Fetcher& fetcher);
+  void Wake(Fetcher& fetcher);
+  // Takes `state` out of its fetcher's counts (it is removed or replaced).
+  void Forget(Fetcher& fetcher, const PartitionState& state);
+  static size_t Index(FetchPhase phase) { return static_cast<size_t>(phase); }
   void EmitError(const TopicPartition& tp, std::string_view stage, const Status& status);
 
   ReplicaFetcherOptions options_;
   NetworkClient& network_;
+  const Clock& clock_;
   TimerGroup timers_;
   PartitionLookup lookup_;
   EventSink events_;

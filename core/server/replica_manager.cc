@@ -74,7 +74,7 @@ ReplicaManager::ReplicaManager(const BrokerConfig& config, TruncationPolicy trun
                     if (seams_.on_fatal_exit) seams_.on_fatal_exit(error);
                   },
           },
-          seams_.network, seams_.timers,
+          seams_.network, seams_.clock, seams_.timers,
           [this](const TopicPartition& tp) { return GetPartition(tp); }, seams_.events) {
   KSIM_CHECK(config.broker_id >= 0);
 }
@@ -329,6 +329,7 @@ void ReplicaManager::MakeFollowers(const std::vector<const LeaderAndIsrPartition
   std::vector<TopicPartition> changed_tps;
   for (const auto* state : changed) changed_tps.push_back(state->tp);
   fetchers_.RemovePartitions(changed_tps);
+  std::vector<ReplicaFetcherManager::Follow> follows;
   for (const auto* state : changed) {
     Partition* partition = GetPartition(state->tp);
     if (truncation_ == TruncationPolicy::kHighWatermark) {
@@ -344,9 +345,10 @@ void ReplicaManager::MakeFollowers(const std::vector<const LeaderAndIsrPartition
     PartitionChanged(state->tp);
     std::optional<std::string> host = LeaderHost(state->leader, &request);
     if (!host.has_value()) continue;  // leader not alive: no fetcher (Kafka 1.x)
-    fetchers_.AddPartition(state->tp, state->leader, *host,
-                           truncation_ == TruncationPolicy::kLeaderEpoch);
+    follows.push_back({.tp = state->tp, .leader = state->leader, .host = *host});
   }
+  // addFetcherForPartitions, once for them all.
+  fetchers_.AddPartitions(follows, truncation_ == TruncationPolicy::kLeaderEpoch);
 }
 
 std::optional<std::string> ReplicaManager::LeaderHost(BrokerId leader,

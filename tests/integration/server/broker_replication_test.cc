@@ -1,12 +1,14 @@
 // The follower side of replication on the simulated cluster: truncation when the leader changes
 // under both policies (own HW, or the leader's OffsetsForLeaderEpoch answer),
 // OFFSET_OUT_OF_RANGE after an unclean election gave the lead to a shorter log (truncated to it, or
-// the broker exits where that is not allowed before 2.1), and a follower told that no one leads.
+// the broker exits where that is not allowed before 2.1), a partition in error delayed alone, and
+// a follower told that no one leads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "core/server/replica_fetcher.h"
+#include "core/server/replica_manager.h"
 #include "tests/support/core/release_param.h"
 #include "tests/support/sim/broker_test_util.h"
 
@@ -209,6 +211,79 @@ TEST_P(FollowerAheadTest, FollowerAheadOfTheLeaderExitsUntil21) {
 
 INSTANTIATE_TEST_SUITE_P(Releases, FollowerAheadTest,
                          ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k2_0,
+                                           KafkaRelease::k2_1),
+                         ksim::testing::ReleaseParamName);
+
+// A partition whose leader answers it with an error is delayed for replica.fetch.backoff.ms
+// alone (AbstractFetcherThread.delayPartitions, 0.10.0 to 2.1): the follower's other partitions
+// on that leader go on being fetched. Broker-2 follows b-0 on broker-3; a LeaderAndIsr in the
+// controller's name then tells it that broker-3 also leads a-0, which broker-3 does not host, as
+// after a restart the controller missed (KAFKA-1120): every answer for a-0 (OffsetsForLeaderEpoch
+// from 0.11, Fetch at 0.10) is UNKNOWN_TOPIC_OR_PARTITION. acks=all produces to b-0 are still
+// acknowledged at once: the follower's long-polling fetch of b-0 hears of them. ksim used to back
+// off the whole fetcher after each error, and to send no Fetch while a partition was truncating.
+class FetcherDelayTest : public BrokerClusterTest,
+                         public ::testing::WithParamInterface<KafkaRelease> {
+ protected:
+  void SetUp() override {
+    ClusterOptions options;
+    options.brokers = 3;
+    options.kafka_version = GetParam();
+    options.truncation = DefaultTruncationPolicy(GetParam());
+    StartCluster(std::move(options));
+  }
+};
+
+TEST_P(FetcherDelayTest, AnErrorDelaysOnlyThatPartition) {
+  const TopicPartition a{"a", PartitionId(0)};
+  const TopicPartition b{"b", PartitionId(0)};
+  CreateTopic("a", {k1, k2});
+  CreateTopic("b", {k3, k2});
+  Broker* follower = cluster_->broker(k2);
+  LeaderAndIsrRequest request;
+  request.controller_id = cluster_->ActiveController();
+  request.controller_epoch = follower->replica_manager().controller_epoch();
+  LeaderAndIsrPartitionState state;
+  state.tp = a;
+  state.leader = k3;
+  state.leader_epoch = LeaderEpoch(5);
+  state.isr = {k3, k2};
+  state.replicas = {k3, k2};
+  request.partition_states.push_back(state);
+  LeaderAndIsrResponse answer = CallFor<LeaderAndIsrResponse>("broker-2", request);
+  ASSERT_EQ(answer.error_code, Errc::kNone);
+  ASSERT_EQ(PartitionOn(k2, a)->leader(), k3);
+  EXPECT_EQ(PartitionOn(k3, a), nullptr);
+
+  cluster_->RunFor(4 * kSecondUs);
+  std::vector<TimeUs> errors;
+  for (const nlohmann::ordered_json& event : Events("replica_fetch_error")) {
+    if (event["node"] == "broker-2" && event["topic"] == "a") {
+      EXPECT_EQ(event["error"], "UNKNOWN_TOPIC_OR_PARTITION") << event.dump();
+      EXPECT_EQ(event["stage"],
+                GetParam() < KafkaRelease::k0_11_0 ? "fetch" : "offsets_for_leader_epoch");
+      errors.push_back(event["t_us"].get<TimeUs>());
+    }
+  }
+  // Asked again after each delay, never sooner.
+  ASSERT_GE(errors.size(), 3u);
+  for (size_t i = 1; i < errors.size(); ++i) {
+    EXPECT_GE(errors[i] - errors[i - 1], kSecondUs) << i;
+  }
+
+  for (int i = 0; i < 6; ++i) {
+    const TimeUs sent = world_.Now();
+    EXPECT_EQ(Produce("broker-3", b, -1, 1).error_code, Errc::kNone) << i;
+    EXPECT_LT(world_.Now() - sent, 100 * kUsPerMs) << i;
+    cluster_->RunFor(300 * kUsPerMs);
+  }
+  EXPECT_EQ(PartitionOn(k2, b)->log_end_offset(), Offset(6));
+  EXPECT_EQ(PartitionOn(k3, b)->isr(), (std::vector<BrokerId>{k3, k2}));
+  EXPECT_EQ(PartitionOn(k2, a)->leader(), k3);  // still in error, still delayed and retried
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, FetcherDelayTest,
+                         ::testing::Values(KafkaRelease::k0_10_0, KafkaRelease::k1_0,
                                            KafkaRelease::k2_1),
                          ksim::testing::ReleaseParamName);
 
