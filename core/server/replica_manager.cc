@@ -251,6 +251,13 @@ Result<Partition*> ReplicaManager::GetOrCreatePartition(const TopicPartition& tp
   return raw;
 }
 
+std::optional<ControllerEpoch> ReplicaManager::state_controller_epoch(
+    const TopicPartition& tp) const {
+  auto it = state_controller_epochs_.find(tp);
+  if (it == state_controller_epochs_.end()) return std::nullopt;
+  return it->second;
+}
+
 LeaderAndIsrResponse ReplicaManager::BecomeLeaderOrFollower(const LeaderAndIsrRequest& request) {
   LeaderAndIsrResponse response;
   if (request.controller_epoch < controller_epoch_) {
@@ -290,6 +297,7 @@ LeaderAndIsrResponse ReplicaManager::BecomeLeaderOrFollower(const LeaderAndIsrRe
       continue;
     }
     (state.leader == local_ ? leaders : followers).push_back(&state);
+    state_controller_epochs_[state.tp] = request.controller_epoch;
   }
 
   // makeLeaders: stop fetching, take over.

@@ -162,6 +162,9 @@ class ReplicaManager {
   // Partitions this broker leads (for controlled shutdown's trace).
   std::vector<TopicPartition> LedPartitions() const;
   ControllerEpoch controller_epoch() const { return controller_epoch_; }
+  // The controller epoch of the LeaderAndIsr whose state of `tp` this replica took last (nullopt:
+  // none since start-up), for the drain's diagnosis of a stale zkVersion.
+  std::optional<ControllerEpoch> state_controller_epoch(const TopicPartition& tp) const;
   ReplicaFetcherManager& fetchers() { return fetchers_; }
   const Purgatory& produce_purgatory() const { return produce_purgatory_; }
   const Purgatory& fetch_purgatory() const { return fetch_purgatory_; }
@@ -275,6 +278,7 @@ class ReplicaManager {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   TimerGroup timers_;
   ControllerEpoch controller_epoch_{0};
+  std::map<TopicPartition, ControllerEpoch> state_controller_epochs_;
   std::map<TopicPartition, Offset> checkpointed_hw_;
   // Logs whose leader-epoch checkpoint this process has loaded (Kafka loads each once, with the
   // log; a replica stopped and made again keeps the cache it had).

@@ -41,6 +41,11 @@ constexpr KafkaLivenessDefect kKafkaLivenessDefects[] = {
      "(unclean.leader.election.enable=false; after records no replica had synced were lost) and "
      "that exits at every start",
      KafkaRelease::k2_1},
+    // KAFKA-7235 is fixed in 2.2, after every release ksim follows.
+    {kStaleControlRequestDefect,
+     "a leader that took an older controller's LeaderAndIsr after its restart and so caches an "
+     "old zkVersion of the partition's state",
+     std::nullopt},
     {kOutOfOrderRetryDefect,
      "an idempotent producer retrying a batch older than what the leader remembers",
      KafkaRelease::k2_1},

@@ -85,6 +85,12 @@ class ScenarioRun {
   // ": it exits at every start ..." when `replica`'s process last exited because it may not
   // truncate below its leader (kFollowerAheadDefect), else "".
   std::string ExitsAtEveryStart(BrokerId replica);
+  // ": its leader broker-L holds tp's state at zkVersion ..." when `leader`'s replica of `tp`
+  // caches another version of the state znode than ZooKeeper holds at the same leader epoch:
+  // every ISR change it writes fails BADVERSION until a later leader epoch. Names
+  // kStaleControlRequestDefect when it took that state from an older controller than the one
+  // whose request it refused since; else "".
+  std::string StaleZkVersion(const TopicPartition& tp, BrokerId leader);
   // ": <the producer's oldest pending batch>" for a producer not done, naming
   // kOutOfOrderRetryDefect when that is why; "" when it has no batch.
   std::string PendingBatch(ProducerClient& client);

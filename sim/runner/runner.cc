@@ -495,7 +495,8 @@ std::string ScenarioRun::UnsettledPartition(const TopicPartition& tp) {
     const std::vector<BrokerId>& isr = led->isr();
     if (std::find(isr.begin(), isr.end(), replica) == isr.end()) {
       return node::Broker(replica) + " is running but out of " + ToString(tp) + "'s ISR" +
-             MissedRestart(replica) + FetcherStopped(replica, leader) + ExitsAtEveryStart(replica);
+             MissedRestart(replica) + FetcherStopped(replica, leader) + ExitsAtEveryStart(replica) +
+             StaleZkVersion(tp, leader);
     }
   }
   return "";
@@ -559,6 +560,37 @@ std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
             std::to_string(partition->missed_epochs()->told.value()) + " while it followed epoch " +
             std::to_string(partition->missed_epochs()->followed.value()) + " (" +
             std::string(kSameLeaderDefect) + ")";
+  }
+  return text;
+}
+
+std::string ScenarioRun::StaleZkVersion(const TopicPartition& tp, BrokerId leader) {
+  Broker* broker = cluster_->broker(leader);
+  const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+  const std::optional<ZnodeData> znode =
+      cluster_->zookeeper().Read(zk::PartitionStatePath(tp.topic, tp.partition));
+  if (led == nullptr || !znode) return "";
+  Result<zk::PartitionState> state = zk::DecodePartitionState(znode->data);
+  if (!state.ok() || state->leader != leader || state->leader_epoch != led->leader_epoch() ||
+      znode->stat.version == led->zk_version()) {
+    return "";
+  }
+  std::string text = ": its leader " + node::Broker(leader) + " holds " + ToString(tp) +
+                     "'s state at zkVersion " + std::to_string(led->zk_version()) +
+                     ", ZooKeeper at " + std::to_string(znode->stat.version) +
+                     ", at the same leader epoch " + std::to_string(state->leader_epoch.value()) +
+                     ": each ISR change it writes fails BADVERSION until a later leader epoch";
+  // The active controller sent every replica its partitions' state when it took over, or when
+  // the broker registered since: still holding an older controller's, the broker refused it.
+  const BrokerId controller_id = cluster_->ActiveController();
+  Broker* controller = controller_id == kNoBroker ? nullptr : cluster_->broker(controller_id);
+  const std::optional<ControllerEpoch> took = broker->replica_manager().state_controller_epoch(tp);
+  if (took && controller != nullptr && controller->controller().is_active() &&
+      *took < controller->controller().epoch()) {
+    text += "; it took that state from controller epoch " + std::to_string(took->value()) +
+            "'s LeaderAndIsr, the active controller's epoch is " +
+            std::to_string(controller->controller().epoch().value()) + " (" +
+            std::string(kStaleControlRequestDefect) + ")";
   }
   return text;
 }

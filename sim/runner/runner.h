@@ -150,6 +150,16 @@ inline constexpr std::string_view kFollowerAheadDefect =
     "KAFKA-7414, fixed in Kafka 2.1: before it a follower ahead of a leader it may not truncate "
     "to exits";
 
+// Named in a drain that did not complete because a leader holds a partition's state at an older
+// zkVersion than ZooKeeper's, from a LeaderAndIsr an older controller sent it after its restart
+// (the controller's session already gone, as it had not yet heard): the active controller's
+// request at the same leader epoch is then refused, and every ISR change the leader writes fails
+// BADVERSION ("Cached zkVersion ... not equal to that in zookeeper"). KIP-380's broker epoch in
+// every controller request fences the older one off from 2.2.
+inline constexpr std::string_view kStaleControlRequestDefect =
+    "KAFKA-7235 (KIP-380), fixed in Kafka 2.2: before it a broker takes a controller request "
+    "sent without knowing of its restart";
+
 // Named in a drain that did not complete because an idempotent producer retries, without end, a
 // batch whose sequence is below what it has had acknowledged since: the leader remembers only its
 // last 5 batches and answers OUT_OF_ORDER_SEQUENCE_NUMBER, which TransactionManager.canRetry

@@ -234,8 +234,8 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
     }
     return CheckProperties(promise, base, run, skipped);
   };
-  for (std::string_view defect :
-       {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect}) {
+  for (std::string_view defect : {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect,
+                                  kOutOfOrderRetryDefect, kStaleControlRequestDefect}) {
     std::vector<std::string> skipped;
     const std::string undrained =
         "broker-1 is running but out of t-0's ISR: ... (" + std::string(defect) + ")";
@@ -257,7 +257,8 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
 }
 
 // At a release that fixed a defect (2.1: KAFKA-7164, KAFKA-7414, KIP-91) it is promised again:
-// not listed, and a drain naming it is ksim's failure; KAFKA-1120 (fixed in 2.2) stays.
+// not listed, and a drain naming it is ksim's failure; KAFKA-1120 and KAFKA-7235 (fixed in 2.2)
+// stay.
 TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   Scenario base = Base(R"({"acks": "all"})", R"({})");
   base.kafka_version = KafkaRelease::k2_1;
@@ -268,6 +269,7 @@ TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
         [&](const std::string& line) { return line.find(defect) != std::string::npos; });
   };
   EXPECT_TRUE(not_promised(kMissedRestartDefect));
+  EXPECT_TRUE(not_promised(kStaleControlRequestDefect));
   for (std::string_view defect :
        {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect}) {
     EXPECT_FALSE(not_promised(defect)) << defect;

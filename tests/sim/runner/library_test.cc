@@ -326,6 +326,19 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
             std::string::npos)
       << partial.undrained;
   EXPECT_NE(partial.undrained.find(kMissedRestartDefect), std::string::npos);
+  const RunResult stale =
+      RunBase("regressions/stale-controller-request-leaves-a-stale-zk-version.json");
+  EXPECT_FALSE(stale.drained);
+  EXPECT_NE(stale.undrained.find("broker-1 is running but out of t-0's ISR: its leader broker-3 "
+                                 "holds t-0's state at zkVersion 2, ZooKeeper at 3, at the same "
+                                 "leader epoch 1"),
+            std::string::npos)
+      << stale.undrained;
+  EXPECT_NE(stale.undrained.find("it took that state from controller epoch 3's LeaderAndIsr, the "
+                                 "active controller's epoch is 4"),
+            std::string::npos)
+      << stale.undrained;
+  EXPECT_NE(stale.undrained.find(kStaleControlRequestDefect), std::string::npos);
 }
 
 // From Kafka 2.1 a producer promises every record an outcome within delivery.timeout.ms (KIP-91),
