@@ -14,10 +14,10 @@
 //    2.0) and this leader's fetcher sends nothing more. Otherwise the leader's log start; above
 //    our LEO: TruncateFullyAndStartAt it (retention moved past us).
 // 3. Fetch for every partition ready (see below): replica_id = own id, max_wait_ms =
-// replica.fetch.wait.max.ms,
-//    min_bytes = replica.fetch.min.bytes, partition_max_bytes = replica.fetch.max.bytes, from each
-//    partition's LEO. The answer is appended with Partition::AppendAsFollower (the leader's HW and
-//    log start come with it) and the next request goes at once: the leader's long poll paces it.
+//    replica.fetch.wait.max.ms, min_bytes = replica.fetch.min.bytes, partition_max_bytes =
+//    replica.fetch.max.bytes, from each partition's LEO. The answer is appended with
+//    Partition::AppendAsFollower (the leader's HW and log start come with it) and the next
+//    request goes at once: the leader's long poll paces it.
 //    From inter.broker.protocol.version 1.1-IV0 (Fetch v7) the fetch belongs to a KIP-227 session
 //    with the leader (Kafka's FetchSessionHandler): the first fetch is full (epoch 0) and opens
 //    it; the next ones are incremental, naming only the partitions added or whose fetch offset,
