@@ -138,6 +138,13 @@ struct Broker::Impl {
   RetryingCoordination shutdown_zk{seams.zk};
 
   ZkSessionId registered_session = kNoSession;
+  // Requests that arrived before the start-up registered (from 1.1), handled once it has.
+  struct HeldRequest {
+    std::string from;
+    Message request;
+    Respond respond;
+  };
+  std::vector<HeldRequest> held_requests;
   bool registering = false;
   bool controller_started = false;
   int controlled_shutdown_attempts = 0;
@@ -244,6 +251,15 @@ void Broker::Impl::HandleRequest(std::string_view from, Message request, Respond
   if (state() == BrokerState::kNotRunning || state() == BrokerState::kShuttingDown ||
       state() == BrokerState::kShutDown) {
     return;  // no socket server: not started yet, or stopped (KafkaServer.shutdown stops it first)
+  }
+  if (state() == BrokerState::kStarting && registered_session == kNoSession &&
+      options.config.release >= KafkaRelease::k1_1) {
+    // From 1.1 the start-up registers before it creates the request handlers (1.1.0 and
+    // 2.0.0:KafkaServer.startup; 2.0 starts the socket server's processors only at the end): a
+    // request waits, and dies with the process if the start-up fails. Before 1.1 the handlers
+    // run first and the registration comes last.
+    held_requests.push_back(HeldRequest{std::string(from), std::move(request), std::move(respond)});
+    return;
   }
   // Every answer carries its request's correlation id.
   Respond answer = [correlation_id = CorrelationId(request),
@@ -466,12 +482,27 @@ void Broker::Impl::CreateRegistration(ZkSessionId session) {
       Guarded([this, session, path](Result<std::string> created) {
         if (created.ok()) return Registered(session);
         if (created.status() != Errc::kNodeExists) return RetryRegistration(session);
-        // Ours (a retried create that had succeeded), or our previous session's, which lasts
-        // until that session times out: try again later (ZKCheckedEphemeral's check).
+        // Ours (a retried create that had succeeded), or another session's: our previous
+        // process's, which lasts until that session times out (ZKCheckedEphemeral's check).
         seams.zk.Exists(
-            path, /*watch=*/false, Guarded([this, session](Result<std::optional<ZnodeStat>> stat) {
+            path, /*watch=*/false,
+            Guarded([this, session, path](Result<std::optional<ZnodeStat>> stat) {
               if (stat.ok() && stat->has_value() && (*stat)->ephemeral_owner == session) {
                 return Registered(session);
+              }
+              if (stat.ok() && stat->has_value() && state() == BrokerState::kStarting) {
+                // Start-up fails and the process exits (0.10.0.1:ZkUtils.registerBrokerInZk,
+                // 2.0.0:KafkaZkClient.checkedEphemeralCreate; KafkaServerStartable exits).
+                Status failed(Errc::kNodeExists,
+                              "A broker is already registered on the path " + path +
+                                  ". This probably indicates that you either have configured a "
+                                  "brokerid that is already in use, or else you have shutdown "
+                                  "this broker and restarted it faster than the zookeeper "
+                                  "timeout so it appears to be re-registering.");
+                Emit(seams.events, ev::kBrokerStartupFailed,
+                     {{field::kError, ErrcName(failed.code())},
+                      {field::kMessage, failed.message()}});
+                return Exit(failed);
               }
               RetryRegistration(session);
             }));
@@ -500,6 +531,13 @@ void Broker::Impl::Registered(ZkSessionId session) {
   if (!controller_started) {
     controller_started = true;
     controller.Startup();
+  }
+  if (!held_requests.empty()) {
+    timers.Schedule(0, [this]() {
+      std::vector<HeldRequest> held = std::move(held_requests);
+      held_requests.clear();
+      for (HeldRequest& r : held) HandleRequest(r.from, std::move(r.request), std::move(r.respond));
+    });
   }
 }
 

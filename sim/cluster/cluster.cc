@@ -212,14 +212,19 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
     });
   };
   // Kafka's System.exit / Exit.exit: the shutdown hook runs KafkaServer.shutdown (as a
-  // `shutdown` action does), then the process ends.
+  // `shutdown` action does), then the process ends. A start-up that found its previous
+  // registration still there (NODEEXISTS) is started again after start_retry_backoff_us, as
+  // whoever restarted it would, until the old session has timed out and a start-up registers.
   auto exit = [this, id = slot.id, name = node.name(),
                incarnation = node.incarnation()](const Status& error) {
     this->slot(id).last_exit = ExitRecord{world_.Now(), error.message()};
-    world_.loop().Schedule(0, [this, id, name, incarnation] {
+    const bool retry = error.code() == Errc::kNodeExists;
+    world_.loop().Schedule(0, [this, id, name, incarnation, retry] {
       Node* exiting = world_.FindNode(name);
       if (exiting == nullptr || !exiting->up() || exiting->incarnation() != incarnation) return;
-      (void)ShutdownBroker(id, nullptr);  // refused when a shutdown is already under way
+      std::function<void()> stopped;
+      if (retry) stopped = [this, id, incarnation] { RetryStart(id, incarnation); };
+      (void)ShutdownBroker(id, std::move(stopped));  // refused when a shutdown is under way
     });
   };
   BrokerSeams seams{*node.disk(),        world_.loop(),   node,
@@ -251,6 +256,17 @@ Status Cluster::StartProcess(BrokerSlot& slot) {
   return Status::Ok();
 }
 
+void Cluster::RetryStart(BrokerId id, uint64_t incarnation) {
+  slot(id).start_retry_of = incarnation;
+  world_.loop().Schedule(options_.start_retry_backoff_us, [this, id, incarnation] {
+    BrokerSlot& s = slot(id);
+    // Nothing to do when something else started the node again (an action).
+    if (s.start_retry_of != incarnation) return;
+    s.start_retry_of.reset();
+    KSIM_CHECK(world_.RestartNode(s.node->name()).ok());
+  });
+}
+
 void Cluster::StopProcess(BrokerSlot& slot) {
   if (slot.process == nullptr) return;
   // Unhook the network first: the handler points into the process. The node stays up with no
@@ -274,6 +290,7 @@ void Cluster::OnLifecycle(BrokerSlot& slot, NodeLifecycle event) {
       slot.disk_free_us = 0;
       return;
     case NodeLifecycle::kRestart: {
+      slot.start_retry_of.reset();  // started by someone else first
       Status started = StartProcess(slot);
       (void)started;  // traced by StartProcess
       return;

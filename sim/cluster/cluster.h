@@ -102,6 +102,10 @@ struct ClusterOptions {
   VirtualDiskOptions disk;
   // Registers an InvariantChecker as a step hook.
   bool check_invariants = true;
+  // A broker whose start-up exits because its previous process's registration lives on (its
+  // ZooKeeper session has not timed out) is started again this long after it went down, until a
+  // start-up registers: the supervisor or operator that restarted it (docs/broker.md, "Startup").
+  TimeUs start_retry_backoff_us = 1'000'000;
 };
 
 // One topic to create (kafka-topics.sh --create).
@@ -205,6 +209,9 @@ class Cluster {
     std::string message;
   };
   const ExitRecord& last_exit(BrokerId id) const { return slot(id).last_exit; }
+  // True while broker `id`'s node is down after a start-up that failed on its previous
+  // registration and is due to be started again (ClusterOptions::start_retry_backoff_us).
+  bool start_retry_pending(BrokerId id) const { return slot(id).start_retry_of.has_value(); }
 
  private:
   struct Process;  // one incarnation of a broker process
@@ -222,6 +229,8 @@ class Cluster {
     std::unique_ptr<Process> process;
     std::vector<ObservedReplica> observed;  // in Partitions() order, as of the last pass
     ExitRecord last_exit;                   // see last_exit()
+    // The incarnation whose start-up failed and is to be started again (start_retry_pending()).
+    std::optional<uint64_t> start_retry_of;
     // The broker's partitions_version and process incarnation `observed` follows.
     uint64_t observed_version = 0;
     uint64_t observed_incarnation = 0;
@@ -238,6 +247,9 @@ class Cluster {
   // Creates the process objects on the slot's node and starts the broker.
   Status StartProcess(BrokerSlot& slot);
   void StopProcess(BrokerSlot& slot);
+  // Starts node `name` again after options_.start_retry_backoff_us, unless it has been started
+  // since its incarnation `incarnation` went down.
+  void RetryStart(BrokerId id, uint64_t incarnation);
   void AfterStep();
   // Each broker disk's busy time since the last step, added to when it is free (see above).
   void ChargeDisks();

@@ -552,6 +552,10 @@ TEST_F(BrokerTestAt20, LeaderAndIsrWhoseEpochCheckpointCannotBeReadHaltsTheBroke
   EXPECT_EQ(Produce("broker-1", kTp, -1, 3).error_code, Errc::kNone);
   ASSERT_TRUE(Converged({k1, k2}, Offset(3)));
   ASSERT_TRUE(cluster_->CrashBroker(k2).ok());
+  // Restarted once its old session has timed out (before, its start-up would exit on the old
+  // registration).
+  ASSERT_TRUE(cluster_->RunUntil(
+      [&] { return !cluster_->zookeeper().Read("/brokers/ids/2").has_value(); }, 30 * kSecondUs));
   ASSERT_TRUE(cluster_->RestartBroker(k2).ok());
   // Its logs are loaded; the replica is made at the controller's LeaderAndIsr, which reads the
   // leader-epoch-checkpoint: that read fails now.

@@ -84,11 +84,106 @@ TEST_F(ClusterLifecycleTest, CrashLosesWhatWasNotFlushedAndRecoveryRefetchesIt) 
   EXPECT_EQ(cluster().broker(kB3), nullptr);
   ASSERT_TRUE(cluster().world().RestartNode("broker-3").ok());
   ASSERT_NE(cluster().broker(kB3), nullptr);
-  // Recovery found less than it had; it fetches the rest from the leader again.
-  ASSERT_TRUE(cluster().RunUntil([&] { return LogEnd(kB3) != Offset(-1); }, 30 * kSecondUs));
+  // Its start-ups exit until the old session has timed out; then recovery has found less than
+  // it had, and it fetches the rest from the leader again.
+  ASSERT_TRUE(cluster().RunUntil(
+      [&] {
+        return cluster().broker(kB3) != nullptr &&
+               cluster().broker(kB3)->state() == BrokerState::kRunning && LogEnd(kB3) != Offset(-1);
+      },
+      30 * kSecondUs));
   EXPECT_LT(LogEnd(kB3), Offset(10));
   ASSERT_TRUE(cluster().RunUntil([&] { return LogEnd(kB3) == Offset(10); }, 60 * kSecondUs));
   EXPECT_TRUE(sim_.NoViolations());
+}
+
+TEST_F(ClusterLifecycleTest, ARestartWithinTheOldSessionExitsAndStartsAgainUntilItRegisters) {
+  // Kafka's start-up throws on a /brokers/ids/<id> another session holds ("restarted it faster
+  // than the zookeeper timeout") and the process exits; whoever restarted it starts it again a
+  // second later (ClusterOptions::start_retry_backoff_us), until a start-up registers.
+  ASSERT_TRUE(cluster().world().CrashNode("broker-3").ok());
+  ASSERT_TRUE(cluster().world().RestartNode("broker-3").ok());
+  ASSERT_TRUE(cluster().RunUntil(
+      [&] {
+        return cluster().broker(kB3) != nullptr &&
+               cluster().broker(kB3)->state() == BrokerState::kRunning && LogEnd(kB3) == Offset(10);
+      },
+      60 * kSecondUs));
+  EXPECT_TRUE(sim_.NoViolations());
+  const Trace trace = sim_.FinishAndParse();
+  const auto failed = Events(trace, "broker_startup_failed", "broker-3");
+  ASSERT_FALSE(failed.empty());
+  for (const TraceEvent* e : failed) {
+    EXPECT_EQ(e->fields.at("error"), "NODEEXISTS");
+    EXPECT_NE(e->fields.at("message").get<std::string>().find(
+                  "restarted it faster than the zookeeper timeout"),
+              std::string::npos);
+  }
+  // Each failed start-up's process shut down, and the next one started a second later.
+  const auto restarts = Events(trace, "restart", "broker-3");
+  const auto shutdowns = Events(trace, "shutdown", "broker-3");
+  ASSERT_EQ(restarts.size(), failed.size() + 1);
+  ASSERT_EQ(shutdowns.size(), failed.size());
+  for (size_t i = 0; i < shutdowns.size(); ++i) {
+    EXPECT_LT(failed[i]->t_us, shutdowns[i]->t_us);
+    EXPECT_EQ(restarts[i + 1]->t_us - shutdowns[i]->t_us, kSecondUs);
+  }
+  // The start-up that registered came after the old session's registration was deleted, and no
+  // process made a replica before it had registered.
+  TimeUs old_registration_gone_us = -1;
+  for (const TraceEvent* e : Events(trace, "zk_session_expired", "zk")) {
+    if (e->fields.at("client") == "broker-3") old_registration_gone_us = e->t_us;
+  }
+  const auto registered = Events(trace, "broker_registered", "broker-3");
+  ASSERT_EQ(registered.size(), 2u);  // the first process's, then the last start-up's
+  EXPECT_GT(registered[1]->t_us, old_registration_gone_us);
+  EXPECT_GT(old_registration_gone_us, restarts.back()->t_us - kSecondUs);
+  for (const char* made : {"become_leader", "become_follower"}) {
+    for (const TraceEvent* e : Events(trace, made, "broker-3")) {
+      EXPECT_TRUE(e->t_us < restarts.front()->t_us || e->t_us > registered[1]->t_us) << made;
+    }
+  }
+}
+
+// From 1.1 a broker registers before it handles requests; what arrives first waits. Before 1.1
+// it handles them at once and registers last (KafkaServer.startup at each release).
+TimeUs MetadataAnsweredAfterRegistration(KafkaRelease release) {
+  ClusterOptions options;
+  options.brokers = 3;
+  options.kafka_version = release;
+  ClusterSim sim("hold", 7, options);
+  KSIM_CHECK(sim.Start());
+  Cluster& cluster = sim.cluster();
+  KSIM_CHECK(cluster.CreateTopicAndWait(TopicSpec{"t", 1, 3, {}, {}}).ok());
+  ksim::testing::ClusterClient& client = sim.AddClient("c1");
+  KSIM_CHECK(cluster.world().CrashNode("broker-3").ok());
+  KSIM_CHECK(cluster.RunUntil([&] { return !cluster.zookeeper().Read("/brokers/ids/3"); },
+                              30 * kSecondUs));
+  KSIM_CHECK(cluster.world().RestartNode("broker-3").ok());
+  std::optional<TimeUs> answered_us;
+  MetadataRequest request;
+  request.topics = std::vector<std::string>{"t"};
+  client.SendRequest("broker-3", std::move(request), [&](Result<ksim::Message> response) {
+    EXPECT_TRUE(response.ok()) << response.status().ToString();
+    answered_us = cluster.world().Now();
+  });
+  KSIM_CHECK(cluster.RunUntil(
+      [&] {
+        return answered_us.has_value() && cluster.broker(BrokerId(3)) != nullptr &&
+               cluster.broker(BrokerId(3))->state() == BrokerState::kRunning;
+      },
+      30 * kSecondUs));
+  const Trace trace = sim.FinishAndParse();
+  const auto registered = Events(trace, "broker_registered", "broker-3");
+  KSIM_CHECK(registered.size() == 2u);
+  return *answered_us - registered[1]->t_us;
+}
+
+TEST(ClusterStartupTest, RequestsWaitForTheRegistrationFrom11) {
+  EXPECT_GT(MetadataAnsweredAfterRegistration(KafkaRelease::k1_1), 0);
+  EXPECT_GT(MetadataAnsweredAfterRegistration(KafkaRelease::k2_0), 0);
+  EXPECT_LT(MetadataAnsweredAfterRegistration(KafkaRelease::k1_0), 0);
+  EXPECT_LT(MetadataAnsweredAfterRegistration(KafkaRelease::k0_10_0), 0);
 }
 
 TEST_F(ClusterLifecycleTest, SessionExpiryOfALeaderMovesLeadershipAndTheBrokerRegistersAgain) {
