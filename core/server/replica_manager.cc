@@ -169,33 +169,33 @@ void ReplicaManager::FetchTopicConfigs(std::vector<std::string> topics,
   auto remaining = std::make_shared<size_t>(topics.size());
   auto shared_then = std::make_shared<std::function<void()>>(std::move(then));
   for (const std::string& topic : topics) {
-    seams_.zk.GetData(
-        zk::TopicConfigPath(topic), /*watch=*/false,
-        Guarded([this, topic, remaining, shared_then](Result<ZnodeData> data) {
-          // A missing znode means no overrides; an unreadable one (or a lost
-          // connection) falls back to the broker's defaults, uncached so that the
-          // next LeaderAndIsr tries again. (Kafka's fetchEntityConfig waits until
-          // connected instead; not modelled: docs/replication.md, "ISR".)
-          ConfigOverrides overrides;
-          bool cache = data.ok() || data.status() == Errc::kNoNode;
-          if (data.ok()) {
-            Result<zk::TopicConfig> decoded = zk::DecodeTopicConfig(data->data);
-            if (decoded.ok()) {
-              for (const auto& [key, value] : *decoded) overrides.emplace_back(key, value);
-            } else {
-              cache = false;
-            }
-          }
-          Result<TopicConfig> config =
-              MakeTopicConfig(config_, overrides, zk::TopicConfigPath(topic));
-          if (!config.ok()) {
-            Emit(seams_.events, ev::kTopicConfigError,
-                 {{field::kTopic, topic}, {field::kError, config.status().ToString()}});
-          } else if (cache) {
-            topic_configs_[topic] = *config;
-          }
-          if (--*remaining == 0) (*shared_then)();
-        }));
+    // Issued again on CONNECTIONLOSS: Kafka's fetchEntityConfig waits until connected
+    // (0.10.0.1:ZkUtils.readDataMaybeNull through ZkClient, 2.0.0:retryRequestUntilConnected).
+    zk_.GetData(zk::TopicConfigPath(topic), /*watch=*/false,
+                Guarded([this, topic, remaining, shared_then](Result<ZnodeData> data) {
+                  // A missing znode means no overrides; an unreadable one (an expired session, a
+                  // znode that does not decode) falls back to the broker's defaults, uncached so
+                  // that the next LeaderAndIsr tries again.
+                  ConfigOverrides overrides;
+                  bool cache = data.ok() || data.status() == Errc::kNoNode;
+                  if (data.ok()) {
+                    Result<zk::TopicConfig> decoded = zk::DecodeTopicConfig(data->data);
+                    if (decoded.ok()) {
+                      for (const auto& [key, value] : *decoded) overrides.emplace_back(key, value);
+                    } else {
+                      cache = false;
+                    }
+                  }
+                  Result<TopicConfig> config =
+                      MakeTopicConfig(config_, overrides, zk::TopicConfigPath(topic));
+                  if (!config.ok()) {
+                    Emit(seams_.events, ev::kTopicConfigError,
+                         {{field::kTopic, topic}, {field::kError, config.status().ToString()}});
+                  } else if (cache) {
+                    topic_configs_[topic] = *config;
+                  }
+                  if (--*remaining == 0) (*shared_then)();
+                }));
   }
 }
 

@@ -272,7 +272,7 @@ class ReplicaManager {
   std::string election_policy_;
   ReplicaManagerSeams seams_;
   // seams_.zk with every call issued again on CONNECTIONLOSS, as Kafka's ZooKeeper client does:
-  // the ISR writes, their checks and their notifications.
+  // the ISR writes, their checks and their notifications, the topics' config reads.
   RetryingCoordination zk_;
   BrokerId local_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

@@ -619,6 +619,24 @@ TEST_F(SyncedBrokerTestAt21, AnEpochWithNothingAppendedIsDroppedWhenTheLogIsLoad
   EXPECT_EQ(reloaded[1].start_offset, Offset(3));
 }
 
+// LeaderAndIsr reads the topic's config znode (AdminZkClient.fetchEntityConfig), which waits
+// until ZooKeeper is connected again, as Kafka's ZkClient does: the replica gets the topic's
+// overrides, not the broker's defaults (before, a lost connection fell back to them).
+TEST_F(BrokerTest, ATopicConfigReadThatLosesItsConnectionIsIssuedAgain) {
+  ASSERT_TRUE(world_.Partition({{"broker-3"}, {"zk"}}).ok());
+  TopicSpec spec{"t", 1, 3, {{PartitionId(0), {k1, k2, k3}}}, {{"retention.ms", "12345"}}};
+  ASSERT_TRUE(cluster_->CreateTopicAndWait(std::move(spec)).ok());
+  // Broker 3's read is under way; its client notices the lost connection (its ping timeout),
+  // then the cut ends before the session would expire.
+  cluster_->RunFor(5 * kSecondUs);
+  EXPECT_EQ(PartitionOn(k3, kTp), nullptr);
+  world_.Heal();
+  ASSERT_TRUE(cluster_->RunUntil([&] { return PartitionOn(k3, kTp) != nullptr; }, 30 * kSecondUs));
+  EXPECT_EQ(PartitionOn(k3, kTp)->log().config().retention_ms, 12345);
+  EXPECT_EQ(PartitionOn(k1, kTp)->log().config().retention_ms, 12345);
+  EXPECT_TRUE(Events("broker_session_expired").empty());
+}
+
 TEST_F(BrokerTest, HighWatermarkCheckpointWriteErrorHaltsTheBroker) {
   CreateTopic("t", {k1, k2});
   // A follower with nothing to append: its next write is the HW checkpoint (every 5 s).
