@@ -49,6 +49,11 @@ constexpr KafkaLivenessDefect kKafkaLivenessDefects[] = {
     {kOutOfOrderRetryDefect,
      "an idempotent producer retrying a batch older than what the leader remembers",
      KafkaRelease::k2_1},
+    // No release ksim follows checks that recovered offsets increase (docs/explore.md).
+    {kLeaderEndPastRecordsDefect,
+     "a leader whose log end offset is past its records, after a truncation into a record whose "
+     "offset a corrupted byte changed",
+     std::nullopt},
 };
 
 // Whether `scenario` runs a release that still has `defect` (its top-level kafka_version: the

@@ -91,6 +91,9 @@ class ScenarioRun {
   // kStaleControlRequestDefect when it took that state from an older controller than the one
   // whose request it refused since; else "".
   std::string StaleZkVersion(const TopicPartition& tp, BrokerId leader);
+  // ": its leader broker-L's log of tp ends at offset E but holds records only below R ..." when
+  // `leader`'s log end offset is past its last record (kLeaderEndPastRecordsDefect); else "".
+  std::string LeaderEndPastRecords(const TopicPartition& tp, BrokerId leader);
   // ": <the producer's oldest pending batch>" for a producer not done, naming
   // kOutOfOrderRetryDefect when that is why; "" when it has no batch.
   std::string PendingBatch(ProducerClient& client);

@@ -504,7 +504,7 @@ std::string ScenarioRun::UnsettledPartition(const TopicPartition& tp) {
     if (std::find(isr.begin(), isr.end(), replica) == isr.end()) {
       return node::Broker(replica) + " is running but out of " + ToString(tp) + "'s ISR" +
              MissedRestart(replica) + FetcherStopped(replica, leader) + ExitsAtEveryStart(replica) +
-             StaleZkVersion(tp, leader);
+             StaleZkVersion(tp, leader) + LeaderEndPastRecords(tp, leader);
     }
   }
   return "";
@@ -566,6 +566,25 @@ std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
             std::string(kSameLeaderDefect) + ")";
   }
   return text;
+}
+
+std::string ScenarioRun::LeaderEndPastRecords(const TopicPartition& tp, BrokerId leader) {
+  Broker* broker = cluster_->broker(leader);
+  const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+  if (led == nullptr) return "";
+  const std::vector<LogSegmentInfo> segments = led->log().Segments();
+  if (segments.empty()) return "";
+  const Offset records_end = segments.back().next_offset;
+  const Offset end = led->log().log_end_offset();
+  if (records_end >= end) return "";
+  return ": its leader " + node::Broker(leader) + "'s log of " + ToString(tp) + " ends at offset " +
+         std::to_string(end.value()) + " but holds records only below " +
+         std::to_string(records_end.value()) +
+         ", so no follower can fetch up to its end: its truncation to " +
+         std::to_string(end.value()) + " cut below that, at a record numbered " +
+         std::to_string(end.value()) +
+         " or more (one whose offset a corrupted byte changed, kept by the recovery) (" +
+         std::string(kLeaderEndPastRecordsDefect) + ")";
 }
 
 std::string ScenarioRun::StaleZkVersion(const TopicPartition& tp, BrokerId leader) {

@@ -160,6 +160,18 @@ inline constexpr std::string_view kStaleControlRequestDefect =
     "KAFKA-7235 (KIP-380), fixed in Kafka 2.2: before it a broker takes a controller request "
     "sent without knowing of its restart";
 
+// Named in a drain that did not complete because a leader's log end offset is past the records
+// it holds: a record's offset is outside its CRC (message formats v0 to v2), so a byte corrupted
+// in an unsynced tail can change it and recovery keeps the record (0.10.0.1 and
+// 2.0.0:LogSegment.recover check CRCs, not that offsets increase); a truncation to the high
+// watermark then cuts the segment at the first record whose offset is at or above the target,
+// the corrupted one, and Log.truncateTo still sets the end offset to the target. No follower can
+// fetch up to that end, so none joins the leader's ISR again.
+inline constexpr std::string_view kLeaderEndPastRecordsDefect =
+    "Kafka's own at every release ksim follows: recovery keeps a record whose offset a corrupted "
+    "byte changed (the offset is outside the CRC), and Log.truncateTo sets the log end offset to "
+    "its target even when it cut below it";
+
 // Named in a drain that did not complete because an idempotent producer retries, without end, a
 // batch whose sequence is below what it has had acknowledged since: the leader remembers only its
 // last 5 batches and answers OUT_OF_ORDER_SEQUENCE_NUMBER, which TransactionManager.canRetry

@@ -234,8 +234,9 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
     }
     return CheckProperties(promise, base, run, skipped);
   };
-  for (std::string_view defect : {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect,
-                                  kOutOfOrderRetryDefect, kStaleControlRequestDefect}) {
+  for (std::string_view defect :
+       {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect,
+        kStaleControlRequestDefect, kLeaderEndPastRecordsDefect}) {
     std::vector<std::string> skipped;
     const std::string undrained =
         "broker-1 is running but out of t-0's ISR: ... (" + std::string(defect) + ")";
@@ -270,6 +271,7 @@ TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   };
   EXPECT_TRUE(not_promised(kMissedRestartDefect));
   EXPECT_TRUE(not_promised(kStaleControlRequestDefect));
+  EXPECT_TRUE(not_promised(kLeaderEndPastRecordsDefect));
   for (std::string_view defect :
        {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect}) {
     EXPECT_FALSE(not_promised(defect)) << defect;

@@ -339,6 +339,15 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
             std::string::npos)
       << stale.undrained;
   EXPECT_NE(stale.undrained.find(kStaleControlRequestDefect), std::string::npos);
+  const RunResult corrupted =
+      RunBase("regressions/corrupted-offset-leaves-the-leader-end-past-its-records.json");
+  EXPECT_FALSE(corrupted.drained);
+  EXPECT_NE(corrupted.undrained.find("broker-1 is running but out of t-0's ISR: its leader "
+                                     "broker-2's log of t-0 ends at offset 77 but holds records "
+                                     "only below 0"),
+            std::string::npos)
+      << corrupted.undrained;
+  EXPECT_NE(corrupted.undrained.find(kLeaderEndPastRecordsDefect), std::string::npos);
 }
 
 // From Kafka 2.1 a producer promises every record an outcome within delivery.timeout.ms (KIP-91),
