@@ -641,12 +641,6 @@ Broker* Cluster::broker(BrokerId id) {
 
 const BrokerConfig& Cluster::broker_config(BrokerId id) const { return slot(id).config; }
 
-ZkSessionId Cluster::BrokerZkSession(BrokerId id) const {
-  const BrokerSlot& s = slot(id);
-  return s.process == nullptr || s.process->zk == nullptr ? kNoSession
-                                                          : s.process->zk->session_id();
-}
-
 BrokerId Cluster::ActiveController() {
   BrokerId active = kNoBroker;
   ControllerEpoch best{0};

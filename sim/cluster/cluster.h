@@ -188,9 +188,6 @@ class Cluster {
   std::vector<BrokerId> broker_ids() const;
   // The broker process running on broker-<id>, or null while its node is down.
   Broker* broker(BrokerId id);
-  // The ZooKeeper session of the broker's running process (kNoSession while it has none, or
-  // none running).
-  ZkSessionId BrokerZkSession(BrokerId id) const;
   const BrokerConfig& broker_config(BrokerId id) const;
   // Live brokers whose controller is active: the one with the highest controller epoch, or
   // kNoBroker.

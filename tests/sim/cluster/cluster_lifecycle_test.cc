@@ -16,6 +16,11 @@ const BrokerId kB1(1);
 const BrokerId kB2(2);
 const BrokerId kB3(3);
 
+// Broker `id` runs a process that has registered.
+bool Running(Cluster& cluster, BrokerId id) {
+  return cluster.broker(id) != nullptr && cluster.broker(id)->state() == BrokerState::kRunning;
+}
+
 class ClusterLifecycleTest : public ::testing::Test {
  protected:
   ClusterLifecycleTest() : sim_("lifecycle", 51, Options()) {}
@@ -87,11 +92,7 @@ TEST_F(ClusterLifecycleTest, CrashLosesWhatWasNotFlushedAndRecoveryRefetchesIt) 
   // Its start-ups exit until the old session has timed out; then recovery has found less than
   // it had, and it fetches the rest from the leader again.
   ASSERT_TRUE(cluster().RunUntil(
-      [&] {
-        return cluster().broker(kB3) != nullptr &&
-               cluster().broker(kB3)->state() == BrokerState::kRunning && LogEnd(kB3) != Offset(-1);
-      },
-      30 * kSecondUs));
+      [&] { return Running(cluster(), kB3) && LogEnd(kB3) != Offset(-1); }, 30 * kSecondUs));
   EXPECT_LT(LogEnd(kB3), Offset(10));
   ASSERT_TRUE(cluster().RunUntil([&] { return LogEnd(kB3) == Offset(10); }, 60 * kSecondUs));
   EXPECT_TRUE(sim_.NoViolations());
@@ -104,11 +105,7 @@ TEST_F(ClusterLifecycleTest, ARestartWithinTheOldSessionExitsAndStartsAgainUntil
   ASSERT_TRUE(cluster().world().CrashNode("broker-3").ok());
   ASSERT_TRUE(cluster().world().RestartNode("broker-3").ok());
   ASSERT_TRUE(cluster().RunUntil(
-      [&] {
-        return cluster().broker(kB3) != nullptr &&
-               cluster().broker(kB3)->state() == BrokerState::kRunning && LogEnd(kB3) == Offset(10);
-      },
-      60 * kSecondUs));
+      [&] { return Running(cluster(), kB3) && LogEnd(kB3) == Offset(10); }, 60 * kSecondUs));
   EXPECT_TRUE(sim_.NoViolations());
   const Trace trace = sim_.FinishAndParse();
   const auto failed = Events(trace, "broker_startup_failed", "broker-3");
@@ -168,11 +165,7 @@ TimeUs MetadataAnsweredAfterRegistration(KafkaRelease release) {
     answered_us = cluster.world().Now();
   });
   KSIM_CHECK(cluster.RunUntil(
-      [&] {
-        return answered_us.has_value() && cluster.broker(BrokerId(3)) != nullptr &&
-               cluster.broker(BrokerId(3))->state() == BrokerState::kRunning;
-      },
-      30 * kSecondUs));
+      [&] { return answered_us.has_value() && Running(cluster, BrokerId(3)); }, 30 * kSecondUs));
   const Trace trace = sim.FinishAndParse();
   const auto registered = Events(trace, "broker_registered", "broker-3");
   KSIM_CHECK(registered.size() == 2u);

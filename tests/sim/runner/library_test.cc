@@ -293,61 +293,47 @@ std::vector<std::string> OutputOf(const RunResult& result, const std::string& wh
   return {};
 }
 
+// Runs `path`'s base and expects its drain not to have settled, its verdict naming each of
+// `named` (what happened, then the defect).
+void ExpectUndrainedNaming(const std::string& path, std::initializer_list<std::string_view> named) {
+  const RunResult run = RunBase(path);
+  EXPECT_FALSE(run.drained) << path;
+  for (std::string_view part : named) {
+    EXPECT_NE(run.undrained.find(part), std::string::npos)
+        << path << ": " << part << "\nnot in: " << run.undrained;
+  }
+}
+
 // Kafka's own liveness defects, found by explore, are named in the drain that did not settle:
 // explore leaves those runs' liveness untested instead of calling them ksim's failures.
 TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
-  const RunResult same_leader =
-      RunBase("regressions/same-leader-after-missed-epochs-stops-the-fetcher.json");
-  EXPECT_FALSE(same_leader.drained);
-  EXPECT_NE(same_leader.undrained.find("its replica fetcher for broker-3 stopped at "
-                                       "UNEXPECTED_APPEND_OFFSET on t-0, having been told the same "
-                                       "leader at epoch 3 while it followed epoch 0"),
-            std::string::npos)
-      << same_leader.undrained;
-  EXPECT_NE(same_leader.undrained.find(kSameLeaderDefect), std::string::npos);
-  const RunResult ahead = RunBase("regressions/follower-ahead-exits-at-every-start.json");
-  EXPECT_FALSE(ahead.drained);
-  EXPECT_NE(ahead.undrained.find("it exits at every start"), std::string::npos) << ahead.undrained;
-  EXPECT_NE(ahead.undrained.find(kFollowerAheadDefect), std::string::npos);
-  const RunResult retrying = RunBase("regressions/idempotent-retry-below-acked-sequence.json");
-  EXPECT_FALSE(retrying.drained);
-  EXPECT_NE(retrying.undrained.find("producer p1 has records without an outcome: t-0's batch of 1 "
-                                    "record, sequence 843, sent "),
-            std::string::npos)
-      << retrying.undrained;
-  EXPECT_NE(retrying.undrained.find("last answered OUT_OF_ORDER_SEQUENCE_NUMBER, though sequence"),
-            std::string::npos);
-  EXPECT_NE(retrying.undrained.find(kOutOfOrderRetryDefect), std::string::npos);
-  const RunResult partial =
-      RunBase("regressions/group-assigned-from-a-partial-metadata-answer.json");
-  EXPECT_FALSE(partial.drained);
-  EXPECT_NE(partial.undrained.find("g1 has delivered t-1 up to offset -1 of 0: no member of g1 is "
-                                   "assigned it: the active controller missed broker-1's restart"),
-            std::string::npos)
-      << partial.undrained;
-  EXPECT_NE(partial.undrained.find(kMissedRestartDefect), std::string::npos);
-  const RunResult stale =
-      RunBase("regressions/stale-controller-request-leaves-a-stale-zk-version.json");
-  EXPECT_FALSE(stale.drained);
-  EXPECT_NE(stale.undrained.find("broker-1 is running but out of t-0's ISR: its leader broker-3 "
-                                 "holds t-0's state at zkVersion 2, ZooKeeper at 3, at the same "
-                                 "leader epoch 1"),
-            std::string::npos)
-      << stale.undrained;
-  EXPECT_NE(stale.undrained.find("it took that state from controller epoch 3's LeaderAndIsr, the "
-                                 "active controller's epoch is 4"),
-            std::string::npos)
-      << stale.undrained;
-  EXPECT_NE(stale.undrained.find(kStaleControlRequestDefect), std::string::npos);
-  const RunResult corrupted =
-      RunBase("regressions/corrupted-offset-leaves-the-leader-end-past-its-records.json");
-  EXPECT_FALSE(corrupted.drained);
-  EXPECT_NE(corrupted.undrained.find("broker-1 is running but out of t-0's ISR: its leader "
-                                     "broker-2's log of t-0 ends at offset 77 but holds records "
-                                     "only below 0"),
-            std::string::npos)
-      << corrupted.undrained;
-  EXPECT_NE(corrupted.undrained.find(kLeaderEndPastRecordsDefect), std::string::npos);
+  ExpectUndrainedNaming("regressions/same-leader-after-missed-epochs-stops-the-fetcher.json",
+                        {"its replica fetcher for broker-3 stopped at UNEXPECTED_APPEND_OFFSET on "
+                         "t-0, having been told the same leader at epoch 3 while it followed "
+                         "epoch 0",
+                         kSameLeaderDefect});
+  ExpectUndrainedNaming("regressions/follower-ahead-exits-at-every-start.json",
+                        {"it exits at every start", kFollowerAheadDefect});
+  ExpectUndrainedNaming(
+      "regressions/idempotent-retry-below-acked-sequence.json",
+      {"producer p1 has records without an outcome: t-0's batch of 1 record, "
+       "sequence 843, sent ",
+       "last answered OUT_OF_ORDER_SEQUENCE_NUMBER, though sequence", kOutOfOrderRetryDefect});
+  ExpectUndrainedNaming("regressions/group-assigned-from-a-partial-metadata-answer.json",
+                        {"g1 has delivered t-1 up to offset -1 of 0: no member of g1 is assigned "
+                         "it: the active controller missed broker-1's restart",
+                         kMissedRestartDefect});
+  ExpectUndrainedNaming("regressions/stale-controller-request-leaves-a-stale-zk-version.json",
+                        {"broker-1 is running but out of t-0's ISR: its leader broker-3 holds "
+                         "t-0's state at zkVersion 2, ZooKeeper at 3, at the same leader epoch 1",
+                         "it took that state from controller epoch 3's LeaderAndIsr, the active "
+                         "controller's epoch is 4",
+                         kStaleControlRequestDefect});
+  ExpectUndrainedNaming(
+      "regressions/corrupted-offset-leaves-the-leader-end-past-its-records.json",
+      {"broker-1 is running but out of t-0's ISR: its leader broker-2's log of t-0 ends at offset "
+       "77 but holds records only below 0",
+       kLeaderEndPastRecordsDefect});
 }
 
 // From Kafka 2.1 a producer promises every record an outcome within delivery.timeout.ms (KIP-91),
