@@ -121,8 +121,10 @@ EpochRequest EpochRequestAt(KafkaRelease release, const ApiVersion& inter_broker
   if (release < KafkaRelease::k0_11_0) return EpochRequest::kV1;
   static const int kFirstSent = FindApiVersion("0.11.0-IV2", KafkaRelease::k0_11_0)->id;
   static const int kFirstV1 = FindApiVersion("2.0-IV0", KafkaRelease::k2_0)->id;
+  static const int kFirstV2 = FindApiVersion("2.1-IV1", KafkaRelease::k2_1)->id;
   if (inter_broker_protocol.id < kFirstSent) return EpochRequest::kNone;
-  return inter_broker_protocol.id < kFirstV1 ? EpochRequest::kV0 : EpochRequest::kV1;
+  if (inter_broker_protocol.id < kFirstV1) return EpochRequest::kV0;
+  return inter_broker_protocol.id < kFirstV2 ? EpochRequest::kV1 : EpochRequest::kV2;
 }
 
 Partition::Partition(TopicPartition tp, BrokerId local_broker, Log& log, LeaderEpochCache epochs,

@@ -130,9 +130,10 @@ LeaderEpochCache::AssignRule AssignRuleAt(KafkaRelease release);
 // inter.broker.protocol.version (ReplicaFetcherThread.shouldSendLeaderEpochRequest and
 // offsetForLeaderEpochRequestVersion, 0.11.0.0 to 2.1.0): none below 0.11.0-IV2 (the fetcher
 // takes an unknown answer and truncates to its high watermark, as before KIP-101), v0 below
-// 2.0-IV0 (the answer names no epoch: one round), v1 from 2.0-IV0 (KIP-279's rounds). Before
-// 0.11, where leader-epoch truncation is ksim's policy and no release's, v1.
-enum class EpochRequest : uint8_t { kNone, kV0, kV1 };
+// 2.0-IV0 (the answer names no epoch: one round), v1 from 2.0-IV0 (KIP-279's rounds), v2 from
+// 2.1-IV1 (KIP-320: v1 naming the current leader epoch, which fences a stale leader's answer).
+// Before 0.11, where leader-epoch truncation is ksim's policy and no release's, v1.
+enum class EpochRequest : uint8_t { kNone, kV0, kV1, kV2 };
 EpochRequest EpochRequestAt(KafkaRelease release, const ApiVersion& inter_broker_protocol);
 
 struct PartitionConfig {

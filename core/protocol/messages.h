@@ -121,7 +121,19 @@ struct ProduceResponse {
   KSIM_FIELDS(responses, throttle_time_ms)
 };
 
-// ---- Fetch (api key 1, v5-v7) -----------------------------------------------------------------
+// KIP-320's current_leader_epoch (Fetch v10, ListOffsets v4, OffsetsForLeaderEpoch v2): the
+// leader epoch the asker knows the partition by, which the leader checks before anything else
+// (2.1.0:Partition.checkCurrentLeaderEpoch). Kafka 2.1's replica fetcher sends it; its consumer
+// does not (KAFKA-7440, 2.2). Absent (an older version): not on the wire, no check. On the wire it
+// follows the partition id; here it is the entry's last field.
+struct CurrentLeaderEpoch {
+  using Self = CurrentLeaderEpoch;
+  static constexpr bool kAbsentBeforeItsVersion = true;
+  LeaderEpoch epoch{0};
+  KSIM_FIELDS(epoch)
+};
+
+// ---- Fetch (api key 1, v5-v7, and v10's leader epoch) ------------------------------------------
 
 struct FetchPartition {
   using Self = FetchPartition;
@@ -129,7 +141,8 @@ struct FetchPartition {
   Offset fetch_offset{0};
   Offset log_start_offset = kUndefinedOffset;  // the follower's; -1 from consumers
   int32_t partition_max_bytes = 1048576;  // max.partition.fetch.bytes / replica.fetch.max.bytes
-  KSIM_FIELDS(tp, fetch_offset, log_start_offset, partition_max_bytes)
+  std::optional<CurrentLeaderEpoch> current_leader_epoch;  // v10
+  KSIM_FIELDS(tp, fetch_offset, log_start_offset, partition_max_bytes, current_leader_epoch)
 };
 // KIP-227's fetch session metadata (Fetch v7, Kafka 1.1). A request without it (std::nullopt:
 // an older version) neither counts its bytes nor shows it; the broker answers it without one.
@@ -190,7 +203,8 @@ struct ListOffsetsPartition {
   using Self = ListOffsetsPartition;
   TopicPartition tp;
   int64_t timestamp = kLatestTimestamp;  // -1 latest, -2 earliest, else a record timestamp
-  KSIM_FIELDS(tp, timestamp)
+  std::optional<CurrentLeaderEpoch> current_leader_epoch;  // v4
+  KSIM_FIELDS(tp, timestamp, current_leader_epoch)
 };
 struct ListOffsetsRequest {
   KSIM_MESSAGE(ListOffsetsRequest, "ListOffsets", 2, true)
@@ -348,13 +362,14 @@ struct ControlledShutdownResponse {
   KSIM_FIELDS(error_code, partitions_remaining)
 };
 
-// ---- OffsetsForLeaderEpoch (api key 23, v1: KIP-101 + KIP-279) ------------------------------
+// ---- OffsetsForLeaderEpoch (api key 23, v1: KIP-101 + KIP-279; v2: KIP-320) -----------------
 
 struct OffsetsForLeaderEpochPartition {
   using Self = OffsetsForLeaderEpochPartition;
   TopicPartition tp;
-  LeaderEpoch leader_epoch{0};  // the follower's latest epoch
-  KSIM_FIELDS(tp, leader_epoch)
+  LeaderEpoch leader_epoch{0};                             // the follower's latest epoch
+  std::optional<CurrentLeaderEpoch> current_leader_epoch;  // v2
+  KSIM_FIELDS(tp, leader_epoch, current_leader_epoch)
 };
 struct OffsetsForLeaderEpochRequest {
   KSIM_MESSAGE(OffsetsForLeaderEpochRequest, "OffsetsForLeaderEpoch", 23, true)

@@ -27,6 +27,11 @@ bool FetchSessionsAt(const ApiVersion& inter_broker_protocol) {
   return inter_broker_protocol.id >= kFirst;
 }
 
+bool FetchesNameLeaderEpochAt(const ApiVersion& inter_broker_protocol) {
+  static const int kFirst = FindApiVersion("2.1-IV2", KafkaRelease::k2_1)->id;
+  return inter_broker_protocol.id >= kFirst;
+}
+
 std::string_view FetchPhaseName(FetchPhase phase) {
   switch (phase) {
     case FetchPhase::kTruncating:
@@ -111,6 +116,7 @@ void ReplicaFetcherManager::AddPartitions(const std::vector<Follow>& follows,
     fetcher.host = follow.host;
     PartitionState state;
     state.incarnation = next_incarnation_++;
+    state.current_leader_epoch = follow.leader_epoch;
     state.phase = truncate_by_epoch ? FetchPhase::kTruncating : FetchPhase::kFetching;
     if (truncate_by_epoch) {
       Partition* partition = lookup_(follow.tp);
@@ -286,7 +292,10 @@ void ReplicaFetcherManager::SendOffsetsForLeaderEpoch(Fetcher& fetcher) {
   Sent sent;
   for (const auto& [tp, state] : fetcher.partitions) {
     if (state.phase != FetchPhase::kTruncating || state.delayed) continue;
-    request.partitions.push_back(OffsetsForLeaderEpochPartition{tp, state.epoch_to_ask});
+    request.partitions.push_back(OffsetsForLeaderEpochPartition{
+        .tp = tp,
+        .leader_epoch = state.epoch_to_ask,
+        .current_leader_epoch = Named(options_.epoch_requests_name_leader_epoch, state)});
     sent[tp] = state.incarnation;
   }
   fetcher.in_flight = true;
@@ -305,7 +314,10 @@ void ReplicaFetcherManager::SendListOffsets(Fetcher& fetcher, FetchPhase phase) 
       phase == FetchPhase::kLeaderEndOffset ? kLatestTimestamp : kEarliestTimestamp;
   for (const auto& [tp, state] : fetcher.partitions) {
     if (state.phase != phase || state.delayed) continue;
-    request.partitions.push_back(ListOffsetsPartition{tp, timestamp});
+    request.partitions.push_back(ListOffsetsPartition{
+        .tp = tp,
+        .timestamp = timestamp,
+        .current_leader_epoch = Named(options_.epoch_requests_name_leader_epoch, state)});
     sent[tp] = state.incarnation;
   }
   fetcher.in_flight = true;
@@ -348,10 +360,12 @@ bool ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
         last.fetch_offset = fetch_offset;
         last.log_start_offset = log_start_offset;
         last.max_bytes = options_.fetch_max_bytes;
-        request.partitions.push_back(FetchPartition{.tp = entry->first,
-                                                    .fetch_offset = fetch_offset,
-                                                    .log_start_offset = log_start_offset,
-                                                    .partition_max_bytes = last.max_bytes});
+        request.partitions.push_back(FetchPartition{
+            .tp = entry->first,
+            .fetch_offset = fetch_offset,
+            .log_start_offset = log_start_offset,
+            .partition_max_bytes = last.max_bytes,
+            .current_leader_epoch = Named(options_.fetches_name_leader_epoch, *last.state)});
       }
       Hold(fetcher, *entry);  // sent as it is now
     }
@@ -384,6 +398,7 @@ bool ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
       asked.fetch_offset = last.fetch_offset;
       asked.log_start_offset = last.log_start_offset;
       asked.partition_max_bytes = last.max_bytes;
+      asked.current_leader_epoch = Named(options_.fetches_name_leader_epoch, state);
     }
     SendFetchRequest(fetcher, std::move(request), {});
     return true;
@@ -423,6 +438,7 @@ bool ReplicaFetcherManager::SendFetch(Fetcher& fetcher) {
     entry.fetch_offset = next.fetch_offset;
     entry.log_start_offset = next.log_start_offset;
     entry.partition_max_bytes = next.max_bytes;
+    entry.current_leader_epoch = Named(options_.fetches_name_leader_epoch, state);
   }
   while (last != sent.end()) forget();
   fetcher.sent_version = fetcher.membership;
@@ -492,6 +508,10 @@ void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent&
     if (state == nullptr || partition == nullptr || state->phase != FetchPhase::kTruncating) {
       continue;
     }
+    if (answer.error_code == Errc::kFencedLeaderEpoch) {
+      OnFenced(answer.tp, "offsets_for_leader_epoch");
+      continue;
+    }
     if (answer.error_code != Errc::kNone) {
       EmitError(answer.tp, "offsets_for_leader_epoch",
                 Status(answer.error_code, "leader answered an error"));
@@ -542,6 +562,10 @@ void ReplicaFetcherManager::OnListOffsets(BrokerId leader, FetchPhase phase, con
     PartitionState* state = Current(leader, answer.tp, incarnation->second);
     Partition* partition = lookup_(answer.tp);
     if (state == nullptr || partition == nullptr || state->phase != phase) continue;
+    if (answer.error_code == Errc::kFencedLeaderEpoch) {
+      OnFenced(answer.tp, "list_offsets");  // handleOutOfRangeError's FencedLeaderEpochException
+      continue;
+    }
     if (answer.error_code != Errc::kNone || answer.offset.value() < 0) {
       EmitError(answer.tp, "list_offsets", Status(answer.error_code, "leader answered an error"));
       retry_later(answer.tp, *state);
@@ -643,6 +667,10 @@ void ReplicaFetcherManager::OnFetch(BrokerId leader, uint64_t version, Result<Me
       SetPhase(leader, *state, FetchPhase::kLeaderEndOffset);
       continue;
     }
+    if (answer.error_code == Errc::kFencedLeaderEpoch) {
+      OnFenced(answer.tp, "fetch");
+      continue;
+    }
     if (answer.error_code != Errc::kNone) {
       EmitError(answer.tp, "fetch", Status(answer.error_code, "leader answered an error"));
       DelayPartition(fetcher, answer.tp, *state);
@@ -693,6 +721,18 @@ void ReplicaFetcherManager::Stop(Fetcher& fetcher, const TopicPartition& tp, con
         {field::kError, ErrcName(status.code())},
         {field::kMessage, status.message()}});
   if (fetcher.partitions.empty()) EraseFetcher(fetchers_.find(fetcher.leader));
+}
+
+std::optional<CurrentLeaderEpoch> ReplicaFetcherManager::Named(bool named,
+                                                               const PartitionState& state) {
+  if (!named) return std::nullopt;
+  return CurrentLeaderEpoch{.epoch = state.current_leader_epoch};
+}
+
+void ReplicaFetcherManager::OnFenced(const TopicPartition& tp, std::string_view stage) {
+  EmitError(tp, stage, Status(Errc::kFencedLeaderEpoch, "leader knows a later epoch"));
+  // The fetcher stays while its request is in flight (the caller is handling its answer).
+  RemovePartitions({tp});
 }
 
 std::optional<ReplicaFetcherManager::Stopped> ReplicaFetcherManager::StoppedFetcher(

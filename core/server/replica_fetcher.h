@@ -92,6 +92,13 @@ struct ReplicaFetcherOptions {
   bool epoch_request_v1 = true;
   // Fetch v7's KIP-227 sessions (inter.broker.protocol.version 1.1-IV0 and on).
   bool fetch_sessions = false;
+  // KIP-320's fencing: OffsetsForLeaderEpoch v2 and ListOffsets v4 (inter.broker.protocol.version
+  // 2.1-IV1), and Fetch v10 (2.1-IV2), name the leader epoch this follower was told. The leader
+  // answers FENCED_LEADER_EPOCH when it knows a later one (this follower then stops fetching the
+  // partition until a LeaderAndIsr tells it more), UNKNOWN_LEADER_EPOCH when it has not yet
+  // learnt of that epoch (the partition is retried after replica.fetch.backoff.ms).
+  bool epoch_requests_name_leader_epoch = false;
+  bool fetches_name_leader_epoch = false;
   // May this follower cut its log back to a leader whose log ends before its own? Kafka 0.10.0
   // to 2.0 ask the topic's unclean.leader.election.enable (ReplicaFetcherThread
   // .handleOffsetOutOfRange); 2.1 always truncates (KAFKA-7414). Empty: always.
@@ -104,6 +111,9 @@ struct ReplicaFetcherOptions {
 // Whether a follower's fetches belong to KIP-227 sessions: Fetch v7, inter.broker.protocol.version
 // 1.1-IV0 and on (1.1.0:ReplicaFetcherThread.fetchMetadataSupported).
 bool FetchSessionsAt(const ApiVersion& inter_broker_protocol);
+// Whether a follower's fetches name its current leader epoch: Fetch v10, inter.broker.protocol
+// .version 2.1-IV2 and on (2.1.0:ReplicaFetcherThread.fetchRequestVersion).
+bool FetchesNameLeaderEpochAt(const ApiVersion& inter_broker_protocol);
 
 // The start of the message a follower exits with when it may not truncate below its leader.
 inline constexpr std::string_view kTruncationNotAllowed =
@@ -131,6 +141,9 @@ class ReplicaFetcherManager final : public QuietHolder {
     TopicPartition tp;
     BrokerId leader{0};
     std::string host;
+    // The epoch the LeaderAndIsr named (2.1.0:InitialFetchState.currentLeaderEpoch), which
+    // KIP-320's requests name.
+    LeaderEpoch leader_epoch{0};
   };
   // Starts following these partitions (replacing any earlier fetch of them), all at once as
   // Kafka's addFetcherForPartitions does: each leader's next request names every one of them it
@@ -160,6 +173,7 @@ class ReplicaFetcherManager final : public QuietHolder {
   struct PartitionState {
     FetchPhase phase = FetchPhase::kFetching;
     LeaderEpoch epoch_to_ask = kUndefinedEpoch;  // kTruncating: the next OffsetsForLeaderEpoch
+    LeaderEpoch current_leader_epoch{0};         // Follow::leader_epoch
     uint64_t incarnation = 0;
     // Left out of every request until its entry of the fetcher's `delays` ends (Kafka's
     // PartitionFetchState.isDelayed).
@@ -234,6 +248,12 @@ class ReplicaFetcherManager final : public QuietHolder {
   // Moves `state`, one of the partitions of `leader`'s fetcher, to `phase`.
   void SetPhase(BrokerId leader, PartitionState& state, FetchPhase phase);
   void Stop(Fetcher& fetcher, const TopicPartition& tp, const Status& status);
+  // KIP-320's current_leader_epoch for `state`'s requests, when `named` (the option for the kind).
+  static std::optional<CurrentLeaderEpoch> Named(bool named, const PartitionState& state);
+  // An answer of FENCED_LEADER_EPOCH: the leader knows a later epoch than ours. 2.1.0's
+  // AbstractFetcherThread.onPartitionFenced stops fetching `tp` ("Will await the new LeaderAndIsr
+  // state before resuming fetching"). `stage` names the request for the trace.
+  void OnFenced(const TopicPartition& tp, std::string_view stage);
   void SendOffsetsForLeaderEpoch(Fetcher& fetcher);
   void SendListOffsets(Fetcher& fetcher, FetchPhase phase);
   // False when it sent nothing (no partition to name and none to forget).

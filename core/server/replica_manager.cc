@@ -64,9 +64,14 @@ ReplicaManager::ReplicaManager(const BrokerConfig& config, TruncationPolicy trun
               .fetch_max_bytes = config.replica_fetch_max_bytes,
               .fetch_backoff_ms = config.replica_fetch_backoff_ms,
               .epoch_request_v1 =
-                  EpochRequestAt(config.release, config.inter_broker_protocol_version) ==
+                  EpochRequestAt(config.release, config.inter_broker_protocol_version) >=
                   EpochRequest::kV1,
               .fetch_sessions = FetchSessionsAt(config.inter_broker_protocol_version),
+              .epoch_requests_name_leader_epoch =
+                  EpochRequestAt(config.release, config.inter_broker_protocol_version) ==
+                  EpochRequest::kV2,
+              .fetches_name_leader_epoch =
+                  FetchesNameLeaderEpochAt(config.inter_broker_protocol_version),
               .may_truncate_below_leader =
                   [this](const TopicPartition& tp) { return MayTruncateBelowLeader(tp.topic); },
               .on_fatal_exit =
@@ -353,7 +358,10 @@ void ReplicaManager::MakeFollowers(const std::vector<const LeaderAndIsrPartition
     PartitionChanged(state->tp);
     std::optional<std::string> host = LeaderHost(state->leader, &request);
     if (!host.has_value()) continue;  // leader not alive: no fetcher (Kafka 1.x)
-    follows.push_back({.tp = state->tp, .leader = state->leader, .host = *host});
+    follows.push_back({.tp = state->tp,
+                       .leader = state->leader,
+                       .host = *host,
+                       .leader_epoch = partition->leader_epoch()});
   }
   // addFetcherForPartitions, once for them all.
   fetchers_.AddPartitions(follows, truncation_ == TruncationPolicy::kLeaderEpoch);

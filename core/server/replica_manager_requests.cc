@@ -8,6 +8,25 @@
 #include "core/server/replica_manager.h"
 
 namespace ksim {
+namespace {
+
+// 2.1.0:Partition.checkCurrentLeaderEpoch, which getLocalReplica runs before it asks whether this
+// broker leads: an asker naming an epoch (KIP-320) older than the partition's is fenced, one newer
+// is ahead of what this broker has learnt. Without one (older versions, consumers), no check.
+Errc CheckCurrentLeaderEpoch(const std::optional<CurrentLeaderEpoch>& asked,
+                             const Partition& partition) {
+  if (!asked.has_value()) return Errc::kNone;
+  if (partition.leader_epoch() > asked->epoch) return Errc::kFencedLeaderEpoch;
+  if (partition.leader_epoch() < asked->epoch) return Errc::kUnknownLeaderEpoch;
+  return Errc::kNone;
+}
+
+// A fetch's partition whose named epoch the check refuses: its read is that error at once.
+bool Fenced(const FetchPartition& asked, const Partition& partition) {
+  return CheckCurrentLeaderEpoch(asked.current_leader_epoch, partition) != Errc::kNone;
+}
+
+}  // namespace
 
 bool ValidRequiredAcks(KafkaRelease release, int16_t acks) {
   return release < KafkaRelease::k0_10_0 || (acks >= -1 && acks <= 1);
@@ -362,7 +381,7 @@ bool ReplicaManager::WouldParkWithNothingRead(const FetchRequest& request,
   partitions->reserve(request.partitions.size());
   for (const FetchPartition& asked : request.partitions) {
     Partition* partition = partitions->emplace_back(GetPartition(asked.tp));
-    if (partition == nullptr ||
+    if (partition == nullptr || Fenced(asked, *partition) ||
         !partition->ReadsNothingAt(asked.fetch_offset, asked.partition_max_bytes)) {
       return false;  // the partitions resolved so far stay, for the read
     }
@@ -376,6 +395,11 @@ void ReplicaManager::ReadPartition(const FetchPartition& asked, Partition* parti
   response.tp = asked.tp;
   if (partition == nullptr) {
     response.error_code = Errc::kUnknownTopicOrPartition;
+    return;
+  }
+  if (Errc fence = CheckCurrentLeaderEpoch(asked.current_leader_epoch, *partition);
+      fence != Errc::kNone) {
+    response.error_code = fence;
     return;
   }
   if (!partition->ReadsNothingAt(asked.fetch_offset, asked.partition_max_bytes)) {
@@ -411,7 +435,7 @@ std::optional<std::vector<FetchPartitionResponse>> ReplicaManager::ReadFromLocal
   for (size_t i = 0; i < request.partitions.size(); ++i) {
     const FetchPartition& asked = request.partitions[i];
     Partition* partition = resolved.partitions[i];
-    if (partition != nullptr &&
+    if (partition != nullptr && !Fenced(asked, *partition) &&
         partition->HasNothingNewAt(asked.fetch_offset, asked.partition_max_bytes, from_follower)) {
       continue;
     }
@@ -465,7 +489,7 @@ bool ReplicaManager::StillNothing(const FetchRequest& request, ResolvedPartition
   }
   const FetchPartition& asked = request.partitions[found->second];
   const Partition* partition = resolved.partitions[found->second];
-  return partition != nullptr &&
+  return partition != nullptr && !Fenced(asked, *partition) &&
          partition->HasNothingNewAt(asked.fetch_offset, asked.partition_max_bytes,
                                     request.replica_id.value() >= 0);
 }
@@ -480,8 +504,13 @@ ListOffsetsResponse ReplicaManager::HandleListOffsets(const ListOffsetsRequest& 
     ListOffsetsPartitionResponse answer;
     answer.tp = asked.tp;
     Partition* partition = GetPartition(asked.tp);
+    const Errc fence = partition == nullptr
+                           ? Errc::kNone
+                           : CheckCurrentLeaderEpoch(asked.current_leader_epoch, *partition);
     if (partition == nullptr) {
       answer.error_code = Errc::kUnknownTopicOrPartition;
+    } else if (fence != Errc::kNone) {
+      answer.error_code = fence;
     } else if (request.replica_id != kDebuggingReplicaId && !partition->is_leader()) {
       answer.error_code = Errc::kNotLeaderForPartition;
     } else {
@@ -522,6 +551,9 @@ OffsetsForLeaderEpochResponse ReplicaManager::HandleOffsetsForLeaderEpoch(
     Partition* partition = GetPartition(asked.tp);
     if (partition == nullptr) {
       answer.error_code = Errc::kUnknownTopicOrPartition;
+    } else if (Errc fence = CheckCurrentLeaderEpoch(asked.current_leader_epoch, *partition);
+               fence != Errc::kNone) {
+      answer.error_code = fence;
     } else if (!partition->is_leader()) {
       answer.error_code = Errc::kNotLeaderForPartition;
     } else {

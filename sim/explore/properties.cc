@@ -248,10 +248,14 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
   const bool clean = clean_policy && (policy_decides || unclean.empty());
   const std::string truncation = scenario.TruncationPolicyName();
   const bool epochs = truncation == "leader-epoch";
+  // Before 2.1 a follower's requests name no leader epoch (KIP-320) and a new leader records its
+  // epoch only with its first append (KAFKA-7415): leader-epoch truncation can still cut
+  // acknowledged records (docs/explore.md, safe seeds 594087 and 7403).
+  const bool fenced = scenario.kafka_version >= KafkaRelease::k2_1;
 
   if (producers == 0 || scenario.topics.empty()) {
     promise.not_promised.push_back("acked_kept: no producer or no topic");
-  } else if (!against_acks.empty() || !against_isr.empty() || !clean || !epochs) {
+  } else if (!against_acks.empty() || !against_isr.empty() || !clean || !epochs || !fenced) {
     std::vector<std::string> why;
     if (!against_acks.empty()) {
       why.push_back(Join(against_acks) + " (the leader alone may hold an acknowledged record)");
@@ -267,6 +271,11 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
     if (!epochs) {
       why.push_back("truncation " + truncation +
                     " (a follower cuts to its own high watermark: KIP-101's loss)");
+    } else if (!fenced) {
+      why.push_back("Kafka " + std::string(KafkaReleaseName(scenario.kafka_version)) +
+                    " (a follower may truncate by the answer of a leader that was deposed "
+                    "without knowing it, which 2.1 fences with KIP-320's leader epoch, or by an "
+                    "epoch a new leader never recorded, KAFKA-7415)");
     }
     promise.not_promised.push_back("acked_kept: " + Join(why));
   } else {
@@ -279,7 +288,8 @@ Promise DerivePromise(const Scenario& scenario, const PropertyOptions& options) 
              (synced ? " (disks are synced: only a corrupt_tail loses one)"
                      : " (disks are not synced: a power loss loses the unsynced tail)"),
          "acks=all (" + Join(acks_all) + "), min.insync.replicas >= " + std::to_string(min_isr) +
-             ", clean elections, leader-epoch truncation" +
+             ", clean elections, leader-epoch truncation fenced by leader epochs (Kafka 2.1: "
+             "KIP-320, KAFKA-7415)" +
              (synced ? ", every record fsynced" : "")});
   }
 

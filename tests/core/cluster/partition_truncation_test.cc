@@ -139,8 +139,8 @@ TEST(TruncationReleaseTest, LeaderEpochRulesFollowTheRelease) {
   EXPECT_TRUE(LeaderEpochRulesAt(KafkaRelease::k0_10_0).epoch_at_become_leader);
 }
 
-// ReplicaFetcherThread at 0.11.0.0 and 2.0.0: shouldSendLeaderEpochRequest from IBP 0.11.0-IV2,
-// offsetForLeaderEpochRequestVersion 1 from IBP 2.0-IV0.
+// ReplicaFetcherThread at 0.11.0.0, 2.0.0 and 2.1.0: shouldSendLeaderEpochRequest from IBP
+// 0.11.0-IV2, offsetForLeaderEpochRequestVersion 1 from IBP 2.0-IV0 and 2 from 2.1-IV1.
 TEST(TruncationReleaseTest, TheInterBrokerProtocolChoosesTheEpochRequest) {
   auto at = [](KafkaRelease release, std::string_view ibp) {
     const ApiVersion* version = FindApiVersion(ibp, release);
@@ -154,7 +154,10 @@ TEST(TruncationReleaseTest, TheInterBrokerProtocolChoosesTheEpochRequest) {
   EXPECT_EQ(at(KafkaRelease::k2_0, "1.1"), EpochRequest::kV0);
   EXPECT_EQ(at(KafkaRelease::k2_0, "2.0-IV0"), EpochRequest::kV1);
   EXPECT_EQ(at(KafkaRelease::k2_1, "0.10.0"), EpochRequest::kNone);
-  EXPECT_EQ(at(KafkaRelease::k2_1, "2.1"), EpochRequest::kV1);
+  EXPECT_EQ(at(KafkaRelease::k2_1, "2.0"), EpochRequest::kV1);
+  EXPECT_EQ(at(KafkaRelease::k2_1, "2.1-IV0"), EpochRequest::kV1);
+  EXPECT_EQ(at(KafkaRelease::k2_1, "2.1-IV1"), EpochRequest::kV2);
+  EXPECT_EQ(at(KafkaRelease::k2_1, "2.1"), EpochRequest::kV2);
   // Before 0.11 leader-epoch truncation is ksim's policy: the newest form at any IBP.
   EXPECT_EQ(at(KafkaRelease::k0_10_0, "0.10.0"), EpochRequest::kV1);
 }

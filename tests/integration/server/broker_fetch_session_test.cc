@@ -81,7 +81,9 @@ TEST_F(FetchSessionClusterTest, EachPartitionKnowsItsPlaceInItsBrokersList) {
     ASSERT_EQ(list.size(), expected);
     for (size_t i = 0; i < list.size(); ++i) {
       EXPECT_EQ(list[i]->list_index(), i) << ToString(list[i]->tp());
-      if (i > 0) EXPECT_LT(list[i - 1]->tp(), list[i]->tp());
+      if (i > 0) {
+        EXPECT_LT(list[i - 1]->tp(), list[i]->tp());
+      }
     }
   };
   check(12);  // t-10 and t-11 before t-2

@@ -1,8 +1,8 @@
 // The follower side of replication on the simulated cluster: truncation when the leader changes
 // under both policies (own HW, or the leader's OffsetsForLeaderEpoch answer),
 // OFFSET_OUT_OF_RANGE after an unclean election gave the lead to a shorter log (truncated to it, or
-// the broker exits where that is not allowed before 2.1), a partition in error delayed alone, and
-// a follower told that no one leads.
+// the broker exits where that is not allowed before 2.1), a partition in error delayed alone, a
+// follower told that no one leads, and KIP-320's leader epoch in a follower's requests (2.1).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -222,8 +222,10 @@ INSTANTIATE_TEST_SUITE_P(Releases, FollowerAheadTest,
 // from 0.11, Fetch at 0.10) is UNKNOWN_TOPIC_OR_PARTITION. acks=all produces to b-0 are still
 // acknowledged at once: the follower's long-polling fetch of b-0 hears of them. ksim used to back
 // off the whole fetcher after each error, and to send no Fetch while a partition was truncating.
-class FetcherDelayTest : public BrokerClusterTest,
-                         public ::testing::WithParamInterface<KafkaRelease> {
+// Three brokers at a release (its default truncation), and a controller's LeaderAndIsr sent by
+// hand.
+class ReleaseClusterTest : public BrokerClusterTest,
+                           public ::testing::WithParamInterface<KafkaRelease> {
  protected:
   void SetUp() override {
     ClusterOptions options;
@@ -232,26 +234,35 @@ class FetcherDelayTest : public BrokerClusterTest,
     options.truncation = DefaultTruncationPolicy(GetParam());
     StartCluster(std::move(options));
   }
+
+  // Tells `to`, as the controller, that `leader` leads `tp` at `epoch` with ISR (and replicas)
+  // `isr`.
+  void TellLeader(BrokerId to, const TopicPartition& tp, BrokerId leader, int32_t epoch,
+                  std::vector<BrokerId> isr) {
+    Broker* broker = cluster_->broker(to);
+    LeaderAndIsrRequest request;
+    request.controller_id = cluster_->ActiveController();
+    request.controller_epoch = broker->replica_manager().controller_epoch();
+    LeaderAndIsrPartitionState state;
+    state.tp = tp;
+    state.leader = leader;
+    state.leader_epoch = LeaderEpoch(epoch);
+    state.isr = isr;
+    state.replicas = isr;
+    request.partition_states.push_back(state);
+    const std::string node = "broker-" + std::to_string(to.value());
+    ASSERT_EQ(CallFor<LeaderAndIsrResponse>(node, request).error_code, Errc::kNone);
+  }
 };
+
+using FetcherDelayTest = ReleaseClusterTest;
 
 TEST_P(FetcherDelayTest, AnErrorDelaysOnlyThatPartition) {
   const TopicPartition a{"a", PartitionId(0)};
   const TopicPartition b{"b", PartitionId(0)};
   CreateTopic("a", {k1, k2});
   CreateTopic("b", {k3, k2});
-  Broker* follower = cluster_->broker(k2);
-  LeaderAndIsrRequest request;
-  request.controller_id = cluster_->ActiveController();
-  request.controller_epoch = follower->replica_manager().controller_epoch();
-  LeaderAndIsrPartitionState state;
-  state.tp = a;
-  state.leader = k3;
-  state.leader_epoch = LeaderEpoch(5);
-  state.isr = {k3, k2};
-  state.replicas = {k3, k2};
-  request.partition_states.push_back(state);
-  LeaderAndIsrResponse answer = CallFor<LeaderAndIsrResponse>("broker-2", request);
-  ASSERT_EQ(answer.error_code, Errc::kNone);
+  TellLeader(k2, a, k3, 5, {k3, k2});
   ASSERT_EQ(PartitionOn(k2, a)->leader(), k3);
   EXPECT_EQ(PartitionOn(k3, a), nullptr);
 
@@ -335,6 +346,153 @@ TEST_F(NoLeaderTest, FollowerToldLeaderMinusOneStaysAsItWas) {
       },
       60 * kSecondUs));
 }
+
+// KIP-320 (Kafka 2.1): requests naming the asker's current leader epoch. The leader checks it
+// first (2.1.0:Partition.getLocalReplica, checkCurrentLeaderEpoch): an older epoch is fenced, a
+// newer one unknown, before whether it leads is asked; a request without one is not checked.
+class CurrentLeaderEpochTest : public ReleaseClusterTest {
+ protected:
+  static std::optional<CurrentLeaderEpoch> Named(std::optional<int32_t> epoch) {
+    if (!epoch) return std::nullopt;
+    return CurrentLeaderEpoch{.epoch = LeaderEpoch(*epoch)};
+  }
+  EpochEndOffset EpochEnd(const std::string& node, int32_t asked, std::optional<int32_t> current) {
+    OffsetsForLeaderEpochRequest request;
+    request.partitions.push_back(OffsetsForLeaderEpochPartition{
+        .tp = kTp, .leader_epoch = LeaderEpoch(asked), .current_leader_epoch = Named(current)});
+    return CallFor<OffsetsForLeaderEpochResponse>(node, request).partitions.at(0);
+  }
+  ListOffsetsPartitionResponse Latest(const std::string& node, std::optional<int32_t> current) {
+    ListOffsetsRequest request;
+    request.partitions.push_back(ListOffsetsPartition{
+        .tp = kTp, .timestamp = kLatestTimestamp, .current_leader_epoch = Named(current)});
+    return CallFor<ListOffsetsResponse>(node, request).responses.at(0);
+  }
+  FetchPartitionResponse Fetch(const std::string& node, Offset offset,
+                               std::optional<int32_t> current, int32_t max_wait_ms = 0) {
+    FetchRequest request;
+    request.replica_id = kConsumerReplicaId;
+    request.max_wait_ms = max_wait_ms;
+    request.partitions.push_back(
+        FetchPartition{.tp = kTp, .fetch_offset = offset, .current_leader_epoch = Named(current)});
+    return CallFor<FetchResponse>(node, request).responses.at(0);
+  }
+
+  // broker-2's errors for kTp at `stage`, in order.
+  std::vector<nlohmann::ordered_json> FollowerErrors(std::string_view stage) const {
+    std::vector<nlohmann::ordered_json> out;
+    for (nlohmann::ordered_json& event : Events("replica_fetch_error")) {
+      if (event["node"] == "broker-2" && event["topic"] == "t" && event["stage"] == stage) {
+        out.push_back(std::move(event));
+      }
+    }
+    return out;
+  }
+};
+
+// Run at 2.1 alone: an older broker does not take these request versions.
+class CurrentLeaderEpochAt21Test : public CurrentLeaderEpochTest {};
+
+TEST_P(CurrentLeaderEpochAt21Test, TheLeaderChecksANamedEpochBeforeItsLeadership) {
+  CreateTopic("t", {k1, k2});
+  TellLeader(k1, kTp, k1, 3, {k1, k2});  // broker-1 leads at epoch 3, broker-2 still knows 0
+  ASSERT_EQ(PartitionOn(k1, kTp)->leader_epoch(), LeaderEpoch(3));
+
+  // broker-2 follows at epoch 0: a newer epoch is unknown to it before it is asked to lead.
+  EXPECT_EQ(EpochEnd("broker-2", 0, 3).error_code, Errc::kUnknownLeaderEpoch);
+  EXPECT_EQ(Latest("broker-2", 3).error_code, Errc::kUnknownLeaderEpoch);
+  EXPECT_EQ(Fetch("broker-2", Offset(0), 3).error_code, Errc::kUnknownLeaderEpoch);
+  EXPECT_EQ(EpochEnd("broker-2", 0, 0).error_code, Errc::kNotLeaderForPartition);
+  EXPECT_EQ(Latest("broker-2", 0).error_code, Errc::kNotLeaderForPartition);
+
+  TellLeader(k2, kTp, k1, 3, {k1, k2});
+  ASSERT_EQ(Produce("broker-1", kTp, -1, 2).error_code, Errc::kNone);
+
+  EXPECT_EQ(EpochEnd("broker-1", 3, 2).error_code, Errc::kFencedLeaderEpoch);
+  EXPECT_EQ(EpochEnd("broker-1", 3, 4).error_code, Errc::kUnknownLeaderEpoch);
+  for (std::optional<int32_t> current : {std::optional<int32_t>(3), std::optional<int32_t>()}) {
+    const EpochEndOffset end = EpochEnd("broker-1", 3, current);
+    EXPECT_EQ(end.error_code, Errc::kNone);
+    EXPECT_EQ(end.end_offset, Offset(2));
+    EXPECT_EQ(Latest("broker-1", current).error_code, Errc::kNone);
+    const FetchPartitionResponse fetched = Fetch("broker-1", Offset(0), current);
+    EXPECT_EQ(fetched.error_code, Errc::kNone);
+    EXPECT_FALSE(fetched.records.empty());
+  }
+  EXPECT_EQ(Latest("broker-1", 2).error_code, Errc::kFencedLeaderEpoch);
+  EXPECT_EQ(Latest("broker-1", 4).error_code, Errc::kUnknownLeaderEpoch);
+  EXPECT_EQ(Fetch("broker-1", Offset(0), 2).error_code, Errc::kFencedLeaderEpoch);
+  EXPECT_EQ(Fetch("broker-1", Offset(0), 4).error_code, Errc::kUnknownLeaderEpoch);
+  // A fetch that would park (nothing at its offset) hears its error at once.
+  const Offset end = PartitionOn(k1, kTp)->high_watermark();
+  const TimeUs sent = world_.Now();
+  EXPECT_EQ(Fetch("broker-1", end, 2, 5000).error_code, Errc::kFencedLeaderEpoch);
+  EXPECT_LT(world_.Now() - sent, kSecondUs);
+}
+
+// The follower names the epoch its LeaderAndIsr gave it from 2.1 (OffsetsForLeaderEpoch v2). Told
+// that broker-3 leads at epoch 5 while broker-3 still leads at 0, broker-2 hears
+// UNKNOWN_LEADER_EPOCH and asks again after replica.fetch.backoff.ms, truncating nothing, until
+// broker-3 learns of epoch 5. Told then that broker-3 leads at 6 while broker-3 is at 7, it is
+// fenced and stops fetching the partition (onPartitionFenced) until a LeaderAndIsr names 7. At
+// 2.0 it names no epoch: broker-3 answers at once and broker-2 follows it throughout.
+TEST_P(CurrentLeaderEpochTest, AFollowerWaitsForAnUnknownEpochAndStopsWhenFenced) {
+  const bool fenced = GetParam() >= KafkaRelease::k2_1;
+  CreateTopic("t", {k3, k2});
+  ASSERT_EQ(Produce("broker-3", kTp, -1, 2).error_code, Errc::kNone);
+  TellLeader(k2, kTp, k3, 5, {k3, k2});
+  cluster_->RunFor(3500 * kUsPerMs);
+  const std::vector<nlohmann::ordered_json> unknown = FollowerErrors("offsets_for_leader_epoch");
+  ReplicaFetcherManager& fetchers = cluster_->broker(k2)->replica_manager().fetchers();
+  if (fenced) {
+    ASSERT_GE(unknown.size(), 3u);
+    for (size_t i = 0; i < unknown.size(); ++i) {
+      EXPECT_EQ(unknown[i]["error"], "UNKNOWN_LEADER_EPOCH") << i;
+      if (i > 0) {
+        EXPECT_GE(unknown[i]["t_us"].get<TimeUs>() - unknown[i - 1]["t_us"].get<TimeUs>(),
+                  kSecondUs);
+      }
+    }
+    EXPECT_EQ(fetchers.PhaseOf(kTp), FetchPhase::kTruncating);
+  } else {
+    EXPECT_TRUE(unknown.empty());
+    EXPECT_EQ(fetchers.PhaseOf(kTp), FetchPhase::kFetching);
+  }
+  EXPECT_EQ(PartitionOn(k2, kTp)->log_end_offset(), Offset(2));
+  TellLeader(k3, kTp, k3, 5, {k3, k2});
+  ASSERT_EQ(Produce("broker-3", kTp, -1, 1).error_code, Errc::kNone);
+  EXPECT_EQ(PartitionOn(k2, kTp)->log_end_offset(), Offset(3));
+  EXPECT_EQ(fetchers.PhaseOf(kTp), FetchPhase::kFetching);
+
+  TellLeader(k3, kTp, k3, 7, {k3, k2});
+  TellLeader(k2, kTp, k3, 6, {k3, k2});
+  cluster_->RunFor(3500 * kUsPerMs);
+  ASSERT_EQ(Produce("broker-3", kTp, 1, 1).error_code, Errc::kNone);
+  cluster_->RunFor(3500 * kUsPerMs);
+  const std::vector<nlohmann::ordered_json> errors = FollowerErrors("offsets_for_leader_epoch");
+  const size_t fenced_errors = std::count_if(errors.begin(), errors.end(), [](const auto& event) {
+    return event["error"] == "FENCED_LEADER_EPOCH";
+  });
+  if (fenced) {
+    EXPECT_EQ(fenced_errors, 1u);  // once: the partition is no longer fetched
+    EXPECT_EQ(fetchers.LeaderOf(kTp), std::nullopt);
+    EXPECT_EQ(PartitionOn(k2, kTp)->log_end_offset(), Offset(3));
+    TellLeader(k2, kTp, k3, 7, {k3, k2});
+    ASSERT_TRUE(cluster_->RunUntil(
+        [&] { return PartitionOn(k2, kTp)->log_end_offset() == Offset(4); }, 10 * kSecondUs));
+    EXPECT_EQ(fetchers.LeaderOf(kTp), k3);
+  } else {
+    EXPECT_EQ(fenced_errors, 0u);
+    EXPECT_EQ(fetchers.LeaderOf(kTp), k3);
+    EXPECT_EQ(PartitionOn(k2, kTp)->log_end_offset(), Offset(4));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Releases, CurrentLeaderEpochAt21Test,
+                         ::testing::Values(KafkaRelease::k2_1), ksim::testing::ReleaseParamName);
+INSTANTIATE_TEST_SUITE_P(Releases, CurrentLeaderEpochTest,
+                         ::testing::Values(KafkaRelease::k2_0, KafkaRelease::k2_1),
+                         ksim::testing::ReleaseParamName);
 
 }  // namespace
 }  // namespace ksim::sim::testing

@@ -110,7 +110,7 @@ TEST(PropertiesTest, ThePromiseFollowsTheSettings) {
   const std::string safe_cluster =
       R"({"unclean.leader.election.enable": false, "log.flush.interval.messages": 1})";
   const Promise safe = DerivePromise(
-      Base(R"({"acks": "all", "enable.idempotence": true})", safe_cluster, "leader-epoch", "2.0"),
+      Base(R"({"acks": "all", "enable.idempotence": true})", safe_cluster, "leader-epoch", "2.1"),
       {});
   EXPECT_TRUE(safe.Has("engine_invariants"));
   EXPECT_TRUE(safe.Has("acked_kept"));
@@ -129,10 +129,22 @@ TEST(PropertiesTest, ThePromiseFollowsTheSettings) {
   const Promise old = DerivePromise(Base(R"({"acks": "all", "enable.idempotence": true})",
                                          safe_cluster, "leader-epoch", "0.10.0"),
                                     {});
-  EXPECT_TRUE(old.Has("acked_kept"));
   EXPECT_FALSE(old.Has("no_log_duplicates"));
   EXPECT_NE(old.Describe().find("p1 (Kafka 0.10.0 has no enable.idempotence)"), std::string::npos)
       << old.Describe();
+
+  // Before 2.1 leader-epoch truncation still loses acknowledged records to a deposed leader's
+  // answer (KIP-320) and to a new leader's unrecorded epoch (KAFKA-7415).
+  for (const char* release : {"0.10.0", "2.0"}) {
+    const Promise before = DerivePromise(Base(R"({"acks": "all", "enable.idempotence": true})",
+                                              safe_cluster, "leader-epoch", release),
+                                         {});
+    EXPECT_FALSE(before.Has("acked_kept")) << release;
+    EXPECT_NE(before.Describe().find("Kafka " + std::string(release) +
+                                     " (a follower may truncate by the answer of a leader"),
+              std::string::npos)
+        << before.Describe();
+  }
 
   const Promise hw = DerivePromise(Base(R"({"acks": "all"})", safe_cluster, "high-watermark"), {});
   EXPECT_FALSE(hw.Has("acked_kept"));
