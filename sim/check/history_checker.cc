@@ -111,6 +111,12 @@ class Checker {
   // checkpointed high watermark, from before the power loss, covered records written since that
   // no follower held. "" when the commit is not dated at such a leader's election.
   std::string StaleHighWatermarkAfterPowerLoss(const ViolationRecord& v) const;
+  // Records counted committed when a broker that led the partition took it again at a later
+  // epoch without having followed in between (Kafka's makeLeader keeps the remote replicas' log
+  // end offsets unless the broker is a new leader): its high watermark rose on a follower's log
+  // end from the earlier leadership, which that follower had since truncated away. "" when the
+  // commit is not dated at such a leadership's start.
+  std::string StaleFollowerEndAtLeadingAgain(const ViolationRecord& v) const;
   // The first of LeaderPowerLossFork, StaleIsrPowerLoss and StaleHighWatermarkAfterPowerLoss
   // that explains `v`: a power loss before the commit that Kafka lets lose it later.
   std::string EarlierPowerLossReason(const ViolationRecord& v) const;
@@ -1181,6 +1187,37 @@ const TruncationRecord* Checker::LastTruncationRemoving(
   return last;
 }
 
+std::string Checker::StaleFollowerEndAtLeadingAgain(const ViolationRecord& v) const {
+  auto roles = roles_.find(v.tp);
+  if (roles == roles_.end()) return "";
+  for (const RoleRecord* r : roles->second) {
+    if (r->t_us > v.committed_us) break;
+    if (r->t_us != v.committed_us || !r->leader) continue;
+    // Not a new leader: it led just before, in the same process.
+    if (!LedAt(r->broker, v.tp, r->t_us - 1)) continue;
+    const RoleRecord* earlier = nullptr;
+    for (const RoleRecord* e : roles->second) {
+      if (e->t_us >= r->t_us) break;
+      if (e->broker == r->broker) earlier = e;
+    }
+    if (earlier == nullptr) continue;
+    const TruncationRecord* cut =
+        LastTruncationRemoving(v, v.committed_us, [&](const TruncationRecord& t) {
+          return t.broker != r->broker && t.t_us >= earlier->t_us;
+        });
+    if (cut == nullptr) continue;
+    return node::Broker(r->broker) + ", which led " + TpText(v.tp) + " since " +
+           FormatSeconds(earlier->t_us) + ", led it again at " + FormatSeconds(r->t_us) +
+           " without having followed in between, and raised its high watermark on the log ends "
+           "its followers had reached under its earlier leadership (Kafka's Partition.makeLeader "
+           "resets them only for a new leader, 0.10.0.1 to 2.5); " +
+           node::Broker(cut->broker) + " had truncated offset " + std::to_string(v.offset.value()) +
+           " away at " + FormatSeconds(cut->t_us) + " (" + cut->reason +
+           "), so the record counted as committed without being on it";
+  }
+  return "";
+}
+
 std::string Checker::EarlierPowerLossReason(const ViolationRecord& v) const {
   std::string reason = LeaderPowerLossFork(v);
   if (reason.empty()) reason = StaleIsrPowerLoss(v);
@@ -1196,6 +1233,7 @@ void Checker::SplitViolations(CheckResult& result) {
       if (reason.empty()) reason = HighWatermarkFork(v);
       if (reason.empty()) reason = EarlierPowerLossReason(v);
       if (reason.empty()) reason = TruncatedBeforeTheCommit(result.permitted_losses, v);
+      if (reason.empty()) reason = StaleFollowerEndAtLeadingAgain(v);
       if (!reason.empty()) {
         PermittedLoss loss;
         loss.t_us = v.t_us;

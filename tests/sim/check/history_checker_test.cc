@@ -964,6 +964,72 @@ INSTANTIATE_TEST_SUITE_P(
 
 // The same with a truncation to a shorter leader (offset_out_of_range) and no earlier permitted
 // loss that made the leader shorter: a violation. Another replica's truncation does not count.
+// Explore safe seed 601590
+// (scenarios/regressions/leading-again-on-a-followers-old-log-end-is-permitted.json): the records
+// counted committed when a broker that led the partition led it again without having followed in
+// between (Kafka's makeLeader keeps the remote log ends of a leader that is not new), after a
+// follower had truncated the offset away: permitted. As a new leader (it followed in between, or
+// restarted), or with no such truncation, the same report is a violation.
+struct LeadingAgainCase {
+  const char* name;
+  bool followed_between;
+  bool restarted_between;
+  bool truncated;
+  bool permitted;
+};
+
+class LeadingAgainTest : public HistoryCheckerTest,
+                         public ::testing::WithParamInterface<LeadingAgainCase> {};
+
+TEST_P(LeadingAgainTest, ACommitOnAFollowersOldLogEndIsAPermittedLossOnlyThen) {
+  const LeadingAgainCase& c = GetParam();
+  auto role = [&](int32_t broker, bool leader, int32_t epoch) {
+    Event(node::Broker(BrokerId(broker)), leader ? "become_leader" : "become_follower",
+          TraceFields{{"topic", "t"}, {"partition", 0}, {"epoch", epoch}});
+  };
+  Elected(t0_, 1, 0, false, "new_partition");
+  role(1, true, 0);
+  role(3, false, 0);
+  At(1 * kSecond);
+  role(2, true, 1);  // broker 1 never hears of epoch 1 ...
+  role(3, false, 1);
+  if (c.truncated) Truncated(3, t0_, 2, 0, "leader_epoch");
+  if (c.followed_between) role(1, false, 1);  // ... unless it does here
+  At(2 * kSecond);
+  if (c.restarted_between) {
+    Fault("broker-1", "shutdown");  // clean: no power loss for the other rules
+    Fault("broker-1", "restart");
+  }
+  At(3 * kSecond);
+  role(1, true, 2);  // leads again: the commit is dated here
+  role(3, false, 2);
+  At(4 * kSecond);
+  ReportCommittedLoss(3, 3 * kSecond);
+  const CheckResult result = Check();
+  EXPECT_EQ(result.Value("permitted_losses"), c.permitted ? 1 : 0);
+  EXPECT_EQ(result.Value("invariant_violations"), c.permitted ? 0 : 1);
+  if (c.permitted) {
+    ASSERT_EQ(result.permitted_losses.size(), 1u);
+    EXPECT_NE(result.permitted_losses[0].reason.find(
+                  "broker-1, which led t-0 since 0.000 s, led it again at 3.000 s without having "
+                  "followed in between"),
+              std::string::npos)
+        << result.permitted_losses[0].reason;
+    EXPECT_NE(result.permitted_losses[0].reason.find(
+                  "broker-3 had truncated offset 0 away at 1.000 s (leader_epoch)"),
+              std::string::npos)
+        << result.permitted_losses[0].reason;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, LeadingAgainTest,
+    ::testing::Values(LeadingAgainCase{"LeadingAgain", false, false, true, true},
+                      LeadingAgainCase{"FollowedBetween", true, false, true, false},
+                      LeadingAgainCase{"RestartedBetween", false, true, true, false},
+                      LeadingAgainCase{"NothingTruncated", false, false, false, false}),
+    [](const ::testing::TestParamInfo<LeadingAgainCase>& info) { return info.param.name; });
+
 TEST_F(HistoryCheckerTest, TruncationToAShorterLeaderWithoutAnEarlierLossIsAViolation) {
   Elected(t0_, 1, 0, false, "new_partition");
   At(1 * kSecond);
