@@ -477,6 +477,7 @@ std::string Checker::PermittedLossCause(const TopicPartition& tp, Offset offset,
     }
     std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
     if (reason.empty()) reason = EarlierPowerLossReason(v);
+    if (reason.empty()) reason = StaleFollowerEndAtLeadingAgain(v);
     if (reason.empty()) continue;
     *cause_t_us = v.t_us;
     return node::Broker(v.broker) + " became leader at " + FormatSeconds(v.t_us) + " without it (" +

@@ -1001,11 +1001,23 @@ TEST_P(LeadingAgainTest, ACommitOnAFollowersOldLogEndIsAPermittedLossOnlyThen) {
     Fault("broker-1", "restart");
   }
   At(3 * kSecond);
+  const uint64_t acked = Send("p1");
   role(1, true, 2);  // leads again: the commit is dated here
   role(3, false, 2);
+  Ok(acked, t0_, 0);
   At(4 * kSecond);
+  Elected(t0_, 3, 3);
   ReportCommittedLoss(3, 3 * kSecond);
+  Log(t0_, {});
   const CheckResult result = Check();
+  const std::vector<const Anomaly*> lost = Of(result, "lost_acked");
+  ASSERT_EQ(lost.size(), 1u);
+  // The acknowledged record lost with it names the same cause, and only then.
+  EXPECT_EQ(lost[0]->cause.find("broker-3 became leader at 4.000 s without it") == 0 &&
+                lost[0]->cause.find("led it again at 3.000 s without having followed") !=
+                    std::string::npos,
+            c.permitted)
+      << lost[0]->cause;
   EXPECT_EQ(result.Value("permitted_losses"), c.permitted ? 1 : 0);
   EXPECT_EQ(result.Value("invariant_violations"), c.permitted ? 0 : 1);
   if (c.permitted) {
