@@ -1011,8 +1011,19 @@ std::string PowerLossText(const FaultRecord& crash) {
 std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, TimeUs from_us,
                                      TimeUs to_us) const {
   // A power loss: whatever the broker had not synced is gone, and Kafka acknowledges (and
-  // commits) before fsync unless log.flush.interval.messages says otherwise. Any broker's: the
-  // checker does not know which replicas held the record then. A halt keeps the page cache.
+  // commits) before fsync unless log.flush.interval.messages says otherwise. The broker of any
+  // replica of `tp` (one that had taken a role for it before it lost power: the checker does not
+  // know which replicas held the record then); a broker that never held the partition loses
+  // nothing of it. A halt keeps the page cache.
+  auto roles = roles_.find(tp);
+  auto held_before = [&](std::string_view node, TimeUs t_us) {
+    if (roles == roles_.end()) return false;
+    for (const RoleRecord* r : roles->second) {
+      if (r->t_us > t_us) break;
+      if (node::Broker(r->broker) == node) return true;
+    }
+    return false;
+  };
   const FaultRecord* crash = nullptr;
   for (const auto& [node, faults] : faults_) {
     if (!node.starts_with("broker-")) continue;
@@ -1020,6 +1031,7 @@ std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, Ti
       const FaultRecord* f = *it;
       if (f->t_us > to_us) break;
       if (f->ev != ev::kCrash || f->detail.starts_with("halted")) continue;
+      if (!held_before(node, f->t_us)) continue;
       if (crash == nullptr || f->t_us < crash->t_us) crash = f;
       break;
     }
