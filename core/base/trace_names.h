@@ -252,6 +252,7 @@
   X(kTopic, "topic")                          \
   X(kTopics, "topics")                        \
   X(kUnclean, "unclean")                      \
+  X(kUnsynced, "unsynced")                    \
   X(kValue, "value")                          \
   X(kValues, "values")                        \
   X(kVariant, "variant")                      \

@@ -1011,18 +1011,14 @@ std::string PowerLossText(const FaultRecord& crash) {
 std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, TimeUs from_us,
                                      TimeUs to_us) const {
   // A power loss: whatever the broker had not synced is gone, and Kafka acknowledges (and
-  // commits) before fsync unless log.flush.interval.messages says otherwise. The broker of any
-  // replica of `tp` (one that had taken a role for it before it lost power: the checker does not
-  // know which replicas held the record then); a broker that never held the partition loses
-  // nothing of it. A halt keeps the page cache.
-  auto roles = roles_.find(tp);
-  auto held_before = [&](std::string_view node, TimeUs t_us) {
-    if (roles == roles_.end()) return false;
-    for (const RoleRecord* r : roles->second) {
-      if (r->t_us > t_us) break;
-      if (node::Broker(r->broker) == node) return true;
-    }
-    return false;
+  // commits) before fsync unless log.flush.interval.messages says otherwise. A broker whose
+  // disk held unsynced writes in the partition's directory (the crash's `unsynced`); one whose
+  // writes there were all synced, or that never held the partition, loses nothing of it. A halt
+  // keeps the page cache.
+  const std::string dir_name = "/" + TpText(tp);
+  auto lost_unsynced = [&dir_name](const FaultRecord& f) {
+    return std::any_of(f.unsynced.begin(), f.unsynced.end(),
+                       [&](const std::string& dir) { return dir.ends_with(dir_name); });
   };
   const FaultRecord* crash = nullptr;
   for (const auto& [node, faults] : faults_) {
@@ -1031,7 +1027,7 @@ std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, Ti
       const FaultRecord* f = *it;
       if (f->t_us > to_us) break;
       if (f->ev != ev::kCrash || f->detail.starts_with("halted")) continue;
-      if (!held_before(node, f->t_us)) continue;
+      if (!lost_unsynced(*f)) continue;
       if (crash == nullptr || f->t_us < crash->t_us) crash = f;
       break;
     }

@@ -330,7 +330,16 @@ void RunObserver::OnFault(TimeUs t_us, std::string_view node, std::string_view e
   // A console consumer that stopped itself, and the final phase restarting its empty node.
   if ((ev == ev::kShutdown || ev == ev::kRestart) && stopped_tools_.contains(std::string(node)))
     return;
-  faults_.push_back(FaultRecord{t_us, std::string(node), std::string(ev), FaultDetail(ev, fields)});
+  FaultRecord& fault = faults_.emplace_back(
+      FaultRecord{t_us, std::string(node), std::string(ev), FaultDetail(ev, fields)});
+  if (ev == ev::kCrash) {
+    auto unsynced = fields.find(field::kUnsynced);
+    if (unsynced != fields.end() && unsynced->is_array()) {
+      for (const TraceFields& dir : *unsynced) {
+        if (dir.is_string()) fault.unsynced.push_back(dir.get<std::string>());
+      }
+    }
+  }
   const int32_t broker = BrokerOfNode(node);
   if (broker < 0) return;
   if (ev == ev::kCrash || ev == ev::kShutdown) {

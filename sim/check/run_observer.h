@@ -105,6 +105,9 @@ struct FaultRecord {
   // zk_up
   std::string ev;
   std::string detail;  // a short human text of the event's fields ("" when none)
+  // A power loss (crash, not halt): the directories of the node's disk that held unsynced writes
+  // (the crash event's `unsynced`), sorted.
+  std::vector<std::string> unsynced;
 };
 
 struct RetryRecord {

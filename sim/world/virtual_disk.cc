@@ -837,6 +837,36 @@ void VirtualDisk::CleanShutdown() {
   Restart(CrashOptions{});
 }
 
+std::vector<std::string> VirtualDisk::UnsyncedDirs() const {
+  std::vector<std::string> out;
+  std::vector<std::pair<const Node*, std::string>> pending = {{root_.get(), ""}};
+  while (!pending.empty()) {
+    auto [dir, path] = std::move(pending.back());
+    pending.pop_back();
+    const Node::Listing& listing = *dir->listing;
+    bool unsynced = false;
+    for (const auto& [name, child] : listing.entries) {
+      if (child->is_dir) {
+        pending.emplace_back(child.get(), path + "/" + name);
+      } else if (child->dirty_from != Node::kClean) {
+        unsynced = true;
+      }
+    }
+    for (size_t i = 0; i < listing.changed_names.size() && !unsynced; ++i) {
+      const std::string& name = listing.changed_names[i];
+      auto live = listing.entries.find(name);
+      if (live == listing.entries.end() || live->second->is_dir || live->second->data.size == 0) {
+        continue;
+      }
+      auto durable = listing.durable_entries.find(name);
+      unsynced = durable == listing.durable_entries.end() || durable->second != live->second;
+    }
+    if (unsynced) out.push_back(path.empty() ? "/" : path);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 void VirtualDisk::Crash(const CrashOptions& options) {
   KSIM_CHECK(!options.corrupt_torn_tail || options.tear_unsynced_tail);
   counters_.crashes += 1;

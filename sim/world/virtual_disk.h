@@ -118,6 +118,10 @@ class VirtualDisk final : public Env {
   // Power loss: the tree becomes its durable image (see the model above); open handles go
   // stale. Draws from the stream only when tearing.
   void Crash(const CrashOptions& options = {});
+  // The directories (paths from the root, sorted; "/" for the root) holding writes a power loss
+  // now would lose or tear: a file's unsynced bytes, or a file with bytes whose entry the
+  // directory has not synced. Reads nothing from the stream.
+  std::vector<std::string> UnsyncedDirs() const;
   // Syncs every file and directory, then restarts like a crash that loses nothing.
   void CleanShutdown();
   // Makes everything written so far durable (every file's bytes, every directory's entries).

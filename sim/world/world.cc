@@ -228,9 +228,16 @@ Status World::CrashNode(std::string_view name, const CrashOptions& options) {
   if (options.corrupt_torn_tail && !options.tear_unsynced_tail) {
     return Status(Errc::kInvalidArgument, "corrupting the torn tail needs tearing");
   }
-  Trace(node->name_, ev::kCrash,
-        EventFields{{field::kTear, options.tear_unsynced_tail},
-                    {field::kCorrupt, options.corrupt_torn_tail}});
+  EventFields fields{{field::kTear, options.tear_unsynced_tail},
+                     {field::kCorrupt, options.corrupt_torn_tail}};
+  // The directories whose unsynced writes the power loss takes or tears (a checker's reason for
+  // a committed record's loss); none: nothing but what was synced is on the disk.
+  if (node->disk_) {
+    if (std::vector<std::string> unsynced = node->disk_->UnsyncedDirs(); !unsynced.empty()) {
+      fields.Add(field::kUnsynced, unsynced);
+    }
+  }
+  Trace(node->name_, ev::kCrash, fields);
   node->up_ = false;
   node->EndProcess();
   KSIM_CHECK(topology_.SetNodeUp(node->name_, false).ok());

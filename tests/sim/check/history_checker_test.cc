@@ -783,13 +783,27 @@ TEST_F(HistoryCheckerTest, AFollowersCopyUnderALiveLeaderIsLostTheLeadersAboveIt
 
 // Issue 17, defect 4: committed records lost across a power loss are Kafka's permitted loss; the
 // same report without such a cause is an engine invariant violation.
-// A power loss permits the loss only on a broker that held the partition: broker 2 follows t-0,
-// broker 4 never had it.
+// A power loss permits the loss only on a broker whose disk held unsynced writes in the
+// partition's directory (the crash's `unsynced`): not one whose writes there were all synced, nor
+// one that held only another partition's.
 TEST_F(HistoryCheckerTest, CommittedLossAfterAPowerLossIsPermittedOtherwiseAViolation) {
-  for (const char* lost_power : {"broker-2", "broker-4", ""}) {
-    const bool crashed = std::string_view(lost_power) == "broker-2";
-    SCOPED_TRACE(*lost_power != '\0' ? std::string(lost_power) + " lost power in between"
-                                     : std::string("no fault in between"));
+  struct Case {
+    const char* name;
+    bool crashed;
+    std::vector<std::string> unsynced;
+    bool permitted;
+  };
+  const std::vector<Case> cases = {
+      {"unsynced writes of t-0",
+       true,
+       {"/data/broker-2/kafka-logs/t-0", "/data/broker-2/zk"},
+       true},
+      {"unsynced writes of u-0 only", true, {"/data/broker-2/kafka-logs/u-0"}, false},
+      {"everything synced", true, {}, false},
+      {"no fault", false, {}, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
     World world(11, TraceWriter::ToMemory(
                         TraceHeader{"history-checker-test", "base", 11, TraceLevel::kState}));
     History history(world);
@@ -799,11 +813,11 @@ TEST_F(HistoryCheckerTest, CommittedLossAfterAPowerLossIsPermittedOtherwiseAViol
           t_us - world.Now(), [] {}, "test");
       world.loop().RunUntilIdle(100);
     };
-    world.Trace("broker-2", "become_follower",
-                EventFields{{"topic", "t"}, {"partition", 0}, {"epoch", 0}});
     at(1 * kSecond);
-    if (*lost_power != '\0') {
-      world.Trace(lost_power, "crash", EventFields{{"tear", false}, {"corrupt", false}});
+    if (c.crashed) {
+      EventFields fields{{"tear", false}, {"corrupt", false}};
+      if (!c.unsynced.empty()) fields.Add("unsynced", c.unsynced);
+      world.Trace("broker-2", "crash", fields);
     }
     at(2 * kSecond);
     world.Trace("checker", "invariant_violation",
@@ -821,9 +835,9 @@ TEST_F(HistoryCheckerTest, CommittedLossAfterAPowerLossIsPermittedOtherwiseAViol
     input.observer = &observer;
     input.end_us = world.Now();
     const CheckResult result = CheckHistory(input);
-    EXPECT_EQ(result.Value("permitted_losses"), crashed ? 1 : 0);
-    EXPECT_EQ(result.Value("invariant_violations"), crashed ? 0 : 1);
-    if (crashed) {
+    EXPECT_EQ(result.Value("permitted_losses"), c.permitted ? 1 : 0);
+    EXPECT_EQ(result.Value("invariant_violations"), c.permitted ? 0 : 1);
+    if (c.permitted) {
       ASSERT_EQ(result.permitted_losses.size(), 1u);
       EXPECT_EQ(result.permitted_losses[0].offset, Offset(4));
       EXPECT_NE(result.permitted_losses[0].reason.find("broker-2 lost power at 1.000 s"),

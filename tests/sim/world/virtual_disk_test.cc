@@ -335,6 +335,41 @@ TEST_F(VirtualDiskTest, NamesChangedManyTimesBeforeASyncDirAreDurableAsOfIt) {
   EXPECT_FALSE(disk_.FileExists("/d/x.tmp"));
 }
 
+// UnsyncedDirs names each directory holding what a power loss would take (the crash event's
+// `unsynced`): unsynced bytes, an unsynced overwrite, a file with synced bytes whose name is not;
+// not a directory whose writes were all synced, nor an empty file's unsynced name.
+TEST_F(VirtualDiskTest, UnsyncedDirsNameWhatACrashWouldTake) {
+  ASSERT_TRUE(disk_.CreateDir("/e").ok());
+  ASSERT_TRUE(disk_.CreateDir("/f").ok());
+  ASSERT_TRUE(disk_.CreateDir("/g").ok());
+  ASSERT_TRUE(disk_.SyncDir("/").ok());
+  WriteDurably("/d/0.log", "synced");
+  EXPECT_TRUE(disk_.UnsyncedDirs().empty());
+  AppendTo("/d/0.log", "unsynced");
+  {
+    auto file = disk_.OpenFile("/e/0.index", OpenMode::kTruncate);
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE((*file)->Append(AsBytes("abc")).ok());
+    ASSERT_TRUE((*file)->Sync().ok());  // the bytes are durable, the name is not
+  }
+  ASSERT_TRUE(disk_.OpenFile("/f/empty", OpenMode::kCreateNew).ok());  // nothing to lose
+  EXPECT_EQ(disk_.UnsyncedDirs(), (std::vector<std::string>{"/d", "/e"}));
+  ASSERT_TRUE(disk_.SyncDir("/e").ok());
+  {
+    auto file = disk_.OpenFile("/d/0.log", OpenMode::kOpenExisting);
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE((*file)->Sync().ok());
+  }
+  EXPECT_TRUE(disk_.UnsyncedDirs().empty());
+  WriteDurably("/d/1.log", "0123");
+  auto file = disk_.OpenFile("/d/1.log", OpenMode::kOpenExisting);
+  ASSERT_TRUE(file.ok());
+  ASSERT_TRUE((*file)->WriteAt(0, AsBytes("X")).ok());
+  EXPECT_EQ(disk_.UnsyncedDirs(), (std::vector<std::string>{"/d"}));
+  disk_.Crash();
+  EXPECT_TRUE(disk_.UnsyncedDirs().empty());  // what survived is on the platter
+}
+
 TEST_F(VirtualDiskTest, NewFileWhoseDirectoryWasNotSyncedDisappears) {
   auto file = disk_.OpenFile("/d/new.log", OpenMode::kCreateNew);
   ASSERT_TRUE(file.ok());
