@@ -70,7 +70,8 @@ class Checker {
   void CheckOrder();
   void ObserverMetrics();
 
-  std::string LostCause(const Send& send, TimeUs* cause_t_us) const;
+  // `defect` (when not null) gets the Kafka defect the cause names (Anomaly::kafka_defect).
+  std::string LostCause(const Send& send, TimeUs* cause_t_us, std::string* defect = nullptr) const;
   // Whether `broker` led `tp` at `t_us` in the process then running: its last role change for
   // it before then made it leader, with no crash, shutdown or restart of it in between.
   bool LedAt(BrokerId broker, const TopicPartition& tp, TimeUs t_us) const;
@@ -78,7 +79,7 @@ class Checker {
   // that Kafka permits (PermittedReason): that leader's election without the record, and why.
   // "" when none.
   std::string PermittedLossCause(const TopicPartition& tp, Offset offset, TimeUs acked_us,
-                                 TimeUs* cause_t_us) const;
+                                 TimeUs* cause_t_us, std::string* defect = nullptr) const;
   // A record another live replica still holds at its offset while the leader holds another one
   // there: the first election after the ack of a leader without it. "" when none.
   std::string DivergedCause(const Send& send, const PartitionAudit& audited,
@@ -330,7 +331,7 @@ const ElectionRecord* Checker::ElectionBefore(const TopicPartition& tp, TimeUs t
   return LastAtOrBefore(it->second, t_us);
 }
 
-std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
+std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us, std::string* defect) const {
   const TopicPartition tp = send.completion->tp();
   const Offset offset = send.completion->offset;
   const TimeUs acked_us = send.completion->t_us;
@@ -414,7 +415,7 @@ std::string Checker::LostCause(const Send& send, TimeUs* cause_t_us) const {
   }
   // A leader elected later without it, having lost it in a way Kafka permits (replicas that
   // lose power together lose what none had synced).
-  if (std::string permitted = PermittedLossCause(tp, offset, acked_us, cause_t_us);
+  if (std::string permitted = PermittedLossCause(tp, offset, acked_us, cause_t_us, defect);
       !permitted.empty()) {
     return permitted;
   }
@@ -469,7 +470,7 @@ bool Checker::LedAt(BrokerId broker, const TopicPartition& tp, TimeUs t_us) cons
 }
 
 std::string Checker::PermittedLossCause(const TopicPartition& tp, Offset offset, TimeUs acked_us,
-                                        TimeUs* cause_t_us) const {
+                                        TimeUs* cause_t_us, std::string* defect) const {
   for (const ViolationRecord& v : in_.observer->invariant_violations()) {
     if (v.rule != "committed_records_stable" || v.tp != tp || v.t_us < acked_us ||
         v.committed_us < 0 || v.offset > offset) {
@@ -477,7 +478,11 @@ std::string Checker::PermittedLossCause(const TopicPartition& tp, Offset offset,
     }
     std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
     if (reason.empty()) reason = EarlierPowerLossReason(v);
-    if (reason.empty()) reason = StaleFollowerEndAtLeadingAgain(v);
+    if (reason.empty()) {
+      reason = StaleFollowerEndAtLeadingAgain(v);
+      if (!reason.empty() && defect != nullptr)
+        *defect = std::string(kLeaderAgainOnOldLogEndsDefect);
+    }
     if (reason.empty()) continue;
     *cause_t_us = v.t_us;
     return node::Broker(v.broker) + " became leader at " + FormatSeconds(v.t_us) + " without it (" +
@@ -899,7 +904,7 @@ void Checker::CheckPresence(CheckResult& result) {
     }
     ++metrics_["lost_acked"];
     a.kind = "lost_acked";
-    a.cause = LostCause(send, &a.cause_t_us);
+    a.cause = LostCause(send, &a.cause_t_us, &a.kafka_defect);
     lost_acked_.push_back(std::move(a));
   }
   metrics_["sent"] = static_cast<int64_t>(sends_.size());

@@ -1040,6 +1040,8 @@ TEST_P(LeadingAgainTest, ACommitOnAFollowersOldLogEndIsAPermittedLossOnlyThen) {
                     std::string::npos,
             c.permitted)
       << lost[0]->cause;
+  EXPECT_EQ(lost[0]->kafka_defect,
+            c.permitted ? std::string(kLeaderAgainOnOldLogEndsDefect) : std::string());
   EXPECT_EQ(result.Value("permitted_losses"), c.permitted ? 1 : 0);
   EXPECT_EQ(result.Value("invariant_violations"), c.permitted ? 0 : 1);
   if (c.permitted) {
