@@ -504,12 +504,10 @@ ListOffsetsResponse ReplicaManager::HandleListOffsets(const ListOffsetsRequest& 
     ListOffsetsPartitionResponse answer;
     answer.tp = asked.tp;
     Partition* partition = GetPartition(asked.tp);
-    const Errc fence = partition == nullptr
-                           ? Errc::kNone
-                           : CheckCurrentLeaderEpoch(asked.current_leader_epoch, *partition);
     if (partition == nullptr) {
       answer.error_code = Errc::kUnknownTopicOrPartition;
-    } else if (fence != Errc::kNone) {
+    } else if (Errc fence = CheckCurrentLeaderEpoch(asked.current_leader_epoch, *partition);
+               fence != Errc::kNone) {
       answer.error_code = fence;
     } else if (request.replica_id != kDebuggingReplicaId && !partition->is_leader()) {
       answer.error_code = Errc::kNotLeaderForPartition;
