@@ -781,6 +781,11 @@ Status ScenarioRun::Finish(RunResult& result) {
           ++evaluated.other_causes;
         }
       }
+      if (expectation.metric == "permitted_losses") {  // each loss's reason
+        for (const PermittedLoss& loss : result.check.permitted_losses) {
+          if (loss.reason.find(*expectation.cause) == std::string::npos) ++evaluated.other_causes;
+        }
+      }
       evaluated.ok = evaluated.ok && evaluated.other_causes == 0;
     }
     result.ok = result.ok && evaluated.ok;

@@ -414,11 +414,12 @@ std::vector<Expectation> ParseExpect(ScenarioReader& r, const Json& doc) {
       e.max = r.Member(value, p, "max", bound);
       if (const Json* cause = ScenarioReader::Find(value, "cause")) {
         const std::string cp = JoinPointer(p, "cause");
-        if (AnomalyKindOf(metric) == nullptr) {
+        if (!MetricHasCauses(metric)) {
           r.Error(cp,
                   "\"" + metric +
                       "\" does not count records, so it has no causes (a cause is for lost_acked, "
-                      "unavailable_acked, log_duplicates, duplicated, undelivered, reordered)");
+                      "unavailable_acked, log_duplicates, duplicated, undelivered, reordered, "
+                      "and the reasons of permitted_losses)");
         } else if (!cause->is_string() || cause->get<std::string>().empty()) {
           r.Error(cp, "expected the text every cause contains (a non-empty string), got " +
                           Describe(*cause));

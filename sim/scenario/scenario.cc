@@ -81,4 +81,8 @@ const char* AnomalyKindOf(std::string_view metric) {
   return nullptr;
 }
 
+bool MetricHasCauses(std::string_view metric) {
+  return AnomalyKindOf(metric) != nullptr || metric == "permitted_losses";
+}
+
 }  // namespace ksim::sim

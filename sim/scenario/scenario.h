@@ -292,5 +292,8 @@ const std::vector<std::string_view>& MetricNames();
 // (lost_acked -> "lost_acked", log_duplicates -> "log_duplicate", ...), or null for a metric
 // that does not count records.
 const char* AnomalyKindOf(std::string_view metric);
+// Whether an expectation on `metric` may name a cause: the metrics that count records (their
+// anomalies' causes), and permitted_losses (each loss's reason: why Kafka allows it).
+bool MetricHasCauses(std::string_view metric);
 
 }  // namespace ksim::sim

@@ -916,6 +916,15 @@ TEST(ScenarioLoaderTest, AnExpectedCauseIsForMetricsThatCountRecords) {
   errors = Errors(With(R"("expect": {"lost_acked": {"max": 0, "cause": ""}})"));
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("/expect/lost_acked/cause"), std::string::npos) << errors[0];
+
+  // A permitted loss has a reason (why Kafka allows it), which a cause names too.
+  Result<Scenario> permitted = ParseScenario(
+      With(R"("expect": {"permitted_losses": {"min": 1, "cause": "message set"}})"), "s.json");
+  ASSERT_TRUE(permitted.ok()) << permitted.status().message();
+  EXPECT_EQ(permitted->expect[0].cause, "message set");
+  errors = Errors(With(R"("expect": {"invariant_violations": {"max": 0, "cause": "x"}})"));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].find("reasons of permitted_losses"), std::string::npos) << errors[0];
 }
 
 // "settled" is the one expectation that is not a checker metric: true or false only.
