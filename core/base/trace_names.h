@@ -171,6 +171,7 @@
   X(kDurationMs, "duration_ms")               \
   X(kEphemeralsDeleted, "ephemerals_deleted") \
   X(kEpoch, "epoch")                          \
+  X(kEpochlessFork, "epochless_fork")         \
   X(kError, "error")                          \
   X(kExpectations, "expectations")            \
   X(kExpected, "expected")                    \
@@ -196,6 +197,7 @@
   X(kIncarnation, "incarnation")              \
   X(kIndex, "index")                          \
   X(kIsr, "isr")                              \
+  X(kKafkaDefect, "kafka_defect")             \
   X(kKey, "key")                              \
   X(kKind, "kind")                            \
   X(kLastOffset, "last_offset")               \

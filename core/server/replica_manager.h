@@ -151,6 +151,9 @@ class ReplicaManager {
   const std::vector<const Partition*>& Partitions() const;
   // Moves whenever Partitions() changes.
   uint64_t partitions_version() const { return partitions_version_; }
+  // How a follower's log is truncated when it starts following: the broker's policy, except to its
+  // high watermark below inter.broker.protocol.version 0.11.0-IV2.
+  TruncationPolicy truncation() const { return truncation_; }
   // Partitions the fetch path has read or answered (ReadPartition calls): a quiet partition of an
   // incremental fetch session costs none.
   uint64_t fetch_partition_reads() const { return fetch_partition_reads_; }

@@ -100,17 +100,20 @@ class Checker {
   // log forked there, the records committed on the cut side took the offsets, and the leader,
   // which never truncated the offset since, did not see the fork). "" otherwise.
   std::string HighWatermarkFork(const ViolationRecord& v) const;
-  // A committed record replaced after the partition's leader lost power before it was committed:
-  // the leader, back at the same or a later epoch with a shorter log, forked it from a
-  // follower's, which 0.10's offset-only truncation does not see. "" when no such power loss.
+  // A committed record replaced after the partition's leader lost power, with unsynced writes of
+  // the partition, before it was committed: the leader, back at the same or a later epoch with a
+  // shorter log, forked it from a follower's, which 0.10's offset-only truncation does not see.
+  // "" when no such power loss.
   std::string LeaderPowerLossFork(const ViolationRecord& v) const;
-  // A new leader lacking committed records that lost power before its election and was not
-  // added back to the ISR since: it stayed eligible on an ISR from before the power loss. ""
-  // when it did not lose power, or caught up since.
+  // A new leader lacking committed records that lost power, with unsynced writes of the
+  // partition, before its election and was not added back to the ISR since: it stayed eligible on
+  // an ISR from before the power loss. "" when it lost nothing of the partition, or caught up
+  // since.
   std::string StaleIsrPowerLoss(const ViolationRecord& v) const;
-  // Records counted committed when a leader that had lost power took the partition again: its
-  // checkpointed high watermark, from before the power loss, covered records written since that
-  // no follower held. "" when the commit is not dated at such a leader's election.
+  // Records counted committed when a leader that had lost power, with unsynced writes of the
+  // partition, took the partition again: its checkpointed high watermark, from before the power
+  // loss, covered records written since that no follower held. "" when the commit is not dated
+  // at such a leader's election.
   std::string StaleHighWatermarkAfterPowerLoss(const ViolationRecord& v) const;
   // Records counted committed when a broker that led the partition took it again at a later
   // epoch without having followed in between (Kafka's makeLeader keeps the remote replicas' log
@@ -118,6 +121,14 @@ class Checker {
   // end from the earlier leadership, which that follower had since truncated away. "" when the
   // commit is not dated at such a leadership's start.
   std::string StaleFollowerEndAtLeadingAgain(const ViolationRecord& v) const;
+  // A committed record replaced by a message set (a format before 0.11, no leader epoch) that a
+  // new leader truncating by leader epoch held at the offset and did not truncate after the
+  // commit (ViolationRecord::epochless_fork): with no epochs in the log, Kafka's leader-epoch
+  // truncation cannot find where two replicas' logs forked (0.11 to 1.1's leader answers a
+  // follower's request for epoch -1 with its own log end; from 2.0 the follower cuts to its high
+  // watermark), so a replica that kept a record from before the fork stays in the ISR and can be
+  // elected with it. "" otherwise (a broker truncating to its high watermark has its own rules).
+  std::string EpochlessFork(const ViolationRecord& v) const;
   // The first of LeaderPowerLossFork, StaleIsrPowerLoss and StaleHighWatermarkAfterPowerLoss
   // that explains `v`: a power loss before the commit that Kafka lets lose it later.
   std::string EarlierPowerLossReason(const ViolationRecord& v) const;
@@ -132,8 +143,9 @@ class Checker {
   const TruncationRecord* LastTruncationRemoving(
       const ViolationRecord& v, TimeUs until_us,
       const std::function<bool(const TruncationRecord&)>& which) const;
-  // `broker`'s last power loss (a crash, not a halt) before `t_us`; nullptr when none.
-  const FaultRecord* PowerLossBefore(BrokerId broker, TimeUs t_us) const;
+  // `broker`'s last power loss (a crash, not a halt) before `t_us` whose disk held unsynced writes
+  // in `tp`'s directory (LostUnsyncedOf); nullptr when none.
+  const FaultRecord* PowerLossBefore(BrokerId broker, TimeUs t_us, const TopicPartition& tp) const;
   // The event between `from_us` and `to_us` that lets Kafka lose committed records of `tp`: a
   // broker's power loss, else a high-watermark truncation that removed `offset`; "" when none.
   std::string PermittedReason(const TopicPartition& tp, Offset offset, TimeUs from_us,
@@ -483,6 +495,7 @@ std::string Checker::PermittedLossCause(const TopicPartition& tp, Offset offset,
       if (!reason.empty() && defect != nullptr)
         *defect = std::string(kLeaderAgainOnOldLogEndsDefect);
     }
+    if (reason.empty()) reason = EpochlessFork(v);
     if (reason.empty()) continue;
     *cause_t_us = v.t_us;
     return node::Broker(v.broker) + " became leader at " + FormatSeconds(v.t_us) + " without it (" +
@@ -1006,6 +1019,16 @@ void Checker::ObserverMetrics() {
   }
 }
 
+// Whether power loss `f` took unsynced writes of `tp`: its disk held some in the partition's
+// directory (the crash's `unsynced`, VirtualDisk::UnsyncedDirs). A broker whose writes there were
+// all synced, or that never held the partition, lost nothing of it; a halt keeps the page cache
+// (its `unsynced` is empty).
+bool LostUnsyncedOf(const FaultRecord& f, const TopicPartition& tp) {
+  const std::string dir_name = "/" + TpText(tp);
+  return std::any_of(f.unsynced.begin(), f.unsynced.end(),
+                     [&](const std::string& dir) { return dir.ends_with(dir_name); });
+}
+
 // "broker-2 lost power at 1.000 s (torn and corrupted unsynced tail)": a power loss as causes
 // name it.
 std::string PowerLossText(const FaultRecord& crash) {
@@ -1020,11 +1043,6 @@ std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, Ti
   // disk held unsynced writes in the partition's directory (the crash's `unsynced`); one whose
   // writes there were all synced, or that never held the partition, loses nothing of it. A halt
   // keeps the page cache.
-  const std::string dir_name = "/" + TpText(tp);
-  auto lost_unsynced = [&dir_name](const FaultRecord& f) {
-    return std::any_of(f.unsynced.begin(), f.unsynced.end(),
-                       [&](const std::string& dir) { return dir.ends_with(dir_name); });
-  };
   const FaultRecord* crash = nullptr;
   for (const auto& [node, faults] : faults_) {
     if (!node.starts_with("broker-")) continue;
@@ -1032,7 +1050,7 @@ std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, Ti
       const FaultRecord* f = *it;
       if (f->t_us > to_us) break;
       if (f->ev != ev::kCrash || f->detail.starts_with("halted")) continue;
-      if (!lost_unsynced(*f)) continue;
+      if (!LostUnsyncedOf(*f, tp)) continue;
       if (crash == nullptr || f->t_us < crash->t_us) crash = f;
       break;
     }
@@ -1104,6 +1122,7 @@ std::string Checker::LeaderPowerLossFork(const ViolationRecord& v) const {
     for (const FaultRecord* f : faults) {
       if (f->t_us > v.committed_us) break;
       if (f->ev != ev::kCrash || f->detail.starts_with("halted")) continue;
+      if (!LostUnsyncedOf(*f, v.tp)) continue;
       const ElectionRecord* leading = ElectionBefore(v.tp, f->t_us);
       if (leading == nullptr || node::Broker(leading->leader) != node) continue;
       return PowerLossText(*f) + " while it led " + TpText(v.tp) +
@@ -1116,19 +1135,22 @@ std::string Checker::LeaderPowerLossFork(const ViolationRecord& v) const {
   return "";
 }
 
-const FaultRecord* Checker::PowerLossBefore(BrokerId broker, TimeUs t_us) const {
+const FaultRecord* Checker::PowerLossBefore(BrokerId broker, TimeUs t_us,
+                                            const TopicPartition& tp) const {
   auto faults = faults_.find(node::Broker(broker));
   if (faults == faults_.end()) return nullptr;
   const FaultRecord* last = nullptr;
   for (const FaultRecord* f : faults->second) {
     if (f->t_us >= t_us) break;
-    if (f->ev == ev::kCrash && !f->detail.starts_with("halted")) last = f;
+    if (f->ev == ev::kCrash && !f->detail.starts_with("halted") && LostUnsyncedOf(*f, tp)) {
+      last = f;
+    }
   }
   return last;
 }
 
 std::string Checker::StaleIsrPowerLoss(const ViolationRecord& v) const {
-  const FaultRecord* power_loss = PowerLossBefore(v.broker, v.t_us);
+  const FaultRecord* power_loss = PowerLossBefore(v.broker, v.t_us, v.tp);
   if (power_loss == nullptr) return "";
   for (const IsrExpandRecord& e : in_.observer->isr_expansions()) {
     if (e.tp != v.tp || e.t_us <= power_loss->t_us || e.t_us > v.t_us) continue;
@@ -1147,7 +1169,7 @@ std::string Checker::StaleHighWatermarkAfterPowerLoss(const ViolationRecord& v) 
   for (const RoleRecord* r : roles->second) {
     if (r->t_us > v.committed_us) break;
     if (r->t_us != v.committed_us || !r->leader) continue;
-    const FaultRecord* power_loss = PowerLossBefore(r->broker, r->t_us);
+    const FaultRecord* power_loss = PowerLossBefore(r->broker, r->t_us, v.tp);
     if (power_loss == nullptr) continue;
     return PowerLossText(*power_loss) +
            " and its high-watermark checkpoint (replication-offset-checkpoint, written apart "
@@ -1232,6 +1254,23 @@ std::string Checker::StaleFollowerEndAtLeadingAgain(const ViolationRecord& v) co
   return "";
 }
 
+std::string Checker::EpochlessFork(const ViolationRecord& v) const {
+  // Only a record put in place of another, by a batch with no leader epoch.
+  if (!v.epochless_fork || v.message.find(" is now ") == std::string::npos) return "";
+  // The new leader cut the offset itself since the commit: what it holds there came later.
+  const TruncationRecord* own = LastTruncationRemoving(
+      v, v.t_us, [&v](const TruncationRecord& t) { return t.broker == v.broker; });
+  if (own != nullptr && own->t_us >= v.committed_us) return "";
+  return node::Broker(v.broker) + " held at offset " + std::to_string(v.offset.value()) +
+         " a message set (a format before 0.11, without a leader epoch) other than the committed "
+         "batch, and did not truncate the offset after the commit: with no epochs in the log, "
+         "Kafka's leader-epoch truncation cannot find where two replicas' logs forked (KIP-101 "
+         "needs message format 0.11: with both epoch caches empty, 0.11 to 1.1's leader answers a "
+         "follower's request for epoch -1 with its own log end and the follower cuts nothing; "
+         "from 2.0 the follower cuts to its high watermark), so a replica that kept a record from "
+         "before the fork stays in the ISR and can be elected with it";
+}
+
 std::string Checker::EarlierPowerLossReason(const ViolationRecord& v) const {
   std::string reason = LeaderPowerLossFork(v);
   if (reason.empty()) reason = StaleIsrPowerLoss(v);
@@ -1248,6 +1287,7 @@ void Checker::SplitViolations(CheckResult& result) {
       if (reason.empty()) reason = EarlierPowerLossReason(v);
       if (reason.empty()) reason = TruncatedBeforeTheCommit(result.permitted_losses, v);
       if (reason.empty()) reason = StaleFollowerEndAtLeadingAgain(v);
+      if (reason.empty()) reason = EpochlessFork(v);
       if (!reason.empty()) {
         PermittedLoss loss;
         loss.t_us = v.t_us;
@@ -1335,6 +1375,7 @@ nlohmann::ordered_json AnomaliesJson(const std::vector<Anomaly>& anomalies) {
     if (!anomaly.group.empty()) item[field::kGroup] = anomaly.group;
     item[field::kCause] = anomaly.cause;
     item[field::kCauseTUs] = anomaly.cause_t_us;
+    if (!anomaly.kafka_defect.empty()) item[field::kKafkaDefect] = anomaly.kafka_defect;
     list.push_back(std::move(item));
   }
   return list;

@@ -174,10 +174,11 @@ void InvariantChecker::Violate(std::string rule, const TopicPartition& tp, std::
 
 void InvariantChecker::ViolateCommitted(const ReplicaObservation& replica,
                                         const PartitionTrack& partition, Offset offset,
-                                        std::string message) {
+                                        std::string message, bool epochless_fork) {
   InvariantViolation violation{now_us_, "committed_records_stable", replica.tp, std::move(message)};
   violation.broker = replica.broker;
   violation.offset = offset;
+  violation.epochless_fork = epochless_fork;
   // The committed batch holding `offset`, else the first one after it.
   auto it = partition.committed.upper_bound(offset);
   if (it != partition.committed.begin() && std::prev(it)->second.last_offset >= offset) --it;
@@ -282,12 +283,14 @@ void InvariantChecker::VerifyLeadership(const ReplicaObservation& replica,
   const Offset from = std::max(replica.log_start_offset, first_committed);
 
   std::optional<std::pair<Offset, std::string>> divergence;
+  bool epochless_fork = false;
   Status walked = replica.log->ForEachBatch(from, [&](const BatchHeader& batch, uint64_t) {
     if (batch.base_offset >= committed_end) return BatchWalk::kStop;
     if (batch.next_offset() <= from) return BatchWalk::kContinue;
     std::optional<std::string> differs = CompareWithCommitted(partition, batch);
     if (!differs) return BatchWalk::kContinue;
     divergence = {batch.base_offset, *differs};
+    epochless_fork = replica.truncates_by_leader_epoch && batch.magic < kMagicV2;
     return BatchWalk::kStop;
   });
   if (!walked.ok()) return;  // unreadable: skipped
@@ -299,7 +302,8 @@ void InvariantChecker::VerifyLeadership(const ReplicaObservation& replica,
   if (!divergence) return;
   ViolateCommitted(
       replica, partition, divergence->first,
-      "new leader " + Describe(replica) + " lost committed records: " + divergence->second);
+      "new leader " + Describe(replica) + " lost committed records: " + divergence->second,
+      epochless_fork);
   ForgetFrom(partition, divergence->first);
 }
 
@@ -311,6 +315,7 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
   const bool may_commit = !partition.unclean && replica.isr_size >= replica.min_insync_replicas;
   Offset end = partition.committed_end;
   std::optional<std::pair<Offset, std::string>> divergence;
+  bool epochless_fork = false;
   Status walked = replica.log->ForEachBatch(end, [&](const BatchHeader& batch, uint64_t) {
     if (batch.next_offset() <= end) return BatchWalk::kContinue;
     if (batch.next_offset() > hw) return BatchWalk::kStop;
@@ -318,6 +323,7 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
     std::optional<std::string> differs = CompareWithCommitted(partition, batch, &covered);
     if (differs) {
       divergence = {batch.base_offset, *differs};
+      epochless_fork = replica.truncates_by_leader_epoch && batch.magic < kMagicV2;
       return BatchWalk::kStop;
     }
     if (!covered && may_commit) {
@@ -331,7 +337,7 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
   if (!walked.ok()) return;
   if (divergence) {
     ViolateCommitted(replica, partition, divergence->first,
-                     "leader " + Describe(replica) + ": " + divergence->second);
+                     "leader " + Describe(replica) + ": " + divergence->second, epochless_fork);
     ForgetFrom(partition, divergence->first);
     return;
   }

@@ -63,6 +63,9 @@ struct ReplicaObservation {
   Offset log_end_offset{0};
   int32_t isr_size = 0;
   int32_t min_insync_replicas = 1;
+  // Whether its broker truncates a follower's log by leader epoch (KIP-101's OffsetsForLeaderEpoch:
+  // its policy and inter.broker.protocol.version), not to its high watermark.
+  bool truncates_by_leader_epoch = false;
   // The replica's log, read for rule (c) on leaders; null: (c) is skipped for this replica.
   const Log* log = nullptr;
 };
@@ -83,6 +86,10 @@ struct InvariantViolation {
   BrokerId broker{-1};
   Offset offset{-1};
   TimeUs committed_us = -1;
+  // committed_records_stable: a fork the broker's truncation could not see. It truncates by
+  // leader epoch (KIP-101), and the batch it holds in place of a committed one is a message set
+  // (magic 0 or 1, a format before 0.11), which carries no partition leader epoch.
+  bool epochless_fork = false;
 };
 
 struct InvariantCheckerCounters {
@@ -172,9 +179,10 @@ class InvariantChecker {
   // Stores what (b) and (d) compare the next observation of the replica with.
   void Remember(const ReplicaObservation& replica, ReplicaTrack& track);
   void Violate(std::string rule, const TopicPartition& tp, std::string message);
-  // committed_records_stable: `replica` lost the committed batch holding `offset`.
+  // committed_records_stable: `replica` lost the committed batch holding `offset`
+  // (InvariantViolation::epochless_fork says why when set).
   void ViolateCommitted(const ReplicaObservation& replica, const PartitionTrack& partition,
-                        Offset offset, std::string message);
+                        Offset offset, std::string message, bool epochless_fork = false);
   void CheckOffsets(const ReplicaObservation& replica, ReplicaTrack& track);
   void CheckLeaderHw(const ReplicaObservation& replica, const ReplicaTrack& track);
   void CheckEpochLeader(const ReplicaObservation& replica, PartitionTrack& partition);

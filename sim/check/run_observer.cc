@@ -317,6 +317,7 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     violation.broker = BrokerId(static_cast<int32_t>(IntField(fields, field::kBroker, -1)));
     violation.offset = Offset(IntField(fields, field::kOffset, -1));
     violation.committed_us = IntField(fields, field::kCommittedUs, -1);
+    violation.epochless_fork = BoolField(fields, field::kEpochlessFork);
     violations_.push_back(std::move(violation));
   } else {
     KSIM_CHECK_MSG(IsFault(ev), "an observed event no branch reads");

@@ -166,6 +166,9 @@ struct ViolationRecord {
   BrokerId broker{-1};       // committed_records_stable: the leader lacking committed records
   Offset offset{-1};         // the first committed offset it lacks
   TimeUs committed_us = -1;  // when that batch was committed
+  // A fork the leader's truncation by leader epoch could not see: the batch it holds in the
+  // committed one's place is a message set (a format before 0.11), without an epoch.
+  bool epochless_fork = false;
   // "<rule> <topic>-<partition>: <message>".
   std::string Text() const;
 };

@@ -5,6 +5,7 @@
 
 #include "core/base/check.h"
 #include "core/base/trace_names.h"
+#include "core/server/replica_manager.h"
 
 namespace ksim::sim {
 
@@ -91,6 +92,7 @@ Status Cluster::Build() {
         fields.Add(field::kBroker, violation.broker.value());
         fields.Add(field::kOffset, violation.offset.value());
         fields.Add(field::kCommittedUs, violation.committed_us);
+        if (violation.epochless_fork) fields.Add(field::kEpochlessFork, true);
       }
       world_.Trace(node::kChecker, ev::kInvariantViolation, fields);
     });
@@ -485,6 +487,8 @@ void Cluster::ObserveReplicaAt(BrokerSlot& slot,
   const uint64_t incarnation = slot.process->incarnation;
   if (!always && SameObservation(cached.seen, incarnation, partition)) return;
   ReplicaObservation now = ObserveReplica(slot.id, incarnation, partition);
+  now.truncates_by_leader_epoch =
+      slot.process->broker->replica_manager().truncation() == TruncationPolicy::kLeaderEpoch;
   checker_->Observe(now, cached.track);
   cached.partition = &partition;
   cached.seen = std::move(now);

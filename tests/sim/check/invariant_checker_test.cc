@@ -8,12 +8,14 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "core/base/clock.h"
 #include "core/base/random.h"
 #include "core/cluster/partition.h"
+#include "core/record/record_batch.h"
 #include "core/storage/leader_epoch_cache.h"
 #include "core/storage/log.h"
 #include "sim/world/virtual_disk.h"
@@ -40,12 +42,14 @@ class InvariantCheckerTest : public ::testing::Test {
       : disk_(RandomStream(1)),
         checker_([this](const InvariantViolation& v) { sunk_.push_back(v); }) {}
 
-  Replica& AddReplica(BrokerId id, int32_t min_insync_replicas = 1) {
+  // `magic`: the log's message format (1 writes what is appended as message sets v1).
+  Replica& AddReplica(BrokerId id, int32_t min_insync_replicas = 1, int8_t magic = kMagicV2) {
     auto replica = std::make_unique<Replica>();
     replica->id = id;
     const std::string dir = "/broker-" + std::to_string(id.value()) + "/t-0";
     LogConfig config;
     config.max_index_size_bytes = 4096;
+    config.message_format_magic = magic;
     auto log = Log::Open(disk_, clock_, dir, config);
     EXPECT_TRUE(log.ok()) << log.status().ToString();
     replica->log = std::move(log).value();
@@ -281,6 +285,42 @@ TEST_F(InvariantCheckerTest, NewLeaderHoldingOtherRecordsAtCommittedOffsetsIsAVi
   Pass({&r2});
   EXPECT_EQ(checker_.violations().size(), 1u) << checker_.Report();
 }
+
+// A new leader holding, in a committed batch's place, a message set (a format before 0.11, no
+// leader epoch) while its broker truncates by leader epoch: the fork that truncation cannot see
+// (epochless_fork, which the history checker permits as Kafka's). Not for a broker truncating to
+// its high watermark, nor for a record batch v2.
+class EpochlessForkTest : public InvariantCheckerTest,
+                          public ::testing::WithParamInterface<std::tuple<bool, int>> {};
+
+TEST_P(EpochlessForkTest, NamesAMessageSetHeldUnderLeaderEpochTruncation) {
+  const auto [by_leader_epoch, magic] = GetParam();
+  Replica& r1 = AddReplica(kB1, 1, static_cast<int8_t>(magic));
+  Replica& r2 = AddReplica(kB2, 1, static_cast<int8_t>(magic));
+  auto pass = [&](Replica& r) {
+    ReplicaObservation o = ObserveReplica(r.id, 1, r.p());
+    o.truncates_by_leader_epoch = by_leader_epoch;
+    PassOf({o});
+  };
+  MakeLeader(r1, 1, {kB1});
+  Produce(r1, {"a"});
+  pass(r1);
+  ASSERT_EQ(checker_.counters().batches_committed, 1u);
+  MakeLeader(r2, 2, {kB2});
+  Produce(r2, {"x"});
+  pass(r2);
+  ASSERT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
+  EXPECT_NE(checker_.violations()[0].message.find(" is now "), std::string::npos);
+  EXPECT_EQ(checker_.violations()[0].epochless_fork, by_leader_epoch && magic < kMagicV2);
+}
+
+INSTANTIATE_TEST_SUITE_P(TruncationAndFormat, EpochlessForkTest,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2)),
+                         [](const ::testing::TestParamInfo<std::tuple<bool, int>>& info) {
+                           return std::string(std::get<0>(info.param) ? "ByLeaderEpoch"
+                                                                      : "ToHighWatermark") +
+                                  "Magic" + std::to_string(std::get<1>(info.param));
+                         });
 
 TEST_F(InvariantCheckerTest, NewLeaderMissingCommittedRecordsIsAViolation) {
   Replica& r1 = AddReplica(kB1);
