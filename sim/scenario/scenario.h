@@ -207,9 +207,10 @@ struct ProduceAction {
   std::string value;
   std::optional<std::string> key;
 };
-// Configuration change: a topic's (as kafka-configs.sh --alter --entity-type topics, live) or a
-// broker's (every broker when `broker` is unset; 0.10 reads broker settings at start-up, so they
-// take effect on the broker's next restart).
+// Configuration change: a topic's (written as kafka-configs.sh --alter --entity-type topics does;
+// the brokers read a topic's config only at its first LeaderAndIsr, docs/broker.md) or a broker's
+// (every broker when `broker` is unset; 0.10 reads broker settings at start-up, so they take
+// effect on the broker's next restart).
 struct ConfigAction {
   std::optional<std::string> topic;
   std::optional<int32_t> broker;
