@@ -205,6 +205,23 @@ Status ScenarioRun::BuildWorld() {
     return Status(Errc::kInvalidConfig, "policy.truncation: " + truncation.status().message());
   }
   cluster.truncation = *truncation;
+  // The mirror from 0.11 of the leader-epoch policy's format before it (Cluster::MakeConfig):
+  // Kafka truncates a follower to its high watermark only below inter.broker.protocol.version
+  // 0.11.0-IV2 and refuses a message format newer than the protocol
+  // (0.11.0.0:KafkaConfig, "log.message.format.version ... cannot be used when
+  // inter.broker.protocol.version is set to ..."), so its logs then hold message sets, which a
+  // leader reads from the offset asked. The high-watermark policy a scenario (or the policy
+  // matrix, or explore) chooses at 0.11 or later brings the 0.10 format along when no
+  // log.message.format.version is given: with record batches v2 a follower cut to its high
+  // watermark inside a batch is answered from the batch's base, a pair no Kafka runs.
+  bool format_named = NamesKey(spec.config, "log.message.format.version");
+  for (const auto& [id, overrides] : spec.broker_config) {
+    format_named = format_named || NamesKey(overrides, "log.message.format.version");
+  }
+  if (cluster.truncation == TruncationPolicy::kHighWatermark &&
+      scenario_.kafka_version >= KafkaRelease::k0_11_0 && !format_named) {
+    cluster.config.emplace_back("log.message.format.version", "0.10.2");
+  }
   cluster.disk.read_latency = ToLatency(spec.disk.read_latency_us);
   cluster.disk.write_latency = ToLatency(spec.disk.write_latency_us);
   cluster.disk.sync_latency = ToLatency(spec.disk.fsync_latency_us);

@@ -482,6 +482,35 @@ TEST(ScenarioRunnerTest, SettledExpectationFollowsTheDrain) {
 // A 0.10 producer does not know enable.idempotence: KafkaProducer's warning is in the trace (on
 // the client's node) and in the report, and the producer runs without idempotence (no
 // producer id). At 0.11.0 the same settings make an idempotent producer and no warning.
+// The high-watermark truncation policy chosen at 0.11 or later writes message sets (the 0.10
+// format): Kafka truncates to the high watermark only below inter.broker.protocol.version
+// 0.11.0-IV2, whose message format may not be newer. A format given in the scenario still wins,
+// and the release's default policy (leader-epoch) keeps record batches v2.
+TEST(ScenarioRunnerTest, HighWatermarkPolicyFrom011WritesMessageSetsUnlessAFormatIsGiven) {
+  auto epochs_of_appends = [](const std::string& policy, const std::string& config) {
+    const std::string json =
+        R"({"ksim": 1, "name": "format", "seed": 3, "duration_ms": 3000, "kafka_version": "2.1",
+            "cluster": {"brokers": 3, "config": {)" +
+        config + R"(}}, )" + policy + R"(
+            "topics": {"t": {"partitions": 1, "replication_factor": 3,
+                             "assignment": {"0": [1, 2, 3]}}},
+            "clients": {"p1": {"type": "producer", "topic": "t", "messages": 20,
+                               "rate_per_s": 20, "config": {"acks": "all"}}}})";
+    const RunResult result = RunIt(Parse(json));
+    const Trace trace = ParsedTrace(result);
+    std::set<int64_t> epochs;
+    for (const TraceEvent* e : Events(trace, "append")) {
+      if (e->fields.value("topic", "") == "t") epochs.insert(e->fields["epoch"].get<int64_t>());
+    }
+    return epochs;
+  };
+  const std::string high_watermark = R"("policy": {"truncation": "high-watermark"},)";
+  EXPECT_EQ(epochs_of_appends(high_watermark, ""), (std::set<int64_t>{-1}));
+  EXPECT_EQ(epochs_of_appends(high_watermark, R"("log.message.format.version": "2.1")"),
+            (std::set<int64_t>{0}));
+  EXPECT_EQ(epochs_of_appends("", ""), (std::set<int64_t>{0}));
+}
+
 TEST(ScenarioRunnerTest, IdempotenceBefore011IsAWarningInTheTraceAndTheReport) {
   const auto scenario = [](const std::string& version) {
     return Parse(R"({"ksim": 1, "name": "idempotence-warning", "seed": 1, "duration_ms": 3000,
