@@ -143,6 +143,9 @@ class Checker {
   const TruncationRecord* LastTruncationRemoving(
       const ViolationRecord& v, TimeUs until_us,
       const std::function<bool(const TruncationRecord&)>& which) const;
+  // The partition's role records of a broker becoming its leader at `t_us` exactly (a commit the
+  // checker dates at that moment), in order.
+  std::vector<const RoleRecord*> LeadershipsTakenAt(const TopicPartition& tp, TimeUs t_us) const;
   // `broker`'s last power loss (a crash, not a halt) before `t_us` whose disk held unsynced writes
   // in `tp`'s directory (LostUnsyncedOf); nullptr when none.
   const FaultRecord* PowerLossBefore(BrokerId broker, TimeUs t_us, const TopicPartition& tp) const;
@@ -1029,6 +1032,13 @@ bool LostUnsyncedOf(const FaultRecord& f, const TopicPartition& tp) {
                      [&](const std::string& dir) { return dir.ends_with(dir_name); });
 }
 
+// Whether committed_records_stable report `v` is of a record another took the place of (the new
+// leader holds a different batch at the offset: the invariant checker's "... is now ..."), not of
+// a log that ends before it.
+bool RecordReplaced(const ViolationRecord& v) {
+  return v.message.find(" is now ") != std::string::npos;
+}
+
 // "broker-2 lost power at 1.000 s (torn and corrupted unsynced tail)": a power loss as causes
 // name it.
 std::string PowerLossText(const FaultRecord& crash) {
@@ -1078,7 +1088,7 @@ std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, Ti
 std::string Checker::ForkReason(const std::vector<PermittedLoss>& earlier,
                                 const ViolationRecord& v) const {
   // Only a record put in place of another: the new leader holds something else at the offset.
-  if (v.message.find(" is now ") == std::string::npos) return "";
+  if (!RecordReplaced(v)) return "";
   for (const PermittedLoss& fork : earlier) {
     if (fork.tp != v.tp || fork.offset > v.offset || fork.t_us > v.committed_us) continue;
     return node::Broker(v.broker) + " still held a record from before " + TpText(v.tp) +
@@ -1094,7 +1104,7 @@ std::string Checker::ForkReason(const std::vector<PermittedLoss>& earlier,
 
 std::string Checker::HighWatermarkFork(const ViolationRecord& v) const {
   // Only a record put in place of another: the new leader holds something else at the offset.
-  if (v.message.find(" is now ") == std::string::npos) return "";
+  if (!RecordReplaced(v)) return "";
   const TruncationRecord* fork =
       LastTruncationRemoving(v, v.committed_us, [&v](const TruncationRecord& t) {
         return t.broker != v.broker && t.reason == "high_watermark";
@@ -1116,7 +1126,7 @@ std::string Checker::HighWatermarkFork(const ViolationRecord& v) const {
 
 std::string Checker::LeaderPowerLossFork(const ViolationRecord& v) const {
   // Only a record put in place of another: the new leader holds something else at the offset.
-  if (v.message.find(" is now ") == std::string::npos) return "";
+  if (!RecordReplaced(v)) return "";
   for (const auto& [node, faults] : faults_) {
     if (!node.starts_with("broker-")) continue;
     for (const FaultRecord* f : faults) {
@@ -1163,12 +1173,20 @@ std::string Checker::StaleIsrPowerLoss(const ViolationRecord& v) const {
          "controller learns of an unclean shutdown, KIP-966)";
 }
 
-std::string Checker::StaleHighWatermarkAfterPowerLoss(const ViolationRecord& v) const {
-  auto roles = roles_.find(v.tp);
-  if (roles == roles_.end()) return "";
+std::vector<const RoleRecord*> Checker::LeadershipsTakenAt(const TopicPartition& tp,
+                                                           TimeUs t_us) const {
+  std::vector<const RoleRecord*> taken;
+  auto roles = roles_.find(tp);
+  if (roles == roles_.end()) return taken;
   for (const RoleRecord* r : roles->second) {
-    if (r->t_us > v.committed_us) break;
-    if (r->t_us != v.committed_us || !r->leader) continue;
+    if (r->t_us > t_us) break;
+    if (r->t_us == t_us && r->leader) taken.push_back(r);
+  }
+  return taken;
+}
+
+std::string Checker::StaleHighWatermarkAfterPowerLoss(const ViolationRecord& v) const {
+  for (const RoleRecord* r : LeadershipsTakenAt(v.tp, v.committed_us)) {
     const FaultRecord* power_loss = PowerLossBefore(r->broker, r->t_us, v.tp);
     if (power_loss == nullptr) continue;
     return PowerLossText(*power_loss) +
@@ -1224,15 +1242,11 @@ const TruncationRecord* Checker::LastTruncationRemoving(
 }
 
 std::string Checker::StaleFollowerEndAtLeadingAgain(const ViolationRecord& v) const {
-  auto roles = roles_.find(v.tp);
-  if (roles == roles_.end()) return "";
-  for (const RoleRecord* r : roles->second) {
-    if (r->t_us > v.committed_us) break;
-    if (r->t_us != v.committed_us || !r->leader) continue;
+  for (const RoleRecord* r : LeadershipsTakenAt(v.tp, v.committed_us)) {
     // Not a new leader: it led just before, in the same process.
     if (!LedAt(r->broker, v.tp, r->t_us - 1)) continue;
     const RoleRecord* earlier = nullptr;
-    for (const RoleRecord* e : roles->second) {
+    for (const RoleRecord* e : roles_.at(v.tp)) {
       if (e->t_us >= r->t_us) break;
       if (e->broker == r->broker) earlier = e;
     }
@@ -1256,7 +1270,7 @@ std::string Checker::StaleFollowerEndAtLeadingAgain(const ViolationRecord& v) co
 
 std::string Checker::EpochlessFork(const ViolationRecord& v) const {
   // Only a record put in place of another, by a batch with no leader epoch.
-  if (!v.epochless_fork || v.message.find(" is now ") == std::string::npos) return "";
+  if (!v.epochless_fork || !RecordReplaced(v)) return "";
   // The new leader cut the offset itself since the commit: what it holds there came later.
   const TruncationRecord* own = LastTruncationRemoving(
       v, v.t_us, [&v](const TruncationRecord& t) { return t.broker == v.broker; });

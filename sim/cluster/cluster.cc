@@ -156,6 +156,9 @@ Result<BrokerConfig> Cluster::MakeConfig(int32_t id, const std::string& node_nam
       config->originals.count("log.message.format.version") == 0) {
     config->log_message_format_version = LatestApiVersion(KafkaRelease::k0_11_0);
   }
+  // The mirror from 0.11 (the high-watermark policy bringing the 0.10 format) is the scenario
+  // runner's, where a policy is chosen: ClusterOptions' own default policy, kHighWatermark at
+  // every release, is its tests' and keeps the release's format.
   return config;
 }
 
