@@ -49,6 +49,17 @@ constexpr KafkaLivenessDefect kKafkaLivenessDefects[] = {
     {kOutOfOrderRetryDefect,
      "an idempotent producer retrying a batch older than what the leader remembers",
      KafkaRelease::k2_1},
+    {kBelowFirstEpochDefect,
+     "a follower that asked its leader for the end of an epoch before the leader's first, was "
+     "answered UNDEFINED and truncated to its high watermark inside a batch of the leader's, "
+     "whose replica fetcher then stops at the leader's answer",
+     KafkaRelease::k2_1},
+    // KAFKA-10706 is fixed in 2.6.1 and 2.7.0, after every release ksim follows.
+    {kForgottenEpochStartDefect,
+     "a follower whose leader's epoch cache forgot where an epoch began (an entry kept by a "
+     "truncation to the log end, then an older epoch's batch appended after it): the follower "
+     "keeps diverged records and its replica fetcher stops at the leader's answer",
+     std::nullopt},
     // No release ksim follows checks that recovered offsets increase (docs/explore.md).
     {kLeaderEndPastRecordsDefect,
      "a leader whose log end offset is past its records, after a truncation into a record whose "

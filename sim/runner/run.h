@@ -80,8 +80,18 @@ class ScenarioRun {
   // refresh (metadata.max.age.ms), naming kMissedRestartDefect; "" otherwise.
   std::string UnassignedAfterAMissedRestart(const std::string& group, const TopicPartition& tp);
   // ": its replica fetcher for broker-L stopped ..." when `replica`'s fetcher from `leader` ended
-  // (ReplicaFetcherManager::StoppedFetcher), naming kSameLeaderDefect when that is why; else "".
+  // (ReplicaFetcherManager::StoppedFetcher), naming kSameLeaderDefect,
+  // kBelowFirstEpochDefect or kForgottenEpochStartDefect when that is why; else "".
   std::string FetcherStopped(BrokerId replica, BrokerId leader);
+  // ", having asked its leader for the end of epoch E ..." when `replica` truncates by leader
+  // epoch, its latest epoch of `tp` is before the first one `leader`'s cache holds, and the
+  // leader's release answers that UNDEFINED (kBelowFirstEpochDefect); else "".
+  std::string AskedBelowFirstEpoch(const TopicPartition& tp, BrokerId replica, BrokerId leader);
+  // ", its leader broker-L's epoch cache says epoch E began at offset S, where its log holds
+  // that epoch's batches from B ..." when `leader`'s cache of `tp` starts an epoch after the
+  // first batch its log holds of that epoch (kForgottenEpochStartDefect); else "". Reads the
+  // leader's log under an inspection of its disk, so the run is not changed.
+  std::string ForgottenEpochStart(const TopicPartition& tp, BrokerId leader);
   // ": it exits at every start ..." when `replica`'s process last exited because it may not
   // truncate below its leader (kFollowerAheadDefect), else "".
   std::string ExitsAtEveryStart(BrokerId replica);

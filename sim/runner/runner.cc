@@ -1,6 +1,7 @@
 #include "sim/runner/runner.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -10,9 +11,11 @@
 #include "core/base/trace_names.h"
 #include "core/clients/producer/producer.h"
 #include "core/cluster/partition.h"
+#include "core/record/record_batch.h"
 #include "core/server/replica_manager.h"
 #include "core/zk/paths.h"
 #include "sim/runner/run.h"
+#include "sim/world/virtual_disk.h"
 
 namespace ksim::sim {
 namespace {
@@ -582,7 +585,56 @@ std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
             std::to_string(partition->missed_epochs()->followed.value()) + " (" +
             std::string(kSameLeaderDefect) + ")";
   }
-  return text;
+  return text + AskedBelowFirstEpoch(stopped->tp, replica, leader) +
+         ForgottenEpochStart(stopped->tp, leader);
+}
+
+std::string ScenarioRun::AskedBelowFirstEpoch(const TopicPartition& tp, BrokerId replica,
+                                              BrokerId leader) {
+  Broker* follower = cluster_->broker(replica);
+  Broker* broker = cluster_->broker(leader);
+  const Partition* followed = follower == nullptr ? nullptr : follower->GetPartition(tp);
+  const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+  if (followed == nullptr || led == nullptr || led->epochs().entries().empty() ||
+      follower->replica_manager().truncation() != TruncationPolicy::kLeaderEpoch ||
+      BelowFirstEpochAt(led->config().release) != LeaderEpochCache::BelowFirstEpoch::kUndefined) {
+    return "";
+  }
+  const LeaderEpoch asked = followed->latest_epoch();
+  const LeaderEpoch first = led->epochs().entries().front().epoch;
+  if (asked == kUndefinedEpoch || asked >= first) return "";
+  return ", having asked its leader " + node::Broker(leader) + " for the end of epoch " +
+         std::to_string(asked.value()) + " of " + ToString(tp) + ", before the first epoch " +
+         std::to_string(first.value()) + " the leader's cache holds: answered UNDEFINED, it " +
+         "truncated to its high watermark " + std::to_string(followed->high_watermark().value()) +
+         " (" + std::string(kBelowFirstEpochDefect) + ")";
+}
+
+std::string ScenarioRun::ForgottenEpochStart(const TopicPartition& tp, BrokerId leader) {
+  Broker* broker = cluster_->broker(leader);
+  const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+  if (led == nullptr || led->epochs().entries().empty()) return "";
+  // The first batch of each epoch the log holds, from its start.
+  std::map<LeaderEpoch, Offset> first_batch;
+  VirtualDisk::InspectionScope inspect(*cluster_->world().node(node::Broker(leader)).disk());
+  const Status walked = led->log().ForEachBatch(
+      led->log().log_start_offset(), [&](const BatchHeader& header, uint64_t) -> Result<BatchWalk> {
+        first_batch.try_emplace(header.partition_leader_epoch, header.base_offset);
+        return BatchWalk::kContinue;
+      });
+  if (!walked.ok()) return "";
+  for (const EpochEntry& entry : led->epochs().entries()) {
+    auto batch = first_batch.find(entry.epoch);
+    if (batch == first_batch.end() || batch->second >= entry.start_offset) continue;
+    return ", its leader " + node::Broker(leader) + "'s epoch cache of " + ToString(tp) +
+           " says epoch " + std::to_string(entry.epoch.value()) + " began at offset " +
+           std::to_string(entry.start_offset.value()) + " where its log holds that epoch's " +
+           "batches from offset " + std::to_string(batch->second.value()) +
+           ", so it answered OffsetsForLeaderEpoch for an earlier epoch with offset " +
+           std::to_string(entry.start_offset.value()) + " (" +
+           std::string(kForgottenEpochStartDefect) + ")";
+  }
+  return "";
 }
 
 std::string ScenarioRun::LeaderEndPastRecords(const TopicPartition& tp, BrokerId leader) {

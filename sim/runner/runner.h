@@ -144,6 +144,30 @@ inline constexpr std::string_view kSameLeaderDefect =
     "KAFKA-7164, fixed in Kafka 2.1: before it a follower told the same leader at a later epoch "
     "does not truncate";
 
+// Named in a drain that did not complete because a follower's fetcher stopped after it asked
+// its leader for the end of an epoch older than any the leader's cache holds (the leader was
+// elected with none of the follower's epochs, uncleanly or after truncating them). Before 2.1
+// the leader answers UNDEFINED, and the follower truncates to its high watermark, which may lie
+// inside a batch the leader holds from a lower offset: the fetch from there gets that whole
+// batch, and UnexpectedAppendOffsetException ends the fetcher thread. 2.1 (KAFKA-7415) answers
+// the leader's first epoch's start offset instead.
+inline constexpr std::string_view kBelowFirstEpochDefect =
+    "KAFKA-7415, fixed in Kafka 2.1: before it a leader answers OffsetsForLeaderEpoch for an "
+    "epoch before its first with UNDEFINED, and the follower truncates to its high watermark";
+
+// Named in a drain that did not complete because a follower's fetcher stopped after its leader
+// answered OffsetsForLeaderEpoch from an epoch cache that forgot where an epoch began. A
+// truncation to the log end does nothing in Log.truncateTo, so an entry the replica wrote as
+// leader at its log end stays even when it becomes a follower with no record of that epoch;
+// when the replica then appends an older epoch's batch there, 2.1.0's assign (KAFKA-7415)
+// removes every entry not before it in both epoch and offset, the older epoch's own first entry
+// too, and the cache says that epoch began at the batch. A follower asking for an epoch before
+// it is told that offset, keeps its diverged records below it and fetches into the middle of
+// the leader's batch (UnexpectedAppendOffsetException ends the fetcher thread).
+inline constexpr std::string_view kForgottenEpochStartDefect =
+    "KAFKA-10706, fixed in Kafka 2.6.1 and 2.7.0: before it a truncation to the log end keeps "
+    "the leader-epoch entries from there on";
+
 // Named in a drain that did not complete because a follower whose log is ahead of its leader's
 // exits when it may not truncate (unclean election off) and does so again at every restart.
 inline constexpr std::string_view kFollowerAheadDefect =

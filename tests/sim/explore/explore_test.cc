@@ -290,7 +290,8 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
   };
   for (std::string_view defect :
        {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect,
-        kStaleControlRequestDefect, kLeaderEndPastRecordsDefect}) {
+        kStaleControlRequestDefect, kLeaderEndPastRecordsDefect, kBelowFirstEpochDefect,
+        kForgottenEpochStartDefect}) {
     std::vector<std::string> skipped;
     const std::string undrained =
         "broker-1 is running but out of t-0's ISR: ... (" + std::string(defect) + ")";
@@ -311,9 +312,9 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
   EXPECT_TRUE(skipped.empty());
 }
 
-// At a release that fixed a defect (2.1: KAFKA-7164, KAFKA-7414, KIP-91) it is promised again:
-// not listed, and a drain naming it is ksim's failure; KAFKA-1120 and KAFKA-7235 (fixed in 2.2)
-// stay.
+// At a release that fixed a defect (2.1: KAFKA-7164, KAFKA-7414, KIP-91, KAFKA-7415) it is
+// promised again: not listed, and a drain naming it is ksim's failure; KAFKA-1120 and KAFKA-7235
+// (fixed in 2.2) and KAFKA-10706 (2.6.1) stay.
 TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   Scenario base = Base(R"({"acks": "all"})", R"({})");
   base.kafka_version = KafkaRelease::k2_1;
@@ -326,8 +327,9 @@ TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   EXPECT_TRUE(not_promised(kMissedRestartDefect));
   EXPECT_TRUE(not_promised(kStaleControlRequestDefect));
   EXPECT_TRUE(not_promised(kLeaderEndPastRecordsDefect));
+  EXPECT_TRUE(not_promised(kForgottenEpochStartDefect));
   for (std::string_view defect :
-       {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect}) {
+       {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect, kBelowFirstEpochDefect}) {
     EXPECT_FALSE(not_promised(defect)) << defect;
     RunResult run;
     run.drained = false;

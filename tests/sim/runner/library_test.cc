@@ -334,6 +334,30 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
       {"broker-1 is running but out of t-0's ISR: its leader broker-2's log of t-0 ends at offset "
        "77 but holds records only below 0",
        kLeaderEndPastRecordsDefect});
+  const std::string forgotten = "regressions/forgotten-epoch-start-stops-the-fetcher.json";
+  ExpectUndrainedNaming(forgotten,
+                        {"broker-2 is running but out of t-1's ISR: its replica fetcher for "
+                         "broker-3 stopped at UNEXPECTED_APPEND_OFFSET on t-1, its leader "
+                         "broker-3's epoch cache of t-1 says epoch 2 began at offset 21 where its "
+                         "log holds that epoch's batches from offset 0",
+                         kForgottenEpochStartDefect});
+  // Its variant at 2.0: the leader's UNDEFINED answer below its first epoch.
+  Result<Scenario> at_2_0 = LoadScenario((ScenarioDir() / forgotten).string());
+  ASSERT_TRUE(at_2_0.ok()) << at_2_0.status().ToString();
+  at_2_0->kafka_version = KafkaRelease::k2_0;
+  Result<RunResult> run = RunScenario(*at_2_0, RunOptions{});
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_FALSE(run->drained);
+  for (std::string_view part :
+       {std::string_view("its replica fetcher for broker-1 stopped at UNEXPECTED_APPEND_OFFSET on "
+                         "t-0, having asked its leader broker-1 for the end of epoch 1 of t-0, "
+                         "before the first epoch 3 the leader's cache holds: answered UNDEFINED, "
+                         "it truncated to its high watermark 9"),
+        kBelowFirstEpochDefect}) {
+    EXPECT_NE(run->undrained.find(part), std::string::npos)
+        << part << "\nnot in: " << run->undrained;
+  }
+  EXPECT_EQ(run->undrained.find(kForgottenEpochStartDefect), std::string::npos);
 }
 
 // From Kafka 2.1 a producer promises every record an outcome within delivery.timeout.ms (KIP-91),
