@@ -117,6 +117,7 @@
   X(kShutdown, "shutdown")                                    \
   X(kSlow, "slow")                                            \
   X(kTopicAutoCreate, "topic_auto_create")                    \
+  X(kTopicConfigChanged, "topic_config_changed")              \
   X(kTopicConfigError, "topic_config_error")                  \
   X(kTopicDeleted, "topic_deleted")                           \
   X(kTopicDeletionStarted, "topic_deletion_started")          \

@@ -463,6 +463,9 @@ void Broker::Impl::Register() {
                            if (!status.ok()) *failed = true;
                            if (--*remaining > 0) return;
                            if (*failed) return RetryRegistration(session);
+                           // DynamicConfigManager.startup, then the registration (0.10.0.1's
+                           // KafkaServer.startup; each new session sets its watch again).
+                           replicas.WatchConfigChanges();
                            CreateRegistration(session);
                          }));
   }
@@ -664,8 +667,13 @@ Status Broker::Startup() {
   Status hw_status = impl_->replicas.Startup();
   (void)hw_status;
   Coordination& zk = impl_->seams.zk;
-  zk.SetWatcher(impl_->Guarded(
-      [impl = impl_.get()](const WatchEvent& event) { impl->controller.OnWatchEvent(event); }));
+  zk.SetWatcher(impl_->Guarded([impl = impl_.get()](const WatchEvent& event) {
+    if (event.path == zk::kEntityConfigChangesPath &&
+        event.type == WatchEventType::kNodeChildrenChanged) {
+      impl->replicas.OnConfigChanges();  // DynamicConfigManager's listener
+    }
+    impl->controller.OnWatchEvent(event);
+  }));
   zk.SetSessionListener(
       impl_->Guarded([impl = impl_.get()](SessionEvent event) { impl->OnSessionEvent(event); }));
   zk.Connect();

@@ -204,6 +204,111 @@ void ReplicaManager::FetchTopicConfigs(std::vector<std::string> topics,
   }
 }
 
+// ---- Topic config changes -------------------------------------------------------------------
+
+namespace {
+
+// How long a config change notification is kept (ZkNodeChangeNotificationListener's
+// changeExpirationMs, 0.8.2.0:TopicConfigManager the same): older ones are deleted.
+constexpr int64_t kConfigChangeExpirationMs = 15 * 60 * 1000;
+
+}  // namespace
+
+void ReplicaManager::WatchConfigChanges() {
+  if (config_changes_running_) {
+    config_changes_again_ = true;
+    return;
+  }
+  config_changes_running_ = true;
+  config_changes_again_ = false;
+  // ZkClient.subscribeChildChanges, then processAllNotifications: the children, sorted.
+  zk_.GetChildren(std::string(zk::kEntityConfigChangesPath), /*watch=*/true,
+                  Guarded([this](Result<std::vector<std::string>> children) {
+                    if (!children.ok()) return ConfigChangesDone();  // read again at the next try
+                    auto names = std::make_shared<std::vector<std::string>>();
+                    for (std::string& name : *children) {
+                      if (zk::ConfigChangeNumber(name)) names->push_back(std::move(name));
+                    }
+                    std::sort(names->begin(), names->end());
+                    ApplyConfigChanges(std::move(names), 0);
+                  }));
+}
+
+void ReplicaManager::ApplyConfigChanges(std::shared_ptr<const std::vector<std::string>> names,
+                                        size_t index) {
+  if (index == names->size()) return ConfigChangesDone();
+  const std::string path = std::string(zk::kEntityConfigChangesPath) + "/" + (*names)[index];
+  zk_.GetData(path, /*watch=*/false, Guarded([this, names, index, path](Result<ZnodeData> data) {
+                auto next = [this, names, index]() { ApplyConfigChanges(names, index + 1); };
+                if (!data.ok()) return next();  // purged meanwhile (NONODE): nothing to apply
+                const int64_t number = *zk::ConfigChangeNumber((*names)[index]);
+                // purgeObsoleteNotifications: older than 15 minutes, by ZooKeeper's clock.
+                if (seams_.clock.NowMs() - data->stat.ctime_ms > kConfigChangeExpirationMs) {
+                  zk_.Delete(path, kAnyVersion, [](Status) {});
+                }
+                if (number <= last_config_change_) return next();
+                last_config_change_ = number;
+                Result<std::optional<std::string>> topic = zk::DecodeConfigChange(data->data);
+                if (!topic.ok() || !topic->has_value()) {
+                  // Kafka logs the notification it cannot read (or a client's quota change) and
+                  // goes on with the next.
+                  if (!topic.ok()) {
+                    Emit(seams_.events, ev::kTopicConfigError,
+                         {{field::kError, topic.status().ToString()}});
+                  }
+                  return next();
+                }
+                const std::string name = **topic;
+                zk_.GetData(zk::TopicConfigPath(name), /*watch=*/false,
+                            Guarded([this, name, next](Result<ZnodeData> config) {
+                              ApplyTopicConfig(name, config);
+                              next();
+                            }));
+              }));
+}
+
+void ReplicaManager::ConfigChangesDone() {
+  config_changes_running_ = false;
+  if (config_changes_again_) WatchConfigChanges();
+}
+
+void ReplicaManager::ApplyTopicConfig(const std::string& topic, const Result<ZnodeData>& data) {
+  // TopicConfigHandler.processConfigChanges: only a topic whose logs this broker holds (and, here,
+  // one whose config it cached for a replica to come).
+  std::vector<std::pair<TopicPartition, Log*>> logs = seams_.logs.AllLogs();
+  std::erase_if(logs, [&topic](const auto& entry) { return entry.first.topic != topic; });
+  if (logs.empty() && !topic_configs_.contains(topic)) return;
+  if (!data.ok() && data.status() != Errc::kNoNode) return;  // unreadable: Kafka's read fails too
+  ConfigOverrides overrides;
+  if (data.ok()) {
+    Result<zk::TopicConfig> decoded = zk::DecodeTopicConfig(data->data);
+    if (!decoded.ok()) {
+      Emit(seams_.events, ev::kTopicConfigError,
+           {{field::kTopic, topic}, {field::kError, decoded.status().ToString()}});
+      return;
+    }
+    for (const auto& [key, value] : *decoded) overrides.emplace_back(key, value);
+  }
+  Result<TopicConfig> config = MakeTopicConfig(config_, overrides, zk::TopicConfigPath(topic));
+  if (!config.ok()) {
+    Emit(seams_.events, ev::kTopicConfigError,
+         {{field::kTopic, topic}, {field::kError, config.status().ToString()}});
+    return;
+  }
+  topic_configs_[topic] = *config;
+  for (const auto& [tp, log] : logs) log->set_config(config->log);
+  // min.insync.replicas: Kafka reads it from the leader's log config at each produce.
+  for (auto it = partitions_.lower_bound(TopicPartition{topic, PartitionId(0)});
+       it != partitions_.end() && it->first.topic == topic; ++it) {
+    PartitionConfig partition_config = it->second->config();
+    partition_config.min_insync_replicas = config->min_insync_replicas;
+    it->second->set_config(partition_config);
+  }
+  std::map<std::string, std::string> overridden(overrides.begin(), overrides.end());
+  Emit(seams_.events, ev::kTopicConfigChanged,
+       {{field::kTopic, topic}, {field::kConfig, overridden}});
+}
+
 const TopicConfig& ReplicaManager::ConfigOf(const std::string& topic) const {
   auto it = topic_configs_.find(topic);
   return it == topic_configs_.end() ? default_topic_config_ : it->second;

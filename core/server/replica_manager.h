@@ -125,6 +125,17 @@ class ReplicaManager {
   void HandleUpdateMetadata(UpdateMetadataRequest request,
                             std::function<void(UpdateMetadataResponse)> done);
 
+  // ---- Topic config changes (Kafka's DynamicConfigManager; 0.8.2's TopicConfigManager) --------
+  // Lists /config/changes with a child watch (again, when that watch fires: OnConfigChanges) and
+  // applies each notification newer than the last one applied, in order: the topic's config is
+  // read from /config/topics/<t>, and a topic this broker holds replicas of or has cached takes it
+  // (its logs' LogConfig, its partitions' min.insync.replicas, its cached TopicConfig).
+  // Notifications older than 15 minutes are deleted on the way, as Kafka's purge does. A process
+  // starts from the first notification (Kafka's lastExecutedChange = -1). Called when the broker
+  // sets up its paths in a new session (the watch ends with a session).
+  void WatchConfigChanges();
+  void OnConfigChanges() { WatchConfigChanges(); }
+
   // ---- Client and replica requests ----------------------------------------------------------
   // acks=0: `done` is never called; when some partition failed, `failed_without_answer` is
   // called instead (KafkaApis.handleProducerRequest closes the connection then, at every modelled
@@ -183,6 +194,11 @@ class ReplicaManager {
   void RunNextControllerWork();
   // Reads /config/topics/<t> for each topic not cached yet, then calls `then`.
   void FetchTopicConfigs(std::vector<std::string> topics, std::function<void()> then);
+  // WatchConfigChanges' steps: the notifications `names` from `index` on, one after another.
+  void ApplyConfigChanges(std::shared_ptr<const std::vector<std::string>> names, size_t index);
+  void ConfigChangesDone();
+  // A topic's new config, from its znode's data (kNoNode: no overrides).
+  void ApplyTopicConfig(const std::string& topic, const Result<ZnodeData>& data);
   // The topic's config, or the broker's defaults when it could not be read.
   const TopicConfig& ConfigOf(const std::string& topic) const;
   // May a follower of `topic` cut its log back to a leader's shorter end? Kafka 0.10.0 to 2.0:
@@ -288,6 +304,11 @@ class ReplicaManager {
   std::set<TopicPartition> epochs_loaded_;
   TopicConfig default_topic_config_;
   std::map<std::string, TopicConfig> topic_configs_;
+  // Config change notifications: the last one applied (-1: none), and whether a listing is under
+  // way (`config_changes_again_`: another was asked for meanwhile).
+  int64_t last_config_change_ = -1;
+  bool config_changes_running_ = false;
+  bool config_changes_again_ = false;
   std::deque<std::function<void(std::function<void()>)>> controller_work_;
   bool controller_work_running_ = false;
   // Partitions before the fetchers and purgatories that look them up: destroyed after them.

@@ -221,6 +221,10 @@ class Log {
   LogSegment& active_segment();
   const std::string& dir() const { return dir_; }
   const LogConfig& config() const { return config_; }
+  // A topic's config changed live (Kafka's `log.config = logConfig`, TopicConfigHandler): what
+  // reads the config from now on sees the new one (rolling, retention, flushing, the message
+  // format of what is appended); the segments and indexes already made keep their sizes.
+  void set_config(const LogConfig& config) { config_ = config; }
   const LogRecoveryReport& recovery_report() const { return recovery_report_; }
   // Not ok once an I/O error took the log offline.
   const Status& storage_error() const { return storage_error_; }

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include "core/base/check.h"
+
 namespace ksim::zk {
 namespace {
 
@@ -505,6 +507,64 @@ Result<TopicConfig> DecodeTopicConfig(std::string_view text) {
     config[key] = value.get<std::string>();
   }
   return config;
+}
+
+// ---- /config/changes
+// ------------------------------------------------------------------------------
+
+std::string ConfigChangeSequentialPath() {
+  return std::string(kEntityConfigChangesPath) + "/" + std::string(kConfigChangePrefix);
+}
+
+std::string EncodeTopicConfigChange(ConfigChangeFormat format, std::string_view topic) {
+  OrderedJson json;
+  switch (format) {
+    case ConfigChangeFormat::kTopicName:
+      return Dump(OrderedJson(std::string(topic)));
+    case ConfigChangeFormat::kVersion1:
+      json["version"] = 1;
+      json["entity_type"] = "topics";
+      json["entity_name"] = std::string(topic);
+      return Dump(json);
+    case ConfigChangeFormat::kVersion2:
+      json["version"] = 2;
+      json["entity_path"] = "topics/" + std::string(topic);
+      return Dump(json);
+  }
+  KSIM_CHECK_MSG(false, "unknown config change format");
+  return "";
+}
+
+Result<std::optional<std::string>> DecodeConfigChange(std::string_view text) {
+  constexpr std::string_view kWhat = "config change notification";
+  Json json = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_string()) return std::optional<std::string>(json.get<std::string>());
+  KSIM_ASSIGN_OR_RETURN(json, ParseObject(text, kWhat));
+  KSIM_ASSIGN_OR_RETURN(int32_t version, GetInt32(json, "version", kWhat));
+  if (version == 1) {
+    KSIM_ASSIGN_OR_RETURN(std::string type, GetString(json, "entity_type", kWhat));
+    KSIM_ASSIGN_OR_RETURN(std::string name, GetString(json, "entity_name", kWhat));
+    if (type != "topics") return std::optional<std::string>();
+    return std::optional<std::string>(std::move(name));
+  }
+  if (version == 2) {
+    KSIM_ASSIGN_OR_RETURN(std::string path, GetString(json, "entity_path", kWhat));
+    constexpr std::string_view kTopics = "topics/";
+    if (!path.starts_with(kTopics)) return std::optional<std::string>();
+    return std::optional<std::string>(path.substr(kTopics.size()));
+  }
+  return Corrupt(kWhat, "unsupported version " + std::to_string(version));
+}
+
+std::optional<int64_t> ConfigChangeNumber(std::string_view name) {
+  if (!name.starts_with(kConfigChangePrefix)) return std::nullopt;
+  const std::string_view digits = name.substr(kConfigChangePrefix.size());
+  int64_t number = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+  if (error != std::errc() || end != digits.data() + digits.size() || digits.empty()) {
+    return std::nullopt;
+  }
+  return number;
 }
 
 // ---- /consumers

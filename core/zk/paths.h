@@ -169,6 +169,25 @@ std::string EncodeTopicConfig(const TopicConfig& config);
 // AdminUtils.fetchEntityConfig: version must be 1, config a map of strings.
 Result<TopicConfig> DecodeTopicConfig(std::string_view json);
 
+// ---- /config/changes/config_change_<seq> (persistent sequential)
+// ---------------------------------
+
+// The notification AdminUtils.changeTopicConfig writes after a topic's config, which brokers
+// watch for (0.8.2's TopicConfigManager, then DynamicConfigManager's
+// ZkNodeChangeNotificationListener). Its form by release: 0.8.2 the topic's name as a JSON string
+// ("t"); 0.10.0 version 1, {"version":1,"entity_type":"topics","entity_name":"t"}; from 0.10.1
+// version 2, {"version":2,"entity_path":"topics/t"} (0.10.1.0:AdminUtils.changeEntityConfig,
+// 2.0.0:ConfigEntityChangeNotificationSequenceZNode).
+inline constexpr std::string_view kConfigChangePrefix = "config_change_";
+std::string ConfigChangeSequentialPath();  // /config/changes/config_change_
+enum class ConfigChangeFormat : uint8_t { kTopicName, kVersion1, kVersion2 };
+std::string EncodeTopicConfigChange(ConfigChangeFormat format, std::string_view topic);
+// The topic a notification of any of the three forms names; nullopt for another entity's (a
+// client's quota); kCorruption when it does not decode.
+Result<std::optional<std::string>> DecodeConfigChange(std::string_view json);
+// A child of /config/changes: its sequence number; nullopt for a name of another form.
+std::optional<int64_t> ConfigChangeNumber(std::string_view name);
+
 // ---- /consumers/<group>/... (the old, ZooKeeper-based consumer: kafka.consumer)
 // ----------------------------
 

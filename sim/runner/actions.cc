@@ -381,11 +381,27 @@ void ScenarioRun::RunConfig(const Action& action, const ConfigAction& config) {
   if (!parsed.ok()) return Skip(action, parsed.status().message());
   observer_->SetMinInsyncReplicas(*config.topic, parsed->min_insync_replicas);
   const size_t index = action.index;
+  const std::string topic = *config.topic;
+  // Then the notification the brokers watch for (AdminUtils.changeTopicConfig), in the form of
+  // the cluster's release.
+  const zk::ConfigChangeFormat format =
+      scenario_.kafka_version == KafkaRelease::k0_8_2    ? zk::ConfigChangeFormat::kTopicName
+      : scenario_.kafka_version == KafkaRelease::k0_10_0 ? zk::ConfigChangeFormat::kVersion1
+                                                         : zk::ConfigChangeFormat::kVersion2;
   cluster_->admin().SetData(
-      path, zk::EncodeTopicConfig(*merged), kAnyVersion, [this, index](Result<ZnodeStat> written) {
+      path, zk::EncodeTopicConfig(*merged), kAnyVersion,
+      [this, index, topic, format](Result<ZnodeStat> written) {
         if (!written.ok()) {
           CliOutput(index, "config not written: " + written.status().ToString());
+          return;
         }
+        cluster_->admin().Create(
+            zk::ConfigChangeSequentialPath(), zk::EncodeTopicConfigChange(format, topic),
+            CreateMode::kPersistentSequential, [this, index](Result<std::string> created) {
+              if (!created.ok()) {
+                CliOutput(index, "config change not announced: " + created.status().ToString());
+              }
+            });
       });
 }
 

@@ -277,6 +277,36 @@ TEST(ZkPathsTest, IsrChangeNotificationAndTopicConfig) {
   }
 }
 
+// AdminUtils.changeTopicConfig's notification in each release's form; a broker reads all three,
+// and a client quota's notification names no topic.
+TEST(ZkPathsTest, TopicConfigChangeNotificationsOfEveryForm) {
+  EXPECT_EQ(ConfigChangeSequentialPath(), "/config/changes/config_change_");
+  EXPECT_EQ(EncodeTopicConfigChange(ConfigChangeFormat::kTopicName, "t"), R"("t")");
+  EXPECT_EQ(EncodeTopicConfigChange(ConfigChangeFormat::kVersion1, "t"),
+            R"({"version":1,"entity_type":"topics","entity_name":"t"})");
+  EXPECT_EQ(EncodeTopicConfigChange(ConfigChangeFormat::kVersion2, "t"),
+            R"({"version":2,"entity_path":"topics/t"})");
+  for (ConfigChangeFormat format : {ConfigChangeFormat::kTopicName, ConfigChangeFormat::kVersion1,
+                                    ConfigChangeFormat::kVersion2}) {
+    Result<std::optional<std::string>> topic =
+        DecodeConfigChange(EncodeTopicConfigChange(format, "orders.v2"));
+    ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+    EXPECT_EQ(*topic, std::optional<std::string>("orders.v2"));
+  }
+  EXPECT_EQ(*DecodeConfigChange(R"({"version":1,"entity_type":"clients","entity_name":"c"})"),
+            std::nullopt);
+  EXPECT_EQ(*DecodeConfigChange(R"({"version":2,"entity_path":"users/u/clients/c"})"),
+            std::nullopt);
+  for (const char* bad : {R"({"version":3,"entity_path":"topics/t"})", R"({"version":2})",
+                          R"({"version":1,"entity_type":"topics"})", R"([1])", "", "{"}) {
+    EXPECT_EQ(DecodeConfigChange(bad).status(), Errc::kCorruption) << bad;
+  }
+  EXPECT_EQ(ConfigChangeNumber("config_change_0000000012"), 12);
+  EXPECT_EQ(ConfigChangeNumber("config_change_"), std::nullopt);
+  EXPECT_EQ(ConfigChangeNumber("config_change_12x"), std::nullopt);
+  EXPECT_EQ(ConfigChangeNumber("isr_change_0000000001"), std::nullopt);
+}
+
 // Untrusted znode data: every prefix and every single-byte corruption of valid documents decodes
 // to a value or kCorruption, never a crash or another error.
 TEST(ZkPathsTest, DamagedDataIsCorruptionNeverACrash) {
@@ -291,6 +321,8 @@ TEST(ZkPathsTest, DamagedDataIsCorruptionNeverACrash) {
       EncodeControllerRegistration({BrokerId(1), 5}),
       EncodeIsrChangeNotification({{"t", PartitionId(0)}}),
       EncodeTopicConfig({{"a", "b"}}),
+      EncodeTopicConfigChange(ConfigChangeFormat::kVersion1, "t"),
+      EncodeTopicConfigChange(ConfigChangeFormat::kVersion2, "t"),
   };
   auto check = [](const std::string& text) {
     const Errc codes[] = {
@@ -301,6 +333,7 @@ TEST(ZkPathsTest, DamagedDataIsCorruptionNeverACrash) {
         DecodeControllerEpoch(text).status().code(),
         DecodeIsrChangeNotification(text).status().code(),
         DecodeTopicConfig(text).status().code(),
+        DecodeConfigChange(text).status().code(),
     };
     for (Errc code : codes) EXPECT_TRUE(code == Errc::kNone || code == Errc::kCorruption) << text;
   };

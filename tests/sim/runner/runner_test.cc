@@ -318,7 +318,7 @@ std::string FollowersDieThenLeaderDies(bool safe) {
   const std::string acks = safe ? R"("all")" : R"("1")";
   const std::string unclean = safe ? "false" : "true";
   const std::string min_isr = safe ? "2" : "1";
-  return R"({"ksim": 1, "name": "central-claim", "seed": 3, "duration_ms": 25000,
+  return R"({"ksim": 1, "name": "central-claim", "seed": 2, "duration_ms": 25000,
     "cluster": {"brokers": 4, "config": {"unclean.leader.election.enable": )" +
          unclean + R"(},
                 "broker_config": {"1": {"log.flush.interval.messages": 1}}},
@@ -337,12 +337,22 @@ std::string FollowersDieThenLeaderDies(bool safe) {
     "final": {"drain_ms": 30000}})";
 }
 
+// The premise: broker 4, which holds no replica, is the first controller.
+void ExpectBroker4IsTheFirstController(const RunResult& result) {
+  const Trace trace = ParsedTrace(result);
+  const auto elected = Events(trace, "controller_elected");
+  ASSERT_FALSE(elected.empty());
+  EXPECT_EQ(elected.front()->node, "broker-4");
+}
+
 TEST(ScenarioRunnerTest, AcksOneWithUncleanElectionLosesAckedRecordsAcksAllDoesNot) {
   const RunResult unsafe = RunIt(Parse(FollowersDieThenLeaderDies(/*safe=*/false)));
+  ExpectBroker4IsTheFirstController(unsafe);
   EXPECT_GE(MetricOf(unsafe, "unclean_elections"), 1);
   EXPECT_GE(MetricOf(unsafe, "lost_acked"), 1);
 
   const RunResult safe = RunIt(Parse(FollowersDieThenLeaderDies(/*safe=*/true)));
+  ExpectBroker4IsTheFirstController(safe);
   EXPECT_EQ(MetricOf(safe, "unclean_elections"), 0);
   EXPECT_EQ(MetricOf(safe, "lost_acked"), 0);
   EXPECT_GE(MetricOf(safe, "acked"), 1);
