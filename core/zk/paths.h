@@ -185,7 +185,8 @@ std::string EncodeTopicConfigChange(ConfigChangeFormat format, std::string_view 
 // The topic a notification of any of the three forms names; nullopt for another entity's (a
 // client's quota); kCorruption when it does not decode.
 Result<std::optional<std::string>> DecodeConfigChange(std::string_view json);
-// A child of /config/changes: its sequence number; nullopt for a name of another form.
+// A child of /config/changes: its sequence number (negative after ZooKeeper's counter wrapped, as
+// Kafka's toLong reads it); nullopt for a name of another form.
 std::optional<int64_t> ConfigChangeNumber(std::string_view name);
 
 // ---- /consumers/<group>/... (the old, ZooKeeper-based consumer: kafka.consumer)

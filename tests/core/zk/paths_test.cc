@@ -302,6 +302,8 @@ TEST(ZkPathsTest, TopicConfigChangeNotificationsOfEveryForm) {
     EXPECT_EQ(DecodeConfigChange(bad).status(), Errc::kCorruption) << bad;
   }
   EXPECT_EQ(ConfigChangeNumber("config_change_0000000012"), 12);
+  // ZooKeeper's sequence counter wraps to negative past 2^31 - 1; Kafka's toLong reads the sign.
+  EXPECT_EQ(ConfigChangeNumber("config_change_-2147483648"), -2147483648);
   EXPECT_EQ(ConfigChangeNumber("config_change_"), std::nullopt);
   EXPECT_EQ(ConfigChangeNumber("config_change_12x"), std::nullopt);
   EXPECT_EQ(ConfigChangeNumber("isr_change_0000000001"), std::nullopt);
