@@ -168,6 +168,23 @@ void ReplicaManager::HandleLeaderAndIsr(LeaderAndIsrRequest request,
   });
 }
 
+namespace {
+
+// A topic's overrides from a read of /config/topics/<t>: none when the znode is missing; the read's
+// error, or kCorruption when its data does not decode.
+Result<ConfigOverrides> TopicOverrides(const Result<ZnodeData>& data) {
+  if (!data.ok()) {
+    if (data.status() == Errc::kNoNode) return ConfigOverrides{};
+    return data.status();
+  }
+  KSIM_ASSIGN_OR_RETURN(zk::TopicConfig decoded, zk::DecodeTopicConfig(data->data));
+  ConfigOverrides overrides;
+  for (const auto& [key, value] : decoded) overrides.emplace_back(key, value);
+  return overrides;
+}
+
+}  // namespace
+
 void ReplicaManager::FetchTopicConfigs(std::vector<std::string> topics,
                                        std::function<void()> then) {
   if (topics.empty()) return then();
@@ -178,21 +195,13 @@ void ReplicaManager::FetchTopicConfigs(std::vector<std::string> topics,
     // (0.10.0.1:ZkUtils.readDataMaybeNull through ZkClient, 2.0.0:retryRequestUntilConnected).
     zk_.GetData(zk::TopicConfigPath(topic), /*watch=*/false,
                 Guarded([this, topic, remaining, shared_then](Result<ZnodeData> data) {
-                  // A missing znode means no overrides; an unreadable one (an expired session, a
-                  // znode that does not decode) falls back to the broker's defaults, uncached so
-                  // that the next LeaderAndIsr tries again.
-                  ConfigOverrides overrides;
-                  bool cache = data.ok() || data.status() == Errc::kNoNode;
-                  if (data.ok()) {
-                    Result<zk::TopicConfig> decoded = zk::DecodeTopicConfig(data->data);
-                    if (decoded.ok()) {
-                      for (const auto& [key, value] : *decoded) overrides.emplace_back(key, value);
-                    } else {
-                      cache = false;
-                    }
-                  }
-                  Result<TopicConfig> config =
-                      MakeTopicConfig(config_, overrides, zk::TopicConfigPath(topic));
+                  // An unreadable znode (an expired session, data that does not decode) falls
+                  // back to the broker's defaults, uncached so that the next LeaderAndIsr tries
+                  // again.
+                  Result<ConfigOverrides> overrides = TopicOverrides(data);
+                  const bool cache = overrides.ok();
+                  Result<TopicConfig> config = MakeTopicConfig(
+                      config_, cache ? *overrides : ConfigOverrides{}, zk::TopicConfigPath(topic));
                   if (!config.ok()) {
                     Emit(seams_.events, ev::kTopicConfigError,
                          {{field::kTopic, topic}, {field::kError, config.status().ToString()}});
@@ -278,18 +287,16 @@ void ReplicaManager::ApplyTopicConfig(const std::string& topic, const Result<Zno
   std::vector<std::pair<TopicPartition, Log*>> logs = seams_.logs.AllLogs();
   std::erase_if(logs, [&topic](const auto& entry) { return entry.first.topic != topic; });
   if (logs.empty() && !topic_configs_.contains(topic)) return;
-  if (!data.ok() && data.status() != Errc::kNoNode) return;  // unreadable: Kafka's read fails too
-  ConfigOverrides overrides;
-  if (data.ok()) {
-    Result<zk::TopicConfig> decoded = zk::DecodeTopicConfig(data->data);
-    if (!decoded.ok()) {
+  Result<ConfigOverrides> overrides = TopicOverrides(data);
+  if (!overrides.ok()) {
+    // Unreadable: Kafka's read fails too. Data that does not decode is reported.
+    if (data.ok()) {
       Emit(seams_.events, ev::kTopicConfigError,
-           {{field::kTopic, topic}, {field::kError, decoded.status().ToString()}});
-      return;
+           {{field::kTopic, topic}, {field::kError, overrides.status().ToString()}});
     }
-    for (const auto& [key, value] : *decoded) overrides.emplace_back(key, value);
+    return;
   }
-  Result<TopicConfig> config = MakeTopicConfig(config_, overrides, zk::TopicConfigPath(topic));
+  Result<TopicConfig> config = MakeTopicConfig(config_, *overrides, zk::TopicConfigPath(topic));
   if (!config.ok()) {
     Emit(seams_.events, ev::kTopicConfigError,
          {{field::kTopic, topic}, {field::kError, config.status().ToString()}});
@@ -304,7 +311,7 @@ void ReplicaManager::ApplyTopicConfig(const std::string& topic, const Result<Zno
     partition_config.min_insync_replicas = config->min_insync_replicas;
     it->second->set_config(partition_config);
   }
-  std::map<std::string, std::string> overridden(overrides.begin(), overrides.end());
+  std::map<std::string, std::string> overridden(overrides->begin(), overrides->end());
   Emit(seams_.events, ev::kTopicConfigChanged,
        {{field::kTopic, topic}, {field::kConfig, overridden}});
 }

@@ -19,13 +19,7 @@ const BrokerId kB3(3);
 
 class ClusterTopicConfigTest : public ::testing::Test {
  protected:
-  ClusterTopicConfigTest() : sim_("topic-config", 5, Options()) {}
-
-  static ClusterOptions Options() {
-    ClusterOptions options;
-    options.brokers = 3;
-    return options;
-  }
+  ClusterTopicConfigTest() : sim_("topic-config", 5, ClusterOptions{}) {}  // three brokers
 
   void SetUp() override {
     ASSERT_TRUE(sim_.Start());
