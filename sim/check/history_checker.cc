@@ -129,6 +129,14 @@ class Checker {
   // watermark), so a replica that kept a record from before the fork stays in the ISR and can be
   // elected with it. "" otherwise (a broker truncating to its high watermark has its own rules).
   std::string EpochlessFork(const ViolationRecord& v) const;
+  // Before Kafka 2.1: a new leader that joined the ISR after the commit fetching from at or below
+  // the lost offset (its log end as the leader knew it), so without the record, and did not cut
+  // the offset away before its election. Before 2.1
+  // a leader takes in a follower once its log end reaches the leader's high watermark, which
+  // can be below what was committed (a new leader's lags the old one's; a leader back from a
+  // restart reads its checkpoint); KAFKA-7128 asks the follower to reach the leader's epoch
+  // start as well. "" otherwise, and at 2.1.
+  std::string IsrJoinWithoutTheRecord(const ViolationRecord& v) const;
   // The first of LeaderPowerLossFork, StaleIsrPowerLoss and StaleHighWatermarkAfterPowerLoss
   // that explains `v`: a power loss before the commit that Kafka lets lose it later.
   std::string EarlierPowerLossReason(const ViolationRecord& v) const;
@@ -499,6 +507,7 @@ std::string Checker::PermittedLossCause(const TopicPartition& tp, Offset offset,
         *defect = std::string(kLeaderAgainOnOldLogEndsDefect);
     }
     if (reason.empty()) reason = EpochlessFork(v);
+    if (reason.empty()) reason = IsrJoinWithoutTheRecord(v);
     if (reason.empty()) continue;
     *cause_t_us = v.t_us;
     return node::Broker(v.broker) + " became leader at " + FormatSeconds(v.t_us) + " without it (" +
@@ -1285,6 +1294,40 @@ std::string Checker::EpochlessFork(const ViolationRecord& v) const {
          "before the fork stays in the ISR and can be elected with it";
 }
 
+std::string Checker::IsrJoinWithoutTheRecord(const ViolationRecord& v) const {
+  if (in_.release >= KafkaRelease::k2_1) return "";
+  // The new leader's last join of the ISR before its election.
+  const IsrExpandRecord* join = nullptr;
+  int64_t log_end = -1;
+  for (const IsrExpandRecord& e : in_.observer->isr_expansions()) {
+    if (e.t_us > v.t_us) break;
+    if (e.tp != v.tp) continue;
+    for (size_t i = 0; i < e.added.size(); ++i) {
+      if (e.added[i] != v.broker.value()) continue;
+      join = &e;
+      log_end = i < e.log_ends.size() ? e.log_ends[i] : -1;
+    }
+  }
+  if (join == nullptr || join->t_us < v.committed_us || log_end < 0 || log_end > v.offset.value()) {
+    return "";
+  }
+  // It did not cut the offset away since (it may have had the record by then: the cut is the
+  // cause). A power loss since is named by the rules asked first (StaleIsrPowerLoss).
+  if (LastTruncationRemoving(v, v.t_us, [&](const TruncationRecord& t) {
+        return t.broker == v.broker && t.t_us >= join->t_us;
+      }) != nullptr) {
+    return "";
+  }
+  return node::Broker(v.broker) + " joined the ISR at " + FormatSeconds(join->t_us) +
+         " fetching from offset " + std::to_string(log_end) + ", without the record at offset " +
+         std::to_string(v.offset.value()) + " committed at " + FormatSeconds(v.committed_us) +
+         ": before Kafka 2.1 a leader takes a follower into the ISR once its log end reaches the "
+         "leader's high watermark, which can be below what was committed (a new leader's lags "
+         "its predecessor's; a leader back from a restart reads its checkpoint), and a clean "
+         "election may then choose it (KAFKA-7128, fixed in 2.1: the follower must also reach "
+         "the offset where the leader's epoch began)";
+}
+
 std::string Checker::EarlierPowerLossReason(const ViolationRecord& v) const {
   std::string reason = LeaderPowerLossFork(v);
   if (reason.empty()) reason = StaleIsrPowerLoss(v);
@@ -1302,6 +1345,7 @@ void Checker::SplitViolations(CheckResult& result) {
       if (reason.empty()) reason = TruncatedBeforeTheCommit(result.permitted_losses, v);
       if (reason.empty()) reason = StaleFollowerEndAtLeadingAgain(v);
       if (reason.empty()) reason = EpochlessFork(v);
+      if (reason.empty()) reason = IsrJoinWithoutTheRecord(v);
       if (!reason.empty()) {
         PermittedLoss loss;
         loss.t_us = v.t_us;

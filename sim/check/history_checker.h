@@ -52,7 +52,9 @@
 //                        committed_records_stable reports explained by a broker's power loss
 //                        (unsynced writes lost: Kafka acknowledges before fsync) or a
 //                        high-watermark truncation (0.10 before KIP-101) between the commit and
-//                        the loss; each is a PermittedLoss naming the promise and the reason;
+//                        the loss, or the other rules of PermittedLoss's reasons (among them,
+//                        before 2.1, a follower taken into the ISR without the records:
+//                        KAFKA-7128); each is a PermittedLoss naming the promise and the reason;
 //   invariant_violations the invariant checker's other reports (sim/check/invariant_checker.h):
 //                        rules of the engine that must never break, whatever the faults.
 //
@@ -123,6 +125,7 @@
 
 #include "core/base/topic_partition.h"
 #include "core/base/types.h"
+#include "core/config/kafka_version.h"
 #include "sim/check/audit.h"
 #include "sim/check/history.h"
 #include "sim/check/run_observer.h"
@@ -182,6 +185,9 @@ struct CheckInput {
   const FinalAudit* audit = nullptr;
   const RunObserver* observer = nullptr;
   TimeUs end_us = 0;  // the end of the run (for unavailable_ms)
+  // The brokers' release (the scenario's kafka_version): some losses Kafka permits only before
+  // the release that fixed them.
+  KafkaRelease release = kSeedKafkaRelease;
   // Consumer clients: id -> (group, topics), to know which groups consume which topics.
   struct Consumer {
     std::string id;

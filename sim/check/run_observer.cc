@@ -237,7 +237,12 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     if (BrokerOfNode(node) != track.leader.value()) return;
     track.isr = IdsField(fields, field::kIsr);
     if (ev == ev::kIsrExpand) {
-      isr_expansions_.push_back(IsrExpandRecord{t_us, *tp, IdsField(fields, field::kAdded)});
+      IsrExpandRecord expansion{t_us, *tp, IdsField(fields, field::kAdded), {}};
+      for (int32_t added : expansion.added) {
+        expansion.log_ends.push_back(
+            follower_log_end_ ? follower_log_end_(track.leader, *tp, BrokerId(added)) : -1);
+      }
+      isr_expansions_.push_back(std::move(expansion));
     }
     Reassess(*tp, track, t_us);
   } else if (ev == ev::kBecomeLeader || ev == ev::kBecomeFollower) {

@@ -96,6 +96,10 @@ struct IsrExpandRecord {
   TimeUs t_us = 0;
   TopicPartition tp;
   std::vector<int32_t> added;
+  // Each added broker's log end as the leader knew it when it wrote the event (the offset of its
+  // last fetch, on which Kafka's maybeExpandIsr decided), in `added`'s order; -1 when not known
+  // (no RunObserver::SetFollowerLogEnd, or the leader has none).
+  std::vector<int64_t> log_ends;
 };
 
 struct FaultRecord {
@@ -190,6 +194,12 @@ class RunObserver {
   void SetMinInsyncReplicas(const std::string& topic, int32_t min_isr);
   // Starts counting `tp` as unavailable (no leader yet) from `t_us` if it is not known yet.
   void WatchPartition(const TopicPartition& tp, TimeUs t_us);
+  // What an isr_expand record's log ends are read from, when the event is written: `leader`'s
+  // knowledge of `follower`'s log end in `tp` (-1 when none). The runner answers from the
+  // leader's Partition; asked once per added broker, so it costs nothing per append.
+  using FollowerLogEnd =
+      std::function<int64_t(BrokerId leader, const TopicPartition& tp, BrokerId follower)>;
+  void SetFollowerLogEnd(FollowerLogEnd source) { follower_log_end_ = std::move(source); }
 
   const std::vector<ElectionRecord>& elections() const { return elections_; }
   const std::vector<TruncationRecord>& truncations() const { return truncations_; }
@@ -230,6 +240,7 @@ class RunObserver {
   void OnFault(TimeUs t_us, std::string_view node, std::string_view ev, const TraceFields& fields);
 
   World& world_;
+  FollowerLogEnd follower_log_end_;
   TimeUs last_t_us_ = 0;  // the latest time seen (an event or the world's clock)
 
   std::vector<ElectionRecord> elections_;

@@ -235,6 +235,17 @@ Status ScenarioRun::BuildWorld() {
     return Status(Errc::kInvalidConfig, "cluster: " + created.status().message());
   }
   cluster_ = std::move(created).value();
+  // An ISR expansion's log ends, for the history checker's KAFKA-7128 rule: what the leader
+  // knew of each follower it added (its last fetch offset).
+  observer_->SetFollowerLogEnd(
+      [this](BrokerId leader, const TopicPartition& tp, BrokerId follower) -> int64_t {
+        Broker* broker = cluster_->broker(leader);
+        const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+        if (led == nullptr) return -1;
+        auto remote = led->remote_replicas().find(follower);
+        if (remote == led->remote_replicas().end() || !remote->second.log_end_offset) return -1;
+        return remote->second.log_end_offset->value();
+      });
   ApplyLinkOverrides();
   return Status::Ok();
 }
@@ -825,6 +836,7 @@ Status ScenarioRun::Finish(RunResult& result) {
   input.audit = &result.audit;
   input.observer = observer_.get();
   input.end_us = result.end_us;
+  input.release = scenario_.kafka_version;
   for (const ClientSpec& client : scenario_.clients) {
     if (client.type == ClientType::kConsumer) {
       input.consumers.push_back({client.id, client.group, client.topics});

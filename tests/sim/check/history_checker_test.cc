@@ -78,6 +78,14 @@ class HistoryCheckerTest : public ::testing::Test {
   void Fault(const std::string& node, const std::string& ev) {
     Event(node, ev, TraceFields::object());
   }
+  // Broker 1, leading t-0, adds `broker` to its ISR {1, broker}.
+  void AddedToTheIsr(int32_t broker) {
+    Event("broker-1", "isr_expand",
+          TraceFields{{"topic", "t"},
+                      {"partition", 0},
+                      {"isr", TraceFields::array({1, broker})},
+                      {"added", TraceFields::array({broker})}});
+  }
   // A power loss of `node` whose disk held unsynced writes in `unsynced` (the crash's field,
   // VirtualDisk::UnsyncedDirs); by default in t-0's directory.
   void PowerLoss(const std::string& node,
@@ -167,6 +175,7 @@ class HistoryCheckerTest : public ::testing::Test {
     input.audit = &audit_;
     input.observer = &observer_;
     input.end_us = world_.Now();
+    input.release = release_;
     input.consumers = consumers_;
     return CheckHistory(input);
   }
@@ -184,6 +193,7 @@ class HistoryCheckerTest : public ::testing::Test {
   RunObserver observer_;
   FinalAudit audit_;
   std::vector<CheckInput::Consumer> consumers_;
+  KafkaRelease release_ = kSeedKafkaRelease;
   const TopicPartition t0_ = Tp("t", 0);
 };
 
@@ -897,16 +907,70 @@ TEST_F(HistoryCheckerTest, LeaderAddedBackToTheIsrAfterItsPowerLossLosingCommitt
   At(1 * kSecond);
   PowerLoss("broker-3");
   At(2 * kSecond);
-  Event("broker-1", "isr_expand",
-        TraceFields{{"topic", "t"},
-                    {"partition", 0},
-                    {"isr", TraceFields::array({1, 3})},
-                    {"added", TraceFields::array({3})}});
+  AddedToTheIsr(3);
   At(4 * kSecond);
   ReportCommittedLoss(3, 3 * kSecond);
   const CheckResult result = Check();
   EXPECT_EQ(result.Value("permitted_losses"), 0);
   EXPECT_EQ(result.Value("invariant_violations"), 1);
+}
+
+// Explore seeds 700634, 701483 and 702600 at Kafka 2.0 and 1.1: before 2.1 a leader takes a
+// follower into the ISR once its log end reaches the leader's high watermark, which can be
+// below a commit, so a clean election can choose a replica that joined without committed
+// records (KAFKA-7128). Permitted before 2.1 only, and only for a replica that lacked the record
+// when it joined and lost nothing since.
+class IsrJoinWithoutTheRecordTest : public HistoryCheckerTest {
+ protected:
+  // At `release`, broker 1, leading t-0, adds broker 3 to the ISR at 2 s knowing its log end as
+  // `log_end`; `truncate_at_3s`: broker 3 then cuts offsets 0 and 1 by the leader's epoch answer;
+  // broker 3, elected at 4 s, lacks offset 0, committed at `committed_us`.
+  void JoinThenLoss(KafkaRelease release, int64_t log_end, TimeUs committed_us,
+                    bool truncate_at_3s = false) {
+    release_ = release;
+    observer_.SetFollowerLogEnd(
+        [log_end](BrokerId leader, const TopicPartition&, BrokerId follower) -> int64_t {
+          return leader == BrokerId(1) && follower == BrokerId(3) ? log_end : -1;
+        });
+    Elected(t0_, 1, 0, false, "new_partition");
+    At(2 * kSecond);
+    AddedToTheIsr(3);
+    At(3 * kSecond);
+    if (truncate_at_3s) Truncated(3, t0_, 2, 0, "leader_epoch");
+    At(4 * kSecond);
+    ReportCommittedLoss(3, committed_us);
+  }
+};
+
+TEST_F(IsrJoinWithoutTheRecordTest, ElectedAfterJoiningWithoutItIsPermittedBefore21) {
+  JoinThenLoss(KafkaRelease::k2_0, 0, 1 * kSecond);
+  ExpectOnePermittedLoss(
+      "broker-3 joined the ISR at 2.000 s fetching from offset 0, without the record at offset 0 "
+      "committed at 1.000 s");
+  ExpectOnePermittedLoss("KAFKA-7128");
+}
+
+TEST_F(IsrJoinWithoutTheRecordTest, TheSameAt21IsAViolation) {
+  JoinThenLoss(KafkaRelease::k2_1, 0, 1 * kSecond);
+  ExpectOneViolation();
+}
+
+TEST_F(IsrJoinWithoutTheRecordTest, JoiningWithTheRecordIsAViolation) {
+  JoinThenLoss(KafkaRelease::k2_0, 1, 1 * kSecond);
+  ExpectOneViolation();
+}
+
+TEST_F(IsrJoinWithoutTheRecordTest, JoiningBeforeTheCommitIsAViolation) {
+  // Committed after the join: it had the record then.
+  JoinThenLoss(KafkaRelease::k2_0, 0, 3 * kSecond);
+  ExpectOneViolation();
+}
+
+TEST_F(IsrJoinWithoutTheRecordTest, ATruncationOfTheOffsetSinceTheJoinIsNotThisLoss) {
+  // It had the record by then (appends since the join) and cut it away by the leader's epoch
+  // answer: the cut, not the join, is what lost it, and no rule permits that one.
+  JoinThenLoss(KafkaRelease::k2_0, 0, 1 * kSecond, /*truncate_at_3s=*/true);
+  ExpectOneViolation();
 }
 
 // Issue 17 (explore unsafe seed 722): records counted committed at the moment a leader that had

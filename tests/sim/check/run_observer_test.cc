@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace ksim::sim {
@@ -155,6 +156,31 @@ TEST_F(RunObserverTest, IsrChangeFromADeposedLeaderIsIgnored) {
   EXPECT_EQ(observer_.UnavailableMs(tp_, 10 * kSecond), 0);
   observer_.OnEvent(3 * kSecond, "broker-2", "isr_shrink", Isr(tp_, {2}));
   EXPECT_EQ(observer_.UnavailableMs(tp_, 10 * kSecond), 7000);
+}
+
+// An isr_expand names the log end the leader knew of each broker it added, read from the source
+// the runner sets when the event comes (the history checker's KAFKA-7128 rule reads it).
+TEST_F(RunObserverTest, IsrExpansionNamesTheAddedBrokersLogEndsAsTheLeaderKnewThem) {
+  TraceFields expand = Isr(tp_, {1, 2, 3});
+  expand["added"] = TraceFields::array({2, 3});
+  observer_.OnEvent(0, "broker-1", "leader_elected", Elected(tp_, 1, 0, {1}));
+  observer_.OnEvent(1, "broker-1", "isr_expand", expand);  // no source yet: unknown
+  std::vector<std::tuple<int32_t, TopicPartition, int32_t>> asked;
+  observer_.SetFollowerLogEnd(
+      [&asked](BrokerId leader, const TopicPartition& tp, BrokerId follower) -> int64_t {
+        asked.emplace_back(leader.value(), tp, follower.value());
+        return follower.value() == 2 ? 12 : -1;
+      });
+  observer_.OnEvent(2, "broker-1", "isr_expand", expand);
+  // A deposed leader's late expansion is not the partition's and asks nothing.
+  observer_.OnEvent(3, "broker-2", "leader_elected", Elected(tp_, 2, 1, {2}));
+  observer_.OnEvent(4, "broker-1", "isr_expand", expand);
+  ASSERT_EQ(observer_.isr_expansions().size(), 2u);
+  EXPECT_EQ(observer_.isr_expansions()[0].log_ends, (std::vector<int64_t>{-1, -1}));
+  EXPECT_EQ(observer_.isr_expansions()[1].added, (std::vector<int32_t>{2, 3}));
+  EXPECT_EQ(observer_.isr_expansions()[1].log_ends, (std::vector<int64_t>{12, -1}));
+  EXPECT_EQ(asked,
+            (std::vector<std::tuple<int32_t, TopicPartition, int32_t>>{{1, tp_, 2}, {1, tp_, 3}}));
 }
 
 TEST_F(RunObserverTest, MinInsyncReplicasRaisedLaterCountsFromThen) {
