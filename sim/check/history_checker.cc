@@ -131,11 +131,10 @@ class Checker {
   std::string EpochlessFork(const ViolationRecord& v) const;
   // Before Kafka 2.1: a new leader that joined the ISR after the commit fetching from at or below
   // the lost offset (its log end as the leader knew it), so without the record, and did not cut
-  // the offset away before its election. Before 2.1
-  // a leader takes in a follower once its log end reaches the leader's high watermark, which
-  // can be below what was committed (a new leader's lags the old one's; a leader back from a
-  // restart reads its checkpoint); KAFKA-7128 asks the follower to reach the leader's epoch
-  // start as well. "" otherwise, and at 2.1.
+  // the offset away before its election. Before 2.1 a leader takes in a follower once its log
+  // end reaches the leader's high watermark, which can be below what was committed (a new
+  // leader's lags the old one's; a leader back from a restart reads its checkpoint); KAFKA-7128
+  // asks the follower to reach the leader's epoch start as well. "" otherwise, and at 2.1.
   std::string IsrJoinWithoutTheRecord(const ViolationRecord& v) const;
   // The first of LeaderPowerLossFork, StaleIsrPowerLoss and StaleHighWatermarkAfterPowerLoss
   // that explains `v`: a power loss before the commit that Kafka lets lose it later.
@@ -1324,8 +1323,8 @@ std::string Checker::IsrJoinWithoutTheRecord(const ViolationRecord& v) const {
          ": before Kafka 2.1 a leader takes a follower into the ISR once its log end reaches the "
          "leader's high watermark, which can be below what was committed (a new leader's lags "
          "its predecessor's; a leader back from a restart reads its checkpoint), and a clean "
-         "election may then choose it (KAFKA-7128, fixed in 2.1: the follower must also reach "
-         "the offset where the leader's epoch began)";
+         "election may then choose it (KAFKA-7128, fixed in 2.0.1 and 2.1: the follower must also "
+         "reach the offset where the leader's epoch began)";
 }
 
 std::string Checker::EarlierPowerLossReason(const ViolationRecord& v) const {
