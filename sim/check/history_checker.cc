@@ -76,8 +76,8 @@ class Checker {
   // it before then made it leader, with no crash, shutdown or restart of it in between.
   bool LedAt(BrokerId broker, const TopicPartition& tp, TimeUs t_us) const;
   // A committed_records_stable report after `acked_us` of a new leader of `tp` lacking `offset`
-  // that Kafka permits (PermittedReason): that leader's election without the record, and why.
-  // "" when none.
+  // that Kafka permits (PermittedLossReason): that leader's election without the record, and
+  // why. "" when none.
   std::string PermittedLossCause(const TopicPartition& tp, Offset offset, TimeUs acked_us,
                                  TimeUs* cause_t_us, std::string* defect = nullptr) const;
   // A record another live replica still holds at its offset while the leader holds another one
@@ -91,6 +91,17 @@ class Checker {
   // committed_records_stable reports: Kafka's permitted losses (with their reason) apart from
   // the engine's broken rules.
   void SplitViolations(CheckResult& result);
+  // Why Kafka permits the loss `v` reports: the first of the rules below that names a reason; ""
+  // when none does (a broken rule of the engine). `earlier`, when splitting the reports: the
+  // losses of the run already permitted (ForkReason and TruncatedBeforeTheCommit read them).
+  // Null when naming a lost record's cause (PermittedLossCause): then the rules of a fork or a
+  // truncation (ForkReason, HighWatermarkFork, TruncatedBeforeTheCommit) are not asked, since
+  // the record's own cause names it more exactly (LostCause's truncation, DivergedCause's replica
+  // still holding it). `defect` gets the Kafka defect the reason names, if it names one
+  // (Anomaly::kafka_defect).
+  std::string PermittedLossReason(const ViolationRecord& v,
+                                  const std::vector<PermittedLoss>* earlier,
+                                  std::string* defect) const;
   // A committed record replaced after an earlier permitted loss of `v.tp` at or below its
   // offset: the log forked there and `v.broker` kept a record from before the fork. "" when no
   // such loss came before the record was committed.
@@ -498,16 +509,10 @@ std::string Checker::PermittedLossCause(const TopicPartition& tp, Offset offset,
         v.committed_us < 0 || v.offset > offset) {
       continue;
     }
-    std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
-    if (reason.empty()) reason = EarlierPowerLossReason(v);
-    if (reason.empty()) {
-      reason = StaleFollowerEndAtLeadingAgain(v);
-      if (!reason.empty() && defect != nullptr)
-        *defect = std::string(kLeaderAgainOnOldLogEndsDefect);
-    }
-    if (reason.empty()) reason = EpochlessFork(v);
-    if (reason.empty()) reason = IsrJoinWithoutTheRecord(v);
+    std::string named;
+    std::string reason = PermittedLossReason(v, nullptr, &named);
     if (reason.empty()) continue;
+    if (defect != nullptr && !named.empty()) *defect = std::move(named);
     *cause_t_us = v.t_us;
     return node::Broker(v.broker) + " became leader at " + FormatSeconds(v.t_us) + " without it (" +
            v.message + "): " + reason;
@@ -1334,17 +1339,29 @@ std::string Checker::EarlierPowerLossReason(const ViolationRecord& v) const {
   return reason;
 }
 
+std::string Checker::PermittedLossReason(const ViolationRecord& v,
+                                         const std::vector<PermittedLoss>* earlier,
+                                         std::string* defect) const {
+  const bool split = earlier != nullptr;
+  std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
+  if (reason.empty() && split) reason = ForkReason(*earlier, v);
+  if (reason.empty() && split) reason = HighWatermarkFork(v);
+  if (reason.empty()) reason = EarlierPowerLossReason(v);
+  if (reason.empty() && split) reason = TruncatedBeforeTheCommit(*earlier, v);
+  if (reason.empty()) {
+    reason = StaleFollowerEndAtLeadingAgain(v);
+    if (!reason.empty()) *defect = std::string(kLeaderAgainOnOldLogEndsDefect);
+  }
+  if (reason.empty()) reason = EpochlessFork(v);
+  if (reason.empty()) reason = IsrJoinWithoutTheRecord(v);
+  return reason;
+}
+
 void Checker::SplitViolations(CheckResult& result) {
   for (const ViolationRecord& v : in_.observer->invariant_violations()) {
     if (v.rule == "committed_records_stable" && v.committed_us >= 0) {
-      std::string reason = PermittedReason(v.tp, v.offset, v.committed_us, v.t_us);
-      if (reason.empty()) reason = ForkReason(result.permitted_losses, v);
-      if (reason.empty()) reason = HighWatermarkFork(v);
-      if (reason.empty()) reason = EarlierPowerLossReason(v);
-      if (reason.empty()) reason = TruncatedBeforeTheCommit(result.permitted_losses, v);
-      if (reason.empty()) reason = StaleFollowerEndAtLeadingAgain(v);
-      if (reason.empty()) reason = EpochlessFork(v);
-      if (reason.empty()) reason = IsrJoinWithoutTheRecord(v);
+      std::string defect;
+      std::string reason = PermittedLossReason(v, &result.permitted_losses, &defect);
       if (!reason.empty()) {
         PermittedLoss loss;
         loss.t_us = v.t_us;
