@@ -4,15 +4,16 @@
 //
 // Seeds: --first-seed S (0) and --seeds N (100) give S..S+N-1; --shard I/N keeps the I-th of N
 // contiguous slices (I from 0: Kubernetes' JOB_COMPLETION_INDEX and Slurm's SLURM_ARRAY_TASK_ID
-// as they come). --policies runs every seed under each policy pair. --jobs J runs the seeds on J
+// as they come). --policies runs every seed under each policy pair, --releases at each Kafka
+// release (the same schedule; the promise derived at each). --jobs J runs the seeds on J
 // worker processes (tools/explore_pool.h; 0: in this process, where a crash of ksim ends the
 // search). Outputs: --results FILE.jsonl (one line per run, written whole as each run ends),
 // every failing run's scenario in --out DIR, a summary on stdout, a progress line on a terminal.
 //
 // Exit codes (tools/commands.h): 0 nothing failed, 1 a run failed (a property, a crash, a
-// refused schedule), 2 bad input: a base that does not load, an unknown fault kind or policy,
-// --shard 3/2, a results file that is not explore's own, mixed versions or bases in merge
-// (unless --allow-mixed), an output that cannot be written.
+// refused schedule), 2 bad input: a base that does not load (at one of --releases too), an
+// unknown fault kind, policy or release, --shard 3/2, a results file that is not explore's own,
+// mixed versions or bases in merge (unless --allow-mixed), an output that cannot be written.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -37,6 +38,7 @@
 #include "sim/explore/explore.h"
 #include "sim/explore/results.h"
 #include "sim/kernel/atomic_file.h"
+#include "sim/runner/report.h"
 #include "tools/args.h"
 #include "tools/commands.h"
 #include "tools/explore_pool.h"
@@ -54,6 +56,7 @@ struct ExploreArgs {
   int32_t jobs = 1;
   std::string faults_text;
   std::string policies_text;
+  std::string releases_text;
   int32_t max_down = -1;
   int32_t fault_budget = 24;
   int64_t duration_ms = 0;
@@ -201,6 +204,8 @@ class ResultsWriter {
 
 struct ExploreSetup {
   sim::ExploreBase base;
+  // --releases: the base at each release (sim::ExploreBaseAt), in the order given; else empty.
+  std::vector<sim::ExploreBase> at_releases;
   sim::ExploreOptions options;
   std::vector<sim::PolicyPair> policies;
   sim::ResultMeta meta;
@@ -229,6 +234,16 @@ Result<ExploreSetup> Setup(const ExploreArgs& args) {
   if (!args.policies_text.empty()) {
     KSIM_ASSIGN_OR_RETURN(setup.policies, sim::ParsePolicies(args.policies_text));
   }
+  if (!args.releases_text.empty()) {
+    Result<std::vector<KafkaRelease>> releases = sim::ParseReleaseList(args.releases_text);
+    if (!releases.ok()) {
+      return Status(Errc::kInvalidArgument, "--releases: " + releases.status().message());
+    }
+    for (KafkaRelease release : *releases) {
+      KSIM_ASSIGN_OR_RETURN(sim::ExploreBase at, sim::ExploreBaseAt(setup.base, release));
+      setup.at_releases.push_back(std::move(at));
+    }
+  }
   setup.meta.ksim_version = KsimVersion();
   setup.meta.commit = KsimCommit();
   setup.meta.base = std::filesystem::path(args.base).filename().string();
@@ -241,13 +256,19 @@ std::optional<sim::PolicyPair> PolicyOf(const ExploreSetup& setup, int32_t index
   return setup.policies[static_cast<size_t>(index)];
 }
 
+// The base a task runs: at its release under --releases, else as the file says.
+const sim::ExploreBase& BaseOf(const ExploreSetup& setup, int32_t release) {
+  if (release < 0 || static_cast<size_t>(release) >= setup.at_releases.size()) return setup.base;
+  return setup.at_releases[static_cast<size_t>(release)];
+}
+
 // Runs one task in this process and writes its failing scenario; the results line.
 std::string RunTask(const ExploreSetup& setup, const ExploreArgs& args, const ExploreTask& task) {
   sim::SeedScenario built;
   sim::ResultLine line;
   line.meta = setup.meta;
-  line.result =
-      sim::RunSeed(setup.base, task.seed, PolicyOf(setup, task.policy), setup.options, &built);
+  line.result = sim::RunSeed(BaseOf(setup, task.release), task.seed, PolicyOf(setup, task.policy),
+                             setup.options, &built);
   if (line.result.verdict != "ok") {
     const std::string path = sim::FailingScenarioPath(args.out_dir, built.document);
     Result<sim::AtomicFile> file = sim::AtomicFile::Create(path);
@@ -265,11 +286,12 @@ std::string RunTask(const ExploreSetup& setup, const ExploreArgs& args, const Ex
 std::string CrashLine(const ExploreSetup& setup, const ExploreArgs& args, const ExploreTask& task,
                       const std::string& how, const std::string& last_words) {
   const std::optional<sim::PolicyPair> policy = PolicyOf(setup, task.policy);
-  const sim::SeedScenario built =
-      sim::BuildSeedScenario(setup.base, task.seed, policy, setup.options);
+  const sim::ExploreBase& base = BaseOf(setup, task.release);
+  const sim::SeedScenario built = sim::BuildSeedScenario(base, task.seed, policy, setup.options);
   sim::ResultLine line;
   line.meta = setup.meta;
   line.result.seed = task.seed;
+  line.result.kafka_version = base.release;
   if (policy) line.result.policy = policy->Name();
   line.result.verdict = "crash";
   line.result.failures.push_back(sim::MakeFailure(
@@ -333,14 +355,17 @@ int RunExplore(const ExploreArgs& args) {
   Result<std::unique_ptr<ResultsWriter>> results = ResultsWriter::Open(args.results_path);
   if (!results.ok()) return BadInput(results.status().message());
 
+  // Each seed at each release, under each policy pair (index -1: none given).
+  auto indexes = [](size_t count) {
+    std::vector<int32_t> all;
+    for (size_t i = 0; i < count; ++i) all.push_back(static_cast<int32_t>(i));
+    return all.empty() ? std::vector<int32_t>{-1} : all;
+  };
   std::vector<ExploreTask> tasks;
   for (uint64_t seed = begin; seed < end; ++seed) {
-    if (setup->policies.empty()) {
-      tasks.push_back({seed, -1});
-    } else {
-      for (size_t p = 0; p < setup->policies.size(); ++p) {
-        tasks.push_back({seed, static_cast<int32_t>(p)});
-      }
+    for (int32_t release : indexes(setup->at_releases.size())) {
+      for (int32_t policy : indexes(setup->policies.size()))
+        tasks.push_back({seed, policy, release});
     }
   }
   std::string kinds;
@@ -351,17 +376,27 @@ int RunExplore(const ExploreArgs& args) {
             << shard_text << "), " << tasks.size() << " runs, faults "
             << (kinds.empty() ? "all" : kinds) << ", " << args.jobs << " job(s); ksim "
             << setup->meta.ksim_version << " (" << setup->meta.commit << ")\n";
-  const sim::Promise promise = sim::DerivePromise(setup->base.scenario, setup->options.properties);
   std::vector<std::string> also_checked = {"no_crash: ksim completes every run"};
   if (setup->options.determinism_every > 0) {
     also_checked.push_back("determinism: every seed divisible by " +
                            std::to_string(setup->options.determinism_every) +
                            " runs twice with the same trace hash");
   }
-  std::cout << promise.Describe(also_checked);
+  if (setup->at_releases.empty()) {
+    std::cout << sim::DerivePromise(setup->base.scenario, setup->options.properties)
+                     .Describe(also_checked);
+  }
+  for (const sim::ExploreBase& at : setup->at_releases) {
+    std::cout << "At Kafka " << at.release << ":\n"
+              << sim::DerivePromise(at.scenario, setup->options.properties).Describe(also_checked);
+  }
   if (!setup->policies.empty()) {
     std::cout << "Each seed runs under " << setup->policies.size()
               << " policy pairs; the promise is derived under each.\n";
+  }
+  if (!setup->at_releases.empty()) {
+    std::cout << "Each seed runs at " << setup->at_releases.size()
+              << " Kafka release(s), with the same schedule.\n";
   }
   std::cout << std::flush;
 
@@ -524,6 +559,9 @@ Command AddExplore(CLI::App& app, int argc, char** argv) {
   sub->add_option("--policies", args->policies_text,
                   "Run every seed under each election/truncation policy pair: all, or a list of "
                   "<election>/<truncation>");
+  sub->add_option("--releases", args->releases_text,
+                  "Run every seed at each Kafka release (the base's kafka_version set to it): "
+                  "all, or a list such as 2.0,2.1");
   sub->add_flag("--expect", args->expect, "Also require the base scenario's own expectations");
   sub->add_option("--bound", args->bounds,
                   "Also require a metric bound, METRIC<=N, METRIC>=N or METRIC=N (repeatable)");

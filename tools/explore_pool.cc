@@ -90,7 +90,8 @@ Status Spawn(const std::vector<std::string>& argv, Worker& worker) {
 }
 
 bool Send(Worker& worker, const ExploreTask& task) {
-  const std::string line = std::to_string(task.seed) + " " + std::to_string(task.policy) + "\n";
+  const std::string line = std::to_string(task.seed) + " " + std::to_string(task.policy) + " " +
+                           std::to_string(task.release) + "\n";
   size_t written = 0;
   while (written < line.size()) {
     const ssize_t n = write(worker.in, line.data() + written, line.size() - written);
@@ -257,9 +258,11 @@ int ServeTasks(const std::function<std::string(const ExploreTask&)>& run) {
     ExploreTask task;
     unsigned long long seed = 0;
     int policy = -1;
-    if (std::sscanf(line.c_str(), "%llu %d", &seed, &policy) != 2) return 2;
+    int release = -1;
+    if (std::sscanf(line.c_str(), "%llu %d %d", &seed, &policy, &release) != 3) return 2;
     task.seed = seed;
     task.policy = policy;
+    task.release = release;
     const std::string answer = run(task) + "\n";
     std::fwrite(answer.data(), 1, answer.size(), stdout);
     std::fflush(stdout);

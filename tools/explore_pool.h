@@ -3,11 +3,12 @@
 // each running seed after seed in process, so that nothing is shared between runs of different
 // workers and a crash of ksim kills one worker, not the search.
 //
-// Protocol, one line each way per task: the parent writes "<seed> <policy index>\n" (-1: no
-// policy) to a worker's stdin; the worker answers its results line (sim/explore/results.h) on
-// stdout. Its stderr is kept (the last few KiB) to name a crash. A worker whose stdout ends with
-// a task outstanding died on it: the pool reports the task with the exit status and the last
-// stderr line, and starts a new worker for the tasks left. Closing a worker's stdin ends it.
+// Protocol, one line each way per task: the parent writes "<seed> <policy index> <release
+// index>\n" (-1: no policy, no release) to a worker's stdin; the worker answers its results line
+// (sim/explore/results.h) on stdout. Its stderr is kept (the last few KiB) to name a crash. A
+// worker whose stdout ends with a task outstanding died on it: the pool reports the task with the
+// exit status and the last stderr line, and starts a new worker for the tasks left. Closing a
+// worker's stdin ends it.
 //
 // Single-threaded: poll(2) over every worker's pipes. POSIX only.
 #pragma once
@@ -24,7 +25,8 @@ namespace ksim::tools {
 
 struct ExploreTask {
   uint64_t seed = 0;
-  int32_t policy = -1;  // index into the policy list, -1: none
+  int32_t policy = -1;   // index into the policy list, -1: none
+  int32_t release = -1;  // index into the release list (--releases), -1: none
 };
 
 struct PoolEvents {

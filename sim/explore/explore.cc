@@ -62,6 +62,20 @@ Result<ExploreBase> LoadExploreBase(const std::string& path) {
   return base;
 }
 
+Result<ExploreBase> ExploreBaseAt(const ExploreBase& base, KafkaRelease release) {
+  ExploreBase at = base;
+  at.release = std::string(KafkaReleaseName(release));
+  at.document["kafka_version"] = at.release;
+  at.document["name"] = base.scenario.name + "-" + at.release;
+  Result<Scenario> parsed = ParseScenario(at.document.dump(2), base.path);
+  if (!parsed.ok()) {
+    return Status(Errc::kInvalidConfig,
+                  base.path + " at kafka_version " + at.release + ": " + parsed.status().message());
+  }
+  at.scenario = std::move(parsed).value();
+  return at;
+}
+
 std::vector<PolicyPair> AllPolicyPairs() {
   std::vector<PolicyPair> pairs;
   for (const std::string& election : MatrixElectionPolicies()) {
@@ -154,6 +168,7 @@ SeedResult RunSeed(const ExploreBase& base, uint64_t seed, const std::optional<P
                    const ExploreOptions& options, SeedScenario* built) {
   SeedResult result;
   result.seed = seed;
+  result.kafka_version = base.release;
   if (policy) result.policy = policy->Name();
   SeedScenario scenario = BuildSeedScenario(base, seed, policy, options);
   const std::string text = scenario.document.dump(2);

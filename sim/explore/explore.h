@@ -8,6 +8,7 @@
 // The seed decides everything: the swarm profile and the schedule come from a RandomStream of
 // the seed's own stream "explore/swarm", independent of the run's streams (which the seed also
 // drives). Under --policies a seed runs once per (election, truncation) pair with the same
+// schedule, and under --releases once per Kafka release (ExploreBaseAt), also with the same
 // schedule. Every `determinism_every`-th seed (seed % n == 0) runs twice and fails when the two
 // trace hashes differ.
 //
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/config/kafka_version.h"
 #include "sim/check/history_checker.h"
 #include "sim/explore/properties.h"
 #include "sim/explore/swarm.h"
@@ -41,10 +43,17 @@ struct ExploreBase {
   std::string path;  // as given
   nlohmann::ordered_json document;
   Scenario scenario;
-  std::string hash;  // 16 hex digits: XXH64 of the file's bytes
+  std::string hash;     // 16 hex digits: XXH64 of the file's bytes
+  std::string release;  // --releases: the Kafka release this copy runs at; "" as the file says
 };
 // The file must load as `ksim check` loads it (the same errors, naming the file).
 Result<ExploreBase> LoadExploreBase(const std::string& path);
+// `base` at `release` (--releases): its document's top-level "kafka_version" set to the
+// release and its name suffixed "-<release>" (each release's failing seeds get files of their
+// own), parsed again so that the release's defaults and refusals apply as if the file said so.
+// kInvalidConfig "<path> at kafka_version <release>: <the loader's message>" when that release
+// refuses the base's settings.
+Result<ExploreBase> ExploreBaseAt(const ExploreBase& base, KafkaRelease release);
 
 // An (election, truncation) policy pair of the policy matrix.
 struct PolicyPair {
@@ -71,8 +80,9 @@ SeedScenario BuildSeedScenario(const ExploreBase& base, uint64_t seed,
 
 struct SeedResult {
   uint64_t seed = 0;
-  std::string policy;   // "" without --policies, else "<election>/<truncation>"
-  std::string verdict;  // ok, fail, crash (the worker died: set by the driver), error
+  std::string kafka_version;  // "" without --releases, else the release the seed ran at
+  std::string policy;         // "" without --policies, else "<election>/<truncation>"
+  std::string verdict;        // ok, fail, crash (the worker died: set by the driver), error
   std::vector<PropertyFailure> failures;
   std::vector<std::string> skipped;  // properties this run did not test, and why
   std::vector<Metric> metrics;

@@ -33,13 +33,21 @@ Result<int64_t> IntAt(const Json& object, const char* key) {
 
 // Fewer actions, then shorter, then lower seed.
 bool Smaller(const ResultLine& a, const ResultLine& b) {
-  return std::tie(a.result.actions, a.result.duration_ms, a.result.seed, a.result.policy) <
-         std::tie(b.result.actions, b.result.duration_ms, b.result.seed, b.result.policy);
+  return std::tie(a.result.actions, a.result.duration_ms, a.result.seed, a.result.kafka_version,
+                  a.result.policy) < std::tie(b.result.actions, b.result.duration_ms, b.result.seed,
+                                              b.result.kafka_version, b.result.policy);
+}
+
+// The run's cell: "2.0", "clean/leader-epoch", "2.0/clean/leader-epoch"; "" without --releases
+// and --policies.
+std::string CellOf(const SeedResult& r) {
+  if (r.kafka_version.empty() || r.policy.empty()) return r.kafka_version + r.policy;
+  return r.kafka_version + "/" + r.policy;
 }
 
 std::string SeedText(const ResultLine& line) {
   std::string text = "seed " + std::to_string(line.result.seed);
-  if (!line.result.policy.empty()) text += " (" + line.result.policy + ")";
+  if (const std::string cell = CellOf(line.result); !cell.empty()) text += " (" + cell + ")";
   text += ", " + std::to_string(line.result.actions) + " actions";
   if (!line.result.scenario_file.empty()) text += ": " + line.result.scenario_file;
   return text;
@@ -56,6 +64,7 @@ std::string ResultLineJson(const ResultLine& line) {
   json["base"] = line.meta.base;
   json["base_hash"] = line.meta.base_hash;
   json["seed"] = r.seed;
+  if (!r.kafka_version.empty()) json["kafka_version"] = r.kafka_version;
   if (!r.policy.empty()) json["policy"] = r.policy;
   json["verdict"] = r.verdict;
   Json failures = Json::array();
@@ -106,6 +115,7 @@ Result<ResultLine> ParseResultLine(std::string_view text) {
     return Bad("/seed", seed == json.end() ? "missing" : "expected an integer 0 to 2^64-1");
   }
   r.seed = seed->get<uint64_t>();
+  KSIM_ASSIGN_OR_RETURN(r.kafka_version, StringAt(json, "kafka_version", /*required=*/false));
   KSIM_ASSIGN_OR_RETURN(r.policy, StringAt(json, "policy", /*required=*/false));
   KSIM_ASSIGN_OR_RETURN(r.verdict, StringAt(json, "verdict"));
   static const std::set<std::string> kVerdicts = {"ok", "fail", "crash", "error"};
@@ -200,9 +210,11 @@ Summary Summarize(const std::vector<ResultLine>& lines) {
     if (r.verdict == "fail") ++summary.failed;
     if (r.verdict == "crash") ++summary.crashed;
     if (r.verdict == "error") ++summary.errors;
-    if (!r.policy.empty()) {
-      auto [it, inserted] = policy_of.try_emplace(r.policy, summary.policies.size());
-      if (inserted) summary.policies.push_back(PolicySummary{r.policy});
+    if (const std::string cell = CellOf(r); !cell.empty()) {
+      summary.by_release = summary.by_release || !r.kafka_version.empty();
+      summary.by_policy = summary.by_policy || !r.policy.empty();
+      auto [it, inserted] = policy_of.try_emplace(cell, summary.policies.size());
+      if (inserted) summary.policies.push_back(PolicySummary{cell});
       PolicySummary& policy = summary.policies[it->second];
       ++policy.runs;
       if (!r.failures.empty()) {
@@ -270,7 +282,7 @@ std::string FormatSummary(const Summary& summary) {
       out += "      e.g. " + cause + "\n";
       out += "      first: " + SeedText(group.first) + "\n";
       if (group.smallest.result.seed != group.first.result.seed ||
-          group.smallest.result.policy != group.first.result.policy) {
+          CellOf(group.smallest.result) != CellOf(group.first.result)) {
         out += "      smallest: " + SeedText(group.smallest) + "\n";
       }
     }
@@ -283,7 +295,10 @@ std::string FormatSummary(const Summary& summary) {
     }
   }
   if (!summary.policies.empty()) {
-    out += "Per policy pair (election/truncation):\n";
+    out += summary.by_release ? (summary.by_policy ? "Per release and policy pair "
+                                                     "(release/election/truncation):\n"
+                                                   : "Per release:\n")
+                              : "Per policy pair (election/truncation):\n";
     for (const PolicySummary& policy : summary.policies) {
       out += "  " + policy.policy + ": " + std::to_string(policy.failed) + " of " +
              std::to_string(policy.runs) + " failed";

@@ -1,17 +1,18 @@
 // The results of `ksim explore` (docs/explore.md, "Results"): a JSON Lines file, one line per
-// seed (and policy pair), each line complete in itself so that shards merge by concatenation and
-// an interrupted run leaves only valid complete lines:
+// seed (and release and policy pair), each line complete in itself so that shards merge by
+// concatenation and an interrupted run leaves only valid complete lines:
 //
 //   {"ksim_explore": 1, "ksim": "0.1", "commit": "39fe689", "base": "safe.json",
-//    "base_hash": "<16 hex>", "seed": 17, "policy": "clean/leader-epoch" (only with --policies),
+//    "base_hash": "<16 hex>", "seed": 17, "kafka_version": "2.0" (only with --releases),
+//    "policy": "clean/leader-epoch" (only with --policies),
 //    "verdict": "ok" | "fail" | "crash" | "error",
 //    "failures": [{"property", "signature", "cause"}], "skipped": ["..."], "actions": 12,
 //    "duration_ms": 60000, "trace_hash": "<16 hex>", "metrics": {name: number, ...},
 //    "scenario": "out/safe-seed-17.json" (only when a failing scenario was written)}
 //
 // Summaries group failures by signature (which property, which cause with its numbers
-// removed), so that many failing seeds of one bug read as one line, and, per policy pair, name
-// the first failing seed and the smallest counterexample (fewest actions, then shortest
+// removed), so that many failing seeds of one bug read as one line, and, per release and policy
+// pair, name the first failing seed and the smallest counterexample (fewest actions, then shortest
 // duration, then lowest seed). Pure functions; single-threaded.
 #pragma once
 
@@ -66,8 +67,9 @@ struct SignatureGroup {
   ResultLine smallest;
 };
 
+// One cell of --releases and --policies: a release, a policy pair, or both.
 struct PolicySummary {
-  std::string policy;
+  std::string policy;  // the cell: "2.0", "clean/leader-epoch" or "2.0/clean/leader-epoch"
   int64_t runs = 0;
   int64_t failed = 0;
   bool has_failure = false;
@@ -83,8 +85,11 @@ struct Summary {
   int64_t errors = 0;
   uint64_t min_seed = 0;
   uint64_t max_seed = 0;
-  std::vector<SignatureGroup> groups;          // most frequent first, then by signature
-  std::vector<PolicySummary> policies;         // only with --policies, in the order first seen
+  std::vector<SignatureGroup> groups;  // most frequent first, then by signature
+  // Only with --policies or --releases, in the order first seen.
+  std::vector<PolicySummary> policies;
+  bool by_release = false;                     // the cells name releases (--releases)
+  bool by_policy = false;                      // the cells name policy pairs (--policies)
   std::map<std::string, int64_t> by_property;  // failing runs per property
   // Properties runs did not test, by normalized reason (NormalizeCause) -> (runs, first seed).
   std::map<std::string, std::pair<int64_t, uint64_t>> not_tested;

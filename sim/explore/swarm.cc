@@ -15,14 +15,15 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr int64_t kFirstFaultMs = 500;   // clients start a second or two in; faults may lead
+constexpr int64_t kFirstFaultMs = 500;       // clients start a second or two in; faults may lead
 constexpr int kMaxGenerationSteps = 100000;  // a bound on the generator's loop
 
 bool IsRepair(FaultKind kind) { return kind == FaultKind::kRestart || kind == FaultKind::kHeal; }
 
 // A duration drawn on one of a few scales, so that short and long ones both happen.
 int64_t ScaledDuration(RandomStream& random, std::initializer_list<int64_t> scales_ms) {
-  const auto pick = static_cast<size_t>(random.UniformInt(0, static_cast<int64_t>(scales_ms.size()) - 1));
+  const auto pick =
+      static_cast<size_t>(random.UniformInt(0, static_cast<int64_t>(scales_ms.size()) - 1));
   const int64_t scale = *(scales_ms.begin() + pick);
   return random.UniformInt(std::max<int64_t>(1, scale / 4), scale);
 }
@@ -119,12 +120,11 @@ class Generator {
   };
   std::optional<Target> PickTarget(Json& action, bool allow_leader_of) {
     const std::vector<int32_t> up = UpBrokers();
-    const bool leader_of =
-        allow_leader_of && !shape_.partitions.empty() && random_.Bernoulli(1, 3);
+    const bool leader_of = allow_leader_of && !shape_.partitions.empty() && random_.Bernoulli(1, 3);
     if (leader_of) {
       Target target;
-      target.partition =
-          static_cast<size_t>(random_.UniformInt(0, static_cast<int64_t>(shape_.partitions.size()) - 1));
+      target.partition = static_cast<size_t>(
+          random_.UniformInt(0, static_cast<int64_t>(shape_.partitions.size()) - 1));
       action["leader_of"] = PartitionName(shape_.partitions[target.partition]);
       return target;
     }
@@ -215,18 +215,20 @@ class Generator {
         return Partition(t);
       case FaultKind::kCrashReplicas: {
         if (shape_.partitions.empty()) return false;
-        const size_t index =
-            static_cast<size_t>(random_.UniformInt(0, static_cast<int64_t>(shape_.partitions.size()) - 1));
+        const size_t index = static_cast<size_t>(
+            random_.UniformInt(0, static_cast<int64_t>(shape_.partitions.size()) - 1));
         const std::vector<int32_t> replicas = Candidates(index);
         int32_t more = 0;
-        for (int32_t id : replicas) more += down_.contains(id) || disk_faulted_.contains(id) ? 0 : 1;
+        for (int32_t id : replicas)
+          more += down_.contains(id) || disk_faulted_.contains(id) ? 0 : 1;
         if (more == 0 || !CanTakeDown(more)) return false;
         Json action = Action(t, "crash_replicas");
         action["topic"] = shape_.partitions[index].topic;
         action["partition"] = shape_.partitions[index].partition;
         Emit(std::move(action));
-        const int64_t until =
-            Repairs(FaultKind::kRestart) ? t + ScaledDuration(random_, {2000, 8000, 20000}) : INT64_MAX;
+        const int64_t until = Repairs(FaultKind::kRestart)
+                                  ? t + ScaledDuration(random_, {2000, 8000, 20000})
+                                  : INT64_MAX;
         for (int32_t id : replicas) {
           if (down_.contains(id) || disk_faulted_.contains(id)) continue;
           down_[id] = until;
@@ -255,8 +257,9 @@ class Generator {
         Json action = Action(t, "crash");
         action["client"] = client;
         Emit(std::move(action));
-        const int64_t until =
-            Repairs(FaultKind::kRestart) ? t + ScaledDuration(random_, {1000, 5000, 15000}) : INT64_MAX;
+        const int64_t until = Repairs(FaultKind::kRestart)
+                                  ? t + ScaledDuration(random_, {1000, 5000, 15000})
+                                  : INT64_MAX;
         clients_down_[client] = until;
         if (until != INT64_MAX) {
           Json repair = Action(until, "restart");
@@ -324,9 +327,9 @@ class Generator {
   RandomStream& random_;
   std::set<FaultKind> allowed_;
   std::vector<Json> actions_;
-  std::map<int32_t, int64_t> down_;           // broker -> restarted at (INT64_MAX: never)
-  std::vector<int64_t> unknown_down_;         // leader_of targets down, until
-  std::set<int32_t> disk_faulted_;            // brokers with a lasting disk fault
+  std::map<int32_t, int64_t> down_;    // broker -> restarted at (INT64_MAX: never)
+  std::vector<int64_t> unknown_down_;  // leader_of targets down, until
+  std::set<int32_t> disk_faulted_;     // brokers with a lasting disk fault
   std::map<std::string, int64_t> clients_down_;
   int64_t partition_until_ = -1;
   int64_t zk_down_until_ = -1;
@@ -336,9 +339,9 @@ class Generator {
 
 const std::vector<std::string_view>& FaultKindNames() {
   static const std::vector<std::string_view> kNames = {
-      "crash",     "restart",   "shutdown",          "slow",      "partition",
-      "heal",      "crash_replicas", "disk_eio",     "disk_full", "disk_corrupt_tail",
-      "zk_expire", "zk_down",   "client_crash"};
+      "crash",     "restart",        "shutdown",    "slow",      "partition",
+      "heal",      "crash_replicas", "disk_eio",    "disk_full", "disk_corrupt_tail",
+      "zk_expire", "zk_down",        "client_crash"};
   return kNames;
 }
 
@@ -411,9 +414,8 @@ SwarmProfile DrawProfile(const SwarmLimits& limits, const ScheduleShape& shape,
   std::vector<FaultKind> candidates;
   for (size_t i = 0; i < FaultKindNames().size(); ++i) {
     const auto kind = static_cast<FaultKind>(i);
-    const bool allowed = limits.kinds.empty() ||
-                         std::find(limits.kinds.begin(), limits.kinds.end(), kind) !=
-                             limits.kinds.end();
+    const bool allowed = limits.kinds.empty() || std::find(limits.kinds.begin(), limits.kinds.end(),
+                                                           kind) != limits.kinds.end();
     if (allowed && !IsRepair(kind)) candidates.push_back(kind);
   }
   SwarmProfile profile;
@@ -425,11 +427,13 @@ SwarmProfile DrawProfile(const SwarmLimits& limits, const ScheduleShape& shape,
     any = any || on[i];
   }
   if (!any && !candidates.empty()) {
-    on[static_cast<size_t>(random.UniformInt(0, static_cast<int64_t>(candidates.size()) - 1))] = true;
+    on[static_cast<size_t>(random.UniformInt(0, static_cast<int64_t>(candidates.size()) - 1))] =
+        true;
   }
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (!on[i]) continue;
-    profile.enabled.push_back({candidates[i], random.UniformInt(duration_ms / 20, duration_ms / 2)});
+    profile.enabled.push_back(
+        {candidates[i], random.UniformInt(duration_ms / 20, duration_ms / 2)});
   }
   profile.repairs = !random.Bernoulli(1, 8);
   return profile;

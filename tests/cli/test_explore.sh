@@ -109,6 +109,38 @@ for pair in clean/leader-epoch unclean/high-watermark; do
 done
 [ "$(sort -u "$WORK/p.actions" | wc -l)" = 1 ] || fail "the pairs ran different schedules: $(cat "$WORK/p.actions")"
 
+# ---- --releases: every seed at each release, with the same schedule; the promise printed at
+# each; a table per release; a failing seed's scenario carries its release and replays.
+expect_exit 1 "$KSIM" explore "$UNSAFE" --seeds 2 --faults crash,restart,crash_replicas \
+  --releases 2.0,2.1 --bound 'lost_acked<=0' --jobs 2 --results "$WORK/rel.jsonl" --out "$WORK/relf"
+[ "$(wc -l <"$WORK/rel.jsonl")" = 4 ] || fail "2 seeds x 2 releases, $(wc -l <"$WORK/rel.jsonl") lines"
+expect_grep '^At Kafka 2.0:' "$WORK/stdout"
+expect_grep '^At Kafka 2.1:' "$WORK/stdout"
+expect_grep '^Per release:' "$WORK/stdout"
+expect_grep '^  2.0: [0-9] of 2 failed' "$WORK/stdout"
+expect_grep '^  2.1: [0-9] of 2 failed' "$WORK/stdout"
+for release in 2.0 2.1; do
+  actions=$(grep -F "\"kafka_version\":\"$release\"" "$WORK/rel.jsonl" | grep '"seed":1,' | grep -Eo '"actions":[0-9]+')
+  [ -n "$actions" ] || fail "no line for seed 1 at $release"
+  echo "$actions" >>"$WORK/rel.actions"
+done
+[ "$(sort -u "$WORK/rel.actions" | wc -l)" = 1 ] || fail "the releases ran different schedules: $(cat "$WORK/rel.actions")"
+scenario=$(ls "$WORK/relf"/*-2.0-seed-*.json 2>/dev/null | head -n 1)
+if [ -n "$scenario" ]; then
+  grep -q '"kafka_version": "2.0"' "$scenario" || fail "$scenario does not run at 2.0"
+  want=$(grep -F "\"scenario\":\"$scenario\"" "$WORK/rel.jsonl" | grep -Eo '"trace_hash":"[0-9a-f]{16}"')
+  set +e
+  "$KSIM" run "$scenario" --report "$WORK/relreplay.json" >/dev/null 2>&1
+  set -e
+  got=$(grep -Eo '"trace_hash": ?"[0-9a-f]{16}"' "$WORK/relreplay.json" | head -n 1 | tr -d ' ')
+  [ "$want" = "$got" ] || fail "$scenario replays to $got, explore saw $want"
+fi
+expect_exit 2 "$KSIM" explore "$SAFE" --releases 2.5 --seeds 1
+expect_grep '--releases: Kafka "2.5" is not a release ksim models; it models 0.8.2, ' "$WORK/stderr"
+expect_exit 2 "$KSIM" explore "$SAFE" --releases 0.8.2,2.1 --seeds 1 --results "$WORK/refused.jsonl"
+expect_grep 'explore_small.json at kafka_version 0.8.2: .*enable.idempotence' "$WORK/stderr"
+[ ! -e "$WORK/refused.jsonl" ] || fail "a results file was written for a release the base refuses"
+
 # ---- Shards: disjoint, covering the range; merged, one summary.
 for i in 0 1 2; do
   set +e

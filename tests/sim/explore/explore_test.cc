@@ -1,6 +1,8 @@
 // sim/explore: the swarm generator (deterministic per seed, within --faults and --max-down), the
 // promise derived from a scenario's settings, failure signatures, the results file (round trip,
 // an interrupted tail, a foreign line) and the summary's grouping by signature.
+#include "sim/explore/explore.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -396,6 +398,83 @@ TEST(ResultsTest, FailuresGroupBySignatureWithTheFirstAndSmallestSeed) {
   mixed[1].meta.commit = "def";
   EXPECT_NE(MixedMetaProblem(mixed).find("ksim versions differ"), std::string::npos);
   EXPECT_EQ(MixedMetaProblem(lines), "");
+}
+
+// --releases: the base at a release is the file with its kafka_version set, named for the
+// release, parsed again (the release's refusals apply); a seed's schedule is the same at every
+// release, and its result names the release.
+TEST(ExploreBaseAtTest, TheSameScheduleAtAnotherReleaseUnderItsName) {
+  Result<ExploreBase> base =
+      LoadExploreBase(std::string(KSIM_SOURCE_DIR) + "/tests/cli/data/explore_small.json");
+  ASSERT_TRUE(base.ok()) << base.status().message();
+  Result<ExploreBase> at = ExploreBaseAt(*base, KafkaRelease::k2_0);
+  ASSERT_TRUE(at.ok()) << at.status().message();
+  EXPECT_EQ(at->release, "2.0");
+  EXPECT_EQ(at->scenario.kafka_version, KafkaRelease::k2_0);
+  EXPECT_EQ(base->scenario.kafka_version, KafkaRelease::k2_1);
+  EXPECT_EQ(at->scenario.name, "explore-small-2.0");
+  EXPECT_EQ(at->hash, base->hash);  // the file's
+  ExploreOptions options;
+  options.determinism_every = 0;
+  const SeedScenario there = BuildSeedScenario(*at, 3, std::nullopt, options);
+  const SeedScenario here = BuildSeedScenario(*base, 3, std::nullopt, options);
+  EXPECT_EQ(there.document["actions"], here.document["actions"]);
+  EXPECT_EQ(there.document["kafka_version"], "2.0");
+  EXPECT_EQ(there.document["name"], "explore-small-2.0-seed-3");
+  const SeedResult result = RunSeed(*at, 3, std::nullopt, options);
+  EXPECT_EQ(result.kafka_version, "2.0");
+  EXPECT_NE(result.verdict, "error") << (result.failures.empty() ? "" : result.failures[0].cause);
+  EXPECT_EQ(RunSeed(*base, 3, std::nullopt, options).kafka_version, "");
+
+  // 0.8.2 has no idempotent producer and no group consumer: refused, the release named.
+  Result<ExploreBase> refused = ExploreBaseAt(*base, KafkaRelease::k0_8_2);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("explore_small.json at kafka_version 0.8.2: "),
+            std::string::npos)
+      << refused.status().message();
+}
+
+// --releases: each line names its release; the summary's table has a row per release (and per
+// release and policy pair), each with its own first failing seed.
+TEST(ResultsTest, ReleasesRoundTripAndSummarizeByCell) {
+  std::vector<ResultLine> lines;
+  for (const char* release : {"2.0", "2.1"}) {
+    for (const char* policy : {"", "clean/leader-epoch"}) {
+      ResultLine line = Line(5, std::string(release) == "2.0" ? "fail" : "ok",
+                             std::string(release) == "2.0" ? "broker-1 crashed at 1.000 s" : "");
+      line.result.kafka_version = release;
+      line.result.policy = policy;
+      lines.push_back(std::move(line));
+    }
+  }
+  Result<ResultLine> parsed = ParseResultLine(ResultLineJson(lines[1]));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->result.kafka_version, "2.0");
+  EXPECT_EQ(parsed->result.policy, "clean/leader-epoch");
+  EXPECT_EQ(ResultLineJson(lines[0]).find("\"policy\""), std::string::npos);
+  ResultLine plain = Line(5, "ok");
+  EXPECT_EQ(ResultLineJson(plain).find("kafka_version"), std::string::npos);
+
+  const Summary summary = Summarize(lines);
+  ASSERT_EQ(summary.policies.size(), 4u);
+  EXPECT_EQ(summary.policies[0].policy, "2.0");
+  EXPECT_EQ(summary.policies[1].policy, "2.0/clean/leader-epoch");
+  EXPECT_EQ(summary.policies[2].policy, "2.1");
+  EXPECT_EQ(summary.policies[0].failed, 1);
+  EXPECT_EQ(summary.policies[2].failed, 0);
+  const std::string text = FormatSummary(summary);
+  EXPECT_NE(text.find("Per release and policy pair (release/election/truncation):\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  2.0/clean/leader-epoch: 1 of 1 failed; first seed 5 "
+                      "(2.0/clean/leader-epoch)"),
+            std::string::npos)
+      << text;
+  lines.erase(lines.begin() + 1);
+  lines.erase(lines.begin() + 2);
+  EXPECT_NE(FormatSummary(Summarize(lines)).find("Per release:\n  2.0: 1 of 1 failed"),
+            std::string::npos)
+      << FormatSummary(Summarize(lines));
 }
 
 }  // namespace
