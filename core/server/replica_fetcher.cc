@@ -521,9 +521,12 @@ void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent&
     // KIP-279: truncate where the leader says our epoch ends; another round when the leader's
     // answer names an earlier epoch than the one we asked about. A v0 answer names none.
     const LeaderEpoch answered = options_.epoch_request_v1 ? answer.leader_epoch : kUndefinedEpoch;
-    const TruncationDecision decision =
-        partition->DecideTruncation(EpochAndEndOffset{answered, answer.end_offset});
-    if (Status status = partition->TruncateTo(decision.truncate_to, "leader_epoch"); !status.ok()) {
+    const EpochAndEndOffset leader_answer{answered, answer.end_offset};
+    const TruncationDecision decision = partition->DecideTruncation(leader_answer);
+    // An UNDEFINED answer (the leader recorded no epoch at or after ours) cuts to our own high
+    // watermark: the trace says so apart from a cut to the leader's word.
+    const std::string_view reason = leader_answer.undefined() ? "undefined_epoch" : "leader_epoch";
+    if (Status status = partition->TruncateTo(decision.truncate_to, reason); !status.ok()) {
       EmitError(answer.tp, "truncate", status);
       DelayPartition(fetcher, answer.tp, *state);
       continue;

@@ -1110,6 +1110,31 @@ INSTANTIATE_TEST_SUITE_P(
                       NotAnEpochlessFork{"WrittenAfterItsOwnTruncation", kReplaced, true, true}),
     [](const ::testing::TestParamInfo<NotAnEpochlessFork>& info) { return info.param.name; });
 
+// Explore safe seed 700768 at 0.11.0: after the commit a follower, told UNDEFINED for its epoch
+// by a new leader that had not recorded its own yet (KAFKA-7415), cut to its own high watermark
+// below the commit (a truncation traced `undefined_epoch`) and was then elected: permitted. The
+// same cut to the leader's word (`leader_epoch`) lost nothing Kafka allows: a violation.
+class UndefinedEpochCutTest : public HistoryCheckerTest,
+                              public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(UndefinedEpochCutTest, IsPermittedOnlyWhenTheLeaderAnsweredUndefined) {
+  Elected(t0_, 1, 0, false, "new_partition");
+  At(2 * kSecond);
+  Truncated(3, t0_, 5, 0, GetParam());
+  At(4 * kSecond);
+  ReportCommittedLoss(3, 1 * kSecond);
+  if (std::string(GetParam()) == "undefined_epoch") {
+    ExpectOnePermittedLoss(
+        "broker-3 truncated to its high watermark (offset 0) at 2.000 s after its leader answered "
+        "its OffsetsForLeaderEpoch request UNDEFINED");
+  } else {
+    ExpectOneViolation();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Reasons, UndefinedEpochCutTest,
+                         ::testing::Values("undefined_epoch", "leader_epoch"));
+
 // Issue 17 (explore unsafe seed 2855): the new leader truncated the offset away by its own high
 // watermark just before another replica's copy counted as committed: KIP-101's loss.
 TEST_F(HistoryCheckerTest, NewLeaderThatTruncatedToItsHwBeforeTheCommitIsAPermittedLoss) {
