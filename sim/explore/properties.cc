@@ -54,6 +54,11 @@ constexpr KafkaLivenessDefect kKafkaLivenessDefects[] = {
      "answered UNDEFINED and truncated to its high watermark inside a batch of the leader's, "
      "whose replica fetcher then stops at the leader's answer",
      KafkaRelease::k2_1},
+    {kUnheldEpochDefect,
+     "a follower that asked its leader for the end of an epoch the leader never had, was answered "
+     "with the start of the leader's next epoch and no epoch, and kept records where the leader "
+     "holds others, whose replica fetcher then stops at the leader's answer",
+     KafkaRelease::k2_0},
     // KAFKA-10706 is fixed in 2.6.1 and 2.7.0, after every release ksim follows.
     {kForgottenEpochStartDefect,
      "a follower whose leader's epoch cache forgot where an epoch began (an entry kept by a "

@@ -80,13 +80,24 @@ class ScenarioRun {
   // refresh (metadata.max.age.ms), naming kMissedRestartDefect; "" otherwise.
   std::string UnassignedAfterAMissedRestart(const std::string& group, const TopicPartition& tp);
   // ": its replica fetcher for broker-L stopped ..." when `replica`'s fetcher from `leader` ended
-  // (ReplicaFetcherManager::StoppedFetcher), naming kSameLeaderDefect,
-  // kBelowFirstEpochDefect or kForgottenEpochStartDefect when that is why; else "".
+  // (ReplicaFetcherManager::StoppedFetcher), naming kSameLeaderDefect, kBelowFirstEpochDefect,
+  // kUnheldEpochDefect or kForgottenEpochStartDefect when that is why; else "".
   std::string FetcherStopped(BrokerId replica, BrokerId leader);
   // ", having asked its leader for the end of epoch E ..." when `replica` truncates by leader
   // epoch, its latest epoch of `tp` is before the first one `leader`'s cache holds, and the
   // leader's release answers that UNDEFINED (kBelowFirstEpochDefect); else "".
   std::string AskedBelowFirstEpoch(const TopicPartition& tp, BrokerId replica, BrokerId leader);
+  // A follower truncating by leader epoch and its leader's replica of `tp`, both running.
+  struct EpochAsk {
+    const Partition& followed;
+    const Partition& led;
+  };
+  std::optional<EpochAsk> EpochAskOf(const TopicPartition& tp, BrokerId replica, BrokerId leader);
+  // ", having asked its leader for the end of epoch E, which the leader never had ..." when
+  // `replica` truncates by leader epoch, its latest epoch of `tp` is not in `leader`'s cache
+  // while a later one is, and the leader's release answers with an offset alone
+  // (kUnheldEpochDefect); else "".
+  std::string AskedForAnUnheldEpoch(const TopicPartition& tp, BrokerId replica, BrokerId leader);
   // ", its leader broker-L's epoch cache says epoch E began at offset S, where its log holds
   // that epoch's batches from B ..." when `leader`'s cache of `tp` starts an epoch after the
   // first batch its log holds of that epoch (kForgottenEpochStartDefect); else "". Reads the

@@ -597,27 +597,67 @@ std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
             std::string(kSameLeaderDefect) + ")";
   }
   return text + AskedBelowFirstEpoch(stopped->tp, replica, leader) +
+         AskedForAnUnheldEpoch(stopped->tp, replica, leader) +
          ForgottenEpochStart(stopped->tp, leader);
 }
 
-std::string ScenarioRun::AskedBelowFirstEpoch(const TopicPartition& tp, BrokerId replica,
-                                              BrokerId leader) {
+std::optional<ScenarioRun::EpochAsk> ScenarioRun::EpochAskOf(const TopicPartition& tp,
+                                                             BrokerId replica, BrokerId leader) {
   Broker* follower = cluster_->broker(replica);
   Broker* broker = cluster_->broker(leader);
   const Partition* followed = follower == nullptr ? nullptr : follower->GetPartition(tp);
   const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
-  if (followed == nullptr || led == nullptr || led->epochs().entries().empty() ||
-      follower->replica_manager().truncation() != TruncationPolicy::kLeaderEpoch ||
-      BelowFirstEpochAt(led->config().release) != LeaderEpochCache::BelowFirstEpoch::kUndefined) {
+  if (followed == nullptr || led == nullptr ||
+      follower->replica_manager().truncation() != TruncationPolicy::kLeaderEpoch) {
+    return std::nullopt;
+  }
+  return EpochAsk{*followed, *led};
+}
+
+std::string ScenarioRun::AskedForAnUnheldEpoch(const TopicPartition& tp, BrokerId replica,
+                                               BrokerId leader) {
+  const std::optional<EpochAsk> ask = EpochAskOf(tp, replica, leader);
+  if (!ask || LeaderEpochRulesAt(ask->led.config().release).answer_names_epoch) return "";
+  const Partition& followed = ask->followed;
+  const Partition& led = ask->led;
+  const LeaderEpoch asked = followed.latest_epoch();
+  if (asked == kUndefinedEpoch) return "";
+  const std::vector<EpochEntry>& entries = led.epochs().entries();
+  // The leader's entries before and after the asked epoch: it never had it when both exist
+  // and none is the epoch itself (below its first is kBelowFirstEpochDefect's).
+  const EpochEntry* next = nullptr;
+  bool earlier = false;
+  for (const EpochEntry& entry : entries) {
+    if (entry.epoch == asked) return "";
+    if (entry.epoch < asked) earlier = true;
+    if (entry.epoch > asked && next == nullptr) next = &entry;
+  }
+  if (!earlier || next == nullptr) return "";
+  return ", having asked its leader " + node::Broker(leader) + " for the end of epoch " +
+         std::to_string(asked.value()) + " of " + ToString(tp) +
+         ", which the leader never had: answered with the start of its epoch " +
+         std::to_string(next->epoch.value()) + ", offset " +
+         std::to_string(next->start_offset.value()) +
+         ", and no epoch, it kept its records of epoch " + std::to_string(asked.value()) +
+         " where the leader holds others (" + std::string(kUnheldEpochDefect) + ")";
+}
+
+std::string ScenarioRun::AskedBelowFirstEpoch(const TopicPartition& tp, BrokerId replica,
+                                              BrokerId leader) {
+  const std::optional<EpochAsk> ask = EpochAskOf(tp, replica, leader);
+  if (!ask || ask->led.epochs().entries().empty() ||
+      BelowFirstEpochAt(ask->led.config().release) !=
+          LeaderEpochCache::BelowFirstEpoch::kUndefined) {
     return "";
   }
-  const LeaderEpoch asked = followed->latest_epoch();
-  const LeaderEpoch first = led->epochs().entries().front().epoch;
+  const Partition& followed = ask->followed;
+  const LeaderEpoch asked = followed.latest_epoch();
+  const LeaderEpoch first = ask->led.epochs().entries().front().epoch;
   if (asked == kUndefinedEpoch || asked >= first) return "";
   return ", having asked its leader " + node::Broker(leader) + " for the end of epoch " +
          std::to_string(asked.value()) + " of " + ToString(tp) + ", before the first epoch " +
          std::to_string(first.value()) + " the leader's cache holds: answered UNDEFINED, it " +
-         "truncated to its high watermark " + std::to_string(followed->high_watermark().value()) +
+         "truncated to its high watermark " + std::to_string(followed.high_watermark().value()) +
          " (" + std::string(kBelowFirstEpochDefect) + ")";
 }
 

@@ -293,7 +293,7 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
   for (std::string_view defect :
        {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect,
         kStaleControlRequestDefect, kLeaderEndPastRecordsDefect, kBelowFirstEpochDefect,
-        kForgottenEpochStartDefect}) {
+        kUnheldEpochDefect, kForgottenEpochStartDefect}) {
     std::vector<std::string> skipped;
     const std::string undrained =
         "broker-1 is running but out of t-0's ISR: ... (" + std::string(defect) + ")";
@@ -314,9 +314,9 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
   EXPECT_TRUE(skipped.empty());
 }
 
-// At a release that fixed a defect (2.1: KAFKA-7164, KAFKA-7414, KIP-91, KAFKA-7415) it is
-// promised again: not listed, and a drain naming it is ksim's failure; KAFKA-1120 and KAFKA-7235
-// (fixed in 2.2) and KAFKA-10706 (2.6.1) stay.
+// At a release that fixed a defect (2.0: KAFKA-6361; 2.1: KAFKA-7164, KAFKA-7414, KIP-91,
+// KAFKA-7415) it is promised again: not listed, and a drain naming it is ksim's failure; KAFKA-1120
+// and KAFKA-7235 (fixed in 2.2) and KAFKA-10706 (2.6.1) stay.
 TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   Scenario base = Base(R"({"acks": "all"})", R"({})");
   base.kafka_version = KafkaRelease::k2_1;
@@ -330,8 +330,8 @@ TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   EXPECT_TRUE(not_promised(kStaleControlRequestDefect));
   EXPECT_TRUE(not_promised(kLeaderEndPastRecordsDefect));
   EXPECT_TRUE(not_promised(kForgottenEpochStartDefect));
-  for (std::string_view defect :
-       {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect, kBelowFirstEpochDefect}) {
+  for (std::string_view defect : {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect,
+                                  kBelowFirstEpochDefect, kUnheldEpochDefect}) {
     EXPECT_FALSE(not_promised(defect)) << defect;
     RunResult run;
     run.drained = false;

@@ -334,6 +334,12 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
       {"broker-1 is running but out of t-0's ISR: its leader broker-2's log of t-0 ends at offset "
        "77 but holds records only below 0",
        kLeaderEndPastRecordsDefect});
+  ExpectUndrainedNaming("regressions/unheld-epoch-answer-stops-the-fetcher-before-2.0.json",
+                        {"broker-2 is running but out of t-0's ISR: its replica fetcher for "
+                         "broker-3 stopped at UNEXPECTED_APPEND_OFFSET on t-1, having asked its "
+                         "leader broker-3 for the end of epoch 2 of t-1, which the leader never "
+                         "had: answered with the start of its epoch 3, offset 191, and no epoch",
+                         kUnheldEpochDefect});
   const std::string forgotten = "regressions/forgotten-epoch-start-stops-the-fetcher.json";
   ExpectUndrainedNaming(forgotten,
                         {"broker-2 is running but out of t-1's ISR: its replica fetcher for "
