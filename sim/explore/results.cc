@@ -196,7 +196,7 @@ Result<ResultsFile> ParseResults(std::string_view text, std::string_view file) {
 Summary Summarize(const std::vector<ResultLine>& lines) {
   Summary summary;
   std::map<std::string, size_t> group_of;
-  std::map<std::string, size_t> policy_of;
+  std::map<std::string, size_t> cell_of;
   for (const ResultLine& line : lines) {
     const SeedResult& r = line.result;
     if (summary.runs == 0) {
@@ -213,15 +213,15 @@ Summary Summarize(const std::vector<ResultLine>& lines) {
     if (const std::string cell = CellOf(r); !cell.empty()) {
       summary.by_release = summary.by_release || !r.kafka_version.empty();
       summary.by_policy = summary.by_policy || !r.policy.empty();
-      auto [it, inserted] = policy_of.try_emplace(cell, summary.policies.size());
-      if (inserted) summary.policies.push_back(PolicySummary{cell});
-      PolicySummary& policy = summary.policies[it->second];
-      ++policy.runs;
+      auto [it, inserted] = cell_of.try_emplace(cell, summary.cells.size());
+      if (inserted) summary.cells.push_back(CellSummary{cell});
+      CellSummary& summed = summary.cells[it->second];
+      ++summed.runs;
       if (!r.failures.empty()) {
-        ++policy.failed;
-        if (!policy.has_failure || r.seed < policy.first.result.seed) policy.first = line;
-        if (!policy.has_failure || Smaller(line, policy.smallest)) policy.smallest = line;
-        policy.has_failure = true;
+        ++summed.failed;
+        if (!summed.has_failure || r.seed < summed.first.result.seed) summed.first = line;
+        if (!summed.has_failure || Smaller(line, summed.smallest)) summed.smallest = line;
+        summed.has_failure = true;
       }
     }
     std::set<std::string> properties;
@@ -294,19 +294,19 @@ std::string FormatSummary(const Summary& summary) {
              std::to_string(seen.second) + ")\n";
     }
   }
-  if (!summary.policies.empty()) {
+  if (!summary.cells.empty()) {
     out += summary.by_release ? (summary.by_policy ? "Per release and policy pair "
                                                      "(release/election/truncation):\n"
                                                    : "Per release:\n")
                               : "Per policy pair (election/truncation):\n";
-    for (const PolicySummary& policy : summary.policies) {
-      out += "  " + policy.policy + ": " + std::to_string(policy.failed) + " of " +
-             std::to_string(policy.runs) + " failed";
-      if (policy.has_failure) {
-        out += "; first " + SeedText(policy.first) + " [" +
-               policy.first.result.failures.front().signature + "]";
-        out += "; smallest " + SeedText(policy.smallest) + " [" +
-               policy.smallest.result.failures.front().signature + "]";
+    for (const CellSummary& summed : summary.cells) {
+      out += "  " + summed.cell + ": " + std::to_string(summed.failed) + " of " +
+             std::to_string(summed.runs) + " failed";
+      if (summed.has_failure) {
+        out += "; first " + SeedText(summed.first) + " [" +
+               summed.first.result.failures.front().signature + "]";
+        out += "; smallest " + SeedText(summed.smallest) + " [" +
+               summed.smallest.result.failures.front().signature + "]";
       }
       out += "\n";
     }

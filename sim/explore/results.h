@@ -68,8 +68,8 @@ struct SignatureGroup {
 };
 
 // One cell of --releases and --policies: a release, a policy pair, or both.
-struct PolicySummary {
-  std::string policy;  // the cell: "2.0", "clean/leader-epoch" or "2.0/clean/leader-epoch"
+struct CellSummary {
+  std::string cell;  // "2.0", "clean/leader-epoch" or "2.0/clean/leader-epoch"
   int64_t runs = 0;
   int64_t failed = 0;
   bool has_failure = false;
@@ -87,7 +87,7 @@ struct Summary {
   uint64_t max_seed = 0;
   std::vector<SignatureGroup> groups;  // most frequent first, then by signature
   // Only with --policies or --releases, in the order first seen.
-  std::vector<PolicySummary> policies;
+  std::vector<CellSummary> cells;
   bool by_release = false;                     // the cells name releases (--releases)
   bool by_policy = false;                      // the cells name policy pairs (--policies)
   std::map<std::string, int64_t> by_property;  // failing runs per property
@@ -97,7 +97,8 @@ struct Summary {
 
 Summary Summarize(const std::vector<ResultLine>& lines);
 // The readable summary: totals, one line per signature group (count, property, example cause,
-// first and smallest seed with their scenario files), then the per-policy table.
+// first and smallest seed with their scenario files), then the per-cell table (release, policy
+// pair).
 std::string FormatSummary(const Summary& summary);
 
 // The lines' metas differ (versions, commits, bases): one message per difference, "" when all

@@ -456,12 +456,12 @@ TEST(ResultsTest, ReleasesRoundTripAndSummarizeByCell) {
   EXPECT_EQ(ResultLineJson(plain).find("kafka_version"), std::string::npos);
 
   const Summary summary = Summarize(lines);
-  ASSERT_EQ(summary.policies.size(), 4u);
-  EXPECT_EQ(summary.policies[0].policy, "2.0");
-  EXPECT_EQ(summary.policies[1].policy, "2.0/clean/leader-epoch");
-  EXPECT_EQ(summary.policies[2].policy, "2.1");
-  EXPECT_EQ(summary.policies[0].failed, 1);
-  EXPECT_EQ(summary.policies[2].failed, 0);
+  ASSERT_EQ(summary.cells.size(), 4u);
+  EXPECT_EQ(summary.cells[0].cell, "2.0");
+  EXPECT_EQ(summary.cells[1].cell, "2.0/clean/leader-epoch");
+  EXPECT_EQ(summary.cells[2].cell, "2.1");
+  EXPECT_EQ(summary.cells[0].failed, 1);
+  EXPECT_EQ(summary.cells[2].failed, 0);
   const std::string text = FormatSummary(summary);
   EXPECT_NE(text.find("Per release and policy pair (release/election/truncation):\n"),
             std::string::npos)
