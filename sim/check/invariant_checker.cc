@@ -111,7 +111,12 @@ void InvariantChecker::CheckCommitted(const ReplicaObservation& replica,
     VerifyLeadership(replica, partition);
     partition.verified = leadership;
   }
-  if (replica.high_watermark > partition.committed_end) RecordCommitted(replica, partition);
+  const bool caught_up_isr = partition.uncommitted_from && !partition.unclean &&
+                             replica.isr_size >= replica.min_insync_replicas &&
+                             replica.high_watermark > *partition.uncommitted_from;
+  if (replica.high_watermark > partition.committed_end || caught_up_isr) {
+    RecordCommitted(replica, partition);
+  }
 }
 
 void InvariantChecker::Remember(const ReplicaObservation& replica, ReplicaTrack& track) {
@@ -241,6 +246,9 @@ void InvariantChecker::ForgetFrom(PartitionTrack& partition, Offset offset) {
   }
   partition.committed.erase(it, partition.committed.end());
   partition.committed_end = std::min(partition.committed_end, offset);
+  if (partition.uncommitted_from && *partition.uncommitted_from >= offset) {
+    partition.uncommitted_from.reset();  // walked again from committed_end
+  }
 }
 
 std::optional<std::string> InvariantChecker::CompareWithCommitted(const PartitionTrack& partition,
@@ -313,7 +321,10 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
   if (replica.log == nullptr) return;
   const Offset hw = replica.high_watermark;
   const bool may_commit = !partition.unclean && replica.isr_size >= replica.min_insync_replicas;
-  Offset end = partition.committed_end;
+  // With the ISR large enough again, the batches covered while it was not are walked first.
+  const bool catch_up = may_commit && partition.uncommitted_from.has_value();
+  Offset end = catch_up ? *partition.uncommitted_from : partition.committed_end;
+  std::optional<Offset> first_uncommitted;
   std::optional<std::pair<Offset, std::string>> divergence;
   bool epochless_fork = false;
   Status walked = replica.log->ForEachBatch(end, [&](const BatchHeader& batch, uint64_t) {
@@ -330,6 +341,8 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
       partition.committed.emplace(batch.base_offset,
                                   BatchId{batch.last_offset(), batch.crc, now_us_});
       ++counters_.batches_committed;
+    } else if (!covered && !first_uncommitted) {
+      first_uncommitted = batch.base_offset;
     }
     end = batch.next_offset();
     return BatchWalk::kContinue;
@@ -341,8 +354,17 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
     ForgetFrom(partition, divergence->first);
     return;
   }
+  if (catch_up) {
+    // What the HW no longer covers stays to catch up (a new leader's HW may be lower).
+    partition.uncommitted_from =
+        end < partition.committed_end ? std::optional<Offset>(end) : std::nullopt;
+  }
+  if (first_uncommitted && !partition.uncommitted_from) {
+    partition.uncommitted_from = first_uncommitted;
+  }
   // Below the log start nothing is walked: what the leader no longer holds stays as recorded.
-  partition.committed_end = std::max(end, std::min(hw, replica.log_start_offset));
+  partition.committed_end =
+      std::max({partition.committed_end, end, std::min(hw, replica.log_start_offset)});
 }
 
 }  // namespace ksim::sim

@@ -8,7 +8,8 @@
 //   (b) leader_hw_monotonic: a leader's high watermark never decreases within one leadership
 //       (the same broker, process incarnation and leader epoch).
 //   (c) committed_records_stable: whenever a leader's HW covers new batches while its ISR holds
-//       at least min.insync.replicas members and no unclean election happened for the partition,
+//       at least min.insync.replicas members and no unclean election happened for the partition
+//       (or, for batches covered while it held fewer, when it holds enough again),
 //       each newly covered batch's identity (base offset, last offset, CRC-32C, which covers
 //       every record byte) is remembered as committed. Every later leadership must hold the same
 //       batch at that offset (or have it below its log start): checked once when a leadership is
@@ -172,6 +173,10 @@ class InvariantChecker {
     std::set<std::pair<LeaderEpoch, BrokerId>> reported_epochs;
     std::map<Offset, BatchId> committed;  // (c): base offset -> identity
     Offset committed_end{0};              // every batch below this was processed
+    // The first batch a HW covered while the ISR was below min.insync.replicas (processed, not
+    // recorded): committed once the ISR is large enough again, since every member then holds
+    // all below the HW (a follower joins at or past it). nullopt: none.
+    std::optional<Offset> uncommitted_from;
     bool unclean = false;
     LeaderEpoch newest_epoch = kUndefinedEpoch;  // of the leaders (c) followed
     std::optional<Leadership> verified;          // the last leadership checked against `committed`

@@ -432,6 +432,37 @@ TEST_F(InvariantCheckerTest, BatchesCoveredWhileIsrIsBelowMinInsyncAreNotCommitt
   EXPECT_TRUE(checker_.ok()) << checker_.Report();
 }
 
+// Explore safe seeds 706010 and 706842 at 0.11.0 to 2.0: batches a HW covered while the ISR was
+// below min.insync.replicas count as committed once it holds enough again (every member then
+// holds all below the HW), and a later leader without them is reported with that time, which
+// the history checker's permitted-loss rules read. Before, they were never counted, yet a
+// leader's log ending below them was reported, with no commit time.
+TEST_F(InvariantCheckerTest, BatchesCoveredWhileIsrIsBelowMinInsyncAreCommittedOnceItIsEnough) {
+  Replica& r1 = AddReplica(kB1, /*min_insync_replicas=*/2);
+  Replica& r2 = AddReplica(kB2, /*min_insync_replicas=*/2);
+  Replica& r3 = AddReplica(kB3, /*min_insync_replicas=*/2);
+  MakeLeader(r1, 1, {kB1});
+  MakeFollower(r2, kB1, 1, {kB1});
+  Produce(r1, {"a"});  // HW 1 with an ISR of one: not committed
+  Pass({&r1, &r2});
+  EXPECT_TRUE(checker_.CommittedBatches(kTp).empty());
+  Fetch(r1, r2);  // broker 2 catches up
+  Fetch(r1, r2);  // and, fetching from the HW, joins the ISR
+  ASSERT_EQ(r1.p().isr().size(), 2u);
+  Pass({&r1, &r2});
+  const TimeUs joined_us = clock_.Now();
+  EXPECT_EQ(checker_.CommittedBatches(kTp), (std::map<Offset, Offset>{{Offset(0), Offset(1)}}));
+  EXPECT_TRUE(checker_.ok()) << checker_.Report();
+  // Broker 3, empty, leads: committed records lost, dated when the ISR became large enough.
+  MakeLeader(r3, 2, {kB3, kB2});
+  Pass({&r3});
+  ASSERT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
+  EXPECT_EQ(checker_.violations()[0].committed_us, joined_us);
+  EXPECT_NE(checker_.violations()[0].message.find("its log ends at 0, committed batches reach 1"),
+            std::string::npos)
+      << checker_.violations()[0].message;
+}
+
 TEST_F(InvariantCheckerTest, CommittedBatchesBelowTheNewLeadersLogStartAreNotAsked) {
   Replica& r1 = AddReplica(kB1);
   Replica& r2 = AddReplica(kB2);
