@@ -440,10 +440,11 @@ Result<SegmentRecovery> LogSegment::Recover() {
                                         ToString(header.last_offset()) +
                                         " do not fit a segment based at " + ToString(base_offset_));
     }
-    // ksim never compacts, so a segment's batches follow each other without gaps or overlaps:
-    // anything else is damage, e.g. in baseOffset, which lies outside the CRC (stricter than
-    // Kafka, which only requires increasing offsets).
-    if (valid.ok() && previous_last && header.base_offset != *previous_last + 1) {
+    // Offsets must increase; a gap is no damage: a truncation into a batch cuts the whole batch
+    // and the log then continues from the target (Kafka's Log.truncateTo), leaving offsets
+    // between the two unheld. An overlap is damage, e.g. in baseOffset, which lies outside the
+    // CRC.
+    if (valid.ok() && previous_last && header.base_offset <= *previous_last) {
       valid = Status(Errc::kCorruption, "offset " + ToString(header.base_offset) +
                                             " does not follow " + ToString(*previous_last));
     }

@@ -657,11 +657,11 @@ class Sequence {
       const ModelBatch found = FindVersion(scanned);
       if (found.base == -1 && IsHeaderCorruptionOfAKnownBatch(scanned)) {
         // A torn byte landed in baseOffset or partitionLeaderEpoch, the two fields outside the
-        // CRC (the leader stamps them without recomputing it). Recovery now rejects a baseOffset
-        // that leaves a gap or overlap after the previous batch
-        // (RecoveryRejectsABatchWhoseBaseOffsetWasCorrupted), but not in a segment's first
-        // batch (if still at or past the segment's base) nor in partitionLeaderEpoch; Kafka's
-        // recovery accepts all of them. The log is wrong from here on; the sequence ends.
+        // CRC (the leader stamps them without recomputing it). Recovery rejects a baseOffset at
+        // or below the previous batch's last offset
+        // (RecoveryRejectsABatchWhoseBaseOffsetWasCorrupted), but, as Kafka's, not one that jumps
+        // forward, nor one in a segment's first batch (if still at or past the segment's base), nor
+        // partitionLeaderEpoch. The log is wrong from here on; the sequence ends.
         Note("  undetectable corruption of a header field outside the CRC at position " +
              std::to_string(scanned.position) + " of segment " +
              std::to_string(scanned.segment_base) + "; sequence ends");
@@ -952,6 +952,16 @@ class LogOnVirtualDiskTest : public ::testing::Test {
   LogOnVirtualDiskTest() : disk_(RandomStream(7)) { config_.max_index_size_bytes = 4096; }
 
   // Appends one batch of `records` records as leader; returns its bytes as stamped.
+  // A new log directory, synced, and a log opened in it (null on failure, reported).
+  std::unique_ptr<Log> OpenNewLog() {
+    EXPECT_TRUE(disk_.CreateDir(kLogDir).ok());
+    EXPECT_TRUE(disk_.SyncDir("/").ok());
+    EXPECT_TRUE(disk_.SyncDir(kLogParentDir).ok());
+    Result<std::unique_ptr<Log>> log = Log::Open(disk_, clock_, kLogDir, config_);
+    EXPECT_TRUE(log.ok()) << log.status().ToString();
+    return log.ok() ? std::move(log).value() : nullptr;
+  }
+
   void AppendRecords(Log& log, int records) {
     ModelBatch batch;
     batch.timestamp_ms = clock_.NowMs();
@@ -1082,39 +1092,58 @@ TEST_F(LogOnVirtualDiskTest, DamageBelowTheLogStartDoesNotCostRecordsAboveIt) {
 }
 
 // baseOffset (and partitionLeaderEpoch) lie outside the CRC, so recovery cannot see them
-// damaged: a flipped bit in a batch's baseOffset gives a LEO billions of offsets past the last
-// record, and every later append lands there. Kafka's recovery has the same blind spot; a check
-// that a non-compacted segment's batches follow each other without gaps catches it: ksim's
-// recovery requires it (stricter than Kafka, docs/storage.md).
+// damaged by a CRC: a baseOffset at or below the previous batch's last offset is damage (offsets
+// must increase, as Kafka's recovery requires); one that jumps forward is kept, as Kafka keeps it
+// (a gap is what a truncation into a batch leaves, RecoveryKeepsTheGapATruncationIntoABatchLeaves).
 TEST_F(LogOnVirtualDiskTest, RecoveryRejectsABatchWhoseBaseOffsetWasCorrupted) {
-  ASSERT_TRUE(disk_.CreateDir(kLogDir).ok());
-  ASSERT_TRUE(disk_.SyncDir("/").ok());
-  ASSERT_TRUE(disk_.SyncDir(kLogParentDir).ok());
   uint64_t second_batch_position = 0;
   std::string segment_path;
   {
-    Result<std::unique_ptr<Log>> log = Log::Open(disk_, clock_, kLogDir, config_);
-    ASSERT_TRUE(log.ok()) << log.status().ToString();
-    ASSERT_NO_FATAL_FAILURE(AppendRecords(**log, 3));  // offsets 0..2
-    second_batch_position = (*log)->active_segment().size();
-    ASSERT_NO_FATAL_FAILURE(AppendRecords(**log, 3));  // offsets 3..5
-    ASSERT_TRUE((*log)->Flush().ok());
-    segment_path = (*log)->active_segment().log_path();
+    std::unique_ptr<Log> log = OpenNewLog();
+    ASSERT_NE(log, nullptr);
+    ASSERT_NO_FATAL_FAILURE(AppendRecords(*log, 3));  // offsets 0..2
+    second_batch_position = log->active_segment().size();
+    ASSERT_NO_FATAL_FAILURE(AppendRecords(*log, 3));  // offsets 3..5
+    ASSERT_TRUE(log->Flush().ok());
+    segment_path = log->active_segment().log_path();
   }
-  // One flipped bit in the second batch's baseOffset (3 becomes 3 + 2^16), then an unclean
-  // restart.
+  // One flipped bit in the second batch's baseOffset (3 becomes 2, overlapping the first
+  // batch), then an unclean restart.
   {
     Result<std::unique_ptr<File>> file = disk_.OpenFile(segment_path, OpenMode::kOpenExisting);
     ASSERT_TRUE(file.ok());
-    const uint8_t flipped = 0x01;
-    ASSERT_TRUE((*file)->WriteAt(second_batch_position + 5, ByteView(&flipped, 1)).ok());
+    const uint8_t flipped = 0x02;
+    ASSERT_TRUE((*file)->WriteAt(second_batch_position + 7, ByteView(&flipped, 1)).ok());
     ASSERT_TRUE((*file)->Sync().ok());
   }
   disk_.Crash();
   Result<std::unique_ptr<Log>> log = Log::Open(disk_, clock_, kLogDir, config_);
   ASSERT_TRUE(log.ok()) << log.status().ToString();
-  // Either the damaged batch is cut (LEO 3) or kept where it was (LEO 6).
-  EXPECT_LE((*log)->log_end_offset(), Offset(6));
+  // The damaged batch is cut.
+  EXPECT_EQ((*log)->log_end_offset(), Offset(3));
+}
+
+// Explore safe seed 706350 at 1.0 and 1.1: a truncation into a batch cuts the whole batch and
+// sets the log end to the target (Kafka's Log.truncateTo); appends continue from there, leaving
+// a gap in the file. A restart keeps every synced batch after the gap, as Kafka's recovery does
+// (offsets increase); ksim's recovery took the gap for damage and cut the synced records.
+TEST_F(LogOnVirtualDiskTest, RecoveryKeepsTheGapATruncationIntoABatchLeaves) {
+  {
+    std::unique_ptr<Log> log = OpenNewLog();
+    ASSERT_NE(log, nullptr);
+    ASSERT_NO_FATAL_FAILURE(AppendRecords(*log, 3));  // offsets 0..2
+    ASSERT_NO_FATAL_FAILURE(AppendRecords(*log, 3));  // offsets 3..5
+    ASSERT_TRUE(log->TruncateTo(Offset(4)).ok());     // the batch 3..5 goes, the LEO is 4
+    ASSERT_EQ(log->log_end_offset(), Offset(4));
+    ASSERT_NO_FATAL_FAILURE(AppendRecords(*log, 2));  // offsets 4..5, after a gap at 3
+    ASSERT_TRUE(log->Flush().ok());
+  }
+  disk_.Crash();
+  Result<std::unique_ptr<Log>> log = Log::Open(disk_, clock_, kLogDir, config_);
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ((*log)->log_end_offset(), Offset(6));
+  EXPECT_TRUE((*log)->recovery_report().first_damage.ok())
+      << (*log)->recovery_report().first_damage.ToString();
 }
 
 }  // namespace
