@@ -87,6 +87,9 @@ class ScenarioRun {
   // epoch, its latest epoch of `tp` is before the first one `leader`'s cache holds, and the
   // leader's release answers that UNDEFINED (kBelowFirstEpochDefect); else "".
   std::string AskedBelowFirstEpoch(const TopicPartition& tp, BrokerId replica, BrokerId leader);
+  // `broker`'s replica of `tp` in its running process; null when it is down (or kNoBroker) or
+  // holds no replica of `tp`.
+  const Partition* RunningReplica(BrokerId broker, const TopicPartition& tp);
   // A follower truncating by leader epoch and its leader's replica of `tp`, both running.
   struct EpochAsk {
     const Partition& followed;

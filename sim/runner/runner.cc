@@ -239,8 +239,7 @@ Status ScenarioRun::BuildWorld() {
   // knew of each follower it added (its last fetch offset).
   observer_->SetFollowerLogEnd(
       [this](BrokerId leader, const TopicPartition& tp, BrokerId follower) -> int64_t {
-        Broker* broker = cluster_->broker(leader);
-        const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+        const Partition* led = RunningReplica(leader, tp);
         if (led == nullptr) return -1;
         auto remote = led->remote_replicas().find(follower);
         if (remote == led->remote_replicas().end() || !remote->second.log_end_offset) return -1;
@@ -513,8 +512,7 @@ std::string ScenarioRun::Unsettled() {
 
 std::string ScenarioRun::UnsettledPartition(const TopicPartition& tp) {
   const BrokerId leader = cluster_->LeaderOf(tp);
-  Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
-  const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+  const Partition* led = RunningReplica(leader, tp);
   if (led == nullptr || led->role() != ReplicaRole::kLeader) {
     // The controller may still name a broker whose restart it missed (KAFKA-1120): that
     // process was never told it leads.
@@ -601,6 +599,11 @@ std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
          ForgottenEpochStart(stopped->tp, leader);
 }
 
+const Partition* ScenarioRun::RunningReplica(BrokerId broker, const TopicPartition& tp) {
+  Broker* running = broker == kNoBroker ? nullptr : cluster_->broker(broker);
+  return running == nullptr ? nullptr : running->GetPartition(tp);
+}
+
 std::optional<ScenarioRun::EpochAsk> ScenarioRun::EpochAskOf(const TopicPartition& tp,
                                                              BrokerId replica, BrokerId leader) {
   Broker* follower = cluster_->broker(replica);
@@ -662,8 +665,7 @@ std::string ScenarioRun::AskedBelowFirstEpoch(const TopicPartition& tp, BrokerId
 }
 
 std::string ScenarioRun::ForgottenEpochStart(const TopicPartition& tp, BrokerId leader) {
-  Broker* broker = cluster_->broker(leader);
-  const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+  const Partition* led = RunningReplica(leader, tp);
   if (led == nullptr || led->epochs().entries().empty()) return "";
   // The first batch of each epoch the log holds, from its start.
   std::map<LeaderEpoch, Offset> first_batch;
@@ -689,8 +691,7 @@ std::string ScenarioRun::ForgottenEpochStart(const TopicPartition& tp, BrokerId 
 }
 
 std::string ScenarioRun::LeaderEndPastRecords(const TopicPartition& tp, BrokerId leader) {
-  Broker* broker = cluster_->broker(leader);
-  const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+  const Partition* led = RunningReplica(leader, tp);
   if (led == nullptr) return "";
   const std::vector<LogSegmentInfo> segments = led->log().Segments();
   if (segments.empty()) return "";
@@ -792,9 +793,7 @@ std::string ScenarioRun::UndrainedClients() {
     for (const std::string& topic : client.topics) {
       for (PartitionId partition : zk_partitions_.Of(*cluster_, topic)) {
         const TopicPartition tp{topic, partition};
-        const BrokerId leader = cluster_->LeaderOf(tp);
-        Broker* broker = leader == kNoBroker ? nullptr : cluster_->broker(leader);
-        const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+        const Partition* led = RunningReplica(cluster_->LeaderOf(tp), tp);
         if (led == nullptr) return ToString(tp) + " has no live leader";
         if (led->high_watermark() <= led->log_start_offset()) continue;
         auto found = delivered_next_.find({group, tp});
