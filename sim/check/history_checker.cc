@@ -1089,24 +1089,24 @@ std::string Checker::PermittedReason(const TopicPartition& tp, Offset offset, Ti
   if (truncations != truncations_.end()) {
     for (const TruncationRecord* t : truncations->second) {
       if (t->t_us < from_us || t->t_us > to_us) continue;
-      if (!t->Removed(offset)) continue;
-      if (t->reason == "high_watermark") {
-        return node::Broker(t->broker) + " truncated to its high watermark (offset " +
-               std::to_string(t->to.value()) + ") at " + FormatSeconds(t->t_us) +
+      const bool undefined = t->reason == "undefined_epoch";
+      if ((t->reason != "high_watermark" && !undefined) || !t->Removed(offset)) continue;
+      const std::string cut = node::Broker(t->broker) +
+                              " truncated to its high watermark (offset " +
+                              std::to_string(t->to.value()) + ") at " + FormatSeconds(t->t_us);
+      if (!undefined) {
+        return cut +
                ": Kafka before KIP-101 (0.11) truncates a follower to its own high watermark, "
                "which can be below what the leader committed";
       }
       // KIP-101's fallback: a leader that recorded no epoch at or after the one asked answers
       // UNDEFINED, and the follower cuts to its own high watermark.
-      if (t->reason == "undefined_epoch") {
-        return node::Broker(t->broker) + " truncated to its high watermark (offset " +
-               std::to_string(t->to.value()) + ") at " + FormatSeconds(t->t_us) +
-               " after its leader answered its OffsetsForLeaderEpoch request UNDEFINED: the "
-               "leader had recorded no epoch at or after the follower's (before Kafka 2.1 a new "
-               "leader records its epoch only with its first append, KAFKA-7415), and a follower "
-               "told UNDEFINED cuts to its own high watermark, which can be below what the leader "
-               "committed";
-      }
+      return cut +
+             " after its leader answered its OffsetsForLeaderEpoch request UNDEFINED: the leader "
+             "had recorded no epoch at or after the follower's (before Kafka 2.1 a new leader "
+             "records its epoch only with its first append, KAFKA-7415), and a follower told "
+             "UNDEFINED cuts to its own high watermark, which can be below what the leader "
+             "committed";
     }
   }
   return "";
