@@ -800,6 +800,10 @@ void Partition::OnOffline(const Status& error) {
 // ---- Producer state -------------------------------------------------------------------------
 
 Result<AppendCheck> Partition::ValidateProducerState(ByteView batches) const {
+  // Log.append validates the records (LogValidator) before the producer state: in a log of an
+  // older format an idempotent batch is refused UNSUPPORTED_FOR_MESSAGE_FORMAT, never answered
+  // UNKNOWN_PRODUCER_ID or OUT_OF_ORDER_SEQUENCE_NUMBER, and what it accepts has no producer id.
+  if (log_.config().message_format_magic < kMagicV2) return AppendCheck{};
   std::vector<BatchHeader> headers;
   BatchIterator iterator(batches, /*verify_crc=*/true);
   while (std::optional<BatchIterator::Item> item = iterator.Next()) {

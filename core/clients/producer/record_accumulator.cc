@@ -248,6 +248,9 @@ std::vector<ProducerBatch*> RecordAccumulator::DrainGrouped(BrokerId node, int64
     state.queue.pop_front();
     first.in_flight = true;
     first.retry = false;
+    // Kafka's drain closes the batch (ProducerBatch.close: `reopened = false`): a sequence reset
+    // tells only about the answer to the attempt it was rewritten under, not later ones.
+    first.sequence_reset = false;
     ++first.attempts;
     first.last_attempt_ms = now_ms;
     state.in_flight.insert(first.id);

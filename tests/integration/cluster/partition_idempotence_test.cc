@@ -17,6 +17,7 @@
 
 #include "core/base/clock.h"
 #include "core/cluster/partition.h"
+#include "core/record/legacy_record.h"
 #include "core/record/record_batch.h"
 #include "core/storage/log.h"
 #include "sim/world/virtual_disk.h"
@@ -48,6 +49,7 @@ class PartitionIdempotenceTest : public ::testing::Test {
     LogConfig config;
     config.max_index_size_bytes = 4096;
     config.segment_bytes = segment_bytes_;
+    config.message_format_magic = message_format_magic_;
     return config;
   }
 
@@ -169,6 +171,7 @@ class PartitionIdempotenceTest : public ::testing::Test {
   }
 
   int64_t segment_bytes_ = 1 << 20;
+  int8_t message_format_magic_ = kMagicV2;
   ManualClock clock_;
   VirtualDisk disk_;
   std::vector<std::unique_ptr<Replica>> replicas_;
@@ -247,6 +250,21 @@ TEST_F(PartitionIdempotenceTest, GapIsOutOfOrderAndAnUnknownProducerMustStartAtZ
   EXPECT_EQ(Refused(leader, Batch(kPid, 0, 2)), Errc::kOutOfOrderSequenceNumber);
   Appended(leader, Batch(kPid, 0, 1));
   EXPECT_EQ(leader.p().producer_state().LastEntry(kPid)->last_sequence(), Sequence(1));
+}
+
+// Log.append validates the records (LogValidator) before the producer state: in a log of the
+// 0.10 format (log.message.format.version=0.10.2 at 0.11 and later) every idempotent batch is
+// refused UNSUPPORTED_FOR_MESSAGE_FORMAT, whatever its sequence; a sequence gap from a producer
+// the log does not know is never answered UNKNOWN_PRODUCER_ID (explore safe seed 710080 at 2.0
+// under the high-watermark policy: the producer retried that answer for ever).
+TEST_F(PartitionIdempotenceTest, OlderFormatRefusesTheFormatBeforeTheSequence) {
+  message_format_magic_ = kMagicV1;
+  Replica& leader = AddReplica(kB1);
+  MakeLeader(leader, 1, {kB1});
+  EXPECT_EQ(Refused(leader, Batch(kPid, 0, 3)), Errc::kUnsupportedForMessageFormat);
+  EXPECT_EQ(Refused(leader, Batch(kPid, 0, 0)), Errc::kUnsupportedForMessageFormat);
+  EXPECT_EQ(Refused(leader, Batch(kPid, 0, 1)), Errc::kUnsupportedForMessageFormat);
+  EXPECT_EQ(leader.p().producer_state().LastEntry(kPid), nullptr);
 }
 
 // Sequences wrap from INT32_MAX to 0 (ProducerAppendInfo.inSequence). A follower's appends are not
