@@ -670,7 +670,7 @@ Status Broker::Startup() {
   zk.SetWatcher(impl_->Guarded([impl = impl_.get()](const WatchEvent& event) {
     if (event.path == zk::kEntityConfigChangesPath &&
         event.type == WatchEventType::kNodeChildrenChanged) {
-      impl->replicas.OnConfigChanges();  // DynamicConfigManager's listener
+      impl->replicas.WatchConfigChanges();  // DynamicConfigManager's listener
     }
     impl->controller.OnWatchEvent(event);
   }));

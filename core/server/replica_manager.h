@@ -126,7 +126,7 @@ class ReplicaManager {
                             std::function<void(UpdateMetadataResponse)> done);
 
   // ---- Topic config changes (Kafka's DynamicConfigManager; 0.8.2's TopicConfigManager) --------
-  // Lists /config/changes with a child watch (again, when that watch fires: OnConfigChanges) and
+  // Lists /config/changes with a child watch (again, when that watch fires) and
   // applies each notification newer than the last one applied, in order: the topic's config is
   // read from /config/topics/<t>, and a topic this broker holds replicas of or has cached takes it
   // (its logs' LogConfig, its partitions' min.insync.replicas, its cached TopicConfig).
@@ -134,7 +134,6 @@ class ReplicaManager {
   // starts from the first notification (Kafka's lastExecutedChange = -1). Called when the broker
   // sets up its paths in a new session (the watch ends with a session).
   void WatchConfigChanges();
-  void OnConfigChanges() { WatchConfigChanges(); }
 
   // ---- Client and replica requests ----------------------------------------------------------
   // acks=0: `done` is never called; when some partition failed, `failed_without_answer` is
