@@ -153,6 +153,7 @@
   X(kCauseTUs, "cause_t_us")                  \
   X(kClient, "client")                        \
   X(kCommand, "command")                      \
+  X(kCommittedEpoch, "committed_epoch")       \
   X(kCommittedUs, "committed_us")             \
   X(kComplete, "complete")                    \
   X(kConfig, "config")                        \
@@ -191,6 +192,7 @@
   X(kGroups, "groups")                        \
   X(kHalt, "halt")                            \
   X(kHeal, "heal")                            \
+  X(kHeldEpoch, "held_epoch")                 \
   X(kHighWatermark, "high_watermark")         \
   X(kHost, "host")                            \
   X(kHw, "hw")                                \

@@ -526,6 +526,7 @@ void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent&
     // An UNDEFINED answer (the leader recorded no epoch at or after ours) cuts to our own high
     // watermark: the trace says so apart from a cut to the leader's word.
     const std::string_view reason = leader_answer.undefined() ? "undefined_epoch" : "leader_epoch";
+    if (leader_answer.undefined()) state->undefined_answer_for = state->epoch_to_ask;
     if (Status status = partition->TruncateTo(decision.truncate_to, reason); !status.ok()) {
       EmitError(answer.tp, "truncate", status);
       DelayPartition(fetcher, answer.tp, *state);
@@ -717,6 +718,9 @@ void ReplicaFetcherManager::Stop(Fetcher& fetcher, const TopicPartition& tp, con
   timers_.Cancel(fetcher.wait);
   fetcher.wait = 0;
   fetcher.stopped = Stopped{.tp = tp, .error = std::string(ErrcName(status.code()))};
+  if (auto state = fetcher.partitions.find(tp); state != fetcher.partitions.end()) {
+    fetcher.stopped->undefined_answer_for = state->second.undefined_answer_for;
+  }
   Emit(events_, ev::kReplicaFetcherStopped,
        {{field::kLeader, fetcher.leader.value()},
         {field::kTopic, tp.topic},

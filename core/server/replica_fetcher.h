@@ -165,6 +165,9 @@ class ReplicaFetcherManager final : public QuietHolder {
   struct Stopped {
     TopicPartition tp;
     std::string error;  // the Errc's name
+    // The epoch the leader last answered OffsetsForLeaderEpoch UNDEFINED for in this
+    // leadership (the follower then truncated to its high watermark); kUndefinedEpoch when none.
+    LeaderEpoch undefined_answer_for = kUndefinedEpoch;
   };
   std::optional<Stopped> StoppedFetcher(BrokerId leader) const;
   uint64_t fetch_requests_sent() const { return fetch_requests_sent_; }
@@ -174,6 +177,7 @@ class ReplicaFetcherManager final : public QuietHolder {
     FetchPhase phase = FetchPhase::kFetching;
     LeaderEpoch epoch_to_ask = kUndefinedEpoch;  // kTruncating: the next OffsetsForLeaderEpoch
     LeaderEpoch current_leader_epoch{0};         // Follow::leader_epoch
+    LeaderEpoch undefined_answer_for = kUndefinedEpoch;  // Stopped::undefined_answer_for
     uint64_t incarnation = 0;
     // Left out of every request until its entry of the fetcher's `delays` ends (Kafka's
     // PartitionFetchState.isDelayed).

@@ -140,6 +140,15 @@ class Checker {
   // watermark), so a replica that kept a record from before the fork stays in the ISR and can be
   // elected with it. "" otherwise (a broker truncating to its high watermark has its own rules).
   std::string EpochlessFork(const ViolationRecord& v) const;
+  // Before Kafka 2.0: a committed record replaced by a new leader truncating by leader epoch that
+  // held at the offset its own batch of a later epoch than the committed one's
+  // (ViolationRecord::held_epoch) and did not truncate the offset after the commit. The replicas
+  // the record was committed on never had that epoch; a follower asks its leader for the end of
+  // its latest epoch once, and 0.11 to 1.1's leader answers an epoch it never had with the start
+  // of its next one, naming no epoch, which can lie at or past the follower's log end: it cuts
+  // nothing, keeps the fork and can be counted in the ISR and elected with it (KAFKA-6361,
+  // fixed by KIP-279's rounds). "" otherwise, and from 2.0.
+  std::string UnheldEpochFork(const ViolationRecord& v) const;
   // Before Kafka 2.1: a new leader that joined the ISR after the commit fetching from at or below
   // the lost offset (its log end as the leader knew it), so without the record, and did not cut
   // the offset away before its election. Before 2.1 a leader takes in a follower once its log
@@ -1312,6 +1321,26 @@ std::string Checker::EpochlessFork(const ViolationRecord& v) const {
          "before the fork stays in the ISR and can be elected with it";
 }
 
+std::string Checker::UnheldEpochFork(const ViolationRecord& v) const {
+  if (in_.release >= KafkaRelease::k2_0) return "";
+  if (v.held_epoch == kUndefinedEpoch || !RecordReplaced(v)) return "";
+  // The new leader cut the offset itself since the commit: what it holds there came later.
+  const TruncationRecord* own = LastTruncationRemoving(
+      v, v.t_us, [&v](const TruncationRecord& t) { return t.broker == v.broker; });
+  if (own != nullptr && own->t_us >= v.committed_us) return "";
+  return node::Broker(v.broker) + " held at offset " + std::to_string(v.offset.value()) +
+         " its own batch of leader epoch " + std::to_string(v.held_epoch.value()) +
+         " where the committed batch is of epoch " + std::to_string(v.committed_epoch.value()) +
+         ", and did not truncate the offset after the commit: the replicas holding the "
+         "committed batch never had epoch " +
+         std::to_string(v.held_epoch.value()) +
+         ", and before KIP-279 (2.0) a follower asks its leader once for the end of its latest "
+         "epoch, which a leader that never had it answers with the start of its next epoch, "
+         "naming no epoch; at or past the follower's log end, the follower cuts nothing and "
+         "keeps the fork, counts in the ISR and can be elected with it (" +
+         std::string(kUnheldEpochDefect) + ")";
+}
+
 std::string Checker::IsrJoinWithoutTheRecord(const ViolationRecord& v) const {
   if (in_.release >= KafkaRelease::k2_1) return "";
   // The new leader's last join of the ISR before its election.
@@ -1367,6 +1396,7 @@ std::string Checker::PermittedLossReason(const ViolationRecord& v,
     if (!reason.empty()) *defect = std::string(kLeaderAgainOnOldLogEndsDefect);
   }
   if (reason.empty()) reason = EpochlessFork(v);
+  if (reason.empty()) reason = UnheldEpochFork(v);
   if (reason.empty()) reason = IsrJoinWithoutTheRecord(v);
   return reason;
 }

@@ -156,6 +156,19 @@ struct Anomaly {
 inline constexpr std::string_view kLeaderAgainOnOldLogEndsDefect =
     "a broker leading again on its followers' old log ends (Partition.makeLeader, 0.10.0.1 to 2.5)";
 
+// Named in a permitted loss (a committed record replaced) and in a drain that did not complete,
+// when a follower asked its leader for the end of an epoch the leader never had. Before 2.0 the
+// answer names no epoch: the leader answers with the start of its next epoch after the one asked
+// (0.11.0.0 to 1.1.0's endOffsetFor), which can lie at or past the follower's log end, so the
+// follower truncates nothing and keeps the records of its epoch where the leader holds others. It
+// can then count in the ISR with them and be elected (a committed record replaced), or its fetch
+// starts inside a batch of the leader's (UnexpectedAppendOffsetException ends the fetcher
+// thread). 2.0 (KIP-279) answers the leader's largest epoch not after the one asked, and the
+// follower cuts to its own end of that epoch first.
+inline constexpr std::string_view kUnheldEpochDefect =
+    "KAFKA-6361, fixed in Kafka 2.0 by KIP-279: before it a leader's OffsetsForLeaderEpoch answer "
+    "names no epoch, and a follower cannot tell that the leader never had its epoch";
+
 // Committed records lost in a way Kafka allows (the permitted_losses metric): which promise did
 // not hold and why Kafka does not keep it in that case.
 struct PermittedLoss {

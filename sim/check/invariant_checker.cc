@@ -179,11 +179,13 @@ void InvariantChecker::Violate(std::string rule, const TopicPartition& tp, std::
 
 void InvariantChecker::ViolateCommitted(const ReplicaObservation& replica,
                                         const PartitionTrack& partition, Offset offset,
-                                        std::string message, bool epochless_fork) {
+                                        std::string message, Fork fork) {
   InvariantViolation violation{now_us_, "committed_records_stable", replica.tp, std::move(message)};
   violation.broker = replica.broker;
   violation.offset = offset;
-  violation.epochless_fork = epochless_fork;
+  violation.epochless_fork = fork.epochless;
+  violation.held_epoch = fork.held_epoch;
+  violation.committed_epoch = fork.committed_epoch;
   // The committed batch holding `offset`, else the first one after it.
   auto it = partition.committed.upper_bound(offset);
   if (it != partition.committed.begin() && std::prev(it)->second.last_offset >= offset) --it;
@@ -251,22 +253,43 @@ void InvariantChecker::ForgetFrom(PartitionTrack& partition, Offset offset) {
   }
 }
 
+std::map<Offset, InvariantChecker::BatchId>::const_iterator InvariantChecker::Overlapping(
+    const PartitionTrack& partition, const BatchHeader& batch) {
+  const auto none = partition.committed.end();
+  // The committed batch holding the batch's first offset, if any.
+  auto it = partition.committed.upper_bound(batch.base_offset);
+  if (it != partition.committed.begin() && std::prev(it)->second.last_offset >= batch.base_offset) {
+    return std::prev(it);
+  }
+  // None holds its first offset; one may still start inside it.
+  return it == none || it->first > batch.last_offset() ? none : it;
+}
+
+InvariantChecker::Fork InvariantChecker::ForkOf(const ReplicaObservation& replica,
+                                                const PartitionTrack& partition,
+                                                const BatchHeader& batch) {
+  Fork fork;
+  if (!replica.truncates_by_leader_epoch) return fork;
+  if (batch.magic < kMagicV2) {
+    fork.epochless = true;
+    return fork;
+  }
+  const auto committed = Overlapping(partition, batch);
+  if (committed == partition.committed.end()) return fork;
+  const LeaderEpoch epoch = committed->second.epoch;
+  if (epoch != kUndefinedEpoch && batch.partition_leader_epoch > epoch) {
+    fork.held_epoch = batch.partition_leader_epoch;
+    fork.committed_epoch = epoch;
+  }
+  return fork;
+}
+
 std::optional<std::string> InvariantChecker::CompareWithCommitted(const PartitionTrack& partition,
                                                                   const BatchHeader& batch,
                                                                   bool* covered) {
   if (covered != nullptr) *covered = false;
-  // The committed batch holding the batch's first offset, if any.
-  auto it = partition.committed.upper_bound(batch.base_offset);
-  if (it == partition.committed.begin()) {
-    // None holds its first offset; one may still start inside it.
-    if (it == partition.committed.end() || it->first > batch.last_offset()) return std::nullopt;
-  } else {
-    --it;
-    if (it->second.last_offset < batch.base_offset) {
-      ++it;
-      if (it == partition.committed.end() || it->first > batch.last_offset()) return std::nullopt;
-    }
-  }
+  const auto it = Overlapping(partition, batch);
+  if (it == partition.committed.end()) return std::nullopt;
   if (covered != nullptr) *covered = true;
   ++counters_.batches_verified;
   const Offset base = it->first;
@@ -291,14 +314,14 @@ void InvariantChecker::VerifyLeadership(const ReplicaObservation& replica,
   const Offset from = std::max(replica.log_start_offset, first_committed);
 
   std::optional<std::pair<Offset, std::string>> divergence;
-  bool epochless_fork = false;
+  Fork fork;
   Status walked = replica.log->ForEachBatch(from, [&](const BatchHeader& batch, uint64_t) {
     if (batch.base_offset >= committed_end) return BatchWalk::kStop;
     if (batch.next_offset() <= from) return BatchWalk::kContinue;
     std::optional<std::string> differs = CompareWithCommitted(partition, batch);
     if (!differs) return BatchWalk::kContinue;
     divergence = {batch.base_offset, *differs};
-    epochless_fork = replica.truncates_by_leader_epoch && batch.magic < kMagicV2;
+    fork = ForkOf(replica, partition, batch);
     return BatchWalk::kStop;
   });
   if (!walked.ok()) return;  // unreadable: skipped
@@ -313,8 +336,7 @@ void InvariantChecker::VerifyLeadership(const ReplicaObservation& replica,
   if (!divergence) return;
   ViolateCommitted(
       replica, partition, divergence->first,
-      "new leader " + Describe(replica) + " lost committed records: " + divergence->second,
-      epochless_fork);
+      "new leader " + Describe(replica) + " lost committed records: " + divergence->second, fork);
   ForgetFrom(partition, divergence->first);
 }
 
@@ -329,7 +351,7 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
   Offset end = catch_up ? *partition.uncommitted_from : partition.committed_end;
   std::optional<Offset> first_uncommitted;
   std::optional<std::pair<Offset, std::string>> divergence;
-  bool epochless_fork = false;
+  Fork fork;
   Status walked = replica.log->ForEachBatch(end, [&](const BatchHeader& batch, uint64_t) {
     if (batch.next_offset() <= end) return BatchWalk::kContinue;
     if (batch.next_offset() > hw) return BatchWalk::kStop;
@@ -337,12 +359,14 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
     std::optional<std::string> differs = CompareWithCommitted(partition, batch, &covered);
     if (differs) {
       divergence = {batch.base_offset, *differs};
-      epochless_fork = replica.truncates_by_leader_epoch && batch.magic < kMagicV2;
+      fork = ForkOf(replica, partition, batch);
       return BatchWalk::kStop;
     }
     if (!covered && may_commit) {
+      const LeaderEpoch epoch =
+          batch.magic >= kMagicV2 ? batch.partition_leader_epoch : kUndefinedEpoch;
       partition.committed.emplace(batch.base_offset,
-                                  BatchId{batch.last_offset(), batch.crc, now_us_});
+                                  BatchId{batch.last_offset(), batch.crc, epoch, now_us_});
       ++counters_.batches_committed;
     } else if (!covered && !first_uncommitted) {
       first_uncommitted = batch.base_offset;
@@ -353,7 +377,7 @@ void InvariantChecker::RecordCommitted(const ReplicaObservation& replica,
   if (!walked.ok()) return;
   if (divergence) {
     ViolateCommitted(replica, partition, divergence->first,
-                     "leader " + Describe(replica) + ": " + divergence->second, epochless_fork);
+                     "leader " + Describe(replica) + ": " + divergence->second, fork);
     ForgetFrom(partition, divergence->first);
     return;
   }

@@ -91,6 +91,12 @@ struct InvariantViolation {
   // leader epoch (KIP-101), and the batch it holds in place of a committed one is a message set
   // (magic 0 or 1, a format before 0.11), which carries no partition leader epoch.
   bool epochless_fork = false;
+  // committed_records_stable, a broker truncating by leader epoch: the epoch of the batch it
+  // holds in place of a committed one, when that is a later epoch than the committed batch's
+  // (its own records of an epoch the committing replicas never had: what one round of
+  // OffsetsForLeaderEpoch before KIP-279 cannot see, KAFKA-6361); kUndefinedEpoch otherwise.
+  LeaderEpoch held_epoch = kUndefinedEpoch;
+  LeaderEpoch committed_epoch = kUndefinedEpoch;  // the committed batch's, with held_epoch
 };
 
 struct InvariantCheckerCounters {
@@ -160,7 +166,14 @@ class InvariantChecker {
   struct BatchId {
     Offset last_offset{0};
     uint32_t crc = 0;
-    TimeUs committed_us = 0;  // when it was recorded
+    LeaderEpoch epoch = kUndefinedEpoch;  // its partition leader epoch (none before v2)
+    TimeUs committed_us = 0;              // when it was recorded
+  };
+  // What a replica's batch in a committed one's place tells of the fork (InvariantViolation).
+  struct Fork {
+    bool epochless = false;
+    LeaderEpoch held_epoch = kUndefinedEpoch;
+    LeaderEpoch committed_epoch = kUndefinedEpoch;
   };
   struct Leadership {
     BrokerId broker{0};
@@ -184,10 +197,10 @@ class InvariantChecker {
   // Stores what (b) and (d) compare the next observation of the replica with.
   void Remember(const ReplicaObservation& replica, ReplicaTrack& track);
   void Violate(std::string rule, const TopicPartition& tp, std::string message);
-  // committed_records_stable: `replica` lost the committed batch holding `offset`
-  // (InvariantViolation::epochless_fork says why when set).
+  // committed_records_stable: `replica` lost the committed batch holding `offset` (`fork`: what
+  // the batch it holds there instead tells).
   void ViolateCommitted(const ReplicaObservation& replica, const PartitionTrack& partition,
-                        Offset offset, std::string message, bool epochless_fork = false);
+                        Offset offset, std::string message, Fork fork);
   void CheckOffsets(const ReplicaObservation& replica, ReplicaTrack& track);
   void CheckLeaderHw(const ReplicaObservation& replica, const ReplicaTrack& track);
   void CheckEpochLeader(const ReplicaObservation& replica, PartitionTrack& partition);
@@ -197,6 +210,13 @@ class InvariantChecker {
   void VerifyLeadership(const ReplicaObservation& replica, PartitionTrack& partition);
   // (c): batches of the leader in [committed_end, HW).
   void RecordCommitted(const ReplicaObservation& replica, PartitionTrack& partition);
+  // The committed batch holding `batch`'s first offset, else the first one starting inside it;
+  // end() when none overlaps it.
+  static std::map<Offset, BatchId>::const_iterator Overlapping(const PartitionTrack& partition,
+                                                               const BatchHeader& batch);
+  // What `replica`'s `batch`, which differs from the committed one it overlaps, tells of the fork.
+  static Fork ForkOf(const ReplicaObservation& replica, const PartitionTrack& partition,
+                     const BatchHeader& batch);
   // Nullopt when `batch` overlaps no committed batch (`covered` false) or equals the one it
   // overlaps; else what differs.
   std::optional<std::string> CompareWithCommitted(const PartitionTrack& partition,

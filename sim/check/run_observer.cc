@@ -323,6 +323,10 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     violation.offset = Offset(IntField(fields, field::kOffset, -1));
     violation.committed_us = IntField(fields, field::kCommittedUs, -1);
     violation.epochless_fork = BoolField(fields, field::kEpochlessFork);
+    violation.held_epoch =
+        LeaderEpoch(static_cast<int32_t>(IntField(fields, field::kHeldEpoch, -1)));
+    violation.committed_epoch =
+        LeaderEpoch(static_cast<int32_t>(IntField(fields, field::kCommittedEpoch, -1)));
     violations_.push_back(std::move(violation));
   } else {
     KSIM_CHECK_MSG(IsFault(ev), "an observed event no branch reads");

@@ -173,6 +173,10 @@ struct ViolationRecord {
   // A fork the leader's truncation by leader epoch could not see: the batch it holds in the
   // committed one's place is a message set (a format before 0.11), without an epoch.
   bool epochless_fork = false;
+  // A fork by its own records of a later epoch than the committed batch's, on a leader
+  // truncating by leader epoch (InvariantViolation::held_epoch); kUndefinedEpoch otherwise.
+  LeaderEpoch held_epoch = kUndefinedEpoch;
+  LeaderEpoch committed_epoch = kUndefinedEpoch;
   // "<rule> <topic>-<partition>: <message>".
   std::string Text() const;
 };

@@ -93,6 +93,10 @@ Status Cluster::Build() {
         fields.Add(field::kOffset, violation.offset.value());
         fields.Add(field::kCommittedUs, violation.committed_us);
         if (violation.epochless_fork) fields.Add(field::kEpochlessFork, true);
+        if (violation.held_epoch != kUndefinedEpoch) {
+          fields.Add(field::kHeldEpoch, violation.held_epoch.value());
+          fields.Add(field::kCommittedEpoch, violation.committed_epoch.value());
+        }
       }
       world_.Trace(node::kChecker, ev::kInvariantViolation, fields);
     });

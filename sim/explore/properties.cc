@@ -54,6 +54,11 @@ constexpr KafkaLivenessDefect kKafkaLivenessDefects[] = {
      "answered UNDEFINED and truncated to its high watermark inside a batch of the leader's, "
      "whose replica fetcher then stops at the leader's answer",
      KafkaRelease::k2_1},
+    {kUnrecordedEpochDefect,
+     "a follower that asked a new leader for the end of an epoch after the last the leader had "
+     "recorded, was answered UNDEFINED and truncated to its high watermark inside a batch of the "
+     "leader's, whose replica fetcher then stops at the leader's answer",
+     KafkaRelease::k2_1},
     {kUnheldEpochDefect,
      "a follower that asked its leader for the end of an epoch the leader never had, was answered "
      "with the start of the leader's next epoch and no epoch, and kept records where the leader "

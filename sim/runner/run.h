@@ -81,8 +81,16 @@ class ScenarioRun {
   std::string UnassignedAfterAMissedRestart(const std::string& group, const TopicPartition& tp);
   // ": its replica fetcher for broker-L stopped ..." when `replica`'s fetcher from `leader` ended
   // (ReplicaFetcherManager::StoppedFetcher), naming kSameLeaderDefect, kBelowFirstEpochDefect,
-  // kUnheldEpochDefect or kForgottenEpochStartDefect when that is why; else "".
+  // kUnrecordedEpochDefect, kUnheldEpochDefect or kForgottenEpochStartDefect when that is why;
+  // else "".
   std::string FetcherStopped(BrokerId replica, BrokerId leader);
+  // ", having been answered UNDEFINED ..." when the stopped fetcher's leader answered its
+  // OffsetsForLeaderEpoch for epoch `asked` of `tp` UNDEFINED
+  // (ReplicaFetcherManager::Stopped::undefined_answer_for) and an epoch before `leader`'s first
+  // does not explain it (AskedBelowFirstEpoch's): the leader had not recorded an epoch as late
+  // as the one asked (kUnrecordedEpochDefect); else "".
+  std::string AnsweredUndefinedForAnUnrecordedEpoch(LeaderEpoch asked, const TopicPartition& tp,
+                                                    BrokerId leader);
   // ", having asked its leader for the end of epoch E ..." when `replica` truncates by leader
   // epoch, its latest epoch of `tp` is before the first one `leader`'s cache holds, and the
   // leader's release answers that UNDEFINED (kBelowFirstEpochDefect); else "".

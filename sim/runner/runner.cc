@@ -594,9 +594,27 @@ std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
             std::to_string(partition->missed_epochs()->followed.value()) + " (" +
             std::string(kSameLeaderDefect) + ")";
   }
-  return text + AskedBelowFirstEpoch(stopped->tp, replica, leader) +
-         AskedForAnUnheldEpoch(stopped->tp, replica, leader) +
+  std::string below_first = AskedBelowFirstEpoch(stopped->tp, replica, leader);
+  if (below_first.empty()) {
+    below_first =
+        AnsweredUndefinedForAnUnrecordedEpoch(stopped->undefined_answer_for, stopped->tp, leader);
+  }
+  return text + below_first + AskedForAnUnheldEpoch(stopped->tp, replica, leader) +
          ForgottenEpochStart(stopped->tp, leader);
+}
+
+std::string ScenarioRun::AnsweredUndefinedForAnUnrecordedEpoch(LeaderEpoch asked,
+                                                               const TopicPartition& tp,
+                                                               BrokerId leader) {
+  const Partition* led = RunningReplica(leader, tp);
+  if (asked == kUndefinedEpoch || led == nullptr ||
+      BelowFirstEpochAt(led->config().release) != LeaderEpochCache::BelowFirstEpoch::kUndefined) {
+    return "";
+  }
+  return ", having been answered UNDEFINED by its leader " + node::Broker(leader) +
+         " for the end of epoch " + std::to_string(asked.value()) + " of " + ToString(tp) +
+         ", after the last epoch the leader had recorded, it truncated to its high watermark (" +
+         std::string(kUnrecordedEpochDefect) + ")";
 }
 
 const Partition* ScenarioRun::RunningReplica(BrokerId broker, const TopicPartition& tp) {

@@ -155,17 +155,18 @@ inline constexpr std::string_view kBelowFirstEpochDefect =
     "KAFKA-7415, fixed in Kafka 2.1: before it a leader answers OffsetsForLeaderEpoch for an "
     "epoch before its first with UNDEFINED, and the follower truncates to its high watermark";
 
-// Named in a drain that did not complete because a follower's fetcher stopped after it asked its
-// leader for the end of an epoch the leader never had. Before 2.0 the answer names no epoch: the
-// leader answers with the start of its next epoch after the one asked (0.11.0.0 to 1.1.0's
-// endOffsetFor), which can lie at or past the follower's log end, so the follower truncates
-// nothing and keeps the records of its epoch where the leader holds others; its fetch then
-// starts inside a batch of the leader's (UnexpectedAppendOffsetException ends the fetcher
-// thread). 2.0 (KIP-279) answers the leader's largest epoch not after the one asked, and the
-// follower cuts to its own end of that epoch first.
-inline constexpr std::string_view kUnheldEpochDefect =
-    "KAFKA-6361, fixed in Kafka 2.0 by KIP-279: before it a leader's OffsetsForLeaderEpoch answer "
-    "names no epoch, and a follower cannot tell that the leader never had its epoch";
+// Named in a drain that did not complete because a follower's fetcher stopped after its leader,
+// newly elected, answered its OffsetsForLeaderEpoch UNDEFINED for an epoch after the last the
+// leader had recorded: before 2.1 a leader records its own epoch with its first append
+// (LeaderEpochFileCache.assign), and 2.0's endOffsetFor answers an epoch after the latest cached
+// one with UNDEFINED. The follower truncates to its high watermark, which may lie inside a
+// batch the leader holds from a lower offset: the fetch from there gets that whole batch, and
+// UnexpectedAppendOffsetException ends the fetcher thread. 2.1 (KAFKA-7415) records the epoch
+// when the broker becomes leader.
+inline constexpr std::string_view kUnrecordedEpochDefect =
+    "KAFKA-7415, fixed in Kafka 2.1: before it a new leader records its epoch only with its "
+    "first append and answers OffsetsForLeaderEpoch for a later epoch than it recorded with "
+    "UNDEFINED, and the follower truncates to its high watermark";
 
 // Named in a drain that did not complete because a follower's fetcher stopped after its leader
 // answered OffsetsForLeaderEpoch from an epoch cache that forgot where an epoch began. A

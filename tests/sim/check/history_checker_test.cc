@@ -141,10 +141,12 @@ class HistoryCheckerTest : public ::testing::Test {
   // A committed_records_stable report now: `broker`, the new leader of t-0, lacks offset 0,
   // committed at `committed_us`.
   // `epochless_fork`: the batch it holds there instead is a message set (no leader epoch).
+  // `held_epoch` (>= 0): the batch it holds there is its own of that epoch, later than the
+  // committed batch's `committed_epoch`.
   void ReportCommittedLoss(
       int32_t broker, TimeUs committed_us,
       const std::string& message = "new leader lost committed records: its log ends at 0",
-      bool epochless_fork = false) {
+      bool epochless_fork = false, int32_t held_epoch = -1, int32_t committed_epoch = -1) {
     TraceFields fields{{"rule", "committed_records_stable"},
                        {"topic", "t"},
                        {"partition", 0},
@@ -153,6 +155,10 @@ class HistoryCheckerTest : public ::testing::Test {
                        {"offset", 0},
                        {"committed_us", committed_us}};
     if (epochless_fork) fields["epochless_fork"] = true;
+    if (held_epoch >= 0) {
+      fields["held_epoch"] = held_epoch;
+      fields["committed_epoch"] = committed_epoch;
+    }
     Event("checker", "invariant_violation", fields);
   }
   // The one committed_records_stable report stays an engine violation, not a permitted loss.
@@ -1109,6 +1115,50 @@ INSTANTIATE_TEST_SUITE_P(
                                          true, false},
                       NotAnEpochlessFork{"WrittenAfterItsOwnTruncation", kReplaced, true, true}),
     [](const ::testing::TestParamInfo<NotAnEpochlessFork>& info) { return info.param.name; });
+
+// Explore safe seeds 708311, 712926 (1.0) and 712439 (0.11.0): a new leader held at a committed
+// offset its own batch of epoch 1, which the replicas the record was committed on never had
+// (KAFKA-6361's fork, which one round of OffsetsForLeaderEpoch cannot see before KIP-279). A
+// permitted loss before 2.0 alone; a violation at 2.0, when the batch's epoch was not named, and
+// when the new leader truncated the offset after the commit (what it holds came later).
+struct UnheldEpochForkCase {
+  const char* name;
+  KafkaRelease release;
+  int32_t held_epoch;
+  bool truncated_after_the_commit;
+  bool permitted;
+};
+
+class UnheldEpochForkTest : public HistoryCheckerTest,
+                            public ::testing::WithParamInterface<UnheldEpochForkCase> {};
+
+TEST_P(UnheldEpochForkTest, IsPermittedBefore20) {
+  const UnheldEpochForkCase& c = GetParam();
+  release_ = c.release;
+  Elected(t0_, 3, 2, false, "broker_failure");
+  At(3 * kSecond + 500 * kMs);
+  if (c.truncated_after_the_commit) Truncated(1, t0_, 5, 0, "leader_epoch");
+  At(4 * kSecond);
+  ReportCommittedLoss(1, 3 * kSecond, kReplaced, false, c.held_epoch, 0);
+  if (!c.permitted) {
+    ExpectOneViolation();
+    return;
+  }
+  ExpectOnePermittedLoss(
+      "broker-1 held at offset 0 its own batch of leader epoch 1 where the committed batch is of "
+      "epoch 0, and did not truncate the offset after the commit");
+  EXPECT_NE(Check().permitted_losses[0].reason.find(kUnheldEpochDefect), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, UnheldEpochForkTest,
+    ::testing::Values(UnheldEpochForkCase{"At10", KafkaRelease::k1_0, 1, false, true},
+                      UnheldEpochForkCase{"At0110", KafkaRelease::k0_11_0, 1, false, true},
+                      UnheldEpochForkCase{"At20", KafkaRelease::k2_0, 1, false, false},
+                      UnheldEpochForkCase{"NoEpochNamed", KafkaRelease::k1_0, -1, false, false},
+                      UnheldEpochForkCase{"WrittenAfterItsOwnTruncation", KafkaRelease::k1_0, 1,
+                                          true, false}),
+    [](const ::testing::TestParamInfo<UnheldEpochForkCase>& info) { return info.param.name; });
 
 // Explore safe seed 700768 at 0.11.0: after the commit a follower, told UNDEFINED for its epoch
 // by a new leader that had not recorded its own yet (KAFKA-7415), cut to its own high watermark

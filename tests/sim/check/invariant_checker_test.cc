@@ -312,6 +312,37 @@ TEST_P(EpochlessForkTest, NamesAMessageSetHeldUnderLeaderEpochTruncation) {
   ASSERT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
   EXPECT_NE(checker_.violations()[0].message.find(" is now "), std::string::npos);
   EXPECT_EQ(checker_.violations()[0].epochless_fork, by_leader_epoch && magic < kMagicV2);
+  // A record batch v2 of a later epoch than the committed one's, under leader-epoch truncation:
+  // the epochs are named (held_epoch), for the history checker's KAFKA-6361 rule.
+  const bool epoch_fork = by_leader_epoch && magic == kMagicV2;
+  EXPECT_EQ(checker_.violations()[0].held_epoch, epoch_fork ? LeaderEpoch(2) : kUndefinedEpoch);
+  EXPECT_EQ(checker_.violations()[0].committed_epoch,
+            epoch_fork ? LeaderEpoch(1) : kUndefinedEpoch);
+}
+
+// The batch a new leader holds in a committed one's place is of an earlier epoch than the
+// committed batch's: not a fork of its own later epoch (held_epoch stays undefined), which one
+// round of OffsetsForLeaderEpoch for its latest epoch would have found.
+TEST_F(InvariantCheckerTest, EarlierEpochInACommittedBatchsPlaceNamesNoEpochs) {
+  Replica& r1 = AddReplica(kB1);
+  Replica& r2 = AddReplica(kB2);
+  auto pass = [&](Replica& r) {
+    ReplicaObservation o = ObserveReplica(r.id, 1, r.p());
+    o.truncates_by_leader_epoch = true;
+    PassOf({o});
+  };
+  MakeLeader(r2, 1, {kB2});
+  Produce(r2, {"x"});  // never observed as leader: nothing committed from it
+  MakeLeader(r1, 2, {kB1});
+  Produce(r1, {"a"});
+  pass(r1);
+  ASSERT_EQ(checker_.counters().batches_committed, 1u);
+  MakeLeader(r2, 3, {kB2});
+  pass(r2);
+  ASSERT_EQ(RulesSeen(), Rules{"committed_records_stable"}) << checker_.Report();
+  EXPECT_EQ(checker_.violations()[0].held_epoch, kUndefinedEpoch);
+  EXPECT_EQ(checker_.violations()[0].committed_epoch, kUndefinedEpoch);
+  EXPECT_FALSE(checker_.violations()[0].epochless_fork);
 }
 
 INSTANTIATE_TEST_SUITE_P(TruncationAndFormat, EpochlessForkTest,

@@ -340,6 +340,18 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
                          "leader broker-3 for the end of epoch 2 of t-1, which the leader never "
                          "had: answered with the start of its epoch 3, offset 191, and no epoch",
                          kUnheldEpochDefect});
+  ExpectUndrainedNaming("regressions/unrecorded-epoch-answer-stops-the-fetcher-before-2.1.json",
+                        {"broker-2 is running but out of t-0's ISR: its replica fetcher for "
+                         "broker-3 stopped at UNEXPECTED_APPEND_OFFSET on t-0, having been "
+                         "answered UNDEFINED by its leader broker-3 for the end of epoch 5 of "
+                         "t-0, after the last epoch the leader had recorded",
+                         kUnrecordedEpochDefect});
+  ExpectUndrainedNaming(
+      "regressions/unrecorded-epoch-answer-without-a-cut-stops-the-fetcher-before-2.1.json",
+      {"broker-1 is running but out of t-0's ISR: its replica fetcher for broker-3 stopped at "
+       "UNEXPECTED_APPEND_OFFSET on t-0, having been answered UNDEFINED by its leader broker-3 for "
+       "the end of epoch 3 of t-0",
+       kUnrecordedEpochDefect});
   const std::string forgotten = "regressions/forgotten-epoch-start-stops-the-fetcher.json";
   ExpectUndrainedNaming(forgotten,
                         {"broker-2 is running but out of t-1's ISR: its replica fetcher for "
