@@ -719,9 +719,8 @@ std::string ScenarioRun::LeaderEndPastRecords(const TopicPartition& tp, BrokerId
   return ": its leader " + node::Broker(leader) + "'s log of " + ToString(tp) + " ends at offset " +
          std::to_string(end.value()) + " but holds records only below " +
          std::to_string(records_end.value()) +
-         ", so no follower can fetch up to its end: its truncation to " +
-         std::to_string(end.value()) + " cut below that, at a record numbered " +
-         std::to_string(end.value()) +
+         ", so no fetch reads up to its end: its truncation to " + std::to_string(end.value()) +
+         " cut below that, at a record numbered " + std::to_string(end.value()) +
          " or more (one whose offset a corrupted byte changed, kept by the recovery) (" +
          std::string(kLeaderEndPastRecordsDefect) + ")";
 }
@@ -819,7 +818,8 @@ std::string ScenarioRun::UndrainedClients() {
           return group + " has delivered " + ToString(tp) + " up to offset " +
                  std::to_string(found == delivered_next_.end() ? -1 : found->second.value() - 1) +
                  " of " + std::to_string(led->high_watermark().value() - 1) +
-                 UnassignedAfterAMissedRestart(group, tp);
+                 UnassignedAfterAMissedRestart(group, tp) +
+                 LeaderEndPastRecords(tp, cluster_->LeaderOf(tp));
         }
       }
     }

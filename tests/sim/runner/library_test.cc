@@ -334,6 +334,10 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
       {"broker-1 is running but out of t-0's ISR: its leader broker-2's log of t-0 ends at offset "
        "77 but holds records only below 0",
        kLeaderEndPastRecordsDefect});
+  ExpectUndrainedNaming("regressions/leader-end-past-its-records-stops-a-consumer.json",
+                        {"g1 has delivered t-0 up to offset 3 of 32: its leader broker-1's log of "
+                         "t-0 ends at offset 33 but holds records only below 4",
+                         kLeaderEndPastRecordsDefect});
   ExpectUndrainedNaming("regressions/unheld-epoch-answer-stops-the-fetcher-before-2.0.json",
                         {"broker-2 is running but out of t-0's ISR: its replica fetcher for "
                          "broker-3 stopped at UNEXPECTED_APPEND_OFFSET on t-1, having asked its "
