@@ -149,6 +149,13 @@ class Checker {
   // nothing, keeps the fork and can be counted in the ISR and elected with it (KAFKA-6361,
   // fixed by KIP-279's rounds). "" otherwise, and from 2.0.
   std::string UnheldEpochFork(const ViolationRecord& v) const;
+  // Before Kafka 2.1: a committed record replaced by a new leader that, as a follower of L since
+  // some epoch, missed the leaderships after it (its last role before its election is that
+  // one), in one of which the record was committed, and was then told L again: Kafka's
+  // Partition.makeFollower returns false for the same leader, so the follower neither truncates
+  // nor restarts its fetcher (KAFKA-7164) and keeps what it held from before the fork; it did not
+  // truncate the offset since. "" otherwise, and from 2.1.
+  std::string SameLeaderAfterMissedEpochs(const ViolationRecord& v) const;
   // Before Kafka 2.1: a new leader that joined the ISR after the commit fetching from at or below
   // the lost offset (its log end as the leader knew it), so without the record, and did not cut
   // the offset away before its election. Before 2.1 a leader takes in a follower once its log
@@ -1341,6 +1348,49 @@ std::string Checker::UnheldEpochFork(const ViolationRecord& v) const {
          std::string(kUnheldEpochDefect) + ")";
 }
 
+std::string Checker::SameLeaderAfterMissedEpochs(const ViolationRecord& v) const {
+  if (in_.release >= KafkaRelease::k2_1 || !RecordReplaced(v)) return "";
+  // The new leader's last role before its election: a follower, from before the commit.
+  auto roles = roles_.find(v.tp);
+  if (roles == roles_.end()) return "";
+  const RoleRecord* last = nullptr;
+  for (const RoleRecord* r : roles->second) {
+    if (r->t_us >= v.t_us) break;
+    if (r->broker == v.broker) last = r;
+  }
+  if (last == nullptr || last->leader || last->t_us > v.committed_us) return "";
+  // The record was committed under another leader at a later epoch, and that leader's
+  // successor was the one the follower followed.
+  const ElectionRecord* committing = ElectionBefore(v.tp, v.committed_us);
+  if (committing == nullptr || committing->leader == last->followed ||
+      committing->epoch <= last->epoch) {
+    return "";
+  }
+  const ElectionRecord* again = nullptr;
+  for (const ElectionRecord* e : elections_.at(v.tp)) {
+    if (e->t_us <= v.committed_us) continue;
+    if (e->t_us >= v.t_us) break;
+    if (e->leader == last->followed) again = e;
+  }
+  if (again == nullptr) return "";
+  // It did not cut the offset since it began following.
+  if (LastTruncationRemoving(v, v.t_us, [&](const TruncationRecord& t) {
+        return t.broker == v.broker && t.t_us >= last->t_us;
+      }) != nullptr) {
+    return "";
+  }
+  return node::Broker(v.broker) + " followed " + node::Broker(last->followed) + " at epoch " +
+         std::to_string(last->epoch) + " from " + FormatSeconds(last->t_us) +
+         " and missed the leaderships after it: the record at offset " +
+         std::to_string(v.offset.value()) + " was committed under " +
+         node::Broker(committing->leader) + " (epoch " + std::to_string(committing->epoch) +
+         "); told " + node::Broker(again->leader) + " again at epoch " +
+         std::to_string(again->epoch) + " (" + FormatSeconds(again->t_us) +
+         "), it kept its log, as before Kafka 2.1 a follower told the same leader does not "
+         "truncate (Partition.makeFollower returns false, KAFKA-7164), and so it kept its record "
+         "from before the fork, rejoined the ISR and was elected with it";
+}
+
 std::string Checker::IsrJoinWithoutTheRecord(const ViolationRecord& v) const {
   if (in_.release >= KafkaRelease::k2_1) return "";
   // The new leader's last join of the ISR before its election.
@@ -1397,6 +1447,7 @@ std::string Checker::PermittedLossReason(const ViolationRecord& v,
   }
   if (reason.empty()) reason = EpochlessFork(v);
   if (reason.empty()) reason = UnheldEpochFork(v);
+  if (reason.empty()) reason = SameLeaderAfterMissedEpochs(v);
   if (reason.empty()) reason = IsrJoinWithoutTheRecord(v);
   return reason;
 }

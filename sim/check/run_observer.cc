@@ -249,7 +249,11 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);
     if (!tp) return;
-    roles_.push_back(RoleRecord{t_us, BrokerId(BrokerOfNode(node)), *tp, ev == ev::kBecomeLeader});
+    const bool leader = ev == ev::kBecomeLeader;
+    roles_.push_back(RoleRecord{
+        t_us, BrokerId(BrokerOfNode(node)), *tp, leader,
+        BrokerId(leader ? -1 : static_cast<int32_t>(IntField(fields, field::kLeader, -1))),
+        static_cast<int32_t>(IntField(fields, field::kEpoch, -1))});
   } else if (ev == ev::kTruncate) {
     const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);

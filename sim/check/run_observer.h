@@ -88,6 +88,8 @@ struct RoleRecord {
   BrokerId broker{-1};
   TopicPartition tp;
   bool leader = false;
+  BrokerId followed{-1};  // become_follower: the leader it follows
+  int32_t epoch = -1;     // the leader epoch of the role
 };
 
 // A leader's isr_expand {topic, partition, isr, added}: brokers it added back to the ISR (only

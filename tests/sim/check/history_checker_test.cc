@@ -1160,6 +1160,64 @@ INSTANTIATE_TEST_SUITE_P(
                                           true, false}),
     [](const ::testing::TestParamInfo<UnheldEpochForkCase>& info) { return info.param.name; });
 
+// Explore safe seed 722282 at 1.0, 1.1 and 2.0: broker 1 followed broker 2 at epoch 1, missed
+// epochs 2 and 3 (the record committed under broker 3 at epoch 3), and was told broker 2 again
+// at epoch 4: before 2.1 it neither truncated nor restarted its fetcher (KAFKA-7164), kept its
+// record from before the fork, and was elected with it. A permitted loss before 2.1 alone; a
+// violation at 2.1, when it followed again since (its last role is later), when the record was
+// committed under the leader it followed, and when it truncated the offset since.
+struct SameLeaderCase {
+  const char* name;
+  KafkaRelease release;
+  bool followed_again;
+  int32_t committing_leader;
+  bool truncated;
+  bool permitted;
+};
+
+class SameLeaderAfterMissedEpochsTest : public HistoryCheckerTest,
+                                        public ::testing::WithParamInterface<SameLeaderCase> {};
+
+TEST_P(SameLeaderAfterMissedEpochsTest, IsPermittedBefore21) {
+  const SameLeaderCase& c = GetParam();
+  release_ = c.release;
+  auto follow = [&](int32_t broker, int32_t leader, int32_t epoch) {
+    Event(node::Broker(BrokerId(broker)), "become_follower",
+          TraceFields{{"topic", "t"}, {"partition", 0}, {"leader", leader}, {"epoch", epoch}});
+  };
+  Elected(t0_, 2, 1);
+  follow(1, 2, 1);
+  At(1 * kSecond);
+  Elected(t0_, c.committing_leader, 3);
+  At(2 * kSecond);
+  if (c.truncated) Truncated(1, t0_, 5, 0, "leader_epoch");
+  At(3 * kSecond);
+  Elected(t0_, 2, 4);
+  if (c.followed_again) follow(1, 2, 4);
+  At(4 * kSecond);
+  Elected(t0_, 1, 5);
+  ReportCommittedLoss(1, 2 * kSecond, kReplaced);
+  if (!c.permitted) {
+    ExpectOneViolation();
+    return;
+  }
+  ExpectOnePermittedLoss(
+      "broker-1 followed broker-2 at epoch 1 from 0.000 s and missed the leaderships after it: the "
+      "record at offset 0 was committed under broker-3 (epoch 3); told broker-2 again at epoch 4 "
+      "(3.000 s), it kept its log");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, SameLeaderAfterMissedEpochsTest,
+    ::testing::Values(SameLeaderCase{"At20", KafkaRelease::k2_0, false, 3, false, true},
+                      SameLeaderCase{"At0110", KafkaRelease::k0_11_0, false, 3, false, true},
+                      SameLeaderCase{"At21", KafkaRelease::k2_1, false, 3, false, false},
+                      SameLeaderCase{"FollowedAgain", KafkaRelease::k2_0, true, 3, false, false},
+                      SameLeaderCase{"CommittedUnderTheSameLeader", KafkaRelease::k2_0, false, 2,
+                                     false, false},
+                      SameLeaderCase{"TruncatedSince", KafkaRelease::k2_0, false, 3, true, false}),
+    [](const ::testing::TestParamInfo<SameLeaderCase>& info) { return info.param.name; });
+
 // Explore safe seed 700768 at 0.11.0: after the commit a follower, told UNDEFINED for its epoch
 // by a new leader that had not recorded its own yet (KAFKA-7415), cut to its own high watermark
 // below the commit (a truncation traced `undefined_epoch`) and was then elected: permitted. The
