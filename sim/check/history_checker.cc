@@ -177,6 +177,9 @@ class Checker {
   const TruncationRecord* LastTruncationRemoving(
       const ViolationRecord& v, TimeUs until_us,
       const std::function<bool(const TruncationRecord&)>& which) const;
+  // Whether the new leader `v.broker` itself truncated `v.offset` away at or after `since_us`
+  // (before its election): what it holds there came later than that.
+  bool CutItselfSince(const ViolationRecord& v, TimeUs since_us) const;
   // The partition's role records of a broker becoming its leader at `t_us` exactly (a commit the
   // checker dates at that moment), in order.
   std::vector<const RoleRecord*> LeadershipsTakenAt(const TopicPartition& tp, TimeUs t_us) const;
@@ -1154,9 +1157,7 @@ std::string Checker::HighWatermarkFork(const ViolationRecord& v) const {
       });
   if (fork == nullptr) return "";
   // The new leader cut the offset itself since: what it holds there came later.
-  const TruncationRecord* own = LastTruncationRemoving(
-      v, v.t_us, [&v](const TruncationRecord& t) { return t.broker == v.broker; });
-  if (own != nullptr && own->t_us >= fork->t_us) return "";
+  if (CutItselfSince(v, fork->t_us)) return "";
   return node::Broker(fork->broker) + " cut offset " + std::to_string(v.offset.value()) +
          " away at " + FormatSeconds(fork->t_us) + " (to offset " +
          std::to_string(fork->to.value()) + ", high_watermark) while " + node::Broker(v.broker) +
@@ -1284,6 +1285,12 @@ const TruncationRecord* Checker::LastTruncationRemoving(
   return last;
 }
 
+bool Checker::CutItselfSince(const ViolationRecord& v, TimeUs since_us) const {
+  const TruncationRecord* own = LastTruncationRemoving(
+      v, v.t_us, [&v](const TruncationRecord& t) { return t.broker == v.broker; });
+  return own != nullptr && own->t_us >= since_us;
+}
+
 std::string Checker::StaleFollowerEndAtLeadingAgain(const ViolationRecord& v) const {
   for (const RoleRecord* r : LeadershipsTakenAt(v.tp, v.committed_us)) {
     // Not a new leader: it led just before, in the same process.
@@ -1315,9 +1322,7 @@ std::string Checker::EpochlessFork(const ViolationRecord& v) const {
   // Only a record put in place of another, by a batch with no leader epoch.
   if (!v.epochless_fork || !RecordReplaced(v)) return "";
   // The new leader cut the offset itself since the commit: what it holds there came later.
-  const TruncationRecord* own = LastTruncationRemoving(
-      v, v.t_us, [&v](const TruncationRecord& t) { return t.broker == v.broker; });
-  if (own != nullptr && own->t_us >= v.committed_us) return "";
+  if (CutItselfSince(v, v.committed_us)) return "";
   return node::Broker(v.broker) + " held at offset " + std::to_string(v.offset.value()) +
          " a message set (a format before 0.11, without a leader epoch) other than the committed "
          "batch, and did not truncate the offset after the commit: with no epochs in the log, "
@@ -1332,9 +1337,7 @@ std::string Checker::UnheldEpochFork(const ViolationRecord& v) const {
   if (in_.release >= KafkaRelease::k2_0) return "";
   if (v.held_epoch == kUndefinedEpoch || !RecordReplaced(v)) return "";
   // The new leader cut the offset itself since the commit: what it holds there came later.
-  const TruncationRecord* own = LastTruncationRemoving(
-      v, v.t_us, [&v](const TruncationRecord& t) { return t.broker == v.broker; });
-  if (own != nullptr && own->t_us >= v.committed_us) return "";
+  if (CutItselfSince(v, v.committed_us)) return "";
   return node::Broker(v.broker) + " held at offset " + std::to_string(v.offset.value()) +
          " its own batch of leader epoch " + std::to_string(v.held_epoch.value()) +
          " where the committed batch is of epoch " + std::to_string(v.committed_epoch.value()) +
@@ -1374,11 +1377,7 @@ std::string Checker::SameLeaderAfterMissedEpochs(const ViolationRecord& v) const
   }
   if (again == nullptr) return "";
   // It did not cut the offset since it began following.
-  if (LastTruncationRemoving(v, v.t_us, [&](const TruncationRecord& t) {
-        return t.broker == v.broker && t.t_us >= last->t_us;
-      }) != nullptr) {
-    return "";
-  }
+  if (CutItselfSince(v, last->t_us)) return "";
   return node::Broker(v.broker) + " followed " + node::Broker(last->followed) + " at epoch " +
          std::to_string(last->epoch) + " from " + FormatSeconds(last->t_us) +
          " and missed the leaderships after it: the record at offset " +
@@ -1410,11 +1409,7 @@ std::string Checker::IsrJoinWithoutTheRecord(const ViolationRecord& v) const {
   }
   // It did not cut the offset away since (it may have had the record by then: the cut is the
   // cause). A power loss since is named by the rules asked first (StaleIsrPowerLoss).
-  if (LastTruncationRemoving(v, v.t_us, [&](const TruncationRecord& t) {
-        return t.broker == v.broker && t.t_us >= join->t_us;
-      }) != nullptr) {
-    return "";
-  }
+  if (CutItselfSince(v, join->t_us)) return "";
   return node::Broker(v.broker) + " joined the ISR at " + FormatSeconds(join->t_us) +
          " fetching from offset " + std::to_string(log_end) + ", without the record at offset " +
          std::to_string(v.offset.value()) + " committed at " + FormatSeconds(v.committed_us) +

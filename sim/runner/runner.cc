@@ -625,9 +625,8 @@ const Partition* ScenarioRun::RunningReplica(BrokerId broker, const TopicPartiti
 std::optional<ScenarioRun::EpochAsk> ScenarioRun::EpochAskOf(const TopicPartition& tp,
                                                              BrokerId replica, BrokerId leader) {
   Broker* follower = cluster_->broker(replica);
-  Broker* broker = cluster_->broker(leader);
   const Partition* followed = follower == nullptr ? nullptr : follower->GetPartition(tp);
-  const Partition* led = broker == nullptr ? nullptr : broker->GetPartition(tp);
+  const Partition* led = RunningReplica(leader, tp);
   if (followed == nullptr || led == nullptr ||
       follower->replica_manager().truncation() != TruncationPolicy::kLeaderEpoch) {
     return std::nullopt;
@@ -810,7 +809,8 @@ std::string ScenarioRun::UndrainedClients() {
     for (const std::string& topic : client.topics) {
       for (PartitionId partition : zk_partitions_.Of(*cluster_, topic)) {
         const TopicPartition tp{topic, partition};
-        const Partition* led = RunningReplica(cluster_->LeaderOf(tp), tp);
+        const BrokerId leader = cluster_->LeaderOf(tp);
+        const Partition* led = RunningReplica(leader, tp);
         if (led == nullptr) return ToString(tp) + " has no live leader";
         if (led->high_watermark() <= led->log_start_offset()) continue;
         auto found = delivered_next_.find({group, tp});
@@ -818,8 +818,7 @@ std::string ScenarioRun::UndrainedClients() {
           return group + " has delivered " + ToString(tp) + " up to offset " +
                  std::to_string(found == delivered_next_.end() ? -1 : found->second.value() - 1) +
                  " of " + std::to_string(led->high_watermark().value() - 1) +
-                 UnassignedAfterAMissedRestart(group, tp) +
-                 LeaderEndPastRecords(tp, cluster_->LeaderOf(tp));
+                 UnassignedAfterAMissedRestart(group, tp) + LeaderEndPastRecords(tp, leader);
         }
       }
     }
