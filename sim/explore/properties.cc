@@ -70,6 +70,12 @@ constexpr KafkaLivenessDefect kKafkaLivenessDefects[] = {
      "truncation to the log end, then an older epoch's batch appended after it): the follower "
      "keeps diverged records and its replica fetcher stops at the leader's answer",
      std::nullopt},
+    // No ZooKeeper-based release detects a leader's unclean shutdown (docs/explore.md).
+    {kSameEpochForkDefect,
+     "a follower holding a batch of a leader epoch whose leader lost it in a power loss and led "
+     "on in that epoch, found alive by the controller: its replica fetcher stops at the leader's "
+     "answer",
+     std::nullopt},
     // No release ksim follows checks that recovered offsets increase (docs/explore.md).
     {kLeaderEndPastRecordsDefect,
      "a leader whose log end offset is past its records, after a truncation into a record whose "

@@ -81,8 +81,8 @@ class ScenarioRun {
   std::string UnassignedAfterAMissedRestart(const std::string& group, const TopicPartition& tp);
   // ": its replica fetcher for broker-L stopped ..." when `replica`'s fetcher from `leader` ended
   // (ReplicaFetcherManager::StoppedFetcher), naming kSameLeaderDefect, kBelowFirstEpochDefect,
-  // kUnrecordedEpochDefect, kUnheldEpochDefect or kForgottenEpochStartDefect when that is why;
-  // else "".
+  // kUnrecordedEpochDefect, kUnheldEpochDefect, kForgottenEpochStartDefect or
+  // kSameEpochForkDefect when that is why; else "".
   std::string FetcherStopped(BrokerId replica, BrokerId leader);
   // ", having been answered UNDEFINED ..." when the stopped fetcher's leader answered its
   // OffsetsForLeaderEpoch for epoch `asked` of `tp` UNDEFINED
@@ -114,6 +114,11 @@ class ScenarioRun {
   // first batch its log holds of that epoch (kForgottenEpochStartDefect); else "". Reads the
   // leader's log under an inspection of its disk, so the run is not changed.
   std::string ForgottenEpochStart(const TopicPartition& tp, BrokerId leader);
+  // ", its leader broker-L wrote again in epoch E ..." when `replica` truncates by leader epoch
+  // and holds a batch of some epoch whose offsets overlap a batch of the same epoch in
+  // `leader`'s log with other bounds: the leader of that epoch lost records of it and led on in
+  // it (kSameEpochForkDefect); else "". Reads both logs under an inspection of their disks.
+  std::string SameEpochFork(const TopicPartition& tp, BrokerId replica, BrokerId leader);
   // ": it exits at every start ..." when `replica`'s process last exited because it may not
   // truncate below its leader (kFollowerAheadDefect), else "".
   std::string ExitsAtEveryStart(BrokerId replica);

@@ -600,7 +600,7 @@ std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
         AnsweredUndefinedForAnUnrecordedEpoch(stopped->undefined_answer_for, stopped->tp, leader);
   }
   return text + below_first + AskedForAnUnheldEpoch(stopped->tp, replica, leader) +
-         ForgottenEpochStart(stopped->tp, leader);
+         ForgottenEpochStart(stopped->tp, leader) + SameEpochFork(stopped->tp, replica, leader);
 }
 
 std::string ScenarioRun::AnsweredUndefinedForAnUnrecordedEpoch(LeaderEpoch asked,
@@ -703,6 +703,54 @@ std::string ScenarioRun::ForgottenEpochStart(const TopicPartition& tp, BrokerId 
            ", so it answered OffsetsForLeaderEpoch for an earlier epoch with offset " +
            std::to_string(entry.start_offset.value()) + " (" +
            std::string(kForgottenEpochStartDefect) + ")";
+  }
+  return "";
+}
+
+std::string ScenarioRun::SameEpochFork(const TopicPartition& tp, BrokerId replica,
+                                       BrokerId leader) {
+  const std::optional<EpochAsk> ask = EpochAskOf(tp, replica, leader);
+  if (!ask) return "";
+  struct Span {
+    Offset last;
+    LeaderEpoch epoch;
+  };
+  // Each log's batches that carry an epoch, by base offset.
+  auto batches_of = [&](BrokerId broker,
+                        const Partition& p) -> std::optional<std::map<Offset, Span>> {
+    std::map<Offset, Span> out;
+    VirtualDisk::InspectionScope inspect(*cluster_->world().node(node::Broker(broker)).disk());
+    const Status walked = p.log().ForEachBatch(
+        p.log().log_start_offset(), [&](const BatchHeader& header, uint64_t) -> Result<BatchWalk> {
+          if (header.partition_leader_epoch >= LeaderEpoch(0)) {
+            out.emplace(header.base_offset,
+                        Span{header.last_offset(), header.partition_leader_epoch});
+          }
+          return BatchWalk::kContinue;
+        });
+    if (!walked.ok()) return std::nullopt;
+    return out;
+  };
+  const std::optional<std::map<Offset, Span>> followed = batches_of(replica, ask->followed);
+  const std::optional<std::map<Offset, Span>> led = batches_of(leader, ask->led);
+  if (!followed || !led) return "";
+  for (const auto& [base, span] : *followed) {
+    // The leader's batches overlapping [base, span.last]: from the last one starting at or
+    // before `base` on.
+    auto it = led->upper_bound(base);
+    if (it != led->begin()) --it;
+    for (; it != led->end() && it->first <= span.last; ++it) {
+      if (it->second.last < base || it->second.epoch != span.epoch) continue;
+      if (it->first == base && it->second.last == span.last) continue;
+      return ", where it holds epoch " + std::to_string(span.epoch.value()) + "'s batch [" +
+             std::to_string(base.value()) + ".." + std::to_string(span.last.value()) + "] and " +
+             "its leader " + node::Broker(leader) + " another batch of the same epoch at [" +
+             std::to_string(it->first.value()) + ".." + std::to_string(it->second.last.value()) +
+             "]: the leader of epoch " + std::to_string(span.epoch.value()) +
+             " lost records it had written in it and wrote on in that epoch, so the follower's "
+             "OffsetsForLeaderEpoch found nothing to truncate (" +
+             std::string(kSameEpochForkDefect) + ")";
+    }
   }
   return "";
 }

@@ -181,6 +181,21 @@ inline constexpr std::string_view kForgottenEpochStartDefect =
     "KAFKA-10706, fixed in Kafka 2.6.1 and 2.7.0: before it a truncation to the log end keeps "
     "the leader-epoch entries from there on";
 
+// Named in a drain that did not complete because a follower's fetcher stopped where its log and
+// its leader's hold different batches of one leader epoch: the leader of that epoch lost records
+// it had written in it (unsynced, in a power loss) and led on in the same epoch, because the
+// controller found it alive and elected no one (its ZooKeeper session outlived the crash, or the
+// whole cluster was down and it came back first). KIP-101's OffsetsForLeaderEpoch tells logs
+// apart by epoch, so the follower finds nothing to truncate, and the leader's batch starting
+// below its log end ends the fetcher thread (UnexpectedAppendOffsetException). Every record is
+// meant to be named by its epoch and offset alone; no ZooKeeper-based release detects a
+// leader's unclean shutdown (KRaft's KIP-966 does; KAFKA-10527 keeps a Raft leader from
+// reinitializing in the same epoch).
+inline constexpr std::string_view kSameEpochForkDefect =
+    "Kafka's own at every release ksim follows: a leader that lost records of its epoch in a "
+    "power loss and is found alive by the controller leads on in that epoch, and KIP-101 tells "
+    "logs apart by epoch only";
+
 // Named in a drain that did not complete because a follower whose log is ahead of its leader's
 // exits when it may not truncate (unclean election off) and does so again at every restart.
 inline constexpr std::string_view kFollowerAheadDefect =

@@ -293,7 +293,7 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
   for (std::string_view defect :
        {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect,
         kStaleControlRequestDefect, kLeaderEndPastRecordsDefect, kBelowFirstEpochDefect,
-        kUnheldEpochDefect, kForgottenEpochStartDefect}) {
+        kUnheldEpochDefect, kForgottenEpochStartDefect, kSameEpochForkDefect}) {
     std::vector<std::string> skipped;
     const std::string undrained =
         "broker-1 is running but out of t-0's ISR: ... (" + std::string(defect) + ")";
@@ -316,7 +316,7 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
 
 // At a release that fixed a defect (2.0: KAFKA-6361; 2.1: KAFKA-7164, KAFKA-7414, KIP-91,
 // KAFKA-7415) it is promised again: not listed, and a drain naming it is ksim's failure; KAFKA-1120
-// and KAFKA-7235 (fixed in 2.2) and KAFKA-10706 (2.6.1) stay.
+// and KAFKA-7235 (fixed in 2.2), KAFKA-10706 (2.6.1) and the same-epoch fork (never) stay.
 TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   Scenario base = Base(R"({"acks": "all"})", R"({})");
   base.kafka_version = KafkaRelease::k2_1;
@@ -330,6 +330,7 @@ TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   EXPECT_TRUE(not_promised(kStaleControlRequestDefect));
   EXPECT_TRUE(not_promised(kLeaderEndPastRecordsDefect));
   EXPECT_TRUE(not_promised(kForgottenEpochStartDefect));
+  EXPECT_TRUE(not_promised(kSameEpochForkDefect));
   for (std::string_view defect : {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect,
                                   kBelowFirstEpochDefect, kUnheldEpochDefect}) {
     EXPECT_FALSE(not_promised(defect)) << defect;

@@ -344,6 +344,12 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
                          "leader broker-3 for the end of epoch 2 of t-1, which the leader never "
                          "had: answered with the start of its epoch 3, offset 191, and no epoch",
                          kUnheldEpochDefect});
+  ExpectUndrainedNaming(
+      "regressions/same-epoch-fork-after-the-leaders-power-loss-stops-the-fetcher.json",
+      {"broker-2 is running but out of t-0's ISR: its replica fetcher for broker-1 stopped at "
+       "UNEXPECTED_APPEND_OFFSET on t-0, where it holds epoch 0's batch [0..0] and its leader "
+       "broker-1 another batch of the same epoch at [0..1]",
+       kSameEpochForkDefect});
   ExpectUndrainedNaming("regressions/unrecorded-epoch-answer-stops-the-fetcher-before-2.1.json",
                         {"broker-2 is running but out of t-0's ISR: its replica fetcher for "
                          "broker-3 stopped at UNEXPECTED_APPEND_OFFSET on t-0, having been "
