@@ -551,7 +551,8 @@ Command AddExplore(CLI::App& app, int argc, char** argv) {
   sub->add_option("--faults", args->faults_text,
                   "Fault kinds to draw from, comma-separated (default: all): crash, restart, "
                   "shutdown, slow, partition, heal, crash_replicas, disk_eio, disk_full, "
-                  "disk_corrupt_tail, zk_expire, zk_down, client_crash");
+                  "disk_corrupt_tail, zk_expire, zk_down, client_crash; administrative actions: "
+                  "create_topic, preferred_election");
   sub->add_option("--max-down", args->max_down, "Brokers down at once at most (default: no bound)");
   sub->add_option("--fault-budget", args->fault_budget, "Faults per run at most (default 24)");
   sub->add_option("--duration-ms", args->duration_ms,

@@ -116,8 +116,10 @@ SeedScenario BuildSeedScenario(const ExploreBase& base, uint64_t seed,
   if (options.duration_ms) shape.duration_ms = *options.duration_ms;
   Seeds seeds(seed);
   RandomStream random = seeds.StreamFor("explore/swarm");
-  const SwarmProfile profile = DrawProfile(options.limits, shape, random);
-  std::vector<Json> generated = GenerateSchedule(shape, options.limits, profile, random);
+  RandomStream admin_random = seeds.StreamFor("explore/admin");
+  const SwarmProfile profile = DrawProfile(options.limits, shape, random, admin_random);
+  std::vector<Json> generated =
+      GenerateSchedule(shape, options.limits, profile, random, admin_random);
 
   SeedScenario out;
   out.profile = profile.Describe();

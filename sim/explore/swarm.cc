@@ -20,6 +20,9 @@ constexpr int kMaxGenerationSteps = 100000;  // a bound on the generator's loop
 
 bool IsRepair(FaultKind kind) { return kind == FaultKind::kRestart || kind == FaultKind::kHeal; }
 
+// The ZooKeeper address the generated command lines name (never resolved: docs/scenarios.md).
+constexpr std::string_view kZkConnect = "localhost:2181";
+
 // A duration drawn on one of a few scales, so that short and long ones both happen.
 int64_t ScaledDuration(RandomStream& random, std::initializer_list<int64_t> scales_ms) {
   const auto pick =
@@ -64,6 +67,23 @@ class Generator {
     std::stable_sort(actions_.begin(), actions_.end(),
                      [](const Json& a, const Json& b) { return a["at_ms"] < b["at_ms"]; });
     return std::move(actions_);
+  }
+
+  // The administrative actions, each kind at exponential gaps of its own, from `admin` alone:
+  // they change nothing the fault generator tracks (brokers down, cuts), so the faults do not
+  // depend on them.
+  std::vector<Json> RunAdmin(RandomStream& admin) {
+    std::vector<Json> out;
+    for (const SwarmProfile::Rate& rate : profile_.admin) {
+      int64_t t = kFirstFaultMs + admin.Exponential(rate.mean_gap_ms);
+      for (int step = 0; step < kMaxGenerationSteps && t <= shape_.duration_ms; ++step) {
+        out.push_back(AdminAction(rate.kind, t, admin));
+        t += std::max<int64_t>(1, admin.Exponential(rate.mean_gap_ms));
+      }
+    }
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Json& a, const Json& b) { return a["at_ms"] < b["at_ms"]; });
+    return out;
   }
 
  private:
@@ -173,6 +193,38 @@ class Generator {
     return true;
   }
 
+  // A `cli` action: a new topic (a name of its own, 1-3 partitions, a replication factor up to
+  // the brokers: Kafka refuses one above the brokers registered then), or a preferred replica
+  // election of every partition or of one of the base's partitions.
+  Json AdminAction(FaultKind kind, int64_t t, RandomStream& admin) {
+    Json action = Action(t, "cli");
+    std::string command;
+    if (kind == FaultKind::kCreateTopic) {
+      const int64_t partitions = admin.UniformInt(1, 3);
+      const int64_t replication = admin.UniformInt(1, std::max<int64_t>(1, shape_.brokers));
+      command = "kafka-topics.sh --zookeeper " + std::string(kZkConnect) +
+                " --create --topic created-" + std::to_string(++created_topics_) +
+                " --partitions " + std::to_string(partitions) + " --replication-factor " +
+                std::to_string(replication);
+    } else {
+      KSIM_CHECK(kind == FaultKind::kPreferredElection);
+      command = "kafka-preferred-replica-election.sh --zookeeper " + std::string(kZkConnect);
+      if (!shape_.partitions.empty() && admin.Bernoulli(1, 2)) {
+        const auto& p = shape_.partitions[static_cast<size_t>(
+            admin.UniformInt(0, static_cast<int64_t>(shape_.partitions.size()) - 1))];
+        Json entry = Json::object();
+        entry["topic"] = p.topic;
+        entry["partition"] = p.partition;
+        Json file = Json::object();
+        file["partitions"] = Json::array({entry});
+        command += " --path-to-json-file election.json";
+        action["input"] = Json::array({file.dump()});
+      }
+    }
+    action["command"] = std::move(command);
+    return action;
+  }
+
   bool Apply(FaultKind kind, int64_t t) {
     switch (kind) {
       case FaultKind::kCrash:
@@ -271,6 +323,9 @@ class Generator {
       case FaultKind::kRestart:
       case FaultKind::kHeal:
         return false;  // repairs come with their faults
+      case FaultKind::kCreateTopic:
+      case FaultKind::kPreferredElection:
+        return false;  // administrative: RunAdmin
     }
     return false;
   }
@@ -333,15 +388,20 @@ class Generator {
   std::map<std::string, int64_t> clients_down_;
   int64_t partition_until_ = -1;
   int64_t zk_down_until_ = -1;
+  int created_topics_ = 0;
 };
 
 }  // namespace
 
+bool IsAdministrative(FaultKind kind) {
+  return kind == FaultKind::kCreateTopic || kind == FaultKind::kPreferredElection;
+}
+
 const std::vector<std::string_view>& FaultKindNames() {
   static const std::vector<std::string_view> kNames = {
-      "crash",     "restart",        "shutdown",    "slow",      "partition",
-      "heal",      "crash_replicas", "disk_eio",    "disk_full", "disk_corrupt_tail",
-      "zk_expire", "zk_down",        "client_crash"};
+      "crash",     "restart",        "shutdown",     "slow",         "partition",
+      "heal",      "crash_replicas", "disk_eio",     "disk_full",    "disk_corrupt_tail",
+      "zk_expire", "zk_down",        "client_crash", "create_topic", "preferred_election"};
   return kNames;
 }
 
@@ -406,17 +466,25 @@ std::string SwarmProfile::Describe() const {
   }
   if (text.empty()) text = "no faults";
   if (!repairs) text += "; no repairs before the final phase";
+  for (size_t i = 0; i < admin.size(); ++i) {
+    text += i == 0 ? "; admin: " : ", ";
+    text += std::string(FaultKindName(admin[i].kind)) + " ~" +
+            std::to_string(admin[i].mean_gap_ms / 1000) + "." +
+            std::to_string(admin[i].mean_gap_ms % 1000 / 100) + " s";
+  }
   return text;
 }
 
 SwarmProfile DrawProfile(const SwarmLimits& limits, const ScheduleShape& shape,
-                         RandomStream& random) {
+                         RandomStream& random, RandomStream& admin_random) {
   std::vector<FaultKind> candidates;
+  std::vector<FaultKind> admin_candidates;
   for (size_t i = 0; i < FaultKindNames().size(); ++i) {
     const auto kind = static_cast<FaultKind>(i);
     const bool allowed = limits.kinds.empty() || std::find(limits.kinds.begin(), limits.kinds.end(),
                                                            kind) != limits.kinds.end();
-    if (allowed && !IsRepair(kind)) candidates.push_back(kind);
+    if (!allowed || IsRepair(kind)) continue;
+    (IsAdministrative(kind) ? admin_candidates : candidates).push_back(kind);
   }
   SwarmProfile profile;
   const int64_t duration_ms = std::max<int64_t>(shape.duration_ms, 1000);
@@ -436,14 +504,37 @@ SwarmProfile DrawProfile(const SwarmLimits& limits, const ScheduleShape& shape,
         {candidates[i], random.UniformInt(duration_ms / 20, duration_ms / 2)});
   }
   profile.repairs = !random.Bernoulli(1, 8);
+  // The administrative kinds from their own stream; at least one when no fault kind is allowed.
+  std::vector<bool> admin_on(admin_candidates.size(), false);
+  for (size_t i = 0; i < admin_candidates.size(); ++i) admin_on[i] = admin_random.Bernoulli(1, 2);
+  if (candidates.empty() && !admin_candidates.empty() &&
+      std::find(admin_on.begin(), admin_on.end(), true) == admin_on.end()) {
+    admin_on[static_cast<size_t>(
+        admin_random.UniformInt(0, static_cast<int64_t>(admin_candidates.size()) - 1))] = true;
+  }
+  for (size_t i = 0; i < admin_candidates.size(); ++i) {
+    if (!admin_on[i]) continue;
+    profile.admin.push_back(
+        {admin_candidates[i], admin_random.UniformInt(duration_ms / 20, duration_ms / 2)});
+  }
   return profile;
 }
 
 std::vector<nlohmann::ordered_json> GenerateSchedule(const ScheduleShape& shape,
                                                      const SwarmLimits& limits,
                                                      const SwarmProfile& profile,
-                                                     RandomStream& random) {
-  return Generator(shape, limits, profile, random).Run();
+                                                     RandomStream& random,
+                                                     RandomStream& admin_random) {
+  Generator generator(shape, limits, profile, random);
+  std::vector<Json> actions = generator.Run();
+  std::vector<Json> admin = generator.RunAdmin(admin_random);
+  if (admin.empty()) return actions;
+  actions.insert(actions.end(), std::make_move_iterator(admin.begin()),
+                 std::make_move_iterator(admin.end()));
+  // A stable sort: on a tie the faults, generated first, stay before the administrative actions.
+  std::stable_sort(actions.begin(), actions.end(),
+                   [](const Json& a, const Json& b) { return a["at_ms"] < b["at_ms"]; });
+  return actions;
 }
 
 }  // namespace ksim::sim

@@ -13,6 +13,13 @@
 // Bounds: --max-down (brokers down at once, counting leader_of targets as one and a disk fault
 // as down for good), the fault budget (faults per run; repairs are free).
 //
+// Besides the faults, two administrative actions, drawn from a stream of their own
+// ("explore/admin") so that every seed's faults are the same with or without them: `create_topic`
+// (a `kafka-topics.sh --create` of a new topic, its partitions and replication factor drawn) and
+// `preferred_election` (`kafka-preferred-replica-election.sh`, for every partition or, one time
+// in two, one partition of the base's topics named in its JSON file). Each is on with probability
+// 1/2 and strikes at exponential gaps as a fault does; neither counts against the fault budget.
+//
 // Output: actions as JSON objects in the scenario format, sorted by at_ms (ties in generation
 // order), within [1, duration_ms]; repairs due after duration_ms are left to the final phase.
 // Pure: everything comes from the RandomStream handed in; integer arithmetic only.
@@ -44,7 +51,12 @@ enum class FaultKind : uint8_t {
   kZkExpire,
   kZkDown,
   kClientCrash,
+  // Administrative actions (IsAdministrative): drawn from their own stream.
+  kCreateTopic,
+  kPreferredElection,
 };
+
+bool IsAdministrative(FaultKind kind);
 
 // The kinds' names as --faults spells them, in enum order.
 const std::vector<std::string_view>& FaultKindNames();
@@ -79,22 +91,27 @@ struct SwarmProfile {
     FaultKind kind = FaultKind::kCrash;
     int64_t mean_gap_ms = 0;
   };
-  std::vector<Rate> enabled;  // in FaultKind order; at least one
+  std::vector<Rate> enabled;  // faults, in FaultKind order; at least one when any is allowed
   bool repairs = true;        // restart / heal follow their fault (when allowed)
-  // "crash ~9.0 s, partition ~14.2 s" (mean gaps).
+  std::vector<Rate> admin;    // administrative actions on, in FaultKind order
+  // "crash ~9.0 s, partition ~14.2 s; admin: create_topic ~20.1 s" (mean gaps).
   std::string Describe() const;
 };
 
-// Each allowed kind is on with probability 1/2 (at least one is), with a mean gap between 1/20
-// and 1/2 of the duration; repairs are on with probability 7/8.
+// Each allowed fault kind is on with probability 1/2 (at least one is), with a mean gap between
+// 1/20 and 1/2 of the duration; repairs are on with probability 7/8. The same for each allowed
+// administrative kind (none need be on), drawn from `admin_random` alone.
 SwarmProfile DrawProfile(const SwarmLimits& limits, const ScheduleShape& shape,
-                         RandomStream& random);
+                         RandomStream& random, RandomStream& admin_random);
 
 // The schedule: faults at exponential gaps per kind, each applied only when the current state
-// allows it (max_down, something to restart, a partition to heal, ...).
+// allows it (max_down, something to restart, a partition to heal, ...), drawn from `random`;
+// then the administrative actions from `admin_random`, merged by time after the faults of the
+// same millisecond.
 std::vector<nlohmann::ordered_json> GenerateSchedule(const ScheduleShape& shape,
                                                      const SwarmLimits& limits,
                                                      const SwarmProfile& profile,
-                                                     RandomStream& random);
+                                                     RandomStream& random,
+                                                     RandomStream& admin_random);
 
 }  // namespace ksim::sim

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -43,9 +45,12 @@ Scenario Base(const std::string& producer_config, const std::string& cluster_con
 std::vector<nlohmann::ordered_json> Schedule(const ScheduleShape& shape, const SwarmLimits& limits,
                                              uint64_t seed) {
   RandomStream random(seed);
-  const SwarmProfile profile = DrawProfile(limits, shape, random);
-  return GenerateSchedule(shape, limits, profile, random);
+  RandomStream admin(~seed);
+  const SwarmProfile profile = DrawProfile(limits, shape, random, admin);
+  return GenerateSchedule(shape, limits, profile, random, admin);
 }
+
+bool IsCli(const nlohmann::ordered_json& action) { return action.at("do") == "cli"; }
 
 TEST(SwarmTest, FaultKindsParseAndUnknownOnesNameTheValidOnes) {
   Result<std::vector<FaultKind>> kinds = ParseFaultKinds("crash,partition");
@@ -106,6 +111,65 @@ TEST(SwarmTest, MaxDownBoundsTheBrokersDownAtOnce) {
     }
   }
   EXPECT_EQ(most, 1);  // the bound is reached, not merely respected by doing nothing
+}
+
+// The administrative actions come from a stream of their own: with them allowed, every seed's
+// faults are what they are without them, in the same order, and the actions added are valid
+// `cli` actions of the scenario format (a new topic of its own name, or a preferred replica
+// election of every partition or of one partition of the base's).
+TEST(SwarmTest, AdministrativeActionsLeaveEverySeedsFaultsAsTheyWere) {
+  const Scenario base = Base(R"({"acks": "all"})", "{}");
+  const ScheduleShape shape = ShapeOf(base);
+  SwarmLimits faults_only;
+  for (size_t i = 0; i < FaultKindNames().size(); ++i) {
+    if (!IsAdministrative(static_cast<FaultKind>(i))) {
+      faults_only.kinds.push_back(static_cast<FaultKind>(i));
+    }
+  }
+  std::map<std::string, int> commands;  // by tool and form
+  std::set<std::string> topics;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    const std::vector<nlohmann::ordered_json> all = Schedule(shape, SwarmLimits{}, seed);
+    std::vector<nlohmann::ordered_json> faults;
+    std::copy_if(all.begin(), all.end(), std::back_inserter(faults),
+                 [](const nlohmann::ordered_json& a) { return !IsCli(a); });
+    ASSERT_EQ(faults, Schedule(shape, faults_only, seed)) << "seed " << seed;
+    std::set<std::string> seed_topics;
+    for (const nlohmann::ordered_json& action : all) {
+      if (!IsCli(action)) continue;
+      const std::string command = action.at("command").get<std::string>();
+      const bool file = action.contains("input");
+      commands[command.substr(0, command.find(' ')) + (file ? " file" : "")]++;
+      const size_t topic = command.find("--topic ");
+      if (topic != std::string::npos) {
+        const std::string name =
+            command.substr(topic + 8, command.find(' ', topic + 8) - topic - 8);
+        EXPECT_TRUE(seed_topics.insert(name).second) << "seed " << seed << ": " << name;
+        topics.insert(name);
+      }
+      // The action is one the scenario format takes, as explore writes it into the base.
+      nlohmann::ordered_json document = nlohmann::ordered_json::parse(R"({"ksim": 1, "name": "b",
+        "duration_ms": 20000, "cluster": {"brokers": 3},
+        "topics": {"t": {"partitions": 2, "replication_factor": 3}}})");
+      document["actions"] = nlohmann::ordered_json::array({action});
+      Result<Scenario> parsed = ParseScenario(document.dump(), "seed.json");
+      EXPECT_TRUE(parsed.ok()) << action.dump() << ": " << parsed.status().message();
+    }
+  }
+  EXPECT_GT(commands["kafka-topics.sh"], 0);
+  EXPECT_GT(commands["kafka-preferred-replica-election.sh"], 0);
+  EXPECT_GT(commands["kafka-preferred-replica-election.sh file"], 0);
+  EXPECT_GT(topics.size(), 1u);
+  // Only the administrative kinds: a seed gets at least one of them.
+  SwarmLimits admin_only;
+  admin_only.kinds = {FaultKind::kCreateTopic, FaultKind::kPreferredElection};
+  size_t admin_actions = 0;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const std::vector<nlohmann::ordered_json> schedule = Schedule(shape, admin_only, seed);
+    EXPECT_TRUE(std::all_of(schedule.begin(), schedule.end(), IsCli)) << "seed " << seed;
+    admin_actions += schedule.size();
+  }
+  EXPECT_GT(admin_actions, 20u);
 }
 
 // A run that drained, every metric 0 but `lost_acked` (its anomalies are the caller's).
