@@ -193,6 +193,7 @@
   X(kHalt, "halt")                            \
   X(kHeal, "heal")                            \
   X(kHeldEpoch, "held_epoch")                 \
+  X(kHeldFrom, "held_from")                   \
   X(kHighWatermark, "high_watermark")         \
   X(kHost, "host")                            \
   X(kHw, "hw")                                \

@@ -121,6 +121,11 @@ class Checker {
   // an ISR from before the power loss. "" when it lost nothing of the partition, or caught up
   // since.
   std::string StaleIsrPowerLoss(const ViolationRecord& v) const;
+  // A committed record replaced by a batch the new leader kept under another offset after a
+  // power loss that corrupted its unsynced tail: the batch it holds there has the bytes of the
+  // batch committed at ViolationRecord::held_from, all but the base offset, which no CRC covers.
+  // "" when it holds no such batch or lost no corrupted tail of the partition before.
+  std::string CorruptedOffsetKept(const ViolationRecord& v) const;
   // Records counted committed when a leader that had lost power, with unsynced writes of the
   // partition, took the partition again: its checkpointed high watermark, from before the power
   // loss, covered records written since that no follower held. "" when the commit is not dated
@@ -1203,6 +1208,27 @@ const FaultRecord* Checker::PowerLossBefore(BrokerId broker, TimeUs t_us,
   return last;
 }
 
+std::string Checker::CorruptedOffsetKept(const ViolationRecord& v) const {
+  if (v.held_from.value() < 0) return "";
+  auto faults = faults_.find(node::Broker(v.broker));
+  if (faults == faults_.end()) return "";
+  const FaultRecord* corrupted = nullptr;
+  for (const FaultRecord* f : faults->second) {
+    if (f->t_us >= v.t_us) break;
+    if (f->ev == ev::kCrash && f->detail.find("corrupted") != std::string::npos &&
+        LostUnsyncedOf(*f, v.tp)) {
+      corrupted = f;
+    }
+  }
+  if (corrupted == nullptr) return "";
+  return PowerLossText(*corrupted) + " and kept the batch committed at offset " +
+         std::to_string(v.held_from.value()) + " under offset " + std::to_string(v.offset.value()) +
+         ": a byte of its base offset was corrupted, which no CRC covers (record batches and "
+         "message sets alike), and recovery keeps a batch whose CRC holds (LogSegment.recover); "
+         "a follower truncating by leader epoch compares epochs, not offsets, so it kept the "
+         "batch there, and elected it holds it in the committed record's place";
+}
+
 std::string Checker::StaleIsrPowerLoss(const ViolationRecord& v) const {
   const FaultRecord* power_loss = PowerLossBefore(v.broker, v.t_us, v.tp);
   if (power_loss == nullptr) return "";
@@ -1421,7 +1447,8 @@ std::string Checker::IsrJoinWithoutTheRecord(const ViolationRecord& v) const {
 }
 
 std::string Checker::EarlierPowerLossReason(const ViolationRecord& v) const {
-  std::string reason = LeaderPowerLossFork(v);
+  std::string reason = CorruptedOffsetKept(v);
+  if (reason.empty()) reason = LeaderPowerLossFork(v);
   if (reason.empty()) reason = StaleIsrPowerLoss(v);
   if (reason.empty()) reason = StaleHighWatermarkAfterPowerLoss(v);
   return reason;

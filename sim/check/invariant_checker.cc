@@ -186,6 +186,7 @@ void InvariantChecker::ViolateCommitted(const ReplicaObservation& replica,
   violation.epochless_fork = fork.epochless;
   violation.held_epoch = fork.held_epoch;
   violation.committed_epoch = fork.committed_epoch;
+  violation.held_from = fork.held_from;
   // The committed batch holding `offset`, else the first one after it.
   auto it = partition.committed.upper_bound(offset);
   if (it != partition.committed.begin() && std::prev(it)->second.last_offset >= offset) --it;
@@ -269,6 +270,17 @@ InvariantChecker::Fork InvariantChecker::ForkOf(const ReplicaObservation& replic
                                                 const PartitionTrack& partition,
                                                 const BatchHeader& batch) {
   Fork fork;
+  // A committed batch at a lower offset with the held one's bytes (the CRC covers all but the
+  // base offset, the batch length and, in v2, the partition leader epoch). Lower only: recovery
+  // keeps a batch only where offsets increase, so a corrupted base offset it kept jumped forward
+  // (a batch the same as one at a higher offset is a producer's retry written twice).
+  for (const auto& [base, id] : partition.committed) {
+    if (base >= batch.base_offset) break;
+    if (id.crc == batch.crc && id.last_offset - base == batch.last_offset() - batch.base_offset) {
+      fork.held_from = base;
+      break;
+    }
+  }
   if (!replica.truncates_by_leader_epoch) return fork;
   if (batch.magic < kMagicV2) {
     fork.epochless = true;

@@ -97,6 +97,12 @@ struct InvariantViolation {
   // OffsetsForLeaderEpoch before KIP-279 cannot see, KAFKA-6361); kUndefinedEpoch otherwise.
   LeaderEpoch held_epoch = kUndefinedEpoch;
   LeaderEpoch committed_epoch = kUndefinedEpoch;  // the committed batch's, with held_epoch
+  // committed_records_stable: the base offset of a committed batch at a lower offset whose bytes
+  // the batch held in place of the committed one has, all but its base offset (the same CRC and
+  // number of offsets): a batch kept under a later offset, as when a byte of its base offset,
+  // which the CRC does not cover, was corrupted in a torn tail and recovery kept it; -1
+  // otherwise.
+  Offset held_from{-1};
 };
 
 struct InvariantCheckerCounters {
@@ -174,6 +180,7 @@ class InvariantChecker {
     bool epochless = false;
     LeaderEpoch held_epoch = kUndefinedEpoch;
     LeaderEpoch committed_epoch = kUndefinedEpoch;
+    Offset held_from{-1};
   };
   struct Leadership {
     BrokerId broker{0};

@@ -331,6 +331,7 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
         LeaderEpoch(static_cast<int32_t>(IntField(fields, field::kHeldEpoch, -1)));
     violation.committed_epoch =
         LeaderEpoch(static_cast<int32_t>(IntField(fields, field::kCommittedEpoch, -1)));
+    violation.held_from = Offset(IntField(fields, field::kHeldFrom, -1));
     violations_.push_back(std::move(violation));
   } else {
     KSIM_CHECK_MSG(IsFault(ev), "an observed event no branch reads");

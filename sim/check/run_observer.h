@@ -179,6 +179,9 @@ struct ViolationRecord {
   // truncating by leader epoch (InvariantViolation::held_epoch); kUndefinedEpoch otherwise.
   LeaderEpoch held_epoch = kUndefinedEpoch;
   LeaderEpoch committed_epoch = kUndefinedEpoch;
+  // The base offset of the committed batch whose bytes the held one has under another offset
+  // (InvariantViolation::held_from); -1 otherwise.
+  Offset held_from{-1};
   // "<rule> <topic>-<partition>: <message>".
   std::string Text() const;
 };

@@ -97,6 +97,9 @@ Status Cluster::Build() {
           fields.Add(field::kHeldEpoch, violation.held_epoch.value());
           fields.Add(field::kCommittedEpoch, violation.committed_epoch.value());
         }
+        if (violation.held_from.value() >= 0) {
+          fields.Add(field::kHeldFrom, violation.held_from.value());
+        }
       }
       world_.Trace(node::kChecker, ev::kInvariantViolation, fields);
     });
