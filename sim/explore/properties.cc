@@ -64,6 +64,11 @@ constexpr KafkaLivenessDefect kKafkaLivenessDefects[] = {
      "with the start of the leader's next epoch and no epoch, and kept records where the leader "
      "holds others, whose replica fetcher then stops at the leader's answer",
      KafkaRelease::k2_0},
+    {kLeaderKeptBelowUndefinedCutDefect,
+     "a follower whose leader kept an older epoch's records below its cut to its high watermark "
+     "after an UNDEFINED answer, where the follower holds a later epoch's: its replica fetcher "
+     "stops at the leader's answer",
+     KafkaRelease::k2_1},
     // KAFKA-10706 is fixed in 2.6.1 and 2.7.0, after every release ksim follows.
     {kForgottenEpochStartDefect,
      "a follower whose leader's epoch cache forgot where an epoch began (an entry kept by a "

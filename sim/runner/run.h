@@ -81,8 +81,8 @@ class ScenarioRun {
   std::string UnassignedAfterAMissedRestart(const std::string& group, const TopicPartition& tp);
   // ": its replica fetcher for broker-L stopped ..." when `replica`'s fetcher from `leader` ended
   // (ReplicaFetcherManager::StoppedFetcher), naming kSameLeaderDefect, kBelowFirstEpochDefect,
-  // kUnrecordedEpochDefect, kUnheldEpochDefect, kForgottenEpochStartDefect or
-  // kSameEpochForkDefect when that is why; else "".
+  // kUnrecordedEpochDefect, kUnheldEpochDefect, kForgottenEpochStartDefect,
+  // kSameEpochForkDefect or kLeaderKeptBelowUndefinedCutDefect when that is why; else "".
   std::string FetcherStopped(BrokerId replica, BrokerId leader);
   // ", having been answered UNDEFINED ..." when the stopped fetcher's leader answered its
   // OffsetsForLeaderEpoch for epoch `asked` of `tp` UNDEFINED
@@ -119,6 +119,21 @@ class ScenarioRun {
   // `leader`'s log with other bounds: the leader of that epoch lost records of it and led on in
   // it (kSameEpochForkDefect); else "". Reads both logs under an inspection of their disks.
   std::string SameEpochFork(const TopicPartition& tp, BrokerId replica, BrokerId leader);
+  // ", where it holds epoch E's batch ... and its leader an older epoch's batch ..." when
+  // `replica` truncates by leader epoch and holds a batch of an epoch that `leader`'s cache says
+  // began past that batch's start, where the leader holds an older epoch's batch that its own
+  // truncation to its high watermark after an UNDEFINED answer kept
+  // (kLeaderKeptBelowUndefinedCutDefect); else "".
+  std::string LeaderKeptAnOlderEpoch(const TopicPartition& tp, BrokerId replica, BrokerId leader);
+  // A batch's last offset and partition leader epoch.
+  struct EpochSpan {
+    Offset last;
+    LeaderEpoch epoch;
+  };
+  // `replica`'s batches that carry a partition leader epoch, by base offset, read under an
+  // inspection of `broker`'s disk; nullopt when the log cannot be read.
+  std::optional<std::map<Offset, EpochSpan>> EpochBatches(BrokerId broker,
+                                                          const Partition& replica);
   // ": it exits at every start ..." when `replica`'s process last exited because it may not
   // truncate below its leader (kFollowerAheadDefect), else "".
   std::string ExitsAtEveryStart(BrokerId replica);

@@ -600,7 +600,8 @@ std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
         AnsweredUndefinedForAnUnrecordedEpoch(stopped->undefined_answer_for, stopped->tp, leader);
   }
   return text + below_first + AskedForAnUnheldEpoch(stopped->tp, replica, leader) +
-         ForgottenEpochStart(stopped->tp, leader) + SameEpochFork(stopped->tp, replica, leader);
+         ForgottenEpochStart(stopped->tp, leader) + SameEpochFork(stopped->tp, replica, leader) +
+         LeaderKeptAnOlderEpoch(stopped->tp, replica, leader);
 }
 
 std::string ScenarioRun::AnsweredUndefinedForAnUnrecordedEpoch(LeaderEpoch asked,
@@ -707,32 +708,29 @@ std::string ScenarioRun::ForgottenEpochStart(const TopicPartition& tp, BrokerId 
   return "";
 }
 
+std::optional<std::map<Offset, ScenarioRun::EpochSpan>> ScenarioRun::EpochBatches(
+    BrokerId broker, const Partition& replica) {
+  std::map<Offset, EpochSpan> out;
+  VirtualDisk::InspectionScope inspect(*cluster_->world().node(node::Broker(broker)).disk());
+  const Status walked = replica.log().ForEachBatch(
+      replica.log().log_start_offset(),
+      [&](const BatchHeader& header, uint64_t) -> Result<BatchWalk> {
+        if (header.partition_leader_epoch >= LeaderEpoch(0)) {
+          out.emplace(header.base_offset,
+                      EpochSpan{header.last_offset(), header.partition_leader_epoch});
+        }
+        return BatchWalk::kContinue;
+      });
+  if (!walked.ok()) return std::nullopt;
+  return out;
+}
+
 std::string ScenarioRun::SameEpochFork(const TopicPartition& tp, BrokerId replica,
                                        BrokerId leader) {
   const std::optional<EpochAsk> ask = EpochAskOf(tp, replica, leader);
   if (!ask) return "";
-  struct Span {
-    Offset last;
-    LeaderEpoch epoch;
-  };
-  // Each log's batches that carry an epoch, by base offset.
-  auto batches_of = [&](BrokerId broker,
-                        const Partition& p) -> std::optional<std::map<Offset, Span>> {
-    std::map<Offset, Span> out;
-    VirtualDisk::InspectionScope inspect(*cluster_->world().node(node::Broker(broker)).disk());
-    const Status walked = p.log().ForEachBatch(
-        p.log().log_start_offset(), [&](const BatchHeader& header, uint64_t) -> Result<BatchWalk> {
-          if (header.partition_leader_epoch >= LeaderEpoch(0)) {
-            out.emplace(header.base_offset,
-                        Span{header.last_offset(), header.partition_leader_epoch});
-          }
-          return BatchWalk::kContinue;
-        });
-    if (!walked.ok()) return std::nullopt;
-    return out;
-  };
-  const std::optional<std::map<Offset, Span>> followed = batches_of(replica, ask->followed);
-  const std::optional<std::map<Offset, Span>> led = batches_of(leader, ask->led);
+  const std::optional<std::map<Offset, EpochSpan>> followed = EpochBatches(replica, ask->followed);
+  const std::optional<std::map<Offset, EpochSpan>> led = EpochBatches(leader, ask->led);
   if (!followed || !led) return "";
   for (const auto& [base, span] : *followed) {
     // The leader's batches overlapping [base, span.last]: from the last one starting at or
@@ -751,6 +749,50 @@ std::string ScenarioRun::SameEpochFork(const TopicPartition& tp, BrokerId replic
              "OffsetsForLeaderEpoch found nothing to truncate (" +
              std::string(kSameEpochForkDefect) + ")";
     }
+  }
+  return "";
+}
+
+std::string ScenarioRun::LeaderKeptAnOlderEpoch(const TopicPartition& tp, BrokerId replica,
+                                                BrokerId leader) {
+  const std::optional<EpochAsk> ask = EpochAskOf(tp, replica, leader);
+  if (!ask) return "";
+  const std::optional<std::map<Offset, EpochSpan>> followed = EpochBatches(replica, ask->followed);
+  const std::optional<std::map<Offset, EpochSpan>> led = EpochBatches(leader, ask->led);
+  if (!followed || !led) return "";
+  const std::vector<EpochEntry>& entries = ask->led.epochs().entries();
+  for (const auto& [base, span] : *followed) {
+    // Where the leader's cache says the follower's batch's epoch began: past the batch's start.
+    auto entry = std::find_if(entries.begin(), entries.end(),
+                              [&](const EpochEntry& e) { return e.epoch == span.epoch; });
+    if (entry == entries.end() || entry->start_offset <= base) continue;
+    // The leader's batch at `base`, of an older epoch.
+    auto held = led->upper_bound(base);
+    if (held == led->begin()) continue;
+    --held;
+    if (held->second.last < base || held->second.epoch >= span.epoch) continue;
+    // The leader's own truncation to its high watermark after an UNDEFINED answer, which kept
+    // that batch (below the cut) and took the epoch's records from the cut on.
+    const TruncationRecord* cut = nullptr;
+    for (const TruncationRecord& t : observer_->truncations()) {
+      if (t.broker == leader && t.tp == tp && t.reason == "undefined_epoch" &&
+          t.to > held->second.last && t.to <= entry->start_offset) {
+        cut = &t;
+      }
+    }
+    if (cut == nullptr) continue;
+    return ", where it holds epoch " + std::to_string(span.epoch.value()) + "'s batch [" +
+           std::to_string(base.value()) + ".." + std::to_string(span.last.value()) +
+           "] and its leader " + node::Broker(leader) + " epoch " +
+           std::to_string(held->second.epoch.value()) + "'s batch [" +
+           std::to_string(held->first.value()) + ".." + std::to_string(held->second.last.value()) +
+           "], kept when the leader truncated to its " + "high watermark " +
+           std::to_string(cut->to.value()) + " at " + FormatSeconds(cut->t_us) +
+           " after an UNDEFINED answer; its epoch cache says epoch " +
+           std::to_string(span.epoch.value()) + " began at offset " +
+           std::to_string(entry->start_offset.value()) +
+           ", so the follower's OffsetsForLeaderEpoch found nothing to truncate (" +
+           std::string(kLeaderKeptBelowUndefinedCutDefect) + ")";
   }
   return "";
 }

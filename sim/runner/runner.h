@@ -181,6 +181,21 @@ inline constexpr std::string_view kForgottenEpochStartDefect =
     "KAFKA-10706, fixed in Kafka 2.6.1 and 2.7.0: before it a truncation to the log end keeps "
     "the leader-epoch entries from there on";
 
+// Named in a drain that did not complete because a follower's fetcher stopped where its leader
+// holds a batch of an older epoch below where its epoch cache says the follower's epoch began:
+// the leader, as a follower before, was answered UNDEFINED (an epoch before the answering
+// leader's first, or after the last it had recorded) and truncated to its high watermark, which
+// kept records of its own that the later epoch's leader had written over; it then fetched that
+// epoch's records from its cut. A follower holding the later epoch's records below the cut asks
+// for that epoch's end, is answered past its log end, truncates nothing, and its fetch starts
+// inside the leader's older batch (UnexpectedAppendOffsetException ends the fetcher thread).
+// 2.1 (KAFKA-7415) answers such a request with the leader's first epoch's start or records the
+// epoch when the broker becomes leader.
+inline constexpr std::string_view kLeaderKeptBelowUndefinedCutDefect =
+    "KAFKA-7415, fixed in Kafka 2.1: before it a leader answers OffsetsForLeaderEpoch UNDEFINED "
+    "for an epoch it cannot place, and the follower truncates to its high watermark, keeping "
+    "records below it that a later leader wrote over";
+
 // Named in a drain that did not complete because a follower's fetcher stopped where its log and
 // its leader's hold different batches of one leader epoch: the leader of that epoch lost records
 // it had written in it (unsynced, in a power loss) and led on in the same epoch, because the

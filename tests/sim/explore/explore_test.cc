@@ -357,7 +357,8 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
   for (std::string_view defect :
        {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect,
         kStaleControlRequestDefect, kLeaderEndPastRecordsDefect, kBelowFirstEpochDefect,
-        kUnheldEpochDefect, kForgottenEpochStartDefect, kSameEpochForkDefect}) {
+        kUnheldEpochDefect, kForgottenEpochStartDefect, kSameEpochForkDefect,
+        kLeaderKeptBelowUndefinedCutDefect}) {
     std::vector<std::string> skipped;
     const std::string undrained =
         "broker-1 is running but out of t-0's ISR: ... (" + std::string(defect) + ")";
@@ -395,8 +396,9 @@ TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   EXPECT_TRUE(not_promised(kLeaderEndPastRecordsDefect));
   EXPECT_TRUE(not_promised(kForgottenEpochStartDefect));
   EXPECT_TRUE(not_promised(kSameEpochForkDefect));
-  for (std::string_view defect : {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect,
-                                  kBelowFirstEpochDefect, kUnheldEpochDefect}) {
+  for (std::string_view defect :
+       {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect, kBelowFirstEpochDefect,
+        kUnheldEpochDefect, kLeaderKeptBelowUndefinedCutDefect}) {
     EXPECT_FALSE(not_promised(defect)) << defect;
     RunResult run;
     run.drained = false;

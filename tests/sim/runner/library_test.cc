@@ -345,6 +345,13 @@ TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
                          "had: answered with the start of its epoch 3, offset 191, and no epoch",
                          kUnheldEpochDefect});
   ExpectUndrainedNaming(
+      "regressions/leader-kept-an-older-epoch-below-its-undefined-cut-stops-the-fetcher-before-"
+      "2.1.json",
+      {"its replica fetcher for broker-2 stopped at UNEXPECTED_APPEND_OFFSET on t-0, where it "
+       "holds epoch 4's batch [0..0] and its leader broker-2 epoch 1's batch [0..1], kept when the "
+       "leader truncated to its high watermark 2",
+       kLeaderKeptBelowUndefinedCutDefect});
+  ExpectUndrainedNaming(
       "regressions/same-epoch-fork-after-the-leaders-power-loss-stops-the-fetcher.json",
       {"broker-2 is running but out of t-0's ISR: its replica fetcher for broker-1 stopped at "
        "UNEXPECTED_APPEND_OFFSET on t-0, where it holds epoch 0's batch [0..0] and its leader "
