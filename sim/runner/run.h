@@ -134,6 +134,14 @@ class ScenarioRun {
   // inspection of `broker`'s disk; nullopt when the log cannot be read.
   std::optional<std::map<Offset, EpochSpan>> EpochBatches(BrokerId broker,
                                                           const Partition& replica);
+  // Both logs' EpochBatches for a follower truncating by leader epoch and its running leader
+  // (EpochAskOf); nullopt when either is not there or cannot be read.
+  struct EpochLogs {
+    const Partition& led;
+    std::map<Offset, EpochSpan> followed_batches;
+    std::map<Offset, EpochSpan> led_batches;
+  };
+  std::optional<EpochLogs> EpochLogsOf(const TopicPartition& tp, BrokerId replica, BrokerId leader);
   // ": it exits at every start ..." when `replica`'s process last exited because it may not
   // truncate below its leader (kFollowerAheadDefect), else "".
   std::string ExitsAtEveryStart(BrokerId replica);

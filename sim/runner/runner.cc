@@ -725,13 +725,22 @@ std::optional<std::map<Offset, ScenarioRun::EpochSpan>> ScenarioRun::EpochBatche
   return out;
 }
 
+std::optional<ScenarioRun::EpochLogs> ScenarioRun::EpochLogsOf(const TopicPartition& tp,
+                                                               BrokerId replica, BrokerId leader) {
+  const std::optional<EpochAsk> ask = EpochAskOf(tp, replica, leader);
+  if (!ask) return std::nullopt;
+  std::optional<std::map<Offset, EpochSpan>> followed = EpochBatches(replica, ask->followed);
+  std::optional<std::map<Offset, EpochSpan>> led = EpochBatches(leader, ask->led);
+  if (!followed || !led) return std::nullopt;
+  return EpochLogs{ask->led, std::move(*followed), std::move(*led)};
+}
+
 std::string ScenarioRun::SameEpochFork(const TopicPartition& tp, BrokerId replica,
                                        BrokerId leader) {
-  const std::optional<EpochAsk> ask = EpochAskOf(tp, replica, leader);
-  if (!ask) return "";
-  const std::optional<std::map<Offset, EpochSpan>> followed = EpochBatches(replica, ask->followed);
-  const std::optional<std::map<Offset, EpochSpan>> led = EpochBatches(leader, ask->led);
-  if (!followed || !led) return "";
+  const std::optional<EpochLogs> logs = EpochLogsOf(tp, replica, leader);
+  if (!logs) return "";
+  const std::map<Offset, EpochSpan>* const led = &logs->led_batches;
+  const std::map<Offset, EpochSpan>* const followed = &logs->followed_batches;
   for (const auto& [base, span] : *followed) {
     // The leader's batches overlapping [base, span.last]: from the last one starting at or
     // before `base` on.
@@ -755,12 +764,11 @@ std::string ScenarioRun::SameEpochFork(const TopicPartition& tp, BrokerId replic
 
 std::string ScenarioRun::LeaderKeptAnOlderEpoch(const TopicPartition& tp, BrokerId replica,
                                                 BrokerId leader) {
-  const std::optional<EpochAsk> ask = EpochAskOf(tp, replica, leader);
-  if (!ask) return "";
-  const std::optional<std::map<Offset, EpochSpan>> followed = EpochBatches(replica, ask->followed);
-  const std::optional<std::map<Offset, EpochSpan>> led = EpochBatches(leader, ask->led);
-  if (!followed || !led) return "";
-  const std::vector<EpochEntry>& entries = ask->led.epochs().entries();
+  const std::optional<EpochLogs> logs = EpochLogsOf(tp, replica, leader);
+  if (!logs) return "";
+  const std::map<Offset, EpochSpan>* const led = &logs->led_batches;
+  const std::map<Offset, EpochSpan>* const followed = &logs->followed_batches;
+  const std::vector<EpochEntry>& entries = logs->led.epochs().entries();
   for (const auto& [base, span] : *followed) {
     // Where the leader's cache says the follower's batch's epoch began: past the batch's start.
     auto entry = std::find_if(entries.begin(), entries.end(),
