@@ -20,6 +20,9 @@ constexpr int kMaxGenerationSteps = 100000;  // a bound on the generator's loop
 
 bool IsRepair(FaultKind kind) { return kind == FaultKind::kRestart || kind == FaultKind::kHeal; }
 
+// Actions in time order (with std::stable_sort: ties keep their generation order).
+bool EarlierAction(const Json& a, const Json& b) { return a["at_ms"] < b["at_ms"]; }
+
 // The ZooKeeper address the generated command lines name (never resolved: docs/scenarios.md).
 constexpr std::string_view kZkConnect = "localhost:2181";
 
@@ -64,8 +67,7 @@ class Generator {
       if (faults < limits_.fault_budget && Apply(rate.kind, t)) ++faults;
       next->first = t + std::max<int64_t>(1, random_.Exponential(rate.mean_gap_ms));
     }
-    std::stable_sort(actions_.begin(), actions_.end(),
-                     [](const Json& a, const Json& b) { return a["at_ms"] < b["at_ms"]; });
+    std::stable_sort(actions_.begin(), actions_.end(), EarlierAction);
     return std::move(actions_);
   }
 
@@ -81,9 +83,7 @@ class Generator {
         t += std::max<int64_t>(1, admin.Exponential(rate.mean_gap_ms));
       }
     }
-    std::stable_sort(out.begin(), out.end(),
-                     [](const Json& a, const Json& b) { return a["at_ms"] < b["at_ms"]; });
-    return out;
+    return out;  // by kind, each in time order: GenerateSchedule merges them by time
   }
 
  private:
@@ -458,20 +458,17 @@ ScheduleShape ShapeOf(const Scenario& scenario) {
 }
 
 std::string SwarmProfile::Describe() const {
+  // "crash ~9.0 s": a kind and its mean gap.
+  auto rate_text = [](const Rate& rate) {
+    return std::string(FaultKindName(rate.kind)) + " ~" + std::to_string(rate.mean_gap_ms / 1000) +
+           "." + std::to_string(rate.mean_gap_ms % 1000 / 100) + " s";
+  };
   std::string text;
-  for (const Rate& rate : enabled) {
-    if (!text.empty()) text += ", ";
-    text += std::string(FaultKindName(rate.kind)) + " ~" + std::to_string(rate.mean_gap_ms / 1000) +
-            "." + std::to_string(rate.mean_gap_ms % 1000 / 100) + " s";
-  }
+  for (const Rate& rate : enabled) text += (text.empty() ? "" : ", ") + rate_text(rate);
   if (text.empty()) text = "no faults";
   if (!repairs) text += "; no repairs before the final phase";
-  for (size_t i = 0; i < admin.size(); ++i) {
-    text += i == 0 ? "; admin: " : ", ";
-    text += std::string(FaultKindName(admin[i].kind)) + " ~" +
-            std::to_string(admin[i].mean_gap_ms / 1000) + "." +
-            std::to_string(admin[i].mean_gap_ms % 1000 / 100) + " s";
-  }
+  for (size_t i = 0; i < admin.size(); ++i)
+    text += (i == 0 ? "; admin: " : ", ") + rate_text(admin[i]);
   return text;
 }
 
@@ -532,8 +529,7 @@ std::vector<nlohmann::ordered_json> GenerateSchedule(const ScheduleShape& shape,
   actions.insert(actions.end(), std::make_move_iterator(admin.begin()),
                  std::make_move_iterator(admin.end()));
   // A stable sort: on a tie the faults, generated first, stay before the administrative actions.
-  std::stable_sort(actions.begin(), actions.end(),
-                   [](const Json& a, const Json& b) { return a["at_ms"] < b["at_ms"]; });
+  std::stable_sort(actions.begin(), actions.end(), EarlierAction);
   return actions;
 }
 

@@ -739,14 +739,13 @@ std::string ScenarioRun::SameEpochFork(const TopicPartition& tp, BrokerId replic
                                        BrokerId leader) {
   const std::optional<EpochLogs> logs = EpochLogsOf(tp, replica, leader);
   if (!logs) return "";
-  const std::map<Offset, EpochSpan>* const led = &logs->led_batches;
-  const std::map<Offset, EpochSpan>* const followed = &logs->followed_batches;
-  for (const auto& [base, span] : *followed) {
+  const std::map<Offset, EpochSpan>& led = logs->led_batches;
+  for (const auto& [base, span] : logs->followed_batches) {
     // The leader's batches overlapping [base, span.last]: from the last one starting at or
     // before `base` on.
-    auto it = led->upper_bound(base);
-    if (it != led->begin()) --it;
-    for (; it != led->end() && it->first <= span.last; ++it) {
+    auto it = led.upper_bound(base);
+    if (it != led.begin()) --it;
+    for (; it != led.end() && it->first <= span.last; ++it) {
       if (it->second.last < base || it->second.epoch != span.epoch) continue;
       if (it->first == base && it->second.last == span.last) continue;
       return ", where it holds epoch " + std::to_string(span.epoch.value()) + "'s batch [" +
@@ -766,17 +765,16 @@ std::string ScenarioRun::LeaderKeptAnOlderEpoch(const TopicPartition& tp, Broker
                                                 BrokerId leader) {
   const std::optional<EpochLogs> logs = EpochLogsOf(tp, replica, leader);
   if (!logs) return "";
-  const std::map<Offset, EpochSpan>* const led = &logs->led_batches;
-  const std::map<Offset, EpochSpan>* const followed = &logs->followed_batches;
+  const std::map<Offset, EpochSpan>& led = logs->led_batches;
   const std::vector<EpochEntry>& entries = logs->led.epochs().entries();
-  for (const auto& [base, span] : *followed) {
+  for (const auto& [base, span] : logs->followed_batches) {
     // Where the leader's cache says the follower's batch's epoch began: past the batch's start.
     auto entry = std::find_if(entries.begin(), entries.end(),
                               [&](const EpochEntry& e) { return e.epoch == span.epoch; });
     if (entry == entries.end() || entry->start_offset <= base) continue;
     // The leader's batch at `base`, of an older epoch.
-    auto held = led->upper_bound(base);
-    if (held == led->begin()) continue;
+    auto held = led.upper_bound(base);
+    if (held == led.begin()) continue;
     --held;
     if (held->second.last < base || held->second.epoch >= span.epoch) continue;
     // The leader's own truncation to its high watermark after an UNDEFINED answer, which kept
@@ -794,7 +792,7 @@ std::string ScenarioRun::LeaderKeptAnOlderEpoch(const TopicPartition& tp, Broker
            "] and its leader " + node::Broker(leader) + " epoch " +
            std::to_string(held->second.epoch.value()) + "'s batch [" +
            std::to_string(held->first.value()) + ".." + std::to_string(held->second.last.value()) +
-           "], kept when the leader truncated to its " + "high watermark " +
+           "], kept when the leader truncated to its high watermark " +
            std::to_string(cut->to.value()) + " at " + FormatSeconds(cut->t_us) +
            " after an UNDEFINED answer; its epoch cache says epoch " +
            std::to_string(span.epoch.value()) + " began at offset " +
