@@ -769,8 +769,10 @@ std::string ScenarioRun::LeaderKeptAnOlderEpoch(const TopicPartition& tp, Broker
   const std::vector<EpochEntry>& entries = logs->led.epochs().entries();
   for (const auto& [base, span] : logs->followed_batches) {
     // Where the leader's cache says the follower's batch's epoch began: past the batch's start.
+    // (A copy: clang before 16 cannot capture a structured binding.)
+    const LeaderEpoch epoch = span.epoch;
     auto entry = std::find_if(entries.begin(), entries.end(),
-                              [&](const EpochEntry& e) { return e.epoch == span.epoch; });
+                              [epoch](const EpochEntry& e) { return e.epoch == epoch; });
     if (entry == entries.end() || entry->start_offset <= base) continue;
     // The leader's batch at `base`, of an older epoch.
     auto held = led.upper_bound(base);

@@ -692,8 +692,9 @@ class Sequence {
     // Everything the log had claimed durable is there, unchanged.
     for (const auto& [base, batch] : model_) {
       if (batch.next() > durable || batch.next() <= start_) continue;
+      const auto at = base;  // clang before 16 cannot capture a structured binding
       auto it = std::find_if(scan.batches.begin(), scan.batches.end(), [&](const ScannedBatch& s) {
-        return s.header.base_offset.value() == base;
+        return s.header.base_offset.value() == at;
       });
       ASSERT_NE(it, scan.batches.end())
           << "durable batch at " << base << " lost (durable " << durable << ")";

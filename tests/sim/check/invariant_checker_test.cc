@@ -294,7 +294,8 @@ class EpochlessForkTest : public InvariantCheckerTest,
                           public ::testing::WithParamInterface<std::tuple<bool, int>> {};
 
 TEST_P(EpochlessForkTest, NamesAMessageSetHeldUnderLeaderEpochTruncation) {
-  const auto [by_leader_epoch, magic] = GetParam();
+  const bool by_leader_epoch = std::get<0>(GetParam());
+  const int magic = std::get<1>(GetParam());
   Replica& r1 = AddReplica(kB1, 1, static_cast<int8_t>(magic));
   Replica& r2 = AddReplica(kB2, 1, static_cast<int8_t>(magic));
   auto pass = [&](Replica& r) {
