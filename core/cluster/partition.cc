@@ -320,6 +320,7 @@ bool Partition::MakeFollower(const LeaderAndIsrPartitionState& state) {
   if (was_follower_of_same_leader && nothing_to_redo) {
     if (leader_epoch_.value() > old_epoch.value() + 1 && !missed_epochs_) {
       missed_epochs_ = MissedEpochs{.followed = old_epoch, .told = leader_epoch_};
+      kept_cuts_.push_back(KeptCut{log_.log_end_offset(), missed_epochs_});
     }
     CheckInvariants();
     return false;

@@ -335,6 +335,17 @@ class Partition final : public LogObserver {
     LeaderEpoch told;
   };
   const std::optional<MissedEpochs>& missed_epochs() const { return missed_epochs_; }
+  // Where this replica kept its log and went on fetching a later epoch without comparing
+  // epochs: after an OffsetsForLeaderEpoch answer of UNDEFINED (its truncation to its high
+  // watermark, or nothing when that was its log end; the replica fetcher notes it), or when told
+  // the same leader after missed epochs (MissedEpochs). Oldest first, for the process's life;
+  // not part of Kafka's state: what the drain reads to name records kept below such a cut.
+  struct KeptCut {
+    Offset at;                                  // the log end then
+    std::optional<MissedEpochs> missed_epochs;  // set for a same-leader cut
+  };
+  const std::vector<KeptCut>& kept_cuts() const { return kept_cuts_; }
+  void NoteUndefinedCut() { kept_cuts_.push_back(KeptCut{log_.log_end_offset(), std::nullopt}); }
   Log& log() { return log_; }
   const Log& log() const { return log_; }
 
@@ -444,6 +455,7 @@ class Partition final : public LogObserver {
   BrokerId leader_ = kNoBroker;
   LeaderEpoch leader_epoch_ = kUndefinedEpoch;
   std::optional<MissedEpochs> missed_epochs_;
+  std::vector<KeptCut> kept_cuts_;
   std::vector<BrokerId> assigned_replicas_;
   std::vector<BrokerId> isr_;
   int32_t zk_version_ = 0;

@@ -532,6 +532,7 @@ void ReplicaFetcherManager::OnOffsetsForLeaderEpoch(BrokerId leader, const Sent&
       DelayPartition(fetcher, answer.tp, *state);
       continue;
     }
+    if (leader_answer.undefined()) partition->NoteUndefinedCut();
     if (decision.complete) {
       SetPhase(leader, *state, FetchPhase::kFetching);
     } else {

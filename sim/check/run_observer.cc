@@ -157,7 +157,8 @@ bool IsObserved(std::string_view ev) {
          {ev::kLeaderElected, ev::kPartitionOffline, ev::kIsrShrink, ev::kIsrExpand,
           ev::kBecomeLeader, ev::kBecomeFollower, ev::kTruncate, ev::kProduceRetry,
           ev::kPartitionsAssigned, ev::kPartitionsRevoked, ev::kOffsetReset, ev::kOffsetFetched,
-          ev::kOffsetsCommitted, ev::kCliOutput, ev::kInvariantViolation}) {
+          ev::kOffsetsCommitted, ev::kCliOutput, ev::kInvariantViolation,
+          ev::kReplicaFetcherStopped}) {
       add(name);
     }
     for (std::string_view name : kFaultEvents) add(name);
@@ -227,6 +228,10 @@ void RunObserver::Handle(TimeUs t_us, std::string_view node, std::string_view ev
     track.leader = BrokerId(-1);
     track.isr = IdsField(fields, field::kIsr);
     Reassess(*tp, track, t_us);
+  } else if (ev == ev::kReplicaFetcherStopped) {
+    if (!fetcher_stopped_) return;
+    fetcher_stopped_(BrokerId(BrokerOfNode(node)),
+                     BrokerId(static_cast<int32_t>(IntField(get(), field::kLeader, -1))));
   } else if (ev == ev::kIsrShrink || ev == ev::kIsrExpand) {
     const Fields& fields = get();
     std::optional<TopicPartition> tp = TpField(fields);

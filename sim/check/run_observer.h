@@ -209,6 +209,11 @@ class RunObserver {
   using FollowerLogEnd =
       std::function<int64_t(BrokerId leader, const TopicPartition& tp, BrokerId follower)>;
   void SetFollowerLogEnd(FollowerLogEnd source) { follower_log_end_ = std::move(source); }
+  // Told of each replica_fetcher_stopped event as it is written (not in a replay): `replica`'s
+  // fetcher from `leader` stopped. The runner reads both replicas then, before later events
+  // change what shows why (ScenarioRun::FetcherStoppedWhenItStopped).
+  using FetcherStopped = std::function<void(BrokerId replica, BrokerId leader)>;
+  void SetFetcherStopped(FetcherStopped hook) { fetcher_stopped_ = std::move(hook); }
 
   const std::vector<ElectionRecord>& elections() const { return elections_; }
   const std::vector<TruncationRecord>& truncations() const { return truncations_; }
@@ -250,6 +255,7 @@ class RunObserver {
 
   World& world_;
   FollowerLogEnd follower_log_end_;
+  FetcherStopped fetcher_stopped_;
   TimeUs last_t_us_ = 0;  // the latest time seen (an event or the world's clock)
 
   std::vector<ElectionRecord> elections_;

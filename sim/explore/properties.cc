@@ -69,6 +69,11 @@ constexpr KafkaLivenessDefect kKafkaLivenessDefects[] = {
      "after an UNDEFINED answer, where the follower holds a later epoch's: its replica fetcher "
      "stops at the leader's answer",
      KafkaRelease::k2_1},
+    {kFollowerBelowFirstEpochDefect,
+     "a follower answered an epoch before the first its own cache holds, which truncated to the "
+     "leader's offset only and kept its later epochs' records where the leader holds others: "
+     "its replica fetcher stops at the leader's answer",
+     KafkaRelease::k2_1},
     // KAFKA-10706 is fixed in 2.6.1 and 2.7.0, after every release ksim follows.
     {kForgottenEpochStartDefect,
      "a follower whose leader's epoch cache forgot where an epoch began (an entry kept by a "
@@ -80,6 +85,11 @@ constexpr KafkaLivenessDefect kKafkaLivenessDefects[] = {
      "a follower holding a batch of a leader epoch whose leader lost it in a power loss and led "
      "on in that epoch, found alive by the controller: its replica fetcher stops at the leader's "
      "answer",
+     std::nullopt},
+    // No release ksim follows checks that recovered offsets follow each other (docs/explore.md).
+    {kFollowerOffsetJumpDefect,
+     "a follower whose recovered log jumps to a batch whose base offset a corrupted byte raised, "
+     "its log end past its records: its replica fetcher stops at the leader's answer",
      std::nullopt},
     // No release ksim follows checks that recovered offsets increase (docs/explore.md).
     {kLeaderEndPastRecordsDefect,

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/server/replica_fetcher.h"
 #include "sim/check/history.h"
 #include "sim/check/run_observer.h"
 #include "sim/cluster/auditor.h"
@@ -82,8 +83,20 @@ class ScenarioRun {
   // ": its replica fetcher for broker-L stopped ..." when `replica`'s fetcher from `leader` ended
   // (ReplicaFetcherManager::StoppedFetcher), naming kSameLeaderDefect, kBelowFirstEpochDefect,
   // kUnrecordedEpochDefect, kUnheldEpochDefect, kForgottenEpochStartDefect,
-  // kSameEpochForkDefect or kLeaderKeptBelowUndefinedCutDefect when that is why; else "".
+  // kSameEpochForkDefect, kLeaderKeptBelowUndefinedCutDefect, kFollowerBelowFirstEpochDefect or
+  // kFollowerOffsetJumpDefect when that is why; else "".
+  // When nothing names a cause now, the cause named when the fetcher stopped
+  // (NoteFetcherStop), if any: the leader may since have truncated or lost what showed it.
   std::string FetcherStopped(BrokerId replica, BrokerId leader);
+  // What names why `stopped` happened ("" when nothing does), read from both replicas as they
+  // are now.
+  std::string FetcherStoppedBecause(Broker& follower, const ReplicaFetcherManager::Stopped& stopped,
+                                    BrokerId replica, BrokerId leader);
+  // Told by the run observer as `replica`'s fetcher from `leader` stops: keeps what
+  // FetcherStoppedBecause names at that moment, for the drain.
+  void NoteFetcherStop(BrokerId replica, BrokerId leader);
+  // By (replica, leader): the last stop's text and what named its cause then.
+  std::map<std::pair<BrokerId, BrokerId>, std::pair<std::string, std::string>> stops_named_;
   // ", having been answered UNDEFINED ..." when the stopped fetcher's leader answered its
   // OffsetsForLeaderEpoch for epoch `asked` of `tp` UNDEFINED
   // (ReplicaFetcherManager::Stopped::undefined_answer_for) and an epoch before `leader`'s first
@@ -125,6 +138,18 @@ class ScenarioRun {
   // truncation to its high watermark after an UNDEFINED answer kept
   // (kLeaderKeptBelowUndefinedCutDefect); else "".
   std::string LeaderKeptAnOlderEpoch(const TopicPartition& tp, BrokerId replica, BrokerId leader);
+  // ", having asked its leader for the end of epoch E, answered epoch P ..." when `replica`
+  // truncates by leader epoch, its leader's answer names an epoch before the first one
+  // `replica`'s own cache holds, and `replica`'s release looks that up as UNDEFINED, so that it
+  // truncated to the leader's offset only and kept records of its later epochs below it
+  // (kFollowerBelowFirstEpochDefect); else "".
+  std::string AnsweredBelowOwnFirstEpoch(const TopicPartition& tp, BrokerId replica,
+                                         BrokerId leader);
+  // ", where its own log jumps from offset A to a batch at B ..." when `replica`'s log of `tp`
+  // has a gap between two batches (a base offset raised by a corrupted byte and kept by the
+  // recovery) and `leader` holds a batch starting below `replica`'s log end and reaching past
+  // it (kFollowerOffsetJumpDefect); else "". Reads both logs under an inspection of their disks.
+  std::string FollowerOffsetJumped(const TopicPartition& tp, BrokerId replica, BrokerId leader);
   // A batch's last offset and partition leader epoch.
   struct EpochSpan {
     Offset last;

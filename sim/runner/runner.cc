@@ -237,6 +237,8 @@ Status ScenarioRun::BuildWorld() {
   cluster_ = std::move(created).value();
   // An ISR expansion's log ends, for the history checker's KAFKA-7128 rule: what the leader
   // knew of each follower it added (its last fetch offset).
+  observer_->SetFetcherStopped(
+      [this](BrokerId replica, BrokerId leader) { NoteFetcherStop(replica, leader); });
   observer_->SetFollowerLogEnd(
       [this](BrokerId leader, const TopicPartition& tp, BrokerId follower) -> int64_t {
         const Partition* led = RunningReplica(leader, tp);
@@ -520,8 +522,18 @@ std::string ScenarioRun::UnsettledPartition(const TopicPartition& tp) {
            (leader == kNoBroker ? "" : MissedRestart(leader));
   }
   if (led->high_watermark() < led->log_end_offset()) {
-    return ToString(tp) + "'s high watermark " + std::to_string(led->high_watermark().value()) +
-           " is below its log end " + std::to_string(led->log_end_offset().value());
+    std::string text = ToString(tp) + "'s high watermark " +
+                       std::to_string(led->high_watermark().value()) + " is below its log end " +
+                       std::to_string(led->log_end_offset().value());
+    // A follower in the ISR that fetches nothing holds it there: Kafka's fetcher thread for a
+    // leader, once ended, stays registered, and partitions added to it later are never fetched.
+    for (BrokerId replica : led->isr()) {
+      if (replica == leader || cluster_->broker(replica) == nullptr) continue;
+      std::string stopped = FetcherStopped(replica, leader);
+      if (!stopped.empty())
+        return text + ", and " + node::Broker(replica) + " is in its ISR" + stopped;
+    }
+    return text;
   }
   for (BrokerId replica : led->assigned_replicas()) {
     if (cluster_->start_retry_pending(replica)) {
@@ -585,23 +597,120 @@ std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
   const std::optional<ReplicaFetcherManager::Stopped> stopped =
       follower->replica_manager().fetchers().StoppedFetcher(leader);
   if (!stopped) return "";
-  std::string text = ": its replica fetcher for " + node::Broker(leader) + " stopped at " +
-                     stopped->error + " on " + ToString(stopped->tp);
-  const Partition* partition = follower->GetPartition(stopped->tp);
+  const std::string stop = ": its replica fetcher for " + node::Broker(leader) + " stopped at " +
+                           stopped->error + " on " + ToString(stopped->tp);
+  std::string text = FetcherStoppedBecause(*follower, *stopped, replica, leader);
+  // Nothing named now: what the logs showed when it stopped, if that names a cause (the leader
+  // may have truncated or lost what told it since).
+  auto then = stops_named_.find({replica, leader});
+  if (text.empty() && then != stops_named_.end() && then->second.first == stop) {
+    text = then->second.second;
+  }
+  return stop + text;
+}
+
+void ScenarioRun::NoteFetcherStop(BrokerId replica, BrokerId leader) {
+  Broker* follower = cluster_->broker(replica);
+  if (follower == nullptr) return;
+  const std::optional<ReplicaFetcherManager::Stopped> stopped =
+      follower->replica_manager().fetchers().StoppedFetcher(leader);
+  if (!stopped) return;
+  stops_named_[{replica, leader}] = {": its replica fetcher for " + node::Broker(leader) +
+                                         " stopped at " + stopped->error + " on " +
+                                         ToString(stopped->tp),
+                                     FetcherStoppedBecause(*follower, *stopped, replica, leader)};
+}
+
+std::string ScenarioRun::FetcherStoppedBecause(Broker& follower,
+                                               const ReplicaFetcherManager::Stopped& stopped,
+                                               BrokerId replica, BrokerId leader) {
+  std::string text;
+  const Partition* partition = follower.GetPartition(stopped.tp);
   if (partition != nullptr && partition->missed_epochs()) {
     text += ", having been told the same leader at epoch " +
             std::to_string(partition->missed_epochs()->told.value()) + " while it followed epoch " +
             std::to_string(partition->missed_epochs()->followed.value()) + " (" +
             std::string(kSameLeaderDefect) + ")";
   }
-  std::string below_first = AskedBelowFirstEpoch(stopped->tp, replica, leader);
+  const TopicPartition& tp = stopped.tp;
+  std::string below_first = AskedBelowFirstEpoch(tp, replica, leader);
   if (below_first.empty()) {
-    below_first =
-        AnsweredUndefinedForAnUnrecordedEpoch(stopped->undefined_answer_for, stopped->tp, leader);
+    below_first = AnsweredUndefinedForAnUnrecordedEpoch(stopped.undefined_answer_for, tp, leader);
   }
-  return text + below_first + AskedForAnUnheldEpoch(stopped->tp, replica, leader) +
-         ForgottenEpochStart(stopped->tp, leader) + SameEpochFork(stopped->tp, replica, leader) +
-         LeaderKeptAnOlderEpoch(stopped->tp, replica, leader);
+  return text + below_first + AskedForAnUnheldEpoch(tp, replica, leader) +
+         ForgottenEpochStart(tp, leader) + SameEpochFork(tp, replica, leader) +
+         LeaderKeptAnOlderEpoch(tp, replica, leader) +
+         AnsweredBelowOwnFirstEpoch(tp, replica, leader) +
+         FollowerOffsetJumped(tp, replica, leader);
+}
+
+std::string ScenarioRun::FollowerOffsetJumped(const TopicPartition& tp, BrokerId replica,
+                                              BrokerId leader) {
+  const std::optional<EpochLogs> logs = EpochLogsOf(tp, replica, leader);
+  if (!logs || logs->followed_batches.empty()) return "";
+  const std::map<Offset, EpochSpan>& followed = logs->followed_batches;
+  // The first gap between two of the follower's batches.
+  auto gap = followed.end();
+  for (auto it = std::next(followed.begin()); it != followed.end(); ++it) {
+    if (std::prev(it)->second.last + 1 < it->first) {
+      gap = it;
+      break;
+    }
+  }
+  if (gap == followed.end()) return "";
+  const Offset end = followed.rbegin()->second.last + 1;
+  // The leader's batch holding the follower's log end, starting below it.
+  const std::map<Offset, EpochSpan>& led = logs->led_batches;
+  auto straddled = led.upper_bound(end);
+  if (straddled == led.begin()) return "";
+  --straddled;
+  if (straddled->first >= end || straddled->second.last < end) return "";
+  return ", where its own log jumps from offset " +
+         std::to_string(std::prev(gap)->second.last.value()) + " to a batch at [" +
+         std::to_string(gap->first.value()) + ".." + std::to_string(gap->second.last.value()) +
+         "] (a base offset a corrupted byte raised, kept by the recovery), so its log end " +
+         std::to_string(end.value()) + " lies inside its leader " + node::Broker(leader) +
+         "'s batch [" + std::to_string(straddled->first.value()) + ".." +
+         std::to_string(straddled->second.last.value()) + "] (" +
+         std::string(kFollowerOffsetJumpDefect) + ")";
+}
+
+std::string ScenarioRun::AnsweredBelowOwnFirstEpoch(const TopicPartition& tp, BrokerId replica,
+                                                    BrokerId leader) {
+  const std::optional<EpochAsk> ask = EpochAskOf(tp, replica, leader);
+  if (!ask) return "";
+  const Partition& followed = ask->followed;
+  const Partition& led = ask->led;
+  const KafkaRelease release = followed.config().release;
+  if (!LeaderEpochRulesAt(release).answer_names_epoch ||
+      BelowFirstEpochAt(release) != LeaderEpochCache::BelowFirstEpoch::kUndefined ||
+      followed.epochs().entries().empty()) {
+    return "";
+  }
+  // The leader's answer to the follower's latest epoch, and the follower's own lookup of the
+  // epoch it names (AbstractFetcherThread.getOffsetTruncationState), with the caches' own code.
+  const LeaderEpoch asked = followed.latest_epoch();
+  if (asked == kUndefinedEpoch) return "";
+  const EpochAndEndOffset answer = led.EndOffsetForEpoch(asked);
+  if (answer.undefined() || answer.epoch == kUndefinedEpoch) return "";
+  const EpochAndEndOffset ours = followed.epochs().EndOffsetFor(
+      answer.epoch, followed.log().log_end_offset(), BelowFirstEpochAt(release));
+  if (!ours.undefined()) return "";
+  // Truncated to the leader's offset only: what the follower kept below it is of its own epochs,
+  // every one after the leader's answer.
+  const Offset kept = std::min(answer.end_offset, followed.log().log_end_offset());
+  const EpochEntry& first = followed.epochs().entries().front();
+  if (first.start_offset >= kept) return "";
+  return ", having asked its leader " + node::Broker(leader) + " for the end of epoch " +
+         std::to_string(asked.value()) + " of " + ToString(tp) + ", answered epoch " +
+         std::to_string(answer.epoch.value()) + " ending at offset " +
+         std::to_string(answer.end_offset.value()) + ", an epoch before the first (" +
+         std::to_string(first.epoch.value()) + ") its own cache holds: its own lookup " +
+         "answered UNDEFINED, and it truncated to the leader's offset only, keeping its epoch " +
+         std::to_string(first.epoch.value()) + " records from offset " +
+         std::to_string(first.start_offset.value()) + " to " + std::to_string(kept.value()) +
+         " where the leader holds epoch " + std::to_string(answer.epoch.value()) + "'s (" +
+         std::string(kFollowerBelowFirstEpochDefect) + ")";
 }
 
 std::string ScenarioRun::AnsweredUndefinedForAnUnrecordedEpoch(LeaderEpoch asked,
@@ -779,24 +888,82 @@ std::string ScenarioRun::LeaderKeptAnOlderEpoch(const TopicPartition& tp, Broker
     if (held == led.begin()) continue;
     --held;
     if (held->second.last < base || held->second.epoch >= span.epoch) continue;
-    // The leader's own truncation to its high watermark after an UNDEFINED answer, which kept
-    // that batch (below the cut) and took the epoch's records from the cut on.
+    // A truncation to the high watermark after an UNDEFINED answer, which kept that batch (below
+    // the cut) and took the epoch's records from the cut on; or, where that high watermark was
+    // the log end and cut nothing, the cut to the leader's log end after the fetch from there was
+    // out of range (2.0's handleOffsetOutOfRange, an unclean leader shorter than it). The
+    // leader's own, or another replica's whose log the leader copied since.
+    const bool answers_undefined = BelowFirstEpochAt(logs->led.config().release) ==
+                                   LeaderEpochCache::BelowFirstEpoch::kUndefined;
+    // The cut: the leader's own, else another replica's whose log the leader copied since.
     const TruncationRecord* cut = nullptr;
     for (const TruncationRecord& t : observer_->truncations()) {
-      if (t.broker == leader && t.tp == tp && t.reason == "undefined_epoch" &&
-          t.to > held->second.last && t.to <= entry->start_offset) {
+      if (t.tp == tp &&
+          (t.reason == "undefined_epoch" ||
+           (answers_undefined && t.reason == "offset_out_of_range")) &&
+          t.to > held->second.last && t.to <= entry->start_offset &&
+          (cut == nullptr || cut->broker != leader || t.broker == leader)) {
         cut = &t;
       }
     }
-    if (cut == nullptr) continue;
+    if (cut == nullptr) {
+      // No truncation: a replica that kept its log end and fetched the epoch from there (the
+      // UNDEFINED answer's high watermark was its log end, or it was told the same leader after
+      // missed epochs): the leader itself, or a running replica whose log the leader copied.
+      std::optional<BrokerId> at;
+      std::optional<Partition::KeptCut> kept;
+      for (BrokerId broker : cluster_->broker_ids()) {
+        const Partition* replica_of = RunningReplica(broker, tp);
+        if (replica_of == nullptr || (at && *at == leader)) continue;
+        for (const Partition::KeptCut& k : replica_of->kept_cuts()) {
+          if (k.at > held->second.last && k.at == entry->start_offset) {
+            at = broker;
+            kept = k;
+          }
+        }
+      }
+      if (!at) continue;
+      const std::string whom = *at == leader ? std::string("the leader")
+                                             : node::Broker(*at) + ", whose log the leader copied,";
+      const std::string why =
+          kept->missed_epochs
+              ? whom + " was told the same leader at epoch " +
+                    std::to_string(kept->missed_epochs->told.value()) +
+                    " while it followed epoch " +
+                    std::to_string(kept->missed_epochs->followed.value()) +
+                    " and truncated nothing (" + std::string(kSameLeaderDefect) + ")"
+              : whom + " was answered UNDEFINED at its high watermark " +
+                    std::to_string(kept->at.value()) + ", its log end, and cut nothing (" +
+                    std::string(kLeaderKeptBelowUndefinedCutDefect) + ")";
+      return ", where it holds epoch " + std::to_string(span.epoch.value()) + "'s batch [" +
+             std::to_string(base.value()) + ".." + std::to_string(span.last.value()) +
+             "] and its leader " + node::Broker(leader) + " epoch " +
+             std::to_string(held->second.epoch.value()) + "'s batch [" +
+             std::to_string(held->first.value()) + ".." +
+             std::to_string(held->second.last.value()) + "], below offset " +
+             std::to_string(entry->start_offset.value()) + " where its epoch cache says epoch " +
+             std::to_string(span.epoch.value()) +
+             " began, so the follower's OffsetsForLeaderEpoch found nothing to truncate: kept "
+             "when " +
+             why;
+    }
+    const std::string who = cut->broker == leader
+                                ? std::string("the leader")
+                                : node::Broker(cut->broker) + ", whose log the leader copied,";
+    const std::string how =
+        cut->reason == "undefined_epoch"
+            ? who + " truncated to its high watermark " + std::to_string(cut->to.value()) + " at " +
+                  FormatSeconds(cut->t_us) + " after an UNDEFINED answer"
+            : who + " truncated to its own leader's log end " + std::to_string(cut->to.value()) +
+                  " at " + FormatSeconds(cut->t_us) +
+                  " after an out-of-range fetch (an UNDEFINED answer had left it at its high "
+                  "watermark)";
     return ", where it holds epoch " + std::to_string(span.epoch.value()) + "'s batch [" +
            std::to_string(base.value()) + ".." + std::to_string(span.last.value()) +
            "] and its leader " + node::Broker(leader) + " epoch " +
            std::to_string(held->second.epoch.value()) + "'s batch [" +
            std::to_string(held->first.value()) + ".." + std::to_string(held->second.last.value()) +
-           "], kept when the leader truncated to its high watermark " +
-           std::to_string(cut->to.value()) + " at " + FormatSeconds(cut->t_us) +
-           " after an UNDEFINED answer; its epoch cache says epoch " +
+           "], kept when " + how + "; its epoch cache says epoch " +
            std::to_string(span.epoch.value()) + " began at offset " +
            std::to_string(entry->start_offset.value()) +
            ", so the follower's OffsetsForLeaderEpoch found nothing to truncate (" +

@@ -196,6 +196,31 @@ inline constexpr std::string_view kLeaderKeptBelowUndefinedCutDefect =
     "for an epoch it cannot place, and the follower truncates to its high watermark, keeping "
     "records below it that a later leader wrote over";
 
+// Named in a drain that did not complete because a follower's fetcher stopped after its leader
+// answered OffsetsForLeaderEpoch with an epoch before the first one the follower's own cache
+// holds (the follower lost its earlier epochs, in a power loss or a truncation, and wrote a
+// later one since). Before 2.1 the follower's own lookup of that epoch is UNDEFINED too, and
+// AbstractFetcherThread.getOffsetTruncationState then truncates to the leader's offset alone
+// ("safe", its comment says, as KIP-101's behaviour), keeping the follower's later-epoch records
+// below it where the leader holds the answered epoch's: the fetch from there gets a batch
+// starting below the follower's log end, and UnexpectedAppendOffsetException ends the fetcher
+// thread. 2.1 (KAFKA-7415) answers an epoch before the first with the first epoch's start
+// offset on both sides, and the follower truncates there.
+inline constexpr std::string_view kFollowerBelowFirstEpochDefect =
+    "KAFKA-7415, fixed in Kafka 2.1: before it a follower's own cache answers UNDEFINED for an "
+    "epoch before its first, and the follower truncates to the leader's offset only";
+
+// Named in a drain that did not complete because a follower's fetcher stopped after its own log
+// jumped: a batch's base offset lies outside its CRC (message format v2), so a byte corrupted in
+// a power-lost unsynced tail can raise it, and recovery keeps the batch (2.0.0's
+// LogSegment.recover checks CRCs, and offsets only where they go back). The log end then follows
+// that batch, past records it never had; truncation by leader epoch compares epochs, and an
+// answer at or past that end cuts nothing, so the fetch from there starts inside a batch of the
+// leader's (UnexpectedAppendOffsetException ends the fetcher thread).
+inline constexpr std::string_view kFollowerOffsetJumpDefect =
+    "Kafka's own at every release ksim follows: recovery keeps a batch whose base offset a "
+    "corrupted byte raised (the offset is outside the CRC), and the log end follows it";
+
 // Named in a drain that did not complete because a follower's fetcher stopped where its log and
 // its leader's hold different batches of one leader epoch: the leader of that epoch lost records
 // it had written in it (unsynced, in a power loss) and led on in the same epoch, because the

@@ -358,7 +358,8 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
        {kMissedRestartDefect, kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect,
         kStaleControlRequestDefect, kLeaderEndPastRecordsDefect, kBelowFirstEpochDefect,
         kUnheldEpochDefect, kForgottenEpochStartDefect, kSameEpochForkDefect,
-        kLeaderKeptBelowUndefinedCutDefect}) {
+        kLeaderKeptBelowUndefinedCutDefect, kFollowerBelowFirstEpochDefect,
+        kFollowerOffsetJumpDefect}) {
     std::vector<std::string> skipped;
     const std::string undrained =
         "broker-1 is running but out of t-0's ISR: ... (" + std::string(defect) + ")";
@@ -381,7 +382,8 @@ TEST(PropertiesTest, KafkasOwnLivenessDefectsAreSkippedNotFailed) {
 
 // At a release that fixed a defect (2.0: KAFKA-6361; 2.1: KAFKA-7164, KAFKA-7414, KIP-91,
 // KAFKA-7415) it is promised again: not listed, and a drain naming it is ksim's failure; KAFKA-1120
-// and KAFKA-7235 (fixed in 2.2), KAFKA-10706 (2.6.1) and the same-epoch fork (never) stay.
+// and KAFKA-7235 (fixed in 2.2), KAFKA-10706 (2.6.1), the same-epoch fork and the follower's
+// corrupted-offset jump (never) stay.
 TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   Scenario base = Base(R"({"acks": "all"})", R"({})");
   base.kafka_version = KafkaRelease::k2_1;
@@ -396,9 +398,10 @@ TEST(PropertiesTest, KafkasLivenessDefectsFixedInTheBasesReleaseAreFailures) {
   EXPECT_TRUE(not_promised(kLeaderEndPastRecordsDefect));
   EXPECT_TRUE(not_promised(kForgottenEpochStartDefect));
   EXPECT_TRUE(not_promised(kSameEpochForkDefect));
+  EXPECT_TRUE(not_promised(kFollowerOffsetJumpDefect));
   for (std::string_view defect :
        {kSameLeaderDefect, kFollowerAheadDefect, kOutOfOrderRetryDefect, kBelowFirstEpochDefect,
-        kUnheldEpochDefect, kLeaderKeptBelowUndefinedCutDefect}) {
+        kUnheldEpochDefect, kLeaderKeptBelowUndefinedCutDefect, kFollowerBelowFirstEpochDefect}) {
     EXPECT_FALSE(not_promised(defect)) << defect;
     RunResult run;
     run.drained = false;

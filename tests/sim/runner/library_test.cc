@@ -307,6 +307,53 @@ void ExpectUndrainedNaming(const std::string& path, std::initializer_list<std::s
 // Kafka's own liveness defects, found by explore, are named in the drain that did not settle:
 // explore leaves those runs' liveness untested instead of calling them ksim's failures.
 TEST(ScenarioLibraryRegressionTest, TheDrainNamesKafkasOwnLivenessDefects) {
+  ExpectUndrainedNaming(
+      "regressions/follower-below-its-own-first-epoch-keeps-diverged-records-before-2.1.json",
+      {"broker-2 is running but out of t-0's ISR: its replica fetcher for broker-1 stopped at "
+       "UNEXPECTED_APPEND_OFFSET on t-1, having asked its leader broker-1 for the end of epoch 3 "
+       "of t-1, answered epoch 1 ending at offset 25, an epoch before the first (3) its own cache "
+       "holds",
+       kFollowerBelowFirstEpochDefect});
+  ExpectUndrainedNaming(
+      "regressions/leader-kept-an-older-epoch-below-an-out-of-range-cut-stops-the-fetcher-before-"
+      "2.1.json",
+      {"its replica fetcher for broker-1 stopped at UNEXPECTED_APPEND_OFFSET on t-0, where it "
+       "holds epoch 2's batch [0..1] and its leader broker-1 epoch 1's batch [0..92], kept when "
+       "the leader truncated to its own leader's log end 97",
+       kLeaderKeptBelowUndefinedCutDefect});
+  // The leader kept an older epoch's batch where nothing was truncated: told the same leader
+  // after missed epochs (KAFKA-7164), or in a log copied from a replica that was cut.
+  ExpectUndrainedNaming(
+      "regressions/leader-told-the-same-leader-kept-an-older-epoch-stops-the-fetcher-before-"
+      "2.1.json",
+      {"where it holds epoch 3's batch [0..23] and its leader broker-1 epoch 1's batch [0..92], "
+       "below offset 158 where its epoch cache says epoch 3 began",
+       "kept when the leader was told the same leader at epoch 3 while it followed epoch 1 and "
+       "truncated nothing",
+       kSameLeaderDefect});
+  ExpectUndrainedNaming(
+      "regressions/leader-copied-a-replicas-undefined-cut-stops-the-fetcher-before-2.1.json",
+      {"where it holds epoch 3's batch [0..5] and its leader broker-2 epoch 1's batch [0..0], kept "
+       "when broker-1, whose log the leader copied, truncated to its high watermark 24",
+       kLeaderKeptBelowUndefinedCutDefect});
+  ExpectUndrainedNaming(
+      "regressions/follower-log-end-past-its-records-after-a-corrupted-offset-stops-the-fetcher."
+      "json",
+      {"its replica fetcher for broker-1 stopped at UNEXPECTED_APPEND_OFFSET on t-1, where its own "
+       "log jumps from offset 76 to a batch at [212..212]",
+       "so its log end 213 lies inside its leader broker-1's batch [163..230]",
+       kFollowerOffsetJumpDefect});
+  // Named as the fetcher stopped: the leader truncated the batch that showed the fork since.
+  ExpectUndrainedNaming("regressions/same-epoch-fork-named-after-the-leader-truncated-it-away.json",
+                        {"its replica fetcher for broker-1 stopped at UNEXPECTED_APPEND_OFFSET on "
+                         "t-0, where it holds epoch 2's batch [3..3] and its leader broker-1 "
+                         "another batch of the same epoch at [0..14]",
+                         kSameEpochForkDefect});
+  ExpectUndrainedNaming(
+      "regressions/a-stopped-fetcher-holds-the-high-watermark-below-the-log-end.json",
+      {"t-0's high watermark 100 is below its log end 202, and broker-1 is in its ISR: its "
+       "replica fetcher for broker-2 stopped at UNEXPECTED_APPEND_OFFSET on t-0",
+       kSameEpochForkDefect});
   ExpectUndrainedNaming("regressions/same-leader-after-missed-epochs-stops-the-fetcher.json",
                         {"its replica fetcher for broker-3 stopped at UNEXPECTED_APPEND_OFFSET on "
                          "t-0, having been told the same leader at epoch 3 while it followed "
