@@ -95,6 +95,8 @@ class ScenarioRun {
   // Told by the run observer as `replica`'s fetcher from `leader` stops: keeps what
   // FetcherStoppedBecause names at that moment, for the drain.
   void NoteFetcherStop(BrokerId replica, BrokerId leader);
+  // ": its replica fetcher for broker-L stopped at ERROR on t-N".
+  static std::string StopText(BrokerId leader, const ReplicaFetcherManager::Stopped& stopped);
   // By (replica, leader): the last stop's text and what named its cause then.
   std::map<std::pair<BrokerId, BrokerId>, std::pair<std::string, std::string>> stops_named_;
   // ", having been answered UNDEFINED ..." when the stopped fetcher's leader answered its

@@ -597,8 +597,7 @@ std::string ScenarioRun::FetcherStopped(BrokerId replica, BrokerId leader) {
   const std::optional<ReplicaFetcherManager::Stopped> stopped =
       follower->replica_manager().fetchers().StoppedFetcher(leader);
   if (!stopped) return "";
-  const std::string stop = ": its replica fetcher for " + node::Broker(leader) + " stopped at " +
-                           stopped->error + " on " + ToString(stopped->tp);
+  const std::string stop = StopText(leader, *stopped);
   std::string text = FetcherStoppedBecause(*follower, *stopped, replica, leader);
   // Nothing named now: what the logs showed when it stopped, if that names a cause (the leader
   // may have truncated or lost what told it since).
@@ -615,10 +614,13 @@ void ScenarioRun::NoteFetcherStop(BrokerId replica, BrokerId leader) {
   const std::optional<ReplicaFetcherManager::Stopped> stopped =
       follower->replica_manager().fetchers().StoppedFetcher(leader);
   if (!stopped) return;
-  stops_named_[{replica, leader}] = {": its replica fetcher for " + node::Broker(leader) +
-                                         " stopped at " + stopped->error + " on " +
-                                         ToString(stopped->tp),
+  stops_named_[{replica, leader}] = {StopText(leader, *stopped),
                                      FetcherStoppedBecause(*follower, *stopped, replica, leader)};
+}
+
+std::string ScenarioRun::StopText(BrokerId leader, const ReplicaFetcherManager::Stopped& stopped) {
+  return ": its replica fetcher for " + node::Broker(leader) + " stopped at " + stopped.error +
+         " on " + ToString(stopped.tp);
 }
 
 std::string ScenarioRun::FetcherStoppedBecause(Broker& follower,
@@ -895,7 +897,6 @@ std::string ScenarioRun::LeaderKeptAnOlderEpoch(const TopicPartition& tp, Broker
     // leader's own, or another replica's whose log the leader copied since.
     const bool answers_undefined = BelowFirstEpochAt(logs->led.config().release) ==
                                    LeaderEpochCache::BelowFirstEpoch::kUndefined;
-    // The cut: the leader's own, else another replica's whose log the leader copied since.
     const TruncationRecord* cut = nullptr;
     for (const TruncationRecord& t : observer_->truncations()) {
       if (t.tp == tp &&
