@@ -211,7 +211,7 @@ class RunObserver {
   void SetFollowerLogEnd(FollowerLogEnd source) { follower_log_end_ = std::move(source); }
   // Told of each replica_fetcher_stopped event as it is written (not in a replay): `replica`'s
   // fetcher from `leader` stopped. The runner reads both replicas then, before later events
-  // change what shows why (ScenarioRun::FetcherStoppedWhenItStopped).
+  // change what shows why (ScenarioRun::NoteFetcherStop).
   using FetcherStopped = std::function<void(BrokerId replica, BrokerId leader)>;
   void SetFetcherStopped(FetcherStopped hook) { fetcher_stopped_ = std::move(hook); }
 

@@ -890,6 +890,13 @@ std::string ScenarioRun::LeaderKeptAnOlderEpoch(const TopicPartition& tp, Broker
     if (held == led.begin()) continue;
     --held;
     if (held->second.last < base || held->second.epoch >= span.epoch) continue;
+    const std::string holds = ", where it holds epoch " + std::to_string(span.epoch.value()) +
+                              "'s batch [" + std::to_string(base.value()) + ".." +
+                              std::to_string(span.last.value()) + "] and its leader " +
+                              node::Broker(leader) + " epoch " +
+                              std::to_string(held->second.epoch.value()) + "'s batch [" +
+                              std::to_string(held->first.value()) + ".." +
+                              std::to_string(held->second.last.value()) + "]";
     // A truncation to the high watermark after an UNDEFINED answer, which kept that batch (below
     // the cut) and took the epoch's records from the cut on; or, where that high watermark was
     // the log end and cut nothing, the cut to the leader's log end after the fetch from there was
@@ -936,14 +943,8 @@ std::string ScenarioRun::LeaderKeptAnOlderEpoch(const TopicPartition& tp, Broker
               : whom + " was answered UNDEFINED at its high watermark " +
                     std::to_string(kept->at.value()) + ", its log end, and cut nothing (" +
                     std::string(kLeaderKeptBelowUndefinedCutDefect) + ")";
-      return ", where it holds epoch " + std::to_string(span.epoch.value()) + "'s batch [" +
-             std::to_string(base.value()) + ".." + std::to_string(span.last.value()) +
-             "] and its leader " + node::Broker(leader) + " epoch " +
-             std::to_string(held->second.epoch.value()) + "'s batch [" +
-             std::to_string(held->first.value()) + ".." +
-             std::to_string(held->second.last.value()) + "], below offset " +
-             std::to_string(entry->start_offset.value()) + " where its epoch cache says epoch " +
-             std::to_string(span.epoch.value()) +
+      return holds + ", below offset " + std::to_string(entry->start_offset.value()) +
+             " where its epoch cache says epoch " + std::to_string(span.epoch.value()) +
              " began, so the follower's OffsetsForLeaderEpoch found nothing to truncate: kept "
              "when " +
              why;
@@ -959,12 +960,7 @@ std::string ScenarioRun::LeaderKeptAnOlderEpoch(const TopicPartition& tp, Broker
                   " at " + FormatSeconds(cut->t_us) +
                   " after an out-of-range fetch (an UNDEFINED answer had left it at its high "
                   "watermark)";
-    return ", where it holds epoch " + std::to_string(span.epoch.value()) + "'s batch [" +
-           std::to_string(base.value()) + ".." + std::to_string(span.last.value()) +
-           "] and its leader " + node::Broker(leader) + " epoch " +
-           std::to_string(held->second.epoch.value()) + "'s batch [" +
-           std::to_string(held->first.value()) + ".." + std::to_string(held->second.last.value()) +
-           "], kept when " + how + "; its epoch cache says epoch " +
+    return holds + ", kept when " + how + "; its epoch cache says epoch " +
            std::to_string(span.epoch.value()) + " began at offset " +
            std::to_string(entry->start_offset.value()) +
            ", so the follower's OffsetsForLeaderEpoch found nothing to truncate (" +
